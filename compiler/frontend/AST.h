@@ -1,0 +1,138 @@
+//===- AST.h - The parsed form of a .tfm model description ------*- C++ -*-===//
+//
+// The AST is what the parser produces and what both `--emit ast` and the
+// AST -> tfm builder read. It holds settings after defaults and validation,
+// so every consumer sees a model that is known to be well formed: sizes are
+// positive, d_model % heads == 0, cross-attention has an encoder, and so on.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_FRONTEND_AST_H
+#define TFMC_FRONTEND_AST_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tfmc::frontend {
+
+/// A position in a source file; line and column count from 1.
+struct SourceLoc {
+  std::string file;
+  unsigned line = 0;
+  unsigned col = 0;
+};
+
+enum class NormPlacement { Post, Pre };
+enum class Activation { Relu, Gelu, GeluTanh };
+enum class PositionKind { Sinusoidal, Learned };
+enum class EmbedScale { One, SqrtDModel };
+enum class OutputKind { Linear, Tied, None };
+enum class StackKind { Encoder, Decoder };
+enum class SublayerKind { SelfAttention, CrossAttention, FeedForward };
+
+/// Which masks an attention sublayer applies. `window == 0` means no window.
+struct MaskSpec {
+  bool causal = false;
+  bool padding = false;
+  int64_t window = 0;
+
+  bool isNone() const { return !causal && !padding && window == 0; }
+};
+
+struct Sublayer {
+  SublayerKind kind = SublayerKind::FeedForward;
+  MaskSpec mask; // Only meaningful for the two attention kinds.
+  SourceLoc loc; // The sublayer's keyword.
+};
+
+struct Stack {
+  StackKind kind = StackKind::Encoder;
+  int64_t layers = 0;
+  std::vector<Sublayer> sublayers;
+  SourceLoc loc; // The `encoder` / `decoder` keyword.
+};
+
+struct Model {
+  std::string name;
+  SourceLoc loc; // The `model` keyword.
+
+  // Required settings.
+  int64_t vocab = 0;
+  int64_t dModel = 0;
+  int64_t heads = 0;
+  int64_t maxLen = 0;
+  // Required when a feed_forward sublayer exists; 0 when not given.
+  int64_t dFF = 0;
+
+  // Optional settings, with DESIGN.md's defaults.
+  NormPlacement norm = NormPlacement::Post;
+  Activation activation = Activation::Relu;
+  PositionKind positions = PositionKind::Sinusoidal;
+  EmbedScale embedScale = EmbedScale::One;
+  double layerNormEps = 1e-5;
+  bool finalNorm = false;
+  OutputKind output = OutputKind::Linear;
+
+  std::optional<Stack> encoder;
+  std::optional<Stack> decoder;
+
+  /// Where each setting written in the file was written, by setting name
+  /// (e.g. "d_model"); settings left at their default have no entry.
+  std::vector<std::pair<std::string, SourceLoc>> settingLocs;
+
+  /// The location of setting `name` if it was written, else the model's.
+  const SourceLoc &locOf(const std::string &name) const {
+    for (const auto &[key, loc] : settingLocs)
+      if (key == name)
+        return loc;
+    return loc;
+  }
+
+  int64_t dHead() const { return dModel / heads; }
+  bool isEncoderDecoder() const { return encoder && decoder; }
+  bool isDecoderOnly() const { return decoder && !encoder; }
+  bool isEncoderOnly() const { return encoder && !decoder; }
+};
+
+/// One error, printed as `file:line:col: error: message`.
+struct Diagnostic {
+  SourceLoc loc;
+  std::string message;
+
+  std::string str() const;
+};
+
+/// Either a model or the first error found in the description.
+struct ParseResult {
+  std::optional<Model> model;
+  std::optional<Diagnostic> error;
+
+  explicit operator bool() const { return model.has_value(); }
+};
+
+/// Parses and validates `source`, whose diagnostics name `fileName`.
+ParseResult parseModel(const std::string &source, const std::string &fileName);
+
+/// Reads `path` and parses it. A file that cannot be read is an error whose
+/// location is the path alone (line and column 0).
+ParseResult parseModelFile(const std::string &path);
+
+/// A stable, human-readable dump of the AST (`tfmc --emit ast`).
+std::string dumpModel(const Model &model);
+
+// Spellings used in the language, in dumps and in diagnostics.
+const char *toString(NormPlacement value);
+const char *toString(Activation value);
+const char *toString(PositionKind value);
+const char *toString(EmbedScale value);
+const char *toString(OutputKind value);
+const char *toString(StackKind value);
+const char *toString(SublayerKind value);
+/// `none`, `causal`, `causal + padding`, `padding + window(8)`, ...
+std::string toString(const MaskSpec &mask);
+
+} // namespace tfmc::frontend
+
+#endif // TFMC_FRONTEND_AST_H

@@ -1,0 +1,633 @@
+//===- Parser.cpp - Recursive-descent parser for .tfm descriptions --------===//
+//
+// Parses one `model NAME { ... }` and validates it. Every failure stops the
+// parse and becomes the single Diagnostic of the result: the language is small
+// enough that the first error is almost always the one to fix, and recovery
+// would mostly produce follow-on noise.
+//
+// Errors are reported in source order while parsing (syntax, value types and
+// ranges, duplicates); checks that need the whole model (required settings,
+// d_model % heads, cross-attention without an encoder, d_ff) run afterwards.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/frontend/AST.h"
+#include "compiler/frontend/Lexer.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace tfmc::frontend {
+
+namespace {
+
+// The order in which settings are listed in messages and dumps.
+constexpr const char *kSettingNames[] = {
+    "vocab",      "d_model",   "heads",       "d_ff",
+    "max_len",    "norm",      "activation",  "positions",
+    "embed_scale", "layer_norm_eps", "final_norm", "output"};
+constexpr const char *kRequiredSettings[] = {"vocab", "d_model", "heads",
+                                             "max_len"};
+
+bool isSettingName(std::string_view name) {
+  return std::find(std::begin(kSettingNames), std::end(kSettingNames), name) !=
+         std::end(kSettingNames);
+}
+
+bool isSublayerName(std::string_view name) {
+  return name == "self_attention" || name == "cross_attention" ||
+         name == "feed_forward";
+}
+
+std::string knownSettingsList() {
+  std::string list;
+  for (const char *name : kSettingNames) {
+    if (!list.empty())
+      list += ", ";
+    list += name;
+  }
+  return list;
+}
+
+/// `'a'`, `'a' or 'b'`, `'a', 'b' or 'c'` (or "and" for `conjunction`).
+std::string alternatives(const std::vector<std::string> &choices,
+                         const char *conjunction = "or") {
+  std::string text;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (i > 0)
+      text += i + 1 == choices.size() ? fmt::format(" {} ", conjunction)
+                                      : std::string(", ");
+    text += fmt::format("'{}'", choices[i]);
+  }
+  return text;
+}
+
+std::string position(const SourceLoc &loc) {
+  return fmt::format("line {}, column {}", loc.line, loc.col);
+}
+
+bool before(const SourceLoc &a, const SourceLoc &b) {
+  return a.line < b.line || (a.line == b.line && a.col < b.col);
+}
+
+template <typename Enum> struct Choice {
+  const char *spelling;
+  Enum value;
+};
+
+class Parser {
+public:
+  Parser(std::string_view source, std::string fileName)
+      : lexer(source), file(std::move(fileName)) {
+    tok = lexer.next();
+  }
+
+  ParseResult run() {
+    ParseResult result;
+    Model model;
+    if (parseFile(model) && validate(model))
+      result.model = std::move(model);
+    else
+      result.error = std::move(diag);
+    return result;
+  }
+
+private:
+  //===--------------------------------------------------------------------===//
+  // Helpers
+  //===--------------------------------------------------------------------===//
+
+  void advance() { tok = lexer.next(); }
+
+  void skipNewlines() {
+    while (tok.is(TokenKind::Newline))
+      advance();
+  }
+
+  SourceLoc locOf(const Token &token) const {
+    return SourceLoc{file, token.line, token.col};
+  }
+
+  /// Reports `message` at `token`. A lexical error wins over whatever the
+  /// parser expected there: "invalid UTF-8 byte 0xff" says more than
+  /// "expected '=', found an invalid token".
+  bool failAt(const Token &token, const std::string &message) {
+    diag = Diagnostic{locOf(token),
+                      token.is(TokenKind::Error) ? token.text : message};
+    return false;
+  }
+  bool failAt(const SourceLoc &loc, const std::string &message) {
+    diag = Diagnostic{loc, message};
+    return false;
+  }
+  bool fail(const std::string &message) { return failAt(tok, message); }
+
+  /// Items in a body are separated by a comma or a line break; the closing
+  /// brace (or the end of file, reported by the caller) also ends one.
+  bool expectSeparator(const std::string &after) {
+    if (tok.is(TokenKind::Comma)) {
+      advance();
+      return true;
+    }
+    if (tok.is(TokenKind::Newline) || tok.is(TokenKind::RBrace) ||
+        tok.is(TokenKind::EndOfFile))
+      return true;
+    return fail(fmt::format("expected ',', a new line or '}}' after {}, "
+                            "found {}",
+                            after, describe(tok)));
+  }
+
+  bool failUnterminated(const std::string &block, const Token &open) {
+    return fail(fmt::format("unterminated {} block opened at {}: expected "
+                            "'}}', found {}",
+                            block, position(locOf(open)), describe(tok)));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Model
+  //===--------------------------------------------------------------------===//
+
+  bool parseFile(Model &model) {
+    skipNewlines();
+    if (!tok.isIdentifier("model"))
+      return fail(fmt::format("expected 'model', found {}", describe(tok)));
+    model.loc = locOf(tok);
+    advance();
+
+    if (!tok.is(TokenKind::Identifier))
+      return fail(fmt::format("expected a model name after 'model', found {}",
+                              describe(tok)));
+    model.name = tok.text;
+    advance();
+    skipNewlines();
+
+    if (!tok.is(TokenKind::LBrace))
+      return fail(fmt::format("expected '{{' after 'model {}', found {}",
+                              model.name, describe(tok)));
+    Token open = tok;
+    advance();
+
+    while (true) {
+      skipNewlines();
+      if (tok.is(TokenKind::RBrace))
+        break;
+      if (tok.is(TokenKind::EndOfFile))
+        return failUnterminated(fmt::format("'model {}'", model.name), open);
+      if (!tok.is(TokenKind::Identifier))
+        return fail(fmt::format("expected a setting, a stack or '}}', found {}",
+                                describe(tok)));
+      if (tok.text == "encoder" || tok.text == "decoder") {
+        std::string keyword = tok.text;
+        if (!parseStack(model))
+          return false;
+        if (!expectSeparator(fmt::format("the '{}' block", keyword)))
+          return false;
+        continue;
+      }
+      std::string name = tok.text;
+      if (!parseSetting(model))
+        return false;
+      if (!expectSeparator(fmt::format("setting '{}'", name)))
+        return false;
+    }
+    advance();
+
+    // One model per file: a second one (or anything else) is more likely a
+    // mistake than something to ignore.
+    skipNewlines();
+    if (!tok.is(TokenKind::EndOfFile))
+      return fail(fmt::format("expected end of file after model '{}', found {}",
+                              model.name, describe(tok)));
+    return true;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Settings
+  //===--------------------------------------------------------------------===//
+
+  bool parseSetting(Model &model) {
+    Token nameTok = tok;
+    const std::string &name = nameTok.text;
+    if (!isSettingName(name)) {
+      if (isSublayerName(name))
+        return fail(fmt::format("sublayer '{}' must be inside an 'encoder' or "
+                                "'decoder' block",
+                                name));
+      return fail(fmt::format("unknown setting '{}'; known settings are {}",
+                              name, knownSettingsList()));
+    }
+    for (const auto &[key, loc] : model.settingLocs)
+      if (key == name)
+        return fail(fmt::format("duplicate setting '{}' (first set at {})",
+                                name, position(loc)));
+    model.settingLocs.emplace_back(name, locOf(nameTok));
+    advance();
+
+    if (!tok.is(TokenKind::Equal))
+      return fail(fmt::format("expected '=' after setting '{}', found {}",
+                              name, describe(tok)));
+    advance();
+
+    if (name == "vocab")
+      return parsePositiveInt(name, model.vocab);
+    if (name == "d_model")
+      return parsePositiveInt(name, model.dModel);
+    if (name == "heads")
+      return parsePositiveInt(name, model.heads);
+    if (name == "d_ff")
+      return parsePositiveInt(name, model.dFF);
+    if (name == "max_len")
+      return parsePositiveInt(name, model.maxLen);
+    if (name == "norm")
+      return parseChoice<NormPlacement>(
+          name, {{"post", NormPlacement::Post}, {"pre", NormPlacement::Pre}},
+          model.norm);
+    if (name == "activation")
+      return parseChoice<Activation>(name,
+                                     {{"relu", Activation::Relu},
+                                      {"gelu", Activation::Gelu},
+                                      {"gelu_tanh", Activation::GeluTanh}},
+                                     model.activation);
+    if (name == "positions")
+      return parseChoice<PositionKind>(
+          name,
+          {{"sinusoidal", PositionKind::Sinusoidal},
+           {"learned", PositionKind::Learned}},
+          model.positions);
+    if (name == "embed_scale")
+      return parseChoice<EmbedScale>(
+          name,
+          {{"sqrt_d_model", EmbedScale::SqrtDModel}, {"1", EmbedScale::One}},
+          model.embedScale);
+    if (name == "layer_norm_eps")
+      return parsePositiveNumber(name, model.layerNormEps);
+    if (name == "final_norm")
+      return parseChoice<bool>(name, {{"true", true}, {"false", false}},
+                               model.finalNorm);
+    return parseChoice<OutputKind>(name,
+                                   {{"linear", OutputKind::Linear},
+                                    {"tied", OutputKind::Tied},
+                                    {"none", OutputKind::None}},
+                                   model.output);
+  }
+
+  bool parsePositiveInt(const std::string &name, int64_t &out) {
+    if (!tok.is(TokenKind::Integer))
+      return fail(fmt::format("expected a positive integer for setting '{}', "
+                              "found {}",
+                              name, describe(tok)));
+    if (tok.intValue <= 0)
+      return fail(fmt::format("setting '{}' must be positive, found {}", name,
+                              tok.text));
+    out = tok.intValue;
+    advance();
+    return true;
+  }
+
+  bool parsePositiveNumber(const std::string &name, double &out) {
+    if (!tok.is(TokenKind::Integer) && !tok.is(TokenKind::Float))
+      return fail(fmt::format("expected a positive number for setting '{}', "
+                              "found {}",
+                              name, describe(tok)));
+    if (!(tok.floatValue > 0.0))
+      return fail(fmt::format("setting '{}' must be positive, found {}", name,
+                              tok.text));
+    out = tok.floatValue;
+    advance();
+    return true;
+  }
+
+  /// A value from a fixed set of spellings. A word that is not one of them
+  /// is an "unknown value"; a token of the wrong kind (`norm = 3`) is a type
+  /// mismatch. `embed_scale` accepts the number `1`, so for it numbers are
+  /// words too.
+  template <typename Enum>
+  bool parseChoice(const std::string &name,
+                   std::initializer_list<Choice<Enum>> choices, Enum &out) {
+    std::vector<std::string> spellings;
+    bool numbersAllowed = false;
+    for (const auto &choice : choices) {
+      spellings.emplace_back(choice.spelling);
+      numbersAllowed |= choice.spelling[0] >= '0' && choice.spelling[0] <= '9';
+    }
+    bool isWord = tok.is(TokenKind::Identifier) ||
+                  (numbersAllowed && (tok.is(TokenKind::Integer) ||
+                                      tok.is(TokenKind::Float)));
+    if (!isWord)
+      return fail(fmt::format("expected {} for setting '{}', found {}",
+                              alternatives(spellings), name, describe(tok)));
+    for (const auto &choice : choices) {
+      if (tok.text == choice.spelling) {
+        out = choice.value;
+        advance();
+        return true;
+      }
+    }
+    return fail(fmt::format("unknown value '{}' for setting '{}'; expected {}",
+                            tok.text, name, alternatives(spellings)));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Stacks and sublayers
+  //===--------------------------------------------------------------------===//
+
+  bool parseStack(Model &model) {
+    Token keywordTok = tok;
+    const std::string keyword = tok.text;
+    bool isEncoder = keyword == "encoder";
+    std::optional<Stack> &slot = isEncoder ? model.encoder : model.decoder;
+    if (slot)
+      return fail(fmt::format("duplicate '{}' block (first at {})", keyword,
+                              position(slot->loc)));
+    Stack stack;
+    stack.kind = isEncoder ? StackKind::Encoder : StackKind::Decoder;
+    stack.loc = locOf(keywordTok);
+    advance();
+
+    if (!tok.is(TokenKind::LParen))
+      return fail(fmt::format("expected '(layers = N)' after '{}', found {}",
+                              keyword, describe(tok)));
+    advance();
+    if (!tok.is(TokenKind::Identifier))
+      return fail(fmt::format("expected 'layers' after '{}(', found {}",
+                              keyword, describe(tok)));
+    if (tok.text != "layers")
+      return fail(fmt::format("unknown argument '{}' for '{}'; expected "
+                              "'layers'",
+                              tok.text, keyword));
+    advance();
+    if (!tok.is(TokenKind::Equal))
+      return fail(fmt::format("expected '=' after 'layers', found {}",
+                              describe(tok)));
+    advance();
+    if (!tok.is(TokenKind::Integer))
+      return fail(fmt::format("expected a positive integer for 'layers', "
+                              "found {}",
+                              describe(tok)));
+    if (tok.intValue < 1)
+      return fail(fmt::format("layers must be at least 1, found {}", tok.text));
+    stack.layers = tok.intValue;
+    advance();
+    if (!tok.is(TokenKind::RParen))
+      return fail(fmt::format("expected ')' after 'layers = {}', found {}",
+                              stack.layers, describe(tok)));
+    advance();
+    skipNewlines();
+
+    if (!tok.is(TokenKind::LBrace))
+      return fail(fmt::format("expected '{{' to open the '{}' block, found {}",
+                              keyword, describe(tok)));
+    Token open = tok;
+    advance();
+
+    while (true) {
+      skipNewlines();
+      if (tok.is(TokenKind::RBrace))
+        break;
+      if (tok.is(TokenKind::EndOfFile))
+        return failUnterminated(fmt::format("'{}'", keyword), open);
+      if (!tok.is(TokenKind::Identifier))
+        return fail(fmt::format("expected a sublayer or '}}', found {}",
+                                describe(tok)));
+      std::string name = tok.text;
+      if (!parseSublayer(stack, keyword))
+        return false;
+      if (!expectSeparator(fmt::format("sublayer '{}'", name)))
+        return false;
+    }
+    // A stack with no sublayers would be an identity the user surely did not
+    // mean; say so instead of compiling it.
+    if (stack.sublayers.empty())
+      return failAt(keywordTok,
+                    fmt::format("'{}' block has no sublayers; expected "
+                                "'self_attention', 'cross_attention' or "
+                                "'feed_forward'",
+                                keyword));
+    advance();
+    slot = std::move(stack);
+    return true;
+  }
+
+  bool parseSublayer(Stack &stack, const std::string &stackKeyword) {
+    Token keywordTok = tok;
+    const std::string name = tok.text;
+    Sublayer sublayer;
+    sublayer.loc = locOf(keywordTok);
+
+    if (name == "feed_forward") {
+      sublayer.kind = SublayerKind::FeedForward;
+      advance();
+      if (tok.is(TokenKind::LParen))
+        return fail("'feed_forward' takes no arguments, found '('");
+      stack.sublayers.push_back(sublayer);
+      return true;
+    }
+
+    if (name == "self_attention" || name == "cross_attention") {
+      bool isCross = name == "cross_attention";
+      if (isCross && stack.kind == StackKind::Encoder)
+        return fail("'cross_attention' is not allowed in an encoder; only a "
+                    "decoder attends to the encoder's output");
+      sublayer.kind =
+          isCross ? SublayerKind::CrossAttention : SublayerKind::SelfAttention;
+      advance();
+      if (tok.is(TokenKind::LParen) && !parseAttentionArgs(name, sublayer.mask))
+        return false;
+      stack.sublayers.push_back(sublayer);
+      return true;
+    }
+
+    if (isSettingName(name))
+      return fail(fmt::format("setting '{}' belongs in the model body, not in "
+                              "the '{}' block",
+                              name, stackKeyword));
+    return fail(fmt::format("unknown sublayer '{}'; expected "
+                            "'self_attention', 'cross_attention' or "
+                            "'feed_forward'",
+                            name));
+  }
+
+  bool parseAttentionArgs(const std::string &sublayer, MaskSpec &mask) {
+    advance(); // '('
+    if (!tok.is(TokenKind::Identifier))
+      return fail(fmt::format("expected 'mask' after '{}(', found {}",
+                              sublayer, describe(tok)));
+    if (tok.text != "mask")
+      return fail(fmt::format("unknown argument '{}' for '{}'; expected "
+                              "'mask'",
+                              tok.text, sublayer));
+    advance();
+    if (!tok.is(TokenKind::Equal))
+      return fail(
+          fmt::format("expected '=' after 'mask', found {}", describe(tok)));
+    advance();
+
+    std::vector<std::string> seen;
+    while (true) {
+      std::string term;
+      if (!parseMaskTerm(mask, seen, term))
+        return false;
+      if (tok.is(TokenKind::Plus)) {
+        advance();
+        continue;
+      }
+      if (tok.is(TokenKind::RParen)) {
+        advance();
+        return true;
+      }
+      return fail(fmt::format("expected '+' or ')' after mask term '{}', "
+                              "found {}",
+                              term, describe(tok)));
+    }
+  }
+
+  bool parseMaskTerm(MaskSpec &mask, std::vector<std::string> &seen,
+                     std::string &term) {
+    static const char *const kTerms =
+        "'none', 'causal', 'padding' or 'window(N)'";
+    if (!tok.is(TokenKind::Identifier))
+      return fail(fmt::format("expected a mask term ({}), found {}", kTerms,
+                              describe(tok)));
+    term = tok.text;
+    if (term != "none" && term != "causal" && term != "padding" &&
+        term != "window")
+      return fail(fmt::format("unknown mask kind '{}'; expected {}", term,
+                              kTerms));
+    if (std::find(seen.begin(), seen.end(), term) != seen.end())
+      return fail(fmt::format("duplicate mask term '{}'", term));
+    bool hadNone = std::find(seen.begin(), seen.end(), "none") != seen.end();
+    if ((term == "none" && !seen.empty()) || hadNone)
+      return fail("'none' cannot be combined with other mask terms");
+    seen.push_back(term);
+    advance();
+
+    if (term == "causal") {
+      mask.causal = true;
+    } else if (term == "padding") {
+      mask.padding = true;
+    } else if (term == "window") {
+      if (!tok.is(TokenKind::LParen))
+        return fail(fmt::format("expected '(' after 'window', found {}",
+                                describe(tok)));
+      advance();
+      if (!tok.is(TokenKind::Integer))
+        return fail(fmt::format("expected a positive window size in "
+                                "'window(N)', found {}",
+                                describe(tok)));
+      if (tok.intValue < 1)
+        return fail(fmt::format("window size must be at least 1, found {}",
+                                tok.text));
+      mask.window = tok.intValue;
+      advance();
+      if (!tok.is(TokenKind::RParen))
+        return fail(fmt::format("expected ')' after 'window({}', found {}",
+                                mask.window, describe(tok)));
+      advance();
+      term = fmt::format("window({})", mask.window);
+    }
+    return true;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Whole-model checks
+  //===--------------------------------------------------------------------===//
+
+  bool validate(Model &model) {
+    std::vector<std::string> missing;
+    for (const char *name : kRequiredSettings) {
+      bool given = std::any_of(
+          model.settingLocs.begin(), model.settingLocs.end(),
+          [&](const auto &entry) { return entry.first == name; });
+      if (!given)
+        missing.emplace_back(name);
+    }
+    if (!missing.empty())
+      return failAt(model.loc,
+                    fmt::format("missing required setting{} {} in model '{}'",
+                                missing.size() > 1 ? "s" : "",
+                                alternatives(missing, "and"), model.name));
+
+    if (model.dModel % model.heads != 0)
+      return failAt(model.locOf("heads"),
+                    fmt::format("d_model = {} is not divisible by heads = {}",
+                                model.dModel, model.heads));
+
+    if (!model.encoder && !model.decoder)
+      return failAt(model.loc,
+                    fmt::format("model '{}' has no 'encoder' or 'decoder' "
+                                "block; a model needs at least one",
+                                model.name));
+
+    if (model.decoder && !model.encoder)
+      for (const Sublayer &sublayer : model.decoder->sublayers)
+        if (sublayer.kind == SublayerKind::CrossAttention)
+          return failAt(sublayer.loc,
+                        fmt::format("'cross_attention' needs an encoder, but "
+                                    "model '{}' has no 'encoder' block",
+                                    model.name));
+
+    if (model.dFF == 0) {
+      const Sublayer *first = nullptr;
+      for (const auto *stack : {&model.encoder, &model.decoder}) {
+        if (!*stack)
+          continue;
+        for (const Sublayer &sublayer : (*stack)->sublayers)
+          if (sublayer.kind == SublayerKind::FeedForward &&
+              (!first || before(sublayer.loc, first->loc)))
+            first = &sublayer;
+      }
+      if (first)
+        return failAt(first->loc, "missing setting 'd_ff', which "
+                                  "'feed_forward' needs");
+    }
+    return true;
+  }
+
+  Lexer lexer;
+  std::string file;
+  Token tok;
+  std::optional<Diagnostic> diag;
+};
+
+} // namespace
+
+ParseResult parseModel(const std::string &source, const std::string &fileName) {
+  return Parser(source, fileName).run();
+}
+
+ParseResult parseModelFile(const std::string &path) {
+  // C stdio rather than iostreams: it gives the errno behind a failure, which
+  // is what the user needs ("No such file or directory", "Is a directory").
+  auto cannot = [&](const char *what) {
+    ParseResult result;
+    result.error = Diagnostic{SourceLoc{path, 0, 0},
+                              fmt::format("{}: {}", what, std::strerror(errno))};
+    return result;
+  };
+  errno = 0;
+  std::FILE *stream = std::fopen(path.c_str(), "rb");
+  if (!stream)
+    return cannot("cannot open file");
+  std::string source;
+  char buffer[1 << 16];
+  size_t count;
+  while ((count = std::fread(buffer, 1, sizeof buffer, stream)) > 0)
+    source.append(buffer, count);
+  bool failed = std::ferror(stream) != 0;
+  int savedErrno = errno;
+  std::fclose(stream);
+  if (failed) {
+    errno = savedErrno;
+    return cannot("cannot read file");
+  }
+  return parseModel(source, path);
+}
+
+} // namespace tfmc::frontend

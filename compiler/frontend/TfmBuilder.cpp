@@ -1,0 +1,326 @@
+//===- TfmBuilder.cpp - AST -> tfm dialect --------------------------------===//
+//
+// The module mirrors PyTorch's nn.Transformer so that weights trained there
+// load by name, and so that fixtures made with PyTorch check it op for op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/frontend/TfmBuilder.h"
+
+#include "dialects/tfm/TfmDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <cmath>
+
+using namespace mlir;
+namespace tfm = tfmc::tfm;
+
+namespace tfmc::frontend {
+namespace {
+
+constexpr int64_t kDynamic = ShapedType::kDynamic;
+
+/// The function arguments a stack reads.
+struct StackInputs {
+  Value ids;
+  Value keyMask; // Null when no sublayer reads this stack's padding.
+};
+
+class ModuleBuilder {
+public:
+  ModuleBuilder(MLIRContext &context, const Model &model)
+      : context(context), builder(&context), model(model) {}
+
+  OwningOpRef<ModuleOp> build();
+
+private:
+  Location loc(const SourceLoc &where) {
+    return FileLineColLoc::get(&context, where.file, where.line, where.col);
+  }
+  RankedTensorType f32(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, builder.getF32Type());
+  }
+  /// [B, S, d]: batch and sequence are dynamic, the model width static.
+  RankedTensorType hidden(int64_t width) {
+    return f32({kDynamic, kDynamic, width});
+  }
+
+  /// The parameter `name`; a second use of one name reuses the first op.
+  Value weight(const std::string &name, ArrayRef<int64_t> shape,
+               Location where);
+  Value linear(Value input, const std::string &prefix, int64_t out,
+               int64_t in, Location where);
+  Value layerNorm(Value input, const std::string &prefix, Location where);
+
+  Value embed(const Stack &stack, Value ids);
+  Value attention(const std::string &prefix, const Sublayer &sublayer,
+                  Value queries, Value keysValues, Value keyMask);
+  Value feedForward(const std::string &prefix, Value input, Location where);
+  Value stack(const Stack &stack, StackInputs inputs, Value memory,
+              Value memoryMask);
+
+  MLIRContext &context;
+  OpBuilder builder;
+  const Model &model;
+  llvm::StringMap<Value> weights;
+};
+
+Value ModuleBuilder::weight(const std::string &name, ArrayRef<int64_t> shape,
+                            Location where) {
+  auto [it, inserted] = weights.try_emplace(name);
+  if (inserted)
+    it->second = builder.create<tfm::WeightOp>(where, f32(shape), name);
+  return it->second;
+}
+
+Value ModuleBuilder::linear(Value input, const std::string &prefix,
+                            int64_t out, int64_t in, Location where) {
+  Value w = weight(prefix + ".weight", {out, in}, where);
+  Value b = weight(prefix + ".bias", {out}, where);
+  auto inType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape(inType.getShape());
+  shape.back() = out;
+  return builder.create<tfm::LinearOp>(where, f32(shape), input, w, b);
+}
+
+Value ModuleBuilder::layerNorm(Value input, const std::string &prefix,
+                               Location where) {
+  Value gamma = weight(prefix + ".weight", {model.dModel}, where);
+  Value beta = weight(prefix + ".bias", {model.dModel}, where);
+  return builder.create<tfm::LayerNormOp>(
+      where, input.getType(), input, gamma, beta,
+      builder.getF64FloatAttr(model.layerNormEps));
+}
+
+Value ModuleBuilder::embed(const Stack &stack, Value ids) {
+  Location where = loc(stack.loc);
+  bool encoder = stack.kind == StackKind::Encoder;
+  int64_t d = model.dModel;
+  Value table =
+      weight(encoder ? "src_embed.weight" : "tgt_embed.weight",
+             {model.vocab, d}, where);
+  Value x = builder.create<tfm::EmbeddingOp>(where, hidden(d), table, ids);
+  if (model.embedScale == EmbedScale::SqrtDModel)
+    x = builder.create<tfm::ScaleOp>(
+        where, x, builder.getF64FloatAttr(std::sqrt(double(d))));
+  Value positionTable;
+  tfm::PositionKind kind = tfm::PositionKind::sinusoidal;
+  if (model.positions == PositionKind::Learned) {
+    kind = tfm::PositionKind::learned;
+    positionTable = weight(encoder ? "src_pos.weight" : "tgt_pos.weight",
+                           {model.maxLen, d}, where);
+  }
+  return builder.create<tfm::PositionsOp>(
+      where, x, positionTable,
+      tfm::PositionKindAttr::get(&context, kind));
+}
+
+// The classic algorithm, one op a step; tfm-fuse-masked-attention later
+// turns matmul -> scale -> mask(s) -> softmax -> matmul into tfm.attention.
+Value ModuleBuilder::attention(const std::string &prefix,
+                               const Sublayer &sublayer, Value queries,
+                               Value keysValues, Value keyMask) {
+  Location where = loc(sublayer.loc);
+  int64_t d = model.dModel, heads = model.heads, dHead = model.dHead();
+
+  Value packedWeight = weight(prefix + ".in_proj_weight", {3 * d, d}, where);
+  Value packedBias = weight(prefix + ".in_proj_bias", {3 * d}, where);
+  auto w = builder.create<tfm::SplitOp>(
+      where, SmallVector<Type>(3, f32({d, d})), packedWeight, 0);
+  auto b = builder.create<tfm::SplitOp>(
+      where, SmallVector<Type>(3, f32({d})), packedBias, 0);
+  auto project = [&](Value input, unsigned part) -> Value {
+    Value projected = builder.create<tfm::LinearOp>(
+        where, hidden(d), input, w.getResult(part), b.getResult(part));
+    return builder.create<tfm::SplitHeadsOp>(
+        where, f32({kDynamic, heads, kDynamic, dHead}), projected);
+  };
+  Value q = project(queries, 0);
+  Value k = project(keysValues, 1);
+  Value v = project(keysValues, 2);
+
+  auto scoresType = f32({kDynamic, heads, kDynamic, kDynamic});
+  auto scoresOp =
+      builder.create<tfm::MatmulOp>(where, scoresType, q, k);
+  scoresOp.setTransposeRhs(true);
+  Value scores = builder.create<tfm::ScaleOp>(
+      where, scoresOp.getResult(),
+      builder.getF64FloatAttr(1.0 / std::sqrt(double(dHead))));
+
+  auto square = RankedTensorType::get({kDynamic, kDynamic},
+                                      builder.getI1Type());
+  if (sublayer.mask.causal) {
+    Value causal = builder.create<tfm::CausalMaskOp>(where, square, queries);
+    scores = builder.create<tfm::ApplyMaskOp>(where, scores, causal);
+  }
+  if (sublayer.mask.window != 0) {
+    Value window = builder.create<tfm::WindowMaskOp>(
+        where, square, queries, sublayer.mask.window);
+    scores = builder.create<tfm::ApplyMaskOp>(where, scores, window);
+  }
+  if (sublayer.mask.padding) {
+    Value padding = builder.create<tfm::PaddingMaskOp>(
+        where,
+        RankedTensorType::get({kDynamic, 1, 1, kDynamic},
+                              builder.getI1Type()),
+        keyMask);
+    scores = builder.create<tfm::ApplyMaskOp>(where, scores, padding);
+  }
+
+  Value probs = builder.create<tfm::SoftmaxOp>(where, scores, 3);
+  Value context = builder.create<tfm::MatmulOp>(
+      where, f32({kDynamic, heads, kDynamic, dHead}), probs, v);
+  Value merged =
+      builder.create<tfm::MergeHeadsOp>(where, hidden(d), context);
+  return linear(merged, prefix + ".out_proj", d, d, where);
+}
+
+Value ModuleBuilder::feedForward(const std::string &prefix, Value input,
+                                 Location where) {
+  Value h = linear(input, prefix + "linear1", model.dFF, model.dModel, where);
+  tfm::ActivationKind kind = tfm::ActivationKind::relu;
+  switch (model.activation) {
+  case Activation::Relu:
+    kind = tfm::ActivationKind::relu;
+    break;
+  case Activation::Gelu:
+    kind = tfm::ActivationKind::gelu;
+    break;
+  case Activation::GeluTanh:
+    kind = tfm::ActivationKind::gelu_tanh;
+    break;
+  }
+  h = builder.create<tfm::ActivationOp>(
+      where, h, tfm::ActivationKindAttr::get(&context, kind));
+  return linear(h, prefix + "linear2", model.dModel, model.dFF, where);
+}
+
+Value ModuleBuilder::stack(const Stack &stack, StackInputs inputs,
+                           Value memory, Value memoryMask) {
+  std::string stackName =
+      stack.kind == StackKind::Encoder ? "encoder" : "decoder";
+  Value x = embed(stack, inputs.ids);
+  for (int64_t layer = 0; layer < stack.layers; ++layer) {
+    std::string prefix = stackName + ".layers." + std::to_string(layer) + ".";
+    unsigned normIndex = 0;
+    for (const Sublayer &sublayer : stack.sublayers) {
+      Location where = loc(sublayer.loc);
+      std::string norm = prefix + "norm" + std::to_string(++normIndex);
+      auto apply = [&](Value input) -> Value {
+        switch (sublayer.kind) {
+        case SublayerKind::SelfAttention:
+          return attention(prefix + "self_attn", sublayer, input, input,
+                           inputs.keyMask);
+        case SublayerKind::CrossAttention:
+          return attention(prefix + "multihead_attn", sublayer, input,
+                           memory, memoryMask);
+        case SublayerKind::FeedForward:
+          return feedForward(prefix, input, where);
+        }
+        llvm_unreachable("unknown sublayer kind");
+      };
+      if (model.norm == NormPlacement::Post) {
+        Value sum = builder.create<tfm::AddOp>(where, x, apply(x));
+        x = layerNorm(sum, norm, where);
+      } else {
+        Value normed = layerNorm(x, norm, where);
+        x = builder.create<tfm::AddOp>(where, x, apply(normed));
+      }
+    }
+  }
+  if (model.finalNorm)
+    x = layerNorm(x, stackName + ".norm", loc(model.locOf("final_norm")));
+  return x;
+}
+
+bool readsPadding(const std::optional<Stack> &stack, SublayerKind kind) {
+  if (!stack)
+    return false;
+  for (const Sublayer &sublayer : stack->sublayers)
+    if (sublayer.kind == kind && sublayer.mask.padding)
+      return true;
+  return false;
+}
+
+OwningOpRef<ModuleOp> ModuleBuilder::build() {
+  Location modelLoc = loc(model.loc);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(modelLoc, model.name);
+  builder.setInsertionPointToEnd(module->getBody());
+
+  // Inputs in DESIGN.md's order, each only when the model reads it.
+  auto idsType = RankedTensorType::get({kDynamic, kDynamic},
+                                       builder.getI64Type());
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  auto addInput = [&](const char *name) {
+    argTypes.push_back(idsType);
+    argNames.push_back(name);
+    return argTypes.size() - 1;
+  };
+  const bool encoderDecoder = model.isEncoderDecoder();
+  std::optional<size_t> srcIds, srcMask, tgtIds, tgtMask;
+  if (model.encoder) {
+    srcIds = addInput("input_ids");
+    if (readsPadding(model.encoder, SublayerKind::SelfAttention) ||
+        readsPadding(model.decoder, SublayerKind::CrossAttention))
+      srcMask = addInput("attention_mask");
+  }
+  if (model.decoder) {
+    tgtIds = addInput(encoderDecoder ? "decoder_input_ids" : "input_ids");
+    if (readsPadding(model.decoder, SublayerKind::SelfAttention))
+      tgtMask = addInput(encoderDecoder ? "decoder_attention_mask"
+                                        : "attention_mask");
+  }
+
+  bool hasOutput = model.output != OutputKind::None;
+  int64_t outWidth = hasOutput ? model.vocab : model.dModel;
+  Type resultType = hidden(outWidth);
+  auto func = builder.create<func::FuncOp>(
+      modelLoc, "forward", builder.getFunctionType(argTypes, {resultType}));
+  for (auto [index, name] : llvm::enumerate(argNames))
+    func.setArgAttr(index, "tfm.input", builder.getStringAttr(name));
+  func.setResultAttr(0, "tfm.output",
+                     builder.getStringAttr(hasOutput ? "logits"
+                                                     : "last_hidden_state"));
+  builder.setInsertionPointToStart(func.addEntryBlock());
+  auto arg = [&](std::optional<size_t> index) -> Value {
+    return index ? func.getArgument(*index) : Value();
+  };
+
+  Value memory, x;
+  if (model.encoder)
+    x = memory = stack(*model.encoder, {arg(srcIds), arg(srcMask)}, {}, {});
+  if (model.decoder)
+    x = stack(*model.decoder, {arg(tgtIds), arg(tgtMask)}, memory,
+              arg(srcMask));
+
+  Location outputLoc = loc(model.locOf("output"));
+  if (model.output == OutputKind::Linear) {
+    x = linear(x, "generator", model.vocab, model.dModel, outputLoc);
+  } else if (model.output == OutputKind::Tied) {
+    Value table = weight(model.decoder ? "tgt_embed.weight"
+                                       : "src_embed.weight",
+                         {model.vocab, model.dModel}, outputLoc);
+    x = builder.create<tfm::LinearOp>(outputLoc, resultType, x, table,
+                                      Value());
+  }
+  builder.create<func::ReturnOp>(outputLoc, x);
+
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> buildTfmModule(MLIRContext &context,
+                                     const Model &model) {
+  context.loadDialect<tfm::TfmDialect, func::FuncDialect>();
+  return ModuleBuilder(context, model).build();
+}
+
+} // namespace tfmc::frontend

@@ -1,0 +1,58 @@
+//===- TfmAttrs.td - tfm attributes ------------------------*- tablegen -*-===//
+
+#ifndef TFM_ATTRS_TD
+#define TFM_ATTRS_TD
+
+include "dialects/tfm/TfmDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+class Tfm_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Tfm_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Tfm_ActivationKind : I32EnumAttr<"ActivationKind", "activation function", [
+    I32EnumAttrCase<"relu", 0>,
+    I32EnumAttrCase<"gelu", 1>,      // exact, with erf
+    I32EnumAttrCase<"gelu_tanh", 2>  // GPT-2's tanh approximation
+  ]> {
+  let cppNamespace = "::tfmc::tfm";
+  let genSpecializedAttr = 0;
+}
+def Tfm_ActivationAttr : EnumAttr<Tfm_Dialect, Tfm_ActivationKind, "activation"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Tfm_PositionKind : I32EnumAttr<"PositionKind", "position encoding", [
+    I32EnumAttrCase<"sinusoidal", 0>,
+    I32EnumAttrCase<"learned", 1>
+  ]> {
+  let cppNamespace = "::tfmc::tfm";
+  let genSpecializedAttr = 0;
+}
+def Tfm_PositionKindAttr : EnumAttr<Tfm_Dialect, Tfm_PositionKind, "positions"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Tfm_MaskAttr : Tfm_Attr<"Mask", "mask"> {
+  let summary = "the masks a fused attention applies";
+  let description = [{
+    `#tfm.mask<none>`, `#tfm.mask<causal>`, `#tfm.mask<padding>`,
+    `#tfm.mask<causal, padding>`, `#tfm.mask<causal, window(64)>`.
+
+    causal: query q attends to keys k <= q. padding: keys whose entry in the
+    key padding mask operand is 0 are not attended. window(N): query q
+    attends only to keys with q - k < N (with causal) or |q - k| < N.
+    These are properties of the kernel, not tensors: a kernel may skip key
+    blocks that a mask removes entirely.
+  }];
+  let parameters = (ins "bool":$causal, "bool":$padding, "int64_t":$window);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool isNone() const { return !getCausal() && !getPadding() && getWindow() == 0; }
+  }];
+}
+
+#endif // TFM_ATTRS_TD

@@ -1,0 +1,22 @@
+//===- TfmDialect.h - The tfm dialect ---------------------------*- C++ -*-===//
+
+#ifndef TFMC_DIALECTS_TFM_TFMDIALECT_H
+#define TFMC_DIALECTS_TFM_TFMDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/tfm/TfmDialect.h.inc"
+#include "dialects/tfm/TfmEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/tfm/TfmAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/tfm/TfmOps.h.inc"
+
+#endif // TFMC_DIALECTS_TFM_TFMDIALECT_H

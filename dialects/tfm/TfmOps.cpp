@@ -1,0 +1,399 @@
+//===- TfmOps.cpp - tfm operation verifiers -------------------------------===//
+//
+// Static dimensions must agree; a dynamic dimension (`?`) agrees with
+// anything, since batch and sequence lengths are only known at run time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/tfm/TfmDialect.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace tfmc::tfm;
+
+namespace {
+
+bool dimsAgree(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+std::string dimStr(int64_t dim) {
+  return ShapedType::isDynamic(dim) ? "?" : std::to_string(dim);
+}
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Emits "<what> must have rank <rank>" unless `value` has that rank.
+LogicalResult checkRank(Operation *op, Value value, int64_t rank,
+                        StringRef what) {
+  int64_t actual = tensorType(value).getRank();
+  if (actual == rank)
+    return success();
+  return op->emitOpError() << what << " must have rank " << rank << ", got "
+                           << actual;
+}
+
+/// Emits "<what> (A) does not match <other> (B)" unless the dims agree.
+LogicalResult checkDim(Operation *op, int64_t a, StringRef what, int64_t b,
+                       StringRef other) {
+  if (dimsAgree(a, b))
+    return success();
+  return op->emitOpError() << what << " (" << dimStr(a)
+                           << ") does not match " << other << " ("
+                           << dimStr(b) << ")";
+}
+
+LogicalResult checkFinite(Operation *op, StringRef name, double value,
+                          bool mustBePositive) {
+  if (!std::isfinite(value))
+    return op->emitOpError() << name << " must be finite, got " << value;
+  if (mustBePositive && value <= 0)
+    return op->emitOpError() << name << " must be positive, got " << value;
+  return success();
+}
+
+/// A mask over one sequence's own positions: [B, S, d] -> [S, S].
+LogicalResult verifySequenceMask(Operation *op, Value sequence, Value mask) {
+  if (failed(checkRank(op, sequence, 3, "sequence")) ||
+      failed(checkRank(op, mask, 2, "result")))
+    return failure();
+  int64_t length = tensorType(sequence).getDimSize(1);
+  auto result = tensorType(mask).getShape();
+  if (failed(checkDim(op, result[0], "result rows", length,
+                      "sequence length")) ||
+      failed(checkDim(op, result[1], "result columns", length,
+                      "sequence length")))
+    return failure();
+  return success();
+}
+
+} // namespace
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError("needs a non-empty parameter name");
+  return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getTable(), 2, "table")) ||
+      failed(checkRank(op, getIds(), 2, "ids")) ||
+      failed(checkRank(op, getResult(), 3, "result")))
+    return failure();
+  auto table = getTable().getType().getShape();
+  auto ids = getIds().getType().getShape();
+  auto result = getResult().getType().getShape();
+  if (failed(checkDim(op, result[0], "result batch", ids[0], "ids batch")) ||
+      failed(checkDim(op, result[1], "result sequence", ids[1],
+                      "ids sequence")) ||
+      failed(checkDim(op, result[2], "result width", table[1],
+                      "embedding width")))
+    return failure();
+  return success();
+}
+
+LogicalResult PositionsOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getInput(), 3, "input")))
+    return failure();
+  bool learned = getKind() == PositionKind::learned;
+  if (learned != bool(getTable()))
+    return emitOpError() << (learned ? "learned positions need a table"
+                                     : "sinusoidal positions take no table");
+  if (!learned)
+    return success();
+  if (failed(checkRank(op, getTable(), 2, "position table")))
+    return failure();
+  return checkDim(op, getTable().getType().getDimSize(1),
+                  "position table width", getInput().getType().getDimSize(2),
+                  "input width");
+}
+
+LogicalResult LinearOp::verify() {
+  Operation *op = getOperation();
+  auto input = getInput().getType();
+  auto result = getResult().getType();
+  if (input.getRank() < 2)
+    return emitOpError() << "input must have rank >= 2, got "
+                         << input.getRank();
+  if (failed(checkRank(op, getWeight(), 2, "weight")) ||
+      failed(checkRank(op, getResult(), input.getRank(), "result")))
+    return failure();
+  auto weight = getWeight().getType().getShape();
+  if (failed(checkDim(op, input.getShape().back(), "input features", weight[1],
+                      "weight in-features")) ||
+      failed(checkDim(op, result.getShape().back(), "result features",
+                      weight[0], "weight out-features")))
+    return failure();
+  for (int64_t i = 0, e = input.getRank() - 1; i < e; ++i)
+    if (failed(checkDim(op, result.getDimSize(i),
+                        "result dimension " + std::to_string(i),
+                        input.getDimSize(i),
+                        "input dimension " + std::to_string(i))))
+      return failure();
+  if (Value bias = getBias()) {
+    if (failed(checkRank(op, bias, 1, "bias")) ||
+        failed(checkDim(op, tensorType(bias).getDimSize(0), "bias size",
+                        weight[0], "weight out-features")))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  Operation *op = getOperation();
+  auto lhs = getLhs().getType();
+  auto rhs = getRhs().getType();
+  auto result = getResult().getType();
+  int64_t rank = lhs.getRank();
+  if (rank < 2)
+    return emitOpError() << "operands must have rank >= 2, got " << rank;
+  if (failed(checkRank(op, getRhs(), rank, "rhs")) ||
+      failed(checkRank(op, getResult(), rank, "result")))
+    return failure();
+  for (int64_t i = 0; i < rank - 2; ++i) {
+    std::string dim = "batch dimension " + std::to_string(i);
+    if (failed(checkDim(op, lhs.getDimSize(i), "lhs " + dim, rhs.getDimSize(i),
+                        "rhs " + dim)) ||
+        failed(checkDim(op, result.getDimSize(i), "result " + dim,
+                        lhs.getDimSize(i), "lhs " + dim)))
+      return failure();
+  }
+  int64_t m = lhs.getDimSize(rank - (getTransposeLhs() ? 1 : 2));
+  int64_t kl = lhs.getDimSize(rank - (getTransposeLhs() ? 2 : 1));
+  int64_t kr = rhs.getDimSize(rank - (getTransposeRhs() ? 1 : 2));
+  int64_t n = rhs.getDimSize(rank - (getTransposeRhs() ? 2 : 1));
+  if (failed(checkDim(op, kl, "lhs contraction size", kr,
+                      "rhs contraction size")) ||
+      failed(checkDim(op, result.getDimSize(rank - 2), "result rows", m,
+                      "lhs rows")) ||
+      failed(checkDim(op, result.getDimSize(rank - 1), "result columns", n,
+                      "rhs columns")))
+    return failure();
+  return success();
+}
+
+LogicalResult SplitOp::verify() {
+  auto input = getInput().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= input.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for rank "
+                         << input.getRank();
+  if (getParts().empty())
+    return emitOpError("needs at least one result");
+  auto partType = cast<RankedTensorType>(getParts().front().getType());
+  for (Value part : getParts())
+    if (part.getType() != partType)
+      return emitOpError("results must all have one type");
+  if (failed(checkRank(getOperation(), getParts().front(), input.getRank(),
+                       "each part")))
+    return failure();
+  for (int64_t i = 0; i < input.getRank(); ++i) {
+    int64_t in = input.getDimSize(i), part = partType.getDimSize(i);
+    if (i != axis) {
+      if (failed(checkDim(getOperation(), part,
+                          "part dimension " + std::to_string(i), in,
+                          "input dimension " + std::to_string(i))))
+        return failure();
+      continue;
+    }
+    int64_t parts = getParts().size();
+    if (!ShapedType::isDynamic(in) && in % parts != 0)
+      return emitOpError() << "cannot split dimension " << axis << " of size "
+                           << in << " into " << parts << " equal parts";
+    if (!ShapedType::isDynamic(in) && !ShapedType::isDynamic(part) &&
+        part * parts != in)
+      return emitOpError() << "parts of size " << part << " along axis "
+                           << axis << " do not add up to " << in;
+  }
+  return success();
+}
+
+LogicalResult SplitHeadsOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getInput(), 3, "input")) ||
+      failed(checkRank(op, getResult(), 4, "result")))
+    return failure();
+  auto in = getInput().getType().getShape();
+  auto out = getResult().getType().getShape();
+  if (ShapedType::isDynamic(out[1]) || ShapedType::isDynamic(out[3]) ||
+      ShapedType::isDynamic(in[2]))
+    return emitOpError("needs static heads, head size and model width");
+  if (out[1] * out[3] != in[2])
+    return emitOpError() << "heads (" << out[1] << ") x head size (" << out[3]
+                         << ") does not match input width (" << in[2] << ")";
+  if (failed(checkDim(op, out[0], "result batch", in[0], "input batch")) ||
+      failed(checkDim(op, out[2], "result sequence", in[1],
+                      "input sequence")))
+    return failure();
+  return success();
+}
+
+LogicalResult MergeHeadsOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getInput(), 4, "input")) ||
+      failed(checkRank(op, getResult(), 3, "result")))
+    return failure();
+  auto in = getInput().getType().getShape();
+  auto out = getResult().getType().getShape();
+  if (ShapedType::isDynamic(in[1]) || ShapedType::isDynamic(in[3]) ||
+      ShapedType::isDynamic(out[2]))
+    return emitOpError("needs static heads, head size and model width");
+  if (in[1] * in[3] != out[2])
+    return emitOpError() << "heads (" << in[1] << ") x head size (" << in[3]
+                         << ") does not match result width (" << out[2]
+                         << ")";
+  if (failed(checkDim(op, out[0], "result batch", in[0], "input batch")) ||
+      failed(checkDim(op, out[1], "result sequence", in[2],
+                      "input sequence")))
+    return failure();
+  return success();
+}
+
+LogicalResult ScaleOp::verify() {
+  return checkFinite(getOperation(), "factor", getFactor().convertToDouble(),
+                     /*mustBePositive=*/false);
+}
+
+LogicalResult LayerNormOp::verify() {
+  Operation *op = getOperation();
+  auto input = getInput().getType();
+  if (input.getRank() < 1)
+    return emitOpError("input must have rank >= 1");
+  int64_t width = input.getShape().back();
+  if (failed(checkRank(op, getGamma(), 1, "gamma")) ||
+      failed(checkRank(op, getBeta(), 1, "beta")) ||
+      failed(checkDim(op, getGamma().getType().getDimSize(0), "gamma size",
+                      width, "normalized width")) ||
+      failed(checkDim(op, getBeta().getType().getDimSize(0), "beta size",
+                      width, "normalized width")))
+    return failure();
+  return checkFinite(op, "eps", getEps().convertToDouble(),
+                     /*mustBePositive=*/true);
+}
+
+LogicalResult SoftmaxOp::verify() {
+  int64_t rank = getInput().getType().getRank();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= rank)
+    return emitOpError() << "axis " << axis << " is out of range for rank "
+                         << rank;
+  return success();
+}
+
+LogicalResult CausalMaskOp::verify() {
+  return verifySequenceMask(getOperation(), getSequence(), getResult());
+}
+
+LogicalResult WindowMaskOp::verify() {
+  if (int64_t size = getSize(); size <= 0)
+    return emitOpError() << "window size must be positive, got " << size;
+  return verifySequenceMask(getOperation(), getSequence(), getResult());
+}
+
+LogicalResult PaddingMaskOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getKeyMask(), 2, "key mask")) ||
+      failed(checkRank(op, getResult(), 4, "result")))
+    return failure();
+  auto in = getKeyMask().getType().getShape();
+  auto out = getResult().getType().getShape();
+  if (out[1] != 1 || out[2] != 1)
+    return emitOpError() << "result must have shape [B, 1, 1, S], got [" 
+                         << dimStr(out[0]) << ", " << dimStr(out[1]) << ", "
+                         << dimStr(out[2]) << ", " << dimStr(out[3]) << "]";
+  if (failed(checkDim(op, out[0], "result batch", in[0], "key mask batch")) ||
+      failed(checkDim(op, out[3], "result keys", in[1], "key mask length")))
+    return failure();
+  return success();
+}
+
+LogicalResult MaskAndOp::verify() {
+  SmallVector<int64_t> shape;
+  if (!OpTrait::util::getBroadcastedShape(getLhs().getType().getShape(),
+                                          getRhs().getType().getShape(),
+                                          shape))
+    return emitOpError("operand shapes do not broadcast");
+  auto result = getResult().getType();
+  if (failed(checkRank(getOperation(), getResult(), shape.size(), "result")))
+    return failure();
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (failed(checkDim(getOperation(), result.getDimSize(i),
+                        "result dimension " + std::to_string(i), shape[i],
+                        "broadcast dimension " + std::to_string(i))))
+      return failure();
+  return success();
+}
+
+LogicalResult ApplyMaskOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getScores(), 4, "scores")))
+    return failure();
+  auto scores = getScores().getType().getShape();
+  auto mask = getMask().getType().getShape();
+  if (mask.size() < 2 || mask.size() > 4)
+    return emitOpError() << "mask must have rank 2 to 4, got " << mask.size();
+  // Right-aligned: each mask dimension is 1 (broadcast) or the score's.
+  size_t offset = scores.size() - mask.size();
+  for (size_t i = 0; i < mask.size(); ++i) {
+    int64_t m = mask[i], s = scores[offset + i];
+    if (m == 1 || dimsAgree(m, s))
+      continue;
+    return emitOpError() << "mask dimension " << i << " (" << dimStr(m)
+                         << ") does not broadcast to scores dimension "
+                         << offset + i << " (" << dimStr(s) << ")";
+  }
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getQuery(), 4, "query")) ||
+      failed(checkRank(op, getKey(), 4, "key")) ||
+      failed(checkRank(op, getValue(), 4, "value")) ||
+      failed(checkRank(op, getResult(), 4, "result")))
+    return failure();
+  auto q = getQuery().getType().getShape();
+  auto k = getKey().getType().getShape();
+  auto v = getValue().getType().getShape();
+  auto out = getResult().getType().getShape();
+  if (failed(checkDim(op, k[0], "key batch", q[0], "query batch")) ||
+      failed(checkDim(op, v[0], "value batch", q[0], "query batch")) ||
+      failed(checkDim(op, k[1], "key heads", q[1], "query heads")) ||
+      failed(checkDim(op, v[1], "value heads", q[1], "query heads")) ||
+      failed(checkDim(op, k[3], "key head size", q[3], "query head size")) ||
+      failed(checkDim(op, v[2], "value length", k[2], "key length")) ||
+      failed(checkDim(op, out[0], "result batch", q[0], "query batch")) ||
+      failed(checkDim(op, out[1], "result heads", q[1], "query heads")) ||
+      failed(checkDim(op, out[2], "result length", q[2], "query length")) ||
+      failed(checkDim(op, out[3], "result head size", v[3],
+                      "value head size")))
+    return failure();
+  if (failed(checkFinite(op, "scale", getScale().convertToDouble(),
+                         /*mustBePositive=*/true)))
+    return failure();
+  bool padding = getMask().getPadding();
+  if (padding != bool(getKeyPadding()))
+    return emitOpError() << (padding ? "a padding mask needs a key_padding operand"
+                                     : "a key_padding operand needs a padding mask");
+  if (Value keyPadding = getKeyPadding()) {
+    if (failed(checkRank(op, keyPadding, 2, "key_padding")))
+      return failure();
+    auto kp = tensorType(keyPadding).getShape();
+    if (failed(checkDim(op, kp[0], "key_padding batch", q[0], "query batch")) ||
+        failed(checkDim(op, kp[1], "key_padding length", k[2], "key length")))
+      return failure();
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/tfm/TfmOps.cpp.inc"

@@ -1,0 +1,247 @@
+//===- TfmOps.td - tfm operations --------------------------*- tablegen -*-===//
+//
+// Every op has a C++ verifier for rank, static shape agreement, element
+// types and attribute ranges (TfmOps.cpp); dynamic dimensions (batch,
+// sequence) are checked at run time by the runtime, not here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFM_OPS_TD
+#define TFM_OPS_TD
+
+include "dialects/tfm/TfmAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Tfm_F32Tensor : RankedTensorOf<[F32]>;
+def Tfm_IdTensor : RankedTensorOf<[I32, I64]>;
+// Masks as inputs: 1 = token, 0 = padding.
+def Tfm_KeyMaskTensor : RankedTensorOf<[I1, I8, I32, I64]>;
+def Tfm_BoolTensor : RankedTensorOf<[I1]>;
+// A mask applied to scores: i1 selects (false -> -inf), f32 is added.
+def Tfm_ScoreMaskTensor : RankedTensorOf<[I1, F32]>;
+
+//===----------------------------------------------------------------------===//
+// Parameters and inputs
+//===----------------------------------------------------------------------===//
+
+def Tfm_WeightOp : Tfm_Op<"weight", [Pure]> {
+  let summary = "a named model parameter";
+  let description = [{
+    A tensor read from the weights file under `name` (DESIGN.md's names).
+    Several ops may name the same parameter (a tied output projection).
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs StaticShapeTensorOf<[F32]>:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure]> {
+  let summary = "token embedding lookup: result[b, s, :] = table[ids[b, s], :]";
+  let arguments = (ins Tfm_F32Tensor:$table, Tfm_IdTensor:$ids);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` attr-dict `:` type($table) `,` type($ids) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_PositionsOp : Tfm_Op<"positions", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "adds position encodings for positions 0..S-1";
+  let description = [{
+    result[b, s, :] = input[b, s, :] + P[s, :], where P is the sinusoidal
+    table (P[p, 2i] = sin(p / 10000^(2i/d)), P[p, 2i+1] = cos(same)) or, for
+    `learned`, the `table` operand [max_len, d].
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input, Optional<Tfm_F32Tensor>:$table,
+                       Tfm_PositionKindAttr:$kind);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input (`,` $table^)? attr-dict `:` type($input) (`,` type($table)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Dense algebra
+//===----------------------------------------------------------------------===//
+
+def Tfm_LinearOp : Tfm_Op<"linear", [Pure]> {
+  let summary = "x · Wᵀ + b over the last dimension (PyTorch [out, in] weights)";
+  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$weight,
+                       Optional<Tfm_F32Tensor>:$bias);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_MatmulOp : Tfm_Op<"matmul", [Pure]> {
+  let summary = "batched matrix product with optional transposes";
+  let description = [{
+    Over the last two dimensions, with equal leading (batch) dimensions:
+    result = op(lhs) · op(rhs), op(x) = xᵀ when the transpose flag is set.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$lhs, Tfm_F32Tensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_SplitOp : Tfm_Op<"split", [Pure]> {
+  let summary = "splits a tensor into equal parts along one axis";
+  let description = [{
+    Used for the packed `in_proj_weight` [3d, d] and `in_proj_bias` [3d]
+    of an attention sublayer. The number of parts is the number of results.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input, I64Attr:$axis);
+  let results = (outs Variadic<Tfm_F32Tensor>:$parts);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($parts)";
+  let hasVerifier = 1;
+}
+
+def Tfm_SplitHeadsOp : Tfm_Op<"split_heads", [Pure]> {
+  let summary = "[B, S, H·Dh] -> [B, H, S, Dh]";
+  let arguments = (ins Tfm_F32Tensor:$input);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfm_MergeHeadsOp : Tfm_Op<"merge_heads", [Pure]> {
+  let summary = "[B, H, S, Dh] -> [B, S, H·Dh]";
+  let arguments = (ins Tfm_F32Tensor:$input);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfm_ScaleOp : Tfm_Op<"scale", [Pure, SameOperandsAndResultType]> {
+  let summary = "multiplies every element by a constant factor";
+  let arguments = (ins Tfm_F32Tensor:$input, F64Attr:$factor);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input `by` $factor attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Tfm_AddOp : Tfm_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
+  let summary = "elementwise sum of two tensors of one type (residuals)";
+  let arguments = (ins Tfm_F32Tensor:$lhs, Tfm_F32Tensor:$rhs);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Tfm_ActivationOp : Tfm_Op<"activation", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise relu, gelu (erf) or gelu_tanh";
+  let arguments = (ins Tfm_F32Tensor:$input, Tfm_ActivationAttr:$kind);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input $kind attr-dict `:` type($input)";
+}
+
+def Tfm_LayerNormOp : Tfm_Op<"layer_norm", [Pure,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "LayerNorm over the last dimension with weight and bias";
+  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$gamma,
+                       Tfm_F32Tensor:$beta, F64Attr:$eps);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta attr-dict `:` type($input) `,` type($gamma) `,` type($beta)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_SoftmaxOp : Tfm_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax along one axis";
+  let arguments = (ins Tfm_F32Tensor:$input, I64Attr:$axis);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Masks
+//===----------------------------------------------------------------------===//
+
+def Tfm_CausalMaskOp : Tfm_Op<"causal_mask", [Pure]> {
+  let summary = "the look-ahead mask of a sequence: [S, S], true where key <= query";
+  let arguments = (ins Tfm_F32Tensor:$sequence);
+  let results = (outs Tfm_BoolTensor:$result);
+  let assemblyFormat = "$sequence attr-dict `:` type($sequence) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfm_WindowMaskOp : Tfm_Op<"window_mask", [Pure]> {
+  let summary = "the local-attention mask of a sequence: [S, S], true where |query - key| < size";
+  let arguments = (ins Tfm_F32Tensor:$sequence, I64Attr:$size);
+  let results = (outs Tfm_BoolTensor:$result);
+  let assemblyFormat = "$sequence attr-dict `:` type($sequence) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfm_PaddingMaskOp : Tfm_Op<"padding_mask", [Pure]> {
+  let summary = "key padding mask [B, S] (1 = token) -> [B, 1, 1, S], true for tokens";
+  let arguments = (ins Tfm_KeyMaskTensor:$key_mask);
+  let results = (outs Tfm_BoolTensor:$result);
+  let assemblyFormat = "$key_mask attr-dict `:` type($key_mask) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfm_MaskAndOp : Tfm_Op<"mask_and", [Pure, Commutative]> {
+  let summary = "combines two boolean masks, broadcasting as NumPy does";
+  let arguments = (ins Tfm_BoolTensor:$lhs, Tfm_BoolTensor:$rhs);
+  let results = (outs Tfm_BoolTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Tfm_ApplyMaskOp : Tfm_Op<"apply_mask", [Pure,
+    AllTypesMatch<["scores", "result"]>]> {
+  let summary = "masks attention scores [B, H, Sq, Sk]";
+  let description = [{
+    An i1 mask selects: result = mask ? scores : -inf. An f32 mask is
+    additive: result = scores + mask (0 or -inf entries). The mask
+    broadcasts over the scores as NumPy does ([Sq, Sk], [B, 1, 1, Sk], ...).
+  }];
+  let arguments = (ins Tfm_F32Tensor:$scores, Tfm_ScoreMaskTensor:$mask);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$scores `,` $mask attr-dict `:` type($scores) `,` type($mask)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    bool isAdditive() { return !getMask().getType().getElementType().isInteger(1); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Fused attention
+//===----------------------------------------------------------------------===//
+
+def Tfm_AttentionOp : Tfm_Op<"attention", [Pure]> {
+  let summary = "softmax(scale · Q·Kᵀ, masked) · V in one kernel";
+  let description = [{
+    q [B, H, Sq, Dh], k [B, H, Sk, Dh], v [B, H, Sk, Dv] -> [B, H, Sq, Dv].
+    `mask` says which masks apply; with `padding`, the `key_padding`
+    operand [B, Sk] (1 = token, 0 = padding) is required, and without it
+    forbidden. A query row whose keys are all masked yields zeros.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$query, Tfm_F32Tensor:$key,
+                       Tfm_F32Tensor:$value,
+                       Optional<Tfm_KeyMaskTensor>:$key_padding,
+                       Tfm_MaskAttr:$mask, F64Attr:$scale);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`,` `key_padding` $key_padding^)? attr-dict `:`
+    type($query) `,` type($key) `,` type($value) (`,` type($key_padding)^)?
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TFM_OPS_TD

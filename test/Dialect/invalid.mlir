@@ -1,0 +1,645 @@
+// RUN: tfm-opt %s -split-input-file -verify-diagnostics
+// One case per verifier diagnostic of the tfm dialect.
+
+// expected-error @+1 {{needs a non-empty parameter name}}
+%w = tfm.weight "" : tensor<4xf32>
+
+// -----
+
+// expected-error @+1 {{result #0 must be statically shaped tensor of 32-bit float values}}
+%w = tfm.weight "w" : tensor<?x4xf32>
+
+// -----
+
+func.func @f(%t: tensor<10x8xf32>, %ids: tensor<?x?x?xi64>) {
+  // expected-error @+1 {{ids must have rank 2, got 3}}
+  %x = tfm.embedding %t[%ids] : tensor<10x8xf32>, tensor<?x?x?xi64> -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<10x8xf32>, %ids: tensor<?x?xf32>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %x = tfm.embedding %t[%ids] : tensor<10x8xf32>, tensor<?x?xf32> -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<10x8xf32>, %ids: tensor<2x?xi64>) {
+  // expected-error @+1 {{result batch (3) does not match ids batch (2)}}
+  %x = tfm.embedding %t[%ids] : tensor<10x8xf32>, tensor<2x?xi64> -> tensor<3x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<10x8xf32>, %ids: tensor<?x?xi64>) {
+  // expected-error @+1 {{result width (16) does not match embedding width (8)}}
+  %x = tfm.embedding %t[%ids] : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<10xf32>, %ids: tensor<?x?xi64>) {
+  // expected-error @+1 {{table must have rank 2, got 1}}
+  %x = tfm.embedding %t[%ids] : tensor<10xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{learned positions need a table}}
+  %p = tfm.positions %x {kind = #tfm.positions<learned>} : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %t: tensor<16x8xf32>) {
+  // expected-error @+1 {{sinusoidal positions take no table}}
+  %p = tfm.positions %x, %t {kind = #tfm.positions<sinusoidal>} : tensor<?x?x8xf32>, tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %t: tensor<16x4xf32>) {
+  // expected-error @+1 {{position table width (4) does not match input width (8)}}
+  %p = tfm.positions %x, %t {kind = #tfm.positions<learned>} : tensor<?x?x8xf32>, tensor<16x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{input must have rank 3, got 2}}
+  %p = tfm.positions %x {kind = #tfm.positions<sinusoidal>} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+2 {{expected ::tfmc::tfm::PositionKind to be one of: sinusoidal, learned}}
+  // expected-error @+1 {{failed to parse Tfm_PositionKindAttr parameter 'value'}}
+  %p = tfm.positions %x {kind = #tfm.positions<rotary>} : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x4xf32>) {
+  // expected-error @+1 {{input features (8) does not match weight in-features (4)}}
+  %y = tfm.linear %x, %w : (tensor<?x?x8xf32>, tensor<16x4xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>) {
+  // expected-error @+1 {{result features (12) does not match weight out-features (16)}}
+  %y = tfm.linear %x, %w : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x12xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{bias size (8) does not match weight out-features (16)}}
+  %y = tfm.linear %x, %w, %b : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<1x16xf32>) {
+  // expected-error @+1 {{bias must have rank 1, got 2}}
+  %y = tfm.linear %x, %w, %b : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<8xf32>, %w: tensor<16x8xf32>) {
+  // expected-error @+1 {{input must have rank >= 2, got 1}}
+  %y = tfm.linear %x, %w : (tensor<8xf32>, tensor<16x8xf32>) -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<2x16x8xf32>) {
+  // expected-error @+1 {{weight must have rank 2, got 3}}
+  %y = tfm.linear %x, %w : (tensor<?x?x8xf32>, tensor<2x16x8xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x?x8xf32>, %w: tensor<16x8xf32>) {
+  // expected-error @+1 {{result dimension 0 (3) does not match input dimension 0 (2)}}
+  %y = tfm.linear %x, %w : (tensor<2x?x8xf32>, tensor<16x8xf32>) -> tensor<3x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>) {
+  // expected-error @+1 {{result must have rank 3, got 2}}
+  %y = tfm.linear %x, %w : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf16>, %w: tensor<16x8xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values}}
+  %y = tfm.linear %x, %w : (tensor<?x?x8xf16>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x2x?x4xf32>, %b: tensor<?x2x?x8xf32>) {
+  // expected-error @+1 {{lhs contraction size (4) does not match rhs contraction size (8)}}
+  %s = tfm.matmul %a, %b {transpose_rhs} : (tensor<?x2x?x4xf32>, tensor<?x2x?x8xf32>) -> tensor<?x2x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x2x?x4xf32>, %b: tensor<?x3x?x4xf32>) {
+  // expected-error @+1 {{lhs batch dimension 1 (2) does not match rhs batch dimension 1 (3)}}
+  %s = tfm.matmul %a, %b {transpose_rhs} : (tensor<?x2x?x4xf32>, tensor<?x3x?x4xf32>) -> tensor<?x2x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x2x?x4xf32>, %b: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{result batch dimension 1 (3) does not match lhs batch dimension 1 (2)}}
+  %s = tfm.matmul %a, %b {transpose_rhs} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x3x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<5x4xf32>, %b: tensor<4x6xf32>) {
+  // expected-error @+1 {{result rows (4) does not match lhs rows (5)}}
+  %s = tfm.matmul %a, %b : (tensor<5x4xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x5xf32>, %b: tensor<4x6xf32>) {
+  // transpose_lhs: lhs is [K, M] = [4, 5], so the result has 5 rows.
+  // expected-error @+1 {{result columns (5) does not match rhs columns (6)}}
+  %s = tfm.matmul %a, %b {transpose_lhs} : (tensor<4x5xf32>, tensor<4x6xf32>) -> tensor<5x5xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{operands must have rank >= 2, got 1}}
+  %s = tfm.matmul %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x5x4xf32>, %b: tensor<4x6xf32>) {
+  // expected-error @+1 {{rhs must have rank 3, got 2}}
+  %s = tfm.matmul %a, %b : (tensor<2x5x4xf32>, tensor<4x6xf32>) -> tensor<2x5x6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<24x8xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %a, %b, %c = tfm.split %w {axis = 2 : i64} : tensor<24x8xf32> -> tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<25x8xf32>) {
+  // expected-error @+1 {{cannot split dimension 0 of size 25 into 3 equal parts}}
+  %a, %b, %c = tfm.split %w {axis = 0 : i64} : tensor<25x8xf32> -> tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<24x8xf32>) {
+  // expected-error @+1 {{parts of size 6 along axis 0 do not add up to 24}}
+  %a, %b, %c = tfm.split %w {axis = 0 : i64} : tensor<24x8xf32> -> tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<24x8xf32>) {
+  // expected-error @+1 {{results must all have one type}}
+  %a, %b = tfm.split %w {axis = 0 : i64} : tensor<24x8xf32> -> tensor<12x8xf32>, tensor<12x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<24x8xf32>) {
+  // expected-error @+1 {{part dimension 1 (4) does not match input dimension 1 (8)}}
+  %a, %b = tfm.split %w {axis = 0 : i64} : tensor<24x8xf32> -> tensor<12x4xf32>, tensor<12x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<24x8xf32>) {
+  // expected-error @+1 {{each part must have rank 2, got 1}}
+  %a, %b = tfm.split %w {axis = 0 : i64} : tensor<24x8xf32> -> tensor<96xf32>, tensor<96xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<24x8xf32>) {
+  // expected-error @+1 {{needs at least one result}}
+  "tfm.split"(%w) {axis = 0 : i64} : (tensor<24x8xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{heads (3) x head size (2) does not match input width (8)}}
+  %h = tfm.split_heads %x : tensor<?x?x8xf32> -> tensor<?x3x?x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{needs static heads, head size and model width}}
+  %h = tfm.split_heads %x : tensor<?x?x8xf32> -> tensor<?x?x?x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x?x8xf32>) {
+  // expected-error @+1 {{result batch (3) does not match input batch (2)}}
+  %h = tfm.split_heads %x : tensor<2x?x8xf32> -> tensor<3x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x5x8xf32>) {
+  // expected-error @+1 {{result sequence (6) does not match input sequence (5)}}
+  %h = tfm.split_heads %x : tensor<?x5x8xf32> -> tensor<?x2x6x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{result must have rank 4, got 3}}
+  %h = tfm.split_heads %x : tensor<?x?x8xf32> -> tensor<?x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{heads (2) x head size (4) does not match result width (6)}}
+  %m = tfm.merge_heads %x : tensor<?x2x?x4xf32> -> tensor<?x?x6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x2x5x4xf32>) {
+  // expected-error @+1 {{result sequence (6) does not match input sequence (5)}}
+  %m = tfm.merge_heads %x : tensor<?x2x5x4xf32> -> tensor<?x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{input must have rank 4, got 3}}
+  %m = tfm.merge_heads %x : tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{factor must be finite, got INF}}
+  %s = tfm.scale %x by 0x7FF0000000000000 : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{factor must be finite, got nan}}
+  %s = tfm.scale %x by 0x7FF8000000000000 : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{eps must be positive, got 0.000000e+00}}
+  %n = tfm.layer_norm %x, %g, %g {eps = 0.0 : f64} : tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{eps must be positive, got -1.000000e-05}}
+  %n = tfm.layer_norm %x, %g, %g {eps = -1.0e-5 : f64} : tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<4xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{gamma size (4) does not match normalized width (8)}}
+  %n = tfm.layer_norm %x, %g, %b {eps = 1.0e-5 : f64} : tensor<?x?x8xf32>, tensor<4xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>, %b: tensor<6xf32>) {
+  // expected-error @+1 {{beta size (6) does not match normalized width (8)}}
+  %n = tfm.layer_norm %x, %g, %b {eps = 1.0e-5 : f64} : tensor<?x?x8xf32>, tensor<8xf32>, tensor<6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<1x8xf32>) {
+  // expected-error @+1 {{gamma must have rank 1, got 2}}
+  %n = tfm.layer_norm %x, %g, %g {eps = 1.0e-5 : f64} : tensor<?x?x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x2x?x?xf32>) {
+  // expected-error @+1 {{axis 4 is out of range for rank 4}}
+  %s = tfm.softmax %x {axis = 4 : i64} : tensor<?x2x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x2x?x?xf32>) {
+  // expected-error @+1 {{axis -1 is out of range for rank 4}}
+  %s = tfm.softmax %x {axis = -1 : i64} : tensor<?x2x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+2 {{expected ::tfmc::tfm::ActivationKind to be one of: relu, gelu, gelu_tanh}}
+  // expected-error @+1 {{failed to parse Tfm_ActivationAttr parameter 'value'}}
+  %a = tfm.activation %x <swish> : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?x?x8xf32>, %b: tensor<?x?x4xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %s = "tfm.add"(%a, %b) : (tensor<?x?x8xf32>, tensor<?x?x4xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x5x8xf32>) {
+  // expected-error @+1 {{result rows (4) does not match sequence length (5)}}
+  %c = tfm.causal_mask %x : tensor<?x5x8xf32> -> tensor<4x5xi1>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{sequence must have rank 3, got 2}}
+  %c = tfm.causal_mask %x : tensor<?x8xf32> -> tensor<?x?xi1>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{result #0 must be ranked tensor of 1-bit signless integer values}}
+  %c = tfm.causal_mask %x : tensor<?x?x8xf32> -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{window size must be positive, got 0}}
+  %w = tfm.window_mask %x {size = 0 : i64} : tensor<?x?x8xf32> -> tensor<?x?xi1>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x6x8xf32>) {
+  // expected-error @+1 {{result columns (5) does not match sequence length (6)}}
+  %w = tfm.window_mask %x {size = 2 : i64} : tensor<?x6x8xf32> -> tensor<6x5xi1>
+  return
+}
+
+// -----
+
+func.func @f(%m: tensor<?x?xi64>) {
+  // expected-error @+1 {{result must have shape [B, 1, 1, S], got [?, 2, 1, ?]}}
+  %p = tfm.padding_mask %m : tensor<?x?xi64> -> tensor<?x2x1x?xi1>
+  return
+}
+
+// -----
+
+func.func @f(%m: tensor<?x7xi64>) {
+  // expected-error @+1 {{result keys (6) does not match key mask length (7)}}
+  %p = tfm.padding_mask %m : tensor<?x7xi64> -> tensor<?x1x1x6xi1>
+  return
+}
+
+// -----
+
+func.func @f(%m: tensor<?xi64>) {
+  // expected-error @+1 {{key mask must have rank 2, got 1}}
+  %p = tfm.padding_mask %m : tensor<?xi64> -> tensor<?x1x1x?xi1>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<3x4xi1>, %b: tensor<2x1x1x5xi1>) {
+  // expected-error @+1 {{operand shapes do not broadcast}}
+  %m = tfm.mask_and %a, %b : (tensor<3x4xi1>, tensor<2x1x1x5xi1>) -> tensor<2x1x3x4xi1>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<3x4xi1>, %b: tensor<2x1x1x4xi1>) {
+  // expected-error @+1 {{result dimension 2 (4) does not match broadcast dimension 2 (3)}}
+  %m = tfm.mask_and %a, %b : (tensor<3x4xi1>, tensor<2x1x1x4xi1>) -> tensor<2x1x4x4xi1>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<3x4xi1>, %b: tensor<2x1x1x4xi1>) {
+  // expected-error @+1 {{result must have rank 4, got 2}}
+  %m = tfm.mask_and %a, %b : (tensor<3x4xi1>, tensor<2x1x1x4xi1>) -> tensor<3x4xi1>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<?x2x5x5xf32>, %m: tensor<4x5xi1>) {
+  // expected-error @+1 {{mask dimension 0 (4) does not broadcast to scores dimension 2 (5)}}
+  %r = tfm.apply_mask %s, %m : tensor<?x2x5x5xf32>, tensor<4x5xi1>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<?x2x5x5xf32>, %m: tensor<5xi1>) {
+  // expected-error @+1 {{mask must have rank 2 to 4, got 1}}
+  %r = tfm.apply_mask %s, %m : tensor<?x2x5x5xf32>, tensor<5xi1>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<?x5x5xf32>, %m: tensor<5x5xi1>) {
+  // expected-error @+1 {{scores must have rank 4, got 3}}
+  %r = tfm.apply_mask %s, %m : tensor<?x5x5xf32>, tensor<5x5xi1>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<?x2x5x5xf32>, %m: tensor<5x5xi64>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 1-bit signless integer or 32-bit float values}}
+  %r = tfm.apply_mask %s, %m : tensor<?x2x5x5xf32>, tensor<5x5xi64>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{key head size (8) does not match query head size (4)}}
+  %a = tfm.attention %q, %k, %v {mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x?x4xf32>, %k: tensor<?x3x?x4xf32>, %v: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{key heads (3) does not match query heads (2)}}
+  %a = tfm.attention %q, %k, %v {mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x3x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x7x4xf32>, %v: tensor<?x2x6x4xf32>) {
+  // expected-error @+1 {{value length (6) does not match key length (7)}}
+  %a = tfm.attention %q, %k, %v {mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x7x4xf32>, tensor<?x2x6x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x5x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{result length (4) does not match query length (5)}}
+  %a = tfm.attention %q, %k, %v {mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x2x5x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{scale must be positive, got 0}}
+  %a = tfm.attention %q, %k, %v {mask = #tfm.mask<none>, scale = 0.0 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{a padding mask needs a key_padding operand}}
+  %a = tfm.attention %q, %k, %v {mask = #tfm.mask<padding>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x2x?x4xf32>, %kp: tensor<?x?xi64>) {
+  // expected-error @+1 {{a key_padding operand needs a padding mask}}
+  %a = tfm.attention %q, %k, %v, key_padding %kp {mask = #tfm.mask<causal>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x?xi64> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x9x4xf32>, %v: tensor<?x2x9x4xf32>, %kp: tensor<?x8xi64>) {
+  // expected-error @+1 {{key_padding length (8) does not match key length (9)}}
+  %a = tfm.attention %q, %k, %v, key_padding %kp {mask = #tfm.mask<padding>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x9x4xf32>, tensor<?x2x9x4xf32>, tensor<?x8xi64> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{query must have rank 4, got 3}}
+  %a = tfm.attention %q, %k, %v {mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{unknown mask kind 'lookahead', expected causal, padding, window(N) or none}}
+  %a = tfm.attention %q, %q, %q {mask = #tfm.mask<lookahead>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{mask kind 'causal' given twice}}
+  %a = tfm.attention %q, %q, %q {mask = #tfm.mask<causal, causal>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{mask window must be positive, got 0}}
+  %a = tfm.attention %q, %q, %q {mask = #tfm.mask<window(0)>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}

@@ -1,0 +1,87 @@
+// RUN: tfm-opt %s | tfm-opt | FileCheck %s
+// RUN: tfm-opt %s --mlir-print-op-generic | tfm-opt | FileCheck %s
+// Every tfm op parses, prints, and parses again to the same thing, in both
+// the custom and the generic form.
+
+// CHECK-LABEL: func.func @embed_and_positions
+func.func @embed_and_positions(%ids: tensor<?x?xi64>) -> tensor<?x?x8xf32> {
+  // CHECK: %[[T:.*]] = tfm.weight "src_embed.weight" : tensor<10x8xf32>
+  %table = tfm.weight "src_embed.weight" : tensor<10x8xf32>
+  // CHECK: tfm.embedding %[[T]][%{{.*}}] : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  %x = tfm.embedding %table[%ids] : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  // CHECK: tfm.scale %{{.*}} by 2.8284271247461903 : tensor<?x?x8xf32>
+  %s = tfm.scale %x by 2.8284271247461903 : tensor<?x?x8xf32>
+  // CHECK: tfm.positions %{{.*}} {kind = #tfm.positions<sinusoidal>} : tensor<?x?x8xf32>
+  %p = tfm.positions %s {kind = #tfm.positions<sinusoidal>} : tensor<?x?x8xf32>
+  %pt = tfm.weight "src_pos.weight" : tensor<16x8xf32>
+  // CHECK: tfm.positions %{{.*}}, %{{.*}} {kind = #tfm.positions<learned>} : tensor<?x?x8xf32>, tensor<16x8xf32>
+  %l = tfm.positions %p, %pt {kind = #tfm.positions<learned>} : tensor<?x?x8xf32>, tensor<16x8xf32>
+  return %l : tensor<?x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @attention_step_by_step
+func.func @attention_step_by_step(%x: tensor<?x?x8xf32>, %mask: tensor<?x?xi64>) -> tensor<?x?x8xf32> {
+  %w = tfm.weight "w" : tensor<24x8xf32>
+  %b = tfm.weight "b" : tensor<24xf32>
+  // CHECK: tfm.split %{{.*}} {axis = 0 : i64} : tensor<24x8xf32> -> tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+  %wq, %wk, %wv = tfm.split %w {axis = 0 : i64} : tensor<24x8xf32> -> tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+  %bq, %bk, %bv = tfm.split %b {axis = 0 : i64} : tensor<24xf32> -> tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+  // CHECK: tfm.linear %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %q = tfm.linear %x, %wq, %bq : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: tfm.linear %{{.*}}, %{{.*}} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %k = tfm.linear %x, %wk : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: tfm.split_heads %{{.*}} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %qh = tfm.split_heads %q : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %kh = tfm.split_heads %k : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  // CHECK: tfm.matmul %{{.*}}, %{{.*}} {transpose_rhs} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  %s = tfm.matmul %qh, %kh {transpose_rhs} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  // CHECK: tfm.causal_mask %{{.*}} : tensor<?x?x8xf32> -> tensor<?x?xi1>
+  %c = tfm.causal_mask %x : tensor<?x?x8xf32> -> tensor<?x?xi1>
+  // CHECK: tfm.window_mask %{{.*}} {size = 3 : i64} : tensor<?x?x8xf32> -> tensor<?x?xi1>
+  %wm = tfm.window_mask %x {size = 3 : i64} : tensor<?x?x8xf32> -> tensor<?x?xi1>
+  // CHECK: tfm.padding_mask %{{.*}} : tensor<?x?xi64> -> tensor<?x1x1x?xi1>
+  %p = tfm.padding_mask %mask : tensor<?x?xi64> -> tensor<?x1x1x?xi1>
+  // CHECK: tfm.mask_and %{{.*}}, %{{.*}} : (tensor<?x?xi1>, tensor<?x1x1x?xi1>) -> tensor<?x1x?x?xi1>
+  %cp = tfm.mask_and %c, %p : (tensor<?x?xi1>, tensor<?x1x1x?xi1>) -> tensor<?x1x?x?xi1>
+  // CHECK: tfm.apply_mask %{{.*}}, %{{.*}} : tensor<?x2x?x?xf32>, tensor<?x1x?x?xi1>
+  %m = tfm.apply_mask %s, %cp : tensor<?x2x?x?xf32>, tensor<?x1x?x?xi1>
+  %m2 = tfm.apply_mask %m, %wm : tensor<?x2x?x?xf32>, tensor<?x?xi1>
+  // CHECK: tfm.softmax %{{.*}} {axis = 3 : i64} : tensor<?x2x?x?xf32>
+  %sm = tfm.softmax %m2 {axis = 3 : i64} : tensor<?x2x?x?xf32>
+  %o = tfm.matmul %sm, %qh : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  // CHECK: tfm.merge_heads %{{.*}} : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
+  %mh = tfm.merge_heads %o : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
+  return %mh : tensor<?x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @additive_mask
+func.func @additive_mask(%s: tensor<1x2x3x3xf32>, %bias: tensor<3x3xf32>) -> tensor<1x2x3x3xf32> {
+  // CHECK: tfm.apply_mask %{{.*}}, %{{.*}} : tensor<1x2x3x3xf32>, tensor<3x3xf32>
+  %m = tfm.apply_mask %s, %bias : tensor<1x2x3x3xf32>, tensor<3x3xf32>
+  return %m : tensor<1x2x3x3xf32>
+}
+
+// CHECK-LABEL: func.func @norm_ffn
+func.func @norm_ffn(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  %g = tfm.weight "g" : tensor<8xf32>
+  // CHECK: tfm.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {eps = 1.000000e-05 : f64} : tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %n = tfm.layer_norm %x, %g, %g {eps = 1.0e-5 : f64} : tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>
+  // CHECK: tfm.activation %{{.*}} <gelu_tanh> : tensor<?x?x8xf32>
+  %a = tfm.activation %n <gelu_tanh> : tensor<?x?x8xf32>
+  // CHECK: tfm.activation %{{.*}} <relu>
+  %r = tfm.activation %a <relu> : tensor<?x?x8xf32>
+  // CHECK: tfm.add %{{.*}}, %{{.*}} : tensor<?x?x8xf32>
+  %s = tfm.add %r, %x : tensor<?x?x8xf32>
+  return %s : tensor<?x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @fused_attention
+func.func @fused_attention(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x2x?x4xf32>, %kp: tensor<?x?xi64>) -> tensor<?x2x?x4xf32> {
+  // CHECK: tfm.attention %{{.*}}, %{{.*}}, %{{.*}}, key_padding %{{.*}} {mask = #tfm.mask<causal, padding>, scale = 5.000000e-01 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x?xi64> -> tensor<?x2x?x4xf32>
+  %a = tfm.attention %q, %k, %v, key_padding %kp {mask = #tfm.mask<causal, padding>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x?xi64> -> tensor<?x2x?x4xf32>
+  // CHECK: tfm.attention {{.*}} {mask = #tfm.mask<none>, scale = 5.000000e-01 : f64}
+  %b = tfm.attention %a, %k, %v {mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  // CHECK: tfm.attention {{.*}} {mask = #tfm.mask<causal, window(16)>, scale = 5.000000e-01 : f64}
+  %c = tfm.attention %b, %k, %v {mask = #tfm.mask<causal, window(16)>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return %c : tensor<?x2x?x4xf32>
+}

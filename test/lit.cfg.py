@@ -1,0 +1,19 @@
+# lit configuration for tfmc's regression tests (Dialect/, Frontend/, ...).
+import os
+
+import lit.formats
+
+config.name = "tfmc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".tfm", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tfmc_build_root, "test")
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "unit", "fixtures", "run_tests.py"]
+
+# Our tools first, then LLVM's FileCheck, not, count.
+path = os.pathsep.join(config.tfmc_tools_dirs + [config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.environment["PATH"] = path
+
+config.substitutions.append(("%tfmc", "tfmc"))
+config.substitutions.append(("%tfm-opt", "tfm-opt"))
+config.substitutions.append(("%examples", os.path.join(config.tfmc_source_root, "examples")))

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Runs every unit (GoogleTest) and lit test and prints one closing line,
+`N passed, N failed` (`, N skipped` when some were skipped).
+
+Skipped tests (lit UNSUPPORTED, GTEST_SKIP) are never counted as passed.
+Exit status is 1 when anything failed or when no test ran at all.
+"""
+import argparse
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+LIT = "/usr/lib/llvm-19/build/utils/lit/lit.py"
+
+
+def run_gtest(binary, xml_path):
+    """Runs one gtest binary; returns (passed, failed, skipped)."""
+    proc = subprocess.run([binary, f"--gtest_output=xml:{xml_path}", "--gtest_brief=1"])
+    if not os.path.exists(xml_path):
+        print(f"error: {binary} wrote no results (exit {proc.returncode})")
+        return 0, 1, 0
+    passed = failed = skipped = 0
+    for case in ET.parse(xml_path).getroot().iter("testcase"):
+        if case.find("failure") is not None:
+            failed += 1
+        elif case.get("result") == "skipped" or case.find("skipped") is not None:
+            skipped += 1
+        else:
+            passed += 1
+    if proc.returncode != 0 and failed == 0:
+        print(f"error: {binary} exited {proc.returncode} with no failed test")
+        failed += 1
+    return passed, failed, skipped
+
+
+def run_lit(build_dir, xml_path):
+    """Runs the lit suite; returns (passed, failed, skipped)."""
+    cmd = [sys.executable, LIT, "-sv", f"--xunit-xml-output={xml_path}",
+           os.path.join(build_dir, "test")]
+    proc = subprocess.run(cmd)
+    if not os.path.exists(xml_path):
+        print(f"error: lit wrote no results (exit {proc.returncode})")
+        return 0, 1, 0
+    passed = failed = skipped = 0
+    for case in ET.parse(xml_path).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed += 1
+        elif case.find("skipped") is not None:
+            skipped += 1
+        else:
+            passed += 1
+    if proc.returncode != 0 and failed == 0:
+        failed += 1
+    return passed, failed, skipped
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--build-dir", default="build")
+    args = parser.parse_args()
+    build_dir = os.path.abspath(args.build_dir)
+
+    totals = [0, 0, 0]
+    with tempfile.TemporaryDirectory() as tmp:
+        binaries = sorted(glob.glob(os.path.join(build_dir, "test", "unit", "tfmc-*-tests")))
+        if not binaries:
+            print("error: no unit test binaries found under", build_dir)
+            totals[1] += 1
+        for binary in binaries:
+            print(f"== {os.path.basename(binary)}", flush=True)
+            result = run_gtest(binary, os.path.join(tmp, os.path.basename(binary) + ".xml"))
+            totals = [t + r for t, r in zip(totals, result)]
+        print("== lit", flush=True)
+        result = run_lit(build_dir, os.path.join(tmp, "lit.xml"))
+        totals = [t + r for t, r in zip(totals, result)]
+
+    passed, failed, skipped = totals
+    line = f"{passed} passed, {failed} failed"
+    if skipped:
+        line += f", {skipped} skipped"
+    print(line)
+    return 1 if failed or passed == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,742 @@
+//===- FrontendParserTest.cpp - Tests of the .tfm lexer and parser --------===//
+
+#include "compiler/frontend/AST.h"
+#include "compiler/frontend/Lexer.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+using namespace tfmc::frontend;
+
+namespace {
+
+// DESIGN.md's example, verbatim.
+const char *const kTransformerBase = R"(# The original encoder-decoder Transformer.
+model transformer_base {
+  vocab = 1000              # one vocabulary for source and target
+  d_model = 64
+  heads = 4
+  d_ff = 256
+  max_len = 128
+  norm = post               # post: x = LN(x + sublayer(x)); pre: x = x + sublayer(LN(x))
+  activation = relu         # relu | gelu | gelu_tanh
+  positions = sinusoidal    # sinusoidal | learned
+  embed_scale = sqrt_d_model  # sqrt_d_model | 1
+  layer_norm_eps = 1e-5
+  final_norm = true         # a LayerNorm after the last layer of each stack
+
+  encoder(layers = 2) {
+    self_attention(mask = padding)
+    feed_forward
+  }
+  decoder(layers = 2) {
+    self_attention(mask = causal + padding)
+    cross_attention(mask = padding)
+    feed_forward
+  }
+  output = linear           # linear | tied | none
+}
+)";
+
+// The smallest valid model; tests add one line to it.
+std::string minimal(const std::string &extra = "") {
+  return "model m {\n"
+         "  vocab = 10\n"
+         "  d_model = 8\n"
+         "  heads = 2\n"
+         "  max_len = 16\n" +
+         extra +
+         "  decoder(layers = 1) {\n"
+         "    self_attention(mask = causal)\n"
+         "  }\n"
+         "}\n";
+}
+
+Model parseOk(const std::string &source) {
+  ParseResult result = parseModel(source, "test.tfm");
+  EXPECT_TRUE(result) << (result.error ? result.error->str() : "");
+  EXPECT_FALSE(result.error);
+  return result.model ? *result.model : Model();
+}
+
+Diagnostic parseError(const std::string &source) {
+  ParseResult result = parseModel(source, "test.tfm");
+  EXPECT_FALSE(result) << "parsed, but expected an error";
+  EXPECT_TRUE(result.error);
+  return result.error ? *result.error : Diagnostic();
+}
+
+// Checks the first error's position and that its message contains `message`.
+#define EXPECT_PARSE_ERROR(source_, line_, col_, substring_)                       \
+  do {                                                                         \
+    Diagnostic diag = parseError(source_);                                      \
+    EXPECT_EQ(diag.loc.file, "test.tfm");                                      \
+    EXPECT_EQ(diag.loc.line, static_cast<unsigned>(line_)) << diag.str();     \
+    EXPECT_EQ(diag.loc.col, static_cast<unsigned>(col_)) << diag.str();       \
+    EXPECT_NE(diag.message.find(substring_), std::string::npos)                   \
+        << "message: " << diag.message << "\nwanted:  " << (substring_);          \
+  } while (false)
+
+//===----------------------------------------------------------------------===//
+// Valid models
+//===----------------------------------------------------------------------===//
+
+TEST(FrontendParser, DesignExampleEveryField) {
+  Model model = parseOk(kTransformerBase);
+  EXPECT_EQ(model.name, "transformer_base");
+  EXPECT_EQ(model.loc.file, "test.tfm");
+  EXPECT_EQ(model.loc.line, 2u);
+  EXPECT_EQ(model.loc.col, 1u);
+  EXPECT_EQ(model.vocab, 1000);
+  EXPECT_EQ(model.dModel, 64);
+  EXPECT_EQ(model.heads, 4);
+  EXPECT_EQ(model.dFF, 256);
+  EXPECT_EQ(model.maxLen, 128);
+  EXPECT_EQ(model.norm, NormPlacement::Post);
+  EXPECT_EQ(model.activation, Activation::Relu);
+  EXPECT_EQ(model.positions, PositionKind::Sinusoidal);
+  EXPECT_EQ(model.embedScale, EmbedScale::SqrtDModel);
+  EXPECT_DOUBLE_EQ(model.layerNormEps, 1e-5);
+  EXPECT_TRUE(model.finalNorm);
+  EXPECT_EQ(model.output, OutputKind::Linear);
+  EXPECT_EQ(model.dHead(), 16);
+  EXPECT_TRUE(model.isEncoderDecoder());
+
+  ASSERT_TRUE(model.encoder);
+  const Stack &encoder = *model.encoder;
+  EXPECT_EQ(encoder.kind, StackKind::Encoder);
+  EXPECT_EQ(encoder.layers, 2);
+  EXPECT_EQ(encoder.loc.line, 15u);
+  EXPECT_EQ(encoder.loc.col, 3u);
+  ASSERT_EQ(encoder.sublayers.size(), 2u);
+  EXPECT_EQ(encoder.sublayers[0].kind, SublayerKind::SelfAttention);
+  EXPECT_TRUE(encoder.sublayers[0].mask.padding);
+  EXPECT_FALSE(encoder.sublayers[0].mask.causal);
+  EXPECT_EQ(encoder.sublayers[0].mask.window, 0);
+  EXPECT_EQ(encoder.sublayers[0].loc.line, 16u);
+  EXPECT_EQ(encoder.sublayers[0].loc.col, 5u);
+  EXPECT_EQ(encoder.sublayers[1].kind, SublayerKind::FeedForward);
+
+  ASSERT_TRUE(model.decoder);
+  const Stack &decoder = *model.decoder;
+  EXPECT_EQ(decoder.kind, StackKind::Decoder);
+  EXPECT_EQ(decoder.layers, 2);
+  EXPECT_EQ(decoder.loc.line, 19u);
+  ASSERT_EQ(decoder.sublayers.size(), 3u);
+  EXPECT_EQ(decoder.sublayers[0].kind, SublayerKind::SelfAttention);
+  EXPECT_TRUE(decoder.sublayers[0].mask.causal);
+  EXPECT_TRUE(decoder.sublayers[0].mask.padding);
+  EXPECT_EQ(decoder.sublayers[1].kind, SublayerKind::CrossAttention);
+  EXPECT_FALSE(decoder.sublayers[1].mask.causal);
+  EXPECT_TRUE(decoder.sublayers[1].mask.padding);
+  EXPECT_EQ(decoder.sublayers[2].kind, SublayerKind::FeedForward);
+
+  // Every written setting has its location, in source order.
+  ASSERT_EQ(model.settingLocs.size(), 12u);
+  EXPECT_EQ(model.settingLocs[0].first, "vocab");
+  EXPECT_EQ(model.settingLocs[11].first, "output");
+  EXPECT_EQ(model.locOf("heads").line, 5u);
+  EXPECT_EQ(model.locOf("heads").col, 3u);
+  EXPECT_EQ(model.locOf("output").line, 24u);
+}
+
+TEST(FrontendParser, Defaults) {
+  Model model = parseOk(minimal());
+  EXPECT_EQ(model.dFF, 0);
+  EXPECT_EQ(model.norm, NormPlacement::Post);
+  EXPECT_EQ(model.activation, Activation::Relu);
+  EXPECT_EQ(model.positions, PositionKind::Sinusoidal);
+  EXPECT_EQ(model.embedScale, EmbedScale::One);
+  EXPECT_DOUBLE_EQ(model.layerNormEps, 1e-5);
+  EXPECT_FALSE(model.finalNorm);
+  EXPECT_EQ(model.output, OutputKind::Linear);
+  EXPECT_TRUE(model.isDecoderOnly());
+  EXPECT_FALSE(model.encoder);
+  // A default has no location of its own: locOf falls back to the model.
+  EXPECT_EQ(model.locOf("norm").line, model.loc.line);
+  EXPECT_EQ(model.settingLocs.size(), 4u);
+}
+
+TEST(FrontendParser, EveryChoice) {
+  Model model = parseOk(minimal("  norm = pre\n"
+                                "  activation = gelu_tanh\n"
+                                "  positions = learned\n"
+                                "  embed_scale = 1\n"
+                                "  final_norm = false\n"
+                                "  output = tied\n"));
+  EXPECT_EQ(model.norm, NormPlacement::Pre);
+  EXPECT_EQ(model.activation, Activation::GeluTanh);
+  EXPECT_EQ(model.positions, PositionKind::Learned);
+  EXPECT_EQ(model.embedScale, EmbedScale::One);
+  EXPECT_FALSE(model.finalNorm);
+  EXPECT_EQ(model.output, OutputKind::Tied);
+
+  EXPECT_EQ(parseOk(minimal("  activation = gelu\n")).activation,
+            Activation::Gelu);
+  EXPECT_EQ(parseOk(minimal("  output = none\n")).output, OutputKind::None);
+  EXPECT_EQ(parseOk(minimal("  output = linear\n")).output,
+            OutputKind::Linear);
+}
+
+TEST(FrontendParser, Numbers) {
+  EXPECT_DOUBLE_EQ(parseOk(minimal("  layer_norm_eps = 1e-5\n")).layerNormEps,
+                   1e-5);
+  EXPECT_DOUBLE_EQ(
+      parseOk(minimal("  layer_norm_eps = 0.00001\n")).layerNormEps, 1e-5);
+  EXPECT_DOUBLE_EQ(parseOk(minimal("  layer_norm_eps = 0.5\n")).layerNormEps,
+                   0.5);
+  EXPECT_DOUBLE_EQ(parseOk(minimal("  layer_norm_eps = 3\n")).layerNormEps,
+                   3.0);
+  EXPECT_DOUBLE_EQ(parseOk(minimal("  layer_norm_eps = 1E-12\n")).layerNormEps,
+                   1e-12);
+  EXPECT_DOUBLE_EQ(parseOk(minimal("  layer_norm_eps = 2.5e+1\n")).layerNormEps,
+                   25.0);
+  // The largest int32 is a valid size.
+  EXPECT_EQ(parseOk(minimal("  d_ff = 2147483647\n")).dFF, 2147483647);
+  EXPECT_EQ(parseOk(minimal("  d_ff = 007\n")).dFF, 7);
+}
+
+TEST(FrontendParser, MaskExpressions) {
+  auto maskOf = [](const std::string &expr) {
+    std::string source = "model m {\n vocab = 1, d_model = 4, heads = 1, "
+                         "max_len = 4\n decoder(layers = 1) {\n "
+                         "self_attention" +
+                         expr + "\n }\n}\n";
+    Model model = parseOk(source);
+    return model.decoder ? model.decoder->sublayers.at(0).mask : MaskSpec();
+  };
+  EXPECT_TRUE(maskOf("").isNone());
+  EXPECT_TRUE(maskOf("(mask = none)").isNone());
+  MaskSpec causal = maskOf("(mask = causal)");
+  EXPECT_TRUE(causal.causal);
+  EXPECT_FALSE(causal.padding);
+  EXPECT_EQ(toString(causal), "causal");
+  MaskSpec both = maskOf("(mask = padding + causal)");
+  EXPECT_TRUE(both.causal && both.padding);
+  EXPECT_EQ(toString(both), "causal + padding");
+  MaskSpec window = maskOf("(mask = window(8))");
+  EXPECT_EQ(window.window, 8);
+  EXPECT_FALSE(window.causal);
+  EXPECT_EQ(toString(window), "window(8)");
+  MaskSpec all = maskOf("(mask = window(3) + padding + causal)");
+  EXPECT_TRUE(all.causal && all.padding);
+  EXPECT_EQ(all.window, 3);
+  EXPECT_EQ(toString(all), "causal + padding + window(3)");
+  EXPECT_EQ(toString(MaskSpec()), "none");
+  // Newlines inside parentheses continue the line.
+  MaskSpec multiLine = maskOf("(\n  mask = causal +\n    padding\n )");
+  EXPECT_TRUE(multiLine.causal && multiLine.padding);
+}
+
+TEST(FrontendParser, CommasAsSeparators) {
+  Model model = parseOk(
+      "model m { vocab = 10, d_model = 8, heads = 2, max_len = 16, d_ff = 32,"
+      " encoder(layers = 3) { self_attention(mask = padding), feed_forward },"
+      " }");
+  EXPECT_EQ(model.vocab, 10);
+  EXPECT_EQ(model.dFF, 32);
+  ASSERT_TRUE(model.encoder);
+  EXPECT_EQ(model.encoder->layers, 3);
+  EXPECT_EQ(model.encoder->sublayers.size(), 2u);
+  EXPECT_TRUE(model.isEncoderOnly());
+}
+
+TEST(FrontendParser, CommentsEverywhere) {
+  Model model = parseOk("# header\n"
+                        "# more\n"
+                        "model m # after the name\n"
+                        "{ # after the brace\n"
+                        "  vocab = 10 # after a value\n"
+                        "  # a whole line\n"
+                        "  d_model = 8, heads = 2 # two on a line\n"
+                        "  max_len = 16\n"
+                        "  decoder(layers = 1) # before the brace\n"
+                        "  { # after it\n"
+                        "    self_attention( # inside parentheses\n"
+                        "      mask = causal # é, UTF-8 is fine here\n"
+                        "    ) # after\n"
+                        "  } # end of stack\n"
+                        "} # end of model\n"
+                        "# trailing comment");
+  EXPECT_EQ(model.vocab, 10);
+  EXPECT_EQ(model.heads, 2);
+  ASSERT_TRUE(model.decoder);
+  EXPECT_TRUE(model.decoder->sublayers[0].mask.causal);
+}
+
+TEST(FrontendParser, CrlfLineEndings) {
+  std::string source = kTransformerBase;
+  std::string crlf;
+  for (char c : source) {
+    if (c == '\n')
+      crlf += '\r';
+    crlf += c;
+  }
+  Model model = parseOk(crlf);
+  EXPECT_EQ(model.vocab, 1000);
+  ASSERT_TRUE(model.decoder);
+  EXPECT_EQ(model.decoder->loc.line, 19u);
+  EXPECT_EQ(model.decoder->loc.col, 3u);
+
+  // Locations in errors are the same as with "\n".
+  EXPECT_PARSE_ERROR("model m {\r\n  vocab = 10\r\n  colour = 3\r\n}\r\n", 3, 3,
+                     "unknown setting 'colour'");
+}
+
+TEST(FrontendParser, AnyOrderAndNoTrailingNewline) {
+  Model model = parseOk("model m {\n"
+                        "  decoder(layers = 2) {\n"
+                        "    self_attention(mask = causal)\n"
+                        "    cross_attention\n"
+                        "    feed_forward\n"
+                        "  }\n"
+                        "  d_ff = 16\n"
+                        "  encoder(layers = 1) {\n"
+                        "    self_attention\n"
+                        "  }\n"
+                        "  vocab = 10, d_model = 8, heads = 2, max_len = 16\n"
+                        "}");
+  EXPECT_TRUE(model.isEncoderDecoder());
+  EXPECT_EQ(model.decoder->sublayers[1].kind, SublayerKind::CrossAttention);
+  EXPECT_TRUE(model.decoder->sublayers[1].mask.isNone());
+}
+
+TEST(FrontendParser, UnusedDFFIsAccepted) {
+  EXPECT_EQ(parseOk(minimal("  d_ff = 64\n")).dFF, 64);
+}
+
+TEST(FrontendParser, TiedOutputWithoutDecoderIsFine) {
+  Model model = parseOk("model m {\n vocab = 1, d_model = 4, heads = 1, "
+                        "max_len = 4, output = tied\n encoder(layers = 1) { "
+                        "self_attention }\n}\n");
+  EXPECT_EQ(model.output, OutputKind::Tied);
+}
+
+TEST(FrontendParser, Dump) {
+  Model model = parseOk(kTransformerBase);
+  EXPECT_EQ(dumpModel(model), "model transformer_base  @test.tfm:2:1\n"
+                              "  vocab = 1000\n"
+                              "  d_model = 64\n"
+                              "  heads = 4\n"
+                              "  d_ff = 256\n"
+                              "  max_len = 128\n"
+                              "  norm = post\n"
+                              "  activation = relu\n"
+                              "  positions = sinusoidal\n"
+                              "  embed_scale = sqrt_d_model\n"
+                              "  layer_norm_eps = 1e-05\n"
+                              "  final_norm = true\n"
+                              "  output = linear\n"
+                              "  encoder layers = 2\n"
+                              "    self_attention mask = padding\n"
+                              "    feed_forward\n"
+                              "  decoder layers = 2\n"
+                              "    self_attention mask = causal + padding\n"
+                              "    cross_attention mask = padding\n"
+                              "    feed_forward\n");
+  std::string defaults = dumpModel(parseOk(minimal()));
+  EXPECT_NE(defaults.find("  d_ff = unset\n"), std::string::npos);
+  EXPECT_NE(defaults.find("  embed_scale = 1\n"), std::string::npos);
+  EXPECT_NE(defaults.find("  decoder layers = 1\n    self_attention mask = "
+                          "causal\n"),
+            std::string::npos);
+}
+
+TEST(FrontendParser, ToStrings) {
+  EXPECT_STREQ(toString(NormPlacement::Pre), "pre");
+  EXPECT_STREQ(toString(Activation::GeluTanh), "gelu_tanh");
+  EXPECT_STREQ(toString(PositionKind::Learned), "learned");
+  EXPECT_STREQ(toString(EmbedScale::SqrtDModel), "sqrt_d_model");
+  EXPECT_STREQ(toString(EmbedScale::One), "1");
+  EXPECT_STREQ(toString(OutputKind::None), "none");
+  EXPECT_STREQ(toString(StackKind::Decoder), "decoder");
+  EXPECT_STREQ(toString(SublayerKind::CrossAttention), "cross_attention");
+}
+
+TEST(FrontendParser, DiagnosticStr) {
+  EXPECT_EQ((Diagnostic{SourceLoc{"a.tfm", 3, 7}, "oops"}.str()),
+            "a.tfm:3:7: error: oops");
+  EXPECT_EQ((Diagnostic{SourceLoc{"a.tfm", 0, 0}, "oops"}.str()),
+            "a.tfm: error: oops");
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+TEST(FrontendParserErrors, UnknownSetting) {
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 10\n  colour = 3\n}\n", 3, 3,
+                     "unknown setting 'colour'; known settings are vocab, "
+                     "d_model, heads, d_ff, max_len, norm, activation, "
+                     "positions, embed_scale, layer_norm_eps, final_norm, "
+                     "output");
+  EXPECT_PARSE_ERROR("model m {\n  feed_forward\n}\n", 2, 3,
+                     "sublayer 'feed_forward' must be inside an 'encoder' or "
+                     "'decoder' block");
+}
+
+TEST(FrontendParserErrors, DuplicateSetting) {
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 10\n  d_model = 8\n  vocab = 20\n}",
+                     4, 3,
+                     "duplicate setting 'vocab' (first set at line 2, column "
+                     "3)");
+}
+
+TEST(FrontendParserErrors, MissingRequiredSetting) {
+  EXPECT_PARSE_ERROR("\nmodel m {\n  vocab = 10, d_model = 8, max_len = 4\n"
+                     "  decoder(layers = 1) { self_attention }\n}\n",
+                     2, 1, "missing required setting 'heads' in model 'm'");
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 10, d_model = 8\n"
+                     "  decoder(layers = 1) { self_attention }\n}\n",
+                     1, 1,
+                     "missing required settings 'heads' and 'max_len' in "
+                     "model 'm'");
+}
+
+TEST(FrontendParserErrors, BadValueType) {
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 10\n  heads = relu\n}\n", 3, 11,
+                     "expected a positive integer for setting 'heads', found "
+                     "'relu'");
+  EXPECT_PARSE_ERROR(minimal("  d_ff = 1.5\n"), 6, 10,
+                     "expected a positive integer for setting 'd_ff', found "
+                     "'1.5'");
+  EXPECT_PARSE_ERROR(minimal("  norm = 3\n"), 6, 10,
+                     "expected 'post' or 'pre' for setting 'norm', found '3'");
+  EXPECT_PARSE_ERROR(minimal("  final_norm = 1\n"), 6, 16,
+                     "expected 'true' or 'false' for setting 'final_norm', "
+                     "found '1'");
+  EXPECT_PARSE_ERROR(minimal("  layer_norm_eps = small\n"), 6, 20,
+                     "expected a positive number for setting "
+                     "'layer_norm_eps', found 'small'");
+  EXPECT_PARSE_ERROR(minimal("  d_ff =\n"), 6, 9,
+                     "expected a positive integer for setting 'd_ff', found "
+                     "end of line");
+}
+
+TEST(FrontendParserErrors, UnknownValue) {
+  EXPECT_PARSE_ERROR(minimal("  norm = middle\n"), 6, 10,
+                     "unknown value 'middle' for setting 'norm'; expected "
+                     "'post' or 'pre'");
+  EXPECT_PARSE_ERROR(minimal("  activation = swish\n"), 6, 16,
+                     "unknown value 'swish' for setting 'activation'; "
+                     "expected 'relu', 'gelu' or 'gelu_tanh'");
+  EXPECT_PARSE_ERROR(minimal("  embed_scale = 2\n"), 6, 17,
+                     "unknown value '2' for setting 'embed_scale'; expected "
+                     "'sqrt_d_model' or '1'");
+  EXPECT_PARSE_ERROR(minimal("  output = softmax\n"), 6, 12,
+                     "unknown value 'softmax' for setting 'output'; expected "
+                     "'linear', 'tied' or 'none'");
+  EXPECT_PARSE_ERROR(minimal("  positions = rotary\n"), 6, 15,
+                     "expected 'sinusoidal' or 'learned'");
+}
+
+TEST(FrontendParserErrors, NonPositiveSizes) {
+  EXPECT_PARSE_ERROR("model m {\n  d_model = 0\n}", 2, 13,
+                     "setting 'd_model' must be positive, found 0");
+  EXPECT_PARSE_ERROR("model m {\n  heads = -4\n}", 2, 11,
+                     "setting 'heads' must be positive, found -4");
+  EXPECT_PARSE_ERROR(minimal("  layer_norm_eps = 0.0\n"), 6, 20,
+                     "setting 'layer_norm_eps' must be positive, found 0.0");
+  EXPECT_PARSE_ERROR(minimal("  layer_norm_eps = -1e-5\n"), 6, 20,
+                     "setting 'layer_norm_eps' must be positive, found -1e-5");
+}
+
+TEST(FrontendParserErrors, NotDivisible) {
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 10\n  d_model = 64\n  heads = 5\n"
+                     "  max_len = 4\n  decoder(layers = 1) { self_attention "
+                     "}\n}\n",
+                     4, 3, "d_model = 64 is not divisible by heads = 5");
+}
+
+TEST(FrontendParserErrors, CrossAttention) {
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 1, d_model = 4, heads = 1, "
+                     "max_len = 4\n  decoder(layers = 1) {\n"
+                     "    self_attention(mask = causal)\n"
+                     "    cross_attention(mask = padding)\n  }\n}\n",
+                     5, 5,
+                     "'cross_attention' needs an encoder, but model 'm' has "
+                     "no 'encoder' block");
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 1, d_model = 4, heads = 1, "
+                     "max_len = 4\n  encoder(layers = 1) {\n"
+                     "    self_attention\n    cross_attention\n  }\n}\n",
+                     5, 5, "'cross_attention' is not allowed in an encoder");
+}
+
+TEST(FrontendParserErrors, Masks) {
+  auto withMask = [](const std::string &args) {
+    return "model m {\n vocab = 1, d_model = 4, heads = 1, max_len = 4\n"
+           " decoder(layers = 1) {\n  self_attention" +
+           args + "\n }\n}\n";
+  };
+  EXPECT_PARSE_ERROR(withMask("(mask = future)"), 4, 25,
+                     "unknown mask kind 'future'; expected 'none', 'causal', "
+                     "'padding' or 'window(N)'");
+  EXPECT_PARSE_ERROR(withMask("(mask = causal + causal)"), 4, 34,
+                     "duplicate mask term 'causal'");
+  EXPECT_PARSE_ERROR(withMask("(mask = window(2) + window(4))"), 4, 37,
+                     "duplicate mask term 'window'");
+  EXPECT_PARSE_ERROR(withMask("(mask = none + padding)"), 4, 32,
+                     "'none' cannot be combined with other mask terms");
+  EXPECT_PARSE_ERROR(withMask("(mask = padding + none)"), 4, 35,
+                     "'none' cannot be combined with other mask terms");
+  EXPECT_PARSE_ERROR(withMask("(mask = window(0))"), 4, 32,
+                     "window size must be at least 1, found 0");
+  EXPECT_PARSE_ERROR(withMask("(mask = window)"), 4, 31,
+                     "expected '(' after 'window', found ')'");
+  EXPECT_PARSE_ERROR(withMask("(mask = causal padding)"), 4, 32,
+                     "expected '+' or ')' after mask term 'causal', found "
+                     "'padding'");
+  EXPECT_PARSE_ERROR(withMask("(masks = causal)"), 4, 18,
+                     "unknown argument 'masks' for 'self_attention'; expected "
+                     "'mask'");
+  EXPECT_PARSE_ERROR(withMask("()"), 4, 18,
+                     "expected 'mask' after 'self_attention(', found ')'");
+  EXPECT_PARSE_ERROR(withMask("(mask = )"), 4, 25,
+                     "expected a mask term ('none', 'causal', 'padding' or "
+                     "'window(N)'), found ')'");
+  // Inside parentheses a line break continues the line, so the error is at
+  // the next token.
+  EXPECT_PARSE_ERROR(withMask("(mask = causal"), 5, 2,
+                     "expected '+' or ')' after mask term 'causal', found "
+                     "'}'");
+}
+
+TEST(FrontendParserErrors, Stacks) {
+  const std::string head =
+      "model m {\n vocab = 1, d_model = 4, heads = 1, max_len = 4\n";
+  EXPECT_PARSE_ERROR(head + " decoder(layers = 0) { self_attention }\n}\n", 3,
+                     19, "layers must be at least 1, found 0");
+  EXPECT_PARSE_ERROR(head + " decoder(layers = -2) { self_attention }\n}\n",
+                     3, 19, "layers must be at least 1, found -2");
+  EXPECT_PARSE_ERROR(head + " decoder { self_attention }\n}\n", 3, 10,
+                     "expected '(layers = N)' after 'decoder', found '{'");
+  EXPECT_PARSE_ERROR(head + " decoder(depth = 2) { self_attention }\n}\n", 3,
+                     10, "unknown argument 'depth' for 'decoder'; expected "
+                         "'layers'");
+  EXPECT_PARSE_ERROR(head + " encoder(layers = 1) { self_attention }\n"
+                            " encoder(layers = 1) { self_attention }\n}\n",
+                     4, 2,
+                     "duplicate 'encoder' block (first at line 3, column 2)");
+  EXPECT_PARSE_ERROR(head + " decoder(layers = 1) {\n  attention\n }\n}\n", 4,
+                     3,
+                     "unknown sublayer 'attention'; expected "
+                     "'self_attention', 'cross_attention' or 'feed_forward'");
+  EXPECT_PARSE_ERROR(head + " decoder(layers = 1) {\n  heads = 2\n }\n}\n", 4,
+                     3,
+                     "setting 'heads' belongs in the model body, not in the "
+                     "'decoder' block");
+  EXPECT_PARSE_ERROR(head + " decoder(layers = 1) {\n  self_attention\n"
+                            "  feed_forward(d_ff = 4)\n }\n}\n",
+                     5, 15, "'feed_forward' takes no arguments, found '('");
+  EXPECT_PARSE_ERROR(head + " decoder(layers = 1) {\n }\n}\n", 3, 2,
+                     "'decoder' block has no sublayers");
+  EXPECT_PARSE_ERROR(head + "}\n", 1, 1,
+                     "model 'm' has no 'encoder' or 'decoder' block");
+  EXPECT_PARSE_ERROR(head + " decoder(layers = 1) {\n  self_attention "
+                            "feed_forward\n }\n}\n",
+                     4, 18,
+                     "expected ',', a new line or '}' after sublayer "
+                     "'self_attention', found 'feed_forward'");
+}
+
+TEST(FrontendParserErrors, MissingDFF) {
+  EXPECT_PARSE_ERROR("model m {\n vocab = 1, d_model = 4, heads = 1, max_len "
+                     "= 4\n decoder(layers = 1) {\n  self_attention\n"
+                     "  feed_forward\n }\n encoder(layers = 1) {\n"
+                     "  feed_forward\n }\n}\n",
+                     5, 3, "missing setting 'd_ff', which 'feed_forward' needs");
+}
+
+TEST(FrontendParserErrors, Unterminated) {
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 1\n  decoder(layers = 1) {\n"
+                     "    self_attention\n",
+                     5, 1,
+                     "unterminated 'decoder' block opened at line 3, column "
+                     "23: expected '}', found end of file");
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 1\n", 3, 1,
+                     "unterminated 'model m' block opened at line 1, column "
+                     "9: expected '}', found end of file");
+}
+
+TEST(FrontendParserErrors, StrayTokens) {
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 1\n  )\n}\n", 3, 3,
+                     "expected a setting, a stack or '}', found ')'");
+  EXPECT_PARSE_ERROR("model m {\n  vocab {\n}\n", 2, 9,
+                     "expected '=' after setting 'vocab', found '{'");
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 1 d_model = 2\n}\n", 2, 13,
+                     "expected ',', a new line or '}' after setting 'vocab', "
+                     "found 'd_model'");
+  EXPECT_PARSE_ERROR(minimal() + "model n {\n}\n", 10, 1,
+                     "expected end of file after model 'm', found 'model'");
+  EXPECT_PARSE_ERROR("model {\n}\n", 1, 7,
+                     "expected a model name after 'model', found '{'");
+  EXPECT_PARSE_ERROR("model m\n  vocab = 1\n", 2, 3,
+                     "expected '{' after 'model m', found 'vocab'");
+  EXPECT_PARSE_ERROR("transformer m {\n}\n", 1, 1,
+                     "expected 'model', found 'transformer'");
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 1 - 2\n}\n", 2, 13,
+                     "unexpected character '-'");
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 1;\n}\n", 2, 12,
+                     "unexpected character ';'");
+}
+
+TEST(FrontendParserErrors, EmptyFile) {
+  EXPECT_PARSE_ERROR("", 1, 1, "expected 'model', found end of file");
+  EXPECT_PARSE_ERROR("  \n\n\t\n", 4, 1, "expected 'model', found end of file");
+  EXPECT_PARSE_ERROR("# only\n# comments", 2, 11,
+                     "expected 'model', found end of file");
+}
+
+TEST(FrontendParserErrors, Encoding) {
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 1\xff\n}\n", 2, 12,
+                     "invalid UTF-8 byte 0xff");
+  // In a comment too: the file is likely in another encoding.
+  EXPECT_PARSE_ERROR("# caf\xe9\nmodel m {}\n", 1, 6, "invalid UTF-8 byte 0xe9");
+  // A truncated sequence is reported at its first byte.
+  EXPECT_PARSE_ERROR("# \xe2\x82\nmodel m {}\n", 1, 3,
+                     "invalid UTF-8 byte 0xe2");
+  // Overlong encodings and surrogates are not UTF-8.
+  EXPECT_PARSE_ERROR("# \xc0\xaf\n", 1, 3, "invalid UTF-8 byte 0xc0");
+  EXPECT_PARSE_ERROR("# \xed\xa0\x80\n", 1, 3, "invalid UTF-8 byte 0xed");
+  // Valid UTF-8 outside a comment is just an unexpected character; columns
+  // count bytes, so the comment's two-byte 'é' moves nothing on line 2.
+  EXPECT_PARSE_ERROR("# caf\xc3\xa9\nmodel m {\n  vocab = 1 \xc3\xa9\n}\n", 3,
+                     13, "unexpected character '\xc3\xa9' (U+00E9)");
+  EXPECT_PARSE_ERROR("model m { # \xc3\xa9\xc3\xa9 x\n vocab = 1 # ok\n"
+                     " \x01\n}\n",
+                     3, 2, "unexpected character 0x01");
+  // Column after a multi-byte character counts its bytes.
+  EXPECT_PARSE_ERROR("model m { # \xe2\x82\xac \xff\n}\n", 1, 17,
+                     "invalid UTF-8 byte 0xff");
+}
+
+TEST(FrontendParserErrors, LargeNumbers) {
+  EXPECT_PARSE_ERROR(minimal("  d_ff = 99999999999\n"), 6, 10,
+                     "number 99999999999 is too large (maximum 2147483647)");
+  EXPECT_PARSE_ERROR(minimal("  d_ff = 2147483648\n"), 6, 10,
+                     "number 2147483648 is too large (maximum 2147483647)");
+  std::string forty(40, '9');
+  EXPECT_PARSE_ERROR(minimal("  d_ff = " + forty + "\n"), 6, 10,
+                     "number " + forty + " is too large (maximum 2147483647)");
+  EXPECT_PARSE_ERROR(minimal("  d_ff = -99999999999\n"), 6, 10,
+                     "number -99999999999 is too small (minimum -2147483648)");
+  EXPECT_PARSE_ERROR(minimal("  layer_norm_eps = 1e999\n"), 6, 20,
+                     "number 1e999 is too large");
+  EXPECT_PARSE_ERROR(minimal("  layer_norm_eps = 1e-999\n"), 6, 20,
+                     "number 1e-999 is too small to represent");
+  // An int32-sized negative number is a valid token, so the error is about
+  // its sign, not its size.
+  EXPECT_PARSE_ERROR(minimal("  d_ff = -2147483648\n"), 6, 10,
+                     "setting 'd_ff' must be positive, found -2147483648");
+}
+
+TEST(FrontendParserErrors, MalformedNumbers) {
+  EXPECT_PARSE_ERROR(minimal("  d_ff = 12abc\n"), 6, 10,
+                     "invalid number '12abc'");
+  EXPECT_PARSE_ERROR(minimal("  layer_norm_eps = 1.\n"), 6, 20,
+                     "invalid number '1.'");
+  EXPECT_PARSE_ERROR(minimal("  layer_norm_eps = 1e\n"), 6, 20,
+                     "invalid number '1e'");
+  EXPECT_PARSE_ERROR(minimal("  layer_norm_eps = 1.2.3\n"), 6, 20,
+                     "invalid number '1.2.3'");
+}
+
+TEST(FrontendParserErrors, FirstErrorWins) {
+  // A later lexical error does not hide an earlier one, and vice versa.
+  EXPECT_PARSE_ERROR("model m {\n  colour = 1\n  vocab = \xff\n}\n", 2, 3,
+                     "unknown setting 'colour'");
+  EXPECT_PARSE_ERROR("model m {\n  vocab = \xff\n  colour = 1\n}\n", 2, 11,
+                     "invalid UTF-8 byte 0xff");
+  // Syntax errors anywhere come before whole-model checks.
+  EXPECT_PARSE_ERROR("model m {\n  heads = 3\n  d_model = 8\n  norm = x\n}\n",
+                     4, 10, "unknown value 'x'");
+}
+
+//===----------------------------------------------------------------------===//
+// Files
+//===----------------------------------------------------------------------===//
+
+TEST(FrontendParserFiles, MissingFile) {
+  ParseResult result = parseModelFile("nope-does-not-exist.tfm");
+  ASSERT_FALSE(result);
+  ASSERT_TRUE(result.error);
+  EXPECT_EQ(result.error->loc.line, 0u);
+  EXPECT_EQ(result.error->str(), "nope-does-not-exist.tfm: error: cannot open "
+                                 "file: No such file or directory");
+}
+
+TEST(FrontendParserFiles, Directory) {
+  ParseResult result = parseModelFile("/");
+  ASSERT_TRUE(result.error);
+  EXPECT_EQ(result.error->str(), "/: error: cannot read file: Is a directory");
+}
+
+TEST(FrontendParserFiles, ReadsAFile) {
+  std::string path = ::testing::TempDir() + "tfmc-parser-test-" +
+                     std::to_string(::getpid()) + ".tfm";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << kTransformerBase;
+  }
+  ParseResult result = parseModelFile(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(result) << result.error->str();
+  EXPECT_EQ(result.model->loc.file, path);
+  EXPECT_EQ(result.model->name, "transformer_base");
+}
+
+//===----------------------------------------------------------------------===//
+// Lexer
+//===----------------------------------------------------------------------===//
+
+TEST(FrontendLexer, Tokens) {
+  Lexer lexer("model m { x = -3, y=1.5e3 + (\n z\n ) }\n");
+  std::vector<TokenKind> kinds;
+  std::vector<std::string> texts;
+  for (Token token = lexer.next(); !token.is(TokenKind::EndOfFile);
+       token = lexer.next()) {
+    kinds.push_back(token.kind);
+    texts.push_back(token.text);
+  }
+  std::vector<TokenKind> expected = {
+      TokenKind::Identifier, TokenKind::Identifier, TokenKind::LBrace,
+      TokenKind::Identifier, TokenKind::Equal,      TokenKind::Integer,
+      TokenKind::Comma,      TokenKind::Identifier, TokenKind::Equal,
+      TokenKind::Float,      TokenKind::Plus,       TokenKind::LParen,
+      TokenKind::Identifier, TokenKind::RParen,     TokenKind::RBrace,
+      TokenKind::Newline};
+  EXPECT_EQ(kinds, expected);
+  EXPECT_EQ(texts[5], "-3");
+  EXPECT_EQ(texts[9], "1.5e3");
+
+  Lexer numbers("-3 1.5e3");
+  Token minusThree = numbers.next();
+  EXPECT_EQ(minusThree.intValue, -3);
+  EXPECT_DOUBLE_EQ(numbers.next().floatValue, 1500.0);
+}
+
+TEST(FrontendLexer, ErrorIsSticky) {
+  Lexer lexer("a \xff b");
+  EXPECT_TRUE(lexer.next().is(TokenKind::Identifier));
+  Token error = lexer.next();
+  EXPECT_TRUE(error.is(TokenKind::Error));
+  EXPECT_EQ(error.col, 3u);
+  EXPECT_TRUE(lexer.next().is(TokenKind::Error));
+}
+
+TEST(FrontendLexer, Utf8Lengths) {
+  EXPECT_EQ(utf8SequenceLength("a", 0), 1u);
+  EXPECT_EQ(utf8SequenceLength("\xc3\xa9", 0), 2u);
+  EXPECT_EQ(utf8SequenceLength("\xe2\x82\xac", 0), 3u);
+  EXPECT_EQ(utf8SequenceLength("\xf0\x9f\x98\x80", 0), 4u);
+  EXPECT_EQ(utf8SequenceLength("\xf4\x90\x80\x80", 0), 0u); // > U+10FFFF
+  EXPECT_EQ(utf8SequenceLength("\xe0\x80\x80", 0), 0u);     // overlong
+  EXPECT_EQ(utf8SequenceLength("\x80", 0), 0u);
+  EXPECT_EQ(utf8SequenceLength("\xc3", 0), 0u);
+}
+
+} // namespace

@@ -1,0 +1,15 @@
+//===- tfm-opt.cpp - mlir-opt with the tfm dialect and tfmc's passes ------===//
+
+#include "compiler/driver/Driver.h"
+
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  tfmc::driver::registerDialects(registry);
+  mlir::registerTransformsPasses();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "tfm-opt: runs tfm dialect passes and pipelines\n",
+      registry));
+}
