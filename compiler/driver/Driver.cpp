@@ -11,6 +11,8 @@
 
 namespace tfmc::driver {
 
+const char *version() { return TFMC_VERSION; }
+
 void registerDialects(mlir::DialectRegistry &registry) {
   registry.insert<tfm::TfmDialect, mlir::func::FuncDialect>();
 }
@@ -35,6 +37,7 @@ mlir::LogicalResult compile(const CompileOptions &options,
   if (!module)
     return mlir::failure();
   module->print(os);
+  os << "\n";
   return mlir::success();
 }
 

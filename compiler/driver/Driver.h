@@ -19,6 +19,9 @@ struct CompileOptions {
   Emit emit = Emit::Mlir;
 };
 
+/// tfmc's version, as `tfmc --version` prints it; kernel caches key on it.
+const char *version();
+
 /// Every dialect that tfmc's modules and pipelines use.
 void registerDialects(mlir::DialectRegistry &registry);
 

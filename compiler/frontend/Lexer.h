@@ -56,7 +56,7 @@ std::string describe(const Token &token);
 
 class Lexer {
 public:
-  explicit Lexer(std::string_view source) : source(source) {}
+  explicit Lexer(std::string_view text) : source(text) {}
 
   /// The next token. After an `Error` or `EndOfFile` token, keeps returning
   /// that same token: the parser stops at the first error anyway.

@@ -37,6 +37,9 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   cl::HideUnrelatedOptions(tfmcCategory);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "tfmc " << tfmc::driver::version() << " (MLIR 19, Halide 14)\n";
+  });
   cl::ParseCommandLineOptions(
       argc, argv,
       "tfmc: an ahead-of-time compiler for Transformer models\n\n"
