@@ -83,10 +83,10 @@ struct Model {
   std::vector<std::pair<std::string, SourceLoc>> settingLocs;
 
   /// The location of setting `name` if it was written, else the model's.
-  const SourceLoc &locOf(const std::string &name) const {
-    for (const auto &[key, loc] : settingLocs)
-      if (key == name)
-        return loc;
+  const SourceLoc &locOf(const std::string &settingName) const {
+    for (const auto &[key, settingLoc] : settingLocs)
+      if (key == settingName)
+        return settingLoc;
     return loc;
   }
 

@@ -207,6 +207,11 @@ Token Lexer::lexUnexpected() {
   for (size_t i = 1; i < len; ++i)
     codePoint = (codePoint << 6) |
                 (static_cast<unsigned char>(source[pos + i]) & 0x3Fu);
+  // C1 controls and the Unicode line separators would break the one-line
+  // diagnostic, so those are named by code point only.
+  if (codePoint < 0xA0 || codePoint == 0x2028 || codePoint == 0x2029)
+    return error(line, col,
+                 fmt::format("unexpected character U+{:04X}", codePoint));
   return error(line, col,
                fmt::format("unexpected character '{}' (U+{:04X})",
                            source.substr(pos, len), codePoint));

@@ -415,6 +415,23 @@ private:
     return true;
   }
 
+  // Weight names follow nn.Transformer, which has one slot per sublayer kind
+  // in a layer (self_attn, multihead_attn, linear1/linear2), so a second
+  // sublayer of a kind would silently share the first one's weights.
+  bool addSublayer(Stack &stack, const Sublayer &sublayer,
+                   const Token &keywordTok, const std::string &stackKeyword) {
+    for (const Sublayer &existing : stack.sublayers)
+      if (existing.kind == sublayer.kind)
+        return failAt(keywordTok,
+                      fmt::format("duplicate sublayer '{}' in the '{}' block "
+                                  "(first at line {}, column {}); each kind "
+                                  "may appear once per layer",
+                                  keywordTok.text, stackKeyword,
+                                  existing.loc.line, existing.loc.col));
+    stack.sublayers.push_back(sublayer);
+    return true;
+  }
+
   bool parseSublayer(Stack &stack, const std::string &stackKeyword) {
     Token keywordTok = tok;
     const std::string name = tok.text;
@@ -426,8 +443,7 @@ private:
       advance();
       if (tok.is(TokenKind::LParen))
         return fail("'feed_forward' takes no arguments, found '('");
-      stack.sublayers.push_back(sublayer);
-      return true;
+      return addSublayer(stack, sublayer, keywordTok, stackKeyword);
     }
 
     if (name == "self_attention" || name == "cross_attention") {
@@ -440,8 +456,7 @@ private:
       advance();
       if (tok.is(TokenKind::LParen) && !parseAttentionArgs(name, sublayer.mask))
         return false;
-      stack.sublayers.push_back(sublayer);
-      return true;
+      return addSublayer(stack, sublayer, keywordTok, stackKeyword);
     }
 
     if (isSettingName(name))

@@ -609,6 +609,12 @@ TEST(FrontendParserErrors, Encoding) {
   EXPECT_PARSE_ERROR("model m { # \xc3\xa9\xc3\xa9 x\n vocab = 1 # ok\n"
                      " \x01\n}\n",
                      3, 2, "unexpected character 0x01");
+  // Characters that would break the one-line diagnostic are named by code
+  // point only.
+  EXPECT_PARSE_ERROR("model m {\n  \xe2\x80\xa8\n}\n", 2, 3,
+                     "unexpected character U+2028");
+  EXPECT_PARSE_ERROR("model m {\n  \xc2\x85\n}\n", 2, 3,
+                     "unexpected character U+0085");
   // Column after a multi-byte character counts its bytes.
   EXPECT_PARSE_ERROR("model m { # \xe2\x82\xac \xff\n}\n", 1, 17,
                      "invalid UTF-8 byte 0xff");
