@@ -84,7 +84,9 @@ Value ModuleBuilder::linear(Value input, const std::string &prefix,
   auto inType = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape(inType.getShape());
   shape.back() = out;
-  return builder.create<tfm::LinearOp>(where, f32(shape), input, w, b);
+  return builder.create<tfm::LinearOp>(where, f32(shape), input, w, b,
+                                       /*residual=*/Value(),
+                                       /*activation=*/nullptr);
 }
 
 Value ModuleBuilder::layerNorm(Value input, const std::string &prefix,
@@ -92,7 +94,7 @@ Value ModuleBuilder::layerNorm(Value input, const std::string &prefix,
   Value gamma = weight(prefix + ".weight", {model.dModel}, where);
   Value beta = weight(prefix + ".bias", {model.dModel}, where);
   return builder.create<tfm::LayerNormOp>(
-      where, input.getType(), input, gamma, beta,
+      where, input.getType(), input, /*residual=*/Value(), gamma, beta,
       builder.getF64FloatAttr(model.layerNormEps));
 }
 
@@ -135,7 +137,8 @@ Value ModuleBuilder::attention(const std::string &prefix,
       where, SmallVector<Type>(3, f32({d})), packedBias, 0);
   auto project = [&](Value input, unsigned part) -> Value {
     Value projected = builder.create<tfm::LinearOp>(
-        where, hidden(d), input, w.getResult(part), b.getResult(part));
+        where, hidden(d), input, w.getResult(part), b.getResult(part),
+        /*residual=*/Value(), /*activation=*/nullptr);
     return builder.create<tfm::SplitHeadsOp>(
         where, f32({kDynamic, heads, kDynamic, dHead}), projected);
   };
@@ -281,6 +284,8 @@ OwningOpRef<ModuleOp> ModuleBuilder::build() {
   Type resultType = hidden(outWidth);
   auto func = builder.create<func::FuncOp>(
       modelLoc, "forward", builder.getFunctionType(argTypes, {resultType}));
+  // The sequence bound that memory planning and tiling size buffers for.
+  func->setAttr("tfm.max_len", builder.getI64IntegerAttr(model.maxLen));
   for (auto [index, name] : llvm::enumerate(argNames))
     func.setArgAttr(index, "tfm.input", builder.getStringAttr(name));
   func.setResultAttr(0, "tfm.output",
@@ -306,7 +311,8 @@ OwningOpRef<ModuleOp> ModuleBuilder::build() {
                                        : "src_embed.weight",
                          {model.vocab, model.dModel}, outputLoc);
     x = builder.create<tfm::LinearOp>(outputLoc, resultType, x, table,
-                                      Value());
+                                      /*bias=*/Value(), /*residual=*/Value(),
+                                      /*activation=*/nullptr);
   }
   builder.create<func::ReturnOp>(outputLoc, x);
 

@@ -145,6 +145,9 @@ LogicalResult LinearOp::verify() {
                         weight[0], "weight out-features")))
       return failure();
   }
+  if (Value residual = getResidual(); residual && residual.getType() != result)
+    return emitOpError() << "residual type " << residual.getType()
+                         << " does not match result type " << result;
   return success();
 }
 
@@ -268,6 +271,12 @@ LogicalResult LayerNormOp::verify() {
   auto input = getInput().getType();
   if (input.getRank() < 1)
     return emitOpError("input must have rank >= 1");
+  if (getResult().getType() != input)
+    return emitOpError() << "result type " << getResult().getType()
+                         << " does not match input type " << input;
+  if (Value residual = getResidual(); residual && residual.getType() != input)
+    return emitOpError() << "residual type " << residual.getType()
+                         << " does not match input type " << input;
   int64_t width = input.getShape().back();
   if (failed(checkRank(op, getGamma(), 1, "gamma")) ||
       failed(checkRank(op, getBeta(), 1, "beta")) ||
@@ -354,29 +363,58 @@ LogicalResult ApplyMaskOp::verify() {
   return success();
 }
 
+int64_t AttentionOp::getNumHeads() {
+  if (std::optional<uint64_t> heads = getHeads())
+    return *heads;
+  return getQuery().getType().getDimSize(1);
+}
+
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
-  if (failed(checkRank(op, getQuery(), 4, "query")) ||
-      failed(checkRank(op, getKey(), 4, "key")) ||
-      failed(checkRank(op, getValue(), 4, "value")) ||
-      failed(checkRank(op, getResult(), 4, "result")))
+  int64_t rank = getQuery().getType().getRank();
+  if (rank != 3 && rank != 4)
+    return emitOpError() << "query must have rank 4 ([B, H, S, D]) or 3 "
+                            "([B, S, H*D] with heads), got "
+                         << rank;
+  if (failed(checkRank(op, getKey(), rank, "key")) ||
+      failed(checkRank(op, getValue(), rank, "value")) ||
+      failed(checkRank(op, getResult(), rank, "result")))
     return failure();
   auto q = getQuery().getType().getShape();
   auto k = getKey().getType().getShape();
   auto v = getValue().getType().getShape();
   auto out = getResult().getType().getShape();
+  bool merged = rank == 3;
+  if (merged != getHeads().has_value())
+    return emitOpError() << (merged ? "the [B, S, H*D] layout needs a heads attribute"
+                                    : "the [B, H, S, D] layout takes no heads attribute");
+  // Positions of the sequence and feature dimensions in either layout.
+  unsigned seq = merged ? 1 : 2, feat = merged ? 2 : 3;
   if (failed(checkDim(op, k[0], "key batch", q[0], "query batch")) ||
       failed(checkDim(op, v[0], "value batch", q[0], "query batch")) ||
-      failed(checkDim(op, k[1], "key heads", q[1], "query heads")) ||
-      failed(checkDim(op, v[1], "value heads", q[1], "query heads")) ||
-      failed(checkDim(op, k[3], "key head size", q[3], "query head size")) ||
-      failed(checkDim(op, v[2], "value length", k[2], "key length")) ||
+      failed(checkDim(op, k[feat], "key head size", q[feat],
+                      "query head size")) ||
+      failed(checkDim(op, v[seq], "value length", k[seq], "key length")) ||
       failed(checkDim(op, out[0], "result batch", q[0], "query batch")) ||
-      failed(checkDim(op, out[1], "result heads", q[1], "query heads")) ||
-      failed(checkDim(op, out[2], "result length", q[2], "query length")) ||
-      failed(checkDim(op, out[3], "result head size", v[3],
+      failed(checkDim(op, out[seq], "result length", q[seq],
+                      "query length")) ||
+      failed(checkDim(op, out[feat], "result head size", v[feat],
                       "value head size")))
     return failure();
+  if (merged) {
+    int64_t heads = *getHeads();
+    if (heads <= 0)
+      return emitOpError() << "heads must be positive, got " << heads;
+    for (auto [what, width] : {std::pair{"query", q[2]}, std::pair{"value", v[2]}})
+      if (!ShapedType::isDynamic(width) && width % heads != 0)
+        return emitOpError() << what << " width " << width
+                             << " is not divisible by " << heads << " heads";
+  } else if (failed(checkDim(op, k[1], "key heads", q[1], "query heads")) ||
+             failed(checkDim(op, v[1], "value heads", q[1], "query heads")) ||
+             failed(checkDim(op, out[1], "result heads", q[1],
+                             "query heads"))) {
+    return failure();
+  }
   if (failed(checkFinite(op, "scale", getScale().convertToDouble(),
                          /*mustBePositive=*/true)))
     return failure();
@@ -389,7 +427,8 @@ LogicalResult AttentionOp::verify() {
       return failure();
     auto kp = tensorType(keyPadding).getShape();
     if (failed(checkDim(op, kp[0], "key_padding batch", q[0], "query batch")) ||
-        failed(checkDim(op, kp[1], "key_padding length", k[2], "key length")))
+        failed(checkDim(op, kp[1], "key_padding length", k[seq],
+                        "key length")))
       return failure();
   }
   return success();

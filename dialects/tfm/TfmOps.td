@@ -70,13 +70,21 @@ def Tfm_PositionsOp : Tfm_Op<"positions", [Pure,
 // Dense algebra
 //===----------------------------------------------------------------------===//
 
-def Tfm_LinearOp : Tfm_Op<"linear", [Pure]> {
-  let summary = "x · Wᵀ + b over the last dimension (PyTorch [out, in] weights)";
+def Tfm_LinearOp : Tfm_Op<"linear", [Pure, AttrSizedOperandSegments]> {
+  let summary = "act(x · Wᵀ + b) + residual over the last dimension (PyTorch [out, in] weights)";
+  let description = [{
+    The frontend writes the plain form, x · Wᵀ + b. Epilogue fusion adds an
+    `activation` (applied to x · Wᵀ + b) and a `residual` (added last, after
+    the activation) so that one kernel does the work of three.
+  }];
   let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$weight,
-                       Optional<Tfm_F32Tensor>:$bias);
+                       Optional<Tfm_F32Tensor>:$bias,
+                       Optional<Tfm_F32Tensor>:$residual,
+                       OptionalAttr<Tfm_ActivationAttr>:$activation);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+    $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -146,14 +154,18 @@ def Tfm_ActivationOp : Tfm_Op<"activation", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$input $kind attr-dict `:` type($input)";
 }
 
-def Tfm_LayerNormOp : Tfm_Op<"layer_norm", [Pure,
-    AllTypesMatch<["input", "result"]>]> {
-  let summary = "LayerNorm over the last dimension with weight and bias";
-  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$gamma,
-                       Tfm_F32Tensor:$beta, F64Attr:$eps);
+def Tfm_LayerNormOp : Tfm_Op<"layer_norm", [Pure]> {
+  let summary = "LayerNorm(x + residual) over the last dimension, with weight and bias";
+  let description = [{
+    The optional `residual` is added before normalising: a post-norm
+    sublayer's LN(x + f(x)) in one kernel.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input, Optional<Tfm_F32Tensor>:$residual,
+                       Tfm_F32Tensor:$gamma, Tfm_F32Tensor:$beta, F64Attr:$eps);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $gamma `,` $beta attr-dict `:` type($input) `,` type($gamma) `,` type($beta)
+    $input (`residual` $residual^)? `,` $gamma `,` $beta attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -226,7 +238,12 @@ def Tfm_ApplyMaskOp : Tfm_Op<"apply_mask", [Pure,
 def Tfm_AttentionOp : Tfm_Op<"attention", [Pure]> {
   let summary = "softmax(scale · Q·Kᵀ, masked) · V in one kernel";
   let description = [{
-    q [B, H, Sq, Dh], k [B, H, Sk, Dh], v [B, H, Sk, Dv] -> [B, H, Sq, Dv].
+    Split layout: q [B, H, Sq, Dh], k [B, H, Sk, Dh], v [B, H, Sk, Dv] ->
+    [B, H, Sq, Dv]. Merged layout (with `heads` = H): q [B, Sq, H·Dh],
+    k [B, Sk, H·Dh], v [B, Sk, H·Dv] -> [B, Sq, H·Dv], head h reading
+    columns h·Dh .. (h+1)·Dh - 1: the layout the projections produce, so no
+    transpose is materialised around the kernel.
+
     `mask` says which masks apply; with `padding`, the `key_padding`
     operand [B, Sk] (1 = token, 0 = padding) is required, and without it
     forbidden. A query row whose keys are all masked yields zeros.
@@ -234,7 +251,8 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [Pure]> {
   let arguments = (ins Tfm_F32Tensor:$query, Tfm_F32Tensor:$key,
                        Tfm_F32Tensor:$value,
                        Optional<Tfm_KeyMaskTensor>:$key_padding,
-                       Tfm_MaskAttr:$mask, F64Attr:$scale);
+                       Tfm_MaskAttr:$mask, F64Attr:$scale,
+                       OptionalAttr<I64Attr>:$heads);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` `key_padding` $key_padding^)? attr-dict `:`
@@ -242,6 +260,12 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [Pure]> {
     `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of heads, in either layout.
+    int64_t getNumHeads();
+    /// True for the merged [B, S, H·D] layout.
+    bool isMergedLayout() { return getQuery().getType().getRank() == 3; }
+  }];
 }
 
 #endif // TFM_OPS_TD

@@ -110,7 +110,7 @@ func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>) {
 
 func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) {
   // expected-error @+1 {{bias size (8) does not match weight out-features (16)}}
-  %y = tfm.linear %x, %w, %b : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<?x?x16xf32>
+  %y = tfm.linear %x, %w bias %b : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<?x?x16xf32>
   return
 }
 
@@ -118,7 +118,7 @@ func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) {
 
 func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<1x16xf32>) {
   // expected-error @+1 {{bias must have rank 1, got 2}}
-  %y = tfm.linear %x, %w, %b : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>) -> tensor<?x?x16xf32>
+  %y = tfm.linear %x, %w bias %b : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<1x16xf32>) -> tensor<?x?x16xf32>
   return
 }
 
@@ -359,7 +359,7 @@ func.func @f(%x: tensor<?x?x8xf32>) {
 
 func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
   // expected-error @+1 {{eps must be positive, got 0.000000e+00}}
-  %n = tfm.layer_norm %x, %g, %g {eps = 0.0 : f64} : tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %n = tfm.layer_norm %x, %g, %g {eps = 0.0 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   return
 }
 
@@ -367,7 +367,7 @@ func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
 
 func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
   // expected-error @+1 {{eps must be positive, got -1.000000e-05}}
-  %n = tfm.layer_norm %x, %g, %g {eps = -1.0e-5 : f64} : tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %n = tfm.layer_norm %x, %g, %g {eps = -1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   return
 }
 
@@ -375,7 +375,7 @@ func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
 
 func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<4xf32>, %b: tensor<8xf32>) {
   // expected-error @+1 {{gamma size (4) does not match normalized width (8)}}
-  %n = tfm.layer_norm %x, %g, %b {eps = 1.0e-5 : f64} : tensor<?x?x8xf32>, tensor<4xf32>, tensor<8xf32>
+  %n = tfm.layer_norm %x, %g, %b {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<4xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   return
 }
 
@@ -383,7 +383,7 @@ func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<4xf32>, %b: tensor<8xf32>) {
 
 func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>, %b: tensor<6xf32>) {
   // expected-error @+1 {{beta size (6) does not match normalized width (8)}}
-  %n = tfm.layer_norm %x, %g, %b {eps = 1.0e-5 : f64} : tensor<?x?x8xf32>, tensor<8xf32>, tensor<6xf32>
+  %n = tfm.layer_norm %x, %g, %b {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<6xf32>) -> tensor<?x?x8xf32>
   return
 }
 
@@ -391,7 +391,7 @@ func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>, %b: tensor<6xf32>) {
 
 func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<1x8xf32>) {
   // expected-error @+1 {{gamma must have rank 1, got 2}}
-  %n = tfm.layer_norm %x, %g, %g {eps = 1.0e-5 : f64} : tensor<?x?x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>
+  %n = tfm.layer_norm %x, %g, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<?x?x8xf32>
   return
 }
 
@@ -615,7 +615,7 @@ func.func @f(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x9x4xf32>, %v: tensor<?x2x9x
 // -----
 
 func.func @f(%q: tensor<?x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x2x?x4xf32>) {
-  // expected-error @+1 {{query must have rank 4, got 3}}
+  // expected-error @+1 {{key must have rank 3, got 4}}
   %a = tfm.attention %q, %k, %v {mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
   return
 }
@@ -641,5 +641,77 @@ func.func @f(%q: tensor<?x2x?x4xf32>) {
 func.func @f(%q: tensor<?x2x?x4xf32>) {
   // expected-error @+1 {{mask window must be positive, got 0}}
   %a = tfm.attention %q, %q, %q {mask = #tfm.mask<window(0)>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x4xf32>) {
+  // expected-error @+1 {{query must have rank 4 ([B, H, S, D]) or 3 ([B, S, H*D] with heads), got 2}}
+  %a = tfm.attention %q, %q, %q {mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32> -> tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{the [B, S, H*D] layout needs a heads attribute}}
+  %a = tfm.attention %q, %q, %q {mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{the [B, H, S, D] layout takes no heads attribute}}
+  %a = tfm.attention %q, %q, %q {heads = 2 : i64, mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{query width 8 is not divisible by 3 heads}}
+  %a = tfm.attention %q, %q, %q {heads = 3 : i64, mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{heads must be positive, got 0}}
+  %a = tfm.attention %q, %q, %q {heads = 0 : i64, mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x?x8xf32>, %k: tensor<?x6x8xf32>, %v: tensor<?x6x8xf32>, %kp: tensor<?x5xi64>) {
+  // expected-error @+1 {{key_padding length (5) does not match key length (6)}}
+  %a = tfm.attention %q, %k, %v, key_padding %kp {heads = 2 : i64, mask = #tfm.mask<padding>, scale = 0.5 : f64} : tensor<?x?x8xf32>, tensor<?x6x8xf32>, tensor<?x6x8xf32>, tensor<?x5xi64> -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %r: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{residual type 'tensor<?x?x8xf32>' does not match result type 'tensor<?x?x16xf32>'}}
+  %y = tfm.linear %x, %w residual %r : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>, %r: tensor<2x?x8xf32>) {
+  // expected-error @+1 {{residual type 'tensor<2x?x8xf32>' does not match input type 'tensor<?x?x8xf32>'}}
+  %n = tfm.layer_norm %x residual %r, %g, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<2x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{result type 'tensor<1x?x8xf32>' does not match input type 'tensor<?x?x8xf32>'}}
+  %n = tfm.layer_norm %x, %g, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x?x8xf32>
   return
 }

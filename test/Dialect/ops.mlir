@@ -26,8 +26,8 @@ func.func @attention_step_by_step(%x: tensor<?x?x8xf32>, %mask: tensor<?x?xi64>)
   // CHECK: tfm.split %{{.*}} {axis = 0 : i64} : tensor<24x8xf32> -> tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
   %wq, %wk, %wv = tfm.split %w {axis = 0 : i64} : tensor<24x8xf32> -> tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
   %bq, %bk, %bv = tfm.split %b {axis = 0 : i64} : tensor<24xf32> -> tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
-  // CHECK: tfm.linear %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
-  %q = tfm.linear %x, %wq, %bq : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: tfm.linear %{{.*}}, %{{.*}} bias %{{.*}} : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %q = tfm.linear %x, %wq bias %bq : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   // CHECK: tfm.linear %{{.*}}, %{{.*}} : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   %k = tfm.linear %x, %wk : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
   // CHECK: tfm.split_heads %{{.*}} : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
@@ -64,8 +64,8 @@ func.func @additive_mask(%s: tensor<1x2x3x3xf32>, %bias: tensor<3x3xf32>) -> ten
 // CHECK-LABEL: func.func @norm_ffn
 func.func @norm_ffn(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
   %g = tfm.weight "g" : tensor<8xf32>
-  // CHECK: tfm.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {eps = 1.000000e-05 : f64} : tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>
-  %n = tfm.layer_norm %x, %g, %g {eps = 1.0e-5 : f64} : tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>
+  // CHECK: tfm.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {eps = 1.000000e-05 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %n = tfm.layer_norm %x, %g, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   // CHECK: tfm.activation %{{.*}} <gelu_tanh> : tensor<?x?x8xf32>
   %a = tfm.activation %n <gelu_tanh> : tensor<?x?x8xf32>
   // CHECK: tfm.activation %{{.*}} <relu>
@@ -84,4 +84,18 @@ func.func @fused_attention(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v:
   // CHECK: tfm.attention {{.*}} {mask = #tfm.mask<causal, window(16)>, scale = 5.000000e-01 : f64}
   %c = tfm.attention %b, %k, %v {mask = #tfm.mask<causal, window(16)>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
   return %c : tensor<?x2x?x4xf32>
+}
+
+// CHECK-LABEL: func.func @fused_forms
+func.func @fused_forms(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>, %w2: tensor<8x16xf32>, %kp: tensor<?x?xi64>) -> tensor<?x?x8xf32> {
+  // CHECK: tfm.linear %{{.*}}, %{{.*}} bias %{{.*}} {activation = #tfm.activation<gelu>}
+  %h = tfm.linear %x, %w bias %b {activation = #tfm.activation<gelu>} : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  // CHECK: tfm.linear %{{.*}}, %{{.*}} residual %{{.*}} : (tensor<?x?x16xf32>, tensor<8x16xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %y = tfm.linear %h, %w2 residual %x : (tensor<?x?x16xf32>, tensor<8x16xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %g = tfm.weight "g" : tensor<8xf32>
+  // CHECK: tfm.layer_norm %{{.*}} residual %{{.*}}, %{{.*}}, %{{.*}} {eps = 1.000000e-05 : f64}
+  %n = tfm.layer_norm %y residual %x, %g, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: tfm.attention %{{.*}}, %{{.*}}, %{{.*}}, key_padding %{{.*}} {heads = 2 : i64, mask = #tfm.mask<causal, padding>, scale = 5.000000e-01 : f64} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  %a = tfm.attention %n, %n, %n, key_padding %kp {heads = 2 : i64, mask = #tfm.mask<causal, padding>, scale = 0.5 : f64} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  return %a : tensor<?x?x8xf32>
 }
