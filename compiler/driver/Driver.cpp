@@ -2,14 +2,71 @@
 
 #include "compiler/driver/Driver.h"
 
+#include "compiler/codegen/KernelKey.h"
+#include "compiler/codegen/Target.h"
 #include "compiler/frontend/AST.h"
 #include "compiler/frontend/TfmBuilder.h"
 #include "dialects/tfm/TfmDialect.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace tfmc::driver {
+namespace {
+
+/// What --stats reports about a compiled module.
+struct ModuleStats {
+  int64_t arenaBytes = 0;
+  int64_t weightBytes = 0;
+  int64_t kernels = 0;
+  int64_t distinctKernels = 0;
+};
+
+ModuleStats collectStats(mlir::ModuleOp module) {
+  ModuleStats stats;
+  llvm::StringSet<> weights, kernelKeys;
+  module.walk([&](mlir::Operation *op) {
+    if (auto weight = llvm::dyn_cast<tfm::WeightOp>(op)) {
+      if (weights.insert(weight.getName()).second)
+        stats.weightBytes += weight.getType().getNumElements() * 4;
+    } else if (tfm::isKernel(op)) {
+      ++stats.kernels;
+      kernelKeys.insert(codegen::kernelKey(op));
+    }
+  });
+  stats.distinctKernels = kernelKeys.size();
+  module.walk([&](mlir::func::FuncOp func) {
+    if (auto size = func->getAttrOfType<mlir::IntegerAttr>("tfm.arena_size"))
+      stats.arenaBytes = std::max(stats.arenaBytes, size.getInt());
+  });
+  return stats;
+}
+
+/// Checks the options that depend on the model, with one-line errors.
+mlir::LogicalResult checkOptions(const CompileOptions &options,
+                                 const frontend::Model &model) {
+  std::string error;
+  if (!codegen::lookupTarget(options.target, error)) {
+    llvm::errs() << "tfmc: error: " << error << "\n";
+    return mlir::failure();
+  }
+  if (options.maxBatch <= 0) {
+    llvm::errs() << "tfmc: error: --max-batch must be positive, got "
+                 << options.maxBatch << "\n";
+    return mlir::failure();
+  }
+  if (options.maxSeq < 0 || options.maxSeq > model.maxLen) {
+    llvm::errs() << "tfmc: error: --max-seq " << options.maxSeq
+                 << " is outside 1.." << model.maxLen << " (max_len of model '"
+                 << model.name << "')\n";
+    return mlir::failure();
+  }
+  return mlir::success();
+}
+
+} // namespace
 
 const char *version() { return TFMC_VERSION; }
 
@@ -24,20 +81,51 @@ mlir::LogicalResult compile(const CompileOptions &options,
     llvm::errs() << parsed.error->str() << "\n";
     return mlir::failure();
   }
+  const frontend::Model &model = *parsed.model;
   if (options.emit == Emit::Ast) {
-    os << frontend::dumpModel(*parsed.model);
+    os << frontend::dumpModel(model);
     return mlir::success();
   }
+  bool runPipeline = options.emit == Emit::MlirOpt || options.stats;
+  if (runPipeline && failed(checkOptions(options, model)))
+    return mlir::failure();
 
   mlir::DialectRegistry registry;
   registerDialects(registry);
   mlir::MLIRContext context(registry);
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      frontend::buildTfmModule(context, *parsed.model);
+      frontend::buildTfmModule(context, model);
   if (!module)
     return mlir::failure();
-  module->print(os);
-  os << "\n";
+  if (options.emit == Emit::Mlir) {
+    module->print(os);
+    os << "\n";
+  }
+  if (!runPipeline)
+    return mlir::success();
+
+  mlir::PassManager pm(&context);
+  if (options.configurePassManager &&
+      failed(options.configurePassManager(pm)))
+    return mlir::failure();
+  buildDefaultPipeline(pm, {options.target, options.maxBatch, options.maxSeq});
+  if (failed(pm.run(*module)))
+    return mlir::failure();
+  if (options.emit == Emit::MlirOpt) {
+    module->print(os);
+    os << "\n";
+  }
+  if (options.stats) {
+    ModuleStats stats = collectStats(*module);
+    int64_t maxSeq = options.maxSeq ? options.maxSeq : model.maxLen;
+    llvm::outs() << "model " << model.name << ", target " << options.target
+                 << ", max batch " << options.maxBatch << ", max seq "
+                 << maxSeq << "\n"
+                 << "peak arena bytes: " << stats.arenaBytes << "\n"
+                 << "weight bytes: " << stats.weightBytes << "\n"
+                 << "kernels: " << stats.kernels << "\n"
+                 << "distinct kernels: " << stats.distinctKernels << "\n";
+  }
   return mlir::success();
 }
 

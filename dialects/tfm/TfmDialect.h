@@ -19,4 +19,15 @@
 #define GET_OP_CLASSES
 #include "dialects/tfm/TfmOps.h.inc"
 
+namespace tfmc::tfm {
+
+/// Whether `op` becomes a compiled kernel. Weights and their slices
+/// (tfm.split) are views of the weights file, not kernels.
+inline bool isKernel(mlir::Operation *op) {
+  return llvm::isa<TfmDialect>(op->getDialect()) &&
+         !llvm::isa<WeightOp, SplitOp>(op);
+}
+
+} // namespace tfmc::tfm
+
 #endif // TFMC_DIALECTS_TFM_TFMDIALECT_H

@@ -172,6 +172,10 @@ def Tfm_LayerNormOp : Tfm_Op<"layer_norm", [Pure]> {
 
 def Tfm_SoftmaxOp : Tfm_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let summary = "softmax along one axis";
+  let description = [{
+    A slice that is entirely −inf (every key masked) gives zeros, not NaN,
+    as the fused `tfm.attention` does.
+  }];
   let arguments = (ins Tfm_F32Tensor:$input, I64Attr:$axis);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";

@@ -1,6 +1,7 @@
 //===- tfm-opt.cpp - mlir-opt with the tfm dialect and tfmc's passes ------===//
 
 #include "compiler/driver/Driver.h"
+#include "passes/Passes.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -9,6 +10,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   tfmc::driver::registerDialects(registry);
   mlir::registerTransformsPasses();
+  tfmc::registerPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "tfm-opt: runs tfm dialect passes and pipelines\n",
       registry));

@@ -1,12 +1,14 @@
 //===- tfmc.cpp - The tfmc compiler driver --------------------------------===//
 
+#include "compiler/codegen/Target.h"
 #include "compiler/driver/Driver.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
+#include "llvm/ADT/Statistic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -20,22 +22,47 @@ static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                       cl::cat(tfmcCategory));
 
 static cl::opt<Emit> emit(
-    "emit", cl::Required, cl::desc("What to produce (required):"),
-    cl::values(clEnumValN(Emit::Ast, "ast", "the parsed description, defaults filled in"),
-               clEnumValN(Emit::Mlir, "mlir",
-                          "the frontend's tfm module, attention step by step")),
+    "emit", cl::desc("What to produce:"),
+    cl::values(
+        clEnumValN(Emit::Ast, "ast", "the parsed description, defaults filled in"),
+        clEnumValN(Emit::Mlir, "mlir",
+                   "the frontend's tfm module, attention step by step"),
+        clEnumValN(Emit::MlirOpt, "mlir-opt",
+                   "after the middle end: fused, tiled, memory-planned")),
     cl::cat(tfmcCategory));
 
 static cl::opt<std::string> outputPath("o", cl::desc("Output file (default: stdout)"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(tfmcCategory));
 
+static cl::opt<std::string> target(
+    "target", cl::desc("Target to tile for (default: host)"),
+    cl::value_desc("host|x86-64-avx2|x86-64-avx512|cuda|cuda-sm80|cuda-sm90"),
+    cl::init("host"), cl::cat(tfmcCategory));
+
+static cl::opt<int64_t> maxBatch(
+    "max-batch", cl::desc("Largest batch the memory plan holds (default: 1)"),
+    cl::value_desc("N"), cl::init(1), cl::cat(tfmcCategory));
+
+static cl::opt<int64_t> maxSeq(
+    "max-seq",
+    cl::desc("Longest sequence the memory plan holds (default: max_len)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(tfmcCategory));
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  // MLIR's printing flags (--mlir-print-debuginfo, ...) work here as in
-  // mlir-opt; --help-hidden lists them.
+  // mlir-opt's IR printing and pass-manager flags (--mlir-print-debuginfo,
+  // --mlir-print-ir-after-all, --mlir-timing, ...) work here too.
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  // LLVM owns `-stats` ("enable statistics output"): tfmc's --stats means
+  // the same, so it adopts that option rather than registering a clash.
+  // LLVM's own counters are compiled out of Debian's release build.
+  cl::Option *stats = cl::getRegisteredOptions().lookup("stats");
+  stats->setDescription("Print peak arena bytes, weight bytes, kernels and "
+                        "distinct kernels after the middle end");
+  stats->addCategory(tfmcCategory);
   cl::HideUnrelatedOptions(tfmcCategory);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "tfmc " << tfmc::driver::version() << " (MLIR 19, Halide 14)\n";
@@ -43,17 +70,36 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "tfmc: an ahead-of-time compiler for Transformer models\n\n"
-      "  tfmc MODEL.tfm --emit ast|mlir [-o FILE]\n\n"
-      "MLIR's IR printing flags (e.g. --mlir-print-debuginfo to show each op's\n"
-      ".tfm source line) are accepted too; --help-hidden lists them.\n");
+      "  tfmc MODEL.tfm --emit ast|mlir|mlir-opt [-o FILE] [--target T]\n"
+      "       [--max-batch N] [--max-seq N] [--stats]\n\n"
+      "mlir-opt's IR printing flags work too, e.g. --mlir-print-debuginfo\n"
+      "(each op's .tfm line) and --mlir-print-ir-after-all (each stage of\n"
+      "the middle end); --help-hidden lists them.\n");
 
+  bool printStats = llvm::AreStatisticsEnabled();
+  if (emit.getNumOccurrences() == 0 && !printStats) {
+    llvm::errs() << "tfmc: error: nothing to do: give --emit "
+                    "(ast, mlir, mlir-opt) or --stats\n";
+    return 1;
+  }
   std::string error;
   auto output = mlir::openOutputFile(outputPath, &error);
   if (!output) {
     llvm::errs() << "tfmc: error: " << error << "\n";
     return 1;
   }
-  if (mlir::failed(tfmc::driver::compile({inputPath, emit}, output->os())))
+  tfmc::driver::CompileOptions options;
+  options.inputPath = inputPath;
+  if (emit.getNumOccurrences())
+    options.emit = emit;
+  options.target = target;
+  options.maxBatch = maxBatch;
+  options.maxSeq = maxSeq;
+  options.stats = printStats;
+  options.configurePassManager = [](mlir::PassManager &pm) {
+    return mlir::applyPassManagerCLOptions(pm);
+  };
+  if (mlir::failed(tfmc::driver::compile(options, output->os())))
     return 1;
   output->keep();
   return 0;

@@ -1,0 +1,132 @@
+//===- FuseEpilogues.cpp - Activations, residuals, head splits ------------===//
+//
+// Each pattern folds a cheap elementwise step into the kernel that produces
+// its input, so the intermediate is never written to memory and read back.
+// Every pattern needs that intermediate to have exactly one user.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace tfmc {
+#define GEN_PASS_DEF_FUSEEPILOGUES
+#include "passes/Passes.h.inc"
+} // namespace tfmc
+
+using namespace mlir;
+using namespace tfmc::tfm;
+
+namespace {
+
+/// A linear whose result can still take an epilogue.
+LinearOp plainLinear(Value value) {
+  auto linear = value.getDefiningOp<LinearOp>();
+  if (!linear || !linear.getResult().hasOneUse() || linear.getResidual())
+    return nullptr;
+  return linear;
+}
+
+/// activation(linear(x)) -> linear(x) {activation}
+struct ActivationIntoLinear : OpRewritePattern<ActivationOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ActivationOp activation,
+                                PatternRewriter &rewriter) const override {
+    LinearOp linear = plainLinear(activation.getInput());
+    if (!linear || linear.getActivationAttr())
+      return rewriter.notifyMatchFailure(activation, "input is not a plain linear");
+    rewriter.modifyOpInPlace(
+        linear, [&] { linear.setActivationAttr(activation.getKindAttr()); });
+    rewriter.replaceOp(activation, linear.getResult());
+    return success();
+  }
+};
+
+/// layer_norm(x + y) -> layer_norm(x) residual y: post-norm's LN(x + f(x)).
+struct ResidualIntoLayerNorm : OpRewritePattern<LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LayerNormOp norm,
+                                PatternRewriter &rewriter) const override {
+    auto add = norm.getInput().getDefiningOp<AddOp>();
+    if (norm.getResidual() || !add || !add.getResult().hasOneUse())
+      return rewriter.notifyMatchFailure(norm, "input is not a single-use add");
+    rewriter.replaceOpWithNewOp<LayerNormOp>(
+        norm, norm.getType(), add.getLhs(), add.getRhs(), norm.getGamma(),
+        norm.getBeta(), norm.getEpsAttr());
+    rewriter.eraseOp(add);
+    return success();
+  }
+};
+
+/// x + linear(h) -> linear(h) residual x: pre-norm's x + f(LN(x)).
+struct ResidualIntoLinear : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    // A sum that a layer norm reads is that norm's to take (post-norm).
+    if (add.getResult().hasOneUse()) {
+      auto norm = dyn_cast<LayerNormOp>(*add.getResult().getUsers().begin());
+      if (norm && norm.getInput() == add.getResult() && !norm.getResidual())
+        return rewriter.notifyMatchFailure(add, "a layer norm takes this sum");
+    }
+    LinearOp lhs = plainLinear(add.getLhs());
+    LinearOp rhs = plainLinear(add.getRhs());
+    // With two candidates, the later one is the sublayer; the earlier one
+    // is the residual stream.
+    LinearOp linear = rhs;
+    if (!rhs || (lhs && rhs->isBeforeInBlock(lhs)))
+      linear = lhs;
+    if (!linear)
+      return rewriter.notifyMatchFailure(add, "no single-use linear operand");
+    Value residual = linear == lhs ? add.getRhs() : add.getLhs();
+    rewriter.replaceOpWithNewOp<LinearOp>(
+        add, add.getType(), linear.getInput(), linear.getWeight(),
+        linear.getBias(), residual, linear.getActivationAttr());
+    rewriter.eraseOp(linear);
+    return success();
+  }
+};
+
+/// merge_heads(attention(split_heads(q), split_heads(k), split_heads(v)))
+///   -> attention(q, k, v) {heads}: the kernel indexes heads in place.
+struct HeadsIntoAttention : OpRewritePattern<MergeHeadsOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MergeHeadsOp merge,
+                                PatternRewriter &rewriter) const override {
+    auto attention = merge.getInput().getDefiningOp<AttentionOp>();
+    if (!attention || attention.isMergedLayout() ||
+        !attention.getResult().hasOneUse())
+      return rewriter.notifyMatchFailure(merge, "input is not a split attention");
+    auto q = attention.getQuery().getDefiningOp<SplitHeadsOp>();
+    auto k = attention.getKey().getDefiningOp<SplitHeadsOp>();
+    auto v = attention.getValue().getDefiningOp<SplitHeadsOp>();
+    if (!q || !k || !v)
+      return rewriter.notifyMatchFailure(merge, "operands are not split heads");
+    rewriter.replaceOpWithNewOp<AttentionOp>(
+        merge, merge.getType(), q.getInput(), k.getInput(), v.getInput(),
+        attention.getKeyPadding(), attention.getMaskAttr(),
+        attention.getScaleAttr(),
+        rewriter.getI64IntegerAttr(attention.getNumHeads()));
+    rewriter.eraseOp(attention);
+    return success();
+  }
+};
+
+struct FuseEpiloguesPass : tfmc::impl::FuseEpiloguesBase<FuseEpiloguesPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ActivationIntoLinear, ResidualIntoLayerNorm,
+                 ResidualIntoLinear, HeadsIntoAttention>(&getContext());
+    if (failed(applyPatternsAndFoldGreedily(getOperation(),
+                                            std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,36 @@
+//===- Passes.h - tfmc's middle end -----------------------------*- C++ -*-===//
+
+#ifndef TFMC_PASSES_PASSES_H
+#define TFMC_PASSES_PASSES_H
+
+#include "dialects/tfm/TfmDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <memory>
+
+namespace tfmc {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+/// Options of the default pipeline (`tfm-default-pipeline` in tfm-opt).
+struct PipelineOptions {
+  std::string target = "host";
+  int64_t maxBatch = 1;
+  int64_t maxSeq = 0; // 0: each function's tfm.max_len
+};
+
+/// fuse masked attention -> canonicalize -> fuse epilogues -> tile -> plan memory.
+void buildDefaultPipeline(mlir::OpPassManager &pm,
+                          const PipelineOptions &options);
+
+/// Registers every tfmc pass and the named pipeline with MLIR's registry.
+void registerPasses();
+
+} // namespace tfmc
+
+#endif // TFMC_PASSES_PASSES_H

@@ -1,0 +1,85 @@
+//===- Passes.td - tfmc's middle end ------------------------*- tablegen -*-===//
+
+#ifndef TFMC_PASSES_TD
+#define TFMC_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FuseMaskedAttention : Pass<"tfm-fuse-masked-attention", "::mlir::func::FuncOp"> {
+  let summary = "Fuses Q·Kᵀ -> scale -> mask(s) -> softmax -> ·V into tfm.attention";
+  let description = [{
+    Anchored at each `tfm.softmax`, walks the chain back to the score matmul
+    `Q·Kᵀ` and forward to the `·V` matmul, and replaces it with one
+    `tfm.attention` whose `#tfm.mask` records every mask kind (causal,
+    window, key padding) and whose scale is the product of the scales,
+    including a positive scale applied to Q or K. Masks may be applied in
+    any order, combined with `tfm.mask_and`, before or after the scale.
+
+    It does not fuse when that could change the result: softmax over another
+    axis, anything between softmax and ·V (e.g. a mask after softmax), a
+    non-positive scale among the masks (−inf · −c = +inf), a mask not made
+    by a known producer (e.g. a mask over queries rather than keys), keys not
+    in [B, H, Sk, D] layout, or an intermediate with another user (attention
+    weights returned). A scale on V stays where it is. With `remarks`, each
+    unfused chain gets a remark saying why.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark at each softmax whose chain is not fused, saying why">
+  ];
+  let dependentDialects = ["::tfmc::tfm::TfmDialect"];
+}
+
+def FuseEpilogues : Pass<"tfm-fuse-epilogues", "::mlir::func::FuncOp"> {
+  let summary = "Fuses activations, residual adds and head splits into their kernels";
+  let description = [{
+    - activation(linear(x)) -> linear {activation}
+    - layer_norm(x + y) -> layer_norm x residual y (post-norm sublayers)
+    - x + linear(h) -> linear(h) residual x (pre-norm sublayers), unless the
+      sum feeds a layer norm, which takes it instead
+    - merge_heads(attention(split_heads(q), split_heads(k), split_heads(v)))
+      -> attention(q, k, v) {heads} in the [B, S, H·D] layout, so no
+      transpose is materialised around attention.
+    Each fusion needs the producer's result to have no other user.
+  }];
+  let dependentDialects = ["::tfmc::tfm::TfmDialect"];
+}
+
+def Tile : Pass<"tfm-tile", "::mlir::ModuleOp"> {
+  let summary = "Chooses tile sizes, vector widths, unrolling and parallel loops per kernel";
+  let description = [{
+    Attaches a `tfm.tile` dictionary to every kernel (every tfm op but
+    `tfm.weight` and `tfm.split`, which are views of the weights), chosen by
+    a small cost model from the target description (compiler/codegen/Target.h).
+    Codegen reads these attributes; the reasoning is documented in Tile.cpp.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"host\"",
+           "host | x86-64-avx2 | x86-64-avx512 | cuda | cuda-sm80 | cuda-sm90">,
+    Option<"maxSeq", "max-seq", "int64_t", /*default=*/"0",
+           "Longest sequence to plan scratch for (0: the function's tfm.max_len)">
+  ];
+  let dependentDialects = ["::tfmc::tfm::TfmDialect"];
+}
+
+def PlanMemory : Pass<"tfm-plan-memory", "::mlir::func::FuncOp"> {
+  let summary = "Assigns every intermediate tensor an offset in one arena";
+  let description = [{
+    Sizes each kernel's result at the maximum batch and sequence (a dynamic
+    leading dimension is the batch, any other dynamic dimension a sequence),
+    computes live ranges in program order, lets an elementwise kernel write
+    in place over an operand that dies there, and packs the buffers greedily
+    by size (largest first, lowest free offset, 64-byte aligned). Records
+    `tfm.arena = [offset, bytes]` on each kernel and `tfm.arena_size`,
+    `tfm.max_batch`, `tfm.max_seq` on the function.
+  }];
+  let options = [
+    Option<"maxBatch", "max-batch", "int64_t", /*default=*/"1",
+           "Largest batch the arena must hold">,
+    Option<"maxSeq", "max-seq", "int64_t", /*default=*/"0",
+           "Longest sequence the arena must hold (0: the function's tfm.max_len)">
+  ];
+  let dependentDialects = ["::tfmc::tfm::TfmDialect"];
+}
+
+#endif // TFMC_PASSES_TD

@@ -1,0 +1,46 @@
+//===- Pipelines.cpp - The default pipeline, by name ----------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+namespace tfmc {
+namespace {
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+struct DefaultPipelineOptions
+    : mlir::PassPipelineOptions<DefaultPipelineOptions> {
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("Target to tile for"),
+                             llvm::cl::init("host")};
+  Option<int64_t> maxBatch{*this, "max-batch",
+                           llvm::cl::desc("Largest batch the arena holds"),
+                           llvm::cl::init(1)};
+  Option<int64_t> maxSeq{*this, "max-seq",
+                         llvm::cl::desc("Longest sequence (0: tfm.max_len)"),
+                         llvm::cl::init(0)};
+};
+} // namespace
+
+void buildDefaultPipeline(mlir::OpPassManager &pm,
+                          const PipelineOptions &options) {
+  pm.addNestedPass<mlir::func::FuncOp>(createFuseMaskedAttention());
+  pm.addNestedPass<mlir::func::FuncOp>(createFuseEpilogues());
+  pm.addPass(createTile({options.target, options.maxSeq}));
+  pm.addNestedPass<mlir::func::FuncOp>(
+      createPlanMemory({options.maxBatch, options.maxSeq}));
+}
+
+void registerPasses() {
+  registerTfmPasses();
+  mlir::PassPipelineRegistration<DefaultPipelineOptions>(
+      "tfm-default-pipeline",
+      "Fuse masked attention and epilogues, tile for a target, plan memory",
+      [](mlir::OpPassManager &pm, const DefaultPipelineOptions &options) {
+        buildDefaultPipeline(pm, {options.target, options.maxBatch,
+                                  options.maxSeq});
+      });
+}
+
+} // namespace tfmc

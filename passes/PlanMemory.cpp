@@ -1,0 +1,170 @@
+//===- PlanMemory.cpp - One arena for every intermediate ------------------===//
+//
+// Kernel results live in one arena the runtime allocates once. Each result
+// is sized at the largest batch and sequence the model is compiled for, lives
+// from its kernel to its last reader, and is packed with the greedy-by-size
+// heuristic (largest buffer first, at the lowest offset that no buffer with
+// an overlapping live range occupies), which is close to the largest live
+// set in practice. Elementwise kernels may write over an operand whose last
+// reader they are: each output element depends only on the same element of
+// the input, so the kernel never reads a value it has already overwritten.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace tfmc {
+#define GEN_PASS_DEF_PLANMEMORY
+#include "passes/Passes.h.inc"
+} // namespace tfmc
+
+using namespace mlir;
+using namespace tfmc::tfm;
+
+namespace {
+
+constexpr int64_t kAlignment = 64; // a cache line; also AVX-512 aligned
+
+int64_t alignUp(int64_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+/// A slot of the arena: one or more values that share it in turn.
+struct Buffer {
+  int64_t bytes = 0;
+  int64_t start = 0; // index of the first writer
+  int64_t end = 0;   // index of the last reader, inclusive
+  int64_t offset = -1;
+
+  bool overlaps(const Buffer &other) const {
+    return start <= other.end && other.start <= end;
+  }
+};
+
+/// Kernels whose output element i depends only on input element i.
+bool mayWriteInPlace(Operation *op) {
+  return isa<AddOp, ScaleOp, ActivationOp, PositionsOp, ApplyMaskOp>(op);
+}
+
+struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
+  using PlanMemoryBase::PlanMemoryBase;
+
+  /// Bytes of `type` at the largest batch (a dynamic leading dimension)
+  /// and sequence (any other dynamic dimension).
+  int64_t bytesAtMost(RankedTensorType type, int64_t seq) const {
+    int64_t elements = 1;
+    for (auto [index, dim] : llvm::enumerate(type.getShape())) {
+      if (!ShapedType::isDynamic(dim))
+        elements *= dim;
+      else
+        elements *= index == 0 ? int64_t(maxBatch) : seq;
+    }
+    int64_t elementBits = type.getElementTypeBitWidth();
+    return elements * std::max<int64_t>(1, elementBits / 8);
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    int64_t seq = maxSeq;
+    if (seq == 0)
+      if (auto maxLen = func->getAttrOfType<IntegerAttr>("tfm.max_len"))
+        seq = maxLen.getInt();
+    if (seq <= 0 || maxBatch <= 0) {
+      func.emitError("tfm-plan-memory needs positive bounds: set max-batch, "
+                     "and max-seq or a tfm.max_len attribute on the function");
+      return signalPassFailure();
+    }
+    if (!func.getBody().hasOneBlock()) {
+      func.emitError("tfm-plan-memory expects a function of one block");
+      return signalPassFailure();
+    }
+
+    // Program order, and each value's last reader.
+    llvm::DenseMap<Operation *, int64_t> position;
+    llvm::DenseMap<Value, int64_t> lastUse;
+    int64_t index = 0;
+    for (Operation &op : func.getBody().front()) {
+      position[&op] = index;
+      for (Value operand : op.getOperands())
+        lastUse[operand] = index;
+      ++index;
+    }
+
+    std::vector<Buffer> buffers;
+    llvm::DenseMap<Value, size_t> bufferOf;
+    SmallVector<std::pair<Operation *, size_t>> planned;
+    for (Operation &op : func.getBody().front()) {
+      if (!isKernel(&op))
+        continue;
+      Value result = op.getResult(0);
+      int64_t at = position[&op];
+      int64_t bytes = alignUp(
+          bytesAtMost(cast<RankedTensorType>(result.getType()), seq));
+      int64_t until = lastUse.count(result) ? lastUse[result] : at;
+
+      std::optional<size_t> reuse;
+      if (mayWriteInPlace(&op)) {
+        for (Value operand : op.getOperands()) {
+          auto it = bufferOf.find(operand);
+          if (it != bufferOf.end() && buffers[it->second].end == at &&
+              buffers[it->second].bytes == bytes) {
+            reuse = it->second;
+            break;
+          }
+        }
+      }
+      size_t slot;
+      if (reuse) {
+        slot = *reuse;
+        buffers[slot].end = std::max(buffers[slot].end, until);
+      } else {
+        slot = buffers.size();
+        buffers.push_back({bytes, at, until});
+      }
+      bufferOf[result] = slot;
+      planned.push_back({&op, slot});
+    }
+
+    // Greedy by size: largest first, lowest offset clear of every placed
+    // buffer whose live range overlaps.
+    std::vector<size_t> order(buffers.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return buffers[a].bytes > buffers[b].bytes;
+    });
+    int64_t arenaSize = 0;
+    std::vector<size_t> placed;
+    for (size_t id : order) {
+      Buffer &buffer = buffers[id];
+      std::vector<std::pair<int64_t, int64_t>> taken; // [offset, end)
+      for (size_t other : placed)
+        if (buffers[other].overlaps(buffer))
+          taken.push_back({buffers[other].offset,
+                           buffers[other].offset + buffers[other].bytes});
+      std::sort(taken.begin(), taken.end());
+      int64_t offset = 0;
+      for (auto [begin, end] : taken) {
+        if (offset + buffer.bytes <= begin)
+          break;
+        offset = std::max(offset, end);
+      }
+      buffer.offset = offset;
+      arenaSize = std::max(arenaSize, offset + buffer.bytes);
+      placed.push_back(id);
+    }
+
+    Builder builder(&getContext());
+    for (auto [op, slot] : planned)
+      op->setAttr("tfm.arena", builder.getDenseI64ArrayAttr(
+                                   {buffers[slot].offset, buffers[slot].bytes}));
+    func->setAttr("tfm.arena_size", builder.getI64IntegerAttr(arenaSize));
+    func->setAttr("tfm.max_batch", builder.getI64IntegerAttr(maxBatch));
+    func->setAttr("tfm.max_seq", builder.getI64IntegerAttr(seq));
+  }
+};
+
+} // namespace

@@ -1,0 +1,399 @@
+//===- Tile.cpp - Per-kernel tile plans from a target description ---------===//
+//
+// Every kernel gets a `tfm.tile` dictionary that codegen turns into a Halide
+// schedule. The plan is a small analytic cost model over the target
+// description; the reasons for each choice are the comments below, and the
+// numbers they were checked against are in ../shared/HALIDE14_NOTES.md.
+//
+// CPU
+//  - GEMM (tfm.linear, tfm.matmul). A register-blocked micro-kernel keeps a
+//    micro_m x micro_n accumulator in vector registers: micro_m rows times
+//    v vectors of `vector` lanes. Per K step it loads v vectors of B and
+//    broadcasts micro_m values of A, so it needs micro_m·v + v + 1 registers
+//    (spills are silent and halve the speed: 32x3 on AVX2 ran at 40 vs 67
+//    GFLOP/s) and does micro_m·v FMAs per micro_m + v loads. We pick the
+//    shape with the most FMAs per load that fits, weighted by how much of N
+//    the vector width covers without a ragged tail. block_k keeps a B panel
+//    (block_k x micro_n) and an A panel in half of L1; block_n keeps the
+//    packed B block in half of L2. Rows (M) are dynamic: the tail is
+//    guarded. M = 1 (decode) is bandwidth-bound and gets a GEMV plan
+//    instead: vectorise along K, split N into enough tasks for every core.
+//  - Attention. One task per (batch, head, query block). Scores of a query
+//    block against all keys sit in a per-task scratch (two-pass softmax), so
+//    query_block is the largest power of two up to 32 whose scratch
+//    (2 x query_block x max_seq x 4 bytes) fits in half of L2. With a causal
+//    or window mask the key loop of each query block is bounded, so fully
+//    masked key blocks are never computed (skip_masked_blocks).
+//  - Row kernels (layer_norm, softmax) and elementwise kernels vectorise the
+//    last dimension and run rows in parallel, unrolled when the width allows.
+//
+// GPU (CUDA)
+//  - GEMM: a thread block computes block_m x block_n with thread tiles of
+//    thread_m x thread_n, staging block_k slices of A and B in shared
+//    memory. We keep shared memory within half the per-block limit (two
+//    resident blocks per SM) and accumulators within the register budget,
+//    and maximise the block's arithmetic intensity.
+//  - Attention: one query block per thread block, one query row per thread,
+//    online softmax (a two-pass score row of max_seq floats per query would
+//    not fit in shared memory), K and V tiles of key_block rows staged in
+//    shared memory, causal key blocks skipped.
+//  - Elementwise and row kernels: one thread per element or per row slice.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "compiler/codegen/Target.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace tfmc {
+#define GEN_PASS_DEF_TILE
+#include "passes/Passes.h.inc"
+} // namespace tfmc
+
+using namespace mlir;
+using namespace tfmc::tfm;
+using tfmc::codegen::TargetDescription;
+
+namespace {
+
+constexpr int64_t kFloatBytes = 4;
+
+/// Builds one `tfm.tile` dictionary, entries in insertion order.
+class PlanBuilder {
+public:
+  explicit PlanBuilder(Builder &builder) : builder(builder) {}
+  PlanBuilder &set(StringRef key, int64_t value) {
+    entries.push_back(builder.getNamedAttr(key, builder.getI64IntegerAttr(value)));
+    return *this;
+  }
+  PlanBuilder &set(StringRef key, StringRef value) {
+    entries.push_back(builder.getNamedAttr(key, builder.getStringAttr(value)));
+    return *this;
+  }
+  // Not an overload of set(): a string literal would convert to bool.
+  PlanBuilder &setFlag(StringRef key, bool value) {
+    entries.push_back(builder.getNamedAttr(key, builder.getBoolAttr(value)));
+    return *this;
+  }
+  DictionaryAttr get() { return builder.getDictionaryAttr(entries); }
+
+private:
+  Builder &builder;
+  SmallVector<NamedAttribute> entries;
+};
+
+const char *tail(int64_t extent, int64_t tile) {
+  return !ShapedType::isDynamic(extent) && extent % tile == 0 ? "none"
+                                                              : "guard";
+}
+
+/// The fraction of `extent` that whole tiles of `tile` cover without
+/// computing past the end (1 for a dynamic extent: nothing to prefer).
+double utilization(int64_t extent, int64_t tile) {
+  if (ShapedType::isDynamic(extent))
+    return 1.0;
+  int64_t padded = (extent + tile - 1) / tile * tile;
+  return double(extent) / double(padded);
+}
+
+/// The largest multiple of `step` that is at most `limit` and divides
+/// `extent` (static), else the largest multiple of `step` up to `limit`.
+int64_t blockFor(int64_t extent, int64_t limit, int64_t step) {
+  limit = std::max(step, limit / step * step);
+  if (!ShapedType::isDynamic(extent)) {
+    if (extent <= limit)
+      return extent;
+    for (int64_t block = limit; block >= step; block -= step)
+      if (extent % block == 0)
+        return block;
+  }
+  return limit;
+}
+
+struct MicroTile {
+  int64_t rows = 1;
+  int64_t vectors = 1;
+};
+
+/// The register-blocked micro tile for a GEMM whose columns number `n`.
+MicroTile chooseMicroTile(const TargetDescription &target, int64_t n) {
+  MicroTile best;
+  double bestScore = 0;
+  for (int64_t rows = 1; rows <= 8; ++rows) {
+    for (int64_t vectors = 1; vectors <= 4; ++vectors) {
+      if (rows * vectors + vectors + 1 > target.vectorRegisters)
+        continue;
+      double fmasPerLoad = double(rows * vectors) / double(rows + vectors);
+      double score =
+          fmasPerLoad * utilization(n, vectors * target.vectorLanes);
+      if (score > bestScore + 1e-9) {
+        bestScore = score;
+        best = {rows, vectors};
+      }
+    }
+  }
+  return best;
+}
+
+/// Shapes of a GEMM: rows M (dynamic for activations), columns N, depth K.
+struct GemmShape {
+  int64_t m, n, k;
+};
+
+GemmShape gemmShape(Operation *op) {
+  if (auto linear = dyn_cast<LinearOp>(op)) {
+    auto weight = linear.getWeight().getType();
+    auto input = linear.getInput().getType();
+    int64_t m = 1;
+    for (int64_t dim : input.getShape().drop_back())
+      m = ShapedType::isDynamic(dim) || ShapedType::isDynamic(m)
+              ? ShapedType::kDynamic
+              : m * dim;
+    return {m, weight.getDimSize(0), weight.getDimSize(1)};
+  }
+  auto matmul = cast<MatmulOp>(op);
+  auto lhs = matmul.getLhs().getType();
+  auto rhs = matmul.getRhs().getType();
+  int64_t rank = lhs.getRank();
+  return {lhs.getDimSize(rank - (matmul.getTransposeLhs() ? 1 : 2)),
+          rhs.getDimSize(rank - (matmul.getTransposeRhs() ? 2 : 1)),
+          lhs.getDimSize(rank - (matmul.getTransposeLhs() ? 2 : 1))};
+}
+
+DictionaryAttr planCpuGemm(Builder &builder, const TargetDescription &target,
+                           GemmShape shape) {
+  int64_t lanes = target.vectorLanes;
+  MicroTile micro = chooseMicroTile(target, shape.n);
+  int64_t microN = micro.vectors * lanes;
+  // Half of L1 for the B panel (block_k x micro_n) and the A panel
+  // (micro_m x block_k) that one micro-kernel sweep streams.
+  int64_t blockK = blockFor(
+      shape.k, target.l1Bytes / 2 / ((microN + micro.rows) * kFloatBytes),
+      lanes);
+  // Half of L2 for the packed B block (block_k x block_n).
+  int64_t blockN = blockFor(shape.n,
+                            target.l2Bytes / 2 / (blockK * kFloatBytes),
+                            microN);
+  // Decode: one row, bandwidth-bound. Enough tasks for 4 per core, each a
+  // whole number of vectors of output columns.
+  int64_t gemvRows = lanes;
+  if (!ShapedType::isDynamic(shape.n))
+    gemvRows = std::max(lanes, shape.n / (4 * target.cores) / lanes * lanes);
+  return PlanBuilder(builder)
+      .set("kind", "gemm")
+      .set("target", target.name)
+      .set("vector", lanes)
+      .set("micro_m", micro.rows)
+      .set("micro_n", microN)
+      .set("block_k", blockK)
+      .set("block_n", blockN)
+      .set("unroll_k", blockK % 2 == 0 ? int64_t(2) : int64_t(1))
+      .set("parallel", "m_tiles,n_blocks")
+      .set("tail_m", "guard")
+      .set("tail_n", tail(shape.n, microN))
+      .set("tail_k", tail(shape.k, blockK))
+      .set("gemv_rows", gemvRows)
+      .get();
+}
+
+DictionaryAttr planGpuGemm(Builder &builder, const TargetDescription &target,
+                           GemmShape shape) {
+  struct Candidate {
+    int64_t blockM, blockN, blockK, threadM, threadN;
+  };
+  Candidate best{32, 32, 8, 2, 2};
+  double bestScore = 0;
+  for (int64_t blockM : {32, 64, 128})
+    for (int64_t blockN : {32, 64, 128})
+      for (int64_t blockK : {8, 16, 32})
+        for (int64_t threadM : {2, 4, 8})
+          for (int64_t threadN : {2, 4, 8}) {
+            int64_t threads = (blockM / threadM) * (blockN / threadN);
+            int64_t shared = (blockM + blockN) * blockK * kFloatBytes;
+            // Accumulators, one column of A and one row of B, addressing.
+            int64_t registers = threadM * threadN + threadM + threadN + 16;
+            if (threads < target.warpSize || threads > 256 ||
+                shared > target.sharedBytesPerBlock / 2 ||
+                registers > target.registersPerThread)
+              continue;
+            double intensity = double(blockM * blockN) / double(blockM + blockN);
+            // Deeper K slices halve the barriers per FLOP: a small tie-break.
+            double score = intensity * utilization(shape.n, blockN) *
+                           (1.0 + 0.01 * double(blockK));
+            if (score > bestScore + 1e-9) {
+              bestScore = score;
+              best = {blockM, blockN, blockK, threadM, threadN};
+            }
+          }
+  return PlanBuilder(builder)
+      .set("kind", "gemm")
+      .set("target", target.name)
+      .set("block_m", best.blockM)
+      .set("block_n", best.blockN)
+      .set("block_k", best.blockK)
+      .set("thread_m", best.threadM)
+      .set("thread_n", best.threadN)
+      .set("threads", (best.blockM / best.threadM) * (best.blockN / best.threadN))
+      .set("shared_bytes", (best.blockM + best.blockN) * best.blockK * kFloatBytes)
+      .set("tail_m", "guard")
+      .set("tail_n", tail(shape.n, best.blockN))
+      .set("tail_k", tail(shape.k, best.blockK))
+      .get();
+}
+
+/// Head size of an attention in either layout.
+int64_t headSize(AttentionOp attention) {
+  auto query = attention.getQuery().getType();
+  int64_t width = query.getShape().back();
+  if (!attention.isMergedLayout() || ShapedType::isDynamic(width))
+    return width;
+  return width / attention.getNumHeads();
+}
+
+DictionaryAttr planAttention(Builder &builder, const TargetDescription &target,
+                             AttentionOp attention, int64_t maxSeq) {
+  MaskAttr mask = attention.getMask();
+  bool skipBlocks = mask.getCausal() || mask.getWindow() != 0;
+  int64_t dHead = headSize(attention);
+  if (target.isGpu()) {
+    // One query row per thread. Larger blocks reuse each staged K/V tile
+    // for more queries; but a batch-1 prompt must still give every SM two
+    // blocks (heads x query blocks), or most of the GPU idles.
+    int64_t queryBlock = 128;
+    while (queryBlock > target.warpSize &&
+           attention.getNumHeads() * ((maxSeq + queryBlock - 1) / queryBlock) <
+               2 * target.multiprocessors)
+      queryBlock /= 2;
+    // K and V tiles of key_block rows in half the shared memory.
+    int64_t keyBlock = 128;
+    while (keyBlock > 16 &&
+           2 * keyBlock * dHead * kFloatBytes > target.sharedBytesPerBlock / 2)
+      keyBlock /= 2;
+    return PlanBuilder(builder)
+        .set("kind", "attention")
+        .set("target", target.name)
+        .set("query_block", queryBlock)
+        .set("key_block", keyBlock)
+        .set("threads", queryBlock)
+        .set("shared_bytes", 2 * keyBlock * dHead * kFloatBytes)
+        .set("softmax", "online")
+        .setFlag("skip_masked_blocks", skipBlocks)
+        .set("parallel", "batch,heads,query_blocks")
+        .set("tail_q", "guard")
+        .set("tail_k", "guard")
+        .get();
+  }
+  int64_t queryBlock = 32;
+  while (queryBlock > 8 &&
+         2 * queryBlock * maxSeq * kFloatBytes > target.l2Bytes / 2)
+    queryBlock /= 2;
+  // Q·Kᵀ vectorises along keys (dynamic); ·V along the head size.
+  MicroTile scores = chooseMicroTile(target, ShapedType::kDynamic);
+  return PlanBuilder(builder)
+      .set("kind", "attention")
+      .set("target", target.name)
+      .set("vector", target.vectorLanes)
+      .set("query_block", queryBlock)
+      .set("key_block", queryBlock)
+      .set("micro_q", scores.rows)
+      .set("micro_k", scores.vectors * target.vectorLanes)
+      .set("softmax", "two_pass")
+      .set("scratch_bytes", 2 * queryBlock * maxSeq * kFloatBytes)
+      .setFlag("skip_masked_blocks", skipBlocks)
+      .set("parallel", "batch,heads,query_blocks")
+      .set("tail_q", "guard")
+      .set("tail_k", "guard")
+      .set("tail_d", tail(dHead, target.vectorLanes))
+      .get();
+}
+
+/// Kernels over rows of the last dimension: layer_norm and softmax reduce
+/// along it, elementwise kernels just stream it.
+DictionaryAttr planRows(Builder &builder, const TargetDescription &target,
+                        Operation *op, StringRef kind) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t width = type.getShape().back();
+  if (target.isGpu()) {
+    int64_t threads = 256;
+    if (kind == "rowwise" && !ShapedType::isDynamic(width))
+      while (threads > target.warpSize && threads / 2 >= width)
+        threads /= 2;
+    return PlanBuilder(builder)
+        .set("kind", kind)
+        .set("target", target.name)
+        .set("threads", threads)
+        .set("parallel", kind == "rowwise" ? "rows" : "elements")
+        .set("tail", "guard")
+        .get();
+  }
+  int64_t lanes = target.vectorLanes;
+  // Unroll by up to 4 vectors when the width is a whole number of them.
+  int64_t unroll = 1;
+  for (int64_t factor : {4, 2})
+    if (!ShapedType::isDynamic(width) && width % (factor * lanes) == 0) {
+      unroll = factor;
+      break;
+    }
+  // Tasks of about 16 KB of output: big enough to amortise the dispatch,
+  // small enough to balance over cores.
+  int64_t rowsPerTask = 1;
+  if (!ShapedType::isDynamic(width))
+    rowsPerTask = std::max<int64_t>(1, 16 * 1024 / (width * kFloatBytes));
+  return PlanBuilder(builder)
+      .set("kind", kind)
+      .set("target", target.name)
+      .set("vector", lanes)
+      .set("unroll", unroll)
+      .set("rows_per_task", rowsPerTask)
+      .set("parallel", "rows")
+      .set("tail", tail(width, lanes * unroll))
+      .get();
+}
+
+DictionaryAttr planKernel(Builder &builder, const TargetDescription &target,
+                          Operation *op, int64_t maxSeq) {
+  if (isa<LinearOp, MatmulOp>(op)) {
+    GemmShape shape = gemmShape(op);
+    return target.isGpu() ? planGpuGemm(builder, target, shape)
+                          : planCpuGemm(builder, target, shape);
+  }
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return planAttention(builder, target, attention, maxSeq);
+  if (isa<LayerNormOp, SoftmaxOp>(op))
+    return planRows(builder, target, op, "rowwise");
+  return planRows(builder, target, op, "elementwise");
+}
+
+struct TilePass : tfmc::impl::TileBase<TilePass> {
+  using TileBase::TileBase;
+
+  void runOnOperation() override {
+    std::string error;
+    std::optional<TargetDescription> description =
+        tfmc::codegen::lookupTarget(target, error);
+    if (!description) {
+      getOperation().emitError(error);
+      return signalPassFailure();
+    }
+    Builder builder(&getContext());
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      int64_t seq = maxSeq;
+      if (seq == 0)
+        if (auto maxLen = func->getAttrOfType<IntegerAttr>("tfm.max_len"))
+          seq = maxLen.getInt();
+      if (seq <= 0) {
+        func.emitError("tfm-tile needs a sequence bound: set max-seq or a "
+                       "tfm.max_len attribute on the function");
+        return signalPassFailure();
+      }
+      func.walk([&](Operation *op) {
+        if (isKernel(op))
+          op->setAttr("tfm.tile", planKernel(builder, *description, op, seq));
+      });
+    }
+  }
+};
+
+} // namespace
