@@ -63,6 +63,7 @@ int main(int argc, char **argv) {
   stats->setDescription("Print peak arena bytes, weight bytes, kernels and "
                         "distinct kernels after the middle end");
   stats->addCategory(tfmcCategory);
+  stats->setHiddenFlag(cl::NotHidden);
   cl::HideUnrelatedOptions(tfmcCategory);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "tfmc " << tfmc::driver::version() << " (MLIR 19, Halide 14)\n";
