@@ -52,15 +52,18 @@ bool mayWriteInPlace(Operation *op) {
 struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
   using PlanMemoryBase::PlanMemoryBase;
 
-  /// Bytes of `type` at the largest batch (a dynamic leading dimension)
-  /// and sequence (any other dynamic dimension).
-  int64_t bytesAtMost(RankedTensorType type, int64_t seq) const {
+  /// Bytes of `op`'s result at the largest batch (a dynamic leading
+  /// dimension) and sequence (any other dynamic dimension). A causal or
+  /// window mask is [Sq, Sk]: it has no batch dimension.
+  int64_t bytesAtMost(Operation *op, int64_t seq) const {
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    bool leadingIsBatch = !isa<CausalMaskOp, WindowMaskOp>(op);
     int64_t elements = 1;
     for (auto [index, dim] : llvm::enumerate(type.getShape())) {
       if (!ShapedType::isDynamic(dim))
         elements *= dim;
       else
-        elements *= index == 0 ? int64_t(maxBatch) : seq;
+        elements *= index == 0 && leadingIsBatch ? int64_t(maxBatch) : seq;
     }
     int64_t elementBits = type.getElementTypeBitWidth();
     return elements * std::max<int64_t>(1, elementBits / 8);
@@ -101,8 +104,7 @@ struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
         continue;
       Value result = op.getResult(0);
       int64_t at = position[&op];
-      int64_t bytes = alignUp(
-          bytesAtMost(cast<RankedTensorType>(result.getType()), seq));
+      int64_t bytes = alignUp(bytesAtMost(&op, seq));
       int64_t until = lastUse.count(result) ? lastUse[result] : at;
 
       std::optional<size_t> reuse;

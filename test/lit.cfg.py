@@ -17,3 +17,10 @@ config.environment["PATH"] = path
 config.substitutions.append(("%tfmc", "tfmc"))
 config.substitutions.append(("%tfm-opt", "tfm-opt"))
 config.substitutions.append(("%examples", os.path.join(config.tfmc_source_root, "examples")))
+config.substitutions.append(("%fixtures", os.path.join(config.tfmc_source_root, "test", "fixtures")))
+
+# One kernel cache per build tree: every test that compiles a model reuses
+# the kernels earlier tests compiled (tfmc writes cache entries atomically,
+# so parallel tests may share it).
+config.environment["TFMC_CACHE_DIR"] = os.path.join(config.tfmc_build_root, "kernel-cache")
+config.environment["HOME"] = os.environ.get("HOME", "/tmp")

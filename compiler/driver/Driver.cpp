@@ -2,6 +2,7 @@
 
 #include "compiler/driver/Driver.h"
 
+#include "compiler/codegen/Codegen.h"
 #include "compiler/codegen/KernelKey.h"
 #include "compiler/codegen/Target.h"
 #include "compiler/frontend/AST.h"
@@ -12,6 +13,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringSet.h"
+
+#include <cstdlib>
 
 namespace tfmc::driver {
 namespace {
@@ -70,6 +73,11 @@ mlir::LogicalResult checkOptions(const CompileOptions &options,
 
 const char *version() { return TFMC_VERSION; }
 
+bool isTextual(Emit emit) {
+  return emit == Emit::Ast || emit == Emit::Mlir || emit == Emit::MlirOpt ||
+         emit == Emit::Halide;
+}
+
 void registerDialects(mlir::DialectRegistry &registry) {
   registry.insert<tfm::TfmDialect, mlir::func::FuncDialect>();
 }
@@ -86,7 +94,8 @@ mlir::LogicalResult compile(const CompileOptions &options,
     os << frontend::dumpModel(model);
     return mlir::success();
   }
-  bool runPipeline = options.emit == Emit::MlirOpt || options.stats;
+  bool runPipeline = options.stats ||
+                     (options.emit && *options.emit != Emit::Mlir);
   if (runPipeline && failed(checkOptions(options, model)))
     return mlir::failure();
 
@@ -114,6 +123,38 @@ mlir::LogicalResult compile(const CompileOptions &options,
   if (options.emit == Emit::MlirOpt) {
     module->print(os);
     os << "\n";
+  }
+  if ((options.emit && !isTextual(*options.emit)) ||
+      options.emit == Emit::Halide) {
+    codegen::CodegenOptions codegenOptions;
+    switch (*options.emit) {
+    case Emit::Halide:
+      codegenOptions.artifact = codegen::Artifact::Halide;
+      break;
+    case Emit::Obj:
+      codegenOptions.artifact = codegen::Artifact::Object;
+      break;
+    case Emit::Lib:
+      codegenOptions.artifact = codegen::Artifact::Library;
+      break;
+    default:
+      codegenOptions.artifact = codegen::Artifact::Executable;
+      break;
+    }
+    codegenOptions.outputPath =
+        options.outputPath == "-" ? model.name : options.outputPath;
+    std::string error;
+    codegenOptions.target = *codegen::lookupTarget(options.target, error);
+    codegenOptions.cacheDir = codegen::defaultCacheDir();
+    const char *runtimeDir = std::getenv("TFMC_RUNTIME_DIR");
+    codegenOptions.runtimeDir =
+        runtimeDir && *runtimeDir ? runtimeDir : TFMC_RUNTIME_DIR;
+    codegenOptions.runtimeHeader = codegenOptions.runtimeDir == TFMC_RUNTIME_DIR
+                                       ? TFMC_RUNTIME_HEADER
+                                       : codegenOptions.runtimeDir + "/tfmc.h";
+    codegenOptions.verbose = options.verbose;
+    if (failed(codegen::emitArtifact(*module, codegenOptions, os)))
+      return mlir::failure();
   }
   if (options.stats) {
     ModuleStats stats = collectStats(*module);

@@ -15,17 +15,22 @@
 namespace tfmc::driver {
 
 /// How far the pipeline runs, named as on the command line (`--emit`).
-enum class Emit { Ast, Mlir, MlirOpt };
+enum class Emit { Ast, Mlir, MlirOpt, Halide, Obj, Lib, Exe };
 
 struct CompileOptions {
   std::string inputPath;
-  /// What to print; none with `stats` alone (the pipeline still runs).
+  /// What to produce; none with `stats` alone (the middle end still runs).
   std::optional<Emit> emit;
+  /// Textual output file ("-": stdout); for obj/lib/exe the path of the
+  /// artifact without extension (default: the model's name).
+  std::string outputPath = "-";
   std::string target = "host";
   int64_t maxBatch = 1;
   int64_t maxSeq = 0; // 0: the model's max_len
   /// Print arena, weight and kernel statistics after the middle end.
   bool stats = false;
+  /// Print which kernels were compiled and which came from the cache.
+  bool verbose = false;
   /// Applied to the pass manager before it runs (mlir-opt's IR printing
   /// and timing flags).
   std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;
@@ -37,9 +42,12 @@ const char *version();
 /// Every dialect that tfmc's modules and pipelines use.
 void registerDialects(mlir::DialectRegistry &registry);
 
-/// Runs the pipeline on `options.inputPath` as far as `options` needs and
-/// writes the textual result (and statistics) to `os`. Errors are printed to
-/// stderr as one line each, `file:line:col: error: ...`, and return failure.
+/// Whether `emit` writes text (to -o or stdout) rather than a binary.
+bool isTextual(Emit emit);
+
+/// Runs the pipeline on `options.inputPath` as far as `options` needs.
+/// Textual results go to `os`; binaries to `options.outputPath`. Errors are
+/// printed to stderr as one line each and return failure.
 mlir::LogicalResult compile(const CompileOptions &options,
                             llvm::raw_ostream &os);
 

@@ -28,10 +28,17 @@ static cl::opt<Emit> emit(
         clEnumValN(Emit::Mlir, "mlir",
                    "the frontend's tfm module, attention step by step"),
         clEnumValN(Emit::MlirOpt, "mlir-opt",
-                   "after the middle end: fused, tiled, memory-planned")),
+                   "after the middle end: fused, tiled, memory-planned"),
+        clEnumValN(Emit::Halide, "halide",
+                   "each distinct kernel's lowered Halide pipeline and schedule"),
+        clEnumValN(Emit::Obj, "obj",
+                   "NAME.o: kernels, Halide runtime and entry point"),
+        clEnumValN(Emit::Lib, "lib", "libNAME.a + NAME.h: the C API"),
+        clEnumValN(Emit::Exe, "exe",
+                   "NAME: an executable with run, init-weights, info (default)")),
     cl::cat(tfmcCategory));
 
-static cl::opt<std::string> outputPath("o", cl::desc("Output file (default: stdout)"),
+static cl::opt<std::string> outputPath("o", cl::desc("Output: a file for text (default: stdout); the program's path for obj/lib/exe (default: the model's name)"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(tfmcCategory));
 
@@ -48,6 +55,10 @@ static cl::opt<int64_t> maxSeq(
     "max-seq",
     cl::desc("Longest sequence the memory plan holds (default: max_len)"),
     cl::value_desc("N"), cl::init(0), cl::cat(tfmcCategory));
+
+static cl::opt<bool> verbose(
+    "v", cl::desc("Say which kernels are compiled and which come from the cache"),
+    cl::cat(tfmcCategory));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -71,32 +82,34 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "tfmc: an ahead-of-time compiler for Transformer models\n\n"
-      "  tfmc MODEL.tfm --emit ast|mlir|mlir-opt [-o FILE] [--target T]\n"
-      "       [--max-batch N] [--max-seq N] [--stats]\n\n"
+      "  tfmc MODEL.tfm [-o NAME] [--emit ast|mlir|mlir-opt|halide|obj|lib|exe]\n"
+      "       [--target T] [--max-batch N] [--max-seq N] [--stats] [-v]\n\n"
+      "Compiled kernels are cached in $TFMC_CACHE_DIR (default ~/.cache/tfmc).\n"
       "mlir-opt's IR printing flags work too, e.g. --mlir-print-debuginfo\n"
       "(each op's .tfm line) and --mlir-print-ir-after-all (each stage of\n"
       "the middle end); --help-hidden lists them.\n");
 
   bool printStats = llvm::AreStatisticsEnabled();
-  if (emit.getNumOccurrences() == 0 && !printStats) {
-    llvm::errs() << "tfmc: error: nothing to do: give --emit "
-                    "(ast, mlir, mlir-opt) or --stats\n";
-    return 1;
-  }
+  tfmc::driver::CompileOptions options;
+  options.inputPath = inputPath;
+  // With no --emit, tfmc builds an executable, unless only --stats is asked.
+  if (emit.getNumOccurrences())
+    options.emit = emit;
+  else if (!printStats)
+    options.emit = Emit::Exe;
+  options.outputPath = outputPath;
+  bool textual = options.emit && tfmc::driver::isTextual(*options.emit);
   std::string error;
-  auto output = mlir::openOutputFile(outputPath, &error);
+  auto output = mlir::openOutputFile(textual ? outputPath.getValue() : "-", &error);
   if (!output) {
     llvm::errs() << "tfmc: error: " << error << "\n";
     return 1;
   }
-  tfmc::driver::CompileOptions options;
-  options.inputPath = inputPath;
-  if (emit.getNumOccurrences())
-    options.emit = emit;
   options.target = target;
   options.maxBatch = maxBatch;
   options.maxSeq = maxSeq;
   options.stats = printStats;
+  options.verbose = verbose;
   options.configurePassManager = [](mlir::PassManager &pm) {
     return mlir::applyPassManagerCLOptions(pm);
   };

@@ -1,0 +1,49 @@
+//===- Codegen.h - From a planned tfm module to native code -----*- C++ -*-===//
+
+#ifndef TFMC_CODEGEN_CODEGEN_H
+#define TFMC_CODEGEN_CODEGEN_H
+
+#include "compiler/codegen/Target.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace tfmc::codegen {
+
+enum class Artifact {
+  Halide,     // print each distinct kernel's lowered pipeline and schedule
+  Object,     // NAME.o: kernels, Halide runtime and the plan, relocatable
+  Library,    // libNAME.a + NAME.h: the C API
+  Executable, // NAME: run / init-weights / info
+};
+
+struct CodegenOptions {
+  Artifact artifact = Artifact::Executable;
+  /// Path of the output without extension: `out/gpt` gives out/gpt,
+  /// out/gpt.o, or out/libgpt.a + out/gpt.h.
+  std::string outputPath;
+  TargetDescription target;
+  /// Compiled kernels by structural hash; see defaultCacheDir().
+  std::string cacheDir;
+  /// Where libtfmc_runtime*.a and tfmc.h are (the build tree by default).
+  std::string runtimeDir;
+  std::string runtimeHeader;
+  /// Print what was compiled and what came from the cache to stderr.
+  bool verbose = false;
+};
+
+/// $TFMC_CACHE_DIR, else $XDG_CACHE_HOME/tfmc, else ~/.cache/tfmc.
+std::string defaultCacheDir();
+
+/// Lowers `module` (after the default pipeline) to the artifact. Textual
+/// output (--emit halide) goes to `os`. Errors are one line on stderr.
+mlir::LogicalResult emitArtifact(mlir::ModuleOp module,
+                                 const CodegenOptions &options,
+                                 llvm::raw_ostream &os);
+
+} // namespace tfmc::codegen
+
+#endif // TFMC_CODEGEN_CODEGEN_H

@@ -1,0 +1,402 @@
+//===- HalideKernels.cpp - Kernels as Halide pipelines --------------------===//
+//
+// Each kernel is written twice over, as Halide intends: an algorithm (what
+// each output element is) and a schedule (loop order, tiles, vectors,
+// threads) read from the kernel's tile plan. Schedules never change results.
+//
+// Tails: outputs are split with GuardWithIf, so a tile past the end of the
+// output does no stores; intermediates may be computed over whole tiles, so
+// every input is read through a boundary condition (repeat_edge) and an
+// over-computed element reads valid memory instead of asserting (the
+// "accessed at 999, beyond the max (511)" failures of HALIDE14_NOTES.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/HalideKernels.h"
+
+#include "Halide.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace tfmc::codegen {
+namespace {
+
+using namespace Halide;
+
+/// A pipeline ready to compile: its output and its arguments in order.
+struct BuiltKernel {
+  Func output;
+  std::vector<Argument> arguments;
+};
+
+Expr negativeInfinity() { return Expr(-std::numeric_limits<float>::infinity()); }
+
+/// erf for the exact GELU: Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7),
+/// since Halide 14 has no erf.
+Expr erfApprox(Expr x) {
+  Expr a = abs(x);
+  Expr t = 1.0f / (1.0f + 0.3275911f * a);
+  Expr poly =
+      ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t -
+        0.284496736f) *
+           t +
+       0.254829592f) *
+      t;
+  Expr y = 1.0f - poly * exp(-a * a);
+  return select(x < 0, -y, y);
+}
+
+Expr applyActivation(ActivationFn fn, Expr x) {
+  switch (fn) {
+  case ActivationFn::None:
+    return x;
+  case ActivationFn::Relu:
+    return max(x, 0.0f);
+  case ActivationFn::Gelu:
+    return 0.5f * x * (1.0f + erfApprox(x * float(M_SQRT1_2)));
+  case ActivationFn::GeluTanh:
+    return 0.5f * x *
+           (1.0f + tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+  }
+  return x;
+}
+
+int lanesOf(const KernelSpec &spec) {
+  return int(spec.tile.get("vector", 8));
+}
+
+/// Elementwise and row kernels over (W, R): vectorise W, rows in parallel
+/// tasks of `rows_per_task`. Returns the loop over one row.
+Var scheduleRows(Func out, Var w, Var r, const KernelSpec &spec) {
+  Var ro("ro"), ri("ri");
+  int lanes = lanesOf(spec);
+  int unroll = int(spec.tile.get("unroll", 1));
+  out.split(r, ro, ri, int(spec.tile.get("rows_per_task", 1)),
+            TailStrategy::GuardWithIf)
+      .parallel(ro);
+  Var wo("wo"), wi("wi");
+  out.split(w, wo, wi, lanes * unroll, TailStrategy::GuardWithIf)
+      .vectorize(wi, lanes);
+  if (unroll > 1)
+    out.unroll(wi);
+  return ri;
+}
+
+BuiltKernel embedding(const KernelSpec &spec) {
+  ImageParam ids(Int(64), 2, "ids");
+  ImageParam table(Float(32), 2, "table");
+  Var d("d"), s("s"), b("b"), sb("sb");
+  Func out("embedding");
+  // The runtime rejects ids outside [0, vocab); the clamp keeps bounds
+  // inference finite.
+  Expr row = clamp(cast<int32_t>(ids(s, b)), 0, int(spec.rows) - 1);
+  out(d, s, b) = table(d, row);
+
+  out.fuse(s, b, sb);
+  scheduleRows(out, d, sb, spec);
+  return {out, {ids, table}};
+}
+
+BuiltKernel positions(const KernelSpec &spec) {
+  ImageParam x(Float(32), 3, "x");
+  Var d("d"), s("s"), b("b"), sb("sb");
+  Func out("positions");
+  std::vector<Argument> arguments{x};
+  if (spec.learned) {
+    ImageParam table(Float(32), 2, "table");
+    out(d, s, b) = x(d, s, b) + table(d, s);
+    arguments.push_back(table);
+  } else {
+    // PE[p, 2i] = sin(p / 10000^(2i/D)), PE[p, 2i+1] = cos(same), in
+    // double: arguments reach max_len radians, where f32 loses digits.
+    Func pe("sinusoid");
+    Expr even = cast<double>((d / 2) * 2);
+    Expr angle = cast<double>(s) *
+                 exp(even * Expr(-std::log(10000.0) / double(spec.width)));
+    pe(d, s) = cast<float>(select(d % 2 == 0, sin(angle), cos(angle)));
+    out(d, s, b) = x(d, s, b) + pe(d, s);
+    pe.compute_root().parallel(s);
+  }
+  out.fuse(s, b, sb);
+  scheduleRows(out, d, sb, spec);
+  return {out, arguments};
+}
+
+BuiltKernel elementwise(const KernelSpec &spec) {
+  ImageParam x(Float(32), 2, "x");
+  Var w("w"), r("r");
+  Func out(spec.kind == KernelKind::Scale ? "scale" : "activation");
+  std::vector<Argument> arguments{x};
+  switch (spec.kind) {
+  case KernelKind::Scale:
+    out(w, r) = x(w, r) * float(spec.factor);
+    break;
+  case KernelKind::Activation:
+    out(w, r) = applyActivation(spec.activation, x(w, r));
+    break;
+  default: {
+    ImageParam y(Float(32), 2, "y");
+    out(w, r) = x(w, r) + y(w, r);
+    arguments.push_back(y);
+    break;
+  }
+  }
+  scheduleRows(out, w, r, spec);
+  return {out, arguments};
+}
+
+BuiltKernel linear(const KernelSpec &spec) {
+  ImageParam x(Float(32), 2, "x");
+  ImageParam w(Float(32), 2, "w");
+  ImageParam bias(Float(32), 1, "bias");
+  ImageParam residual(Float(32), 2, "residual");
+  std::vector<Argument> arguments{x, w};
+  Var n("n"), m("m"), k("k");
+
+  Func xc = BoundaryConditions::repeat_edge(x);
+  Func wc = BoundaryConditions::repeat_edge(w);
+  // Wᵀ so that the inner loop loads contiguous vectors of output columns.
+  Func wT("weight_t");
+  wT(n, k) = wc(k, n);
+  RDom rk(0, int(spec.inWidth), "rk");
+  Func acc("acc");
+  if (spec.hasBias) {
+    arguments.push_back(bias);
+    acc(n, m) = BoundaryConditions::repeat_edge(bias)(n);
+  } else {
+    acc(n, m) = 0.0f;
+  }
+  acc(n, m) += xc(rk, m) * wT(n, rk);
+  Expr value = applyActivation(spec.activation, acc(n, m));
+  if (spec.hasResidual) {
+    arguments.push_back(residual);
+    value += residual(n, m);
+  }
+  Func out("linear");
+  out(n, m) = value;
+
+  // A micro_m x micro_n accumulator tile stays in registers across all of
+  // K; rows of tiles run in parallel.
+  int lanes = lanesOf(spec);
+  int microM = int(spec.tile.get("micro_m", 4));
+  int microN = int(spec.tile.get("micro_n", 3 * lanes));
+  Var no("no"), mo("mo"), ni("ni"), mi("mi");
+  out.tile(n, m, no, mo, ni, mi, microN, microM, TailStrategy::GuardWithIf)
+      .vectorize(ni, lanes)
+      .parallel(mo);
+  acc.compute_at(out, no)
+      .bound_extent(n, microN)
+      .bound_extent(m, microM)
+      .vectorize(n, lanes)
+      .unroll(n)
+      .unroll(m);
+  acc.update()
+      .reorder(n, m, rk)
+      .vectorize(n, lanes)
+      .unroll(n)
+      .unroll(m);
+  Var ko("ko"), ki("ki");
+  wT.compute_root()
+      .split(k, ko, ki, 8, TailStrategy::GuardWithIf)
+      .parallel(ko)
+      .vectorize(n, lanes, TailStrategy::GuardWithIf);
+  return {out, arguments};
+}
+
+BuiltKernel layerNorm(const KernelSpec &spec) {
+  ImageParam x(Float(32), 2, "x");
+  ImageParam residual(Float(32), 2, "residual");
+  ImageParam gamma(Float(32), 1, "gamma");
+  ImageParam beta(Float(32), 1, "beta");
+  std::vector<Argument> arguments{x};
+  Var w("w"), r("r");
+  Func sum("sum_in");
+  if (spec.hasResidual) {
+    arguments.push_back(residual);
+    sum(w, r) = x(w, r) + residual(w, r);
+  } else {
+    sum(w, r) = x(w, r);
+  }
+  arguments.push_back(gamma);
+  arguments.push_back(beta);
+  float width = float(spec.width);
+  RDom rw(0, int(spec.width), "rw");
+  Func mean("mean"), variance("variance"), out("layer_norm");
+  mean(r) = 0.0f;
+  mean(r) += sum(rw, r);
+  Expr mu = mean(r) / width;
+  variance(r) = 0.0f;
+  Expr centred = sum(rw, r) - mean(r) / width;
+  variance(r) += centred * centred;
+  Expr inverse = 1.0f / sqrt(variance(r) / width + float(spec.factor));
+  out(w, r) = (sum(w, r) - mu) * inverse * gamma(w) + beta(w);
+
+  // The row's sum is read three times (mean, variance, output): keep it.
+  Var row = scheduleRows(out, w, r, spec);
+  sum.compute_at(out, row).vectorize(w, lanesOf(spec),
+                                     TailStrategy::GuardWithIf);
+  mean.compute_at(out, row);
+  variance.compute_at(out, row);
+  return {out, arguments};
+}
+
+BuiltKernel attention(const KernelSpec &spec) {
+  ImageParam q(Float(32), 4, "q");
+  ImageParam k(Float(32), 4, "k");
+  ImageParam v(Float(32), 4, "v");
+  ImageParam keyPadding(Int(64), 2, "key_padding");
+  std::vector<Argument> arguments{q, k, v};
+  Var e("e"), h("h"), qq("qq"), b("b"), kk("kk");
+
+  // Scores and weighted sums are computed over whole vectors and query
+  // blocks: read every input through a boundary condition.
+  Func qc = BoundaryConditions::repeat_edge(q);
+  Func kc = BoundaryConditions::repeat_edge(k);
+  Func vc = BoundaryConditions::repeat_edge(v);
+  Expr keys = k.dim(2).extent();
+  RDom rd(0, int(spec.headDim), "rd");
+  Func score("score");
+  score(kk, qq, h, b) = 0.0f;
+  score(kk, qq, h, b) += qc(rd, h, qq, b) * kc(rd, h, kk, b);
+
+  Expr allowed = cast<bool>(1);
+  if (spec.causal)
+    allowed = allowed && kk <= qq;
+  if (spec.window > 0)
+    allowed = allowed && (spec.causal ? qq - kk < int(spec.window)
+                                      : abs(qq - kk) < int(spec.window));
+  if (spec.padding) {
+    arguments.push_back(keyPadding);
+    allowed =
+        allowed && BoundaryConditions::repeat_edge(keyPadding)(kk, b) != 0;
+  }
+  Func allow("allowed");
+  allow(kk, qq, b) = allowed;
+
+  // With a causal mask the key loop of each query stops at the diagonal,
+  // so fully masked key blocks are never computed.
+  RDom rk(0, keys, "rk");
+  if (spec.causal)
+    rk.where(rk <= qq);
+  float scale = float(spec.factor);
+  Func rowMax("row_max"), probs("probs"), rowSum("row_sum"), weighted("weighted");
+  rowMax(qq, h, b) = negativeInfinity();
+  rowMax(qq, h, b) = max(rowMax(qq, h, b),
+                         select(allow(rk, qq, b), score(rk, qq, h, b) * scale,
+                                negativeInfinity()));
+  // A query whose keys are all masked has row_max = -inf and probabilities
+  // all 0 (never exp(nan)): its output is zeros.
+  probs(kk, qq, h, b) =
+      select(allow(kk, qq, b),
+             exp(score(kk, qq, h, b) * scale - rowMax(qq, h, b)), 0.0f);
+  rowSum(qq, h, b) = 0.0f;
+  rowSum(qq, h, b) += probs(rk, qq, h, b);
+  weighted(e, h, qq, b) = 0.0f;
+  weighted(e, h, qq, b) += probs(rk, qq, h, b) * vc(e, h, rk, b);
+  Func out("attention");
+  out(e, h, qq, b) = select(rowSum(qq, h, b) > 0.0f,
+                            weighted(e, h, qq, b) / rowSum(qq, h, b), 0.0f);
+
+  // One task per (batch, query block, head); scores and probabilities of
+  // the block live in per-task scratch.
+  int lanes = lanesOf(spec);
+  int queryBlock = int(spec.tile.get("query_block", 16));
+  Var qo("qo"), qi("qi"), task("task"), task2("task2");
+  out.split(qq, qo, qi, queryBlock, TailStrategy::GuardWithIf)
+      .reorder(e, qi, h, qo, b)
+      .fuse(h, qo, task)
+      .fuse(task, b, task2)
+      .parallel(task2)
+      .vectorize(e, lanes, TailStrategy::GuardWithIf);
+  score.compute_at(out, task2).vectorize(kk, lanes);
+  score.update().reorder(kk, rd).vectorize(kk, lanes);
+  rowMax.compute_at(out, task2);
+  probs.compute_at(out, task2).vectorize(kk, lanes);
+  rowSum.compute_at(out, task2);
+  weighted.compute_at(out, qi).vectorize(e, lanes);
+  weighted.update().reorder(e, rk).vectorize(e, lanes);
+  return {out, arguments};
+}
+
+BuiltKernel build(const KernelSpec &spec) {
+  switch (spec.kind) {
+  case KernelKind::Embedding:
+    return embedding(spec);
+  case KernelKind::Positions:
+    return positions(spec);
+  case KernelKind::Scale:
+  case KernelKind::Activation:
+  case KernelKind::Add:
+    return elementwise(spec);
+  case KernelKind::Linear:
+    return linear(spec);
+  case KernelKind::LayerNorm:
+    return layerNorm(spec);
+  case KernelKind::Attention:
+    return attention(spec);
+  }
+  return elementwise(spec);
+}
+
+} // namespace
+
+std::string halideTargetFor(const std::string &targetName, bool withRuntime) {
+  std::string target = "x86-64-linux-sse41-avx-f16c-fma-avx2";
+  if (targetName == "x86-64-avx512")
+    target += "-avx512-avx512_skylake";
+  return withRuntime ? target : target + "-no_runtime";
+}
+
+bool compileKernel(const KernelSpec &spec, const std::string &name,
+                   const std::string &halideTarget,
+                   const std::string &objectPath, std::string &error) {
+  try {
+    BuiltKernel kernel = build(spec);
+    kernel.output.compile_to_object(objectPath, kernel.arguments, name,
+                                    Target(halideTarget));
+    return true;
+  } catch (const Halide::Error &e) {
+    error = "Halide failed to compile kernel " + name + ": " + e.what();
+    for (char &c : error)
+      if (c == '\n')
+        c = ' ';
+    return false;
+  }
+}
+
+bool compileRuntime(const std::string &halideTarget,
+                    const std::string &objectPath, std::string &error) {
+  try {
+    compile_standalone_runtime(objectPath, Target(halideTarget));
+    return true;
+  } catch (const Halide::Error &e) {
+    error = std::string("Halide failed to compile its runtime: ") + e.what();
+    return false;
+  }
+}
+
+std::string describeKernel(const KernelSpec &spec, const std::string &name,
+                           const std::string &halideTarget) {
+  BuiltKernel kernel = build(spec);
+  char path[] = "/tmp/tfmc-stmt-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0)
+    return "(cannot create a temporary file for the lowered statement)\n";
+  close(fd);
+  kernel.output.compile_to_lowered_stmt(path, kernel.arguments,
+                                        StmtOutputFormat::Text,
+                                        Target(halideTarget));
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path);
+  return text.str();
+}
+
+const char *kernelGeneratorStamp() { return __DATE__ " " __TIME__; }
+
+} // namespace tfmc::codegen

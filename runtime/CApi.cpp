@@ -1,0 +1,174 @@
+//===- CApi.cpp - The C API (tfmc.h) over Model ---------------------------===//
+//
+// Also the one place that names the symbols codegen's glue file defines for
+// each compiled model: the plan JSON and the kernel table.
+//
+// Nothing may cross the C boundary as an exception: each entry point catches
+// everything (std::bad_alloc included) into the thread's last error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Model.h"
+#include "runtime/tfmc.h"
+
+#include <fmt/format.h>
+
+#include <exception>
+#include <new>
+
+// Defined by the glue file codegen writes for each model.
+extern "C" {
+extern const struct tfmc_kernel_entry tfmc_kernels[];
+extern const int tfmc_num_kernels;
+extern const char tfmc_plan_json[];
+}
+
+struct tfmc_model {
+  std::unique_ptr<tfmc::runtime::Model> model;
+};
+
+namespace tfmc::runtime {
+namespace {
+
+struct LinkedPlan {
+  std::optional<Plan> plan;
+  std::string error;
+};
+
+const LinkedPlan &parsedLinkedPlan() {
+  // A function-local static: parsed once, thread-safe.
+  static const LinkedPlan linked = [] {
+    LinkedPlan result;
+    try {
+      result.plan = parsePlan(tfmc_plan_json, result.error);
+    } catch (...) {
+      result.error = "plan: out of memory";
+    }
+    return result;
+  }();
+  return linked;
+}
+
+thread_local std::string lastError;
+
+int failWith(const std::string &message) {
+  try {
+    lastError = message;
+  } catch (...) {
+    // Keep whatever was there; there is no memory for more.
+  }
+  return 1;
+}
+
+} // namespace
+
+const Plan *linkedPlan(std::string &error) {
+  const LinkedPlan &linked = parsedLinkedPlan();
+  if (!linked.plan) {
+    error = linked.error;
+    return nullptr;
+  }
+  return &*linked.plan;
+}
+
+std::unique_ptr<Model> Model::createLinked(const std::string &weightsPath,
+                                           std::string &error) {
+  const Plan *plan = linkedPlan(error);
+  if (!plan)
+    return nullptr;
+  return create(*plan, tfmc_kernels, tfmc_num_kernels, weightsPath, error);
+}
+
+} // namespace tfmc::runtime
+
+using namespace tfmc::runtime;
+
+extern "C" int tfmc_create(const char *weights_path, tfmc_model **model) {
+  try {
+    if (!model)
+      return failWith("tfmc_create: model is null");
+    *model = nullptr;
+    if (!weights_path)
+      return failWith("tfmc_create: weights_path is null");
+    std::string error;
+    std::unique_ptr<Model> created = Model::createLinked(weights_path, error);
+    if (!created)
+      return failWith(error);
+    *model = new tfmc_model{std::move(created)};
+    return 0;
+  } catch (const std::bad_alloc &) {
+    return failWith("out of memory");
+  } catch (const std::exception &e) {
+    return failWith(e.what());
+  } catch (...) {
+    return failWith("unknown error");
+  }
+}
+
+extern "C" int tfmc_forward(tfmc_model *model, const tfmc_input *inputs,
+                            int num_inputs, const float **output,
+                            int64_t shape[3]) {
+  try {
+    if (!model || !model->model)
+      return failWith("tfmc_forward: model is null");
+    if (!output || !shape)
+      return failWith("tfmc_forward: output or shape is null");
+    if (num_inputs < 0 || (num_inputs > 0 && !inputs))
+      return failWith(fmt::format("tfmc_forward: {} inputs at {}", num_inputs,
+                                  static_cast<const void *>(inputs)));
+    *output = nullptr;
+    std::vector<InputView> views;
+    for (int i = 0; i < num_inputs; ++i) {
+      const tfmc_input &input = inputs[i];
+      if (!input.name)
+        return failWith(fmt::format("tfmc_forward: input {} has no name", i));
+      if (input.batch < 0 || input.length < 0)
+        return failWith(fmt::format("input '{}' has shape [{}, {}]", input.name,
+                                    input.batch, input.length));
+      views.push_back({input.name, {input.batch, input.length}, input.data});
+    }
+    std::string error;
+    std::optional<OutputView> result = model->model->forward(views, error);
+    if (!result)
+      return failWith(error);
+    if (result->shape.size() != 3)
+      return failWith(fmt::format("output '{}' has rank {}; the C API returns "
+                                  "rank 3",
+                                  result->name, result->shape.size()));
+    for (int d = 0; d < 3; ++d)
+      shape[d] = result->shape[d];
+    *output = result->data;
+    return 0;
+  } catch (const std::bad_alloc &) {
+    return failWith("out of memory");
+  } catch (const std::exception &e) {
+    return failWith(e.what());
+  } catch (...) {
+    return failWith("unknown error");
+  }
+}
+
+extern "C" int tfmc_set_threads(int threads) {
+  try {
+    std::string error;
+    if (!Model::setThreads(threads, error))
+      return failWith(error);
+    return 0;
+  } catch (...) {
+    return failWith("tfmc_set_threads failed");
+  }
+}
+
+extern "C" void tfmc_destroy(tfmc_model *model) { delete model; }
+
+extern "C" const char *tfmc_last_error(void) { return lastError.c_str(); }
+
+extern "C" const char *tfmc_model_name(void) {
+  try {
+    std::string error;
+    const Plan *plan = linkedPlan(error);
+    return plan ? plan->model.c_str() : "";
+  } catch (...) {
+    return "";
+  }
+}

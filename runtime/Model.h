@@ -1,0 +1,124 @@
+//===- Model.h - Execute a compiled model's plan ----------------*- C++ -*-===//
+//
+// A Model is one compiled model ready to run: its plan (Plan.h), its kernels
+// (Halide AOT entry points, looked up by name in the table codegen links in),
+// its weights (a mapped safetensors file, used in place where aligned) and
+// one arena sized by the plan, allocated once.
+//
+// forward() validates the inputs completely before any kernel runs, so a bad
+// input is a one-line error naming the tensor or value, never a kernel
+// reading out of bounds. Then it runs the plan's steps in order, each over
+// halide_buffer_t descriptors of the inputs, weights and arena slots.
+//
+// No function here throws (allocation failures included); each reports
+// failure through its return value and an `error` string (one line).
+// A Model is not safe to share between threads that call forward() at the
+// same time: the arena is reused by every call.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_MODEL_H
+#define TFMC_RUNTIME_MODEL_H
+
+#include "runtime/Plan.h"
+#include "runtime/Safetensors.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+extern "C" {
+/// Halide's `NAME_argv` entry point: every argument is a halide_buffer_t *,
+/// inputs first, the output last. Returns 0 on success.
+typedef int (*tfmc_kernel_fn)(void **args);
+
+/// One row of the kernel table that codegen's glue file defines.
+struct tfmc_kernel_entry {
+  const char *name;
+  tfmc_kernel_fn fn;
+};
+}
+
+namespace tfmc::runtime {
+
+/// An input as the caller holds it: int64 values, row-major, owned by the
+/// caller for the duration of forward().
+struct InputView {
+  std::string name;
+  std::vector<int64_t> shape;
+  const int64_t *data = nullptr; ///< shape's element count values
+};
+
+/// The output of forward(): a view into the model's arena, valid until the
+/// next forward() or the model's destruction.
+struct OutputView {
+  std::string name;            ///< "logits", "last_hidden_state", ...
+  std::vector<int64_t> shape;  ///< row-major, e.g. [B, S, V]
+  const float *data = nullptr; ///< shape's element count floats
+
+  int64_t numElements() const { return elementCount(shape).value_or(0); }
+};
+
+class Model {
+public:
+  /// `plan` must be one that parsePlan accepted (its indices are trusted).
+  /// Resolves every kernel the plan calls in `kernels`, maps `weightsPath`
+  /// and checks each weight the plan uses (F32, exact shape), and allocates
+  /// the arena. Tensors of the file that the plan does not use are reported
+  /// as one warning line on stderr (and by `warning()`). On failure returns
+  /// null and sets `error`.
+  static std::unique_ptr<Model>
+  create(const Plan &plan, const tfmc_kernel_entry *kernels, int numKernels,
+         const std::string &weightsPath, std::string &error);
+
+  /// The same, with the plan and kernel table linked into this program by
+  /// codegen (the glue symbols tfmc_plan_json, tfmc_kernels,
+  /// tfmc_num_kernels).
+  static std::unique_ptr<Model> createLinked(const std::string &weightsPath,
+                                             std::string &error);
+
+  ~Model();
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+
+  /// Runs the model. `inputs` are matched to the plan's inputs by name; an
+  /// absent optional mask means all ones. On failure returns nothing and
+  /// sets `error`; the output of an earlier call is then invalid.
+  std::optional<OutputView> forward(const std::vector<InputView> &inputs,
+                                    std::string &error);
+  std::optional<OutputView>
+  forward(const std::map<std::string, IntegerTensor> &inputs,
+          std::string &error);
+
+  /// Sets the size of Halide's thread pool, shared by every model in the
+  /// process. False with `error` set when `threads` < 1.
+  static bool setThreads(int threads, std::string &error);
+
+  const Plan &plan() const { return plan_; }
+  /// The unused-tensor warning given at creation, or empty.
+  const std::string &warning() const { return warning_; }
+  /// Bytes of weights copied because the file did not align them.
+  std::size_t copiedWeightBytes() const { return copiedWeightBytes_; }
+  /// "input_ids, attention_mask": the inputs this model takes, for messages.
+  std::string inputNames() const;
+
+private:
+  Model() = default;
+  struct Impl;
+
+  Plan plan_;
+  std::string warning_;
+  std::size_t copiedWeightBytes_ = 0;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The plan linked into this program, parsed once (thread-safe). Null with
+/// `error` set when it does not parse.
+const Plan *linkedPlan(std::string &error);
+
+} // namespace tfmc::runtime
+
+#endif // TFMC_RUNTIME_MODEL_H

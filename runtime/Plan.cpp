@@ -1,0 +1,389 @@
+//===- Plan.cpp - Parse and check a compiled model's plan -----------------===//
+//
+// The plan is written by codegen, so a malformed one means a bug in tfmc,
+// not in the user's input. It is still checked in full before anything runs
+// it: every index in range, every symbol known, every type spelled right,
+// and the first problem is a one-line message naming where it is
+// (`plan: step 3 arg 1: value 99 out of range (57 values)`). Keys the
+// runtime does not read are ignored, so codegen may add annotations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Plan.h"
+#include "runtime/Tensor.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <exception>
+#include <limits>
+#include <set>
+#include <utility>
+
+namespace tfmc::runtime {
+namespace {
+
+using Json = nlohmann::json;
+
+/// Thrown inside the parser only; parsePlan turns it into `error`.
+struct PlanError {
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string &where, const std::string &what) {
+  throw PlanError{where.empty() ? what : where + ": " + what};
+}
+
+/// "a string", "an array", ...: what a JSON value is, for messages.
+std::string kindOf(const Json &value) {
+  switch (value.type()) {
+  case Json::value_t::array:
+    return "an array";
+  case Json::value_t::object:
+    return "an object";
+  case Json::value_t::string:
+    return "a string";
+  case Json::value_t::boolean:
+    return "a boolean";
+  case Json::value_t::null:
+    return "null";
+  case Json::value_t::number_float:
+    return "a fraction";
+  default:
+    return "a number";
+  }
+}
+
+std::string join(const std::string &where, const std::string &key) {
+  return where.empty() ? key : where + " " + key;
+}
+
+const Json &member(const Json &object, const char *key,
+                   const std::string &where) {
+  auto it = object.find(key);
+  if (it == object.end())
+    fail(where, fmt::format("missing \"{}\"", key));
+  return *it;
+}
+
+const Json &expectObject(const Json &value, const std::string &where) {
+  if (!value.is_object())
+    fail(where, "expected an object, found " + kindOf(value));
+  return value;
+}
+
+const Json &expectArray(const Json &value, const std::string &where) {
+  if (!value.is_array())
+    fail(where, "expected an array, found " + kindOf(value));
+  return value;
+}
+
+std::string getString(const Json &object, const char *key,
+                      const std::string &where, bool nonEmpty = true) {
+  const Json &value = member(object, key, where);
+  if (!value.is_string())
+    fail(join(where, key), "expected a string, found " + kindOf(value));
+  std::string text = value.get<std::string>();
+  if (nonEmpty && text.empty())
+    fail(join(where, key), "is empty");
+  return text;
+}
+
+int64_t asInteger(const Json &value, const std::string &where,
+                  int64_t minimum = 0) {
+  int64_t number = 0;
+  if (value.is_number_unsigned()) {
+    uint64_t unsignedNumber = value.get<uint64_t>();
+    if (unsignedNumber >
+        static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      fail(where, fmt::format("{} is too large", unsignedNumber));
+    number = static_cast<int64_t>(unsignedNumber);
+  } else if (value.is_number_integer()) {
+    number = value.get<int64_t>();
+  } else {
+    fail(where, "expected an integer, found " + kindOf(value));
+  }
+  if (number < minimum)
+    fail(where, fmt::format("{} is less than {}", number, minimum));
+  return number;
+}
+
+int64_t getInteger(const Json &object, const char *key,
+                   const std::string &where, int64_t minimum = 0) {
+  return asInteger(member(object, key, where), join(where, key), minimum);
+}
+
+class Parser {
+public:
+  Plan parse(const Json &root) {
+    expectObject(root, "");
+    plan.format = getInteger(root, "format", "");
+    if (plan.format != 1)
+      fail("format", fmt::format("{} is not supported (this runtime reads "
+                                 "format 1)",
+                                 plan.format));
+    plan.model = getString(root, "model", "");
+    plan.entry = getString(root, "entry", "");
+    plan.target = getString(root, "target", "");
+    plan.vocab = getInteger(root, "vocab", "", 1);
+    plan.maxLen = getInteger(root, "max_len", "", 1);
+    plan.maxBatch = getInteger(root, "max_batch", "", 1);
+    plan.maxSeq = getInteger(root, "max_seq", "", 1);
+    plan.arenaBytes = getInteger(root, "arena_bytes", "");
+
+    parseSymbols(member(root, "symbols", ""));
+    parseInputs(member(root, "inputs", ""));
+    parseWeights(member(root, "weights", ""));
+    parseValues(member(root, "values", ""));
+    parseOutput(member(root, "output", ""));
+    parseSteps(member(root, "steps", ""));
+    return std::move(plan);
+  }
+
+private:
+  void parseSymbols(const Json &symbols) {
+    expectArray(symbols, "symbols");
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < symbols.size(); ++i) {
+      std::string where = fmt::format("symbols {}", i);
+      if (!symbols[i].is_string())
+        fail(where, "expected a string, found " + kindOf(symbols[i]));
+      std::string name = symbols[i].get<std::string>();
+      if (name.empty())
+        fail(where, "is empty");
+      if (!seen.insert(name).second)
+        fail(where, fmt::format("symbol '{}' is listed twice", name));
+      plan.symbols.push_back(name);
+    }
+  }
+
+  DimTerm parseTerm(const Json &term, const std::string &where) {
+    DimTerm result;
+    if (term.is_string()) {
+      std::string name = term.get<std::string>();
+      // "768" is a constant too (Plan.h's own example spells one so).
+      if (!name.empty() && name.size() < 19 &&
+          name.find_first_not_of("0123456789") == std::string::npos) {
+        result.value = std::stoll(name);
+        return result;
+      }
+      for (std::size_t i = 0; i < plan.symbols.size(); ++i)
+        if (plan.symbols[i] == name) {
+          result.isSymbol = true;
+          result.value = static_cast<int64_t>(i);
+          return result;
+        }
+      fail(where, fmt::format("unknown symbol '{}'", name));
+    }
+    result.value = asInteger(term, where);
+    return result;
+  }
+
+  /// A dimension is one term ("S", 768) or a product of terms (["B", "S"]).
+  DimExpr parseDim(const Json &dim, const std::string &where) {
+    DimExpr expr;
+    if (dim.is_array()) {
+      for (std::size_t i = 0; i < dim.size(); ++i)
+        expr.push_back(parseTerm(dim[i], fmt::format("{} term {}", where, i)));
+    } else {
+      expr.push_back(parseTerm(dim, where));
+    }
+    return expr;
+  }
+
+  std::vector<DimExpr> parseDims(const Json &object, const std::string &where) {
+    const Json &dims =
+        expectArray(member(object, "dims", where), join(where, "dims"));
+    std::vector<DimExpr> result;
+    for (std::size_t i = 0; i < dims.size(); ++i)
+      result.push_back(parseDim(dims[i], fmt::format("{} dim {}", where, i)));
+    return result;
+  }
+
+  void parseInputs(const Json &inputs) {
+    expectArray(inputs, "inputs");
+    if (inputs.empty())
+      fail("inputs", "is empty");
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      std::string where = fmt::format("input {}", i);
+      const Json &json = expectObject(inputs[i], where);
+      PlanInput input;
+      input.name = getString(json, "name", where);
+      if (!seen.insert(input.name).second)
+        fail(where, fmt::format("input '{}' is listed twice", input.name));
+      std::string kind = getString(json, "kind", where);
+      if (kind == "ids")
+        input.kind = InputKind::Ids;
+      else if (kind == "mask")
+        input.kind = InputKind::Mask;
+      else
+        fail(join(where, "kind"),
+             fmt::format("'{}' is neither 'ids' nor 'mask'", kind));
+      input.dims = parseDims(json, where);
+      if (auto it = json.find("optional"); it != json.end()) {
+        if (!it->is_boolean())
+          fail(join(where, "optional"),
+               "expected a boolean, found " + kindOf(*it));
+        input.optional = it->get<bool>();
+      }
+      if (input.optional && input.kind != InputKind::Mask)
+        fail(where, fmt::format("input '{}' is optional, but only masks may be",
+                                input.name));
+      plan.inputs.push_back(std::move(input));
+    }
+  }
+
+  void parseWeights(const Json &weights) {
+    expectArray(weights, "weights");
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+      std::string where = fmt::format("weight {}", i);
+      const Json &json = expectObject(weights[i], where);
+      PlanWeight weight;
+      weight.name = getString(json, "name", where);
+      if (!seen.insert(weight.name).second)
+        fail(where, fmt::format("weight '{}' is listed twice", weight.name));
+      const Json &shape =
+          expectArray(member(json, "shape", where), join(where, "shape"));
+      for (std::size_t d = 0; d < shape.size(); ++d)
+        weight.shape.push_back(
+            asInteger(shape[d], fmt::format("{} shape {}", where, d)));
+      if (!elementCount(weight.shape))
+        fail(where,
+             fmt::format("shape {} is too large", formatShape(weight.shape)));
+      plan.weights.push_back(std::move(weight));
+    }
+  }
+
+  void parseValues(const Json &values) {
+    expectArray(values, "values");
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      std::string where = fmt::format("value {}", i);
+      const Json &json = expectObject(values[i], where);
+      PlanValue value;
+      std::string kind = getString(json, "kind", where);
+      if (kind == "input") {
+        value.kind = ValueKind::Input;
+        value.index = getInteger(json, "index", where);
+        if (value.index >= static_cast<int64_t>(plan.inputs.size()))
+          fail(join(where, "index"),
+               fmt::format("input {} out of range ({} inputs)", value.index,
+                           plan.inputs.size()));
+      } else if (kind == "weight") {
+        value.kind = ValueKind::Weight;
+        value.index = getInteger(json, "index", where);
+        if (value.index >= static_cast<int64_t>(plan.weights.size()))
+          fail(join(where, "index"),
+               fmt::format("weight {} out of range ({} weights)", value.index,
+                           plan.weights.size()));
+        if (json.contains("offset"))
+          value.offset = getInteger(json, "offset", where);
+        int64_t elements = *elementCount(plan.weights[value.index].shape);
+        if (value.offset > elements)
+          fail(join(where, "offset"),
+               fmt::format("{} is past the end of weight '{}' ({} elements)",
+                           value.offset, plan.weights[value.index].name,
+                           elements));
+      } else if (kind == "arena") {
+        value.kind = ValueKind::Arena;
+        value.offset = getInteger(json, "offset", where);
+        if (value.offset > plan.arenaBytes)
+          fail(join(where, "offset"),
+               fmt::format("{} is past the end of the arena ({} bytes)",
+                           value.offset, plan.arenaBytes));
+      } else {
+        fail(join(where, "kind"),
+             fmt::format("'{}' is not 'input', 'weight' or 'arena'", kind));
+      }
+      plan.values.push_back(value);
+    }
+  }
+
+  int64_t parseValueIndex(const Json &object, const std::string &where) {
+    int64_t index = getInteger(object, "value", where);
+    if (index >= static_cast<int64_t>(plan.values.size()))
+      fail(where, fmt::format("value {} out of range ({} values)", index,
+                              plan.values.size()));
+    return index;
+  }
+
+  void parseOutput(const Json &output) {
+    const std::string where = "output";
+    expectObject(output, where);
+    plan.output.name = getString(output, "name", where);
+    plan.output.value = parseValueIndex(output, where);
+    if (plan.values[plan.output.value].kind != ValueKind::Arena)
+      fail(where,
+           fmt::format("value {} is not in the arena", plan.output.value));
+    plan.output.dims = parseDims(output, where);
+  }
+
+  void parseSteps(const Json &steps) {
+    expectArray(steps, "steps");
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      std::string where = fmt::format("step {}", i);
+      const Json &json = expectObject(steps[i], where);
+      PlanStep step;
+      step.kernel = getString(json, "kernel", where);
+      const Json &args =
+          expectArray(member(json, "args", where), join(where, "args"));
+      if (args.empty())
+        fail(join(where, "args"), "is empty");
+      for (std::size_t a = 0; a < args.size(); ++a) {
+        std::string argWhere = fmt::format("{} arg {}", where, a);
+        const Json &argJson = expectObject(args[a], argWhere);
+        PlanArg arg;
+        arg.value = parseValueIndex(argJson, argWhere);
+        std::string type = getString(argJson, "type", argWhere);
+        if (type == "f32")
+          arg.type = ElementType::F32;
+        else if (type == "i64")
+          arg.type = ElementType::I64;
+        else
+          fail(join(argWhere, "type"),
+               fmt::format("'{}' is neither 'f32' nor 'i64'", type));
+        const PlanValue &value = plan.values[arg.value];
+        if (value.kind == ValueKind::Input && arg.type != ElementType::I64)
+          fail(argWhere, fmt::format("value {} is an input, which is i64, "
+                                     "but the arg is {}",
+                                     arg.value, type));
+        if (value.kind == ValueKind::Weight && arg.type != ElementType::F32)
+          fail(argWhere, fmt::format("value {} is a weight, which is f32, "
+                                     "but the arg is {}",
+                                     arg.value, type));
+        arg.dims = parseDims(argJson, argWhere);
+        step.args.push_back(std::move(arg));
+      }
+      plan.steps.push_back(std::move(step));
+    }
+  }
+
+  Plan plan;
+};
+
+/// Keeps a message on one line whatever nlohmann puts in it.
+std::string oneLine(std::string text) {
+  for (char &c : text)
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  return text;
+}
+
+} // namespace
+
+std::optional<Plan> parsePlan(const std::string &json, std::string &error) {
+  try {
+    Json root = Json::parse(json);
+    return Parser().parse(root);
+  } catch (const PlanError &e) {
+    error = "plan: " + e.message;
+  } catch (const Json::parse_error &e) {
+    error = "plan: not valid JSON: " + oneLine(e.what());
+  } catch (const std::exception &e) {
+    error = "plan: " + oneLine(e.what());
+  }
+  return std::nullopt;
+}
+
+} // namespace tfmc::runtime

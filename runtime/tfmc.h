@@ -1,0 +1,79 @@
+/*===- tfmc.h - C API of a model compiled by tfmc ------------------------===*
+ *
+ * A model compiled with `tfmc MODEL -o NAME --emit lib` is libNAME.a plus
+ * this header. The model (its kernels and plan) is in the library; the
+ * weights are a safetensors file given at run time.
+ *
+ *   tfmc_model *model;
+ *   if (tfmc_create("weights.safetensors", &model) != 0) {
+ *     fprintf(stderr, "%s\n", tfmc_last_error());
+ *     return 1;
+ *   }
+ *   int64_t ids[] = {5, 6, 7};
+ *   tfmc_input input = {"input_ids", ids, 1, 3};
+ *   const float *logits;
+ *   int64_t shape[3];
+ *   if (tfmc_forward(model, &input, 1, &logits, shape) != 0) ...
+ *   tfmc_destroy(model);
+ *
+ * Every function returns 0 on success and non-zero on failure; the failure's
+ * one-line message is then tfmc_last_error(). No function throws, aborts or
+ * prints (except one warning line on stderr from tfmc_create when the
+ * weights file holds tensors the model does not use).
+ *
+ * Threads: different models may be used on different threads at the same
+ * time; one model must not run two tfmc_forward calls at once.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef TFMC_H
+#define TFMC_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A loaded model: kernels, weights (mapped) and its working memory. */
+typedef struct tfmc_model tfmc_model;
+
+/** One input tensor, [batch, length] row-major int64: token ids
+ *  ("input_ids", "decoder_input_ids") or a 0/1 mask ("attention_mask",
+ *  "decoder_attention_mask"; an absent mask means no padding). */
+typedef struct tfmc_input {
+  const char *name;
+  const int64_t *data;
+  int64_t batch;
+  int64_t length;
+} tfmc_input;
+
+/** Loads the weights at `weights_path` (safetensors, F32) and prepares the
+ *  model. On success stores it in `*model` and returns 0. */
+int tfmc_create(const char *weights_path, tfmc_model **model);
+
+/** Runs the model on `inputs`. On success `*output` points at the output
+ *  (`logits` [B, S, V] or `last_hidden_state` [B, S, d], f32, row-major),
+ *  `shape` holds its three dims, and 0 is returned. The output belongs to
+ *  the model and stays valid until the next tfmc_forward or tfmc_destroy. */
+int tfmc_forward(tfmc_model *model, const tfmc_input *inputs, int num_inputs,
+                 const float **output, int64_t shape[3]);
+
+/** Sets how many threads the kernels use (process-wide, threads >= 1). */
+int tfmc_set_threads(int threads);
+
+/** Frees the model (null is fine). */
+void tfmc_destroy(tfmc_model *model);
+
+/** The message of the last failure on this thread ("" when none); valid
+ *  until the next failing call on this thread. */
+const char *tfmc_last_error(void);
+
+/** The compiled model's name (from its description), "" if unknown. */
+const char *tfmc_model_name(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TFMC_H */

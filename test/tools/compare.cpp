@@ -1,0 +1,255 @@
+//===- compare.cpp - tfmc-compare: check a model's output against a reference //
+//
+//   tfmc-compare EXPECTED.safetensors ACTUAL.safetensors [--inputs
+//   IN.safetensors]
+//                [--tolerance X]
+//
+// Compares the one output tensor (`logits` or `last_hidden_state`, the same
+// name in both files) at unpadded positions only: a position [b, s] counts
+// when the row mask of the inputs is 1 there. The row mask is the input mask
+// of shape [B, S_out]: `decoder_attention_mask` when it has that shape, else
+// `attention_mask` when it has it (and the inputs hold no decoder ids, whose
+// length the output then has); without one every position counts.
+//
+// Passes when max |actual - expected| <= X * max(1, max |expected|) over the
+// counted positions (X = 1e-4 unless --tolerance says otherwise): prints
+//   logits: max |diff| 1.2e-06 over 2 x 29 positions (tolerance 1.0e-04)
+// and exits 0. Otherwise prints the worst position
+//   logits[1, 3, 7]: expected 0.5, got 0.7 (|diff| 0.2 > tolerance 1.0e-04)
+// and exits 1. Errors (missing file or tensor, shape mismatch, bad option)
+// are one line `tfmc-compare: error: ...` and exit 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Safetensors.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace tfmc::runtime;
+
+namespace {
+
+struct CompareError {
+  std::string message;
+};
+
+[[noreturn]] void fail(std::string message) {
+  throw CompareError{std::move(message)};
+}
+
+SafetensorsFile openFile(const std::string &path) {
+  std::string error;
+  std::optional<SafetensorsFile> file = SafetensorsFile::open(path, error);
+  if (!file)
+    fail(error);
+  return std::move(*file);
+}
+
+/// The output tensor of `file`: `logits` or `last_hidden_state`, or the
+/// file's only tensor.
+const TensorView &findOutput(const SafetensorsFile &file) {
+  const TensorView *found = nullptr;
+  for (const char *name : {"logits", "last_hidden_state"})
+    if (const TensorView *tensor = file.find(name)) {
+      if (found)
+        fail(fmt::format("{}: holds both 'logits' and 'last_hidden_state'",
+                         file.path()));
+      found = tensor;
+    }
+  if (!found && file.tensors().size() == 1)
+    found = &file.tensors().front();
+  if (!found)
+    fail(fmt::format("{}: no 'logits' or 'last_hidden_state' tensor",
+                     file.path()));
+  return *found;
+}
+
+/// The values of a float tensor as doubles (F32 or F64).
+std::vector<double> readFloats(const SafetensorsFile &file,
+                               const TensorView &tensor) {
+  std::vector<double> values(static_cast<std::size_t>(tensor.numElements()));
+  if (tensor.dtype == DType::F32) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      float value;
+      std::memcpy(&value, static_cast<const char *>(tensor.data) + 4 * i, 4);
+      values[i] = value;
+    }
+  } else if (tensor.dtype == DType::F64) {
+    for (std::size_t i = 0; i < values.size(); ++i)
+      std::memcpy(&values[i], static_cast<const char *>(tensor.data) + 8 * i,
+                  8);
+  } else {
+    fail(fmt::format("{}: tensor '{}' has dtype {}, expected F32", file.path(),
+                     tensor.name, dtypeName(tensor.dtype)));
+  }
+  return values;
+}
+
+/// The [B, S] mask selecting the positions to compare, or nothing.
+std::optional<IntegerTensor> rowMask(const std::string &inputsPath,
+                                     const std::vector<int64_t> &outputShape) {
+  SafetensorsFile inputs = openFile(inputsPath);
+  std::vector<int64_t> rows = {outputShape[0], outputShape[1]};
+  bool hasDecoder = inputs.find("decoder_input_ids") != nullptr;
+  for (const char *name : {"decoder_attention_mask", "attention_mask"}) {
+    const TensorView *tensor = inputs.find(name);
+    if (!tensor || tensor->shape != rows)
+      continue;
+    if (std::strcmp(name, "attention_mask") == 0 && hasDecoder)
+      continue; // the output is the decoder's; the encoder's mask is not its
+    std::string error;
+    std::optional<IntegerTensor> mask =
+        readIntegerTensor(inputs, name, IntegerInputKind::Mask, error);
+    if (!mask)
+      fail(error);
+    return mask;
+  }
+  return std::nullopt;
+}
+
+std::string formatIndex(const std::vector<int64_t> &shape, int64_t flat) {
+  std::vector<int64_t> index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return formatShape(index);
+}
+
+std::optional<double> parseTolerance(const std::string &text) {
+  if (text.empty())
+    return std::nullopt;
+  char *end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || !std::isfinite(value) || value < 0)
+    return std::nullopt;
+  return value;
+}
+
+int compare(int argc, char **argv) {
+  std::vector<std::string> files;
+  std::string inputsPath;
+  double tolerance = 1e-4;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("usage: tfmc-compare EXPECTED.safetensors ACTUAL.safetensors "
+                  "[--inputs IN.safetensors] [--tolerance X]\n");
+      return 0;
+    }
+    if (arg == "--inputs" || arg == "--tolerance") {
+      if (i + 1 >= argc)
+        fail(fmt::format("{} needs a value", arg));
+      std::string value = argv[++i];
+      if (arg == "--inputs") {
+        inputsPath = value;
+      } else {
+        std::optional<double> parsed = parseTolerance(value);
+        if (!parsed)
+          fail(fmt::format("--tolerance expects a non-negative number, got "
+                           "'{}'",
+                           value));
+        tolerance = *parsed;
+      }
+    } else if (arg.rfind("-", 0) == 0 && arg.size() > 1) {
+      fail(fmt::format("unknown option '{}'", arg));
+    } else {
+      files.push_back(arg);
+    }
+  }
+  if (files.size() != 2)
+    fail("expected two files: EXPECTED.safetensors ACTUAL.safetensors");
+
+  SafetensorsFile expectedFile = openFile(files[0]);
+  SafetensorsFile actualFile = openFile(files[1]);
+  const TensorView &expectedTensor = findOutput(expectedFile);
+  const std::string &name = expectedTensor.name;
+  const TensorView *actualTensor = actualFile.find(name);
+  if (!actualTensor)
+    fail(fmt::format("{}: missing tensor '{}'", actualFile.path(), name));
+  if (expectedTensor.shape.size() != 3)
+    fail(fmt::format("{}: tensor '{}' has shape {}, expected rank 3",
+                     expectedFile.path(), name,
+                     formatShape(expectedTensor.shape)));
+  if (actualTensor->shape != expectedTensor.shape)
+    fail(fmt::format("{}: tensor '{}' has shape {}, but {} has {}",
+                     actualFile.path(), name, formatShape(actualTensor->shape),
+                     expectedFile.path(), formatShape(expectedTensor.shape)));
+  const std::vector<int64_t> &shape = expectedTensor.shape;
+  std::vector<double> expected = readFloats(expectedFile, expectedTensor);
+  std::vector<double> actual = readFloats(actualFile, *actualTensor);
+
+  std::optional<IntegerTensor> mask;
+  if (!inputsPath.empty())
+    mask = rowMask(inputsPath, shape);
+
+  const int64_t rows = shape[0] * shape[1], width = shape[2];
+  int64_t counted = 0;
+  double maxExpected = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (mask && mask->values[r] == 0)
+      continue;
+    ++counted;
+    for (int64_t c = 0; c < width; ++c)
+      if (std::isfinite(expected[r * width + c]))
+        maxExpected = std::max(maxExpected, std::fabs(expected[r * width + c]));
+  }
+  const double absolute = tolerance * std::max(1.0, maxExpected);
+
+  double worst = -1;
+  int64_t worstIndex = -1;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (mask && mask->values[r] == 0)
+      continue;
+    for (int64_t c = 0; c < width; ++c) {
+      int64_t i = r * width + c;
+      double diff = std::fabs(actual[i] - expected[i]);
+      if (std::isnan(diff))
+        diff = INFINITY; // a NaN anywhere is the worst possible answer
+      if (diff > worst) {
+        worst = diff;
+        worstIndex = i;
+      }
+    }
+  }
+
+  std::string positions =
+      counted == rows
+          ? fmt::format("{} x {} positions", shape[0], shape[1])
+          : fmt::format("{} of {} x {} positions", counted, shape[0], shape[1]);
+  if (worstIndex < 0 || worst <= absolute) {
+    std::printf("%s: max |diff| %s over %s (tolerance %s)\n", name.c_str(),
+                fmt::format("{:.1e}", std::max(worst, 0.0)).c_str(),
+                positions.c_str(), fmt::format("{:.1e}", absolute).c_str());
+    return 0;
+  }
+  std::printf("%s%s: expected %s, got %s (|diff| %s > tolerance %s)\n",
+              name.c_str(), formatIndex(shape, worstIndex).c_str(),
+              fmt::format("{:.8g}", expected[worstIndex]).c_str(),
+              fmt::format("{:.8g}", actual[worstIndex]).c_str(),
+              fmt::format("{:.2g}", worst).c_str(),
+              fmt::format("{:.1e}", absolute).c_str());
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return compare(argc, argv);
+  } catch (const CompareError &e) {
+    std::fprintf(stderr, "tfmc-compare: error: %s\n", e.message.c_str());
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "tfmc-compare: error: %s\n", e.what());
+  }
+  return 1;
+}

@@ -1,0 +1,1342 @@
+//===- RuntimeTest.cpp - Tests of the plan executor, C API and CLI --------===//
+//
+// A tiny hand-written plan runs hand-written kernels with Halide's argv ABI
+// (an embedding lookup over an i64 ids buffer, a masked scale, a "linear"
+// over a 2-D view of a 3-D tensor with a weight offset view), so the
+// executor is tested without Halide's compiler or runtime: a test double of
+// HalideHooks.h stands in for the Halide runtime object.
+//
+// Built twice: as the gtest binary, and with TFMC_RUNTIME_TEST_FAKE_MODEL as
+// `tfmc-runtime-fake-model`, the same plan and kernels linked with the
+// runtime's main(), whose command line the gtest binary then runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/HalideHooks.h"
+#include "runtime/Model.h"
+#include "runtime/Plan.h"
+#include "runtime/Safetensors.h"
+#include "runtime/tfmc.h"
+
+#include <HalideRuntime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace tfmc::runtime;
+
+//===----------------------------------------------------------------------===//
+// Test double of HalideHooks.cpp
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::string fakeHalideError;
+int fakeThreads = 0;
+bool fakeHandlerInstalled = false;
+
+/// What the kernels saw, for the tests of symbol binding.
+std::vector<int32_t> embedIdsExtents;
+} // namespace
+
+namespace tfmc::runtime {
+void installHalideErrorHandler() { fakeHandlerInstalled = true; }
+std::string takeHalideError() { return std::exchange(fakeHalideError, {}); }
+void setHalideThreads(int threads) { fakeThreads = threads; }
+} // namespace tfmc::runtime
+
+//===----------------------------------------------------------------------===//
+// Fake kernels: int NAME(void **args), every arg a halide_buffer_t *
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Checks that `buffer` is a dense, min-0 buffer of `rank` dims and the
+/// given type; records Halide-style errors like a real kernel would.
+bool checkBuffer(const halide_buffer_t *buffer, const char *name, int rank,
+                 halide_type_code_t code, int bits) {
+  auto failWith = [&](const std::string &what) {
+    fakeHalideError = std::string("buffer ") + name + " " + what;
+    return false;
+  };
+  if (!buffer || !buffer->host)
+    return failWith("is null");
+  if (buffer->dimensions != rank)
+    return failWith("has " + std::to_string(buffer->dimensions) + " dims");
+  if (buffer->type.code != code || buffer->type.bits != bits ||
+      buffer->type.lanes != 1)
+    return failWith("has the wrong type");
+  if (buffer->device || buffer->device_interface || buffer->flags)
+    return failWith("has device state");
+  int32_t stride = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (buffer->dim[d].min != 0 || buffer->dim[d].stride != stride ||
+        buffer->dim[d].flags != 0)
+      return failWith("is not dense in dim " + std::to_string(d));
+    stride *= buffer->dim[d].extent;
+  }
+  return true;
+}
+
+halide_buffer_t *arg(void **args, int i) {
+  return static_cast<halide_buffer_t *>(args[i]);
+}
+
+} // namespace
+
+extern "C" {
+
+/// out[b, s, :] = table[ids[b, s], :]
+int tfmc_test_embed(void **args) {
+  halide_buffer_t *ids = arg(args, 0), *table = arg(args, 1),
+                  *out = arg(args, 2);
+  if (!checkBuffer(ids, "ids", 2, halide_type_int, 64) ||
+      !checkBuffer(table, "table", 2, halide_type_float, 32) ||
+      !checkBuffer(out, "out", 3, halide_type_float, 32))
+    return -1;
+  embedIdsExtents = {ids->dim[0].extent, ids->dim[1].extent};
+  const int32_t width = table->dim[0].extent, rows = table->dim[1].extent;
+  const int32_t length = ids->dim[0].extent, batch = ids->dim[1].extent;
+  if (out->dim[0].extent != width || out->dim[1].extent != length ||
+      out->dim[2].extent != batch) {
+    fakeHalideError = "out has the wrong extents";
+    return -1;
+  }
+  const auto *idData = reinterpret_cast<const int64_t *>(ids->host);
+  const auto *tableData = reinterpret_cast<const float *>(table->host);
+  auto *outData = reinterpret_cast<float *>(out->host);
+  for (int32_t t = 0; t < batch * length; ++t) {
+    int64_t id = idData[t];
+    if (id < 0 || id >= rows) {
+      fakeHalideError = "id out of range";
+      return -1;
+    }
+    for (int32_t d = 0; d < width; ++d)
+      outData[t * width + d] = tableData[id * width + d];
+  }
+  return 0;
+}
+
+/// out[b, s, :] = 2 * in[b, s, :] * mask[b, s]
+int tfmc_test_scale_mask(void **args) {
+  halide_buffer_t *in = arg(args, 0), *mask = arg(args, 1), *out = arg(args, 2);
+  if (!checkBuffer(in, "in", 3, halide_type_float, 32) ||
+      !checkBuffer(mask, "mask", 2, halide_type_int, 64) ||
+      !checkBuffer(out, "out", 3, halide_type_float, 32))
+    return -1;
+  const int32_t width = in->dim[0].extent;
+  const int32_t positions = in->dim[1].extent * in->dim[2].extent;
+  if (mask->dim[0].extent * mask->dim[1].extent != positions) {
+    fakeHalideError = "mask has the wrong extents";
+    return -1;
+  }
+  const auto *inData = reinterpret_cast<const float *>(in->host);
+  const auto *maskData = reinterpret_cast<const int64_t *>(mask->host);
+  auto *outData = reinterpret_cast<float *>(out->host);
+  for (int32_t p = 0; p < positions; ++p)
+    for (int32_t d = 0; d < width; ++d)
+      outData[p * width + d] =
+          2.0f * inData[p * width + d] * static_cast<float>(maskData[p]);
+  return 0;
+}
+
+/// out[r, n] = sum_d in[r, d] * weight[n, d]  (in viewed as 2-D: [B*S, D])
+int tfmc_test_linear(void **args) {
+  halide_buffer_t *in = arg(args, 0), *weight = arg(args, 1),
+                  *out = arg(args, 2);
+  if (!checkBuffer(in, "in", 2, halide_type_float, 32) ||
+      !checkBuffer(weight, "weight", 2, halide_type_float, 32) ||
+      !checkBuffer(out, "out", 2, halide_type_float, 32))
+    return -1;
+  const int32_t inner = in->dim[0].extent, rows = in->dim[1].extent;
+  const int32_t outer = weight->dim[1].extent;
+  if (weight->dim[0].extent != inner || out->dim[0].extent != outer ||
+      out->dim[1].extent != rows) {
+    fakeHalideError = "linear extents disagree";
+    return -1;
+  }
+  const auto *inData = reinterpret_cast<const float *>(in->host);
+  const auto *weightData = reinterpret_cast<const float *>(weight->host);
+  auto *outData = reinterpret_cast<float *>(out->host);
+  for (int32_t r = 0; r < rows; ++r)
+    for (int32_t n = 0; n < outer; ++n) {
+      float sum = 0;
+      for (int32_t d = 0; d < inner; ++d)
+        sum += inData[r * inner + d] * weightData[n * inner + d];
+      outData[r * outer + n] = sum;
+    }
+  return 0;
+}
+
+/// Fails like a Halide pipeline whose bounds check trips.
+int tfmc_test_fail(void **) {
+  fakeHalideError = "Input buffer b0 is accessed at 10, which is beyond the "
+                    "max (9) in dimension 0";
+  return -3;
+}
+
+/// Fails without a message.
+int tfmc_test_fail_silently(void **) { return -7; }
+
+} // extern "C"
+
+//===----------------------------------------------------------------------===//
+// The tiny model: vocab 10, d 4, 3 outputs, B <= 2, S <= 6 (max_len 8)
+//===----------------------------------------------------------------------===//
+
+// The glue symbols codegen writes for a model; the C API and main() use them.
+extern "C" {
+extern const struct tfmc_kernel_entry tfmc_kernels[];
+extern const int tfmc_num_kernels;
+extern const char tfmc_plan_json[];
+
+const struct tfmc_kernel_entry tfmc_kernels[] = {
+    {"tfmc_test_embed", tfmc_test_embed},
+    {"tfmc_test_scale_mask", tfmc_test_scale_mask},
+    {"tfmc_test_linear", tfmc_test_linear},
+    {"tfmc_test_fail", tfmc_test_fail},
+    {"tfmc_test_fail_silently", tfmc_test_fail_silently},
+};
+const int tfmc_num_kernels = 5;
+
+const char tfmc_plan_json[] = R"json({
+  "format": 1,
+  "model": "tiny",
+  "entry": "forward",
+  "target": "host",
+  "vocab": 10, "max_len": 8,
+  "max_batch": 2, "max_seq": 6,
+  "arena_bytes": 528,
+  "symbols": ["B", "S"],
+  "inputs": [
+    {"name": "input_ids", "kind": "ids", "dims": ["B", "S"]},
+    {"name": "attention_mask", "kind": "mask", "dims": ["B", "S"], "optional": true}
+  ],
+  "weights": [
+    {"name": "embed.weight", "shape": [10, 4]},
+    {"name": "proj.weight", "shape": [2, 3, 4]},
+    {"name": "final.norm.weight", "shape": [4]},
+    {"name": "final.norm.bias", "shape": [4]}
+  ],
+  "values": [
+    {"kind": "input", "index": 0},
+    {"kind": "input", "index": 1},
+    {"kind": "weight", "index": 0},
+    {"kind": "weight", "index": 1, "offset": 12},
+    {"kind": "arena", "offset": 0},
+    {"kind": "arena", "offset": 192},
+    {"kind": "arena", "offset": 384}
+  ],
+  "output": {"name": "logits", "value": 6, "dims": ["B", "S", 3]},
+  "steps": [
+    {"kernel": "tfmc_test_embed", "args": [
+      {"value": 0, "type": "i64", "dims": [["S"], ["B"]]},
+      {"value": 2, "type": "f32", "dims": [[4], [10]]},
+      {"value": 4, "type": "f32", "dims": [[4], ["S"], ["B"]]}]},
+    {"kernel": "tfmc_test_scale_mask", "args": [
+      {"value": 4, "type": "f32", "dims": [[4], ["S"], ["B"]]},
+      {"value": 1, "type": "i64", "dims": [["S"], ["B"]]},
+      {"value": 5, "type": "f32", "dims": [[4], ["S"], ["B"]]}]},
+    {"kernel": "tfmc_test_linear", "args": [
+      {"value": 5, "type": "f32", "dims": [[4], ["B", "S"]]},
+      {"value": 3, "type": "f32", "dims": [[4], [3]]},
+      {"value": 6, "type": "f32", "dims": [[3], ["B", "S"]]}]}
+  ]
+})json";
+} // extern "C"
+
+#ifndef TFMC_RUNTIME_TEST_FAKE_MODEL
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int64_t kVocab = 10, kWidth = 4, kOutputs = 3;
+
+std::vector<float> embedValues() {
+  std::vector<float> values;
+  for (int64_t v = 0; v < kVocab; ++v)
+    for (int64_t d = 0; d < kWidth; ++d)
+      values.push_back(static_cast<float>(v) + 0.25f * static_cast<float>(d));
+  return values;
+}
+
+std::vector<float> projValues() {
+  std::vector<float> values;
+  for (int i = 0; i < 2; ++i)
+    for (int n = 0; n < kOutputs; ++n)
+      for (int d = 0; d < kWidth; ++d)
+        values.push_back(static_cast<float>(i * 100 + n * 10 + d));
+  return values;
+}
+
+TensorView floatView(const std::string &name, std::vector<int64_t> shape,
+                     const std::vector<float> &values) {
+  TensorView view;
+  view.name = name;
+  view.dtype = DType::F32;
+  view.shape = std::move(shape);
+  view.data = values.data();
+  view.bytes = values.size() * sizeof(float);
+  return view;
+}
+
+TensorView intView(const std::string &name, std::vector<int64_t> shape,
+                   const std::vector<int64_t> &values) {
+  TensorView view;
+  view.name = name;
+  view.dtype = DType::I64;
+  view.shape = std::move(shape);
+  view.data = values.data();
+  view.bytes = values.size() * sizeof(int64_t);
+  return view;
+}
+
+IntegerTensor ints(std::vector<int64_t> shape, std::vector<int64_t> values) {
+  return IntegerTensor{std::move(shape), std::move(values)};
+}
+
+/// The tiny model's logits, computed the way the fake kernels compute them.
+std::vector<float> referenceLogits(const std::vector<int64_t> &ids,
+                                   const std::vector<int64_t> &mask) {
+  std::vector<float> embed = embedValues(), proj = projValues(), logits;
+  for (std::size_t t = 0; t < ids.size(); ++t) {
+    float hidden[kWidth];
+    for (int64_t d = 0; d < kWidth; ++d)
+      hidden[d] = 2.0f * embed[ids[t] * kWidth + d] *
+                  static_cast<float>(mask.empty() ? 1 : mask[t]);
+    for (int64_t n = 0; n < kOutputs; ++n) {
+      float sum = 0;
+      for (int64_t d = 0; d < kWidth; ++d)
+        sum += hidden[d] * proj[12 + n * kWidth + d];
+      logits.push_back(sum);
+    }
+  }
+  return logits;
+}
+
+class RuntimeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/tfmc-runtime-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir = pattern;
+    weights = writeWeights("w.safetensors");
+    fakeHalideError.clear();
+    embedIdsExtents.clear();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+
+  std::string pathOf(const std::string &name) const { return dir + "/" + name; }
+
+  /// The tiny model's weights, plus `extra` tensors; `replace` swaps one.
+  std::string writeWeights(const std::string &name,
+                           std::vector<TensorView> extra = {},
+                           const std::string &skip = "") {
+    static const std::vector<float> embed = embedValues(), proj = projValues();
+    static const std::vector<float> ones(kWidth, 1.0f), zeros(kWidth, 0.0f);
+    std::vector<TensorView> tensors = {
+        floatView("embed.weight", {kVocab, kWidth}, embed),
+        floatView("proj.weight", {2, kOutputs, kWidth}, proj),
+        floatView("final.norm.weight", {kWidth}, ones),
+        floatView("final.norm.bias", {kWidth}, zeros)};
+    std::vector<TensorView> all;
+    for (TensorView &tensor : tensors) {
+      bool replaced = false;
+      for (const TensorView &other : extra)
+        replaced = replaced || other.name == tensor.name;
+      if (tensor.name != skip && !replaced)
+        all.push_back(tensor);
+    }
+    all.insert(all.end(), extra.begin(), extra.end());
+    std::string path = pathOf(name), error;
+    EXPECT_TRUE(writeSafetensors(path, all, error)) << error;
+    return path;
+  }
+
+  static Plan tinyPlan() { return planFrom(Json::parse(tfmc_plan_json)); }
+
+  static Plan planFrom(const Json &json) {
+    std::string error;
+    std::optional<Plan> plan = parsePlan(json.dump(), error);
+    EXPECT_TRUE(plan) << error;
+    return plan ? *plan : Plan();
+  }
+
+  static std::string planError(const std::string &text) {
+    std::string error;
+    EXPECT_FALSE(parsePlan(text, error));
+    EXPECT_EQ(error.find('\n'), std::string::npos);
+    return error;
+  }
+
+  std::unique_ptr<Model> load(const Plan &plan, const std::string &path) {
+    std::string error;
+    std::unique_ptr<Model> model =
+        Model::create(plan, tfmc_kernels, tfmc_num_kernels, path, error);
+    EXPECT_TRUE(model) << error;
+    return model;
+  }
+
+  std::string createError(const Plan &plan, const std::string &path) {
+    std::string error;
+    EXPECT_FALSE(
+        Model::create(plan, tfmc_kernels, tfmc_num_kernels, path, error));
+    EXPECT_EQ(error.find('\n'), std::string::npos);
+    return error;
+  }
+
+  static std::string
+  forwardError(Model &model,
+               const std::map<std::string, IntegerTensor> &inputs) {
+    std::string error;
+    embedIdsExtents.clear();
+    EXPECT_FALSE(model.forward(inputs, error));
+    EXPECT_EQ(error.find('\n'), std::string::npos);
+    return error;
+  }
+
+  static std::vector<float>
+  run(Model &model, const std::map<std::string, IntegerTensor> &inputs,
+      std::vector<int64_t> *shape = nullptr) {
+    std::string error;
+    std::optional<OutputView> output = model.forward(inputs, error);
+    EXPECT_TRUE(output) << error;
+    if (!output)
+      return {};
+    EXPECT_EQ(output->name, "logits");
+    if (shape)
+      *shape = output->shape;
+    return std::vector<float>(output->data,
+                              output->data + output->numElements());
+  }
+
+  std::string dir, weights;
+};
+
+//===----------------------------------------------------------------------===//
+// parsePlan
+//===----------------------------------------------------------------------===//
+
+TEST_F(RuntimeTest, ParsesThePlan) {
+  Plan plan = tinyPlan();
+  EXPECT_EQ(plan.model, "tiny");
+  EXPECT_EQ(plan.entry, "forward");
+  EXPECT_EQ(plan.target, "host");
+  EXPECT_EQ(plan.vocab, 10);
+  EXPECT_EQ(plan.maxLen, 8);
+  EXPECT_EQ(plan.maxBatch, 2);
+  EXPECT_EQ(plan.maxSeq, 6);
+  EXPECT_EQ(plan.arenaBytes, 528);
+  EXPECT_EQ(plan.symbols, (std::vector<std::string>{"B", "S"}));
+  ASSERT_EQ(plan.inputs.size(), 2u);
+  EXPECT_EQ(plan.inputs[1].name, "attention_mask");
+  EXPECT_EQ(plan.inputs[1].kind, InputKind::Mask);
+  EXPECT_TRUE(plan.inputs[1].optional);
+  EXPECT_FALSE(plan.inputs[0].optional);
+  ASSERT_EQ(plan.inputs[0].dims.size(), 2u);
+  EXPECT_TRUE(plan.inputs[0].dims[1][0].isSymbol);
+  EXPECT_EQ(plan.inputs[0].dims[1][0].value, 1);
+  ASSERT_EQ(plan.weights.size(), 4u);
+  EXPECT_EQ(plan.weights[1].shape, (std::vector<int64_t>{2, 3, 4}));
+  ASSERT_EQ(plan.values.size(), 7u);
+  EXPECT_EQ(plan.values[3].kind, ValueKind::Weight);
+  EXPECT_EQ(plan.values[3].offset, 12);
+  EXPECT_EQ(plan.values[6].kind, ValueKind::Arena);
+  EXPECT_EQ(plan.values[6].offset, 384);
+  EXPECT_EQ(plan.output.name, "logits");
+  ASSERT_EQ(plan.output.dims.size(), 3u);
+  EXPECT_FALSE(plan.output.dims[2][0].isSymbol);
+  EXPECT_EQ(plan.output.dims[2][0].value, 3);
+  ASSERT_EQ(plan.steps.size(), 3u);
+  EXPECT_EQ(plan.steps[2].kernel, "tfmc_test_linear");
+  const PlanArg &view = plan.steps[2].args[0];
+  EXPECT_EQ(view.type, ElementType::F32);
+  ASSERT_EQ(view.dims.size(), 2u);
+  ASSERT_EQ(view.dims[1].size(), 2u); // ["B", "S"]: a product
+  EXPECT_EQ(plan.steps[0].args[0].type, ElementType::I64);
+
+  // A constant may be spelled as a string of digits.
+  Json json = Json::parse(tfmc_plan_json);
+  json["steps"][2]["args"][0]["dims"][0] = {"4"};
+  Plan spelled = planFrom(json);
+  ASSERT_EQ(spelled.steps.size(), 3u);
+  EXPECT_FALSE(spelled.steps[2].args[0].dims[0][0].isSymbol);
+  EXPECT_EQ(spelled.steps[2].args[0].dims[0][0].value, 4);
+}
+
+TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
+  struct Case {
+    std::function<void(Json &)> mutate;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {[](Json &j) { j["format"] = 2; },
+       "plan: format: 2 is not supported (this runtime reads format 1)"},
+      {[](Json &j) { j.erase("model"); }, "plan: missing \"model\""},
+      {[](Json &j) { j["vocab"] = "x"; },
+       "plan: vocab: expected an integer, found a string"},
+      {[](Json &j) { j["max_batch"] = 0; },
+       "plan: max_batch: 0 is less than 1"},
+      {[](Json &j) {
+         j["symbols"] = {"B", "B"};
+       },
+       "plan: symbols 1: symbol 'B' is listed twice"},
+      {[](Json &j) { j["steps"][2]["args"][1]["value"] = 99; },
+       "plan: step 2 arg 1: value 99 out of range (7 values)"},
+      {[](Json &j) { j["steps"][0]["args"][0]["dims"][0] = {"X"}; },
+       "plan: step 0 arg 0 dim 0 term 0: unknown symbol 'X'"},
+      {[](Json &j) { j["output"]["dims"][0] = "-3"; },
+       "plan: output dim 0: unknown symbol '-3'"},
+      {[](Json &j) { j["output"]["dims"][0] = "T"; },
+       "plan: output dim 0: unknown symbol 'T'"},
+      {[](Json &j) { j["steps"][0]["args"][2]["type"] = "f16"; },
+       "plan: step 0 arg 2 type: 'f16' is neither 'f32' nor 'i64'"},
+      {[](Json &j) { j["steps"][1]["kernel"] = ""; },
+       "plan: step 1 kernel: is empty"},
+      {[](Json &j) { j["steps"][1].erase("kernel"); },
+       "plan: step 1: missing \"kernel\""},
+      {[](Json &j) { j["steps"][0]["args"][0]["type"] = "f32"; },
+       "plan: step 0 arg 0: value 0 is an input, which is i64, but the arg "
+       "is f32"},
+      {[](Json &j) { j["steps"][0]["args"][1]["type"] = "i64"; },
+       "plan: step 0 arg 1: value 2 is a weight, which is f32, but the arg "
+       "is i64"},
+      {[](Json &j) { j["values"][2]["index"] = 7; },
+       "plan: value 2 index: weight 7 out of range (4 weights)"},
+      {[](Json &j) { j["values"][0]["index"] = 2; },
+       "plan: value 0 index: input 2 out of range (2 inputs)"},
+      {[](Json &j) { j["values"][3]["offset"] = 25; },
+       "plan: value 3 offset: 25 is past the end of weight 'proj.weight' (24 "
+       "elements)"},
+      {[](Json &j) { j["values"][4]["offset"] = 1000; },
+       "plan: value 4 offset: 1000 is past the end of the arena (528 bytes)"},
+      {[](Json &j) { j["values"][4]["kind"] = "stack"; },
+       "plan: value 4 kind: 'stack' is not 'input', 'weight' or 'arena'"},
+      {[](Json &j) { j["inputs"][0]["optional"] = true; },
+       "plan: input 0: input 'input_ids' is optional, but only masks may be"},
+      {[](Json &j) { j["inputs"][0]["kind"] = "tokens"; },
+       "plan: input 0 kind: 'tokens' is neither 'ids' nor 'mask'"},
+      {[](Json &j) { j["inputs"][1]["name"] = "input_ids"; },
+       "plan: input 1: input 'input_ids' is listed twice"},
+      {[](Json &j) { j["weights"][0]["shape"][0] = -1; },
+       "plan: weight 0 shape 0: -1 is less than 0"},
+      {[](Json &j) { j["output"]["value"] = 2; },
+       "plan: output: value 2 is not in the arena"},
+      {[](Json &j) { j["output"]["value"] = 7; },
+       "plan: output: value 7 out of range (7 values)"},
+      {[](Json &j) { j["steps"][0]["args"] = Json::array(); },
+       "plan: step 0 args: is empty"},
+      {[](Json &j) { j["steps"] = Json::object(); },
+       "plan: steps: expected an array, found an object"},
+      {[](Json &j) { j = Json::array(); },
+       "plan: expected an object, found an array"},
+  };
+  for (const Case &test : cases) {
+    Json json = Json::parse(tfmc_plan_json);
+    test.mutate(json);
+    EXPECT_EQ(planError(json.dump()), test.message);
+  }
+  EXPECT_EQ(planError("{\"format\": 1,").rfind("plan: not valid JSON: ", 0),
+            0u);
+  EXPECT_EQ(planError("").rfind("plan: not valid JSON: ", 0), 0u);
+}
+
+//===----------------------------------------------------------------------===//
+// Model::create
+//===----------------------------------------------------------------------===//
+
+TEST_F(RuntimeTest, CreateChecksKernelsAndWeights) {
+  Json json = Json::parse(tfmc_plan_json);
+  json["steps"][2]["kernel"] = "tfmc_nope";
+  EXPECT_EQ(createError(planFrom(json), weights),
+            "plan: step 2 calls kernel 'tfmc_nope', which is not linked into "
+            "this program (5 kernels)");
+
+  Plan plan = tinyPlan();
+  std::string missingFile = pathOf("nope.safetensors");
+  EXPECT_EQ(createError(plan, missingFile),
+            missingFile + ": cannot open: No such file or directory");
+
+  std::string noProj = writeWeights("noproj.safetensors", {}, "proj.weight");
+  EXPECT_EQ(createError(plan, noProj),
+            noProj + ": missing tensor 'proj.weight'");
+
+  std::vector<float> big(36, 0.0f);
+  std::string wrongShape = writeWeights(
+      "shape.safetensors", {floatView("proj.weight", {3, 3, 4}, big)});
+  EXPECT_EQ(createError(plan, wrongShape),
+            wrongShape + ": tensor 'proj.weight' has shape [3, 3, 4], expected "
+                         "[2, 3, 4]");
+
+  std::vector<int64_t> asInts(24, 0);
+  std::string wrongType = writeWeights(
+      "dtype.safetensors", {intView("proj.weight", {2, 3, 4}, asInts)});
+  EXPECT_EQ(createError(plan, wrongType),
+            wrongType + ": tensor 'proj.weight' has dtype I64, expected F32");
+}
+
+TEST_F(RuntimeTest, UnusedTensorsAreOneWarningLine) {
+  std::vector<float> one(1, 0.0f);
+  std::vector<std::string> names = {
+      "extra0", "extra1",        "extra2",
+      "extra3", "extra4",        "extra5",
+      "extra6", "h.0.attn.bias", "h.0.attn.masked_bias"};
+  std::vector<TensorView> extra;
+  for (const std::string &name : names)
+    extra.push_back(floatView(name, {1}, one));
+  std::string path = writeWeights("extra.safetensors", extra);
+  testing::internal::CaptureStderr();
+  std::unique_ptr<Model> model = load(tinyPlan(), path);
+  std::string printed = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(model);
+  std::string expected =
+      path + ": warning: 7 tensors the model does not use: 'extra0', "
+             "'extra1', 'extra2', 'extra3', 'extra4' and 2 more";
+  EXPECT_EQ(model->warning(), expected);
+  EXPECT_EQ(printed, expected + "\n");
+
+  std::string single =
+      writeWeights("single.safetensors", {floatView("extra", {1}, one)});
+  testing::internal::CaptureStderr();
+  model = load(tinyPlan(), single);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            single + ": warning: 1 tensor the model does not use: 'extra'\n");
+
+  testing::internal::CaptureStderr();
+  model = load(tinyPlan(), weights);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(model->warning(), "");
+  EXPECT_EQ(model->copiedWeightBytes(), 0u); // the writer aligns: zero copy
+}
+
+TEST_F(RuntimeTest, MisalignedWeightsAreCopiedOnce) {
+  // A one-byte tensor first puts every F32 tensor at an odd address.
+  std::vector<float> embed = embedValues(), proj = projValues();
+  std::vector<float> ones(kWidth, 1.0f), zeros(kWidth, 0.0f);
+  std::string data(1, '\x07');
+  Json header;
+  header["a.pad"] = {{"dtype", "U8"}, {"shape", {1}}, {"data_offsets", {0, 1}}};
+  auto add = [&](const std::string &name, std::vector<int64_t> shape,
+                 const std::vector<float> &values) {
+    std::size_t begin = data.size();
+    data.append(reinterpret_cast<const char *>(values.data()),
+                values.size() * sizeof(float));
+    header[name] = {{"dtype", "F32"},
+                    {"shape", shape},
+                    {"data_offsets", {begin, data.size()}}};
+  };
+  add("embed.weight", {kVocab, kWidth}, embed);
+  add("proj.weight", {2, kOutputs, kWidth}, proj);
+  add("final.norm.weight", {kWidth}, ones);
+  add("final.norm.bias", {kWidth}, zeros);
+  std::string text = header.dump();
+  while (text.size() % 8)
+    text += ' ';
+  std::string bytes;
+  for (int i = 0; i < 8; ++i)
+    bytes += static_cast<char>((text.size() >> (8 * i)) & 0xff);
+  bytes += text + data;
+  std::string path = pathOf("odd.safetensors");
+  std::ofstream(path, std::ios::binary).write(bytes.data(), bytes.size());
+
+  testing::internal::CaptureStderr();
+  std::unique_ptr<Model> model = load(tinyPlan(), path);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            path + ": warning: 1 tensor the model does not use: 'a.pad'\n");
+  ASSERT_TRUE(model);
+  EXPECT_EQ(model->copiedWeightBytes(), (40u + 24u + 4u + 4u) * 4u);
+  std::vector<int64_t> ids = {1, 9, 0};
+  EXPECT_EQ(run(*model, {{"input_ids", ints({1, 3}, ids)}}),
+            referenceLogits(ids, {}));
+}
+
+//===----------------------------------------------------------------------===//
+// Model::forward
+//===----------------------------------------------------------------------===//
+
+TEST_F(RuntimeTest, RunsThePlan) {
+  std::unique_ptr<Model> model = load(tinyPlan(), weights);
+  ASSERT_TRUE(model);
+  EXPECT_TRUE(fakeHandlerInstalled);
+  std::vector<int64_t> ids = {1, 2, 3, 9, 0, 5}, mask = {1, 1, 1, 1, 1, 0};
+  std::vector<int64_t> shape;
+  std::vector<float> logits = run(*model,
+                                  {{"input_ids", ints({2, 3}, ids)},
+                                   {"attention_mask", ints({2, 3}, mask)}},
+                                  &shape);
+  EXPECT_EQ(shape, (std::vector<int64_t>{2, 3, 3}));
+  EXPECT_EQ(logits, referenceLogits(ids, mask));
+  // The masked position is exactly zero; spot-check one by hand:
+  // hidden = 2 * embed[1] = [2, 2.5, 3, 3.5]; proj[1][0] = [100, 101, 102,
+  // 103].
+  EXPECT_FLOAT_EQ(logits[0], 2 * 100 + 2.5f * 101 + 3 * 102 + 3.5f * 103);
+  EXPECT_EQ(logits[15], 0.0f);
+  EXPECT_EQ(logits[17], 0.0f);
+}
+
+TEST_F(RuntimeTest, SymbolsAreBoundFromTheInputs) {
+  std::unique_ptr<Model> model = load(tinyPlan(), weights);
+  ASSERT_TRUE(model);
+  std::vector<int64_t> shape;
+  std::vector<int64_t> ids = {4, 4, 7, 1, 2};
+  EXPECT_EQ(run(*model, {{"input_ids", ints({1, 5}, ids)}}, &shape),
+            referenceLogits(ids, {}));
+  EXPECT_EQ(shape, (std::vector<int64_t>{1, 5, 3}));
+  EXPECT_EQ(embedIdsExtents,
+            (std::vector<int32_t>{5, 1})); // [S, B] in Halide order
+
+  ids = {3, 1, 8, 8};
+  EXPECT_EQ(run(*model, {{"input_ids", ints({2, 2}, ids)}}, &shape),
+            referenceLogits(ids, {}));
+  EXPECT_EQ(shape, (std::vector<int64_t>{2, 2, 3}));
+  EXPECT_EQ(embedIdsExtents, (std::vector<int32_t>{2, 2}));
+
+  ids = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1}; // the maximum: B 2, S 6
+  EXPECT_EQ(run(*model, {{"input_ids", ints({2, 6}, ids)}}, &shape),
+            referenceLogits(ids, {}));
+  EXPECT_EQ(shape, (std::vector<int64_t>{2, 6, 3}));
+}
+
+TEST_F(RuntimeTest, AnAbsentMaskIsAllOnes) {
+  std::unique_ptr<Model> model = load(tinyPlan(), weights);
+  ASSERT_TRUE(model);
+  std::vector<int64_t> ids = {5, 6, 7, 8};
+  std::vector<float> without = run(*model, {{"input_ids", ints({2, 2}, ids)}});
+  std::vector<float> withOnes =
+      run(*model, {{"input_ids", ints({2, 2}, ids)},
+                   {"attention_mask", ints({2, 2}, {1, 1, 1, 1})}});
+  EXPECT_EQ(without, withOnes);
+  EXPECT_EQ(without, referenceLogits(ids, {}));
+  // After a call with a zero mask, the default is ones again.
+  run(*model, {{"input_ids", ints({2, 2}, ids)},
+               {"attention_mask", ints({2, 2}, {0, 0, 0, 0})}});
+  EXPECT_EQ(run(*model, {{"input_ids", ints({2, 2}, ids)}}), without);
+}
+
+TEST_F(RuntimeTest, InputErrorsAreCaughtBeforeAnyKernelRuns) {
+  std::unique_ptr<Model> model = load(tinyPlan(), weights);
+  ASSERT_TRUE(model);
+  auto ids = [](std::vector<int64_t> shape) {
+    std::size_t count = 1;
+    for (int64_t d : shape)
+      count *= static_cast<std::size_t>(d);
+    return ints(shape, std::vector<int64_t>(count, 1));
+  };
+  struct Case {
+    std::map<std::string, IntegerTensor> inputs;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {{{"input_ids", ids({1, 3})}, {"foo", ids({1, 3})}},
+       "unknown input 'foo'; this model takes input_ids, attention_mask"},
+      {{{"attention_mask", ids({1, 3})}},
+       "missing input 'input_ids'; this model takes input_ids, attention_mask"},
+      {{},
+       "missing input 'input_ids'; this model takes input_ids, "
+       "attention_mask"},
+      {{{"input_ids", ids({1, 2, 3})}},
+       "input 'input_ids' has rank 3, expected 2 ([B, S])"},
+      {{{"input_ids", ids({3})}},
+       "input 'input_ids' has rank 1, expected 2 ([B, S])"},
+      {{{"input_ids", ids({1, 3})}, {"attention_mask", ids({1, 3, 1})}},
+       "input 'attention_mask' has rank 3, expected 2 ([B, S])"},
+      {{{"input_ids", ids({2, 5})}, {"attention_mask", ids({2, 4})}},
+       "attention_mask has shape [2, 4], but input_ids has [2, 5]"},
+      {{{"input_ids", ids({2, 5})}, {"attention_mask", ids({1, 5})}},
+       "attention_mask has shape [1, 5], but input_ids has [2, 5]"},
+      {{{"input_ids", ids({0, 3})}}, "input_ids has batch 0 (shape [0, 3])"},
+      {{{"input_ids", ids({1, 0})}}, "input_ids has 0 tokens (shape [1, 0])"},
+      {{{"input_ids", ids({3, 2})}},
+       "batch 3 is more than the 2 this binary was compiled for (tfmc "
+       "--max-batch)"},
+      {{{"input_ids", ids({1, 9})}},
+       "input_ids has 9 tokens, more than max_len 8"},
+      {{{"input_ids", ids({1, 7})}},
+       "input_ids has 7 tokens, more than the 6 this binary was compiled for "
+       "(tfmc --max-seq)"},
+      {{{"input_ids", ints({2, 3}, {1, 2, 3, 4, 5, 10})}},
+       "input_ids[1, 2] = 10 is not a token id (vocab 10)"},
+      {{{"input_ids", ints({2, 3}, {1, -1, 3, 4, 5, 6})}},
+       "input_ids[0, 1] = -1 is not a token id (vocab 10)"},
+      {{{"input_ids", ids({2, 3})},
+        {"attention_mask", ints({2, 3}, {1, 1, 1, 1, 2, 1})}},
+       "attention_mask[1, 1] = 2: expected 0 or 1"},
+      {{{"input_ids", ids({1, 2})}, {"attention_mask", ints({1, 2}, {1, -1})}},
+       "attention_mask[0, 1] = -1: expected 0 or 1"},
+      {{{"input_ids", ints({1, 3}, {1, 2})}},
+       "input 'input_ids' has shape [1, 3] but 2 values"},
+  };
+  for (const Case &test : cases) {
+    EXPECT_EQ(forwardError(*model, test.inputs), test.message);
+    EXPECT_TRUE(embedIdsExtents.empty()) << "a kernel ran for " << test.message;
+  }
+
+  std::vector<int64_t> values = {1, 2};
+  std::string error;
+  EXPECT_FALSE(model->forward({{"input_ids", {1, 2}, values.data()},
+                               {"input_ids", {1, 2}, values.data()}},
+                              error));
+  EXPECT_EQ(error, "input 'input_ids' is given twice");
+  EXPECT_FALSE(model->forward({{"input_ids", {1, 2}, nullptr}}, error));
+  EXPECT_EQ(error, "input 'input_ids' has no data");
+
+  // The model still works after every one of those.
+  std::vector<int64_t> good = {1, 2};
+  EXPECT_EQ(run(*model, {{"input_ids", ints({1, 2}, good)}}),
+            referenceLogits(good, {}));
+}
+
+TEST_F(RuntimeTest, AFailingKernelNamesItselfAndHalidesMessage) {
+  Json json = Json::parse(tfmc_plan_json);
+  json["steps"][1]["kernel"] = "tfmc_test_fail";
+  std::unique_ptr<Model> model = load(planFrom(json), weights);
+  ASSERT_TRUE(model);
+  EXPECT_EQ(forwardError(*model, {{"input_ids", ints({1, 2}, {1, 2})}}),
+            "kernel tfmc_test_fail (step 2 of 3) failed: Input buffer b0 is "
+            "accessed at 10, which is beyond the max (9) in dimension 0");
+
+  json["steps"][1]["kernel"] = "tfmc_test_fail_silently";
+  model = load(planFrom(json), weights);
+  ASSERT_TRUE(model);
+  EXPECT_EQ(
+      forwardError(*model, {{"input_ids", ints({1, 2}, {1, 2})}}),
+      "kernel tfmc_test_fail_silently (step 2 of 3) failed: error code -7");
+}
+
+TEST_F(RuntimeTest, BuffersOutsideTheirMemoryArePlanErrors) {
+  Json json = Json::parse(tfmc_plan_json);
+  json["steps"][2]["args"][1]["dims"] = {{4}, {4}};
+  std::unique_ptr<Model> model = load(planFrom(json), weights);
+  ASSERT_TRUE(model);
+  EXPECT_EQ(forwardError(*model, {{"input_ids", ints({1, 2}, {1, 2})}}),
+            "plan: step 2 arg 1: dims [4, 4] view 16 elements at offset 12 of "
+            "weight 'proj.weight', which has 24");
+
+  json = Json::parse(tfmc_plan_json);
+  json["arena_bytes"] = 400;
+  model = load(planFrom(json), weights);
+  ASSERT_TRUE(model);
+  EXPECT_EQ(forwardError(*model, {{"input_ids", ints({1, 2}, {1, 2})}}),
+            "plan: output 'logits' [B, S, 3] does not fit in the arena at "
+            "offset 384 (400 bytes) for B=1, S=2");
+
+  json = Json::parse(tfmc_plan_json);
+  json["steps"][0]["args"][2]["dims"] = {{100}, {"S"}, {"B"}};
+  model = load(planFrom(json), weights);
+  ASSERT_TRUE(model);
+  EXPECT_EQ(
+      forwardError(*model, {{"input_ids", ints({1, 2}, {1, 2})}}),
+      "plan: step 0 arg 2: dims [100, S, B] (800 bytes) at arena offset 0 "
+      "run past the arena (528 bytes) for B=1, S=2");
+
+  json = Json::parse(tfmc_plan_json);
+  json["steps"][0]["args"][0]["dims"] = {{"S"}, {"B"}, {2}};
+  model = load(planFrom(json), weights);
+  ASSERT_TRUE(model);
+  EXPECT_EQ(forwardError(*model, {{"input_ids", ints({1, 2}, {1, 2})}}),
+            "plan: step 0 arg 0: dims [S, B, 2] view 4 elements of input "
+            "'input_ids', which has 2 for B=1, S=2");
+}
+
+TEST_F(RuntimeTest, SetThreadsGoesThroughTheHooks) {
+  std::string error;
+  EXPECT_TRUE(Model::setThreads(3, error));
+  EXPECT_EQ(fakeThreads, 3);
+  EXPECT_FALSE(Model::setThreads(0, error));
+  EXPECT_EQ(error, "the thread count must be at least 1, got 0");
+  EXPECT_EQ(fakeThreads, 3);
+}
+
+//===----------------------------------------------------------------------===//
+// The C API
+//===----------------------------------------------------------------------===//
+
+TEST_F(RuntimeTest, CApi) {
+  EXPECT_STREQ(tfmc_model_name(), "tiny");
+
+  tfmc_model *model = nullptr;
+  ASSERT_EQ(tfmc_create(weights.c_str(), &model), 0) << tfmc_last_error();
+  ASSERT_NE(model, nullptr);
+
+  std::vector<int64_t> ids = {1, 2, 3, 4, 5, 6}, mask = {1, 1, 0, 1, 1, 1};
+  tfmc_input inputs[] = {{"input_ids", ids.data(), 2, 3},
+                         {"attention_mask", mask.data(), 2, 3}};
+  const float *output = nullptr;
+  int64_t shape[3] = {0, 0, 0};
+  ASSERT_EQ(tfmc_forward(model, inputs, 2, &output, shape), 0)
+      << tfmc_last_error();
+  EXPECT_EQ(shape[0], 2);
+  EXPECT_EQ(shape[1], 3);
+  EXPECT_EQ(shape[2], 3);
+  EXPECT_EQ(std::vector<float>(output, output + 18),
+            referenceLogits(ids, mask));
+
+  // An error through the API: non-zero, and the message.
+  tfmc_input unknown = {"token_type_ids", ids.data(), 2, 3};
+  EXPECT_NE(tfmc_forward(model, &unknown, 1, &output, shape), 0);
+  EXPECT_STREQ(tfmc_last_error(),
+               "unknown input 'token_type_ids'; this model takes input_ids, "
+               "attention_mask");
+  EXPECT_EQ(output, nullptr);
+  std::vector<int64_t> bad = {1, 12};
+  tfmc_input badIds = {"input_ids", bad.data(), 1, 2};
+  EXPECT_NE(tfmc_forward(model, &badIds, 1, &output, shape), 0);
+  EXPECT_STREQ(tfmc_last_error(),
+               "input_ids[0, 1] = 12 is not a token id (vocab 10)");
+  tfmc_input negative = {"input_ids", bad.data(), -1, 2};
+  EXPECT_NE(tfmc_forward(model, &negative, 1, &output, shape), 0);
+  EXPECT_STREQ(tfmc_last_error(), "input 'input_ids' has shape [-1, 2]");
+  EXPECT_NE(tfmc_forward(nullptr, inputs, 1, &output, shape), 0);
+  EXPECT_STREQ(tfmc_last_error(), "tfmc_forward: model is null");
+  EXPECT_NE(tfmc_forward(model, inputs, 1, nullptr, shape), 0);
+  EXPECT_STREQ(tfmc_last_error(), "tfmc_forward: output or shape is null");
+  tfmc_input unnamed = {nullptr, ids.data(), 1, 1};
+  EXPECT_NE(tfmc_forward(model, &unnamed, 1, &output, shape), 0);
+  EXPECT_STREQ(tfmc_last_error(), "tfmc_forward: input 0 has no name");
+
+  // Still usable after errors; a missing mask is all ones.
+  ASSERT_EQ(tfmc_forward(model, inputs, 1, &output, shape), 0)
+      << tfmc_last_error();
+  EXPECT_EQ(std::vector<float>(output, output + 18), referenceLogits(ids, {}));
+  tfmc_destroy(model);
+  tfmc_destroy(nullptr);
+
+  std::string missing = pathOf("missing.safetensors");
+  model = reinterpret_cast<tfmc_model *>(this);
+  EXPECT_NE(tfmc_create(missing.c_str(), &model), 0);
+  EXPECT_EQ(model, nullptr);
+  EXPECT_EQ(std::string(tfmc_last_error()),
+            missing + ": cannot open: No such file or directory");
+  EXPECT_NE(tfmc_create(nullptr, &model), 0);
+  EXPECT_STREQ(tfmc_last_error(), "tfmc_create: weights_path is null");
+  EXPECT_NE(tfmc_create(weights.c_str(), nullptr), 0);
+  EXPECT_STREQ(tfmc_last_error(), "tfmc_create: model is null");
+
+  EXPECT_EQ(tfmc_set_threads(2), 0);
+  EXPECT_EQ(fakeThreads, 2);
+  EXPECT_NE(tfmc_set_threads(0), 0);
+  EXPECT_STREQ(tfmc_last_error(), "the thread count must be at least 1, got 0");
+}
+
+TEST_F(RuntimeTest, CApiHeaderIsPlainC) {
+  // tfmc.h must compile as C: no C++ in it.
+  std::string source = pathOf("c_api.c");
+  std::ofstream(source) << "#include \"runtime/tfmc.h\"\n"
+                           "int main(void) { tfmc_model *m = 0; "
+                           "return tfmc_create(\"w\", &m); }\n";
+  std::string command = std::string(TFMC_C_COMPILER) +
+                        " -std=c99 -Wall -Wextra -Werror -pedantic "
+                        "-fsyntax-only -I" +
+                        TFMC_SOURCE_DIR + " " + source + " 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0);
+}
+
+//===----------------------------------------------------------------------===//
+// The command line (tfmc-runtime-fake-model: this plan with the runtime's
+// main()) and tfmc-compare
+//===----------------------------------------------------------------------===//
+
+struct Result {
+  int exitCode = -1;
+  std::string out, err;
+};
+
+std::string readAll(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class CommandTest : public RuntimeTest {
+protected:
+  Result runTool(const std::string &tool, const std::string &arguments) {
+    std::string out = pathOf("stdout.txt"), err = pathOf("stderr.txt");
+    std::string command =
+        tool + " " + arguments + " >" + out + " 2>" + err + " </dev/null";
+    int status = std::system(command.c_str());
+    Result result;
+    result.exitCode =
+        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    result.out = readAll(out);
+    result.err = readAll(err);
+    return result;
+  }
+  Result model(const std::string &arguments) {
+    return runTool(TFMC_FAKE_MODEL, arguments);
+  }
+  Result compare(const std::string &arguments) {
+    return runTool(TFMC_COMPARE, arguments);
+  }
+
+  /// Expects exit 1 and exactly `message` as the one line on stderr.
+  void expectError(const Result &result, const std::string &message) {
+    EXPECT_EQ(result.exitCode, 1);
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(result.err, message + "\n");
+  }
+  void expectModelError(const std::string &arguments,
+                        const std::string &message) {
+    SCOPED_TRACE(arguments);
+    expectError(model(arguments), "tfmc-runtime-fake-model: error: " + message);
+  }
+
+  std::string writeInputs(const std::string &name,
+                          std::vector<TensorView> tensors) {
+    std::string path = pathOf(name), error;
+    EXPECT_TRUE(writeSafetensors(path, tensors, error)) << error;
+    return path;
+  }
+};
+
+TEST_F(CommandTest, RunWithInputAndOutputFiles) {
+  std::vector<int64_t> ids = {1, 2, 3, 9, 8, 0}, mask = {1, 1, 1, 1, 0, 0};
+  std::string in =
+      writeInputs("in.safetensors", {intView("input_ids", {2, 3}, ids),
+                                     intView("attention_mask", {2, 3}, mask)});
+  std::string out = pathOf("out.safetensors");
+  Result result = model("run --weights " + weights + " --input " + in +
+                        " --output " + out + " --threads 2");
+  EXPECT_EQ(result.exitCode, 0) << result.err;
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err.rfind("forward: batch 2 x 3 tokens in ", 0), 0u)
+      << result.err;
+  EXPECT_EQ(result.err.substr(result.err.size() - 4), " ms\n");
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1);
+
+  std::string error;
+  std::optional<SafetensorsFile> file = SafetensorsFile::open(out, error);
+  ASSERT_TRUE(file) << error;
+  ASSERT_EQ(file->tensors().size(), 1u);
+  const TensorView *logits =
+      expectTensor(*file, "logits", DType::F32, {2, 3, 3}, error);
+  ASSERT_TRUE(logits) << error;
+  const auto *data = static_cast<const float *>(logits->data);
+  EXPECT_EQ(std::vector<float>(data, data + 18), referenceLogits(ids, mask));
+
+  // Masks may be BOOL or U8 in the file; ids I32.
+  std::vector<uint8_t> boolMask = {1, 1, 1, 1, 0, 0};
+  std::vector<int32_t> ids32(ids.begin(), ids.end());
+  TensorView maskView{
+      "attention_mask", DType::Bool, {2, 3}, boolMask.data(), 6};
+  TensorView idsView{"input_ids", DType::I32, {2, 3}, ids32.data(), 24};
+  std::string in2 = writeInputs("in2.safetensors", {idsView, maskView});
+  std::string out2 = pathOf("out2.safetensors");
+  result = model("run --weights=" + weights + " --input=" + in2 +
+                 " --output=" + out2);
+  EXPECT_EQ(result.exitCode, 0) << result.err;
+  EXPECT_EQ(readAll(out2), readAll(out));
+}
+
+TEST_F(CommandTest, RunWithIds) {
+  Result result = model("run --weights " + weights + " --ids 1,2,9");
+  EXPECT_EQ(result.exitCode, 0) << result.err;
+  // Every logit grows with n (proj[1][n] = 100 + 10n + d), so the argmax is 2
+  // wherever the hidden state is positive, and 0 where it is all zero (id 0,
+  // d 0 is 0 but d 1.. are not: still 2).
+  EXPECT_EQ(result.out, "logits: [1, 3, 3]\nargmax: 2 2 2\n");
+  EXPECT_EQ(result.err.rfind("forward: batch 1 x 3 tokens in ", 0), 0u)
+      << result.err;
+
+  expectModelError("run --weights " + weights + " --ids 1,2,10",
+                   "input_ids[0, 2] = 10 is not a token id (vocab 10)");
+  expectModelError("run --weights " + weights + " --ids 1,x",
+                   "--ids expects comma-separated token ids, got '1,x'");
+  expectModelError("run --weights " + weights + " --ids 1,2,3,4,5,6,7,8,9",
+                   "input_ids has 9 tokens, more than max_len 8");
+  expectModelError("run --weights " + weights + " --ids 1 --decoder-ids 2",
+                   "unknown input 'decoder_input_ids'; this model takes "
+                   "input_ids, attention_mask");
+}
+
+TEST_F(CommandTest, InitWeightsIsDeterministic) {
+  std::string first = pathOf("a.safetensors"), second = pathOf("b.safetensors"),
+              other = pathOf("c.safetensors");
+  Result result = model("init-weights --seed 7 --output " + first);
+  EXPECT_EQ(result.exitCode, 0) << result.err;
+  EXPECT_EQ(result.err,
+            "init-weights: wrote 4 tensors (0.0 MiB) to " + first + "\n");
+  EXPECT_EQ(model("init-weights --seed 7 --output " + second).exitCode, 0);
+  EXPECT_EQ(model("init-weights --seed 8 --output " + other).exitCode, 0);
+  EXPECT_EQ(readAll(first), readAll(second));
+  EXPECT_NE(readAll(first), readAll(other));
+
+  std::string error;
+  std::optional<SafetensorsFile> file = SafetensorsFile::open(first, error);
+  ASSERT_TRUE(file) << error;
+  const TensorView *gain =
+      expectTensor(*file, "final.norm.weight", DType::F32, {4}, error);
+  const TensorView *bias =
+      expectTensor(*file, "final.norm.bias", DType::F32, {4}, error);
+  const TensorView *embed =
+      expectTensor(*file, "embed.weight", DType::F32, {10, 4}, error);
+  ASSERT_TRUE(gain && bias && embed) << error;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(static_cast<const float *>(gain->data)[i], 1.0f);
+    EXPECT_EQ(static_cast<const float *>(bias->data)[i], 0.0f);
+  }
+  double sum = 0, squares = 0;
+  const auto *values = static_cast<const float *>(embed->data);
+  for (int i = 0; i < 40; ++i) {
+    EXPECT_LT(std::fabs(values[i]), 0.02f * 5);
+    sum += values[i];
+    squares += values[i] * values[i];
+  }
+  EXPECT_GT(std::sqrt(squares / 40), 0.01);
+  EXPECT_LT(std::sqrt(squares / 40), 0.03);
+  // The file runs.
+  EXPECT_EQ(model("run --weights " + first + " --ids 3,4").exitCode, 0);
+}
+
+TEST_F(CommandTest, InfoAndHelp) {
+  Result result = model("info");
+  EXPECT_EQ(result.exitCode, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "model: tiny\n"
+            "entry: forward\n"
+            "target: host\n"
+            "input: input_ids [B, S] (token ids)\n"
+            "input: attention_mask [B, S] (mask, optional)\n"
+            "output: logits [B, S, 3] f32\n"
+            "weights: 4 tensors, 72 parameters, 288 bytes (0.0 MiB)\n"
+            "arena: 528 bytes (0.0 MiB)\n"
+            "limits: vocab 10, max_len 8, max batch 2, max seq 6\n"
+            "kernels: 3 steps, 3 distinct kernels\n");
+  for (const char *help : {"--help", "help", "run --help"}) {
+    result = model(help);
+    EXPECT_EQ(result.exitCode, 0) << help;
+    EXPECT_EQ(result.out.rfind("usage: tfmc-runtime-fake-model <command>", 0),
+              0u);
+    EXPECT_EQ(result.err, "");
+  }
+}
+
+TEST_F(CommandTest, EveryErrorIsOneLineAndExitCode1) {
+  std::string w = " --weights " + weights;
+  expectModelError("", "missing command (run, init-weights, info); see "
+                       "'tfmc-runtime-fake-model --help'");
+  expectModelError("generat", "unknown command 'generat' (run, init-weights, "
+                              "info, help)");
+  expectModelError("--weights x",
+                   "unknown option '--weights'; the command "
+                   "comes first (run, init-weights, info, help)");
+  expectModelError("run --weights", "--weights needs a value");
+  expectModelError("run" + w + " --bogus 1", "run: unknown option '--bogus'");
+  expectModelError("run" + w + " stray", "run: unexpected argument 'stray'");
+  expectModelError("run" + w + w + " --ids 1", "--weights is given twice");
+  expectModelError("run --ids 1", "run needs --weights");
+  expectModelError("run" + w, "run needs --input (with --output) or --ids");
+  expectModelError("run" + w + " --input x", "run needs --output");
+  expectModelError("run" + w + " --input x --output y --ids 1",
+                   "run takes either --input or --ids, not both");
+  expectModelError("run" + w + " --ids 1 --threads 0",
+                   "--threads must be between 1 and 1024, got 0");
+  expectModelError("run" + w + " --ids 1 --threads two",
+                   "--threads expects a positive integer, got 'two'");
+  expectModelError("run" + w + " --ids 1 --threads 99999999999999999999",
+                   "--threads expects a positive integer, got "
+                   "'99999999999999999999'");
+  expectModelError("init-weights --seed -1 --output x",
+                   "--seed expects a non-negative integer, got '-1'");
+  expectModelError("init-weights --seed 1.5 --output x",
+                   "--seed expects a non-negative integer, got '1.5'");
+  expectModelError("init-weights --seed 1", "init-weights needs --output");
+  expectModelError("info --verbose x", "info: unknown option '--verbose'");
+  expectModelError("help me", "help: unexpected argument 'me'");
+
+  std::string missing = pathOf("missing.safetensors");
+  expectModelError("run --weights " + missing + " --ids 1",
+                   missing + ": cannot open: No such file or directory");
+  std::string noProj = writeWeights("noproj.safetensors", {}, "proj.weight");
+  expectModelError("run --weights " + noProj + " --ids 1",
+                   noProj + ": missing tensor 'proj.weight'");
+
+  // Input files: unknown tensors, wrong dtypes, bad values; no output left.
+  std::vector<int64_t> ids = {1, 2, 3};
+  std::vector<float> floats = {1, 2, 3};
+  std::string out = pathOf("out.safetensors");
+  std::string extra = writeInputs("extra.safetensors",
+                                  {intView("input_ids", {1, 3}, ids),
+                                   intView("token_type_ids", {1, 3}, ids)});
+  expectModelError("run" + w + " --input " + extra + " --output " + out,
+                   extra + ": unknown input 'token_type_ids'; this model takes "
+                           "input_ids, attention_mask");
+  std::string floatIds = writeInputs("float.safetensors",
+                                     {floatView("input_ids", {1, 3}, floats)});
+  expectModelError("run" + w + " --input " + floatIds + " --output " + out,
+                   floatIds +
+                       ": tensor 'input_ids' has dtype F32, expected I64 "
+                       "or I32");
+  std::vector<int64_t> bigIds = {1, 2, 30};
+  std::string badIds =
+      writeInputs("bad.safetensors", {intView("input_ids", {1, 3}, bigIds)});
+  expectModelError("run" + w + " --input " + badIds + " --output " + out,
+                   "input_ids[0, 2] = 30 is not a token id (vocab 10)");
+  std::string noIds = writeInputs("noids.safetensors",
+                                  {intView("attention_mask", {1, 3}, ids)});
+  expectModelError("run" + w + " --input " + noIds + " --output " + out,
+                   "missing input 'input_ids'; this model takes input_ids, "
+                   "attention_mask");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(out + ".tmp"));
+
+  std::string unwritable = pathOf("no/such/dir/out.safetensors");
+  std::string good =
+      writeInputs("good.safetensors", {intView("input_ids", {1, 3}, ids)});
+  Result result =
+      model("run" + w + " --input " + good + " --output " + unwritable);
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_EQ(result.err.rfind("forward: ", 0), 0u); // the run itself worked
+  std::string last = result.err.substr(result.err.find('\n') + 1);
+  EXPECT_EQ(last.rfind("tfmc-runtime-fake-model: error: " + unwritable, 0), 0u)
+      << last;
+  EXPECT_EQ(std::count(last.begin(), last.end(), '\n'), 1);
+}
+
+TEST_F(CommandTest, ComparePassesAndFailsAtUnpaddedPositions) {
+  // [2, 3, 2]: row 1 has two padded positions.
+  std::vector<float> expected = {0.5f, -2, 1, 1, 3, 0, 4, 4, 9, 9, 9, 9};
+  std::vector<int64_t> mask = {1, 1, 1, 1, 0, 0}, ids = {1, 1, 1, 1, 0, 0};
+  std::string expectedPath = writeInputs(
+      "expected.safetensors", {floatView("logits", {2, 3, 2}, expected)});
+  std::string inputs = writeInputs("inputs.safetensors",
+                                   {intView("input_ids", {2, 3}, ids),
+                                    intView("attention_mask", {2, 3}, mask)});
+
+  // Padded positions differ wildly; real ones within tolerance.
+  std::vector<float> close = expected;
+  close[0] += 3e-4f; // max |expected| over real positions is 4: tolerance 4e-4
+  close[10] = 1000;
+  std::string closePath =
+      writeInputs("close.safetensors", {floatView("logits", {2, 3, 2}, close)});
+  Result result =
+      compare(expectedPath + " " + closePath + " --inputs " + inputs);
+  EXPECT_EQ(result.exitCode, 0) << result.err;
+  EXPECT_EQ(result.out, "logits: max |diff| 3.0e-04 over 4 of 2 x 3 positions "
+                        "(tolerance 4.0e-04)\n");
+
+  // Without the inputs every position counts.
+  result = compare(expectedPath + " " + closePath);
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_EQ(result.out,
+            "logits[1, 2, 0]: expected 9, got 1000 (|diff| 9.9e+02 > "
+            "tolerance 9.0e-04)\n");
+
+  result = compare(expectedPath + " " + expectedPath + " --inputs " + inputs);
+  EXPECT_EQ(result.exitCode, 0);
+  EXPECT_EQ(result.out, "logits: max |diff| 0.0e+00 over 4 of 2 x 3 positions "
+                        "(tolerance 4.0e-04)\n");
+
+  std::vector<float> far = expected;
+  far[3] = 1.7f;
+  std::string farPath =
+      writeInputs("far.safetensors", {floatView("logits", {2, 3, 2}, far)});
+  result = compare(expectedPath + " " + farPath + " --inputs " + inputs);
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_EQ(result.out, "logits[0, 1, 1]: expected 1, got 1.7 (|diff| 0.7 > "
+                        "tolerance 4.0e-04)\n");
+  result = compare(expectedPath + " " + farPath + " --inputs " + inputs +
+                   " --tolerance 0.2");
+  EXPECT_EQ(result.exitCode, 0);
+  EXPECT_EQ(result.out, "logits: max |diff| 7.0e-01 over 4 of 2 x 3 positions "
+                        "(tolerance 8.0e-01)\n");
+
+  std::vector<float> nan = expected;
+  nan[1] = NAN;
+  std::string nanPath =
+      writeInputs("nan.safetensors", {floatView("logits", {2, 3, 2}, nan)});
+  result = compare(expectedPath + " " + nanPath + " --inputs " + inputs);
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_EQ(result.out, "logits[0, 0, 1]: expected -2, got nan (|diff| inf > "
+                        "tolerance 4.0e-04)\n");
+
+  // The decoder's mask is preferred for an encoder-decoder's logits [B, T, V].
+  std::vector<int64_t> encoderMask = {1, 1, 1, 1, 1, 1, 1, 1};
+  std::vector<int64_t> encoderIds = {1, 1, 1, 1, 1, 1, 1, 1};
+  std::string encDec = writeInputs(
+      "encdec.safetensors", {intView("input_ids", {2, 4}, encoderIds),
+                             intView("attention_mask", {2, 4}, encoderMask),
+                             intView("decoder_input_ids", {2, 3}, ids),
+                             intView("decoder_attention_mask", {2, 3}, mask)});
+  result = compare(expectedPath + " " + closePath + " --inputs " + encDec);
+  EXPECT_EQ(result.exitCode, 0) << result.out;
+
+  std::vector<float> hidden = expected;
+  std::string hiddenPath =
+      writeInputs("hidden.safetensors",
+                  {floatView("last_hidden_state", {2, 3, 2}, hidden)});
+  result = compare(hiddenPath + " " + hiddenPath);
+  EXPECT_EQ(result.out, "last_hidden_state: max |diff| 0.0e+00 over 2 x 3 "
+                        "positions (tolerance 9.0e-04)\n");
+}
+
+TEST_F(CommandTest, CompareErrors) {
+  std::vector<float> values(12, 1.0f);
+  std::string a =
+      writeInputs("a.safetensors", {floatView("logits", {2, 3, 2}, values)});
+  std::string b =
+      writeInputs("b.safetensors", {floatView("logits", {3, 2, 2}, values)});
+  std::string c = writeInputs(
+      "c.safetensors", {floatView("last_hidden_state", {2, 3, 2}, values)});
+  std::string missing = pathOf("missing.safetensors");
+  expectError(compare(a + " " + b),
+              "tfmc-compare: error: " + b +
+                  ": tensor 'logits' has shape [3, 2, 2], "
+                  "but " +
+                  a + " has [2, 3, 2]");
+  expectError(compare(a + " " + c),
+              "tfmc-compare: error: " + c + ": missing tensor 'logits'");
+  expectError(compare(a + " " + missing),
+              "tfmc-compare: error: " + missing +
+                  ": cannot open: No such file or directory");
+  expectError(compare(a + " " + a + " --inputs " + missing),
+              "tfmc-compare: error: " + missing +
+                  ": cannot open: No such file or directory");
+  expectError(compare(a), "tfmc-compare: error: expected two files: "
+                          "EXPECTED.safetensors ACTUAL.safetensors");
+  expectError(compare(a + " " + a + " --tolerance x"),
+              "tfmc-compare: error: --tolerance expects a non-negative number, "
+              "got 'x'");
+  expectError(compare(a + " " + a + " --inputs"),
+              "tfmc-compare: error: --inputs needs a value");
+  expectError(compare(a + " " + a + " --bogus"),
+              "tfmc-compare: error: unknown option '--bogus'");
+}
+
+TEST_F(CommandTest, CompareAFixtureWithItself) {
+  std::string fixture =
+      std::string(TFMC_SOURCE_DIR) + "/test/fixtures/encdec_post/";
+  Result result = compare(fixture + "expected.safetensors " + fixture +
+                          "expected.safetensors --inputs " + fixture +
+                          "inputs.safetensors");
+  EXPECT_EQ(result.exitCode, 0) << result.err;
+  // decoder rows 29 and 17 of T 29
+  EXPECT_EQ(result.out.rfind(
+                "logits: max |diff| 0.0e+00 over 46 of 2 x 29 positions", 0),
+            0u)
+      << result.out;
+}
+
+} // namespace
+
+#endif // TFMC_RUNTIME_TEST_FAKE_MODEL
