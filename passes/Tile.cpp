@@ -6,18 +6,18 @@
 // numbers they were checked against are in ../shared/HALIDE14_NOTES.md.
 //
 // CPU
-//  - GEMM (tfm.linear, tfm.matmul). A register-blocked micro-kernel keeps a
-//    micro_m x micro_n accumulator in vector registers: micro_m rows times
-//    v vectors of `vector` lanes. Per K step it loads v vectors of B and
-//    broadcasts micro_m values of A, so it needs micro_m·v + v + 1 registers
-//    (spills are silent and halve the speed: 32x3 on AVX2 ran at 40 vs 67
-//    GFLOP/s) and does micro_m·v FMAs per micro_m + v loads. We pick the
-//    shape with the most FMAs per load that fits, weighted by how much of N
-//    the vector width covers without a ragged tail. block_k keeps a B panel
-//    (block_k x micro_n) and an A panel in half of L1; block_n keeps the
-//    packed B block in half of L2. Rows (M) are dynamic: the tail is
-//    guarded. M = 1 (decode) is bandwidth-bound and gets a GEMV plan
-//    instead: vectorise along K, split N into enough tasks for every core.
+//  - GEMM (tfm.linear, tfm.matmul), dot-product form. W is [N, K] row-major,
+//    so rows of W and rows of x are both contiguous along K: each output
+//    keeps a vector accumulator along K (summed across lanes at the end),
+//    and no transpose of W is ever made, for one row (decode) or many
+//    (prefill). A micro tile of micro_m rows x micro_n columns loads
+//    micro_m + micro_n vectors per step for micro_m·micro_n FMAs and keeps
+//    micro_m·micro_n + micro_m + micro_n registers live (spills are silent
+//    and halve the speed: HALIDE14_NOTES.md). We pick the shape with the
+//    most FMAs per load that fits, preferring columns that divide N. Tiles
+//    are grouped into parallel tasks; with one row the groups are small
+//    enough for four tasks per core. K past a multiple of the vector reads
+//    zeros; M and N tails are guarded.
 //  - Attention. One task per (batch, head, query block). Scores of a query
 //    block against all keys sit in a per-task scratch (two-pass softmax), so
 //    query_block is the largest power of two up to 32 whose scratch
@@ -98,26 +98,13 @@ double utilization(int64_t extent, int64_t tile) {
   return double(extent) / double(padded);
 }
 
-/// The largest multiple of `step` that is at most `limit` and divides
-/// `extent` (static), else the largest multiple of `step` up to `limit`.
-int64_t blockFor(int64_t extent, int64_t limit, int64_t step) {
-  limit = std::max(step, limit / step * step);
-  if (!ShapedType::isDynamic(extent)) {
-    if (extent <= limit)
-      return extent;
-    for (int64_t block = limit; block >= step; block -= step)
-      if (extent % block == 0)
-        return block;
-  }
-  return limit;
-}
-
 struct MicroTile {
   int64_t rows = 1;
   int64_t vectors = 1;
 };
 
-/// The register-blocked micro tile for a GEMM whose columns number `n`.
+/// The register-blocked micro tile for attention's Q·Kᵀ (broadcast form):
+/// `rows` queries times `vectors` vectors of keys.
 MicroTile chooseMicroTile(const TargetDescription &target, int64_t n) {
   MicroTile best;
   double bestScore = 0;
@@ -131,6 +118,28 @@ MicroTile chooseMicroTile(const TargetDescription &target, int64_t n) {
       if (score > bestScore + 1e-9) {
         bestScore = score;
         best = {rows, vectors};
+      }
+    }
+  }
+  return best;
+}
+
+/// The micro tile of the dot-product GEMM: `rows` rows of x times
+/// `columns` rows of W, one vector accumulator (along K) per output. Per
+/// step it loads rows + columns vectors and does rows x columns FMAs, with
+/// rows·columns + rows + columns registers live.
+MicroTile chooseDotTile(const TargetDescription &target, int64_t n) {
+  MicroTile best;
+  double bestScore = 0;
+  for (int64_t rows = 1; rows <= 8; ++rows) {
+    for (int64_t columns = 1; columns <= 8; ++columns) {
+      if (rows * columns + rows + columns > target.vectorRegisters)
+        continue;
+      double fmasPerLoad = double(rows * columns) / double(rows + columns);
+      double score = fmasPerLoad * utilization(n, columns);
+      if (score > bestScore + 1e-9) {
+        bestScore = score;
+        best = {rows, columns};
       }
     }
   }
@@ -165,36 +174,27 @@ GemmShape gemmShape(Operation *op) {
 DictionaryAttr planCpuGemm(Builder &builder, const TargetDescription &target,
                            GemmShape shape) {
   int64_t lanes = target.vectorLanes;
-  MicroTile micro = chooseMicroTile(target, shape.n);
-  int64_t microN = micro.vectors * lanes;
-  // Half of L1 for the B panel (block_k x micro_n) and the A panel
-  // (micro_m x block_k) that one micro-kernel sweep streams.
-  int64_t blockK = blockFor(
-      shape.k, target.l1Bytes / 2 / ((microN + micro.rows) * kFloatBytes),
-      lanes);
-  // Half of L2 for the packed B block (block_k x block_n).
-  int64_t blockN = blockFor(shape.n,
-                            target.l2Bytes / 2 / (blockK * kFloatBytes),
-                            microN);
-  // Decode: one row, bandwidth-bound. Enough tasks for 4 per core, each a
-  // whole number of vectors of output columns.
-  int64_t gemvRows = lanes;
-  if (!ShapedType::isDynamic(shape.n))
-    gemvRows = std::max(lanes, shape.n / (4 * target.cores) / lanes * lanes);
+  MicroTile micro = chooseDotTile(target, shape.n);
+  // Enough tasks for every core four times over when there is one row
+  // (decode: the tiles along N are all the work); otherwise tasks of about
+  // 8 tiles keep the dispatch cost small.
+  int64_t tilesPerTask = 8;
+  if (!ShapedType::isDynamic(shape.n)) {
+    int64_t tilesPerRow = (shape.n + micro.vectors - 1) / micro.vectors;
+    tilesPerTask = std::clamp<int64_t>(tilesPerRow / (4 * target.cores), 1, 8);
+  }
   return PlanBuilder(builder)
       .set("kind", "gemm")
+      .set("form", "dot")
       .set("target", target.name)
       .set("vector", lanes)
       .set("micro_m", micro.rows)
-      .set("micro_n", microN)
-      .set("block_k", blockK)
-      .set("block_n", blockN)
-      .set("unroll_k", blockK % 2 == 0 ? int64_t(2) : int64_t(1))
-      .set("parallel", "m_tiles,n_blocks")
+      .set("micro_n", micro.vectors)
+      .set("tiles_per_task", tilesPerTask)
+      .set("parallel", "tiles")
       .set("tail_m", "guard")
-      .set("tail_n", tail(shape.n, microN))
-      .set("tail_k", tail(shape.k, blockK))
-      .set("gemv_rows", gemvRows)
+      .set("tail_n", tail(shape.n, micro.vectors))
+      .set("tail_k", tail(shape.k, lanes))
       .get();
 }
 

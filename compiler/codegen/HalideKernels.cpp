@@ -155,22 +155,42 @@ BuiltKernel linear(const KernelSpec &spec) {
   ImageParam bias(Float(32), 1, "bias");
   ImageParam residual(Float(32), 2, "residual");
   std::vector<Argument> arguments{x, w};
-  Var n("n"), m("m"), k("k");
+  Var n("n"), m("m"), lane("lane");
 
-  Func xc = BoundaryConditions::repeat_edge(x);
-  Func wc = BoundaryConditions::repeat_edge(w);
-  // Wᵀ so that the inner loop loads contiguous vectors of output columns.
-  Func wT("weight_t");
-  wT(n, k) = wc(k, n);
-  RDom rk(0, int(spec.inWidth), "rk");
+  // Dot-product form: W is [N, K] row-major, so a row of W and a row of x
+  // are both contiguous along K. Each output keeps a vector accumulator
+  // over K and sums its lanes at the end; no transpose of W is needed, for
+  // one row (decode) or many (prefill).
+  int lanes = lanesOf(spec);
+  int64_t depth = spec.inWidth;
+  int64_t paddedDepth = (depth + lanes - 1) / lanes * lanes;
+  // Rows and columns past the end (whole micro tiles) read clamped memory;
+  // depth past K (when K is not a multiple of the vector) reads zeros.
+  Func xc("x_clamped"), wc("w_clamped");
+  Var k("k"), row("row");
+  Expr kIn = min(k, int(depth) - 1);
+  Expr xValue = x(kIn, clamp(row, 0, x.dim(1).extent() - 1));
+  Expr wValue = w(kIn, clamp(row, 0, w.dim(1).extent() - 1));
+  if (paddedDepth != depth) {
+    xValue = select(k < int(depth), xValue, 0.0f);
+    wValue = select(k < int(depth), wValue, 0.0f);
+  }
+  xc(k, row) = xValue;
+  wc(k, row) = wValue;
+
+  RDom rk(0, int(paddedDepth / lanes), "rk");
+  Func partial("partial");
+  partial(lane, n, m) = 0.0f;
+  partial(lane, n, m) += xc(rk * lanes + lane, m) * wc(rk * lanes + lane, n);
+  RDom rl(0, lanes, "rl");
   Func acc("acc");
   if (spec.hasBias) {
     arguments.push_back(bias);
-    acc(n, m) = BoundaryConditions::repeat_edge(bias)(n);
+    acc(n, m) = bias(n);
   } else {
     acc(n, m) = 0.0f;
   }
-  acc(n, m) += xc(rk, m) * wT(n, rk);
+  acc(n, m) += partial(rl, n, m);
   Expr value = applyActivation(spec.activation, acc(n, m));
   if (spec.hasResidual) {
     arguments.push_back(residual);
@@ -179,31 +199,32 @@ BuiltKernel linear(const KernelSpec &spec) {
   Func out("linear");
   out(n, m) = value;
 
-  // A micro_m x micro_n accumulator tile stays in registers across all of
-  // K; rows of tiles run in parallel.
-  int lanes = lanesOf(spec);
-  int microM = int(spec.tile.get("micro_m", 4));
-  int microN = int(spec.tile.get("micro_n", 3 * lanes));
-  Var no("no"), mo("mo"), ni("ni"), mi("mi");
+  // A micro_m x micro_n tile of outputs keeps micro_m·micro_n vector
+  // accumulators in registers across K. Consecutive tiles walk along N
+  // over the same rows of x; groups of tiles run in parallel, so one row
+  // (decode) still spreads over every core.
+  int microM = int(spec.tile.get("micro_m", 3));
+  int microN = int(spec.tile.get("micro_n", 3));
+  Var no("no"), mo("mo"), ni("ni"), mi("mi"), tile("tile"), task("task");
   out.tile(n, m, no, mo, ni, mi, microN, microM, TailStrategy::GuardWithIf)
-      .vectorize(ni, lanes)
-      .parallel(mo);
-  acc.compute_at(out, no)
+      .fuse(no, mo, tile)
+      .split(tile, task, tile, int(spec.tile.get("tiles_per_task", 8)),
+             TailStrategy::GuardWithIf)
+      .parallel(task);
+  acc.compute_at(out, tile).bound_extent(n, microN).bound_extent(m, microM);
+  // The lanes of each accumulator are summed with a vector reduction.
+  acc.update().atomic().vectorize(rl).unroll(n).unroll(m);
+  partial.compute_at(out, tile)
       .bound_extent(n, microN)
       .bound_extent(m, microM)
-      .vectorize(n, lanes)
+      .vectorize(lane)
       .unroll(n)
       .unroll(m);
-  acc.update()
-      .reorder(n, m, rk)
-      .vectorize(n, lanes)
+  partial.update()
+      .reorder(lane, n, m, rk)
+      .vectorize(lane)
       .unroll(n)
       .unroll(m);
-  Var ko("ko"), ki("ki");
-  wT.compute_root()
-      .split(k, ko, ki, 8, TailStrategy::GuardWithIf)
-      .parallel(ko)
-      .vectorize(n, lanes, TailStrategy::GuardWithIf);
   return {out, arguments};
 }
 
