@@ -186,7 +186,7 @@ BuiltKernel linear(const KernelSpec &spec) {
   Func acc("acc");
   if (spec.hasBias) {
     arguments.push_back(bias);
-    acc(n, m) = bias(n);
+    acc(n, m) = bias(min(n, int(spec.width) - 1));
   } else {
     acc(n, m) = 0.0f;
   }
