@@ -11,7 +11,7 @@ JOBS ?= $(shell nproc)
 PYTHON ?= /usr/bin/python3
 
 # Debian 12 packages the project needs to build and test.
-PACKAGES := cmake ninja-build ccache g++ python3 \
+PACKAGES := cmake ninja-build ccache g++ python3 bc binutils \
 	llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools \
 	libhalide14-0-dev libfmt-dev nlohmann-json3-dev \
 	libgtest-dev libbenchmark-dev \
@@ -44,9 +44,24 @@ build: deps configure
 check: build
 	@$(PYTHON) test/run_tests.py --build-dir $(BUILD_DIR)
 
+DEMO_DIR := $(BUILD_DIR)/demo
+TFMC := $(BUILD_DIR)/tools/tfmc/tfmc
+
+# Compile the original Transformer, give it deterministic random weights (no
+# download), and translate one sentence's worth of token ids.
 demo: build
-	@echo "== tfmc --emit mlir examples/transformer_base.tfm"
-	@$(BUILD_DIR)/tools/tfmc/tfmc examples/transformer_base.tfm --emit mlir
+	@mkdir -p $(DEMO_DIR)
+	@echo "== tfmc examples/transformer_base.tfm -o $(DEMO_DIR)/transformer_base"
+	@start=$$(date +%s.%N); \
+	  $(TFMC) examples/transformer_base.tfm -o $(DEMO_DIR)/transformer_base && \
+	  echo "compiled in $$(echo "$$(date +%s.%N) - $$start" | bc) s (kernels cached in $${TFMC_CACHE_DIR:-$$HOME/.cache/tfmc})"
+	@echo "== $(DEMO_DIR)/transformer_base info"
+	@$(DEMO_DIR)/transformer_base info
+	@echo "== init-weights --seed 1: deterministic random weights"
+	@$(DEMO_DIR)/transformer_base init-weights --seed 1 --output $(DEMO_DIR)/weights.safetensors
+	@echo "== run: source ids 5..12, decoder ids 1,5,6,7: logits and their argmax per position"
+	@$(DEMO_DIR)/transformer_base run --weights $(DEMO_DIR)/weights.safetensors \
+	  --ids 5,6,7,8,9,10,11,12 --decoder-ids 1,5,6,7
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -8,7 +8,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".tfm", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tfmc_build_root, "test")
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "unit", "fixtures", "run_tests.py"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "unit", "fixtures", "run_tests.py", "Inputs", "tools"]
 
 # Our tools first, then LLVM's FileCheck, not, count.
 path = os.pathsep.join(config.tfmc_tools_dirs + [config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
@@ -24,3 +24,4 @@ config.substitutions.append(("%fixtures", os.path.join(config.tfmc_source_root, 
 # so parallel tests may share it).
 config.environment["TFMC_CACHE_DIR"] = os.path.join(config.tfmc_build_root, "kernel-cache")
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
+config.substitutions.append(("%python", "/usr/bin/python3"))
