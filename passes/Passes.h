@@ -24,7 +24,7 @@ struct PipelineOptions {
   int64_t maxSeq = 0; // 0: each function's tfm.max_len
 };
 
-/// fuse masked attention -> canonicalize -> fuse epilogues -> tile -> plan memory.
+/// fuse masked attention -> fuse epilogues -> tile -> plan memory.
 void buildDefaultPipeline(mlir::OpPassManager &pm,
                           const PipelineOptions &options);
 

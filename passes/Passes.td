@@ -21,7 +21,8 @@ def FuseMaskedAttention : Pass<"tfm-fuse-masked-attention", "::mlir::func::FuncO
     by a known producer (e.g. a mask over queries rather than keys), keys not
     in [B, H, Sk, D] layout, or an intermediate with another user (attention
     weights returned). A scale on V stays where it is. With `remarks`, each
-    unfused chain gets a remark saying why.
+    unfused chain gets a remark saying why. Afterwards, ops left without a
+    user (mask producers, head splits) are erased; every tfm op is pure.
   }];
   let options = [
     Option<"remarks", "remarks", "bool", /*default=*/"false",
@@ -66,7 +67,8 @@ def PlanMemory : Pass<"tfm-plan-memory", "::mlir::func::FuncOp"> {
   let summary = "Assigns every intermediate tensor an offset in one arena";
   let description = [{
     Sizes each kernel's result at the maximum batch and sequence (a dynamic
-    leading dimension is the batch, any other dynamic dimension a sequence),
+    leading dimension is the batch, any other dynamic dimension a sequence;
+    the [Sq, Sk] causal and window masks have no batch dimension),
     computes live ranges in program order, lets an elementwise kernel write
     in place over an operand that dies there, and packs the buffers greedily
     by size (largest first, lowest free offset, 64-byte aligned). Records

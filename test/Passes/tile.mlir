@@ -12,38 +12,48 @@
 // shared per block, 96 registers per thread, 108 SMs). Every number below is
 // derived by hand here; a change to the model must change these comments.
 //
-// ---- CPU GEMM micro tile: micro_m rows x v vectors of accumulators --------
-// Needs rows·v (accumulators) + v (B vectors) + 1 (A broadcast) registers;
-// the score is FMAs per load, rows·v / (rows + v), times the share of N that
-// whole micro tiles cover (utilization).
+// ---- CPU GEMM, dot-product form: micro_m rows of x times micro_n rows of W --
+// Each output keeps one vector accumulator along K, so a micro tile needs
+// micro_m·micro_n accumulators + micro_m x-vectors + micro_n W-vectors
+// registers, does micro_m·micro_n FMAs per micro_m + micro_n loads, and is
+// scored FMAs-per-load times the share of N that whole tiles cover
+// (utilization, N / (ceil(N / micro_n)·micro_n)); the first strictly best
+// shape wins (rows outer, 1..8; columns inner, 1..8).
 //
+// AVX2, 16 registers: r·c + r + c <= 16, i.e. (r+1)(c+1) <= 17, gives at the
+// most columns per row count
+//   1x7: 7/8  = 0.875     2x4: 8/6  = 1.333     3x3: 9/6 = 1.500  <- best
+//   4x2: 8/6  = 1.333     5..7x1: <= 7/8
+// (4x3 would need 12 + 4 + 3 = 19 registers and spill). N = 768 is 256
+// tiles of 3 (utilization 1): micro_m = 3, micro_n = 3, tail_n = "none".
+// N = 200: 3x3 covers 200/201 (score 1.493) vs 2x4 and 4x2 at 200/200
+// (1.333): still 3x3, and 200 % 3 = 2 leaves a ragged tail: tail_n = "guard".
+//   tiles_per_task = clamp(tiles per row / (4 tasks · 8 cores), 1, 8):
+//   768/3 = 256 -> 256/32 = 8; ceil(200/3) = 67 -> 67/32 = 2.
+//   tail_k: K = 768 is a multiple of the 8 lanes: "none".
+//
+// AVX-512, 32 registers: (r+1)(c+1) <= 33:
+//   3x7: 21/10 = 2.100    4x5: 20/9 = 2.222     5x4: 20/9 = 2.222
+//   6x3: 18/9  = 2.000    7x3: 21/10 = 2.100    8x2: 16/10 = 1.600
+// N = 768: 4x5 covers 768/770 (2.217), 5x4 covers it exactly (2.222):
+// micro_m = 5, micro_n = 4; 192 tiles / 32 = 6 per task. N = 200: both cover
+// it exactly, tie, so the first (4x5) stays: micro_m = 4, micro_n = 5, and
+// 200 % 5 = 0: tail_n = "none"; 40 tiles / 32 -> 1 per task.
+//
+// ---- Attention's Q·Kᵀ micro tile (broadcast form): micro_q x micro_k -------
+// micro_q query rows times v vectors of keys; per key step it loads v key
+// vectors and broadcasts micro_q query values, so it needs micro_q·v (acc.)
+// + v + 1 registers. The key count is dynamic (utilization 1), so the score
+// is micro_q·v / (micro_q + v).
 // AVX2, 16 registers: rows·v + v + 1 <= 16 gives, at the largest rows per v,
 //   v=1: rows<=8 (8 is the loop's cap)  8/9   = 0.889
 //   v=2: rows<=6 (6·2+2+1 = 15)        12/8  = 1.500
 //   v=3: rows<=4 (4·3+3+1 = 16)        12/7  = 1.714  <- best
 //   v=4: rows<=2 (2·4+4+1 = 13)         8/6  = 1.333
-// and N = 768 is 32 micro tiles of 3·8 = 24 columns (utilization 1), so
-// micro_m = 4, micro_n = 24 (a 5x3 tile would need 5·3+3+1 = 19 registers
-// and spill). For N = 200: 24-column tiles cover 200/216 = 0.926 (score
-// 1.587), 16-column 6x2 tiles 200/208 (1.442), so 4x3 still wins, and
-// 200 % 24 = 8 leaves a ragged tail: tail_n = "guard".
-//   block_k: half of L1 holds the B panel (block_k x 24) and the A panel
-//   (4 x block_k): 16384 / ((24 + 4)·4) = 146 -> a multiple of 8 lanes: 144,
-//   and K = 768 is not divisible by 144, 136; 128 divides it: block_k = 128.
-//   block_n: half of L2 holds block_k x block_n: 262144 / (128·4) = 512 ->
-//   multiple of 24: 504; the largest multiple of 24 <= 504 dividing 768 is
-//   384. For N = 200 <= 504: block_n = 200.
-//   gemv_rows: N / (4 tasks · 8 cores) = 24, a multiple of 8: 24; N = 200: 6
-//   -> at least one vector: 8.
-//
+// so micro_q = 4 rows x 3 vectors = micro_k 24 keys (a 5x3 tile would need
+// 5·3+3+1 = 19 registers and spill).
 // AVX-512, 32 registers: v=3: rows<=8 (28), 24/11 = 2.18; v=4: rows<=6
-// (6·4+4+1 = 29), 24/10 = 2.40 <- best; N = 768 is 12 tiles of 64 columns:
-// micro_m = 6, micro_n = 64. N = 200: 64-column tiles cover 200/256 (1.875)
-// vs 48-column 8x3 tiles 200/240 (1.818): still 6x64, tail_n = "guard".
-//   block_k: 24576 / ((64 + 6)·4) = 87 -> multiple of 16: 80; 768 % 80 != 0,
-//   768 % 64 = 0: block_k = 64. block_n: 655360 / (64·4) = 2560 >= 768:
-//   block_n = 768 (200 for N = 200). gemv_rows: 768/32 = 24 -> multiple of
-//   16: 16.
+// (6·4+4+1 = 29), 24/10 = 2.40 <- best: micro_q = 6, micro_k = 4·16 = 64.
 //
 // ---- CUDA GEMM -------------------------------------------------------------
 // Maximise block_m·block_n/(block_m + block_n) under: 32..256 threads,
@@ -56,8 +66,8 @@
 // CPU: query_block = the largest power of two <= 32 whose two-pass scratch
 // 2·query_block·2048·4 fits in half of L2: AVX2 (262144): 32 needs 524288,
 // 16 needs 262144: query_block = 16; AVX-512 (655360): 32 fits (524288).
-// micro_q x micro_k is the micro tile for a dynamic N (utilization 1):
-// AVX2 4 x 24, AVX-512 6 x 64. 64 % lanes == 0: tail_d = "none".
+// micro_q x micro_k as derived above: AVX2 4 x 24, AVX-512 6 x 64.
+// The head size 64 is a whole number of vectors: tail_d = "none".
 // With max-seq 1024 on AVX2, 2·32·1024·4 = 262144 fits: query_block = 32.
 // On CUDA query_block starts at 128 and halves while 12 heads · ceil(2048 /
 // query_block) < 2·108 SMs: 128 -> 12·16 = 192 < 216 -> 64 -> 12·32 = 384:
@@ -76,8 +86,8 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   %w = tfm.weight "w" : tensor<2304x768xf32>
   %wq, %wk, %wv = tfm.split %w {axis = 0 : i64} : tensor<2304x768xf32> -> tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>
 
-  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 128 : i64, block_n = 384 : i64, gemv_rows = 24 : i64, kind = "gemm", micro_m = 4 : i64, micro_n = 24 : i64, {{.*}}tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx2", unroll_k = 2 : i64, vector = 8 : i64}
-  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 64 : i64, block_n = 768 : i64, gemv_rows = 16 : i64, kind = "gemm", micro_m = 6 : i64, micro_n = 64 : i64, {{.*}}tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx512", unroll_k = 2 : i64, vector = 16 : i64}
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {form = "dot", kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {form = "dot", kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64}
   // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 16 : i64, block_m = 128 : i64, block_n = 128 : i64, kind = "gemm", shared_bytes = 16384 : i64, tail_k = "none", tail_m = "guard", tail_n = "none", target = "cuda-sm80", thread_m = 8 : i64, thread_n = 8 : i64, threads = 256 : i64}
   %q = tfm.linear %x, %wq : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %k = tfm.linear %x, %wk : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
@@ -102,11 +112,12 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   // CUDA-PLAN: tfm.attention {{.*}}mask = #tfm.mask<window(128)>{{.*}}skip_masked_blocks = true,
   %wnd = tfm.attention %p, %k, %v {heads = 12 : i64, mask = #tfm.mask<window(128)>, scale = 0.125 : f64} : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32> -> tensor<?x?x768xf32>
 
-  // N = 200 is not a whole number of micro tiles (nor of CUDA's 128-column
-  // blocks): the column tail is guarded.
+  // N = 200 is not a whole number of AVX2's 3-column tiles (nor of CUDA's
+  // 128-column blocks): the column tail is guarded. On AVX-512 the 4x5 tile
+  // divides it: no tail.
   // CHECK: tfm.weight "w200" : tensor<200x768xf32>
-  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 128 : i64, block_n = 200 : i64, gemv_rows = 8 : i64, kind = "gemm", micro_m = 4 : i64, micro_n = 24 : i64, {{.*}}tail_n = "guard",
-  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 64 : i64, block_n = 200 : i64, gemv_rows = 16 : i64, kind = "gemm", micro_m = 6 : i64, micro_n = 64 : i64, {{.*}}tail_n = "guard",
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {form = "dot", kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "guard", target = "x86-64-avx2", tiles_per_task = 2 : i64, vector = 8 : i64}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {form = "dot", kind = "gemm", micro_m = 4 : i64, micro_n = 5 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64}
   // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 16 : i64, block_m = 128 : i64, block_n = 128 : i64, {{.*}}tail_n = "guard",
   %w200 = tfm.weight "w200" : tensor<200x768xf32>
   %r = tfm.linear %wnd, %w200 : (tensor<?x?x768xf32>, tensor<200x768xf32>) -> tensor<?x?x200xf32>
