@@ -271,74 +271,92 @@ BuiltKernel attention(const KernelSpec &spec) {
   ImageParam v(Float(32), 4, "v");
   ImageParam keyPadding(Int(64), 2, "key_padding");
   std::vector<Argument> arguments{q, k, v};
-  Var e("e"), h("h"), qq("qq"), b("b"), kk("kk");
+  Var e("e"), h("h"), qq("qq"), b("b"), kk("kk"), qi("qi"), qo("qo");
 
-  // Scores and weighted sums are computed over whole vectors and query
-  // blocks: read every input through a boundary condition.
+  // Queries in blocks of query_block: query qo·QB + qi. The block index is
+  // a dimension of its own so that the causal bound below can name it
+  // (HALIDE14_NOTES.md): then bounds inference trims the scores and
+  // probabilities of each block, not only the reductions over them.
+  const int queryBlock = int(spec.tile.get("query_block", 16));
+  Expr query = qo * queryBlock + qi;
+
+  // Whole vectors and blocks are computed past the ends: every input is
+  // read through a boundary condition.
   Func qc = BoundaryConditions::repeat_edge(q);
   Func kc = BoundaryConditions::repeat_edge(k);
   Func vc = BoundaryConditions::repeat_edge(v);
   Expr keys = k.dim(2).extent();
   RDom rd(0, int(spec.headDim), "rd");
+  // Kᵀ of one head, staged per task, so that scores vectorise along keys
+  // with contiguous loads (K itself is strided by H·Dh along keys).
+  Var d("d");
+  Func keysT("keys_t");
+  keysT(kk, d, h, b) = kc(d, h, kk, b);
   Func score("score");
-  score(kk, qq, h, b) = 0.0f;
-  score(kk, qq, h, b) += qc(rd, h, qq, b) * kc(rd, h, kk, b);
+  score(kk, qi, qo, h, b) = 0.0f;
+  score(kk, qi, qo, h, b) += qc(rd, h, query, b) * keysT(kk, rd, h, b);
 
   Expr allowed = cast<bool>(1);
   if (spec.causal)
-    allowed = allowed && kk <= qq;
+    allowed = allowed && kk <= query;
   if (spec.window > 0)
-    allowed = allowed && (spec.causal ? qq - kk < int(spec.window)
-                                      : abs(qq - kk) < int(spec.window));
+    allowed = allowed && (spec.causal ? query - kk < int(spec.window)
+                                      : abs(query - kk) < int(spec.window));
   if (spec.padding) {
     arguments.push_back(keyPadding);
     allowed =
         allowed && BoundaryConditions::repeat_edge(keyPadding)(kk, b) != 0;
   }
   Func allow("allowed");
-  allow(kk, qq, b) = allowed;
+  allow(kk, qi, qo, b) = allowed;
 
-  // With a causal mask the key loop of each query stops at the diagonal,
-  // so fully masked key blocks are never computed.
+  // With a causal mask, the keys of block qo stop at the block's last
+  // query: key blocks above the diagonal are never computed. Within the
+  // diagonal block, `allowed` masks the rest.
   RDom rk(0, keys, "rk");
   if (spec.causal)
-    rk.where(rk <= qq);
+    rk.where(rk < (qo + 1) * queryBlock);
   float scale = float(spec.factor);
-  Func rowMax("row_max"), probs("probs"), rowSum("row_sum"), weighted("weighted");
-  rowMax(qq, h, b) = negativeInfinity();
-  rowMax(qq, h, b) = max(rowMax(qq, h, b),
-                         select(allow(rk, qq, b), score(rk, qq, h, b) * scale,
-                                negativeInfinity()));
+  Func rowMax("row_max"), probs("probs"), rowSum("row_sum"),
+      weighted("weighted");
+  rowMax(qi, qo, h, b) = negativeInfinity();
+  rowMax(qi, qo, h, b) =
+      max(rowMax(qi, qo, h, b),
+          select(allow(rk, qi, qo, b), score(rk, qi, qo, h, b) * scale,
+                 negativeInfinity()));
   // A query whose keys are all masked has row_max = -inf and probabilities
   // all 0 (never exp(nan)): its output is zeros.
-  probs(kk, qq, h, b) =
-      select(allow(kk, qq, b),
-             exp(score(kk, qq, h, b) * scale - rowMax(qq, h, b)), 0.0f);
-  rowSum(qq, h, b) = 0.0f;
-  rowSum(qq, h, b) += probs(rk, qq, h, b);
-  weighted(e, h, qq, b) = 0.0f;
-  weighted(e, h, qq, b) += probs(rk, qq, h, b) * vc(e, h, rk, b);
+  probs(kk, qi, qo, h, b) =
+      select(allow(kk, qi, qo, b),
+             exp(score(kk, qi, qo, h, b) * scale - rowMax(qi, qo, h, b)),
+             0.0f);
+  rowSum(qi, qo, h, b) = 0.0f;
+  rowSum(qi, qo, h, b) += probs(rk, qi, qo, h, b);
+  weighted(e, qi, qo, h, b) = 0.0f;
+  weighted(e, qi, qo, h, b) += probs(rk, qi, qo, h, b) * vc(e, h, rk, b);
   Func out("attention");
-  out(e, h, qq, b) = select(rowSum(qq, h, b) > 0.0f,
-                            weighted(e, h, qq, b) / rowSum(qq, h, b), 0.0f);
+  Expr block = qq / queryBlock, inBlock = qq % queryBlock;
+  Expr total = rowSum(inBlock, block, h, b);
+  out(e, h, qq, b) = select(total > 0.0f,
+                            weighted(e, inBlock, block, h, b) / total, 0.0f);
 
-  // One task per (batch, query block, head); scores and probabilities of
-  // the block live in per-task scratch.
+  // One task per (batch, query block, head); the block's scores and
+  // probabilities live in per-task scratch.
   int lanes = lanesOf(spec);
-  int queryBlock = int(spec.tile.get("query_block", 16));
-  Var qo("qo"), qi("qi"), task("task"), task2("task2");
-  out.split(qq, qo, qi, queryBlock, TailStrategy::GuardWithIf)
-      .reorder(e, qi, h, qo, b)
-      .fuse(h, qo, task)
+  Var qiLoop("qi_loop"), qoLoop("qo_loop"), task("task"), task2("task2");
+  out.split(qq, qoLoop, qiLoop, queryBlock, TailStrategy::GuardWithIf)
+      .reorder(e, qiLoop, h, qoLoop, b)
+      .fuse(h, qoLoop, task)
       .fuse(task, b, task2)
       .parallel(task2)
       .vectorize(e, lanes, TailStrategy::GuardWithIf);
+  keysT.compute_at(out, task2).vectorize(kk, lanes);
   score.compute_at(out, task2).vectorize(kk, lanes);
   score.update().reorder(kk, rd).vectorize(kk, lanes);
   rowMax.compute_at(out, task2);
   probs.compute_at(out, task2).vectorize(kk, lanes);
   rowSum.compute_at(out, task2);
-  weighted.compute_at(out, qi).vectorize(e, lanes);
+  weighted.compute_at(out, qiLoop).vectorize(e, lanes);
   weighted.update().reorder(e, rk).vectorize(e, lanes);
   return {out, arguments};
 }
