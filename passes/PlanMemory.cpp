@@ -100,7 +100,9 @@ struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
     llvm::DenseMap<Value, size_t> bufferOf;
     SmallVector<std::pair<Operation *, size_t>> planned;
     for (Operation &op : func.getBody().front()) {
-      if (!isKernel(&op))
+      // Keys and values appended to the KV cache are written straight into
+      // the runtime's cache: they take no arena space.
+      if (!isKernel(&op) || cacheWriteOf(&op))
         continue;
       Value result = op.getResult(0);
       int64_t at = position[&op];

@@ -30,17 +30,17 @@ struct tfmc_model {
 namespace tfmc::runtime {
 namespace {
 
-struct LinkedPlan {
-  std::optional<Plan> plan;
+struct LinkedPlans {
+  std::optional<std::vector<Plan>> plans;
   std::string error;
 };
 
-const LinkedPlan &parsedLinkedPlan() {
+const LinkedPlans &parsedLinkedPlans() {
   // A function-local static: parsed once, thread-safe.
-  static const LinkedPlan linked = [] {
-    LinkedPlan result;
+  static const LinkedPlans linked = [] {
+    LinkedPlans result;
     try {
-      result.plan = parsePlan(tfmc_plan_json, result.error);
+      result.plans = parsePlans(tfmc_plan_json, result.error);
     } catch (...) {
       result.error = "plan: out of memory";
     }
@@ -62,21 +62,26 @@ int failWith(const std::string &message) {
 
 } // namespace
 
-const Plan *linkedPlan(std::string &error) {
-  const LinkedPlan &linked = parsedLinkedPlan();
-  if (!linked.plan) {
+const std::vector<Plan> *linkedPlans(std::string &error) {
+  const LinkedPlans &linked = parsedLinkedPlans();
+  if (!linked.plans) {
     error = linked.error;
     return nullptr;
   }
-  return &*linked.plan;
+  return &*linked.plans;
+}
+
+const Plan *linkedPlan(std::string &error) {
+  const std::vector<Plan> *plans = linkedPlans(error);
+  return plans ? &plans->front() : nullptr;
 }
 
 std::unique_ptr<Model> Model::createLinked(const std::string &weightsPath,
                                            std::string &error) {
-  const Plan *plan = linkedPlan(error);
-  if (!plan)
+  const std::vector<Plan> *plans = linkedPlans(error);
+  if (!plans)
     return nullptr;
-  return create(*plan, tfmc_kernels, tfmc_num_kernels, weightsPath, error);
+  return create(*plans, tfmc_kernels, tfmc_num_kernels, weightsPath, error);
 }
 
 } // namespace tfmc::runtime

@@ -16,11 +16,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/Generate.h"
 #include "runtime/Model.h"
 #include "runtime/Safetensors.h"
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -59,10 +65,17 @@ void printUsage(std::FILE *out) {
       "      run the model on the inputs in IN (input_ids, attention_mask, "
       "...)\n"
       "      and write its output to OUT\n"
-      "  run --weights W.safetensors --ids 5,6,7 [--decoder-ids 1,5,9] "
+      "  run --weights W.safetensors --ids 5,6,7|@FILE [--decoder-ids 1,5,9] "
       "[--output OUT.safetensors] [--threads N]\n"
       "      run on one sequence; print the output shape and, for logits,\n"
       "      the most likely next token at each position\n"
+      "  generate --weights W --prompt 1,2,3 --max-new-tokens N [--eos E]\n"
+      "  generate --weights W --source 5,6,7 --bos 1 [--eos 2] --max-new-tokens N\n"
+      "      [--stats] [--threads N] [--dump-logits OUT.safetensors]\n"
+      "      greedy decoding with a KV cache (decoder-only: --prompt;\n"
+      "      encoder-decoder: --source and --bos); prints the new token ids\n"
+      "      (eos included when reached) on one line; --stats prints prefill\n"
+      "      time and decode tokens/s to stderr\n"
       "  init-weights --seed N --output W.safetensors\n"
       "      write deterministic random weights for this model\n"
       "  info\n"
@@ -76,7 +89,7 @@ void printUsage(std::FILE *out) {
 class Options {
 public:
   Options(std::string command, std::set<std::string> allowed, int argc,
-          char **argv, int first)
+          char **argv, int first, std::set<std::string> flags = {})
       : command_(std::move(command)) {
     for (int i = first; i < argc; ++i) {
       std::string arg = argv[i];
@@ -92,6 +105,12 @@ public:
         name = arg.substr(0, equals);
         value = arg.substr(equals + 1);
         hasValue = true;
+      }
+      if (flags.count(name)) {
+        if (hasValue)
+          fail(fmt::format("{} takes no value", name));
+        values_[name] = "1";
+        continue;
       }
       if (!allowed.count(name))
         fail(fmt::format("{}: unknown option '{}'", command_, name));
@@ -155,7 +174,23 @@ void applyThreads(const Options &options) {
 }
 
 std::vector<int64_t> parseIdList(const std::string &flag,
-                                 const std::string &text) {
+                                 const std::string &argument) {
+  // `@FILE` reads the list from a file (commas or whitespace between ids).
+  std::string text = argument;
+  if (!text.empty() && text[0] == '@') {
+    std::ifstream in(text.substr(1));
+    if (!in)
+      fail(fmt::format("{}: cannot read '{}'", flag, text.substr(1)));
+    std::stringstream contents;
+    contents << in.rdbuf();
+    text.clear();
+    for (char c : contents.str())
+      text += std::isspace(static_cast<unsigned char>(c)) ? ',' : c;
+    while (!text.empty() && text.back() == ',')
+      text.pop_back();
+    while (!text.empty() && text.front() == ',')
+      text.erase(0, 1);
+  }
   std::vector<int64_t> ids;
   std::size_t start = 0;
   while (true) {
@@ -378,6 +413,83 @@ void fillWeight(const std::string &name, uint64_t seed,
   }
 }
 
+int generateCommand(int argc, char **argv) {
+  Options options("generate",
+                  {"--weights", "--prompt", "--source", "--bos", "--eos",
+                   "--max-new-tokens", "--threads", "--dump-logits"},
+                  argc, argv, 2, {"--stats"});
+  if (options.helpRequested()) {
+    printUsage(stdout);
+    return 0;
+  }
+  const Plan &plan = requirePlan();
+  bool encoderDecoder = false;
+  for (const PlanInput &input : plan.inputs)
+    encoderDecoder |= input.name == "decoder_input_ids";
+  auto integer = [&](const std::string &flag) {
+    std::optional<int64_t> value = parseInteger(options.get(flag));
+    if (!value)
+      fail(fmt::format("{} expects an integer, got '{}'", flag,
+                       options.get(flag)));
+    return *value;
+  };
+
+  GenerateRequest request;
+  request.encoderDecoder = encoderDecoder;
+  if (encoderDecoder) {
+    if (options.has("--prompt"))
+      fail(fmt::format("model '{}' is an encoder-decoder: give --source and "
+                       "--bos, not --prompt",
+                       plan.model));
+    request.prompt = parseIdList("--source", options.get("--source"));
+    request.bos = integer("--bos");
+  } else {
+    if (options.has("--source") || options.has("--bos"))
+      fail(fmt::format("model '{}' is decoder-only: give --prompt, not "
+                       "--source/--bos",
+                       plan.model));
+    request.prompt = parseIdList("--prompt", options.get("--prompt"));
+  }
+  if (options.has("--eos"))
+    request.eos = integer("--eos");
+  request.maxNewTokens = integer("--max-new-tokens");
+  request.keepLogits = options.has("--dump-logits");
+
+  std::unique_ptr<Model> model = loadModel(options.get("--weights"));
+  applyThreads(options);
+  std::string error;
+  std::optional<GenerateResult> result = generate(*model, request, error);
+  if (!result)
+    fail(error);
+
+  std::string line;
+  for (int64_t token : result->tokens)
+    line += fmt::format("{}{}", line.empty() ? "" : " ", token);
+  std::printf("%s\n", line.c_str());
+  if (options.has("--stats")) {
+    std::fprintf(stderr, "prefill: %zu tokens in %.1f ms\n",
+                 request.encoderDecoder ? std::size_t(1) + request.prompt.size()
+                                        : request.prompt.size(),
+                 result->prefillSeconds * 1e3);
+    double perSecond = result->decodeSeconds > 0
+                           ? double(result->decodeSteps) / result->decodeSeconds
+                           : 0.0;
+    std::fprintf(stderr, "decode: %lld steps in %.1f ms, %.1f tokens/s\n",
+                 static_cast<long long>(result->decodeSteps),
+                 result->decodeSeconds * 1e3, perSecond);
+  }
+  if (request.keepLogits) {
+    OutputView view;
+    view.name = "logits";
+    view.shape = {1,
+                  static_cast<int64_t>(result->logits.size()) / result->vocab,
+                  result->vocab};
+    view.data = result->logits.data();
+    writeOutput(options.get("--dump-logits"), view);
+  }
+  return 0;
+}
+
 int initWeightsCommand(int argc, char **argv) {
   Options options("init-weights", {"--seed", "--output"}, argc, argv, 2);
   if (options.helpRequested()) {
@@ -404,6 +516,8 @@ int initWeightsCommand(int argc, char **argv) {
     view.name = weight.name;
     view.dtype = DType::F32;
     view.shape = weight.shape;
+    if (weight.transposed) // stored as the file would hold it (Conv1D)
+      std::reverse(view.shape.begin(), view.shape.end());
     view.data = storage.back().data();
     view.bytes = storage.back().size() * sizeof(float);
     bytes += view.bytes;
@@ -492,6 +606,8 @@ int dispatch(int argc, char **argv) {
   }
   if (command == "run")
     return runCommand(argc, argv);
+  if (command == "generate")
+    return generateCommand(argc, argv);
   if (command == "init-weights")
     return initWeightsCommand(argc, argv);
   if (command == "info")

@@ -18,8 +18,10 @@
 #include <HalideRuntime.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <limits>
 #include <new>
 #include <set>
@@ -87,17 +89,63 @@ bool isIgnoredBuffer(const std::string &name) {
   return endsWith(".attn.bias") || endsWith(".attn.masked_bias");
 }
 
+/// GPT2LMHeadModel's output layer is wte itself; a checkpoint that also
+/// stores it as `lm_head.weight` holds the same values, so that copy is not
+/// worth a warning. A different lm_head (an untied model, which tfmc does not
+/// compute) is still reported as unused.
+bool isTiedCopy(const SafetensorsFile &file, const TensorView &tensor,
+                const std::set<std::string> &used) {
+  if (tensor.name != "lm_head.weight")
+    return false;
+  for (const char *name : {"wte.weight", "transformer.wte.weight"}) {
+    if (!used.count(name))
+      continue;
+    const TensorView *table = file.find(name);
+    return table && table->dtype == tensor.dtype &&
+           table->shape == tensor.shape && table->bytes == tensor.bytes &&
+           std::memcmp(table->data, tensor.data, tensor.bytes) == 0;
+  }
+  return false;
+}
+
+/// A rank-2 F32 tensor [rows, cols] as a fresh aligned [cols, rows] buffer
+/// (null data when out of memory). The source may be misaligned.
+AlignedBuffer transposeToAligned(const TensorView &tensor) {
+  const int64_t rows = tensor.shape[0], cols = tensor.shape[1];
+  AlignedBuffer out(tensor.bytes);
+  if (!out.data())
+    return out;
+  const auto *source = static_cast<const unsigned char *>(tensor.data);
+  auto *target = static_cast<float *>(out.data());
+  // Blocks of 32 x 32 keep both sides' cache lines in use.
+  constexpr int64_t kBlock = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
+    for (int64_t c0 = 0; c0 < cols; c0 += kBlock)
+      for (int64_t r = r0; r < std::min(r0 + kBlock, rows); ++r)
+        for (int64_t c = c0; c < std::min(c0 + kBlock, cols); ++c)
+          std::memcpy(&target[c * rows + r],
+                      source + (r * cols + c) * sizeof(float), sizeof(float));
+  return out;
+}
+
 constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
 
 } // namespace
 
 struct Model::Impl {
-  std::vector<tfmc_kernel_fn> stepKernels;
+  /// Each entry point's kernels, step by step.
+  std::vector<std::vector<tfmc_kernel_fn>> entryKernels;
   std::optional<SafetensorsFile> weightsFile;
   std::vector<AlignedBuffer> weightCopies;
   std::vector<const float *> weightData;
   std::vector<int64_t> weightElements;
   AlignedBuffer arena;
+  /// KV cache slots, [max_len, width] floats each (generation is batch 1),
+  /// the rows filled so far, and the symbols of the prefill that filled
+  /// them (e.g. S, the source length cross-attention reads).
+  std::vector<AlignedBuffer> cache;
+  int64_t cachedRows = 0;
+  std::map<std::string, int64_t> prefillSymbols;
 
   // Reused by every forward() so that a call allocates nothing in the common
   // case.
@@ -129,14 +177,39 @@ bool Model::setThreads(int threads, std::string &error) {
   return true;
 }
 
+const Plan *Model::entry(const std::string &name) const {
+  for (const Plan &entry : entries_)
+    if (entry.entry == name)
+      return &entry;
+  return nullptr;
+}
+
+int64_t Model::cachedTokens() const { return impl_->cachedRows; }
+
 std::unique_ptr<Model> Model::create(const Plan &plan,
                                      const tfmc_kernel_entry *kernels,
                                      int numKernels,
                                      const std::string &weightsPath,
                                      std::string &error) {
+  return create(std::vector<Plan>{plan}, kernels, numKernels, weightsPath,
+                error);
+}
+
+std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
+                                     const tfmc_kernel_entry *kernels,
+                                     int numKernels,
+                                     const std::string &weightsPath,
+                                     std::string &error) {
   try {
+    if (entries.empty()) {
+      error = "plan: the program has no entry points";
+      return nullptr;
+    }
     std::unique_ptr<Model> model(new Model());
+    // Every entry shares the weights table: the first one's is checked.
+    const Plan &plan = entries.front();
     model->plan_ = plan;
+    model->entries_ = entries;
     model->impl_ = std::make_unique<Impl>();
     Impl &impl = *model->impl_;
 
@@ -150,15 +223,19 @@ std::unique_ptr<Model> Model::create(const Plan &plan,
     for (int i = 0; i < numKernels; ++i)
       if (kernels[i].name && kernels[i].fn)
         table.emplace(kernels[i].name, kernels[i].fn);
-    for (std::size_t i = 0; i < plan.steps.size(); ++i) {
-      auto it = table.find(plan.steps[i].kernel);
-      if (it == table.end()) {
-        error = fmt::format("plan: step {} calls kernel {}, which is not "
-                            "linked into this program ({} kernels)",
-                            i, quote(plan.steps[i].kernel), table.size());
-        return nullptr;
+    for (const Plan &entry : entries) {
+      std::vector<tfmc_kernel_fn> &stepKernels =
+          impl.entryKernels.emplace_back();
+      for (std::size_t i = 0; i < entry.steps.size(); ++i) {
+        auto it = table.find(entry.steps[i].kernel);
+        if (it == table.end()) {
+          error = fmt::format("plan: step {} calls kernel {}, which is not "
+                              "linked into this program ({} kernels)",
+                              i, quote(entry.steps[i].kernel), table.size());
+          return nullptr;
+        }
+        stepKernels.push_back(it->second);
       }
-      impl.stepKernels.push_back(it->second);
     }
 
     // Weights: mapped, checked, used in place unless misaligned.
@@ -168,13 +245,49 @@ std::unique_ptr<Model> Model::create(const Plan &plan,
     const SafetensorsFile &file = *impl.weightsFile;
     std::set<std::string> used;
     for (const PlanWeight &weight : plan.weights) {
+      // The first of the weight's names that the file holds (a Hugging
+      // Face checkpoint with or without the `transformer.` prefix).
+      std::string name = weight.name;
+      if (!file.find(name)) {
+        for (const std::string &alt : weight.altNames)
+          if (file.find(alt)) {
+            name = alt;
+            break;
+          }
+        if (!file.find(name) && !weight.altNames.empty()) {
+          std::string tried;
+          for (const std::string &alt : weight.altNames)
+            tried += (tried.empty() ? "" : ", ") + quote(alt);
+          error = fmt::format("{}: missing tensor {} (also tried {})",
+                              file.path(), quote(weight.name), tried);
+          return nullptr;
+        }
+      }
+      // A transposed weight is checked against the file's own shape.
+      std::vector<int64_t> fileShape = weight.shape;
+      if (weight.transposed)
+        std::reverse(fileShape.begin(), fileShape.end());
       const TensorView *tensor =
-          expectTensor(file, weight.name, DType::F32, weight.shape, error);
+          expectTensor(file, name, DType::F32, fileShape, error);
       if (!tensor)
         return nullptr;
-      used.insert(weight.name);
+      used.insert(name);
       const void *data = tensor->data;
-      if (!tensor->isNaturallyAligned()) {
+      if (weight.transposed) {
+        // Once at load, into memory the model owns; kernels then read
+        // [out, in] like any other linear weight (and tfm.split views of
+        // it, such as c_attn's q/k/v thirds, stay contiguous).
+        AlignedBuffer copy = transposeToAligned(*tensor);
+        if (!copy.data()) {
+          error = fmt::format("{}: out of memory transposing tensor {} ({} "
+                              "bytes)",
+                              file.path(), quote(name), tensor->bytes);
+          return nullptr;
+        }
+        data = copy.data();
+        model->copiedWeightBytes_ += tensor->bytes;
+        impl.weightCopies.push_back(std::move(copy));
+      } else if (!tensor->isNaturallyAligned()) {
         AlignedBuffer copy = copyToAligned(*tensor);
         if (!copy.data()) {
           error = fmt::format("{}: out of memory copying tensor {} ({} bytes) "
@@ -191,7 +304,8 @@ std::unique_ptr<Model> Model::create(const Plan &plan,
     }
     std::vector<std::string> unused;
     for (const TensorView &tensor : file.tensors())
-      if (!used.count(tensor.name) && !isIgnoredBuffer(tensor.name))
+      if (!used.count(tensor.name) && !isIgnoredBuffer(tensor.name) &&
+          !isTiedCopy(file, tensor, used))
         unused.push_back(tensor.name);
     if (!unused.empty()) {
       std::string names;
@@ -205,30 +319,57 @@ std::unique_ptr<Model> Model::create(const Plan &plan,
       std::fprintf(stderr, "%s\n", model->warning_.c_str());
     }
 
-    // The arena: one allocation for the model's life. Zeroed once, so that
-    // positions no kernel writes (padding) read as finite numbers.
-    impl.arena = AlignedBuffer(static_cast<std::size_t>(plan.arenaBytes));
+    // The arena: one allocation for the model's life, as large as the
+    // largest entry's. Zeroed once, so that positions no kernel writes
+    // (padding) read as finite numbers.
+    int64_t arenaBytes = 0;
+    for (const Plan &entry : entries)
+      arenaBytes = std::max(arenaBytes, entry.arenaBytes);
+    impl.arena = AlignedBuffer(static_cast<std::size_t>(arenaBytes));
     if (!impl.arena.data()) {
-      error = fmt::format("out of memory: the arena needs {} bytes",
-                          plan.arenaBytes);
+      error =
+          fmt::format("out of memory: the arena needs {} bytes", arenaBytes);
       return nullptr;
     }
-    std::memset(impl.arena.data(), 0,
-                static_cast<std::size_t>(plan.arenaBytes));
+    std::memset(impl.arena.data(), 0, static_cast<std::size_t>(arenaBytes));
+    for (Plan &entry : model->entries_)
+      entry.arenaBytes = arenaBytes;
+    model->plan_.arenaBytes = arenaBytes;
+
+    // The KV cache: max_len rows per slot, for one sequence.
+    for (const PlanCacheSlot &slot : plan.cache) {
+      std::size_t bytes =
+          static_cast<std::size_t>(plan.maxLen * slot.width) * sizeof(float);
+      AlignedBuffer buffer(bytes);
+      if (!buffer.data()) {
+        error = fmt::format("out of memory: the KV cache slot {} needs {} "
+                            "bytes",
+                            quote(slot.slot), bytes);
+        return nullptr;
+      }
+      std::memset(buffer.data(), 0, bytes);
+      impl.cache.push_back(std::move(buffer));
+    }
 
     std::size_t maxArgs = 0, maxDims = 0;
-    for (const PlanStep &step : plan.steps) {
-      std::size_t dims = 0;
-      for (const PlanArg &arg : step.args)
-        dims += arg.dims.size();
-      maxArgs = std::max(maxArgs, step.args.size());
-      maxDims = std::max(maxDims, dims);
-    }
+    for (const Plan &entry : entries)
+      for (const PlanStep &step : entry.steps) {
+        std::size_t dims = 0;
+        for (const PlanArg &arg : step.args)
+          dims += arg.dims.size();
+        maxArgs = std::max(maxArgs, step.args.size());
+        maxDims = std::max(maxDims, dims);
+      }
     impl.buffers.resize(maxArgs);
     impl.dimensions.resize(maxDims);
     impl.argPointers.resize(maxArgs);
-    impl.defaultInputs.resize(plan.inputs.size());
-    impl.symbolValues.resize(plan.symbols.size());
+    std::size_t maxInputs = 0, maxSymbols = 0;
+    for (const Plan &entry : entries) {
+      maxInputs = std::max(maxInputs, entry.inputs.size());
+      maxSymbols = std::max(maxSymbols, entry.symbols.size());
+    }
+    impl.defaultInputs.resize(maxInputs);
+    impl.symbolValues.resize(maxSymbols);
 
     installHalideErrorHandler();
     return model;
@@ -265,9 +406,27 @@ Model::forward(const std::map<std::string, IntegerTensor> &inputs,
 
 std::optional<OutputView> Model::forward(const std::vector<InputView> &inputs,
                                          std::string &error) {
+  return runEntry(0, inputs, error);
+}
+
+std::optional<OutputView> Model::run(const std::string &name,
+                                     const std::vector<InputView> &inputs,
+                                     std::string &error) {
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].entry == name)
+      return runEntry(i, inputs, error);
+  error = fmt::format("this program has no entry point '{}'", plain(name));
+  return std::nullopt;
+}
+
+std::optional<OutputView>
+Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
+                std::string &error) {
   try {
-    const Plan &plan = plan_;
+    const Plan &plan = entries_[entryIndex];
     Impl &impl = *impl_;
+    const bool prefill = plan.entry == "prefill";
+    const bool usesCache = !plan.cache.empty() && plan.entry != "forward";
     const std::size_t numInputs = plan.inputs.size();
 
     // Which plan input each given tensor is.
@@ -339,13 +498,48 @@ std::optional<OutputView> Model::forward(const std::vector<InputView> &inputs,
         }
       }
     }
-    for (std::size_t s = 0; s < plan.symbols.size(); ++s)
-      if (boundBy[s] < 0) {
+    // The cache's symbols: P rows already cached (none before a prefill),
+    // L = P + 1 in a decode step; a decode step reads the other symbols of
+    // the prefill it continues (S: the source cross-attention attends to).
+    const int64_t past = prefill ? 0 : impl.cachedRows;
+    for (std::size_t s = 0; s < plan.symbols.size(); ++s) {
+      if (boundBy[s] >= 0)
+        continue;
+      const std::string &name = plan.symbols[s];
+      auto stored = impl.prefillSymbols.find(name);
+      if (name == "P") {
+        symbols[s] = past;
+      } else if (name == "L") {
+        symbols[s] = past + 1;
+      } else if (usesCache && !prefill &&
+                 stored != impl.prefillSymbols.end()) {
+        symbols[s] = stored->second;
+      } else {
         error = fmt::format("plan: symbol '{}' has no value: no input given "
                             "names it",
-                            plan.symbols[s]);
+                            name);
         return std::nullopt;
       }
+    }
+    if (usesCache) {
+      if (!prefill && impl.cachedRows == 0) {
+        error = fmt::format("{} needs a prefill first: the KV cache is empty",
+                            plan.entry);
+        return std::nullopt;
+      }
+      if (symbols[0] != 1) {
+        error = fmt::format("generation runs one sequence at a time: batch "
+                            "{} given to {}",
+                            symbols[0], plan.entry);
+        return std::nullopt;
+      }
+      if (!prefill && past + 1 > plan.maxLen) {
+        error = fmt::format("the sequence is full: {} tokens are cached and "
+                            "max_len is {}",
+                            past, plan.maxLen);
+        return std::nullopt;
+      }
+    }
     auto evaluate = [&](const DimExpr &dim, int64_t &extent) {
       extent = 1;
       for (const DimTerm &term : dim) {
@@ -518,9 +712,11 @@ std::optional<OutputView> Model::forward(const std::vector<InputView> &inputs,
                           : halide_type_t(halide_type_int, 64);
         int64_t stride = 1;
         for (std::size_t d = 0; d < arg.dims.size(); ++d) {
-          int64_t extent = 0;
+          int64_t extent = 0, min = 0;
           if (!evaluate(arg.dims[d], extent) || extent > kMaxInt32 ||
-              stride > kMaxInt32) {
+              stride > kMaxInt32 ||
+              (!arg.mins.empty() &&
+               (!evaluate(arg.mins[d], min) || min > kMaxInt32))) {
             error =
                 fmt::format("{}: dims {} exceed Halide's 32-bit extents "
                             "for {}",
@@ -528,7 +724,8 @@ std::optional<OutputView> Model::forward(const std::vector<InputView> &inputs,
             return false;
           }
           impl.dimensions[nextDim + d] = halide_dimension_t(
-              0, static_cast<int32_t>(extent), static_cast<int32_t>(stride));
+              static_cast<int32_t>(min), static_cast<int32_t>(extent),
+              static_cast<int32_t>(stride));
           stride *= extent; // both below 2^31: no overflow
         }
         nextDim += arg.dims.size();
@@ -582,6 +779,21 @@ std::optional<OutputView> Model::forward(const std::vector<InputView> &inputs,
           buffer.host = arena + value.offset;
           break;
         }
+        case ValueKind::Cache: {
+          const PlanCacheSlot &slot = plan.cache[value.index];
+          int64_t row = value.rowSymbol < 0 ? 0 : symbols[value.rowSymbol];
+          int64_t available = (plan.maxLen - row) * slot.width;
+          if (row < 0 || elements > available) {
+            error = fmt::format("{}: dims {} from row {} run past the KV "
+                                "cache slot {} ({} rows of {})",
+                                where(), formatDims(plan, arg.dims), row,
+                                quote(slot.slot), plan.maxLen, slot.width);
+            return false;
+          }
+          buffer.host = static_cast<uint8_t *>(impl.cache[value.index].data()) +
+                        row * slot.width * elementBytes;
+          break;
+        }
         }
         impl.argPointers[a] = &buffer;
       }
@@ -591,9 +803,11 @@ std::optional<OutputView> Model::forward(const std::vector<InputView> &inputs,
       if (!buildStep(s))
         return std::nullopt;
 
+    const std::vector<tfmc_kernel_fn> &stepKernels =
+        impl.entryKernels[entryIndex];
     for (std::size_t s = 0; s < plan.steps.size(); ++s) {
       buildStep(s);
-      int result = impl.stepKernels[s](impl.argPointers.data());
+      int result = stepKernels[s](impl.argPointers.data());
       if (result != 0) {
         std::string message = takeHalideError();
         if (message.empty())
@@ -601,7 +815,25 @@ std::optional<OutputView> Model::forward(const std::vector<InputView> &inputs,
         error = fmt::format("kernel {} (step {} of {}) failed: {}",
                             plan.steps[s].kernel, s + 1, plan.steps.size(),
                             message);
+        // A half-written cache is no cache.
+        if (usesCache)
+          impl.cachedRows = 0;
         return std::nullopt;
+      }
+    }
+    if (usesCache) {
+      if (prefill) {
+        // The decoder's sequence: its length symbol is T for an
+        // encoder-decoder, S for a decoder-only model.
+        impl.prefillSymbols.clear();
+        for (std::size_t s = 0; s < plan.symbols.size(); ++s)
+          impl.prefillSymbols[plan.symbols[s]] = symbols[s];
+        auto target = impl.prefillSymbols.find("T");
+        impl.cachedRows = target != impl.prefillSymbols.end()
+                              ? target->second
+                              : impl.prefillSymbols["S"];
+      } else {
+        impl.cachedRows = past + 1;
       }
     }
     return output;

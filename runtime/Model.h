@@ -74,6 +74,13 @@ public:
   create(const Plan &plan, const tfmc_kernel_entry *kernels, int numKernels,
          const std::string &weightsPath, std::string &error);
 
+  /// The same for a program with several entry points (forward first, then
+  /// e.g. prefill and decode_step), which share the weights, the arena (the
+  /// largest entry's) and the KV cache.
+  static std::unique_ptr<Model>
+  create(const std::vector<Plan> &entries, const tfmc_kernel_entry *kernels,
+         int numKernels, const std::string &weightsPath, std::string &error);
+
   /// The same, with the plan and kernel table linked into this program by
   /// codegen (the glue symbols tfmc_plan_json, tfmc_kernels,
   /// tfmc_num_kernels).
@@ -93,6 +100,21 @@ public:
   forward(const std::map<std::string, IntegerTensor> &inputs,
           std::string &error);
 
+  /// Whether the program has an entry point named `name`.
+  bool hasEntry(const std::string &name) const { return entry(name); }
+  /// The plan of entry point `name`, or null.
+  const Plan *entry(const std::string &name) const;
+
+  /// Runs entry point `name` (e.g. "prefill", "decode_step"). A prefill
+  /// empties the KV cache and fills it with its sequence; each decode step
+  /// appends one token (batch 1). Inputs are validated as in forward().
+  std::optional<OutputView> run(const std::string &name,
+                                const std::vector<InputView> &inputs,
+                                std::string &error);
+
+  /// Rows of the KV cache filled so far (the tokens the decoder has seen).
+  int64_t cachedTokens() const;
+
   /// Sets the size of Halide's thread pool, shared by every model in the
   /// process. False with `error` set when `threads` < 1.
   static bool setThreads(int threads, std::string &error);
@@ -108,8 +130,12 @@ public:
 private:
   Model() = default;
   struct Impl;
+  std::optional<OutputView> runEntry(std::size_t entry,
+                                     const std::vector<InputView> &inputs,
+                                     std::string &error);
 
-  Plan plan_;
+  Plan plan_; // the forward entry (entries_[0])
+  std::vector<Plan> entries_;
   std::string warning_;
   std::size_t copiedWeightBytes_ = 0;
   std::unique_ptr<Impl> impl_;
@@ -118,6 +144,9 @@ private:
 /// The plan linked into this program, parsed once (thread-safe). Null with
 /// `error` set when it does not parse.
 const Plan *linkedPlan(std::string &error);
+
+/// Every entry point's plan linked into this program (forward first).
+const std::vector<Plan> *linkedPlans(std::string &error);
 
 } // namespace tfmc::runtime
 

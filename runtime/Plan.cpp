@@ -134,6 +134,8 @@ public:
     parseSymbols(member(root, "symbols", ""));
     parseInputs(member(root, "inputs", ""));
     parseWeights(member(root, "weights", ""));
+    if (root.contains("cache"))
+      parseCache(member(root, "cache", ""));
     parseValues(member(root, "values", ""));
     parseOutput(member(root, "output", ""));
     parseSteps(member(root, "steps", ""));
@@ -252,7 +254,39 @@ private:
       if (!elementCount(weight.shape))
         fail(where,
              fmt::format("shape {} is too large", formatShape(weight.shape)));
+      if (auto it = json.find("alt_names"); it != json.end()) {
+        const Json &alts = expectArray(*it, join(where, "alt_names"));
+        for (std::size_t a = 0; a < alts.size(); ++a) {
+          std::string altWhere = fmt::format("{} alt_names {}", where, a);
+          if (!alts[a].is_string() || alts[a].get<std::string>().empty())
+            fail(altWhere, "expected a non-empty string, found " +
+                               (alts[a].is_string() ? std::string("\"\"")
+                                                    : kindOf(alts[a])));
+          weight.altNames.push_back(alts[a].get<std::string>());
+        }
+      }
+      if (auto it = json.find("transposed"); it != json.end()) {
+        if (!it->is_boolean())
+          fail(join(where, "transposed"),
+               "expected a boolean, found " + kindOf(*it));
+        weight.transposed = it->get<bool>();
+        if (weight.transposed && weight.shape.size() != 2)
+          fail(where, fmt::format("weight '{}' is transposed but has rank {}",
+                                  weight.name, weight.shape.size()));
+      }
       plan.weights.push_back(std::move(weight));
+    }
+  }
+
+  void parseCache(const Json &cache) {
+    expectArray(cache, "cache");
+    for (std::size_t i = 0; i < cache.size(); ++i) {
+      std::string where = fmt::format("cache {}", i);
+      const Json &json = expectObject(cache[i], where);
+      PlanCacheSlot slot;
+      slot.slot = getString(json, "slot", where);
+      slot.width = getInteger(json, "width", where, 1);
+      plan.cache.push_back(std::move(slot));
     }
   }
 
@@ -292,9 +326,25 @@ private:
           fail(join(where, "offset"),
                fmt::format("{} is past the end of the arena ({} bytes)",
                            value.offset, plan.arenaBytes));
+      } else if (kind == "cache") {
+        value.kind = ValueKind::Cache;
+        value.index = getInteger(json, "index", where);
+        if (value.index >= static_cast<int64_t>(plan.cache.size()))
+          fail(join(where, "index"),
+               fmt::format("cache slot {} out of range ({} slots)",
+                           value.index, plan.cache.size()));
+        if (json.contains("row") && json["row"].is_string()) {
+          DimTerm row = parseTerm(json["row"], join(where, "row"));
+          if (row.isSymbol)
+            value.rowSymbol = row.value;
+        } else if (json.contains("row") &&
+                   getInteger(json, "row", where) != 0) {
+          fail(join(where, "row"), "a constant row must be 0");
+        }
       } else {
         fail(join(where, "kind"),
-             fmt::format("'{}' is not 'input', 'weight' or 'arena'", kind));
+             fmt::format("'{}' is not 'input', 'weight', 'arena' or 'cache'",
+                         kind));
       }
       plan.values.push_back(value);
     }
@@ -353,6 +403,17 @@ private:
                                      "but the arg is {}",
                                      arg.value, type));
         arg.dims = parseDims(argJson, argWhere);
+        if (argJson.contains("mins")) {
+          const Json &mins = expectArray(member(argJson, "mins", argWhere),
+                                         join(argWhere, "mins"));
+          if (mins.size() != arg.dims.size())
+            fail(join(argWhere, "mins"),
+                 fmt::format("has {} entries for {} dims", mins.size(),
+                             arg.dims.size()));
+          for (std::size_t m = 0; m < mins.size(); ++m)
+            arg.mins.push_back(
+                parseDim(mins[m], fmt::format("{} min {}", argWhere, m)));
+        }
         step.args.push_back(std::move(arg));
       }
       plan.steps.push_back(std::move(step));
@@ -371,6 +432,30 @@ std::string oneLine(std::string text) {
 }
 
 } // namespace
+
+std::optional<std::vector<Plan>> parsePlans(const std::string &json,
+                                           std::string &error) {
+  try {
+    Json root = Json::parse(json);
+    std::vector<Plan> plans;
+    if (!root.is_array()) {
+      plans.push_back(Parser().parse(root));
+      return plans;
+    }
+    if (root.empty()) {
+      error = "plan: the program has no entry points";
+      return std::nullopt;
+    }
+    for (const Json &entry : root)
+      plans.push_back(Parser().parse(entry));
+    return plans;
+  } catch (const PlanError &e) {
+    error = "plan: " + e.message;
+  } catch (const std::exception &e) {
+    error = oneLine(std::string("plan: not valid JSON: ") + e.what());
+  }
+  return std::nullopt;
+}
 
 std::optional<Plan> parsePlan(const std::string &json, std::string &error) {
   try {

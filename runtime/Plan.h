@@ -23,11 +23,15 @@
 //     {"name": "input_ids", "kind": "ids", "dims": ["B", "S"]},
 //     {"name": "attention_mask", "kind": "mask", "dims": ["B", "S"], "optional": true}
 //   ],
-//   "weights": [{"name": "tgt_embed.weight", "shape": [50257, 768]}, ...],
+//   "weights": [{"name": "tgt_embed.weight", "shape": [50257, 768]}, ...,
+//               {"name": "h.0.attn.c_attn.weight", "shape": [2304, 768],
+//                "alt_names": ["transformer.h.0.attn.c_attn.weight"],
+//                "transposed": true}],      // the file holds [768, 2304]
 //   "values": [                          // every tensor a kernel reads or writes
 //     {"kind": "input",  "index": 0},
 //     {"kind": "weight", "index": 3, "offset": 589824},  // element offset (a tfm.split view)
-//     {"kind": "arena",  "offset": 3145728}               // byte offset in the arena
+//     {"kind": "arena",  "offset": 3145728},              // byte offset in the arena
+//     {"kind": "cache",  "index": 0, "row": "P"}          // KV cache slot, from row P
 //   ],
 //   "output": {"name": "logits", "value": 57, "dims": ["B", "S", 50257]},
 //   "steps": [
@@ -81,14 +85,30 @@ struct PlanInput {
 struct PlanWeight {
   std::string name;
   std::vector<int64_t> shape;
+  /// Other names the file may use, tried in order when `name` is absent
+  /// (`"alt_names"`, optional).
+  std::vector<std::string> altNames;
+  /// The file holds the transpose (shape reversed) of this rank-2 weight
+  /// (`"transposed": true`, optional; Hugging Face Conv1D's [in, out]).
+  bool transposed = false;
 };
 
-enum class ValueKind { Input, Weight, Arena };
+enum class ValueKind { Input, Weight, Arena, Cache };
 
 struct PlanValue {
   ValueKind kind = ValueKind::Arena;
-  int64_t index = 0;  // input or weight index
+  int64_t index = 0;  // input, weight or cache slot index
   int64_t offset = 0; // weight: element offset; arena: byte offset
+  /// Cache: the first row, the value of this symbol (P: the rows already
+  /// cached), or row 0 when -1.
+  int64_t rowSymbol = -1;
+};
+
+/// A KV cache slot: [max_batch, max_len, width] floats that the runtime
+/// keeps across the prefill and decode steps of one sequence.
+struct PlanCacheSlot {
+  std::string slot; // e.g. "decoder.layers.0.self_attn.k"
+  int64_t width = 0;
 };
 
 enum class ElementType { F32, I64 };
@@ -97,6 +117,9 @@ struct PlanArg {
   int64_t value = 0;
   ElementType type = ElementType::F32;
   std::vector<DimExpr> dims; // Halide order, innermost first
+  /// Halide's `min` of each dimension (empty: all 0). A decode step's
+  /// positions kernel sees its one token at sequence coordinate P.
+  std::vector<DimExpr> mins;
 };
 
 struct PlanStep {
@@ -117,6 +140,7 @@ struct Plan {
   std::vector<std::string> symbols;
   std::vector<PlanInput> inputs;
   std::vector<PlanWeight> weights;
+  std::vector<PlanCacheSlot> cache;
   std::vector<PlanValue> values;
   PlanOutput output;
   std::vector<PlanStep> steps;
@@ -125,6 +149,18 @@ struct Plan {
 /// Parses and checks a plan (indices in range, symbols known, every step's
 /// kernel non-empty). Returns nullopt with a one-line `error` otherwise.
 std::optional<Plan> parsePlan(const std::string &json, std::string &error);
+
+/// A program's plans: one object (forward only) or an array of them, the
+/// forward first, then e.g. prefill and decode_step. Every plan of one
+/// program shares its weights and cache tables.
+std::optional<std::vector<Plan>> parsePlans(const std::string &json,
+                                           std::string &error);
+
+/// The symbols the runtime binds itself instead of reading them off an
+/// input: P, the rows already in the KV cache, and L = P + the new rows.
+inline bool isCacheSymbol(const std::string &name) {
+  return name == "P" || name == "L";
+}
 
 } // namespace tfmc::runtime
 

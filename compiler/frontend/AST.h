@@ -31,6 +31,9 @@ enum class EmbedScale { One, SqrtDModel };
 enum class OutputKind { Linear, Tied, None };
 enum class StackKind { Encoder, Decoder };
 enum class SublayerKind { SelfAttention, CrossAttention, FeedForward };
+/// How the weights file names (and lays out) the parameters: PyTorch's
+/// nn.Transformer names (.tfm models), or a Hugging Face GPT-2 checkpoint's.
+enum class WeightNaming { NnTransformer, HfGpt2 };
 
 /// Which masks an attention sublayer applies. `window == 0` means no window.
 struct MaskSpec {
@@ -74,6 +77,7 @@ struct Model {
   double layerNormEps = 1e-5;
   bool finalNorm = false;
   OutputKind output = OutputKind::Linear;
+  WeightNaming weightNaming = WeightNaming::NnTransformer;
 
   std::optional<Stack> encoder;
   std::optional<Stack> decoder;
@@ -116,7 +120,8 @@ struct ParseResult {
 ParseResult parseModel(const std::string &source, const std::string &fileName);
 
 /// Reads `path` and parses it. A file that cannot be read is an error whose
-/// location is the path alone (line and column 0).
+/// location is the path alone (line and column 0). A directory, or a path
+/// ending in `.json`, is a Hugging Face config (importHfConfig).
 ParseResult parseModelFile(const std::string &path);
 
 /// A stable, human-readable dump of the AST (`tfmc --emit ast`).
@@ -130,6 +135,7 @@ const char *toString(EmbedScale value);
 const char *toString(OutputKind value);
 const char *toString(StackKind value);
 const char *toString(SublayerKind value);
+const char *toString(WeightNaming value);
 /// `none`, `causal`, `causal + padding`, `padding + window(8)`, ...
 std::string toString(const MaskSpec &mask);
 

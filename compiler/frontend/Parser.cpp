@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/frontend/AST.h"
+#include "compiler/frontend/HfConfig.h"
 #include "compiler/frontend/Lexer.h"
 
 #include <algorithm>
@@ -618,6 +619,8 @@ ParseResult parseModel(const std::string &source, const std::string &fileName) {
 }
 
 ParseResult parseModelFile(const std::string &path) {
+  if (isHfConfigPath(path))
+    return importHfConfig(path);
   // C stdio rather than iostreams: it gives the errno behind a failure, which
   // is what the user needs ("No such file or directory", "Is a directory").
   auto cannot = [&](const char *what) {

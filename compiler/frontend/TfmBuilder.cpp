@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/frontend/TfmBuilder.h"
+#include "compiler/frontend/WeightNames.h"
 
 #include "dialects/tfm/TfmDialect.h"
 
@@ -24,6 +25,11 @@ namespace {
 
 constexpr int64_t kDynamic = ShapedType::kDynamic;
 
+/// Which function is being written: the whole sequence at once (forward),
+/// the prompt filling the KV cache (prefill), or one token per sequence
+/// reading and appending the cache (decode_step).
+enum class Entry { Forward, Prefill, Decode };
+
 /// The function arguments a stack reads.
 struct StackInputs {
   Value ids;
@@ -38,6 +44,14 @@ public:
   OwningOpRef<ModuleOp> build();
 
 private:
+  /// Writes one entry function into the module.
+  void buildEntry(ModuleOp module, Entry entry);
+  /// A cache-backed view of `rows`: appended to the slot in a prefill or
+  /// decode step, `rows` itself in a forward.
+  Value cached(Value rows, const std::string &slot, Location where);
+  /// True while writing the decoder stack: only its keys and values (and
+  /// the cross-attention's) are cached; the encoder runs once per prefill.
+  bool inDecoder = false;
   Location loc(const SourceLoc &where) {
     return FileLineColLoc::get(&context, where.file, where.line, where.col);
   }
@@ -66,14 +80,38 @@ private:
   MLIRContext &context;
   OpBuilder builder;
   const Model &model;
+  Entry entry = Entry::Forward;
   llvm::StringMap<Value> weights;
 };
+
+Value ModuleBuilder::cached(Value rows, const std::string &slot,
+                            Location where) {
+  if (entry == Entry::Forward || !inDecoder)
+    return rows;
+  return builder.create<tfm::KvAppendOp>(where, hidden(model.dModel), rows,
+                                         slot);
+}
 
 Value ModuleBuilder::weight(const std::string &name, ArrayRef<int64_t> shape,
                             Location where) {
   auto [it, inserted] = weights.try_emplace(name);
-  if (inserted)
-    it->second = builder.create<tfm::WeightOp>(where, f32(shape), name);
+  if (inserted) {
+    // `name` is the nn.Transformer name; an imported model's file names
+    // (and may transpose) the parameter its own way.
+    std::optional<WeightBinding> binding =
+        bindWeight(model.weightNaming, name);
+    if (!binding)
+      llvm::report_fatal_error(llvm::Twine("tfmc: the ") +
+                               toString(model.weightNaming) +
+                               " weight names have no name for '" + name +
+                               "'");
+    ArrayAttr altNames;
+    if (!binding->altNames.empty())
+      altNames = builder.getStrArrayAttr(SmallVector<StringRef>(
+          binding->altNames.begin(), binding->altNames.end()));
+    it->second = builder.create<tfm::WeightOp>(
+        where, f32(shape), binding->name, altNames, binding->transposed);
+  }
   return it->second;
 }
 
@@ -117,8 +155,8 @@ Value ModuleBuilder::embed(const Stack &stack, Value ids) {
                            {model.maxLen, d}, where);
   }
   return builder.create<tfm::PositionsOp>(
-      where, x, positionTable,
-      tfm::PositionKindAttr::get(&context, kind));
+      where, x, positionTable, tfm::PositionKindAttr::get(&context, kind),
+      /*from_cache=*/entry == Entry::Decode ? builder.getUnitAttr() : nullptr);
 }
 
 // The classic algorithm, one op a step; tfm-fuse-masked-attention later
@@ -142,9 +180,26 @@ Value ModuleBuilder::attention(const std::string &prefix,
     return builder.create<tfm::SplitHeadsOp>(
         where, f32({kDynamic, heads, kDynamic, dHead}), projected);
   };
+  bool cross = keysValues != queries;
+  auto keysOrValues = [&](unsigned part, const char *slot) -> Value {
+    std::string name = prefix + "." + slot;
+    // A decode step reads the cross-attention keys and values the prefill
+    // computed from the encoder's output: the encoder does not run again.
+    if (cross && entry == Entry::Decode) {
+      Value all = builder.create<tfm::KvReadOp>(where, hidden(d), name);
+      return builder.create<tfm::SplitHeadsOp>(
+          where, f32({kDynamic, heads, kDynamic, dHead}), all);
+    }
+    Value projected = builder.create<tfm::LinearOp>(
+        where, hidden(d), keysValues, w.getResult(part), b.getResult(part),
+        /*residual=*/Value(), /*activation=*/nullptr);
+    return builder.create<tfm::SplitHeadsOp>(
+        where, f32({kDynamic, heads, kDynamic, dHead}),
+        cached(projected, name, where));
+  };
   Value q = project(queries, 0);
-  Value k = project(keysValues, 1);
-  Value v = project(keysValues, 2);
+  Value k = keysOrValues(1, "k");
+  Value v = keysOrValues(2, "v");
 
   auto scoresType = f32({kDynamic, heads, kDynamic, kDynamic});
   auto scoresOp =
@@ -156,7 +211,12 @@ Value ModuleBuilder::attention(const std::string &prefix,
 
   auto square = RankedTensorType::get({kDynamic, kDynamic},
                                       builder.getI1Type());
-  if (sublayer.mask.causal) {
+  // A decode step's one query is the newest position of its sequence: every
+  // cached key is at or before it, so the causal mask removes nothing and
+  // the key range is the cache's valid length. Generation runs one
+  // unpadded sequence, so the self-attention padding mask is all ones too.
+  bool decodeSelf = entry == Entry::Decode && !cross;
+  if (sublayer.mask.causal && !decodeSelf) {
     Value causal = builder.create<tfm::CausalMaskOp>(where, square, queries);
     scores = builder.create<tfm::ApplyMaskOp>(where, scores, causal);
   }
@@ -165,7 +225,7 @@ Value ModuleBuilder::attention(const std::string &prefix,
         where, square, queries, sublayer.mask.window);
     scores = builder.create<tfm::ApplyMaskOp>(where, scores, window);
   }
-  if (sublayer.mask.padding) {
+  if (sublayer.mask.padding && !decodeSelf) {
     Value padding = builder.create<tfm::PaddingMaskOp>(
         where,
         RankedTensorType::get({kDynamic, 1, 1, kDynamic},
@@ -206,6 +266,7 @@ Value ModuleBuilder::stack(const Stack &stack, StackInputs inputs,
                            Value memory, Value memoryMask) {
   std::string stackName =
       stack.kind == StackKind::Encoder ? "encoder" : "decoder";
+  inDecoder = stack.kind == StackKind::Decoder;
   Value x = embed(stack, inputs.ids);
   for (int64_t layer = 0; layer < stack.layers; ++layer) {
     std::string prefix = stackName + ".layers." + std::to_string(layer) + ".";
@@ -249,45 +310,65 @@ bool readsPadding(const std::optional<Stack> &stack, SublayerKind kind) {
   return false;
 }
 
-OwningOpRef<ModuleOp> ModuleBuilder::build() {
-  Location modelLoc = loc(model.loc);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(modelLoc, model.name);
-  builder.setInsertionPointToEnd(module->getBody());
+bool hasWindowMask(const std::optional<Stack> &stack) {
+  if (!stack)
+    return false;
+  for (const Sublayer &sublayer : stack->sublayers)
+    if (sublayer.mask.window != 0)
+      return true;
+  return false;
+}
 
-  // Inputs in DESIGN.md's order, each only when the model reads it.
+void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
+  entry = kind;
+  weights.clear(); // a weight op belongs to one function
+  Location modelLoc = loc(model.loc);
+  builder.setInsertionPointToEnd(module.getBody());
+
+  // Inputs in DESIGN.md's order, each only when the entry reads it. A
+  // decode step takes one new token per sequence and, for cross-attention
+  // with padding, the encoder's mask; the encoder itself does not run.
+  const bool decode = kind == Entry::Decode;
   auto idsType = RankedTensorType::get({kDynamic, kDynamic},
                                        builder.getI64Type());
+  auto tokenType = RankedTensorType::get({kDynamic, 1}, builder.getI64Type());
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
-  auto addInput = [&](const char *name) {
-    argTypes.push_back(idsType);
+  auto addInput = [&](const char *name, Type type) {
+    argTypes.push_back(type);
     argNames.push_back(name);
     return argTypes.size() - 1;
   };
   const bool encoderDecoder = model.isEncoderDecoder();
   std::optional<size_t> srcIds, srcMask, tgtIds, tgtMask;
   if (model.encoder) {
-    srcIds = addInput("input_ids");
-    if (readsPadding(model.encoder, SublayerKind::SelfAttention) ||
+    if (!decode)
+      srcIds = addInput("input_ids", idsType);
+    if ((!decode && readsPadding(model.encoder, SublayerKind::SelfAttention)) ||
         readsPadding(model.decoder, SublayerKind::CrossAttention))
-      srcMask = addInput("attention_mask");
+      srcMask = addInput("attention_mask", idsType);
   }
   if (model.decoder) {
-    tgtIds = addInput(encoderDecoder ? "decoder_input_ids" : "input_ids");
-    if (readsPadding(model.decoder, SublayerKind::SelfAttention))
+    tgtIds = addInput(encoderDecoder ? "decoder_input_ids" : "input_ids",
+                      decode ? Type(tokenType) : Type(idsType));
+    if (!decode && readsPadding(model.decoder, SublayerKind::SelfAttention))
       tgtMask = addInput(encoderDecoder ? "decoder_attention_mask"
-                                        : "attention_mask");
+                                        : "attention_mask",
+                         idsType);
   }
 
   bool hasOutput = model.output != OutputKind::None;
   int64_t outWidth = hasOutput ? model.vocab : model.dModel;
   Type resultType = hidden(outWidth);
+  const char *name = kind == Entry::Forward   ? "forward"
+                     : kind == Entry::Prefill ? "prefill"
+                                              : "decode_step";
   auto func = builder.create<func::FuncOp>(
-      modelLoc, "forward", builder.getFunctionType(argTypes, {resultType}));
+      modelLoc, name, builder.getFunctionType(argTypes, {resultType}));
   // The sequence bound that memory planning and tiling size buffers for.
   func->setAttr("tfm.max_len", builder.getI64IntegerAttr(model.maxLen));
-  for (auto [index, name] : llvm::enumerate(argNames))
-    func.setArgAttr(index, "tfm.input", builder.getStringAttr(name));
+  for (auto [index, argName] : llvm::enumerate(argNames))
+    func.setArgAttr(index, "tfm.input", builder.getStringAttr(argName));
   func.setResultAttr(0, "tfm.output",
                      builder.getStringAttr(hasOutput ? "logits"
                                                      : "last_hidden_state"));
@@ -297,7 +378,7 @@ OwningOpRef<ModuleOp> ModuleBuilder::build() {
   };
 
   Value memory, x;
-  if (model.encoder)
+  if (model.encoder && !decode)
     x = memory = stack(*model.encoder, {arg(srcIds), arg(srcMask)}, {}, {});
   if (model.decoder)
     x = stack(*model.decoder, {arg(tgtIds), arg(tgtMask)}, memory,
@@ -315,7 +396,18 @@ OwningOpRef<ModuleOp> ModuleBuilder::build() {
                                       /*activation=*/nullptr);
   }
   builder.create<func::ReturnOp>(outputLoc, x);
+}
 
+OwningOpRef<ModuleOp> ModuleBuilder::build() {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc(model.loc), model.name);
+  buildEntry(*module, Entry::Forward);
+  // Models with a decoder generate: a prefill fills the KV cache and each
+  // decode step appends one token. (A window mask would need the cache's
+  // positions in the decode step's mask; those models run forward only.)
+  if (model.decoder && !hasWindowMask(model.decoder)) {
+    buildEntry(*module, Entry::Prefill);
+    buildEntry(*module, Entry::Decode);
+  }
   if (failed(verify(*module)))
     return nullptr;
   return module;

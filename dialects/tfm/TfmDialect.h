@@ -22,10 +22,19 @@
 namespace tfmc::tfm {
 
 /// Whether `op` becomes a compiled kernel. Weights and their slices
-/// (tfm.split) are views of the weights file, not kernels.
+/// (tfm.split) are views of the weights file, and the KV cache ops are views
+/// of runtime-owned memory: none of them is a kernel.
 inline bool isKernel(mlir::Operation *op) {
   return llvm::isa<TfmDialect>(op->getDialect()) &&
-         !llvm::isa<WeightOp, SplitOp>(op);
+         !llvm::isa<WeightOp, SplitOp, KvAppendOp, KvReadOp>(op);
+}
+
+/// The cache slot a kernel writes its result into (the operand of a
+/// tfm.kv_append), or null: such a result lives in the cache, not the arena.
+inline KvAppendOp cacheWriteOf(mlir::Operation *op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+    return nullptr;
+  return llvm::dyn_cast<KvAppendOp>(*op->getResult(0).getUsers().begin());
 }
 
 } // namespace tfmc::tfm

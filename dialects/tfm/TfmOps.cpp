@@ -79,6 +79,14 @@ LogicalResult verifySequenceMask(Operation *op, Value sequence, Value mask) {
 LogicalResult WeightOp::verify() {
   if (getName().empty())
     return emitOpError("needs a non-empty parameter name");
+  if (ArrayAttr altNames = getAltNamesAttr())
+    for (Attribute alt : altNames)
+      if (cast<StringAttr>(alt).getValue().empty())
+        return emitOpError("needs non-empty alternative names");
+  if (getTransposed() && getType().getRank() != 2)
+    return emitOpError("is 'transposed', which needs a rank-2 result, but "
+                       "the result has rank ")
+           << getType().getRank();
   return success();
 }
 
@@ -361,6 +369,27 @@ LogicalResult ApplyMaskOp::verify() {
                          << offset + i << " (" << dimStr(s) << ")";
   }
   return success();
+}
+
+LogicalResult KvAppendOp::verify() {
+  Operation *op = getOperation();
+  if (getSlot().empty())
+    return emitOpError("needs a non-empty cache slot name");
+  if (failed(checkRank(op, getNewRows(), 3, "new rows")) ||
+      failed(checkRank(op, getResult(), 3, "result")))
+    return failure();
+  auto rows = getNewRows().getType().getShape();
+  auto all = getResult().getType().getShape();
+  if (failed(checkDim(op, all[0], "result batch", rows[0], "new rows batch")) ||
+      failed(checkDim(op, all[2], "result width", rows[2], "new rows width")))
+    return failure();
+  return success();
+}
+
+LogicalResult KvReadOp::verify() {
+  if (getSlot().empty())
+    return emitOpError("needs a non-empty cache slot name");
+  return checkRank(getOperation(), getResult(), 3, "result");
 }
 
 int64_t AttentionOp::getNumHeads() {

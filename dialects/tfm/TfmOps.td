@@ -32,9 +32,22 @@ def Tfm_WeightOp : Tfm_Op<"weight", [Pure]> {
   let description = [{
     A tensor read from the weights file under `name` (DESIGN.md's names).
     Several ops may name the same parameter (a tied output projection).
+    `alt_names` are other names the file may use for it, tried in order
+    when `name` is absent (a Hugging Face checkpoint with or without the
+    `transformer.` prefix). `transposed` (rank 2 only): the file stores the
+    transpose of the result, shape reversed (Conv1D's [in, out]); the
+    runtime transposes it once at load.
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name, OptionalAttr<StrArrayAttr>:$alt_names,
+                       UnitAttr:$transposed);
   let results = (outs StaticShapeTensorOf<[F32]>:$result);
+  let builders = [
+    // A parameter under its own name only (every .tfm model's).
+    OpBuilder<(ins "::mlir::Type":$result, "::llvm::StringRef":$name), [{
+      build($_builder, $_state, result, name, /*alt_names=*/nullptr,
+            /*transposed=*/false);
+    }]>
+  ];
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -55,10 +68,12 @@ def Tfm_PositionsOp : Tfm_Op<"positions", [Pure,
   let description = [{
     result[b, s, :] = input[b, s, :] + P[s, :], where P is the sinusoidal
     table (P[p, 2i] = sin(p / 10000^(2i/d)), P[p, 2i+1] = cos(same)) or, for
-    `learned`, the `table` operand [max_len, d].
+    `learned`, the `table` operand [max_len, d]. With `from_cache` (a
+    decode step) positions continue after the tokens already in the KV
+    cache: P .. P+S-1.
   }];
   let arguments = (ins Tfm_F32Tensor:$input, Optional<Tfm_F32Tensor>:$table,
-                       Tfm_PositionKindAttr:$kind);
+                       Tfm_PositionKindAttr:$kind, UnitAttr:$from_cache);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = [{
     $input (`,` $table^)? attr-dict `:` type($input) (`,` type($table)^)?
@@ -233,6 +248,40 @@ def Tfm_ApplyMaskOp : Tfm_Op<"apply_mask", [Pure,
   let extraClassDeclaration = [{
     bool isAdditive() { return !getMask().getType().getElementType().isInteger(1); }
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// The KV cache of generation
+//===----------------------------------------------------------------------===//
+
+def Tfm_KvAppendOp : Tfm_Op<"kv_append", [
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "appends keys or values to a runtime-owned cache slot";
+  let description = [{
+    `new` [B, n, D] is written to rows P .. P+n-1 of the cache `slot`, where
+    P is the number of rows the slot already holds (0 in a prefill); the
+    result [B, P+n, D] is every valid row. The cache lives in the runtime,
+    sized by max_len, across the prefill and decode steps of one sequence;
+    the producer of `new` writes straight into it.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$new_rows, StrAttr:$slot);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = [{
+    $new_rows `into` $slot attr-dict `:` type($new_rows) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_KvReadOp : Tfm_Op<"kv_read", [MemoryEffects<[MemRead]>]> {
+  let summary = "reads every valid row of a runtime-owned cache slot";
+  let description = [{
+    The cross-attention keys and values a prefill computed from the
+    encoder's output, read by each decode step: [B, S, D].
+  }];
+  let arguments = (ins StrAttr:$slot);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$slot attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -715,3 +715,18 @@ func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
   %n = tfm.layer_norm %x, %g, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x?x8xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{is 'transposed', which needs a rank-2 result, but the result has rank 1}}
+%w = tfm.weight "h.0.attn.c_attn.bias" {transposed} : tensor<24xf32>
+
+// -----
+
+// expected-error @+1 {{needs non-empty alternative names}}
+%w = tfm.weight "wte.weight" {alt_names = ["transformer.wte.weight", ""]} : tensor<4x2xf32>
+
+// -----
+
+// expected-error @+1 {{attribute 'alt_names' failed to satisfy constraint: string array attribute}}
+%w = tfm.weight "wte.weight" {alt_names = [1, 2]} : tensor<4x2xf32>

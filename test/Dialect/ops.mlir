@@ -99,3 +99,14 @@ func.func @fused_forms(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>, %b: tensor<1
   %a = tfm.attention %n, %n, %n, key_padding %kp {heads = 2 : i64, mask = #tfm.mask<causal, padding>, scale = 0.5 : f64} : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
   return %a : tensor<?x?x8xf32>
 }
+
+// A Hugging Face checkpoint's parameter: other names to try, and Conv1D's
+// [in, out] layout (the file holds the transpose of the result).
+// CHECK-LABEL: func.func @imported_weights
+func.func @imported_weights() -> (tensor<24x8xf32>, tensor<24xf32>) {
+  // CHECK: tfm.weight "h.0.attn.c_attn.weight" {alt_names = ["transformer.h.0.attn.c_attn.weight"], transposed} : tensor<24x8xf32>
+  %w = tfm.weight "h.0.attn.c_attn.weight" {alt_names = ["transformer.h.0.attn.c_attn.weight"], transposed} : tensor<24x8xf32>
+  // CHECK: tfm.weight "h.0.attn.c_attn.bias" {alt_names = ["transformer.h.0.attn.c_attn.bias", "x.bias"]} : tensor<24xf32>
+  %b = tfm.weight "h.0.attn.c_attn.bias" {alt_names = ["transformer.h.0.attn.c_attn.bias", "x.bias"]} : tensor<24xf32>
+  return %w, %b : tensor<24x8xf32>, tensor<24xf32>
+}

@@ -1,0 +1,49 @@
+//===- WeightNames.h - Where a parameter is in a weights file ---*- C++ -*-===//
+//
+// The builder names every parameter as PyTorch's nn.Transformer does
+// (DESIGN.md's table: `decoder.layers.3.self_attn.in_proj_weight`, ...).
+// A model imported from another framework reads the same parameters under
+// that framework's names and layouts; this maps one to the other, so the
+// builder, the plan and the runtime agree on what the file holds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_FRONTEND_WEIGHTNAMES_H
+#define TFMC_FRONTEND_WEIGHTNAMES_H
+
+#include "compiler/frontend/AST.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tfmc::frontend {
+
+/// A parameter as a weights file holds it.
+struct WeightBinding {
+  std::string name;                  ///< the name looked up first
+  std::vector<std::string> altNames; ///< tried in order when `name` is absent
+  /// The file stores the transpose of the [out, in] matrix the builder uses
+  /// (Hugging Face's Conv1D keeps [in, out]).
+  bool transposed = false;
+};
+
+/// Where the builder's parameter `canonical` is in a file named by `naming`.
+/// nn.Transformer naming is the identity. Hugging Face GPT-2 maps a
+/// decoder-only, pre-norm, learned-positions, final-norm model:
+///   tgt_embed.weight                          -> wte.weight
+///   tgt_pos.weight                            -> wpe.weight
+///   decoder.layers.i.self_attn.in_proj_*      -> h.i.attn.c_attn.* (weight transposed)
+///   decoder.layers.i.self_attn.out_proj.*     -> h.i.attn.c_proj.* (weight transposed)
+///   decoder.layers.i.linear1.*, linear2.*     -> h.i.mlp.c_fc.*, h.i.mlp.c_proj.* (weights transposed)
+///   decoder.layers.i.norm1.*, norm2.*         -> h.i.ln_1.*, h.i.ln_2.*
+///   decoder.norm.*                            -> ln_f.*
+/// each also under `transformer.` (GPT2LMHeadModel's state dict) as the
+/// alternative. Returns nullopt for a parameter the naming has no name for
+/// (an encoder's, a generator's).
+std::optional<WeightBinding> bindWeight(WeightNaming naming,
+                                        const std::string &canonical);
+
+} // namespace tfmc::frontend
+
+#endif // TFMC_FRONTEND_WEIGHTNAMES_H

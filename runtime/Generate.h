@@ -1,0 +1,55 @@
+//===- Generate.h - Greedy autoregressive decoding --------------*- C++ -*-===//
+//
+// Generation over a compiled model's prefill and decode_step entry points:
+// the prompt (or, for an encoder-decoder, the source and the start token)
+// fills the KV cache in one prefill, then each decode step feeds the last
+// token and appends one more, until the end token or the token budget.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_GENERATE_H
+#define TFMC_RUNTIME_GENERATE_H
+
+#include "runtime/Model.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tfmc::runtime {
+
+struct GenerateRequest {
+  /// Decoder-only: the prompt. Encoder-decoder: the source sequence.
+  std::vector<int64_t> prompt;
+  bool encoderDecoder = false;
+  int64_t bos = -1;         // encoder-decoder: the decoder's start token
+  int64_t eos = -1;         // stop after generating it; -1: never
+  int64_t maxNewTokens = 0; // at least 1
+  /// Keep every position's logits (prompt and generated), for checking
+  /// prefill + decode against a full forward.
+  bool keepLogits = false;
+};
+
+struct GenerateResult {
+  std::vector<int64_t> tokens; // the new tokens, eos included when reached
+  double prefillSeconds = 0;
+  double decodeSeconds = 0;
+  int64_t decodeSteps = 0;
+  /// With keepLogits: [positions, vocab], row i the logits after token i of
+  /// the decoder's sequence (prompt, or bos, then the generated tokens but
+  /// the last).
+  std::vector<float> logits;
+  int64_t vocab = 0;
+};
+
+/// Validates the request against the model (entry points, token ids,
+/// max_len) before any work; then decodes greedily (argmax, first maximum
+/// on ties, as PyTorch's argmax).
+std::optional<GenerateResult> generate(Model &model,
+                                       const GenerateRequest &request,
+                                       std::string &error);
+
+} // namespace tfmc::runtime
+
+#endif // TFMC_RUNTIME_GENERATE_H

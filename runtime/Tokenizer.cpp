@@ -1,0 +1,769 @@
+//===- Tokenizer.cpp - GPT-2 byte-level BPE tokenizer ---------------------===//
+//
+// See Tokenizer.h. nlohmann's exceptions stop in `load`; nothing else here
+// throws but std::bad_alloc.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Tokenizer.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <queue>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include <sys/stat.h>
+
+namespace tfmc::runtime {
+
+namespace {
+
+using Json = nlohmann::json;
+
+//===----------------------------------------------------------------------===//
+// Code points
+//===----------------------------------------------------------------------===//
+
+enum CharClass : uint8_t { kOther, kLetter, kNumber, kSpace };
+
+struct CharRange {
+  uint32_t first;
+  uint32_t last;
+  CharClass cls;
+};
+
+constexpr CharRange kCharRanges[] = {
+#include "runtime/UnicodeTables.inc"
+};
+
+CharClass classify(uint32_t cp) {
+  if (cp < 0x80) {
+    if (cp >= 'a' && cp <= 'z')
+      return kLetter;
+    if (cp >= 'A' && cp <= 'Z')
+      return kLetter;
+    if (cp >= '0' && cp <= '9')
+      return kNumber;
+    if (cp == ' ' || (cp >= 0x09 && cp <= 0x0d))
+      return kSpace;
+    return kOther;
+  }
+  const CharRange *end = std::end(kCharRanges);
+  const CharRange *it = std::upper_bound(
+      std::begin(kCharRanges), end, cp,
+      [](uint32_t value, const CharRange &range) { return value < range.first; });
+  if (it == std::begin(kCharRanges))
+    return kOther;
+  --it;
+  return cp <= it->last ? it->cls : kOther;
+}
+
+/// Decodes the well-formed UTF-8 sequence at `text[i]` (Unicode's Table 3-7:
+/// no overlong forms, no surrogates, nothing above U+10FFFF). Returns its
+/// length and sets `cp`, or returns 0.
+std::size_t decodeUtf8(std::string_view text, std::size_t i, uint32_t &cp) {
+  auto byte = [&](std::size_t k) {
+    return static_cast<unsigned char>(text[k]);
+  };
+  unsigned char b0 = byte(i);
+  if (b0 < 0x80) {
+    cp = b0;
+    return 1;
+  }
+  std::size_t length;
+  unsigned char lo = 0x80, hi = 0xbf; // the range of the second byte
+  if (b0 >= 0xc2 && b0 <= 0xdf) {
+    length = 2;
+    cp = b0 & 0x1f;
+  } else if (b0 >= 0xe0 && b0 <= 0xef) {
+    length = 3;
+    cp = b0 & 0x0f;
+    if (b0 == 0xe0)
+      lo = 0xa0;
+    else if (b0 == 0xed)
+      hi = 0x9f;
+  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+    length = 4;
+    cp = b0 & 0x07;
+    if (b0 == 0xf0)
+      lo = 0x90;
+    else if (b0 == 0xf4)
+      hi = 0x8f;
+  } else {
+    return 0;
+  }
+  for (std::size_t k = 1; k < length; ++k) {
+    if (i + k >= text.size())
+      return 0;
+    unsigned char b = byte(i + k);
+    if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf))
+      return 0;
+    cp = (cp << 6) | (b & 0x3f);
+  }
+  return length;
+}
+
+void appendUtf8(std::string &out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xc0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xe0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+}
+
+const char kReplacement[] = "\xef\xbf\xbd"; // U+FFFD
+
+//===----------------------------------------------------------------------===//
+// GPT-2's bytes_to_unicode
+//===----------------------------------------------------------------------===//
+
+/// byte -> code point: the printable bytes ('!'..'~', '¡'..'¬', '®'..'ÿ')
+/// stand for themselves; the other 68, in byte order, for U+0100 onwards.
+std::array<uint32_t, 256> byteToCodePoint() {
+  std::array<uint32_t, 256> table{};
+  uint32_t next = 256;
+  for (uint32_t b = 0; b < 256; ++b) {
+    bool printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) ||
+                     (b >= 0xae && b <= 0xff);
+    table[b] = printable ? b : next++;
+  }
+  return table;
+}
+
+const std::array<uint32_t, 256> &byteTable() {
+  static const std::array<uint32_t, 256> table = byteToCodePoint();
+  return table;
+}
+
+/// code point -> byte, or -1 for a code point no byte maps to.
+int codePointToByte(uint32_t cp) {
+  static const std::array<int16_t, 324> inverse = [] {
+    std::array<int16_t, 324> table;
+    table.fill(-1);
+    const std::array<uint32_t, 256> &forward = byteTable();
+    for (int b = 0; b < 256; ++b)
+      table[forward[b]] = static_cast<int16_t>(b);
+    return table;
+  }();
+  return cp < inverse.size() ? inverse[cp] : -1;
+}
+
+/// The bytes a vocabulary token stands for (characters outside the mapping
+/// kept as their UTF-8). `token` is valid UTF-8 (nlohmann checks strings).
+std::string tokenToBytes(std::string_view token) {
+  std::string bytes;
+  std::size_t i = 0;
+  while (i < token.size()) {
+    uint32_t cp = 0;
+    std::size_t length = decodeUtf8(token, i, cp);
+    if (length == 0) { // not expected; keep the byte
+      bytes += token[i++];
+      continue;
+    }
+    int b = codePointToByte(cp);
+    if (b >= 0)
+      bytes += static_cast<char>(b);
+    else
+      bytes.append(token.substr(i, length));
+    i += length;
+  }
+  return bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Messages
+//===----------------------------------------------------------------------===//
+
+/// `text` quoted on one line: controls, quotes, backslashes and bytes that
+/// are not UTF-8 escaped; long text shortened.
+std::string quote(std::string_view text) {
+  std::string out = "\"";
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (out.size() > 60) {
+      out += "...";
+      break;
+    }
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c == '\n') {
+      out += "\\n";
+      ++i;
+    } else if (c == '\t') {
+      out += "\\t";
+      ++i;
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+    } else {
+      uint32_t cp = 0;
+      std::size_t length = decodeUtf8(text, i, cp);
+      if (length == 0) {
+        out += fmt::format("\\x{:02x}", c);
+        ++i;
+      } else {
+        out.append(text.substr(i, length));
+        i += length;
+      }
+    }
+  }
+  return out + "\"";
+}
+
+/// nlohmann's message without its "[json.exception...] parse error at line
+/// L, column C: " prefix (the caller states the position), on one line.
+std::string jsonReason(const std::string &what) {
+  std::string reason = what;
+  std::size_t column = reason.find("column ");
+  if (column != std::string::npos) {
+    std::size_t colon = reason.find(": ", column);
+    if (colon != std::string::npos)
+      reason = reason.substr(colon + 2);
+  }
+  for (char &c : reason)
+    if (c == '\n' || c == '\r')
+      c = ' ';
+  return reason;
+}
+
+/// Reads `path` whole. A missing file is reported by the caller.
+bool readFile(const std::string &path, std::string &contents,
+              std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = fmt::format("{}: cannot read: {}", path, std::strerror(errno));
+    return false;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) {
+    error = fmt::format("{}: cannot read: {}", path, std::strerror(errno));
+    return false;
+  }
+  contents = std::move(buffer).str();
+  return true;
+}
+
+bool isRegularFile(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
+                                                 std::string &error) {
+  struct stat info;
+  if (::stat(dir.c_str(), &info) != 0) {
+    error = fmt::format("{}: no such directory (a GPT-2 tokenizer is a "
+                        "directory holding vocab.json and merges.txt)",
+                        dir);
+    return std::nullopt;
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    error = fmt::format("{}: not a directory (a GPT-2 tokenizer is a "
+                        "directory holding vocab.json and merges.txt)",
+                        dir);
+    return std::nullopt;
+  }
+  std::string prefix = dir;
+  if (!prefix.empty() && prefix.back() != '/')
+    prefix += '/';
+  const std::string vocabPath = prefix + "vocab.json";
+  const std::string mergesPath = prefix + "merges.txt";
+  for (const char *name : {"vocab.json", "merges.txt"}) {
+    if (!isRegularFile(prefix + name)) {
+      error = fmt::format("{}: missing {} (a GPT-2 tokenizer needs "
+                          "vocab.json and merges.txt)",
+                          dir, name);
+      return std::nullopt;
+    }
+  }
+
+  Gpt2Tokenizer tokenizer;
+  tokenizer.dir_ = dir;
+
+  // vocab.json: {"token": id, ...}.
+  std::string text;
+  if (!readFile(vocabPath, text, error))
+    return std::nullopt;
+  // nlohmann keeps the last of duplicate keys silently; note them.
+  std::string duplicate;
+  bool hasDuplicate = false;
+  std::set<std::string> seen;
+  Json::parser_callback_t noteDuplicates =
+      [&](int depth, Json::parse_event_t event, Json &parsed) {
+        if (depth == 1 && event == Json::parse_event_t::key && !hasDuplicate &&
+            parsed.is_string() &&
+            !seen.insert(parsed.get<std::string>()).second) {
+          duplicate = parsed.get<std::string>();
+          hasDuplicate = true;
+        }
+        return true;
+      };
+  Json root;
+  try {
+    root = Json::parse(text, noteDuplicates);
+  } catch (const Json::parse_error &e) {
+    // e.byte: 1-based index of the character where parsing stopped.
+    std::size_t at = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());
+    std::size_t line = 1 + std::count(text.begin(), text.begin() + at, '\n');
+    std::size_t lineStart = text.rfind('\n', at ? at - 1 : 0);
+    lineStart = lineStart == std::string::npos || at == 0 ? 0 : lineStart + 1;
+    std::size_t column = at - lineStart + 1;
+    error = fmt::format("{}:{}:{}: invalid JSON: {}", vocabPath, line, column,
+                        jsonReason(e.what()));
+    return std::nullopt;
+  } catch (const Json::exception &e) {
+    error = fmt::format("{}: invalid JSON: {}", vocabPath, jsonReason(e.what()));
+    return std::nullopt;
+  }
+  std::set<std::string>().swap(seen);
+  if (!root.is_object()) {
+    error = fmt::format("{}: expected a JSON object mapping each token to "
+                        "its id, got {}",
+                        vocabPath, root.type_name());
+    return std::nullopt;
+  }
+  if (hasDuplicate) {
+    error = fmt::format("{}: token {} appears twice", vocabPath,
+                        quote(duplicate));
+    return std::nullopt;
+  }
+  if (root.empty()) {
+    error = fmt::format("{}: no tokens", vocabPath);
+    return std::nullopt;
+  }
+  constexpr int64_t kMaxId = INT32_MAX - 1;
+  std::vector<const std::string *> tokenOfId;
+  tokenizer.vocab_.reserve(root.size());
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const Json &value = it.value();
+    std::optional<int64_t> id;
+    if (value.is_number_unsigned()) {
+      if (value.get<uint64_t>() <= static_cast<uint64_t>(kMaxId))
+        id = static_cast<int64_t>(value.get<uint64_t>());
+    } else if (value.is_number_integer()) {
+      int64_t v = value.get<int64_t>();
+      if (v >= 0 && v <= kMaxId)
+        id = v;
+    }
+    if (!id) {
+      error = fmt::format("{}: token {} has id {}; expected an integer "
+                          "in [0, {}]",
+                          vocabPath, quote(it.key()),
+                          value.dump(-1, ' ', false,
+                                     Json::error_handler_t::replace),
+                          kMaxId);
+      return std::nullopt;
+    }
+    auto [entry, inserted] = tokenizer.vocab_.emplace(it.key(),
+                                                      static_cast<int32_t>(*id));
+    (void)inserted;
+    if (static_cast<std::size_t>(*id) >= tokenOfId.size())
+      tokenOfId.resize(*id + 1, nullptr);
+    if (tokenOfId[*id]) {
+      error = fmt::format("{}: id {} is given to both {} and {}", vocabPath,
+                          *id, quote(*tokenOfId[*id]), quote(it.key()));
+      return std::nullopt;
+    }
+    tokenOfId[*id] = &entry->first;
+  }
+  tokenizer.tokenBytes_.resize(tokenOfId.size());
+  tokenizer.hasToken_.assign(tokenOfId.size(), 0);
+  for (std::size_t id = 0; id < tokenOfId.size(); ++id) {
+    if (!tokenOfId[id])
+      continue;
+    tokenizer.tokenBytes_[id] = tokenToBytes(*tokenOfId[id]);
+    tokenizer.hasToken_[id] = 1;
+  }
+  root = Json();
+  for (int b = 0; b < 256; ++b) {
+    std::string token;
+    appendUtf8(token, byteTable()[b]);
+    auto it = tokenizer.vocab_.find(token);
+    if (it == tokenizer.vocab_.end()) {
+      error = fmt::format("{}: no token {} for byte 0x{:02x} (a byte-level "
+                          "vocabulary has a token for each of the 256 bytes)",
+                          vocabPath, quote(token), b);
+      return std::nullopt;
+    }
+    tokenizer.byteIds_[b] = it->second;
+  }
+
+  // merges.txt: "#version: ..." then "LEFT RIGHT" per line, best first.
+  if (!readFile(mergesPath, text, error))
+    return std::nullopt;
+  std::size_t lineNumber = 0;
+  int32_t rank = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
+    ++lineNumber;
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    if (line.empty())
+      continue;
+    if (lineNumber == 1 && line.substr(0, 8) == "#version")
+      continue;
+    std::string lineError;
+    if (!validateUtf8(line, lineError)) {
+      error = fmt::format("{}:{}: not valid UTF-8: {}", mergesPath, lineNumber,
+                          quote(line));
+      return std::nullopt;
+    }
+    std::size_t space = line.find(' ');
+    if (space == std::string_view::npos || space == 0 ||
+        space + 1 == line.size() ||
+        line.find(' ', space + 1) != std::string_view::npos) {
+      error = fmt::format("{}:{}: expected two tokens separated by one "
+                          "space, got {}",
+                          mergesPath, lineNumber, quote(line));
+      return std::nullopt;
+    }
+    std::string left(line.substr(0, space));
+    std::string right(line.substr(space + 1));
+    auto leftIt = tokenizer.vocab_.find(left);
+    auto rightIt = tokenizer.vocab_.find(right);
+    auto resultIt = tokenizer.vocab_.find(left + right);
+    const std::string *missing =
+        leftIt == tokenizer.vocab_.end()    ? &left
+        : rightIt == tokenizer.vocab_.end() ? &right
+                                            : nullptr;
+    if (missing) {
+      error = fmt::format("{}:{}: token {} is not in vocab.json", mergesPath,
+                          lineNumber, quote(*missing));
+      return std::nullopt;
+    }
+    if (resultIt == tokenizer.vocab_.end()) {
+      error = fmt::format("{}:{}: the merged token {} is not in vocab.json",
+                          mergesPath, lineNumber, quote(left + right));
+      return std::nullopt;
+    }
+    // A repeated merge keeps its first (best) rank.
+    tokenizer.merges_.emplace(pairKey(leftIt->second, rightIt->second),
+                              Merge{rank, resultIt->second});
+    if (rank == INT32_MAX) {
+      error = fmt::format("{}:{}: too many merges", mergesPath, lineNumber);
+      return std::nullopt;
+    }
+    ++rank;
+  }
+  return tokenizer;
+}
+
+std::optional<int64_t> Gpt2Tokenizer::tokenId(std::string_view token) const {
+  auto it = vocab_.find(std::string(token));
+  if (it == vocab_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+//===----------------------------------------------------------------------===//
+// UTF-8
+//===----------------------------------------------------------------------===//
+
+bool Gpt2Tokenizer::validateUtf8(std::string_view text, std::string &error) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    uint32_t cp = 0;
+    std::size_t length = decodeUtf8(text, i, cp);
+    if (length == 0) {
+      error = fmt::format("text is not valid UTF-8: byte 0x{:02x} at offset {}",
+                          c, i);
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+std::string Gpt2Tokenizer::toValidUtf8(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    uint32_t cp = 0;
+    std::size_t length = decodeUtf8(bytes, i, cp);
+    if (length) {
+      out.append(bytes.substr(i, length));
+      i += length;
+      continue;
+    }
+    // The maximal subpart: the lead byte and the continuation bytes that
+    // were still allowed after it (Unicode's "U+FFFD substitution of maximal
+    // subparts", which Python and browsers follow).
+    out += kReplacement;
+    unsigned char b0 = static_cast<unsigned char>(bytes[i]);
+    std::size_t length0 = b0 >= 0xc2 && b0 <= 0xdf   ? 2
+                          : b0 >= 0xe0 && b0 <= 0xef ? 3
+                          : b0 >= 0xf0 && b0 <= 0xf4 ? 4
+                                                     : 1;
+    std::size_t k = 1;
+    for (; k < length0 && i + k < bytes.size(); ++k) {
+      unsigned char b = static_cast<unsigned char>(bytes[i + k]);
+      unsigned char lo = 0x80, hi = 0xbf;
+      if (k == 1) {
+        if (b0 == 0xe0)
+          lo = 0xa0;
+        else if (b0 == 0xed)
+          hi = 0x9f;
+        else if (b0 == 0xf0)
+          lo = 0x90;
+        else if (b0 == 0xf4)
+          hi = 0x8f;
+      }
+      if (b < lo || b > hi)
+        break;
+    }
+    i += k;
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Pre-tokenisation
+//===----------------------------------------------------------------------===//
+
+bool Gpt2Tokenizer::pretokenize(std::string_view utf8,
+                                std::vector<std::string_view> &pieces,
+                                std::string &error) {
+  pieces.clear();
+  if (!validateUtf8(utf8, error))
+    return false;
+  // Code points, their classes and byte offsets (offset[n] == size).
+  std::vector<uint32_t> cps;
+  std::vector<CharClass> classes;
+  std::vector<std::size_t> offset;
+  cps.reserve(utf8.size());
+  classes.reserve(utf8.size());
+  offset.reserve(utf8.size() + 1);
+  for (std::size_t i = 0; i < utf8.size();) {
+    uint32_t cp = 0;
+    std::size_t length = decodeUtf8(utf8, i, cp);
+    cps.push_back(cp);
+    classes.push_back(classify(cp));
+    offset.push_back(i);
+    i += length;
+  }
+  offset.push_back(utf8.size());
+  const std::size_t n = cps.size();
+
+  // The end of the run of class `cls` starting at `k` (k itself if none).
+  auto runEnd = [&](std::size_t k, auto inClass) {
+    while (k < n && inClass(classes[k]))
+      ++k;
+    return k;
+  };
+  auto isOther = [](CharClass c) { return c == kOther; };
+  auto isLetter = [](CharClass c) { return c == kLetter; };
+  auto isNumber = [](CharClass c) { return c == kNumber; };
+  auto isSpace = [](CharClass c) { return c == kSpace; };
+
+  std::size_t i = 0;
+  while (i < n) {
+    std::size_t end = i;
+    // 's|'t|'re|'ve|'m|'ll|'d (case-sensitive), the first that matches.
+    if (cps[i] == '\'' && i + 1 < n) {
+      uint32_t c1 = cps[i + 1];
+      uint32_t c2 = i + 2 < n ? cps[i + 2] : 0;
+      if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd')
+        end = i + 2;
+      else if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') ||
+               (c1 == 'l' && c2 == 'l'))
+        end = i + 3;
+    }
+    if (end == i) {
+      // ` ?\p{L}+`, ` ?\p{N}+`, ` ?[^\s\p{L}\p{N}]+`: an optional U+0020
+      // and a run of one class (a space is \s, so never starts the run).
+      std::size_t start = cps[i] == ' ' ? i + 1 : i;
+      if (start < n) {
+        CharClass cls = classes[start];
+        if (cls == kLetter)
+          end = runEnd(start, isLetter);
+        else if (cls == kNumber)
+          end = runEnd(start, isNumber);
+        else if (cls == kOther)
+          end = runEnd(start, isOther);
+      }
+    }
+    if (end == i) {
+      // Here classes[i] is kSpace. `\s+(?!\S)`: the whole run when it ends
+      // the text, else the run less its last character (which is then
+      // matched with what follows it, or alone by `\s+`), when that
+      // leaves one; else `\s+`, a single character.
+      std::size_t run = runEnd(i, isSpace);
+      if (run == n)
+        end = n;
+      else if (run - i >= 2)
+        end = run - 1;
+      else
+        end = run;
+    }
+    pieces.push_back(utf8.substr(offset[i], offset[end] - offset[i]));
+    i = end;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Encoding and decoding
+//===----------------------------------------------------------------------===//
+
+void Gpt2Tokenizer::encodePiece(std::string_view piece,
+                                std::vector<int64_t> &ids) {
+  const std::size_t n = piece.size();
+  if (n == 1) {
+    ids.push_back(byteIds_[static_cast<unsigned char>(piece[0])]);
+    return;
+  }
+  constexpr std::size_t kMaxCachedPiece = 256;
+  constexpr std::size_t kMaxCacheEntries = 1 << 16;
+  if (n <= kMaxCachedPiece) {
+    auto it = cache_.find(std::string(piece));
+    if (it != cache_.end()) {
+      ids.insert(ids.end(), it->second.begin(), it->second.end());
+      return;
+    }
+  }
+
+  // One symbol per byte in a linked list; a symbol keeps the index of its
+  // first byte, and a merge keeps the left one (the right one dies).
+  struct Symbol {
+    int32_t id;
+    int32_t prev;
+    int32_t next;
+  };
+  std::vector<Symbol> symbols(n);
+  for (std::size_t k = 0; k < n; ++k)
+    symbols[k] = Symbol{byteIds_[static_cast<unsigned char>(piece[k])],
+                        static_cast<int32_t>(k) - 1,
+                        k + 1 < n ? static_cast<int32_t>(k + 1) : -1};
+
+  // Candidate merges, best rank first, then leftmost; stale entries (a
+  // symbol since merged away or changed) are skipped when they come up.
+  struct Candidate {
+    int32_t rank;
+    int32_t left;
+    int32_t right;
+    int32_t leftId;
+    int32_t rightId;
+    bool operator>(const Candidate &other) const {
+      return rank != other.rank ? rank > other.rank : left > other.left;
+    }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>,
+                      std::greater<Candidate>>
+      queue;
+  auto consider = [&](int32_t left, int32_t right) {
+    if (left < 0 || right < 0)
+      return;
+    auto it = merges_.find(pairKey(symbols[left].id, symbols[right].id));
+    if (it != merges_.end())
+      queue.push(Candidate{it->second.rank, left, right, symbols[left].id,
+                           symbols[right].id});
+  };
+  for (std::size_t k = 0; k + 1 < n; ++k)
+    consider(static_cast<int32_t>(k), static_cast<int32_t>(k + 1));
+
+  std::vector<Candidate> batch;
+  while (!queue.empty()) {
+    // All occurrences of the best pair, left to right, as one pass (as
+    // GPT-2 does): pairs this pass creates wait for the next one, even a
+    // better one (possible only with an inconsistent merges.txt).
+    const int32_t rank = queue.top().rank;
+    batch.clear();
+    while (!queue.empty() && queue.top().rank == rank) {
+      batch.push_back(queue.top());
+      queue.pop();
+    }
+    const int32_t result = merges_.at(pairKey(batch[0].leftId, batch[0].rightId)).result;
+    for (const Candidate &c : batch) {
+      Symbol &left = symbols[c.left];
+      if (left.id != c.leftId || left.next != c.right ||
+          symbols[c.right].id != c.rightId)
+        continue; // stale
+      Symbol &right = symbols[c.right];
+      left.id = result;
+      left.next = right.next;
+      if (right.next >= 0)
+        symbols[right.next].prev = c.left;
+      right.id = -1;
+      right.prev = right.next = -1;
+      consider(left.prev, c.left);
+      consider(c.left, left.next);
+    }
+  }
+
+  std::vector<int32_t> pieceIds;
+  for (int32_t k = 0; k >= 0; k = symbols[k].next)
+    pieceIds.push_back(symbols[k].id);
+  ids.insert(ids.end(), pieceIds.begin(), pieceIds.end());
+  if (n <= kMaxCachedPiece) {
+    if (cache_.size() >= kMaxCacheEntries)
+      cache_.clear();
+    cache_.emplace(std::string(piece), std::move(pieceIds));
+  }
+}
+
+bool Gpt2Tokenizer::encode(std::string_view utf8, std::vector<int64_t> &ids,
+                           std::string &error) {
+  ids.clear();
+  std::vector<std::string_view> pieces;
+  if (!pretokenize(utf8, pieces, error))
+    return false;
+  for (std::string_view piece : pieces)
+    encodePiece(piece, ids);
+  return true;
+}
+
+std::string Gpt2Tokenizer::decode(const std::vector<int64_t> &ids) const {
+  std::string text;
+  for (int64_t id : ids) {
+    if (id >= 0 && id < vocabSize() && hasToken_[id])
+      text += tokenBytes_[id];
+    else
+      text += kReplacement;
+  }
+  return text;
+}
+
+} // namespace tfmc::runtime

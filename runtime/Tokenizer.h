@@ -1,0 +1,134 @@
+//===- Tokenizer.h - GPT-2 byte-level BPE tokenizer -------------*- C++ -*-===//
+//
+// The tokenizer of GPT-2 (and of every model that reuses its files): byte-level
+// byte-pair encoding over the two files that sit beside a Hugging Face
+// checkpoint, vocab.json (token string -> id) and merges.txt (a `#version`
+// line, then one merge `LEFT RIGHT` per line, best first).
+//
+// Encoding, as OpenAI's encoder.py does it:
+//   1. The text (UTF-8, validated) is split into pieces by GPT-2's pattern
+//        's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//      implemented by hand over the code point classes of UnicodeTables.inc
+//      (\p{L}: general category L*, \p{N}: N*, \s: White_Space; see
+//      unicode_tables.py). Contractions are matched case-sensitively, as in
+//      GPT-2 ("'S" is not one).
+//   2. Each piece's bytes become one symbol each (the byte's token in
+//      GPT-2's bytes_to_unicode mapping), and adjacent symbols are merged,
+//      always the pair whose merge comes first in merges.txt, every
+//      non-overlapping occurrence from left to right, until no pair merges.
+//      Pieces and their ids are cached.
+// Special tokens such as "<|endoftext|>" are not recognised in the text; like
+// GPT-2's encoder, they are encoded as the characters they are made of
+// (look one up with `tokenId`).
+//
+// Decoding concatenates the bytes of each id's token (the inverse mapping);
+// characters of a token outside the byte mapping are kept as their UTF-8.
+// An id that is no token (negative, >= vocabSize(), or a gap in the ids of
+// vocab.json) decodes to U+FFFD, the replacement character, rather than
+// failing: a model whose output layer is wider than its vocabulary may emit
+// one. decode(encode(t)) == t for every valid UTF-8 text t.
+//
+// No function here throws (except std::bad_alloc); failures are reported
+// through the return value and an `error` string (one line, no trailing
+// newline, starting with the file's path, or with "text is not valid UTF-8"
+// for bad input text).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_TOKENIZER_H
+#define TFMC_RUNTIME_TOKENIZER_H
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace tfmc::runtime {
+
+class Gpt2Tokenizer {
+public:
+  /// Reads DIR/vocab.json and DIR/merges.txt. On failure returns nothing and
+  /// sets `error`, e.g.
+  ///   DIR: missing vocab.json (a GPT-2 tokenizer needs vocab.json and merges.txt)
+  ///   DIR/vocab.json:3:7: invalid JSON: syntax error while parsing ...
+  ///   DIR/merges.txt:12: expected two tokens separated by one space, got "a"
+  /// Besides the syntax, it checks that every id is an integer in
+  /// [0, 2^31), that no two tokens share an id, that each of the 256 bytes
+  /// has its token, and that both halves of every merge and its result are
+  /// in vocab.json.
+  static std::optional<Gpt2Tokenizer> load(const std::string &dir,
+                                           std::string &error);
+
+  /// Replaces `ids` with the ids of `utf8`. Fails only on text that is not
+  /// valid UTF-8 (overlong forms, surrogates and code points above U+10FFFF
+  /// included): `ids` is then empty and `error` is
+  ///   text is not valid UTF-8: byte 0xff at offset 3
+  /// naming the first byte of the first ill-formed sequence.
+  /// Not thread-safe: it fills a cache.
+  bool encode(std::string_view utf8, std::vector<int64_t> &ids,
+              std::string &error);
+
+  /// The bytes of `ids` concatenated (U+FFFD for an id that is no token; see
+  /// above). Ids that split a character (a generation cut short) give
+  /// invalid UTF-8; `toValidUtf8` makes such text printable.
+  std::string decode(const std::vector<int64_t> &ids) const;
+
+  /// One more than the largest id in vocab.json (50257 for GPT-2).
+  int64_t vocabSize() const { return static_cast<int64_t>(tokenBytes_.size()); }
+
+  /// The id of `token` as spelled in vocab.json (e.g. "<|endoftext|>",
+  /// "Ġthe"), or nothing.
+  std::optional<int64_t> tokenId(std::string_view token) const;
+
+  /// The directory given to `load`.
+  const std::string &directory() const { return dir_; }
+
+  /// Step 1 alone: the pieces of `utf8` (views into it, in order, covering
+  /// it exactly). Fails like `encode` on text that is not valid UTF-8.
+  static bool pretokenize(std::string_view utf8,
+                          std::vector<std::string_view> &pieces,
+                          std::string &error);
+
+  /// Checks that `text` is valid UTF-8; the error is encode's.
+  static bool validateUtf8(std::string_view text, std::string &error);
+
+  /// `bytes` with each maximal ill-formed subsequence replaced by U+FFFD (as
+  /// Python's errors="replace" does); valid UTF-8 is returned unchanged.
+  static std::string toValidUtf8(std::string_view bytes);
+
+private:
+  Gpt2Tokenizer() = default;
+
+  /// Appends the ids of one piece (step 2).
+  void encodePiece(std::string_view piece, std::vector<int64_t> &ids);
+
+  struct Merge {
+    int32_t rank;
+    int32_t result;
+  };
+  static uint64_t pairKey(int32_t left, int32_t right) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
+           static_cast<uint32_t>(right);
+  }
+
+  std::string dir_;
+  /// vocab.json as read: token string -> id.
+  std::unordered_map<std::string, int32_t> vocab_;
+  /// id -> the bytes the token stands for; `hasToken_[id]` is 0 for a gap.
+  std::vector<std::string> tokenBytes_;
+  std::vector<uint8_t> hasToken_;
+  /// byte -> the id of its one-byte token.
+  std::array<int32_t, 256> byteIds_{};
+  /// (left id, right id) -> rank in merges.txt and the merged token's id.
+  std::unordered_map<uint64_t, Merge> merges_;
+  /// piece bytes -> ids (bounded: cleared when it grows past a limit).
+  std::unordered_map<std::string, std::vector<int32_t>> cache_;
+};
+
+} // namespace tfmc::runtime
+
+#endif // TFMC_RUNTIME_TOKENIZER_H

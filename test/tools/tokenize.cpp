@@ -1,0 +1,102 @@
+//===- tokenize.cpp - tfmc-tokenize: the runtime's GPT-2 tokenizer --------===//
+//
+//   tfmc-tokenize DIR --text TEXT
+//   tfmc-tokenize DIR --file FILE
+//   tfmc-tokenize DIR --json TEXTS.json
+//
+// Loads the tokenizer in DIR (vocab.json + merges.txt) and encodes one text
+// (TEXT, or FILE's bytes exactly), printing
+//   ids: 15496 995
+//   text: Hello world
+// (the ids, then their decoding, raw, followed by a newline), or each string
+// of TEXTS.json (a JSON array of strings), printing one JSON line per text:
+//   {"ids":[15496,995],"text":"Hello world"}
+// Errors (bad tokenizer, text that is not UTF-8, bad arguments) are one line
+// `tfmc-tokenize: error: ...` and exit 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Tokenizer.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using tfmc::runtime::Gpt2Tokenizer;
+using Json = nlohmann::json;
+
+namespace {
+
+int fail(const std::string &message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "tfmc-tokenize: error: %s\n", message.c_str());
+  return 1;
+}
+
+bool readFile(const std::string &path, std::string &contents) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  contents = std::move(buffer).str();
+  return !in.bad();
+}
+
+const char kUsage[] =
+    "usage: tfmc-tokenize DIR (--text TEXT | --file FILE | --json TEXTS.json)";
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 4)
+    return fail(kUsage);
+  const std::string dir = argv[1], mode = argv[2], value = argv[3];
+  if (mode != "--text" && mode != "--file" && mode != "--json")
+    return fail(kUsage);
+
+  std::string error;
+  std::optional<Gpt2Tokenizer> tokenizer = Gpt2Tokenizer::load(dir, error);
+  if (!tokenizer)
+    return fail(error);
+
+  std::string input = value;
+  if (mode != "--text" && !readFile(value, input))
+    return fail(fmt::format("{}: cannot read", value));
+
+  std::vector<int64_t> ids;
+  if (mode != "--json") {
+    if (!tokenizer->encode(input, ids, error))
+      return fail(error);
+    fmt::print("ids: {}\ntext: {}\n", fmt::join(ids, " "),
+               tokenizer->decode(ids));
+    return 0;
+  }
+
+  Json texts;
+  try {
+    texts = Json::parse(input);
+  } catch (const Json::exception &e) {
+    return fail(fmt::format("{}: invalid JSON: {}", value, e.what()));
+  }
+  if (!texts.is_array())
+    return fail(fmt::format("{}: expected a JSON array of strings", value));
+  for (std::size_t k = 0; k < texts.size(); ++k) {
+    if (!texts[k].is_string())
+      return fail(fmt::format("{}: element {} is not a string", value, k));
+    if (!tokenizer->encode(texts[k].get<std::string>(), ids, error))
+      return fail(fmt::format("{}: element {}: {}", value, k, error));
+    Json line = {{"ids", ids}, {"text", tokenizer->decode(ids)}};
+    fmt::print("{}\n",
+               line.dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
+  return 0;
+}
