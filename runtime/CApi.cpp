@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/Generate.h"
 #include "runtime/Model.h"
 #include "runtime/tfmc.h"
 
@@ -175,5 +176,42 @@ extern "C" const char *tfmc_model_name(void) {
     return plan ? plan->model.c_str() : "";
   } catch (...) {
     return "";
+  }
+}
+
+extern "C" int tfmc_generate(tfmc_model *model, const int64_t *prompt,
+                             int64_t length, int64_t bos, int64_t eos,
+                             int64_t max_new_tokens, int64_t *out,
+                             int64_t *count) {
+  try {
+    if (!model || !model->model)
+      return failWith("tfmc_generate: model is null");
+    if (!out || !count || (length > 0 && !prompt))
+      return failWith("tfmc_generate: prompt, out and count must not be null");
+    if (length < 1)
+      return failWith("tfmc_generate: the prompt is empty");
+    *count = 0;
+    GenerateRequest request;
+    request.prompt.assign(prompt, prompt + length);
+    for (const PlanInput &input : model->model->plan().inputs)
+      request.encoderDecoder |= input.name == "decoder_input_ids";
+    request.bos = bos;
+    request.eos = eos;
+    request.maxNewTokens = max_new_tokens;
+    std::string error;
+    std::optional<GenerateResult> result =
+        generate(*model->model, request, error);
+    if (!result)
+      return failWith(error);
+    for (std::size_t i = 0; i < result->tokens.size(); ++i)
+      out[i] = result->tokens[i];
+    *count = static_cast<int64_t>(result->tokens.size());
+    return 0;
+  } catch (const std::bad_alloc &) {
+    return failWith("out of memory");
+  } catch (const std::exception &e) {
+    return failWith(e.what());
+  } catch (...) {
+    return failWith("tfmc_generate: unknown error");
   }
 }

@@ -19,6 +19,7 @@
 #include "runtime/Generate.h"
 #include "runtime/Model.h"
 #include "runtime/Safetensors.h"
+#include "runtime/Tokenizer.h"
 
 #include <fmt/format.h>
 
@@ -72,6 +73,8 @@ void printUsage(std::FILE *out) {
       "  generate --weights W --prompt 1,2,3 --max-new-tokens N [--eos E]\n"
       "  generate --weights W --source 5,6,7 --bos 1 [--eos 2] --max-new-tokens N\n"
       "      [--stats] [--threads N] [--dump-logits OUT.safetensors]\n"
+      "      [--tokenizer DIR --text \"...\" | --text-file F]  (GPT-2 BPE: text\n"
+      "      in, text out)\n"
       "      greedy decoding with a KV cache (decoder-only: --prompt;\n"
       "      encoder-decoder: --source and --bos); prints the new token ids\n"
       "      (eos included when reached) on one line; --stats prints prefill\n"
@@ -416,7 +419,8 @@ void fillWeight(const std::string &name, uint64_t seed,
 int generateCommand(int argc, char **argv) {
   Options options("generate",
                   {"--weights", "--prompt", "--source", "--bos", "--eos",
-                   "--max-new-tokens", "--threads", "--dump-logits"},
+                   "--max-new-tokens", "--threads", "--dump-logits",
+                   "--tokenizer", "--text", "--text-file"},
                   argc, argv, 2, {"--stats"});
   if (options.helpRequested()) {
     printUsage(stdout);
@@ -434,9 +438,48 @@ int generateCommand(int argc, char **argv) {
     return *value;
   };
 
+  // With --tokenizer, --text is encoded (GPT-2 byte-level BPE) into the
+  // prompt (or source), and the new tokens are printed as text.
+  std::optional<Gpt2Tokenizer> tokenizer;
+  if (options.has("--tokenizer")) {
+    std::string error;
+    tokenizer = Gpt2Tokenizer::load(options.get("--tokenizer"), error);
+    if (!tokenizer)
+      fail(error);
+  } else if (options.has("--text") || options.has("--text-file")) {
+    fail("--text needs --tokenizer DIR (vocab.json and merges.txt)");
+  }
+  std::vector<int64_t> textIds;
+  if (options.has("--text") || options.has("--text-file")) {
+    if (options.has("--prompt") || options.has("--source") ||
+        (options.has("--text") && options.has("--text-file")))
+      fail("--text (or --text-file) replaces --prompt/--source: give one");
+    std::string text;
+    if (options.has("--text-file")) {
+      std::ifstream in(options.get("--text-file"), std::ios::binary);
+      if (!in)
+        fail(fmt::format("--text-file: cannot read '{}'",
+                         options.get("--text-file")));
+      std::stringstream contents;
+      contents << in.rdbuf();
+      text = contents.str();
+    } else {
+      text = options.get("--text");
+    }
+    std::string error;
+    if (!tokenizer->encode(text, textIds, error))
+      fail(error);
+    if (textIds.empty())
+      fail("--text is empty");
+  }
+
   GenerateRequest request;
   request.encoderDecoder = encoderDecoder;
-  if (encoderDecoder) {
+  if (!textIds.empty()) {
+    request.prompt = textIds;
+    if (encoderDecoder)
+      request.bos = integer("--bos");
+  } else if (encoderDecoder) {
     if (options.has("--prompt"))
       fail(fmt::format("model '{}' is an encoder-decoder: give --source and "
                        "--bos, not --prompt",
@@ -463,8 +506,12 @@ int generateCommand(int argc, char **argv) {
     fail(error);
 
   std::string line;
-  for (int64_t token : result->tokens)
-    line += fmt::format("{}{}", line.empty() ? "" : " ", token);
+  if (tokenizer) {
+    line = Gpt2Tokenizer::toValidUtf8(tokenizer->decode(result->tokens));
+  } else {
+    for (int64_t token : result->tokens)
+      line += fmt::format("{}{}", line.empty() ? "" : " ", token);
+  }
   std::printf("%s\n", line.c_str());
   if (options.has("--stats")) {
     std::fprintf(stderr, "prefill: %zu tokens in %.1f ms\n",

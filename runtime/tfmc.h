@@ -62,6 +62,17 @@ int tfmc_forward(tfmc_model *model, const tfmc_input *inputs, int num_inputs,
 /** Sets how many threads the kernels use (process-wide, threads >= 1). */
 int tfmc_set_threads(int threads);
 
+/* Greedy generation with the KV cache (models with a decoder), one
+ * sequence. Decoder-only: `prompt` is the prompt and `bos` is ignored.
+ * Encoder-decoder: `prompt` is the source and `bos` the decoder's start
+ * token. Generation stops after `eos` (pass -1 for none) or
+ * `max_new_tokens` tokens; the new ids (eos included when reached) go to
+ * `out`, which holds `max_new_tokens` ids, and their number to `*count`.
+ * Returns 0, or non-zero with tfmc_last_error() set. */
+int tfmc_generate(tfmc_model *model, const int64_t *prompt, int64_t length,
+                  int64_t bos, int64_t eos, int64_t max_new_tokens,
+                  int64_t *out, int64_t *count);
+
 /** Frees the model (null is fine). */
 void tfmc_destroy(tfmc_model *model);
 

@@ -52,7 +52,8 @@ bool readFile(const std::string &path, std::string &contents) {
 }
 
 const char kUsage[] =
-    "usage: tfmc-tokenize DIR (--text TEXT | --file FILE | --json TEXTS.json)";
+    "usage: tfmc-tokenize DIR (--text TEXT | --file FILE | --json TEXTS.json "
+    "| --decode IDS_FILE)";
 
 } // namespace
 
@@ -60,7 +61,8 @@ int main(int argc, char **argv) {
   if (argc != 4)
     return fail(kUsage);
   const std::string dir = argv[1], mode = argv[2], value = argv[3];
-  if (mode != "--text" && mode != "--file" && mode != "--json")
+  if (mode != "--text" && mode != "--file" && mode != "--json" &&
+      mode != "--decode")
     return fail(kUsage);
 
   std::string error;
@@ -73,6 +75,21 @@ int main(int argc, char **argv) {
     return fail(fmt::format("{}: cannot read", value));
 
   std::vector<int64_t> ids;
+  if (mode == "--decode") {
+    // Ids separated by spaces, commas or new lines: the text they decode to.
+    std::istringstream stream(input);
+    std::string item;
+    while (stream >> item) {
+      for (char &c : item)
+        if (c == ',')
+          c = ' ';
+      std::istringstream numbers(item);
+      for (int64_t id; numbers >> id;)
+        ids.push_back(id);
+    }
+    fmt::print("{}\n", Gpt2Tokenizer::toValidUtf8(tokenizer->decode(ids)));
+    return 0;
+  }
   if (mode != "--json") {
     if (!tokenizer->encode(input, ids, error))
       return fail(error);

@@ -678,9 +678,12 @@ TEST(FrontendParserFiles, MissingFile) {
 }
 
 TEST(FrontendParserFiles, Directory) {
+  // A directory is a Hugging Face model directory: its config.json is read.
   ParseResult result = parseModelFile("/");
   ASSERT_TRUE(result.error);
-  EXPECT_EQ(result.error->str(), "/: error: cannot read file: Is a directory");
+  EXPECT_EQ(result.error->str(),
+            "/config.json: error: cannot open file: No such file or "
+            "directory; a Hugging Face model directory holds config.json");
 }
 
 TEST(FrontendParserFiles, ReadsAFile) {

@@ -533,7 +533,7 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
       {[](Json &j) { j["values"][4]["offset"] = 1000; },
        "plan: value 4 offset: 1000 is past the end of the arena (528 bytes)"},
       {[](Json &j) { j["values"][4]["kind"] = "stack"; },
-       "plan: value 4 kind: 'stack' is not 'input', 'weight' or 'arena'"},
+       "plan: value 4 kind: 'stack' is not 'input', 'weight', 'arena' or 'cache'"},
       {[](Json &j) { j["inputs"][0]["optional"] = true; },
        "plan: input 0: input 'input_ids' is optional, but only masks may be"},
       {[](Json &j) { j["inputs"][0]["kind"] = "tokens"; },
