@@ -376,6 +376,10 @@ private:
       const Json &json = expectObject(steps[i], where);
       PlanStep step;
       step.kernel = getString(json, "kernel", where);
+      if (json.contains("op"))
+        step.op = getString(json, "op", where);
+      if (json.contains("loc"))
+        step.loc = getString(json, "loc", where);
       const Json &args =
           expectArray(member(json, "args", where), join(where, "args"));
       if (args.empty())

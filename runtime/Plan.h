@@ -124,6 +124,8 @@ struct PlanArg {
 
 struct PlanStep {
   std::string kernel;
+  std::string op;  // e.g. "tfm.attention" (optional: for reports)
+  std::string loc; // the .tfm line that produced it (optional)
   std::vector<PlanArg> args; // outputs last
 };
 

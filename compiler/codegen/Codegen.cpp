@@ -194,9 +194,10 @@ struct ModuleTables {
 class EntryLowering {
 public:
   EntryLowering(func::FuncOp func, const TargetDescription &target,
-                const ModuleTables &tables)
+                const ModuleTables &tables, bool autoschedule)
       : func(func), target(target), tables(tables),
-        decode(func.getSymName() == "decode_step") {}
+        decode(func.getSymName() == "decode_step"),
+        autoschedule(autoschedule) {}
 
   LogicalResult run();
 
@@ -215,6 +216,7 @@ private:
   const TargetDescription &target;
   const ModuleTables &tables;
   const bool decode; // a decode step: one new token after P cached ones
+  const bool autoschedule;
   llvm::DenseMap<Value, Shape> shapes;
   llvm::DenseMap<Value, int64_t> values;
   int64_t vocab = 0; // rows of the embedding tables, for input validation
@@ -447,11 +449,47 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     return op->emitError("tfmc has no kernel for '") << op->getName() << "'";
   }
 
+  if (autoschedule) {
+    // The autoscheduler plans for one size: the largest batch and sequence.
+    auto maxOf = [&](StringRef name) -> int64_t {
+      auto attr = func->getAttrOfType<IntegerAttr>(name);
+      return attr ? attr.getInt() : 1;
+    };
+    int64_t batch = maxOf("tfm.max_batch"), seq = maxOf("tfm.max_seq");
+    auto extent = [&](const json &terms) {
+      int64_t product = 1;
+      for (const json &term : terms) {
+        if (term.is_number()) {
+          product *= term.get<int64_t>();
+          continue;
+        }
+        std::string symbolName = term.get<std::string>();
+        product *= symbolName == "B" ? batch : symbolName == "P" ? seq - 1 : seq;
+      }
+      return product;
+    };
+    spec.autoschedule = true;
+    for (const json &argument : args) {
+      std::vector<int64_t> extents;
+      for (const json &dim : argument["dims"])
+        extents.push_back(extent(dim));
+      spec.estimates.push_back(std::move(extents));
+    }
+  }
   std::string key = kernelKey(op) + "|" + halideTarget + "|" + TFMC_VERSION +
-                    "|" + kernelGeneratorStamp();
+                    "|" + kernelGeneratorStamp() +
+                    (autoschedule ? "|adams2019" : "");
   std::string name = "tfmc_" + hexDigest(key);
   kernels.try_emplace(name, spec, op);
-  stepsJson.push_back({{"kernel", name}, {"args", std::move(args)}});
+  // The op and its .tfm line, so that `NAME bench` can say which kernel is
+  // which.
+  std::string location;
+  llvm::raw_string_ostream locationStream(location);
+  op->getLoc().print(locationStream);
+  stepsJson.push_back({{"kernel", name},
+                       {"op", op->getName().getStringRef().str()},
+                       {"loc", location},
+                       {"args", std::move(args)}});
   return success();
 }
 
@@ -653,8 +691,8 @@ LogicalResult emitArtifact(ModuleOp module, const CodegenOptions &options,
   ModuleTables tables(module);
   LoweredModule entry;
   for (func::FuncOp func : module.getOps<func::FuncOp>()) {
-    auto lowering =
-        std::make_unique<EntryLowering>(func, options.target, tables);
+    auto lowering = std::make_unique<EntryLowering>(
+        func, options.target, tables, options.autoschedule);
     if (failed(lowering->run()))
       return failure();
     for (auto &kernel : lowering->kernels)

@@ -33,6 +33,9 @@ struct CodegenOptions {
   std::string runtimeHeader;
   /// Print what was compiled and what came from the cache to stderr.
   bool verbose = false;
+  /// Schedule kernels with Halide's Adams2019 autoscheduler instead of the
+  /// tile plans: a benchmark peer for tfmc's tile pass.
+  bool autoschedule = false;
 };
 
 /// $TFMC_CACHE_DIR, else $XDG_CACHE_HOME/tfmc, else ~/.cache/tfmc.

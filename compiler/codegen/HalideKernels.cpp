@@ -30,7 +30,7 @@ using namespace Halide;
 /// A pipeline ready to compile: its output and its arguments in order.
 struct BuiltKernel {
   Func output;
-  std::vector<Argument> arguments;
+  std::vector<ImageParam> arguments;
 };
 
 Expr negativeInfinity() { return Expr(-std::numeric_limits<float>::infinity()); }
@@ -95,6 +95,8 @@ BuiltKernel embedding(const KernelSpec &spec) {
   // inference finite.
   Expr row = clamp(cast<int32_t>(ids(s, b)), 0, int(spec.rows) - 1);
   out(d, s, b) = table(d, row);
+  if (spec.autoschedule)
+    return {out, {ids, table}};
 
   out.fuse(s, b, sb);
   scheduleRows(out, d, sb, spec);
@@ -105,7 +107,7 @@ BuiltKernel positions(const KernelSpec &spec) {
   ImageParam x(Float(32), 3, "x");
   Var d("d"), s("s"), b("b"), sb("sb");
   Func out("positions");
-  std::vector<Argument> arguments{x};
+  std::vector<ImageParam> arguments{x};
   if (spec.learned) {
     ImageParam table(Float(32), 2, "table");
     out(d, s, b) = x(d, s, b) + table(d, s);
@@ -119,8 +121,11 @@ BuiltKernel positions(const KernelSpec &spec) {
                  exp(even * Expr(-std::log(10000.0) / double(spec.width)));
     pe(d, s) = cast<float>(select(d % 2 == 0, sin(angle), cos(angle)));
     out(d, s, b) = x(d, s, b) + pe(d, s);
-    pe.compute_root().parallel(s);
+    if (!spec.autoschedule)
+      pe.compute_root().parallel(s);
   }
+  if (spec.autoschedule)
+    return {out, arguments};
   out.fuse(s, b, sb);
   scheduleRows(out, d, sb, spec);
   return {out, arguments};
@@ -130,7 +135,7 @@ BuiltKernel elementwise(const KernelSpec &spec) {
   ImageParam x(Float(32), 2, "x");
   Var w("w"), r("r");
   Func out(spec.kind == KernelKind::Scale ? "scale" : "activation");
-  std::vector<Argument> arguments{x};
+  std::vector<ImageParam> arguments{x};
   switch (spec.kind) {
   case KernelKind::Scale:
     out(w, r) = x(w, r) * float(spec.factor);
@@ -145,7 +150,8 @@ BuiltKernel elementwise(const KernelSpec &spec) {
     break;
   }
   }
-  scheduleRows(out, w, r, spec);
+  if (!spec.autoschedule)
+    scheduleRows(out, w, r, spec);
   return {out, arguments};
 }
 
@@ -154,7 +160,7 @@ BuiltKernel linear(const KernelSpec &spec) {
   ImageParam w(Float(32), 2, "w");
   ImageParam bias(Float(32), 1, "bias");
   ImageParam residual(Float(32), 2, "residual");
-  std::vector<Argument> arguments{x, w};
+  std::vector<ImageParam> arguments{x, w};
   Var n("n"), m("m"), lane("lane");
 
   // Dot-product form: W is [N, K] row-major, so a row of W and a row of x
@@ -168,7 +174,7 @@ BuiltKernel linear(const KernelSpec &spec) {
   // depth past K (when K is not a multiple of the vector) reads zeros.
   Func xc("x_clamped"), wc("w_clamped");
   Var k("k"), row("row");
-  Expr kIn = min(k, int(depth) - 1);
+  Expr kIn = clamp(k, 0, int(depth) - 1);
   Expr xValue = x(kIn, clamp(row, 0, x.dim(1).extent() - 1));
   Expr wValue = w(kIn, clamp(row, 0, w.dim(1).extent() - 1));
   if (paddedDepth != depth) {
@@ -198,6 +204,8 @@ BuiltKernel linear(const KernelSpec &spec) {
   }
   Func out("linear");
   out(n, m) = value;
+  if (spec.autoschedule)
+    return {out, arguments};
 
   // A micro_m x micro_n tile of outputs keeps micro_m·micro_n vector
   // accumulators in registers across K. Consecutive tiles walk along N
@@ -233,7 +241,7 @@ BuiltKernel layerNorm(const KernelSpec &spec) {
   ImageParam residual(Float(32), 2, "residual");
   ImageParam gamma(Float(32), 1, "gamma");
   ImageParam beta(Float(32), 1, "beta");
-  std::vector<Argument> arguments{x};
+  std::vector<ImageParam> arguments{x};
   Var w("w"), r("r");
   Func sum("sum_in");
   if (spec.hasResidual) {
@@ -256,6 +264,8 @@ BuiltKernel layerNorm(const KernelSpec &spec) {
   Expr inverse = 1.0f / sqrt(variance(r) / width + float(spec.factor));
   out(w, r) = (sum(w, r) - mu) * inverse * gamma(w) + beta(w);
 
+  if (spec.autoschedule)
+    return {out, arguments};
   // The row's sum is read three times (mean, variance, output): keep it.
   Var row = scheduleRows(out, w, r, spec);
   sum.compute_at(out, row).vectorize(w, lanesOf(spec),
@@ -270,7 +280,7 @@ BuiltKernel attention(const KernelSpec &spec) {
   ImageParam k(Float(32), 4, "k");
   ImageParam v(Float(32), 4, "v");
   ImageParam keyPadding(Int(64), 2, "key_padding");
-  std::vector<Argument> arguments{q, k, v};
+  std::vector<ImageParam> arguments{q, k, v};
   Var e("e"), h("h"), qq("qq"), b("b"), kk("kk"), qi("qi"), qo("qo");
 
   // Queries in blocks of query_block: query qo·QB + qi. The block index is
@@ -340,6 +350,8 @@ BuiltKernel attention(const KernelSpec &spec) {
   out(e, h, qq, b) = select(total > 0.0f,
                             weighted(e, inBlock, block, h, b) / total, 0.0f);
 
+  if (spec.autoschedule)
+    return {out, arguments};
   // One task per (batch, query block, head); the block's scores and
   // probabilities live in per-task scratch.
   int lanes = lanesOf(spec);
@@ -390,13 +402,68 @@ std::string halideTargetFor(const std::string &targetName, bool withRuntime) {
   return withRuntime ? target : target + "-no_runtime";
 }
 
+/// The pipeline ready to lower: with tfmc's schedule, or estimates set and
+/// Adams2019's schedule applied.
+std::pair<Pipeline, std::vector<Argument>>
+lowerable(const KernelSpec &spec, const std::string &halideTarget) {
+  BuiltKernel kernel = build(spec);
+  std::vector<Argument> arguments(kernel.arguments.begin(),
+                                  kernel.arguments.end());
+  Pipeline pipeline(kernel.output);
+  if (!spec.autoschedule)
+    return {pipeline, arguments};
+  if (spec.estimates.size() != kernel.arguments.size() + 1)
+    throw CompileError("the autoscheduler needs an estimate per buffer");
+  for (size_t i = 0; i < kernel.arguments.size(); ++i) {
+    ImageParam &param = kernel.arguments[i];
+    for (int d = 0; d < param.dimensions(); ++d)
+      param.dim(d).set_estimate(0, int(spec.estimates[i][d]));
+  }
+  Region region;
+  for (int64_t extent : spec.estimates.back())
+    region.push_back(Range(0, int(extent)));
+  kernel.output.set_estimates(region);
+  static const bool loaded = [] {
+    load_plugin("/usr/lib/x86_64-linux-gnu/halide14/"
+                "libautoschedule_adams2019.so");
+    return true;
+  }();
+  (void)loaded;
+  Target target(halideTarget);
+  pipeline.auto_schedule("Adams2019", target,
+                         MachineParams(/*parallelism=*/2,
+                                       /*last_level_cache_size=*/16 << 20,
+                                       /*balance=*/40));
+  return {pipeline, arguments};
+}
+
 bool compileKernel(const KernelSpec &spec, const std::string &name,
                    const std::string &halideTarget,
                    const std::string &objectPath, std::string &error) {
   try {
-    BuiltKernel kernel = build(spec);
-    kernel.output.compile_to_object(objectPath, kernel.arguments, name,
-                                    Target(halideTarget));
+    try {
+      auto [pipeline, arguments] = lowerable(spec, halideTarget);
+      pipeline.compile_to_object(objectPath, arguments, name,
+                                 Target(halideTarget));
+    } catch (const Halide::Error &e) {
+      if (!spec.autoschedule)
+        throw;
+      // A benchmark peer that cannot schedule a kernel leaves that kernel
+      // to the tile plan, so the others can still be compared.
+      std::string message = e.what();
+      for (char &c : message)
+        if (c == '\n')
+          c = ' ';
+      std::fprintf(stderr,
+                   "tfmc: warning: Adams2019 cannot schedule kernel %s (%s); "
+                   "it uses its tile plan\n",
+                   name.c_str(), message.c_str());
+      KernelSpec planned = spec;
+      planned.autoschedule = false;
+      auto [pipeline, arguments] = lowerable(planned, halideTarget);
+      pipeline.compile_to_object(objectPath, arguments, name,
+                                 Target(halideTarget));
+    }
     return true;
   } catch (const Halide::Error &e) {
     error = "Halide failed to compile kernel " + name + ": " + e.what();
@@ -420,15 +487,14 @@ bool compileRuntime(const std::string &halideTarget,
 
 std::string describeKernel(const KernelSpec &spec, const std::string &name,
                            const std::string &halideTarget) {
-  BuiltKernel kernel = build(spec);
+  auto [pipeline, arguments] = lowerable(spec, halideTarget);
   char path[] = "/tmp/tfmc-stmt-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0)
     return "(cannot create a temporary file for the lowered statement)\n";
   close(fd);
-  kernel.output.compile_to_lowered_stmt(path, kernel.arguments,
-                                        StmtOutputFormat::Text,
-                                        Target(halideTarget));
+  pipeline.compile_to_lowered_stmt(path, arguments, StmtOutputFormat::Text,
+                                   Target(halideTarget));
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();

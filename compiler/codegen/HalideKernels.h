@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace tfmc::codegen {
 
@@ -67,6 +68,12 @@ struct KernelSpec {
   int64_t heads = 0, headDim = 0, valueHeadDim = 0, window = 0;
   bool causal = false, padding = false;
   TilePlan tile;
+  /// Schedule with the tile plan (tfmc's own), or leave the algorithm to
+  /// Halide's Adams2019 autoscheduler (a benchmark peer for the tile pass).
+  bool autoschedule = false;
+  /// Autoscheduler only: the extents of each buffer (arguments, then the
+  /// output), Halide order, at the largest batch and sequence.
+  std::vector<std::vector<int64_t>> estimates;
 };
 
 /// Halide's target string for one of tfmc's targets (codegen/Target.h).

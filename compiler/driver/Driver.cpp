@@ -153,6 +153,7 @@ mlir::LogicalResult compile(const CompileOptions &options,
                                        ? TFMC_RUNTIME_HEADER
                                        : codegenOptions.runtimeDir + "/tfmc.h";
     codegenOptions.verbose = options.verbose;
+    codegenOptions.autoschedule = options.autoschedule;
     if (failed(codegen::emitArtifact(*module, codegenOptions, os)))
       return mlir::failure();
   }

@@ -31,6 +31,8 @@ struct CompileOptions {
   bool stats = false;
   /// Print which kernels were compiled and which came from the cache.
   bool verbose = false;
+  /// Schedule kernels with Halide's Adams2019 instead of the tile plans.
+  bool autoschedule = false;
   /// Applied to the pass manager before it runs (mlir-opt's IR printing
   /// and timing flags).
   std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;

@@ -56,6 +56,14 @@ static cl::opt<int64_t> maxSeq(
     cl::desc("Longest sequence the memory plan holds (default: max_len)"),
     cl::value_desc("N"), cl::init(0), cl::cat(tfmcCategory));
 
+enum class Scheduler { Tfmc, Adams2019 };
+static cl::opt<Scheduler> scheduler(
+    "scheduler", cl::desc("Who schedules the Halide kernels:"),
+    cl::values(clEnumValN(Scheduler::Tfmc, "tfmc", "the tile plans (default)"),
+               clEnumValN(Scheduler::Adams2019, "adams2019",
+                          "Halide's Adams2019 autoscheduler (a benchmark peer)")),
+    cl::init(Scheduler::Tfmc), cl::cat(tfmcCategory));
+
 static cl::opt<bool> verbose(
     "v", cl::desc("Say which kernels are compiled and which come from the cache"),
     cl::cat(tfmcCategory));
@@ -110,6 +118,7 @@ int main(int argc, char **argv) {
   options.maxSeq = maxSeq;
   options.stats = printStats;
   options.verbose = verbose;
+  options.autoschedule = scheduler == Scheduler::Adams2019;
   options.configurePassManager = [](mlir::PassManager &pm) {
     return mlir::applyPassManagerCLOptions(pm);
   };
