@@ -61,6 +61,21 @@ int failWith(const std::string &message) {
   return 1;
 }
 
+/// Runs the body of a C entry point (which returns 0, or failWith(...)),
+/// turning anything it throws into the thread's last error: no exception
+/// crosses the C API.
+template <typename Body> int guarded(const char *entryPoint, Body &&body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return failWith("out of memory");
+  } catch (const std::exception &e) {
+    return failWith(e.what());
+  } catch (...) {
+    return failWith(fmt::format("{}: unknown error", entryPoint));
+  }
+}
+
 } // namespace
 
 const std::vector<Plan> *linkedPlans(std::string &error) {
@@ -90,7 +105,7 @@ std::unique_ptr<Model> Model::createLinked(const std::string &weightsPath,
 using namespace tfmc::runtime;
 
 extern "C" int tfmc_create(const char *weights_path, tfmc_model **model) {
-  try {
+  return guarded("tfmc_create", [&]() -> int {
     if (!model)
       return failWith("tfmc_create: model is null");
     *model = nullptr;
@@ -102,19 +117,13 @@ extern "C" int tfmc_create(const char *weights_path, tfmc_model **model) {
       return failWith(error);
     *model = new tfmc_model{std::move(created)};
     return 0;
-  } catch (const std::bad_alloc &) {
-    return failWith("out of memory");
-  } catch (const std::exception &e) {
-    return failWith(e.what());
-  } catch (...) {
-    return failWith("unknown error");
-  }
+  });
 }
 
 extern "C" int tfmc_forward(tfmc_model *model, const tfmc_input *inputs,
                             int num_inputs, const float **output,
                             int64_t shape[3]) {
-  try {
+  return guarded("tfmc_forward", [&]() -> int {
     if (!model || !model->model)
       return failWith("tfmc_forward: model is null");
     if (!output || !shape)
@@ -145,24 +154,16 @@ extern "C" int tfmc_forward(tfmc_model *model, const tfmc_input *inputs,
       shape[d] = result->shape[d];
     *output = result->data;
     return 0;
-  } catch (const std::bad_alloc &) {
-    return failWith("out of memory");
-  } catch (const std::exception &e) {
-    return failWith(e.what());
-  } catch (...) {
-    return failWith("unknown error");
-  }
+  });
 }
 
 extern "C" int tfmc_set_threads(int threads) {
-  try {
+  return guarded("tfmc_set_threads", [&]() -> int {
     std::string error;
     if (!Model::setThreads(threads, error))
       return failWith(error);
     return 0;
-  } catch (...) {
-    return failWith("tfmc_set_threads failed");
-  }
+  });
 }
 
 extern "C" void tfmc_destroy(tfmc_model *model) { delete model; }
@@ -183,7 +184,7 @@ extern "C" int tfmc_generate(tfmc_model *model, const int64_t *prompt,
                              int64_t length, int64_t bos, int64_t eos,
                              int64_t max_new_tokens, int64_t *out,
                              int64_t *count) {
-  try {
+  return guarded("tfmc_generate", [&]() -> int {
     if (!model || !model->model)
       return failWith("tfmc_generate: model is null");
     if (!out || !count || (length > 0 && !prompt))
@@ -207,11 +208,5 @@ extern "C" int tfmc_generate(tfmc_model *model, const int64_t *prompt,
       out[i] = result->tokens[i];
     *count = static_cast<int64_t>(result->tokens.size());
     return 0;
-  } catch (const std::bad_alloc &) {
-    return failWith("out of memory");
-  } catch (const std::exception &e) {
-    return failWith(e.what());
-  } catch (...) {
-    return failWith("tfmc_generate: unknown error");
-  }
+  });
 }

@@ -124,6 +124,12 @@ ParseResult parseModel(const std::string &source, const std::string &fileName);
 /// ending in `.json`, is a Hugging Face config (importHfConfig).
 ParseResult parseModelFile(const std::string &path);
 
+/// Reads a whole file. On failure returns nullopt with `error` set to
+/// "cannot open file: <reason>" or "cannot read file: <reason>" and `errno`
+/// holding the reason (the caller names the file).
+std::optional<std::string> readWholeFile(const std::string &path,
+                                         std::string &error);
+
 /// A stable, human-readable dump of the AST (`tfmc --emit ast`).
 std::string dumpModel(const Model &model);
 

@@ -362,35 +362,20 @@ ParseResult importHfConfigText(const std::string &text,
 ParseResult importHfConfig(const std::string &path) {
   std::string configPath = configPathOf(path);
   bool fromDirectory = configPath != path;
-  auto cannot = [&](const char *what) {
+  std::string error;
+  std::optional<std::string> text = readWholeFile(configPath, error);
+  if (!text) {
     ParseResult result;
-    std::string reason = std::strerror(errno);
     result.error = Diagnostic{
         SourceLoc{configPath, 0, 0},
         fromDirectory && errno == ENOENT
-            ? fmt::format("{}: {}; a Hugging Face model directory holds "
+            ? fmt::format("{}; a Hugging Face model directory holds "
                           "config.json",
-                          what, reason)
-            : fmt::format("{}: {}", what, reason)};
+                          error)
+            : error};
     return result;
-  };
-  errno = 0;
-  std::FILE *stream = std::fopen(configPath.c_str(), "rb");
-  if (!stream)
-    return cannot("cannot open file");
-  std::string text;
-  char buffer[1 << 16];
-  size_t count;
-  while ((count = std::fread(buffer, 1, sizeof buffer, stream)) > 0)
-    text.append(buffer, count);
-  bool failed = std::ferror(stream) != 0;
-  int savedErrno = errno;
-  std::fclose(stream);
-  if (failed) {
-    errno = savedErrno;
-    return cannot("cannot read file");
   }
-  return importHfConfigText(text, configPath);
+  return importHfConfigText(*text, configPath);
 }
 
 } // namespace tfmc::frontend

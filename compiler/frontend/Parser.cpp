@@ -618,26 +618,23 @@ ParseResult parseModel(const std::string &source, const std::string &fileName) {
   return Parser(source, fileName).run();
 }
 
-ParseResult parseModelFile(const std::string &path) {
-  if (isHfConfigPath(path))
-    return importHfConfig(path);
-  // C stdio rather than iostreams: it gives the errno behind a failure, which
-  // is what the user needs ("No such file or directory", "Is a directory").
+// C stdio rather than iostreams: it gives the errno behind a failure, which
+// is what the user needs ("No such file or directory", "Is a directory").
+std::optional<std::string> readWholeFile(const std::string &path,
+                                         std::string &error) {
   auto cannot = [&](const char *what) {
-    ParseResult result;
-    result.error = Diagnostic{SourceLoc{path, 0, 0},
-                              fmt::format("{}: {}", what, std::strerror(errno))};
-    return result;
+    error = fmt::format("{}: {}", what, std::strerror(errno));
+    return std::nullopt;
   };
   errno = 0;
   std::FILE *stream = std::fopen(path.c_str(), "rb");
   if (!stream)
     return cannot("cannot open file");
-  std::string source;
+  std::string contents;
   char buffer[1 << 16];
   size_t count;
   while ((count = std::fread(buffer, 1, sizeof buffer, stream)) > 0)
-    source.append(buffer, count);
+    contents.append(buffer, count);
   bool failed = std::ferror(stream) != 0;
   int savedErrno = errno;
   std::fclose(stream);
@@ -645,7 +642,20 @@ ParseResult parseModelFile(const std::string &path) {
     errno = savedErrno;
     return cannot("cannot read file");
   }
-  return parseModel(source, path);
+  return contents;
+}
+
+ParseResult parseModelFile(const std::string &path) {
+  if (isHfConfigPath(path))
+    return importHfConfig(path);
+  std::string error;
+  std::optional<std::string> source = readWholeFile(path, error);
+  if (!source) {
+    ParseResult result;
+    result.error = Diagnostic{SourceLoc{path, 0, 0}, error};
+    return result;
+  }
+  return parseModel(*source, path);
 }
 
 } // namespace tfmc::frontend
