@@ -1,6 +1,8 @@
 # tfmc: the two README commands.
 #   make demo   install what is missing, build, and show tfmc at work
 #   make check  install what is missing, build, run every unit and lit test
+#   make bench  install what is missing, build, benchmark against peers
+#               (bench/run.py: writes bench/results.md and bench/attention.png)
 # Both are idempotent: packages are installed only when missing, and the
 # build is incremental (Ninja + ccache).
 
@@ -17,7 +19,12 @@ PACKAGES := cmake ninja-build ccache g++ python3 bc binutils \
 	libgtest-dev libbenchmark-dev \
 	python3-torch python3-numpy libopenblas-dev
 
-.PHONY: all deps npm-deps configure build check demo clean
+# Debian 12 packages only the benchmarks need (bench/peers/README.md):
+# matplotlib for the plot, BLAS libraries and oneDNN for the peers.
+BENCH_PACKAGES := g++ python3-matplotlib libopenblas-dev libblis-dev libblis4-pthread \
+	libdnnl-dev
+
+.PHONY: all deps bench-deps npm-deps configure build check demo bench clean
 
 all: build
 
@@ -32,6 +39,9 @@ deps:
 	  $$SUDO apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+
+bench-deps: deps
+	@$(MAKE) --no-print-directory deps PACKAGES="$(BENCH_PACKAGES)"
 
 # gpt-3-encoder (npm): the independent GPT-2 tokenizer that
 # test/Tokenizer/gpt3-encoder.test compares the runtime's with, installed once
@@ -88,6 +98,11 @@ demo: build
 	@echo "== run: source ids 5..12, decoder ids 1,5,6,7: logits and their argmax per position"
 	@$(DEMO_DIR)/transformer_base run --weights $(DEMO_DIR)/weights.safetensors \
 	  --ids 5,6,7,8,9,10,11,12 --decoder-ids 1,5,6,7
+
+# Every benchmark of bench/run.py (about 15 minutes on 2 cores; the machine
+# should be otherwise idle). BENCH_FLAGS=--quick for a smoke run.
+bench: bench-deps build
+	BUILD_DIR=$(BUILD_DIR) $(PYTHON) bench/run.py $(BENCH_FLAGS)
 
 clean:
 	rm -rf $(BUILD_DIR)

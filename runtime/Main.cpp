@@ -7,6 +7,8 @@
 //   NAME run --weights W --ids 5,6,7 [--decoder-ids 1,5,9] [--output OUT]
 //            [--threads N]
 //   NAME init-weights --seed N --output W
+//   NAME bench --weights W [--seq S] [--batch B] [--repeat N] [--warmup K]
+//              [--threads N] [--entry forward|prefill|decode_step] [--json]
 //   NAME info
 //   NAME help | --help
 //
@@ -81,6 +83,15 @@ void printUsage(std::FILE *out) {
       "      time and decode tokens/s to stderr\n"
       "  init-weights --seed N --output W.safetensors\n"
       "      write deterministic random weights for this model\n"
+      "  bench --weights W [--seq S] [--batch B] [--repeat N] [--warmup K]\n"
+      "      [--threads N] [--entry forward|prefill|decode_step] [--json]\n"
+      "      time the model on random ids (fixed seed; masks all ones) of\n"
+      "      shape [B, S] (defaults: S = min(128, max seq), B = 1, N = 10,\n"
+      "      K = 2): K warm-up runs, then N timed runs; prints the median, min\n"
+      "      and max milliseconds of the whole entry and of each kernel, and\n"
+      "      the sum of medians per op; decode_step prefills S tokens and\n"
+      "      times N decode steps (batch 1, S + N <= max_len); --json prints\n"
+      "      one JSON object a line\n"
       "  info\n"
       "      describe the compiled model: inputs, output, weights, memory\n"
       "  help\n"
@@ -581,6 +592,354 @@ int initWeightsCommand(int argc, char **argv) {
   return 0;
 }
 
+//===----------------------------------------------------------------------===//
+// bench: the model's own kernels, timed. Inputs are random ids (a fixed
+// seed) and all-ones masks; each figure is the median, min and max over the
+// timed runs, after warm-up runs that are not counted.
+//===----------------------------------------------------------------------===//
+
+/// Median, min and max of some timings, in milliseconds.
+struct Summary {
+  double median = 0, min = 0, max = 0;
+};
+
+Summary summarize(std::vector<double> seconds) {
+  Summary summary;
+  if (seconds.empty())
+    return summary;
+  std::sort(seconds.begin(), seconds.end());
+  std::size_t n = seconds.size();
+  double median = n % 2 ? seconds[n / 2]
+                        : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
+  summary.median = median * 1e3;
+  summary.min = seconds.front() * 1e3;
+  summary.max = seconds.back() * 1e3;
+  return summary;
+}
+
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\')
+      out += fmt::format("\\{}", static_cast<char>(c));
+    else if (c < 0x20)
+      out += fmt::format("\\u{:04x}", c);
+    else
+      out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+
+/// The extents of a step argument with the symbols bound, innermost first
+/// (-1 for a symbol without a value).
+std::vector<int64_t> resolveDims(const Plan &plan,
+                                 const std::vector<DimExpr> &dims,
+                                 const std::map<std::string, int64_t> &bound) {
+  std::vector<int64_t> extents;
+  for (const DimExpr &dim : dims) {
+    int64_t extent = 1;
+    for (const DimTerm &term : dim) {
+      if (!term.isSymbol) {
+        extent *= term.value;
+        continue;
+      }
+      auto it = bound.find(plan.symbols[term.value]);
+      if (it == bound.end()) {
+        extent = -1;
+        break;
+      }
+      extent *= it->second;
+    }
+    extents.push_back(extent);
+  }
+  return extents;
+}
+
+int benchCommand(int argc, char **argv) {
+  Options options("bench",
+                  {"--weights", "--seq", "--batch", "--repeat", "--warmup",
+                   "--threads", "--entry"},
+                  argc, argv, 2, {"--json"});
+  if (options.helpRequested()) {
+    printUsage(stdout);
+    return 0;
+  }
+  const Plan &forwardPlan = requirePlan();
+  auto integer = [&](const std::string &flag, int64_t fallback,
+                     int64_t least) {
+    if (!options.has(flag))
+      return fallback;
+    std::optional<int64_t> value = parseInteger(options.get(flag));
+    if (!value || *value < least)
+      fail(fmt::format("{} expects an integer of at least {}, got '{}'", flag,
+                       least, options.get(flag)));
+    return *value;
+  };
+  const std::string entryName =
+      options.has("--entry") ? options.get("--entry") : "forward";
+  if (entryName != "forward" && entryName != "prefill" &&
+      entryName != "decode_step")
+    fail(fmt::format("--entry expects forward, prefill or decode_step, got "
+                     "'{}'",
+                     entryName));
+  const bool decode = entryName == "decode_step";
+  const int64_t seq =
+      integer("--seq", std::min<int64_t>(128, forwardPlan.maxSeq), 1);
+  const int64_t batch = integer("--batch", 1, 1);
+  int64_t repeat = integer("--repeat", 10, 1);
+  const int64_t warmup = integer("--warmup", 2, 0);
+  const bool json = options.has("--json");
+  if (seq > forwardPlan.maxSeq)
+    fail(fmt::format("--seq {} is more than the compiled max seq {}", seq,
+                     forwardPlan.maxSeq));
+  if (batch > forwardPlan.maxBatch && !decode)
+    fail(fmt::format("--batch {} is more than the compiled max batch {}",
+                     batch, forwardPlan.maxBatch));
+  if (decode && batch != 1)
+    fail("--entry decode_step runs batch 1 (generation is one sequence)");
+
+  std::unique_ptr<Model> model = loadModel(options.get("--weights"));
+  applyThreads(options);
+  const Plan *timedPlan = model->entry(entryName);
+  if (!timedPlan)
+    fail(fmt::format("model '{}' has no entry point '{}'{}", forwardPlan.model,
+                     entryName,
+                     entryName == "forward"
+                         ? ""
+                         : " (it has no decoder, or its masks have no "
+                           "decode step)"));
+  bool encoderDecoder = false;
+  for (const PlanInput &input : forwardPlan.inputs)
+    encoderDecoder |= input.name == "decoder_input_ids";
+
+  // Random in-range ids, the same on every run of every build.
+  uint64_t state = 0x7466'6d63'6265'6e63ull; // "tfmcbenc"
+  auto randomIds = [&](int64_t count) {
+    std::vector<int64_t> ids(static_cast<std::size_t>(count));
+    for (int64_t &id : ids)
+      id = static_cast<int64_t>(splitmix64(state) %
+                                static_cast<uint64_t>(forwardPlan.vocab));
+    return ids;
+  };
+  // Storage for every input, keyed by entry and name, that the views point
+  // into.
+  std::map<std::string, std::vector<int64_t>> storage;
+  std::map<std::string, int64_t> bound; // symbol values, for reports
+  // How many tokens each input of an entry gets (0: left out): [B, S] for
+  // a forward or prefill; in a decode run the prefill takes the prompt (an
+  // encoder-decoder: the source and one start token) and each decode step
+  // one token, as `generate` feeds them.
+  auto lengthOf = [&](const Plan &plan, const PlanInput &input) -> int64_t {
+    if (!decode)
+      return seq;
+    bool decoderSide = input.name.rfind("decoder_", 0) == 0;
+    if (plan.entry != "decode_step")
+      return encoderDecoder && decoderSide ? 1 : seq;
+    if (encoderDecoder)
+      return input.name == "decoder_input_ids" ? 1
+             : input.name == "attention_mask"  ? seq
+                                               : 0;
+    return input.name == "input_ids" ? 1 : 0;
+  };
+  auto inputsFor = [&](const Plan &plan, int64_t rows) {
+    std::vector<InputView> views;
+    for (const PlanInput &input : plan.inputs) {
+      int64_t n = lengthOf(plan, input);
+      if (n == 0)
+        continue;
+      std::vector<int64_t> &values = storage[plan.entry + "/" + input.name];
+      values = input.kind == InputKind::Mask
+                   ? std::vector<int64_t>(static_cast<std::size_t>(rows * n), 1)
+                   : randomIds(rows * n);
+      views.push_back({input.name, {rows, n}, values.data()});
+    }
+    return views;
+  };
+
+  std::vector<double> stepSeconds;
+  model->setStepTimes(&stepSeconds);
+  std::vector<double> totals;
+  std::vector<std::vector<double>> perStep(timedPlan->steps.size());
+  std::string error;
+  auto runOnce = [&](const Plan &plan, const std::vector<InputView> &inputs,
+                     bool record) {
+    auto start = std::chrono::steady_clock::now();
+    std::optional<OutputView> output = model->run(plan.entry, inputs, error);
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    if (!output)
+      fail(error);
+    if (!record)
+      return;
+    totals.push_back(seconds);
+    for (std::size_t s = 0; s < perStep.size() && s < stepSeconds.size(); ++s)
+      perStep[s].push_back(stepSeconds[s]);
+  };
+
+  int64_t past = 0;
+  std::string shape;
+  if (!decode) {
+    std::vector<InputView> inputs = inputsFor(*timedPlan, batch);
+    for (int64_t i = 0; i < warmup; ++i)
+      runOnce(*timedPlan, inputs, false);
+    for (int64_t i = 0; i < repeat; ++i)
+      runOnce(*timedPlan, inputs, true);
+    bound = {{"B", batch}, {"S", seq}, {"T", seq}, {"P", 0}, {"L", seq}};
+    shape = fmt::format("batch {} x {} tokens", batch, seq);
+  } else {
+    const Plan *prefillPlan = model->entry("prefill");
+    if (!prefillPlan)
+      fail(fmt::format("model '{}' has no prefill entry point",
+                       forwardPlan.model));
+    // The decoder's rows after the prefill: the prompt, or the start token.
+    const int64_t start = encoderDecoder ? 1 : seq;
+    if (start + 1 > forwardPlan.maxLen)
+      fail(fmt::format("--seq {} leaves no room for a decode step (max_len "
+                       "{})",
+                       seq, forwardPlan.maxLen));
+    // Each step appends a row: stop before max_len.
+    int64_t room = forwardPlan.maxLen - start;
+    if (repeat > room) {
+      std::fprintf(stderr,
+                   "bench: %lld decode steps after %lld rows reach max_len "
+                   "%lld: timing %lld\n",
+                   static_cast<long long>(repeat),
+                   static_cast<long long>(start),
+                   static_cast<long long>(forwardPlan.maxLen),
+                   static_cast<long long>(room));
+      repeat = room;
+    }
+    std::vector<InputView> prefillInputs = inputsFor(*prefillPlan, 1);
+    auto decodeSteps = [&](int64_t steps, bool record) {
+      runOnce(*prefillPlan, prefillInputs, false);
+      for (int64_t i = 0; i < steps; ++i) {
+        std::vector<InputView> stepInputs = inputsFor(*timedPlan, 1);
+        runOnce(*timedPlan, stepInputs, record);
+      }
+    };
+    // Warm-up steps from a prefill, then a fresh prefill for the timed
+    // ones, so that they cover decoder rows start .. start + N - 1.
+    decodeSteps(std::min(warmup, room), false);
+    decodeSteps(repeat, true);
+    past = start + repeat - 1;
+    bound = {{"B", 1}, {"S", encoderDecoder ? seq : 1}, {"T", 1},
+             {"P", past}, {"L", past + 1}};
+    shape = fmt::format("{} decode steps after {} {}", repeat, start,
+                        encoderDecoder ? "decoder row (source " +
+                                             std::to_string(seq) + ")"
+                                       : "prompt tokens");
+  }
+  model->setStepTimes(nullptr);
+
+  const Summary total = summarize(totals);
+  double wallSeconds = 0;
+  for (double t : totals)
+    wallSeconds += t;
+  int threads = 0;
+  if (options.has("--threads"))
+    threads = static_cast<int>(*parseInteger(options.get("--threads")));
+
+  std::vector<Summary> steps;
+  double kernelSum = 0;
+  std::vector<std::string> opOrder;
+  std::map<std::string, std::pair<int, double>> perOp;
+  for (std::size_t s = 0; s < perStep.size(); ++s) {
+    steps.push_back(summarize(perStep[s]));
+    kernelSum += steps.back().median;
+    std::string op = timedPlan->steps[s].op.empty() ? "?" : timedPlan->steps[s].op;
+    if (!perOp.count(op))
+      opOrder.push_back(op);
+    perOp[op].first += 1;
+    perOp[op].second += steps.back().median;
+  }
+  auto argsText = [&](const PlanStep &step) {
+    std::string text;
+    for (const PlanArg &arg : step.args) {
+      std::vector<int64_t> extents = resolveDims(*timedPlan, arg.dims, bound);
+      std::string dims;
+      for (int64_t e : extents)
+        dims += fmt::format("{}{}", dims.empty() ? "" : ",", e);
+      text += fmt::format("{}[{}]", text.empty() ? "" : " ", dims);
+    }
+    return text;
+  };
+
+  if (json) {
+    std::printf(
+        "{\"type\": \"total\", \"model\": %s, \"entry\": %s, \"target\": %s, "
+        "\"batch\": %lld, \"seq\": %lld, \"threads\": %d, \"repeat\": %lld, "
+        "\"warmup\": %lld, \"median_ms\": %.6f, \"min_ms\": %.6f, "
+        "\"max_ms\": %.6f, \"kernel_median_sum_ms\": %.6f, "
+        "\"runs_per_s\": %.6f}\n",
+        jsonString(forwardPlan.model).c_str(), jsonString(entryName).c_str(),
+        jsonString(forwardPlan.target).c_str(), static_cast<long long>(batch),
+        static_cast<long long>(seq), threads, static_cast<long long>(repeat),
+        static_cast<long long>(warmup), total.median, total.min, total.max,
+        kernelSum, wallSeconds > 0 ? double(totals.size()) / wallSeconds : 0.0);
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      const PlanStep &step = timedPlan->steps[s];
+      std::string args;
+      for (const PlanArg &arg : step.args) {
+        std::vector<int64_t> extents = resolveDims(*timedPlan, arg.dims, bound);
+        std::string dims;
+        for (int64_t e : extents)
+          dims += fmt::format("{}{}", dims.empty() ? "" : ", ", e);
+        args += fmt::format("{}[{}]", args.empty() ? "" : ", ", dims);
+      }
+      std::printf("{\"type\": \"step\", \"index\": %zu, \"kernel\": %s, "
+                  "\"op\": %s, \"loc\": %s, \"dims\": [%s], "
+                  "\"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f}\n",
+                  s, jsonString(step.kernel).c_str(),
+                  jsonString(step.op).c_str(), jsonString(step.loc).c_str(),
+                  args.c_str(), steps[s].median, steps[s].min, steps[s].max);
+    }
+    for (const std::string &op : opOrder)
+      std::printf("{\"type\": \"op\", \"op\": %s, \"steps\": %d, "
+                  "\"median_sum_ms\": %.6f}\n",
+                  jsonString(op).c_str(), perOp[op].first, perOp[op].second);
+    return 0;
+  }
+
+  std::printf("bench: model %s, entry %s, %s, %s, %lld runs after %lld "
+              "warm-up\n",
+              forwardPlan.model.c_str(), entryName.c_str(), shape.c_str(),
+              threads ? fmt::format("{} threads", threads).c_str()
+                      : "default threads",
+              static_cast<long long>(repeat), static_cast<long long>(warmup));
+  std::printf("%s: median %.3f ms, min %.3f, max %.3f (kernels: %.3f ms)\n",
+              entryName.c_str(), total.median, total.min, total.max,
+              kernelSum);
+  if (decode)
+    std::printf("decode: %.1f tokens/s\n",
+                wallSeconds > 0 ? double(totals.size()) / wallSeconds : 0.0);
+  std::printf("\n%4s  %-22s %10s %10s %10s  %-24s %s\n", "step", "op",
+              "median ms", "min", "max", "loc", "dims (innermost first)");
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const PlanStep &step = timedPlan->steps[s];
+    // loc("dir/model.tfm":8:5) -> model.tfm:8:5
+    std::string loc = step.loc;
+    if (loc.rfind("loc(", 0) == 0 && loc.back() == ')')
+      loc = loc.substr(4, loc.size() - 5);
+    loc.erase(std::remove(loc.begin(), loc.end(), '"'), loc.end());
+    if (std::size_t slash = loc.rfind('/'); slash != std::string::npos)
+      loc = loc.substr(slash + 1);
+    if (loc.size() > 24)
+      loc = "..." + loc.substr(loc.size() - 21);
+    std::printf("%4zu  %-22s %10.3f %10.3f %10.3f  %-24s %s\n", s + 1,
+                step.op.empty() ? "?" : step.op.c_str(), steps[s].median,
+                steps[s].min, steps[s].max, loc.c_str(),
+                argsText(step).c_str());
+  }
+  std::printf("\n%-22s %6s %14s %7s\n", "op", "steps", "sum of medians",
+              "share");
+  for (const std::string &op : opOrder)
+    std::printf("%-22s %6d %11.3f ms %6.1f%%\n", op.c_str(), perOp[op].first,
+                perOp[op].second,
+                kernelSum > 0 ? 100.0 * perOp[op].second / kernelSum : 0.0);
+  return 0;
+}
+
 std::string dimsText(const Plan &plan, const std::vector<DimExpr> &dims) {
   std::string text = "[";
   for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -659,6 +1018,8 @@ int dispatch(int argc, char **argv) {
     return initWeightsCommand(argc, argv);
   if (command == "info")
     return infoCommand(argc, argv);
+  if (command == "bench")
+    return benchCommand(argc, argv);
   if (command.rfind("-", 0) == 0)
     fail(fmt::format("unknown option '{}'; the command comes first (run, "
                      "init-weights, info, help)",

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -154,6 +155,9 @@ struct Model::Impl {
   std::vector<halide_buffer_t> buffers;
   std::vector<halide_dimension_t> dimensions;
   std::vector<void *> argPointers;
+
+  /// setStepTimes(): where each kernel call's wall time goes, or null.
+  std::vector<double> *stepSeconds = nullptr;
 };
 
 Model::~Model() = default;
@@ -185,6 +189,10 @@ const Plan *Model::entry(const std::string &name) const {
 }
 
 int64_t Model::cachedTokens() const { return impl_->cachedRows; }
+
+void Model::setStepTimes(std::vector<double> *seconds) {
+  impl_->stepSeconds = seconds;
+}
 
 std::unique_ptr<Model> Model::create(const Plan &plan,
                                      const tfmc_kernel_entry *kernels,
@@ -805,9 +813,19 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
 
     const std::vector<tfmc_kernel_fn> &stepKernels =
         impl.entryKernels[entryIndex];
+    std::vector<double> *stepSeconds = impl.stepSeconds;
+    if (stepSeconds)
+      stepSeconds->assign(plan.steps.size(), 0.0);
     for (std::size_t s = 0; s < plan.steps.size(); ++s) {
       buildStep(s);
+      std::chrono::steady_clock::time_point start;
+      if (stepSeconds)
+        start = std::chrono::steady_clock::now();
       int result = stepKernels[s](impl.argPointers.data());
+      if (stepSeconds)
+        (*stepSeconds)[s] = std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
       if (result != 0) {
         std::string message = takeHalideError();
         if (message.empty())

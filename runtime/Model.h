@@ -115,6 +115,13 @@ public:
   /// Rows of the KV cache filled so far (the tokens the decoder has seen).
   int64_t cachedTokens() const;
 
+  /// Per-kernel timing (for `NAME bench`): while `seconds` is non-null,
+  /// every successful run of an entry point overwrites it with one wall time
+  /// per plan step, in seconds, measured around the kernel call alone (not
+  /// the building of its buffer descriptors). Null, the default, turns it
+  /// off; the vector must outlive the runs that fill it.
+  void setStepTimes(std::vector<double> *seconds);
+
   /// Sets the size of Halide's thread pool, shared by every model in the
   /// process. False with `error` set when `threads` < 1.
   static bool setThreads(int threads, std::string &error);
