@@ -940,23 +940,6 @@ int benchCommand(int argc, char **argv) {
   return 0;
 }
 
-std::string dimsText(const Plan &plan, const std::vector<DimExpr> &dims) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i)
-      text += ", ";
-    if (dims[i].empty())
-      text += "1";
-    for (std::size_t t = 0; t < dims[i].size(); ++t) {
-      if (t)
-        text += "*";
-      text += dims[i][t].isSymbol ? plan.symbols[dims[i][t].value]
-                                  : std::to_string(dims[i][t].value);
-    }
-  }
-  return text + "]";
-}
-
 int infoCommand(int argc, char **argv) {
   Options options("info", {}, argc, argv, 2);
   if (options.helpRequested()) {
@@ -976,11 +959,11 @@ int infoCommand(int argc, char **argv) {
   std::printf("target: %s\n", plan.target.c_str());
   for (const PlanInput &input : plan.inputs)
     std::printf("input: %s %s (%s%s)\n", input.name.c_str(),
-                dimsText(plan, input.dims).c_str(),
+                formatDims(plan, input.dims).c_str(),
                 input.kind == InputKind::Ids ? "token ids" : "mask",
                 input.optional ? ", optional" : "");
   std::printf("output: %s %s f32\n", plan.output.name.c_str(),
-              dimsText(plan, plan.output.dims).c_str());
+              formatDims(plan, plan.output.dims).c_str());
   std::printf("weights: %zu tensors, %lld parameters, %lld bytes (%.1f MiB)\n",
               plan.weights.size(), static_cast<long long>(parameters),
               static_cast<long long>(parameters * 4),

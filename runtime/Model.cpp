@@ -50,25 +50,6 @@ std::string plain(const std::string &name) {
   return quoted.substr(1, quoted.size() - 2);
 }
 
-/// `[B, S]`, `[B*S, 768]`: a plan's dims as written.
-std::string formatDims(const Plan &plan, const std::vector<DimExpr> &dims) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (i)
-      text += ", ";
-    if (dims[i].empty())
-      text += "1";
-    for (std::size_t t = 0; t < dims[i].size(); ++t) {
-      if (t)
-        text += "*";
-      const DimTerm &term = dims[i][t];
-      text +=
-          term.isSymbol ? plan.symbols[term.value] : std::to_string(term.value);
-    }
-  }
-  return text + "]";
-}
-
 /// `[1, 5]`: the row-major position of element `flat` of `shape`.
 std::string formatPosition(const std::vector<int64_t> &shape, int64_t flat) {
   std::vector<int64_t> position(shape.size());

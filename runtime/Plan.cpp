@@ -475,4 +475,22 @@ std::optional<Plan> parsePlan(const std::string &json, std::string &error) {
   return std::nullopt;
 }
 
+std::string formatDims(const Plan &plan, const std::vector<DimExpr> &dims) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i)
+      text += ", ";
+    if (dims[i].empty())
+      text += "1";
+    for (std::size_t t = 0; t < dims[i].size(); ++t) {
+      if (t)
+        text += "*";
+      const DimTerm &term = dims[i][t];
+      text +=
+          term.isSymbol ? plan.symbols[term.value] : std::to_string(term.value);
+    }
+  }
+  return text + "]";
+}
+
 } // namespace tfmc::runtime

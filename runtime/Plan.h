@@ -158,6 +158,9 @@ std::optional<Plan> parsePlan(const std::string &json, std::string &error);
 std::optional<std::vector<Plan>> parsePlans(const std::string &json,
                                            std::string &error);
 
+/// `[B, S]`, `[B*S, 768]`: dims as the plan writes them, for messages.
+std::string formatDims(const Plan &plan, const std::vector<DimExpr> &dims);
+
 /// The symbols the runtime binds itself instead of reading them off an
 /// input: P, the rows already in the KV cache, and L = P + the new rows.
 inline bool isCacheSymbol(const std::string &name) {
