@@ -957,6 +957,10 @@ int infoCommand(int argc, char **argv) {
   std::printf("model: %s\n", plan.model.c_str());
   std::printf("entry: %s\n", plan.entry.c_str());
   std::printf("target: %s\n", plan.target.c_str());
+  std::printf("device: %s\n", plan.device == "cuda"
+                                  ? "cuda (weights, arena and KV cache in "
+                                    "GPU memory)"
+                                  : "host");
   for (const PlanInput &input : plan.inputs)
     std::printf("input: %s %s (%s%s)\n", input.name.c_str(),
                 formatDims(plan, input.dims).c_str(),

@@ -139,9 +139,116 @@ struct Model::Impl {
 
   /// setStepTimes(): where each kernel call's wall time goes, or null.
   std::vector<double> *stepSeconds = nullptr;
+
+  // A CUDA plan ("device": "cuda"): the weights, the arena, the KV cache
+  // and a staging buffer per input live in device memory (addresses from
+  // HalideHooks.h), and the kernels get device buffers over them. The host
+  // arena then only receives the output.
+  bool onDevice = false;
+  std::vector<std::uint64_t> weightDevice;
+  std::uint64_t arenaDevice = 0;
+  std::vector<std::uint64_t> cacheDevice;
+  std::vector<std::uint64_t> inputDevice;
+  int64_t inputCapacity = 0; // values each input staging buffer holds
+  std::vector<std::uint64_t> argDevice; // the current step's arguments
+
+  Impl() = default;
+  Impl(const Impl &) = delete;
+  Impl &operator=(const Impl &) = delete;
+  ~Impl() {
+    for (std::uint64_t address : inputDevice)
+      deviceFree(address);
+    for (std::uint64_t address : cacheDevice)
+      deviceFree(address);
+    if (arenaDevice)
+      deviceFree(arenaDevice);
+    for (std::uint64_t address : weightDevice)
+      deviceFree(address);
+  }
+
+  /// `bytes` of device memory (the caller records it for ~Impl).
+  bool allocateOnDevice(std::size_t bytes, std::uint64_t &address,
+                        const std::string &what, std::string &error) {
+    std::string message;
+    if (!deviceAllocate(bytes, address, message)) {
+      error = fmt::format("cannot allocate {} bytes of GPU memory for {}: {}",
+                          bytes, what, message);
+      return false;
+    }
+    return true;
+  }
+
+  /// Copies `bytes` at `host` into device memory at `address`.
+  bool upload(std::uint64_t address, const void *host, std::size_t bytes,
+              const std::string &what, std::string &error) {
+    std::string message;
+    if (!deviceUpload(address, host, bytes, message)) {
+      error = fmt::format("cannot copy {} to the GPU: {}", what, message);
+      return false;
+    }
+    return true;
+  }
+
+  /// Uploads every weight, the zeroed arena and KV cache, and makes the
+  /// input staging buffers: once, at load.
+  bool moveToDevice(const std::vector<Plan> &entries, std::string &error);
 };
 
 Model::~Model() = default;
+
+bool Model::Impl::moveToDevice(const std::vector<Plan> &entries,
+                               std::string &error) {
+  const Plan &plan = entries.front();
+  if (!openCudaDevice(error))
+    return false;
+  for (std::size_t i = 0; i < weightData.size(); ++i) {
+    std::size_t bytes = static_cast<std::size_t>(weightElements[i]) * 4;
+    std::string what = fmt::format("weight {}", quote(plan.weights[i].name));
+    std::uint64_t address = 0;
+    if (!allocateOnDevice(std::max<std::size_t>(bytes, 4), address, what,
+                          error))
+      return false;
+    weightDevice.push_back(address);
+    if (!upload(address, weightData[i], bytes, what, error))
+      return false;
+  }
+  // The kernels read the device copies only: host copies (transposed or
+  // realigned weights) are not needed any more.
+  weightCopies.clear();
+  weightCopies.shrink_to_fit();
+  std::fill(weightData.begin(), weightData.end(), nullptr);
+
+  std::size_t arenaBytes = arena.size();
+  if (!allocateOnDevice(std::max<std::size_t>(arenaBytes, 4), arenaDevice,
+                        "the arena", error) ||
+      !upload(arenaDevice, arena.data(), arenaBytes, "the arena", error))
+    return false;
+  for (std::size_t i = 0; i < cache.size(); ++i) {
+    std::string what =
+        fmt::format("the KV cache slot {}", quote(plan.cache[i].slot));
+    std::uint64_t address = 0;
+    if (!allocateOnDevice(std::max<std::size_t>(cache[i].size(), 4), address,
+                          what, error))
+      return false;
+    cacheDevice.push_back(address);
+    if (!upload(address, cache[i].data(), cache[i].size(), what, error))
+      return false;
+  }
+  // Inputs are [B, S] (or [B, T]) ids or masks: at most max_batch rows of
+  // max(max_seq, max_len) values.
+  std::size_t numInputs = 0;
+  for (const Plan &entry : entries)
+    numInputs = std::max(numInputs, entry.inputs.size());
+  inputCapacity = plan.maxBatch * std::max(plan.maxSeq, plan.maxLen);
+  for (std::size_t i = 0; i < numInputs; ++i) {
+    std::uint64_t address = 0;
+    if (!allocateOnDevice(static_cast<std::size_t>(inputCapacity) * 8, address,
+                          fmt::format("input {}", i), error))
+      return false;
+    inputDevice.push_back(address);
+  }
+  return true;
+}
 
 std::string Model::inputNames() const {
   std::string text;
@@ -359,8 +466,12 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
     }
     impl.defaultInputs.resize(maxInputs);
     impl.symbolValues.resize(maxSymbols);
+    impl.argDevice.resize(maxArgs);
 
     installHalideErrorHandler();
+    impl.onDevice = plan.device == "cuda";
+    if (impl.onDevice && !impl.moveToDevice(entries, error))
+      return nullptr;
     return model;
   } catch (const std::bad_alloc &) {
     error = "out of memory while loading the model";
@@ -733,6 +844,8 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
           }
           buffer.host =
               reinterpret_cast<uint8_t *>(const_cast<int64_t *>(data));
+          if (impl.onDevice)
+            impl.argDevice[a] = impl.inputDevice[value.index];
           break;
         }
         case ValueKind::Weight: {
@@ -746,8 +859,12 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
                             impl.weightElements[value.index]);
             return false;
           }
-          buffer.host = reinterpret_cast<uint8_t *>(
-              const_cast<float *>(impl.weightData[value.index] + value.offset));
+          if (impl.onDevice)
+            impl.argDevice[a] = impl.weightDevice[value.index] +
+                                static_cast<std::uint64_t>(value.offset) * 4;
+          else
+            buffer.host = reinterpret_cast<uint8_t *>(const_cast<float *>(
+                impl.weightData[value.index] + value.offset));
           break;
         }
         case ValueKind::Arena: {
@@ -766,6 +883,8 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
             return false;
           }
           buffer.host = arena + value.offset;
+          if (impl.onDevice)
+            impl.argDevice[a] = impl.arenaDevice + value.offset;
           break;
         }
         case ValueKind::Cache: {
@@ -781,9 +900,15 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
           }
           buffer.host = static_cast<uint8_t *>(impl.cache[value.index].data()) +
                         row * slot.width * elementBytes;
+          if (impl.onDevice)
+            impl.argDevice[a] = impl.cacheDevice[value.index] +
+                                row * slot.width * elementBytes;
           break;
         }
         }
+        // On the GPU every argument is device memory only.
+        if (impl.onDevice)
+          buffer.host = nullptr;
         impl.argPointers[a] = &buffer;
       }
       return true;
@@ -792,6 +917,32 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
       if (!buildStep(s))
         return std::nullopt;
 
+    // A CUDA plan: the inputs are copied to the GPU once per call.
+    if (impl.onDevice) {
+      for (std::size_t i = 0; i < numInputs; ++i) {
+        auto [data, count] = inputData[i];
+        if (count > impl.inputCapacity) {
+          error = fmt::format("plan: input {} has {} values, more than the {} "
+                              "its GPU buffer holds",
+                              quote(plan.inputs[i].name), count,
+                              impl.inputCapacity);
+          return std::nullopt;
+        }
+        if (!impl.upload(impl.inputDevice[i], data,
+                         static_cast<std::size_t>(count) * 8,
+                         fmt::format("input {}", quote(plan.inputs[i].name)),
+                         error))
+          return std::nullopt;
+      }
+    }
+    // A failure after this point leaves the KV cache half-written.
+    auto failRun = [&](std::string message) {
+      error = std::move(message);
+      if (usesCache)
+        impl.cachedRows = 0;
+      return std::nullopt;
+    };
+
     const std::vector<tfmc_kernel_fn> &stepKernels =
         impl.entryKernels[entryIndex];
     std::vector<double> *stepSeconds = impl.stepSeconds;
@@ -799,26 +950,54 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
       stepSeconds->assign(plan.steps.size(), 0.0);
     for (std::size_t s = 0; s < plan.steps.size(); ++s) {
       buildStep(s);
+      const std::size_t args = plan.steps[s].args.size();
+      if (impl.onDevice)
+        for (std::size_t a = 0; a < args; ++a) {
+          std::string message;
+          if (!deviceWrap(impl.buffers[a], impl.argDevice[a], message)) {
+            for (std::size_t b = 0; b < a; ++b)
+              deviceDetach(impl.buffers[b]);
+            return failRun(fmt::format("step {} arg {}: {}", s, a, message));
+          }
+        }
       std::chrono::steady_clock::time_point start;
       if (stepSeconds)
         start = std::chrono::steady_clock::now();
       int result = stepKernels[s](impl.argPointers.data());
+      std::string syncError;
+      // GPU kernels run asynchronously: a timed step waits for its own.
+      if (result == 0 && stepSeconds && impl.onDevice &&
+          !deviceSynchronize(syncError))
+        result = -1;
       if (stepSeconds)
         (*stepSeconds)[s] = std::chrono::duration<double>(
                                 std::chrono::steady_clock::now() - start)
                                 .count();
+      if (impl.onDevice)
+        for (std::size_t a = 0; a < args; ++a)
+          deviceDetach(impl.buffers[a]);
       if (result != 0) {
-        std::string message = takeHalideError();
+        std::string message =
+            !syncError.empty() ? syncError : takeHalideError();
         if (message.empty())
           message = fmt::format("error code {}", result);
-        error = fmt::format("kernel {} (step {} of {}) failed: {}",
-                            plan.steps[s].kernel, s + 1, plan.steps.size(),
-                            message);
         // A half-written cache is no cache.
-        if (usesCache)
-          impl.cachedRows = 0;
-        return std::nullopt;
+        return failRun(fmt::format("kernel {} (step {} of {}) failed: {}",
+                                   plan.steps[s].kernel, s + 1,
+                                   plan.steps.size(), message));
       }
+    }
+    // A CUDA plan: the output is copied back once per call, into the host
+    // arena where OutputView points.
+    if (impl.onDevice) {
+      std::string message;
+      if (!deviceDownload(arena + outputValue.offset,
+                          impl.arenaDevice + outputValue.offset,
+                          static_cast<std::size_t>(*outputCount) * 4,
+                          message))
+        return failRun(fmt::format("cannot copy the output {} from the GPU: "
+                                   "{}",
+                                   quote(plan.output.name), message));
     }
     if (usesCache) {
       if (prefill) {

@@ -125,6 +125,12 @@ public:
     plan.model = getString(root, "model", "");
     plan.entry = getString(root, "entry", "");
     plan.target = getString(root, "target", "");
+    if (root.contains("device")) {
+      plan.device = getString(root, "device", "");
+      if (plan.device != "host" && plan.device != "cuda")
+        fail("device", fmt::format("'{}' is neither 'host' nor 'cuda'",
+                                   plan.device));
+    }
     plan.vocab = getInteger(root, "vocab", "", 1);
     plan.maxLen = getInteger(root, "max_len", "", 1);
     plan.maxBatch = getInteger(root, "max_batch", "", 1);

@@ -14,6 +14,8 @@
 //   "model": "gpt_small",                // the .tfm model name
 //   "entry": "forward",
 //   "target": "x86-64-avx2",
+//   "device": "host",                    // or "cuda": kernels run on the GPU over
+//                                        // device memory (optional; default host)
 //   "vocab": 50257, "max_len": 1024,     // for input validation
 //   "max_batch": 1, "max_seq": 1024,     // what the arena was sized for
 //   "arena_bytes": 208998400,
@@ -138,6 +140,10 @@ struct PlanOutput {
 struct Plan {
   int64_t format = 1;
   std::string model, entry, target;
+  /// Where the kernels run and the arena, weights and KV cache live:
+  /// "host", or "cuda" (a CUDA build: the runtime keeps them in device
+  /// memory and passes device buffers to the kernels).
+  std::string device = "host";
   int64_t vocab = 0, maxLen = 0, maxBatch = 0, maxSeq = 0, arenaBytes = 0;
   std::vector<std::string> symbols;
   std::vector<PlanInput> inputs;

@@ -38,3 +38,41 @@ else:
     lit_config.note(f"gpt-3-encoder is not in {gpt3_encoder} (or node is missing): "
                     "Tokenizer/gpt3-encoder.test is UNSUPPORTED; `make npm-deps` installs it")
 config.substitutions.append(("%gpt3_encoder", gpt3_encoder))
+
+# CUDA. Compiling for --target cuda needs no GPU and no CUDA toolkit, so the
+# compile-only tests in CUDA/ run everywhere. Tests that run a CUDA build
+# need a GPU: `REQUIRES: cuda-device` (the driver, libcuda.so.1, loads,
+# cuInit(0) succeeds and it counts at least one GPU); without one they are
+# UNSUPPORTED, which run_tests.py counts as skipped, never as passed.
+def _cuda_status():
+    import ctypes
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        return False, f"cannot load libcuda.so.1 ({e})"
+    if driver.cuInit(0) != 0:
+        return True, "cuInit(0) failed"
+    count = ctypes.c_int(0)
+    if driver.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value <= 0:
+        return True, "the CUDA driver sees no GPU"
+    return True, None
+
+_cuda_driver, _cuda_problem = _cuda_status()
+if _cuda_driver:
+    config.available_features.add("cuda-driver")
+if _cuda_problem is None:
+    config.available_features.add("cuda-device")
+else:
+    lit_config.note(f"no CUDA device: {_cuda_problem}; the tests that run CUDA "
+                    "builds (REQUIRES: cuda-device) are UNSUPPORTED (skipped)")
+
+# NVIDIA's PTX assembler, when a CUDA toolkit happens to be installed: the
+# PTX of every kernel is then assembled for sm_80 and sm_90 (spills, shared
+# memory). Never needed to build or run tfmc.
+_ptxas = shutil.which("ptxas") or next(
+    (p for p in ["/usr/local/cuda/bin/ptxas"] if os.access(p, os.X_OK)), None)
+if _ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", _ptxas))
+else:
+    lit_config.note("ptxas is not installed: CUDA/ptxas.test is UNSUPPORTED")

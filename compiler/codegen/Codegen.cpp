@@ -33,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -334,6 +335,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
 
   KernelSpec spec;
   spec.tile = tilePlanOf(op);
+  spec.gpu = target.isGpu();
   Value result = op->getResult(0);
   const Shape &out = shapes[result];
   spec.width = lastDim(result);
@@ -575,6 +577,9 @@ LogicalResult EntryLowering::run() {
           {"model", module.getSymName() ? module.getSymName()->str() : "model"},
           {"entry", func.getSymName().str()},
           {"target", target.name},
+          // Where the arena, the weights and the KV cache live: "cuda"
+          // plans run their kernels on the GPU over device memory.
+          {"device", target.isGpu() ? "cuda" : "host"},
           {"vocab", vocab},
           {"max_len", intAttr("tfm.max_len")},
           {"max_batch", intAttr("tfm.max_batch")},
@@ -684,10 +689,9 @@ std::string defaultCacheDir() {
 
 LogicalResult emitArtifact(ModuleOp module, const CodegenOptions &options,
                            llvm::raw_ostream &os) {
-  if (options.target.isGpu())
-    return fail("--target " + options.target.name +
-                ": this build of tfmc emits CPU code only; use host, "
-                "x86-64-avx2 or x86-64-avx512");
+  if (options.target.isGpu() && options.autoschedule)
+    return fail("--scheduler adams2019 schedules CPU kernels only (Halide 14 "
+                "has no GPU autoscheduler); CUDA targets use their tile plans");
   ModuleTables tables(module);
   LoweredModule entry;
   for (func::FuncOp func : module.getOps<func::FuncOp>()) {
@@ -706,9 +710,17 @@ LogicalResult emitArtifact(ModuleOp module, const CodegenOptions &options,
 
   if (options.artifact == Artifact::Halide) {
     for (const auto &[name, kernel] : entry.kernels) {
+      std::string description;
+      try {
+        description = describeKernel(kernel.first, name, entry.halideTarget);
+      } catch (const std::exception &e) {
+        std::string message = e.what();
+        std::replace(message.begin(), message.end(), '\n', ' ');
+        return fail("Halide cannot lower kernel " + name + ": " + message);
+      }
       os << "// kernel " << name << ": " << kernel.second->getName() << " at "
          << kernel.second->getLoc() << "\n"
-         << describeKernel(kernel.first, name, entry.halideTarget) << "\n";
+         << description << "\n";
     }
     return success();
   }
@@ -738,12 +750,16 @@ LogicalResult emitArtifact(ModuleOp module, const CodegenOptions &options,
         })))
       return failure();
   }
+  // One Halide runtime per binary; a CUDA target's includes Halide's CUDA
+  // runtime, which loads the driver (libcuda) when the program runs.
   std::string runtimeTarget =
-      halideTargetFor(entry.firstPlan()["target"] == "x86-64-avx512" ||
-                              options.target.vectorLanes == 16
-                          ? "x86-64-avx512"
-                          : "x86-64-avx2",
-                      /*withRuntime=*/true);
+      options.target.isGpu()
+          ? halideTargetFor(options.target.name, /*withRuntime=*/true)
+          : halideTargetFor(entry.firstPlan()["target"] == "x86-64-avx512" ||
+                                    options.target.vectorLanes == 16
+                                ? "x86-64-avx512"
+                                : "x86-64-avx2",
+                            /*withRuntime=*/true);
   std::string runtimeObject =
       options.cacheDir + "/halide_runtime_" +
       hexDigest(runtimeTarget + "|" + TFMC_VERSION) + ".o";

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/HalideKernels.h"
+#include "compiler/codegen/HalideKernelsInternal.h"
 
 #include "Halide.h"
 
@@ -27,11 +28,7 @@ namespace {
 
 using namespace Halide;
 
-/// A pipeline ready to compile: its output and its arguments in order.
-struct BuiltKernel {
-  Func output;
-  std::vector<ImageParam> arguments;
-};
+using detail::BuiltKernel;
 
 Expr negativeInfinity() { return Expr(-std::numeric_limits<float>::infinity()); }
 
@@ -86,26 +83,37 @@ Var scheduleRows(Func out, Var w, Var r, const KernelSpec &spec) {
   return ri;
 }
 
-BuiltKernel embedding(const KernelSpec &spec) {
+} // namespace
+
+BuiltKernel detail::embeddingAlgorithm(const KernelSpec &spec) {
   ImageParam ids(Int(64), 2, "ids");
   ImageParam table(Float(32), 2, "table");
-  Var d("d"), s("s"), b("b"), sb("sb");
+  Var d("d"), s("s"), b("b");
   Func out("embedding");
   // The runtime rejects ids outside [0, vocab); the clamp keeps bounds
   // inference finite.
   Expr row = clamp(cast<int32_t>(ids(s, b)), 0, int(spec.rows) - 1);
   out(d, s, b) = table(d, row);
-  if (spec.autoschedule)
-    return {out, {ids, table}};
-
-  out.fuse(s, b, sb);
-  scheduleRows(out, d, sb, spec);
-  return {out, {ids, table}};
+  return {out, {ids, table}, {}};
 }
 
-BuiltKernel positions(const KernelSpec &spec) {
-  ImageParam x(Float(32), 3, "x");
+namespace {
+
+BuiltKernel embedding(const KernelSpec &spec) {
+  BuiltKernel kernel = detail::embeddingAlgorithm(spec);
+  if (spec.autoschedule)
+    return kernel;
   Var d("d"), s("s"), b("b"), sb("sb");
+  kernel.output.fuse(s, b, sb);
+  scheduleRows(kernel.output, d, sb, spec);
+  return kernel;
+}
+
+} // namespace
+
+BuiltKernel detail::positionsAlgorithm(const KernelSpec &spec) {
+  ImageParam x(Float(32), 3, "x");
+  Var d("d"), s("s"), b("b");
   Func out("positions");
   std::vector<ImageParam> arguments{x};
   if (spec.learned) {
@@ -121,17 +129,28 @@ BuiltKernel positions(const KernelSpec &spec) {
                  exp(even * Expr(-std::log(10000.0) / double(spec.width)));
     pe(d, s) = cast<float>(select(d % 2 == 0, sin(angle), cos(angle)));
     out(d, s, b) = x(d, s, b) + pe(d, s);
-    if (!spec.autoschedule)
-      pe.compute_root().parallel(s);
+    return {out, arguments, {{"sinusoid", pe}}};
   }
-  if (spec.autoschedule)
-    return {out, arguments};
-  out.fuse(s, b, sb);
-  scheduleRows(out, d, sb, spec);
-  return {out, arguments};
+  return {out, arguments, {}};
 }
 
-BuiltKernel elementwise(const KernelSpec &spec) {
+namespace {
+
+BuiltKernel positions(const KernelSpec &spec) {
+  BuiltKernel kernel = detail::positionsAlgorithm(spec);
+  if (spec.autoschedule)
+    return kernel;
+  Var d("d"), s("s"), b("b"), sb("sb");
+  if (kernel.stages.count("sinusoid"))
+    kernel.stages["sinusoid"].compute_root().parallel(s);
+  kernel.output.fuse(s, b, sb);
+  scheduleRows(kernel.output, d, sb, spec);
+  return kernel;
+}
+
+} // namespace
+
+BuiltKernel detail::elementwiseAlgorithm(const KernelSpec &spec) {
   ImageParam x(Float(32), 2, "x");
   Var w("w"), r("r");
   Func out(spec.kind == KernelKind::Scale ? "scale" : "activation");
@@ -150,9 +169,16 @@ BuiltKernel elementwise(const KernelSpec &spec) {
     break;
   }
   }
+  return {out, arguments, {}};
+}
+
+namespace {
+
+BuiltKernel elementwise(const KernelSpec &spec) {
+  BuiltKernel kernel = detail::elementwiseAlgorithm(spec);
   if (!spec.autoschedule)
-    scheduleRows(out, w, r, spec);
-  return {out, arguments};
+    scheduleRows(kernel.output, Var("w"), Var("r"), spec);
+  return kernel;
 }
 
 BuiltKernel linear(const KernelSpec &spec) {
@@ -236,7 +262,9 @@ BuiltKernel linear(const KernelSpec &spec) {
   return {out, arguments};
 }
 
-BuiltKernel layerNorm(const KernelSpec &spec) {
+} // namespace
+
+BuiltKernel detail::layerNormAlgorithm(const KernelSpec &spec) {
   ImageParam x(Float(32), 2, "x");
   ImageParam residual(Float(32), 2, "residual");
   ImageParam gamma(Float(32), 1, "gamma");
@@ -263,16 +291,24 @@ BuiltKernel layerNorm(const KernelSpec &spec) {
   variance(r) += centred * centred;
   Expr inverse = 1.0f / sqrt(variance(r) / width + float(spec.factor));
   out(w, r) = (sum(w, r) - mu) * inverse * gamma(w) + beta(w);
+  return {out,
+          arguments,
+          {{"sum_in", sum}, {"mean", mean}, {"variance", variance}}};
+}
 
+namespace {
+
+BuiltKernel layerNorm(const KernelSpec &spec) {
+  BuiltKernel kernel = detail::layerNormAlgorithm(spec);
   if (spec.autoschedule)
-    return {out, arguments};
+    return kernel;
   // The row's sum is read three times (mean, variance, output): keep it.
-  Var row = scheduleRows(out, w, r, spec);
-  sum.compute_at(out, row).vectorize(w, lanesOf(spec),
-                                     TailStrategy::GuardWithIf);
-  mean.compute_at(out, row);
-  variance.compute_at(out, row);
-  return {out, arguments};
+  Var row = scheduleRows(kernel.output, Var("w"), Var("r"), spec);
+  kernel.stages["sum_in"].compute_at(kernel.output, row)
+      .vectorize(Var("w"), lanesOf(spec), TailStrategy::GuardWithIf);
+  kernel.stages["mean"].compute_at(kernel.output, row);
+  kernel.stages["variance"].compute_at(kernel.output, row);
+  return kernel;
 }
 
 BuiltKernel attention(const KernelSpec &spec) {
@@ -374,6 +410,8 @@ BuiltKernel attention(const KernelSpec &spec) {
 }
 
 BuiltKernel build(const KernelSpec &spec) {
+  if (spec.gpu)
+    return detail::buildGpu(spec);
   switch (spec.kind) {
   case KernelKind::Embedding:
     return embedding(spec);
@@ -395,7 +433,13 @@ BuiltKernel build(const KernelSpec &spec) {
 
 } // namespace
 
+Expr detail::activation(ActivationFn fn, Expr x) {
+  return applyActivation(fn, x);
+}
+
 std::string halideTargetFor(const std::string &targetName, bool withRuntime) {
+  if (std::string gpu = detail::gpuHalideTargetFor(targetName); !gpu.empty())
+    return withRuntime ? gpu : gpu + "-no_runtime";
   std::string target = "x86-64-linux-sse41-avx-f16c-fma-avx2";
   if (targetName == "x86-64-avx512")
     target += "-avx512-avx512_skylake";
@@ -488,6 +532,9 @@ bool compileRuntime(const std::string &halideTarget,
 std::string describeKernel(const KernelSpec &spec, const std::string &name,
                            const std::string &halideTarget) {
   auto [pipeline, arguments] = lowerable(spec, halideTarget);
+  std::string loopNest;
+  if (spec.gpu)
+    loopNest = "// loop nest\n" + detail::gpuLoopNest(pipeline) + "\n";
   char path[] = "/tmp/tfmc-stmt-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0)
@@ -499,7 +546,7 @@ std::string describeKernel(const KernelSpec &spec, const std::string &name,
   std::stringstream text;
   text << in.rdbuf();
   std::remove(path);
-  return text.str();
+  return loopNest + text.str();
 }
 
 const char *kernelGeneratorStamp() { return __DATE__ " " __TIME__; }

@@ -68,6 +68,9 @@ struct KernelSpec {
   int64_t heads = 0, headDim = 0, valueHeadDim = 0, window = 0;
   bool causal = false, padding = false;
   TilePlan tile;
+  /// A GPU (CUDA) kernel: gpu_blocks/gpu_threads schedules from a GPU tile
+  /// plan (HalideGpuKernels.cpp) instead of the CPU schedule.
+  bool gpu = false;
   /// Schedule with the tile plan (tfmc's own), or leave the algorithm to
   /// Halide's Adams2019 autoscheduler (a benchmark peer for the tile pass).
   bool autoschedule = false;
@@ -77,6 +80,10 @@ struct KernelSpec {
 };
 
 /// Halide's target string for one of tfmc's targets (codegen/Target.h).
+/// CUDA targets get Halide 14's CUDA feature with the highest compute
+/// capability it supports that the target's GPU runs (80 for cuda and
+/// cuda-sm80; 86, Halide 14's highest, for cuda-sm90, whose GPUs run that
+/// PTX through the driver's JIT).
 std::string halideTargetFor(const std::string &targetName, bool withRuntime);
 
 /// AOT-compiles the kernel into `objectPath` as function `name` (and

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,88 @@ std::string takeHalideError() { return std::exchange(fakeHalideError, {}); }
 void setHalideThreads(int threads) { fakeThreads = threads; }
 } // namespace tfmc::runtime
 
+// A fake GPU for plans with "device": "cuda": device memory is host memory
+// this double owns, so the executor's device path (uploads at load, device
+// buffers for every kernel argument, one input upload and one output
+// download per call) runs and is checked without CUDA.
+namespace {
+halide_device_interface_t fakeDeviceInterface{};
+std::string fakeDeviceOpenError;     // openCudaDevice's answer when set
+std::string fakeDownloadError;       // deviceDownload's answer when set
+std::map<std::uint64_t, std::vector<uint8_t>> fakeDeviceMemory;
+int fakeUploads = 0, fakeDownloads = 0, fakeSyncs = 0;
+
+/// Whether [address, address + bytes) lies inside one fake allocation.
+bool fakeDeviceHolds(std::uint64_t address, std::size_t bytes) {
+  auto it = fakeDeviceMemory.upper_bound(address);
+  if (it == fakeDeviceMemory.begin())
+    return false;
+  --it;
+  return address + bytes <= it->first + it->second.size();
+}
+} // namespace
+
+namespace tfmc::runtime {
+bool openCudaDevice(std::string &error) {
+  if (fakeDeviceOpenError.empty())
+    return true;
+  error = fakeDeviceOpenError;
+  return false;
+}
+bool deviceAllocate(std::size_t bytes, std::uint64_t &address,
+                    std::string &error) {
+  // Poisoned: what the executor does not upload reads as NaN.
+  std::vector<uint8_t> memory(bytes, 0xff);
+  address = reinterpret_cast<std::uint64_t>(memory.data());
+  fakeDeviceMemory[address] = std::move(memory);
+  return true;
+}
+void deviceFree(std::uint64_t address) { fakeDeviceMemory.erase(address); }
+bool deviceUpload(std::uint64_t address, const void *host, std::size_t bytes,
+                  std::string &error) {
+  if (!fakeDeviceHolds(address, bytes)) {
+    error = "upload outside device memory";
+    return false;
+  }
+  ++fakeUploads;
+  std::memcpy(reinterpret_cast<void *>(address), host, bytes);
+  return true;
+}
+bool deviceDownload(void *host, std::uint64_t address, std::size_t bytes,
+                    std::string &error) {
+  if (!fakeDownloadError.empty()) {
+    error = fakeDownloadError;
+    return false;
+  }
+  if (!fakeDeviceHolds(address, bytes)) {
+    error = "download outside device memory";
+    return false;
+  }
+  ++fakeDownloads;
+  std::memcpy(host, reinterpret_cast<const void *>(address), bytes);
+  return true;
+}
+bool deviceWrap(halide_buffer_t &buffer, std::uint64_t address,
+                std::string &error) {
+  if (buffer.device) {
+    error = "buffer already wrapped";
+    return false;
+  }
+  buffer.device = address;
+  buffer.device_interface = &fakeDeviceInterface;
+  return true;
+}
+void deviceDetach(halide_buffer_t &buffer) {
+  buffer.device = 0;
+  buffer.device_interface = nullptr;
+  buffer.flags = 0;
+}
+bool deviceSynchronize(std::string &error) {
+  ++fakeSyncs;
+  return true;
+}
+} // namespace tfmc::runtime
+
 //===----------------------------------------------------------------------===//
 // Fake kernels: int NAME(void **args), every arg a halide_buffer_t *
 //===----------------------------------------------------------------------===//
@@ -61,15 +144,19 @@ bool checkBuffer(const halide_buffer_t *buffer, const char *name, int rank,
     fakeHalideError = std::string("buffer ") + name + " " + what;
     return false;
   };
-  if (!buffer || !buffer->host)
+  // On the fake GPU, a buffer is device memory only; on the host, host
+  // memory only.
+  const bool onDevice = buffer && buffer->device_interface == &fakeDeviceInterface;
+  if (!buffer || !(onDevice ? buffer->device != 0 : buffer->host != nullptr))
     return failWith("is null");
   if (buffer->dimensions != rank)
     return failWith("has " + std::to_string(buffer->dimensions) + " dims");
   if (buffer->type.code != code || buffer->type.bits != bits ||
       buffer->type.lanes != 1)
     return failWith("has the wrong type");
-  if (buffer->device || buffer->device_interface || buffer->flags)
-    return failWith("has device state");
+  if (onDevice ? (buffer->host || buffer->flags)
+               : (buffer->device || buffer->device_interface || buffer->flags))
+    return failWith(onDevice ? "has host state" : "has device state");
   int32_t stride = 1;
   for (int d = 0; d < rank; ++d) {
     if (buffer->dim[d].min != 0 || buffer->dim[d].stride != stride ||
@@ -77,7 +164,16 @@ bool checkBuffer(const halide_buffer_t *buffer, const char *name, int rank,
       return failWith("is not dense in dim " + std::to_string(d));
     stride *= buffer->dim[d].extent;
   }
+  if (onDevice &&
+      !fakeDeviceHolds(buffer->device, std::size_t(stride) * (bits / 8)))
+    return failWith("is outside device memory");
   return true;
+}
+
+/// Where a buffer's elements are: device memory on the fake GPU.
+uint8_t *dataOf(const halide_buffer_t *buffer) {
+  return buffer->device ? reinterpret_cast<uint8_t *>(buffer->device)
+                        : buffer->host;
 }
 
 halide_buffer_t *arg(void **args, int i) {
@@ -104,9 +200,9 @@ int tfmc_test_embed(void **args) {
     fakeHalideError = "out has the wrong extents";
     return -1;
   }
-  const auto *idData = reinterpret_cast<const int64_t *>(ids->host);
-  const auto *tableData = reinterpret_cast<const float *>(table->host);
-  auto *outData = reinterpret_cast<float *>(out->host);
+  const auto *idData = reinterpret_cast<const int64_t *>(dataOf(ids));
+  const auto *tableData = reinterpret_cast<const float *>(dataOf(table));
+  auto *outData = reinterpret_cast<float *>(dataOf(out));
   for (int32_t t = 0; t < batch * length; ++t) {
     int64_t id = idData[t];
     if (id < 0 || id >= rows) {
@@ -132,9 +228,9 @@ int tfmc_test_scale_mask(void **args) {
     fakeHalideError = "mask has the wrong extents";
     return -1;
   }
-  const auto *inData = reinterpret_cast<const float *>(in->host);
-  const auto *maskData = reinterpret_cast<const int64_t *>(mask->host);
-  auto *outData = reinterpret_cast<float *>(out->host);
+  const auto *inData = reinterpret_cast<const float *>(dataOf(in));
+  const auto *maskData = reinterpret_cast<const int64_t *>(dataOf(mask));
+  auto *outData = reinterpret_cast<float *>(dataOf(out));
   for (int32_t p = 0; p < positions; ++p)
     for (int32_t d = 0; d < width; ++d)
       outData[p * width + d] =
@@ -157,9 +253,9 @@ int tfmc_test_linear(void **args) {
     fakeHalideError = "linear extents disagree";
     return -1;
   }
-  const auto *inData = reinterpret_cast<const float *>(in->host);
-  const auto *weightData = reinterpret_cast<const float *>(weight->host);
-  auto *outData = reinterpret_cast<float *>(out->host);
+  const auto *inData = reinterpret_cast<const float *>(dataOf(in));
+  const auto *weightData = reinterpret_cast<const float *>(dataOf(weight));
+  auto *outData = reinterpret_cast<float *>(dataOf(out));
   for (int32_t r = 0; r < rows; ++r)
     for (int32_t n = 0; n < outer; ++n) {
       float sum = 0;
@@ -345,6 +441,9 @@ protected:
     weights = writeWeights("w.safetensors");
     fakeHalideError.clear();
     embedIdsExtents.clear();
+    fakeDeviceOpenError.clear();
+    fakeDownloadError.clear();
+    fakeUploads = fakeDownloads = fakeSyncs = 0;
   }
   void TearDown() override { std::filesystem::remove_all(dir); }
 
@@ -870,6 +969,91 @@ TEST_F(RuntimeTest, SetThreadsGoesThroughTheHooks) {
 }
 
 //===----------------------------------------------------------------------===//
+// Plans compiled for CUDA ("device": "cuda"), on the test double's fake GPU
+//===----------------------------------------------------------------------===//
+
+Plan cudaPlan() {
+  Json json = Json::parse(tfmc_plan_json);
+  json["device"] = "cuda";
+  std::string error;
+  std::optional<Plan> plan = parsePlan(json.dump(), error);
+  EXPECT_TRUE(plan) << error;
+  return plan ? *plan : Plan();
+}
+
+TEST_F(RuntimeTest, ACudaPlanRunsOverDeviceMemory) {
+  Plan plan = cudaPlan();
+  EXPECT_EQ(plan.device, "cuda");
+  EXPECT_EQ(tinyPlan().device, "host");
+  ASSERT_TRUE(fakeDeviceMemory.empty());
+  {
+    std::unique_ptr<Model> model = load(plan, weights);
+    ASSERT_TRUE(model);
+    // At load: the 4 weights and the zeroed arena are uploaded, and each of
+    // the 2 inputs gets a staging buffer.
+    EXPECT_EQ(fakeUploads, 5);
+    EXPECT_EQ(fakeDeviceMemory.size(), 7u);
+    // Every kernel argument is device memory only (the fake kernels check
+    // it), and the numbers are the host plan's.
+    std::vector<int64_t> ids = {1, 2, 3, 9, 0, 5}, mask = {1, 1, 1, 1, 1, 0};
+    std::vector<int64_t> shape;
+    EXPECT_EQ(run(*model,
+                  {{"input_ids", ints({2, 3}, ids)},
+                   {"attention_mask", ints({2, 3}, mask)}},
+                  &shape),
+              referenceLogits(ids, mask));
+    EXPECT_EQ(shape, (std::vector<int64_t>{2, 3, 3}));
+    // Per call: each input is uploaded once, the output downloaded once.
+    EXPECT_EQ(fakeUploads, 7);
+    EXPECT_EQ(fakeDownloads, 1);
+    // An absent mask is uploaded as ones.
+    EXPECT_EQ(run(*model, {{"input_ids", ints({1, 2}, {4, 7})}}),
+              referenceLogits({4, 7}, {}));
+    EXPECT_EQ(fakeUploads, 9);
+    EXPECT_EQ(fakeDownloads, 2);
+    // Timed steps wait for their kernel.
+    std::vector<double> times;
+    model->setStepTimes(&times);
+    run(*model, {{"input_ids", ints({1, 2}, {4, 7})}});
+    model->setStepTimes(nullptr);
+    EXPECT_EQ(times.size(), 3u);
+    EXPECT_EQ(fakeSyncs, 3);
+  }
+  // Device memory is freed with the model.
+  EXPECT_TRUE(fakeDeviceMemory.empty());
+}
+
+TEST_F(RuntimeTest, ACudaPlanWithoutAGpuIsOneLineError) {
+  fakeDeviceOpenError = "no CUDA device: cannot load the CUDA driver "
+                        "(libcuda.so.1: cannot open shared object file: No "
+                        "such file or directory)";
+  EXPECT_EQ(createError(cudaPlan(), weights), fakeDeviceOpenError);
+  EXPECT_TRUE(fakeDeviceMemory.empty());
+  // Weight errors come first, as on the host.
+  EXPECT_EQ(createError(cudaPlan(), pathOf("missing.safetensors")),
+            createError(tinyPlan(), pathOf("missing.safetensors")));
+}
+
+TEST_F(RuntimeTest, ADeviceCopyFailureNamesTheCopy) {
+  std::unique_ptr<Model> model = load(cudaPlan(), weights);
+  ASSERT_TRUE(model);
+  fakeDownloadError = "CUDA: cuMemcpyDtoH failed: CUDA_ERROR_ILLEGAL_ADDRESS";
+  EXPECT_EQ(forwardError(*model, {{"input_ids", ints({1, 2}, {4, 7})}}),
+            "cannot copy the output 'logits' from the GPU: CUDA: cuMemcpyDtoH "
+            "failed: CUDA_ERROR_ILLEGAL_ADDRESS");
+  fakeDownloadError.clear();
+  EXPECT_EQ(run(*model, {{"input_ids", ints({1, 2}, {4, 7})}}),
+            referenceLogits({4, 7}, {}));
+}
+
+TEST_F(RuntimeTest, APlanDeviceIsHostOrCuda) {
+  Json json = Json::parse(tfmc_plan_json);
+  json["device"] = "tpu";
+  EXPECT_EQ(planError(json.dump()),
+            "plan: device: 'tpu' is neither 'host' nor 'cuda'");
+}
+
+//===----------------------------------------------------------------------===//
 // The C API
 //===----------------------------------------------------------------------===//
 
@@ -1115,6 +1299,7 @@ TEST_F(CommandTest, InfoAndHelp) {
             "model: tiny\n"
             "entry: forward\n"
             "target: host\n"
+            "device: host\n"
             "input: input_ids [B, S] (token ids)\n"
             "input: attention_mask [B, S] (mask, optional)\n"
             "output: logits [B, S, 3] f32\n"
