@@ -18,11 +18,14 @@
 //    are grouped into parallel tasks; with one row the groups are small
 //    enough for four tasks per core. K past a multiple of the vector reads
 //    zeros; M and N tails are guarded.
-//  - Attention. One task per (batch, head, query block). Scores of a query
-//    block against all keys sit in a per-task scratch (two-pass softmax), so
-//    query_block is the largest power of two up to 32 whose scratch
-//    (2 x query_block x max_seq x 4 bytes) fits in half of L2. With a causal
-//    or window mask the key loop of each query block is bounded, so fully
+//  - Attention. One task per (batch, head, query block) of 16 queries (a
+//    whole number of vectors; the causal diagonal wastes 8 keys per query
+//    on average). The block's scores and probabilities sit in per-task
+//    scratch (two-pass softmax, 2 x 16 x max_seq x 4 bytes: 512 KiB at
+//    4096 keys), stored with the query innermost so that the softmax
+//    vectorises across queries. Q·Kᵀ and P·V are register-blocked
+//    broadcast micro-kernels (chooseAttentionTiles). With a causal or
+//    window mask the key loop of each query block is bounded, so fully
 //    masked key blocks are never computed (skip_masked_blocks).
 //  - Row kernels (layer_norm, softmax) and elementwise kernels vectorise the
 //    last dimension and run rows in parallel, unrolled when the width allows.
@@ -103,25 +106,51 @@ struct MicroTile {
   int64_t vectors = 1;
 };
 
-/// The register-blocked micro tile for attention's Q·Kᵀ (broadcast form):
-/// `rows` queries times `vectors` vectors of keys.
-MicroTile chooseMicroTile(const TargetDescription &target, int64_t n) {
-  MicroTile best;
+/// Attention's two register-blocked micro-kernels on a CPU. A block of
+/// query_block queries is a whole number of vectors (qv = query_block /
+/// lanes), and both kernels keep their accumulators in registers:
+///  - Q·Kᵀ: qv vectors of queries x micro_k keys, one key value broadcast
+///    per FMA: qv·micro_k accumulators + qv query vectors + 1 broadcast.
+///  - P·V: pv_queries queries x pv_vectors vectors of the value head, one
+///    probability broadcast per query: pv_queries·pv_vectors + pv_vectors
+///    + 1 registers; per key it loads pv_vectors + pv_queries values for
+///    pv_queries·pv_vectors FMAs.
+struct AttentionTiles {
+  int64_t queryBlock = 16, scoreKeys = 1, pvQueries = 1, pvVectors = 1;
+};
+
+AttentionTiles chooseAttentionTiles(const TargetDescription &target,
+                                    int64_t valueHeadSize) {
+  AttentionTiles tiles;
+  int64_t lanes = target.vectorLanes;
+  tiles.queryBlock = std::max<int64_t>(16, lanes);
+  int64_t queryVectors = tiles.queryBlock / lanes;
+  while (tiles.scoreKeys < 16 &&
+         queryVectors * (tiles.scoreKeys + 1) + queryVectors + 1 <=
+             target.vectorRegisters)
+    ++tiles.scoreKeys;
+  int64_t valueVectors =
+      ShapedType::isDynamic(valueHeadSize) || valueHeadSize < lanes
+          ? 1
+          : valueHeadSize / lanes;
   double bestScore = 0;
-  for (int64_t rows = 1; rows <= 8; ++rows) {
-    for (int64_t vectors = 1; vectors <= 4; ++vectors) {
-      if (rows * vectors + vectors + 1 > target.vectorRegisters)
+  for (int64_t vectors = 1; vectors <= 4; ++vectors) {
+    if (valueVectors % vectors != 0)
+      continue;
+    for (int64_t queries = 1; queries <= 8; queries *= 2) {
+      if (tiles.queryBlock % queries != 0 ||
+          queries * vectors + vectors + 1 > target.vectorRegisters)
         continue;
-      double fmasPerLoad = double(rows * vectors) / double(rows + vectors);
-      double score =
-          fmasPerLoad * utilization(n, vectors * target.vectorLanes);
-      if (score > bestScore + 1e-9) {
+      double score = double(queries * vectors) / double(queries + vectors);
+      if (score > bestScore + 1e-9 ||
+          (score > bestScore - 1e-9 && vectors > tiles.pvVectors)) {
         bestScore = score;
-        best = {rows, vectors};
+        tiles.pvQueries = queries;
+        tiles.pvVectors = vectors;
       }
     }
   }
-  return best;
+  return tiles;
 }
 
 /// The micro tile of the dot-product GEMM: `rows` rows of x times
@@ -252,6 +281,15 @@ int64_t headSize(AttentionOp attention) {
   return width / attention.getNumHeads();
 }
 
+/// Value head size of an attention in either layout.
+int64_t valueHeadSize(AttentionOp attention) {
+  auto value = cast<ShapedType>(attention.getValue().getType());
+  int64_t width = value.getShape().back();
+  if (!attention.isMergedLayout() || ShapedType::isDynamic(width))
+    return width;
+  return width / attention.getNumHeads();
+}
+
 DictionaryAttr planAttention(Builder &builder, const TargetDescription &target,
                              AttentionOp attention, int64_t maxSeq) {
   MaskAttr mask = attention.getMask();
@@ -285,22 +323,22 @@ DictionaryAttr planAttention(Builder &builder, const TargetDescription &target,
         .set("tail_k", "guard")
         .get();
   }
-  int64_t queryBlock = 32;
-  while (queryBlock > 8 &&
-         2 * queryBlock * maxSeq * kFloatBytes > target.l2Bytes / 2)
-    queryBlock /= 2;
-  // Q·Kᵀ vectorises along keys (dynamic); ·V along the head size.
-  MicroTile scores = chooseMicroTile(target, ShapedType::kDynamic);
+  int64_t valueSize = valueHeadSize(attention);
+  AttentionTiles tiles = chooseAttentionTiles(target, valueSize);
+  // A value head narrower than a vector is one narrower vector.
+  int64_t pvWidth = tiles.pvVectors * target.vectorLanes;
+  if (!ShapedType::isDynamic(valueSize))
+    pvWidth = std::min(pvWidth, valueSize);
   return PlanBuilder(builder)
       .set("kind", "attention")
       .set("target", target.name)
       .set("vector", target.vectorLanes)
-      .set("query_block", queryBlock)
-      .set("key_block", queryBlock)
-      .set("micro_q", scores.rows)
-      .set("micro_k", scores.vectors * target.vectorLanes)
+      .set("query_block", tiles.queryBlock)
+      .set("micro_k", tiles.scoreKeys)
+      .set("pv_queries", tiles.pvQueries)
+      .set("pv_width", pvWidth)
       .set("softmax", "two_pass")
-      .set("scratch_bytes", 2 * queryBlock * maxSeq * kFloatBytes)
+      .set("scratch_bytes", 2 * tiles.queryBlock * maxSeq * kFloatBytes)
       .setFlag("skip_masked_blocks", skipBlocks)
       .set("parallel", "batch,heads,query_blocks")
       .set("tail_q", "guard")

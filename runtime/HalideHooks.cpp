@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/HalideHooks.h"
+#include "runtime/HalideScratch.h"
 
 #include <HalideRuntime.h>
 
@@ -68,8 +69,10 @@ extern "C" void tfmcHalideErrorHandler(void *, const char *message) {
 
 void installHalideErrorHandler() {
   static std::once_flag installed;
-  std::call_once(installed,
-                 [] { halide_set_error_handler(tfmcHalideErrorHandler); });
+  std::call_once(installed, [] {
+    halide_set_error_handler(tfmcHalideErrorHandler);
+    installHalideScratchAllocator();
+  });
 }
 
 std::string takeHalideError() {

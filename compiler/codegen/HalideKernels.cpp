@@ -17,6 +17,7 @@
 
 #include "Halide.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -317,95 +318,149 @@ BuiltKernel attention(const KernelSpec &spec) {
   ImageParam v(Float(32), 4, "v");
   ImageParam keyPadding(Int(64), 2, "key_padding");
   std::vector<ImageParam> arguments{q, k, v};
-  Var e("e"), h("h"), qq("qq"), b("b"), kk("kk"), qi("qi"), qo("qo");
+  Var e("e"), h("h"), qq("qq"), b("b"), kk("kk"), qi("qi"), qo("qo"), d("d");
 
   // Queries in blocks of query_block: query qo·QB + qi. The block index is
   // a dimension of its own so that the causal bound below can name it
-  // (HALIDE14_NOTES.md): then bounds inference trims the scores and
-  // probabilities of each block, not only the reductions over them.
+  // (HALIDE14_NOTES.md): bounds inference then trims each block's scores.
+  // Every per-block Func keeps the query innermost (qi first), so the
+  // softmax vectorises across queries and Q·Kᵀ is a broadcast micro-kernel:
+  // a vector of queries times one key value per FMA.
   const int queryBlock = int(spec.tile.get("query_block", 16));
   Expr query = qo * queryBlock + qi;
+  Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
+  // Blocks and micro tiles past the ends read the last query / key row.
+  Expr queryIn = clamp(query, 0, queries - 1);
+  Expr keyIn = clamp(kk, 0, keys - 1);
 
-  // Whole vectors and blocks are computed past the ends: every input is
-  // read through a boundary condition.
-  Func qc = BoundaryConditions::repeat_edge(q);
-  Func kc = BoundaryConditions::repeat_edge(k);
-  Func vc = BoundaryConditions::repeat_edge(v);
-  Expr keys = k.dim(2).extent();
+  // Q of one block, transposed and pre-scaled: (qi, d).
+  Func queryT("query_t");
+  queryT(qi, d, qo, h, b) = q(d, h, queryIn, b) * float(spec.factor);
   RDom rd(0, int(spec.headDim), "rd");
-  // Kᵀ of one head, staged per task, so that scores vectorise along keys
-  // with contiguous loads (K itself is strided by H·Dh along keys).
-  Var d("d");
-  Func keysT("keys_t");
-  keysT(kk, d, h, b) = kc(d, h, kk, b);
-  Func score("score");
-  score(kk, qi, qo, h, b) = 0.0f;
-  score(kk, qi, qo, h, b) += qc(rd, h, query, b) * keysT(kk, rd, h, b);
+  Func dot("dot"), score("score");
+  dot(qi, kk, qo, h, b) = 0.0f;
+  // The block's keys, copied contiguously once per task (a 1/query_block
+  // share of the FMAs): the micro-kernel then reads each key row at a fixed
+  // offset, without a clamped index per load.
+  Func keyRows("key_rows");
+  keyRows(d, kk, h, b) = k(d, h, keyIn, b);
+  dot(qi, kk, qo, h, b) += queryT(qi, rd, qo, h, b) * keyRows(rd, kk, h, b);
+  score(qi, kk, qo, h, b) = dot(qi, kk, qo, h, b);
 
-  Expr allowed = cast<bool>(1);
-  if (spec.causal)
-    allowed = allowed && kk <= query;
-  if (spec.window > 0)
-    allowed = allowed && (spec.causal ? query - kk < int(spec.window)
-                                      : abs(query - kk) < int(spec.window));
-  if (spec.padding) {
+  // Whether query `query` may attend to key `key`.
+  if (spec.padding)
     arguments.push_back(keyPadding);
-    allowed =
-        allowed && BoundaryConditions::repeat_edge(keyPadding)(kk, b) != 0;
-  }
-  Func allow("allowed");
-  allow(kk, qi, qo, b) = allowed;
+  auto allowedAt = [&](Expr key) {
+    Expr allowed = cast<bool>(1);
+    if (spec.causal)
+      allowed = allowed && key <= query;
+    if (spec.window > 0)
+      allowed = allowed && (spec.causal ? query - key < int(spec.window)
+                                        : abs(query - key) < int(spec.window));
+    if (spec.padding)
+      allowed = allowed && keyPadding(clamp(key, 0, keys - 1), b) != 0;
+    return allowed;
+  };
 
-  // With a causal mask, the keys of block qo stop at the block's last
-  // query: key blocks above the diagonal are never computed. Within the
-  // diagonal block, `allowed` masks the rest.
+  // With a causal mask the keys of block qo stop at its last query: key
+  // blocks above the diagonal are never computed. Within the diagonal
+  // block `allowed` masks the rest.
   RDom rk(0, keys, "rk");
   if (spec.causal)
     rk.where(rk < (qo + 1) * queryBlock);
-  float scale = float(spec.factor);
+  // Masking is arithmetic, never a select around a Func call, which would
+  // change bounds inference (HALIDE14_NOTES.md, pitfall 1).
   Func rowMax("row_max"), probs("probs"), rowSum("row_sum"),
       weighted("weighted");
   rowMax(qi, qo, h, b) = negativeInfinity();
   rowMax(qi, qo, h, b) =
       max(rowMax(qi, qo, h, b),
-          select(allow(rk, qi, qo, b), score(rk, qi, qo, h, b) * scale,
-                 negativeInfinity()));
-  // A query whose keys are all masked has row_max = -inf and probabilities
-  // all 0 (never exp(nan)): its output is zeros.
-  probs(kk, qi, qo, h, b) =
-      select(allow(kk, qi, qo, b),
-             exp(score(kk, qi, qo, h, b) * scale - rowMax(qi, qo, h, b)),
-             0.0f);
+          score(qi, rk, qo, h, b) +
+              select(allowedAt(rk), 0.0f, negativeInfinity()));
+  // A query whose keys are all masked has row_max = -inf: it subtracts 0,
+  // its probabilities are all 0 and its output zeros (never exp(nan)).
+  // exp's argument is clamped at 0: masked scores may exceed the maximum.
+  Expr shift = select(rowMax(qi, qo, h, b) > negativeInfinity(),
+                      rowMax(qi, qo, h, b), 0.0f);
+  probs(qi, kk, qo, h, b) =
+      exp(min(score(qi, kk, qo, h, b) - shift, 0.0f)) *
+      select(allowedAt(kk), 1.0f, 0.0f);
   rowSum(qi, qo, h, b) = 0.0f;
-  rowSum(qi, qo, h, b) += probs(rk, qi, qo, h, b);
+  rowSum(qi, qo, h, b) += probs(qi, rk, qo, h, b);
   weighted(e, qi, qo, h, b) = 0.0f;
-  weighted(e, qi, qo, h, b) += probs(rk, qi, qo, h, b) * vc(e, h, rk, b);
-  Func out("attention");
-  Expr block = qq / queryBlock, inBlock = qq % queryBlock;
-  Expr total = rowSum(inBlock, block, h, b);
-  out(e, h, qq, b) = select(total > 0.0f,
-                            weighted(e, inBlock, block, h, b) / total, 0.0f);
+  weighted(e, qi, qo, h, b) += probs(qi, rk, qo, h, b) * v(e, h, rk, b);
+  Func blockOut("block_out"), out("attention");
+  Expr total = rowSum(qi, qo, h, b);
+  blockOut(e, qi, qo, h, b) =
+      select(total > 0.0f, weighted(e, qi, qo, h, b) / total, 0.0f);
+  out(e, h, qq, b) = blockOut(e, qq % queryBlock, qq / queryBlock, h, b);
 
   if (spec.autoschedule)
     return {out, arguments};
   // One task per (batch, query block, head); the block's scores and
   // probabilities live in per-task scratch.
-  int lanes = lanesOf(spec);
+  const int lanes = lanesOf(spec);
+  const int scoreKeys = int(spec.tile.get("micro_k", 6));
+  const int pvQueries = int(spec.tile.get("pv_queries", 4));
+  // The P·V tile's width must divide the value head size (vector loads of
+  // V never leave a head).
+  const int valueDim = int(spec.valueHeadDim);
+  int pvLanes = lanes;
+  while (pvLanes > 1 && valueDim % pvLanes != 0)
+    pvLanes /= 2;
+  int pvWidth = int(spec.tile.get("pv_width", 4 * lanes));
+  pvWidth = std::max(pvLanes, std::min(pvWidth, valueDim) / pvLanes * pvLanes);
+  while (valueDim % pvWidth != 0)
+    pvWidth -= pvLanes;
   Var qiLoop("qi_loop"), qoLoop("qo_loop"), task("task"), task2("task2");
   out.split(qq, qoLoop, qiLoop, queryBlock, TailStrategy::GuardWithIf)
-      .reorder(e, qiLoop, h, qoLoop, b)
-      .fuse(h, qoLoop, task)
+      .reorder(e, qiLoop, qoLoop, h, b)
+      .fuse(qoLoop, h, task)
       .fuse(task, b, task2)
       .parallel(task2)
-      .vectorize(e, lanes, TailStrategy::GuardWithIf);
-  keysT.compute_at(out, task2).vectorize(kk, lanes);
-  score.compute_at(out, task2).vectorize(kk, lanes);
-  score.update().reorder(kk, rd).vectorize(kk, lanes);
-  rowMax.compute_at(out, task2);
-  probs.compute_at(out, task2).vectorize(kk, lanes);
-  rowSum.compute_at(out, task2);
-  weighted.compute_at(out, qiLoop).vectorize(e, lanes);
-  weighted.update().reorder(e, rk).vectorize(e, lanes);
+      .vectorize(e, pvLanes, TailStrategy::GuardWithIf);
+  // The block's output, pvWidth x pvQueries at a time.
+  Var eo("eo"), ei("ei"), qio("qio"), qii("qii");
+  blockOut.compute_at(out, task2)
+      .bound_extent(qi, queryBlock)
+      .tile(e, qi, eo, qio, ei, qii, pvWidth, pvQueries,
+            TailStrategy::GuardWithIf)
+      .vectorize(ei, pvLanes)
+      .unroll(ei)
+      .unroll(qii);
+  queryT.compute_at(out, task2).vectorize(qi, lanes);
+  keyRows.compute_at(out, task2).vectorize(d, lanes, TailStrategy::GuardWithIf);
+  // Q·Kᵀ: a queryBlock x scoreKeys tile of dots stays in registers over the
+  // head dimension.
+  Var ko("ko"), ki("ki");
+  score.compute_at(out, task2)
+      .split(kk, ko, ki, scoreKeys)
+      .reorder(qi, ki, ko)
+      .vectorize(qi, lanes)
+      .unroll(ki);
+  dot.compute_at(score, ko)
+      .bound_extent(qi, queryBlock)
+      .bound_extent(kk, scoreKeys)
+      .vectorize(qi, lanes)
+      .unroll(kk);
+  dot.update().reorder(qi, kk, rd).vectorize(qi, lanes).unroll(qi).unroll(kk);
+  rowMax.compute_at(out, task2).vectorize(qi, lanes);
+  rowMax.update().vectorize(qi, lanes);
+  probs.compute_at(out, task2).vectorize(qi, lanes);
+  rowSum.compute_at(out, task2).vectorize(qi, lanes);
+  rowSum.update().vectorize(qi, lanes);
+  // P·V: pvQueries x pvWidth accumulators in registers over the keys.
+  weighted.compute_at(blockOut, eo)
+      .bound_extent(e, pvWidth)
+      .bound_extent(qi, pvQueries)
+      .vectorize(e, pvLanes)
+      .unroll(e)
+      .unroll(qi);
+  weighted.update()
+      .reorder(e, qi, rk)
+      .vectorize(e, pvLanes)
+      .unroll(e)
+      .unroll(qi);
   return {out, arguments};
 }
 

@@ -8,7 +8,7 @@
 //
 // With max-seq the same function is planned.
 // RUN: tfm-opt %s -tfm-tile="target=x86-64-avx2 max-seq=64" | FileCheck %s --check-prefix=WITH-SEQ
-// WITH-SEQ: tfm.attention {{.*}}query_block = 32 : i64, scratch_bytes = 16384 : i64
+// WITH-SEQ: tfm.attention {{.*}}query_block = 16 : i64, scratch_bytes = 8192 : i64
 
 // expected-error @+1 {{tfm-tile needs a sequence bound: set max-seq or a tfm.max_len attribute on the function}}
 func.func @no_max_len(%q: tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32> {

@@ -40,21 +40,21 @@
 // it exactly, tie, so the first (4x5) stays: micro_m = 4, micro_n = 5, and
 // 200 % 5 = 0: tail_n = "none"; 40 tiles / 32 -> 1 per task.
 //
-// ---- Attention's Q·Kᵀ micro tile (broadcast form): micro_q x micro_k -------
-// micro_q query rows times v vectors of keys; per key step it loads v key
-// vectors and broadcasts micro_q query values, so it needs micro_q·v (acc.)
-// + v + 1 registers. The key count is dynamic (utilization 1), so the score
-// is micro_q·v / (micro_q + v).
-// AVX2, 16 registers: rows·v + v + 1 <= 16 gives, at the largest rows per v,
-//   v=1: rows<=8 (8 is the loop's cap)  8/9   = 0.889
-//   v=2: rows<=6 (6·2+2+1 = 15)        12/8  = 1.500
-//   v=3: rows<=4 (4·3+3+1 = 16)        12/7  = 1.714  <- best
-//   v=4: rows<=2 (2·4+4+1 = 13)         8/6  = 1.333
-// so micro_q = 4 rows x 3 vectors = micro_k 24 keys (a 5x3 tile would need
-// 5·3+3+1 = 19 registers and spill).
-// AVX-512, 32 registers: v=3: rows<=8 (28), 24/11 = 2.18; v=4: rows<=6
-// (6·4+4+1 = 29), 24/10 = 2.40 <- best: micro_q = 6, micro_k = 4·16 = 64.
-//
+// ---- Attention's micro tiles (CPU) ------------------------------------------
+// A query block is 16 queries = qv vectors (AVX2: 2 ymm, AVX-512: 1 zmm).
+// Q·Kᵀ: qv query vectors x micro_k keys (one broadcast key value per FMA)
+// needs qv·micro_k + qv + 1 registers; micro_k is the largest <= 16 that fits:
+//   AVX2: 2·6+2+1 = 15 <= 16 (2·7+3 = 17 does not): micro_k = 6.
+//   AVX-512: 1·16+1+1 = 18 <= 32: micro_k = 16 (the cap).
+// P·V: pv_queries x pv_vectors accumulators (+ pv_vectors + 1 registers),
+// pv_vectors dividing the 64/lanes vectors of a value head, pv_queries a
+// power of two dividing 16; most FMAs per load (q·v/(q+v)), ties to the
+// wider tile:
+//   AVX2 (8 vectors per head): 4x2 -> 8/6 = 1.33 (13 registers), 2x4 the
+//   same, 4x4 needs 21: pv_vectors = 4 (pv_width 32), pv_queries = 2.
+//   AVX-512 (4 vectors): 4x4 -> 16/8 = 2.0 (21 registers), 4x8 needs 37:
+//   pv_width = 64, pv_queries = 4.
+
 // ---- CUDA GEMM -------------------------------------------------------------
 // Maximise block_m·block_n/(block_m + block_n) under: 32..256 threads,
 // (block_m + block_n)·block_k·4 <= 24576 bytes of shared memory, thread_m·
@@ -63,12 +63,9 @@
 // 8x8 thread tiles (16·16 = 256 threads, 64+8+8+16 = 96 registers).
 //
 // ---- Attention, 12 heads of 64 (merged [B, S, 768]), max seq 2048 ----------
-// CPU: query_block = the largest power of two <= 32 whose two-pass scratch
-// 2·query_block·2048·4 fits in half of L2: AVX2 (262144): 32 needs 524288,
-// 16 needs 262144: query_block = 16; AVX-512 (655360): 32 fits (524288).
-// micro_q x micro_k as derived above: AVX2 4 x 24, AVX-512 6 x 64.
-// The head size 64 is a whole number of vectors: tail_d = "none".
-// With max-seq 1024 on AVX2, 2·32·1024·4 = 262144 fits: query_block = 32.
+// CPU: query_block 16; scratch_bytes = 2·16·2048·4 = 262144 (1024 keys:
+// 131072). Micro tiles as derived above. The head size 64 is a whole number
+// of vectors: tail_d = "none".
 // On CUDA query_block starts at 128 and halves while 12 heads · ceil(2048 /
 // query_block) < 2·108 SMs: 128 -> 12·16 = 192 < 216 -> 64 -> 12·32 = 384:
 // query_block = 64 = threads. key_block: 2·key_block·64·4 <= 24576: 128 ->
@@ -93,15 +90,15 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   %k = tfm.linear %x, %wk : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %v = tfm.linear %x, %wv : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
 
-  // AVX2-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {key_block = 16 : i64, kind = "attention", micro_k = 24 : i64, micro_q = 4 : i64, parallel = "batch,heads,query_blocks", query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, softmax = "two_pass", tail_d = "none", {{.*}}vector = 8 : i64}
-  // AVX512-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {key_block = 32 : i64, kind = "attention", micro_k = 64 : i64, micro_q = 6 : i64, parallel = "batch,heads,query_blocks", query_block = 32 : i64, scratch_bytes = 524288 : i64, skip_masked_blocks = true, softmax = "two_pass", tail_d = "none", {{.*}}vector = 16 : i64}
+  // AVX2-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {kind = "attention", micro_k = 6 : i64, parallel = "batch,heads,query_blocks", pv_queries = 2 : i64, pv_width = 32 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, softmax = "two_pass", tail_d = "none", {{.*}}vector = 8 : i64}
+  // AVX512-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {kind = "attention", micro_k = 16 : i64, parallel = "batch,heads,query_blocks", pv_queries = 4 : i64, pv_width = 64 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, softmax = "two_pass", tail_d = "none", {{.*}}vector = 16 : i64}
   // CUDA-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {key_block = 32 : i64, kind = "attention", parallel = "batch,heads,query_blocks", query_block = 64 : i64, shared_bytes = 16384 : i64, skip_masked_blocks = true, softmax = "online", {{.*}}threads = 64 : i64}
-  // SEQ1024: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}query_block = 32 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true
+  // SEQ1024: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}query_block = 16 : i64, scratch_bytes = 131072 : i64, skip_masked_blocks = true
   %c = tfm.attention %q, %k, %v, key_padding %kp {heads = 12 : i64, mask = #tfm.mask<causal, padding>, scale = 0.125 : f64} : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?xi64> -> tensor<?x?x768xf32>
 
   // Padding only: no key block is masked entirely for every query.
   // AVX2-PLAN: tfm.attention {{.*}}mask = #tfm.mask<padding>{{.*}}query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = false,
-  // AVX512-PLAN: tfm.attention {{.*}}mask = #tfm.mask<padding>{{.*}}query_block = 32 : i64, scratch_bytes = 524288 : i64, skip_masked_blocks = false,
+  // AVX512-PLAN: tfm.attention {{.*}}mask = #tfm.mask<padding>{{.*}}query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = false,
   // CUDA-PLAN: tfm.attention {{.*}}mask = #tfm.mask<padding>{{.*}}query_block = 64 : i64, shared_bytes = 16384 : i64, skip_masked_blocks = false,
   // SEQ1024: tfm.attention {{.*}}mask = #tfm.mask<padding>{{.*}}skip_masked_blocks = false,
   %p = tfm.attention %c, %k, %v, key_padding %kp {heads = 12 : i64, mask = #tfm.mask<padding>, scale = 0.125 : f64} : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?xi64> -> tensor<?x?x768xf32>
