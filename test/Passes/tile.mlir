@@ -28,6 +28,9 @@
 // tiles of 3 (utilization 1): micro_m = 3, micro_n = 3, tail_n = "none".
 // N = 200: 3x3 covers 200/201 (score 1.493) vs 2x4 and 4x2 at 200/200
 // (1.333): still 3x3, and 200 % 3 = 2 leaves a ragged tail: tail_n = "guard".
+//   block_m: rows of x (K = 768 floats each) in 3/4 of L2, a multiple of
+//   micro_m: AVX2 3·524288/4/3072 = 128 -> 126; AVX-512 3·1310720/4/3072
+//   = 320.
 //   tiles_per_task = clamp(tiles per row / (4 tasks · 8 cores), 1, 8):
 //   768/3 = 256 -> 256/32 = 8; ceil(200/3) = 67 -> 67/32 = 2.
 //   tail_k: K = 768 is a multiple of the 8 lanes: "none".
@@ -83,8 +86,8 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   %w = tfm.weight "w" : tensor<2304x768xf32>
   %wq, %wk, %wv = tfm.split %w {axis = 0 : i64} : tensor<2304x768xf32> -> tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>
 
-  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {form = "dot", kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64}
-  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {form = "dot", kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64}
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, form = "dot", kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, form = "dot", kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64}
   // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 16 : i64, block_m = 128 : i64, block_n = 128 : i64, kind = "gemm", shared_bytes = 16384 : i64, tail_k = "none", tail_m = "guard", tail_n = "none", target = "cuda-sm80", thread_m = 8 : i64, thread_n = 8 : i64, threads = 256 : i64}
   %q = tfm.linear %x, %wq : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %k = tfm.linear %x, %wk : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
@@ -113,8 +116,8 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   // 128-column blocks): the column tail is guarded. On AVX-512 the 4x5 tile
   // divides it: no tail.
   // CHECK: tfm.weight "w200" : tensor<200x768xf32>
-  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {form = "dot", kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "guard", target = "x86-64-avx2", tiles_per_task = 2 : i64, vector = 8 : i64}
-  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {form = "dot", kind = "gemm", micro_m = 4 : i64, micro_n = 5 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64}
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, form = "dot", kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "guard", target = "x86-64-avx2", tiles_per_task = 2 : i64, vector = 8 : i64}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, form = "dot", kind = "gemm", micro_m = 4 : i64, micro_n = 5 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64}
   // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 16 : i64, block_m = 128 : i64, block_n = 128 : i64, {{.*}}tail_n = "guard",
   %w200 = tfm.weight "w200" : tensor<200x768xf32>
   %r = tfm.linear %wnd, %w200 : (tensor<?x?x768xf32>, tensor<200x768xf32>) -> tensor<?x?x200xf32>
