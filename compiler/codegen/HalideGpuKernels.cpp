@@ -47,6 +47,30 @@ Expr negativeInfinity() {
   return Expr(-std::numeric_limits<float>::infinity());
 }
 
+/// Set while a kernel is built for host emulation (buildGpu's
+/// emulateOnHost): the GPU directives below then leave their loops serial
+/// and their allocations ordinary, so the same algorithm, loop structure,
+/// bounds and compute_at levels run on the CPU, where tests check the
+/// numbers. Barriers, shared and register memory are what only a GPU run
+/// checks.
+thread_local bool emulating = false;
+
+template <typename... Vars> void blocks(Stage stage, Vars... vars) {
+  if (!emulating)
+    stage.gpu_blocks(vars...);
+}
+
+template <typename... Vars> void threads(Stage stage, Vars... vars) {
+  if (!emulating)
+    stage.gpu_threads(vars...);
+}
+
+/// Per-thread storage of a Func computed at the block level.
+void inRegisters(Func f) {
+  if (!emulating)
+    f.store_in(MemoryType::Register);
+}
+
 int planned(const KernelSpec &spec, const char *key, int64_t fallback) {
   return int(spec.tile.get(key, fallback));
 }
@@ -64,7 +88,10 @@ void scheduleGrid(Func out, Var w, Var r, int64_t width, int threads) {
   int tx = std::min(threads, std::max(1, powerOfTwoAtLeast(width)));
   int ty = std::max(1, threads / tx);
   Var wo("wo"), ro("ro"), wi("wi"), ri("ri");
-  out.gpu_tile(w, r, wo, ro, wi, ri, tx, ty, TailStrategy::GuardWithIf);
+  if (emulating)
+    out.tile(w, r, wo, ro, wi, ri, tx, ty, TailStrategy::GuardWithIf);
+  else
+    out.gpu_tile(w, r, wo, ro, wi, ri, tx, ty, TailStrategy::GuardWithIf);
 }
 
 BuiltKernel gpuEmbedding(const KernelSpec &spec) {
@@ -96,7 +123,7 @@ BuiltKernel gpuElementwise(const KernelSpec &spec) {
 /// partial sums in parallel (rfactor) and then those partials.
 BuiltKernel gpuLayerNorm(const KernelSpec &spec) {
   BuiltKernel kernel = layerNormAlgorithm(spec);
-  const int threads = planned(spec, "threads", 256);
+  const int threadCount = planned(spec, "threads", 256);
   Func out = kernel.output;
   Func sum = kernel.stages.at("sum_in");
   Func mean = kernel.stages.at("mean");
@@ -104,24 +131,26 @@ BuiltKernel gpuLayerNorm(const KernelSpec &spec) {
   Var w("w"), r("r"), wo("wo"), wi("wi"), u("u");
 
   out.bound(w, 0, int(spec.width))
-      .split(w, wo, wi, threads, TailStrategy::GuardWithIf)
-      .reorder(wo, wi, r)
-      .gpu_blocks(r)
-      .gpu_threads(wi);
+      .split(w, wo, wi, threadCount, TailStrategy::GuardWithIf)
+      .reorder(wo, wi, r);
+  blocks(out, r);
+  threads(out, wi);
   sum.compute_at(out, r)
-      .split(w, wo, wi, threads, TailStrategy::GuardWithIf)
-      .reorder(wo, wi)
-      .gpu_threads(wi);
+      .split(w, wo, wi, threadCount, TailStrategy::GuardWithIf)
+      .reorder(wo, wi);
+  threads(sum, wi);
   for (Func total : {mean, variance}) {
     // The reduction's RDom is the only RVar of the update: split it into
     // `threads` strided lanes and reduce each lane on its own thread.
     RVar rw(total.update().get_schedule().rvars().front().var);
     RVar rwo("rwo"), rwi("rwi");
     Func partial = total.update()
-                       .split(rw, rwo, rwi, threads, TailStrategy::GuardWithIf)
+                       .split(rw, rwo, rwi, threadCount,
+                              TailStrategy::GuardWithIf)
                        .rfactor(rwi, u);
-    partial.compute_at(out, r).gpu_threads(u);
-    partial.update().gpu_threads(u);
+    partial.compute_at(out, r);
+    threads(partial, u);
+    threads(partial.update(), u);
     // The `threads` partials are summed by one thread.
     total.compute_at(out, r);
   }
@@ -165,36 +194,36 @@ BuiltKernel gpuLinear(const KernelSpec &spec) {
   const int threadM = planned(spec, "thread_m", 4);
   const int threadN = planned(spec, "thread_n", 4);
   const int threadsN = blockN / threadN, threadsM = blockM / threadM;
-  const int threads = threadsN * threadsM;
+  const int threadCount = threadsN * threadsM;
 
   Var nb("nb"), mb("mb"), ni("ni"), mi("mi"), nt("nt"), mt("mt"), nr("nr"),
       mr("mr");
   out.tile(n, m, nb, mb, ni, mi, blockN, blockM, TailStrategy::GuardWithIf)
       .tile(ni, mi, nt, mt, nr, mr, threadN, threadM)
       .reorder(nr, mr, nt, mt, nb, mb)
-      .gpu_blocks(nb, mb)
-      .gpu_threads(nt, mt)
       .unroll(nr)
       .unroll(mr);
+  blocks(out, nb, mb);
+  threads(out, nt, mt);
   // Each thread's accumulators stay in registers for the whole K loop; the
   // thread computes the same thread_n x thread_m tile it stores.
   prod.compute_at(out, nb)
-      .store_in(MemoryType::Register)
       .bound_extent(n, blockN)
       .bound_extent(m, blockM)
       .tile(n, m, nt, mt, nr, mr, threadN, threadM)
       .reorder(nr, mr, nt, mt)
-      .gpu_threads(nt, mt)
       .unroll(nr)
       .unroll(mr);
+  inRegisters(prod);
+  threads(prod, nt, mt);
   RVar rko("rko"), rki("rki");
   prod.update()
       .split(rk, rko, rki, blockK, TailStrategy::GuardWithIf)
       .tile(n, m, nt, mt, nr, mr, threadN, threadM)
       .reorder(nr, mr, rki, nt, mt, rko)
-      .gpu_threads(nt, mt)
       .unroll(nr)
       .unroll(mr);
+  threads(prod.update(), nt, mt);
   // Slices of block_k columns of x and W in shared memory, loaded by every
   // thread of the block (consecutive threads read consecutive k), stored
   // k-outermost so that the threads of a warp read different columns of
@@ -206,10 +235,10 @@ BuiltKernel gpuLinear(const KernelSpec &spec) {
         .bound_extent(row, rows)
         .reorder_storage(row, k)
         .fuse(k, row, f)
-        .split(f, fo, fi, threads, TailStrategy::GuardWithIf)
+        .split(f, fo, fi, threadCount, TailStrategy::GuardWithIf)
         .split(fi, fy, fx, threadsN)
-        .reorder(fo, fx, fy)
-        .gpu_threads(fx, fy);
+        .reorder(fo, fx, fy);
+    threads(tile, fx, fy);
   };
   stage(xTile, blockM);
   stage(wTile, blockN);
@@ -317,18 +346,19 @@ BuiltKernel gpuAttention(const KernelSpec &spec) {
   Var qoLoop("qo_loop"), qiLoop("qi_loop");
   out.bound(e, 0, valueDim)
       .split(qq, qoLoop, qiLoop, queryBlock, TailStrategy::GuardWithIf)
-      .reorder(e, qiLoop, qoLoop, h, b)
-      .gpu_blocks(qoLoop, h, b)
-      .gpu_threads(qiLoop);
+      .reorder(e, qiLoop, qoLoop, h, b);
+  blocks(out, qoLoop, h, b);
+  threads(out, qiLoop);
   state.compute_at(out, qoLoop)
       .bound(e, 0, valueDim)
       .bound_extent(qi, queryBlock)
       .bound_extent(qo, 1)
       .bound_extent(h, 1)
-      .bound_extent(b, 1)
-      .store_in(MemoryType::Register)
-      .gpu_threads(qi);
-  state.update().reorder(e, qi, rj).gpu_threads(qi);
+      .bound_extent(b, 1);
+  inRegisters(state);
+  threads(state, qi);
+  state.update().reorder(e, qi, rj);
+  threads(state.update(), qi);
   // K and V rows of the key block, in shared memory, loaded by the whole
   // block (consecutive threads read consecutive elements of a row).
   auto stage = [&](Func tile, Var inner) {
@@ -337,8 +367,8 @@ BuiltKernel gpuAttention(const KernelSpec &spec) {
         .bound_extent(kk, keyBlock)
         .fuse(inner, kk, f)
         .split(f, fo, fi, queryBlock, TailStrategy::GuardWithIf)
-        .reorder(fo, fi)
-        .gpu_threads(fi);
+        .reorder(fo, fi);
+    threads(tile, fi);
   };
   stage(keyTile, d);
   stage(valueTile, e);
@@ -356,7 +386,12 @@ BuiltKernel gpuAttention(const KernelSpec &spec) {
 
 } // namespace
 
-BuiltKernel buildGpu(const KernelSpec &spec) {
+BuiltKernel buildGpu(const KernelSpec &spec, bool emulateOnHost) {
+  struct Emulation {
+    bool saved = emulating;
+    explicit Emulation(bool on) { emulating = on; }
+    ~Emulation() { emulating = saved; }
+  } emulation(emulateOnHost);
   switch (spec.kind) {
   case KernelKind::Embedding:
     return gpuEmbedding(spec);

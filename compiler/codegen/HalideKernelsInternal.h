@@ -46,7 +46,9 @@ BuiltKernel elementwiseAlgorithm(const KernelSpec &spec);
 BuiltKernel layerNormAlgorithm(const KernelSpec &spec);
 
 /// The kernel with a GPU schedule from its tile plan (HalideGpuKernels.cpp).
-BuiltKernel buildGpu(const KernelSpec &spec);
+/// `emulateOnHost`: the same kernel with its GPU loops serial and its GPU
+/// memory types left to Halide, runnable on the CPU (for tests).
+BuiltKernel buildGpu(const KernelSpec &spec, bool emulateOnHost = false);
 
 /// The loop nest of a GPU kernel (gpu_block and gpu_thread loops, what is
 /// computed where), for `tfmc --emit halide`: the lowered statement of a

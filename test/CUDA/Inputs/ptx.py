@@ -5,7 +5,9 @@ linked program) and, with --ptxas, assembles each with NVIDIA's ptxas.
   ptx.py FILE --out DIR            writes DIR/kernel_N.ptx, prints one line per module
   ptx.py FILE --ptxas PTXAS --arch sm_80
       assembles every module; prints one line per kernel entry:
-      `ENTRY registers=R spill_stores=S spill_loads=L shared=B`,
+      `ENTRY registers=R spill_stores=S spill_loads=L stack=F shared=B`
+      (F: bytes of per-thread local memory; B: static shared memory, 0 for
+      Halide's dynamically sized shared memory),
       then `modules: N`. Exit 1 when ptxas fails.
 """
 import argparse
@@ -27,12 +29,8 @@ def modules(data):
             end = len(data)
         found.append(data[start:end].decode("ascii", "replace"))
         start = data.find(MARKER, end)
-    # A program links each kernel object once; an archive may hold copies.
-    unique = []
-    for text in found:
-        if text not in unique:
-            unique.append(text)
-    return unique
+    # One module per kernel object (a program links each once).
+    return found
 
 
 def main():
@@ -73,19 +71,21 @@ def main():
                     return 1
                 entry = None
                 spills = (0, 0)
+                stack = 0
                 for line in proc.stderr.splitlines():
                     m = re.search(r"Compiling entry function '(\w+)'", line)
                     if m:
                         entry = m.group(1)
-                    m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)
+                    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
                     if m:
-                        spills = (int(m.group(1)), int(m.group(2)))
+                        stack = int(m.group(1))
+                        spills = (int(m.group(2)), int(m.group(3)))
                     m = re.search(r"Used (\d+) registers(?:, (\d+) bytes smem)?", line)
                     if m and entry:
                         shared = int(m.group(2) or 0)
                         print(f"{entry} registers={m.group(1)} "
                               f"spill_stores={spills[0]} spill_loads={spills[1]} "
-                              f"shared={shared}")
+                              f"stack={stack} shared={shared}")
                         entry = None
         print(f"modules: {len(texts)}")
     return 0

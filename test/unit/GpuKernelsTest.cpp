@@ -1,0 +1,299 @@
+//===- GpuKernelsTest.cpp - The GPU kernels' numbers, on the CPU ----------===//
+//
+// Every GPU kernel (HalideGpuKernels.cpp) is built in host emulation: the
+// same algorithm, splits, tails, bounds and compute_at levels as the CUDA
+// kernel, with its block and thread loops serial. It is JIT-compiled for
+// the host and compared with a plain C++ reference on odd sizes (tails in
+// every tile), so the GPU algorithms (tiled GEMM, online-softmax attention
+// with skipped key blocks, two-step layer_norm reductions) are checked on
+// machines without a GPU. What only a GPU run checks: barriers, shared and
+// register memory, the PTX itself.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/HalideKernelsInternal.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace tfmc::codegen;
+using Halide::Buffer;
+
+namespace {
+
+Buffer<float> randomFloats(const std::vector<int> &extents, unsigned seed,
+                           float scale = 1.0f) {
+  Buffer<float> buffer(extents);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-scale, scale);
+  buffer.for_each_value([&](float &x) { x = uniform(rng); });
+  return buffer;
+}
+
+/// Builds the emulated GPU kernel, binds `inputs` to its arguments in order
+/// and computes `out`.
+void runEmulated(const KernelSpec &spec, std::vector<Buffer<>> inputs,
+                 Buffer<> out) {
+  detail::BuiltKernel kernel = detail::buildGpu(spec, /*emulateOnHost=*/true);
+  ASSERT_EQ(kernel.arguments.size(), inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    kernel.arguments[i].set(inputs[i]);
+  kernel.output.realize(out, Halide::get_jit_target_from_environment());
+}
+
+KernelSpec gpuSpec(KernelKind kind, std::map<std::string, int64_t> plan) {
+  KernelSpec spec;
+  spec.kind = kind;
+  spec.gpu = true;
+  spec.tile.ints = std::move(plan);
+  return spec;
+}
+
+/// max |a - b| <= 1e-4 * max(1, max |b|), as the E2E tests compare.
+void expectClose(const Buffer<float> &actual, const Buffer<float> &expected) {
+  float largest = 1.0f, worst = 0.0f;
+  expected.for_each_value([&](float x) { largest = std::max(largest, std::abs(x)); });
+  bool finite = true;
+  actual.for_each_element([&](const int *pos) {
+    float a = actual(pos), b = expected(pos);
+    finite = finite && std::isfinite(a);
+    worst = std::max(worst, std::abs(a - b));
+  });
+  EXPECT_TRUE(finite);
+  EXPECT_LE(worst, 1e-4f * largest) << "max |diff| " << worst;
+}
+
+double geluTanh(double x) {
+  return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+
+TEST(GpuKernels, LinearTilesWithTailsInEveryDimension) {
+  // K = 37: the last K block is partial; N = 29, M = 45: partial block and
+  // thread tiles.
+  const int M = 45, N = 29, K = 37;
+  for (auto plan : std::vector<std::map<std::string, int64_t>>{
+           {{"block_m", 32}, {"block_n", 32}, {"block_k", 16},
+            {"thread_m", 4}, {"thread_n", 4}},
+           {{"block_m", 64}, {"block_n", 32}, {"block_k", 8},
+            {"thread_m", 8}, {"thread_n", 2}}}) {
+    KernelSpec spec = gpuSpec(KernelKind::Linear, plan);
+    spec.width = N;
+    spec.inWidth = K;
+    spec.hasBias = spec.hasResidual = true;
+    spec.activation = ActivationFn::GeluTanh;
+    Buffer<float> x = randomFloats({K, M}, 1), w = randomFloats({K, N}, 2),
+                  bias = randomFloats({N}, 3), residual = randomFloats({N, M}, 4);
+    Buffer<float> out(N, M), expected(N, M);
+    runEmulated(spec, {x, w, bias, residual}, out);
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        double acc = bias(n);
+        for (int k = 0; k < K; ++k)
+          acc += double(x(k, m)) * w(k, n);
+        expected(n, m) = float(geluTanh(acc) + residual(n, m));
+      }
+    expectClose(out, expected);
+  }
+}
+
+TEST(GpuKernels, LinearOneRow) {
+  // A decode step: M = 1 in a 32-row block.
+  const int M = 1, N = 70, K = 64;
+  KernelSpec spec = gpuSpec(KernelKind::Linear,
+                            {{"block_m", 32}, {"block_n", 64}, {"block_k", 32},
+                             {"thread_m", 4}, {"thread_n", 8}});
+  spec.width = N;
+  spec.inWidth = K;
+  Buffer<float> x = randomFloats({K, M}, 5), w = randomFloats({K, N}, 6);
+  Buffer<float> out(N, M), expected(N, M);
+  runEmulated(spec, {x, w}, out);
+  for (int n = 0; n < N; ++n) {
+    double acc = 0;
+    for (int k = 0; k < K; ++k)
+      acc += double(x(k, 0)) * w(k, n);
+    expected(n, 0) = float(acc);
+  }
+  expectClose(out, expected);
+}
+
+struct AttentionCase {
+  const char *name;
+  int queries, keys;
+  bool causal = false, padding = false;
+  int window = 0;
+};
+
+TEST(GpuKernels, AttentionOnlineSoftmaxMatchesTheReference) {
+  const int heads = 3, dim = 8, batch = 2;
+  for (const AttentionCase &c : std::vector<AttentionCase>{
+           {"full", 45, 45},
+           {"causal", 45, 45, true},
+           {"causal+padding", 45, 45, true, true},
+           {"padding (cross)", 7, 30, false, true},
+           {"causal window", 45, 45, true, false, 5},
+           {"window", 45, 45, false, false, 4},
+           {"one query (decode)", 1, 21},
+       }) {
+    SCOPED_TRACE(c.name);
+    // Query blocks of 16 and key blocks of 8: several of each, partial
+    // ones at the ends.
+    KernelSpec spec = gpuSpec(KernelKind::Attention,
+                              {{"query_block", 16}, {"key_block", 8}});
+    spec.width = heads * dim;
+    spec.heads = heads;
+    spec.headDim = spec.valueHeadDim = dim;
+    spec.factor = 1.0 / std::sqrt(double(dim));
+    spec.causal = c.causal;
+    spec.padding = c.padding;
+    spec.window = c.window;
+    Buffer<float> q = randomFloats({dim, heads, c.queries, batch}, 7, 2.0f);
+    Buffer<float> k = randomFloats({dim, heads, c.keys, batch}, 8, 2.0f);
+    Buffer<float> v = randomFloats({dim, heads, c.keys, batch}, 9);
+    // Row 0 keeps its first keys; row 1 has every key masked (output 0).
+    Buffer<int64_t> keep(c.keys, batch);
+    for (int j = 0; j < c.keys; ++j) {
+      keep(j, 0) = j < c.keys - 5 ? 1 : 0;
+      keep(j, 1) = 0;
+    }
+    std::vector<Buffer<>> inputs{q, k, v};
+    if (c.padding)
+      inputs.push_back(keep);
+    Buffer<float> out(dim, heads, c.queries, batch);
+    runEmulated(spec, inputs, out);
+
+    Buffer<float> expected(dim, heads, c.queries, batch);
+    for (int b = 0; b < batch; ++b)
+      for (int h = 0; h < heads; ++h)
+        for (int i = 0; i < c.queries; ++i) {
+          std::vector<double> p(c.keys, 0.0);
+          double largest = -std::numeric_limits<double>::infinity();
+          std::vector<bool> allowed(c.keys);
+          for (int j = 0; j < c.keys; ++j) {
+            allowed[j] = (!c.causal || j <= i) &&
+                         (c.window == 0 ||
+                          (c.causal ? i - j < c.window
+                                    : std::abs(i - j) < c.window)) &&
+                         (!c.padding || keep(j, b) != 0);
+            if (!allowed[j])
+              continue;
+            double s = 0;
+            for (int d = 0; d < dim; ++d)
+              s += double(q(d, h, i, b)) * k(d, h, j, b);
+            p[j] = s * spec.factor;
+            largest = std::max(largest, p[j]);
+          }
+          double total = 0;
+          for (int j = 0; j < c.keys; ++j) {
+            p[j] = allowed[j] ? std::exp(p[j] - largest) : 0.0;
+            total += p[j];
+          }
+          for (int d = 0; d < dim; ++d) {
+            double acc = 0;
+            for (int j = 0; j < c.keys; ++j)
+              acc += p[j] * v(d, h, j, b);
+            expected(d, h, i, b) = total > 0 ? float(acc / total) : 0.0f;
+          }
+        }
+    expectClose(out, expected);
+  }
+}
+
+TEST(GpuKernels, LayerNormReducesInTwoSteps) {
+  for (auto [width, threads] : std::vector<std::pair<int, int>>{
+           {37, 16}, {20, 32}, {64, 64}}) {
+    SCOPED_TRACE(width);
+    const int rows = 11;
+    KernelSpec spec = gpuSpec(KernelKind::LayerNorm, {{"threads", threads}});
+    spec.width = width;
+    spec.factor = 1e-5;
+    spec.hasResidual = true;
+    Buffer<float> x = randomFloats({width, rows}, 10, 3.0f);
+    Buffer<float> residual = randomFloats({width, rows}, 11);
+    Buffer<float> gamma = randomFloats({width}, 12), beta = randomFloats({width}, 13);
+    Buffer<float> out(width, rows), expected(width, rows);
+    runEmulated(spec, {x, residual, gamma, beta}, out);
+    for (int r = 0; r < rows; ++r) {
+      double mean = 0, variance = 0;
+      for (int w = 0; w < width; ++w)
+        mean += double(x(w, r)) + residual(w, r);
+      mean /= width;
+      for (int w = 0; w < width; ++w) {
+        double centred = double(x(w, r)) + residual(w, r) - mean;
+        variance += centred * centred;
+      }
+      variance /= width;
+      for (int w = 0; w < width; ++w)
+        expected(w, r) = float((double(x(w, r)) + residual(w, r) - mean) /
+                                   std::sqrt(variance + spec.factor) * gamma(w) +
+                               beta(w));
+    }
+    expectClose(out, expected);
+  }
+}
+
+TEST(GpuKernels, EmbeddingPositionsAndElementwise) {
+  const int dim = 12, vocab = 9, length = 5, batch = 2;
+  {
+    KernelSpec spec = gpuSpec(KernelKind::Embedding, {{"threads", 256}});
+    spec.width = dim;
+    spec.rows = vocab;
+    Buffer<int64_t> ids(length, batch);
+    ids.for_each_element([&](int s, int b) { ids(s, b) = (3 * s + 5 * b) % vocab; });
+    Buffer<float> table = randomFloats({dim, vocab}, 14);
+    Buffer<float> out(dim, length, batch);
+    runEmulated(spec, {ids, table}, out);
+    out.for_each_element([&](int d, int s, int b) {
+      EXPECT_EQ(out(d, s, b), table(d, int(ids(s, b))));
+    });
+  }
+  {
+    // A decode step's positions: the sequence coordinate starts at P = 6.
+    KernelSpec spec = gpuSpec(KernelKind::Positions, {{"threads", 256}});
+    spec.width = dim;
+    Buffer<float> x = randomFloats({dim, 1, batch}, 15);
+    x.set_min(0, 6, 0);
+    Buffer<float> out(dim, 1, batch);
+    out.set_min(0, 6, 0);
+    runEmulated(spec, {x}, out);
+    Buffer<float> expected(dim, 1, batch);
+    expected.set_min(0, 6, 0);
+    expected.for_each_element([&](int d, int s, int b) {
+      double angle = s * std::exp(double((d / 2) * 2) * -std::log(10000.0) / dim);
+      expected(d, s, b) =
+          x(d, s, b) + float(d % 2 == 0 ? std::sin(angle) : std::cos(angle));
+    });
+    expectClose(out, expected);
+
+    spec.learned = true;
+    spec.rows = 10;
+    Buffer<float> table = randomFloats({dim, 10}, 16);
+    runEmulated(spec, {x, table}, out);
+    out.for_each_element([&](int d, int s, int b) {
+      EXPECT_EQ(out(d, s, b), x(d, s, b) + table(d, s));
+    });
+  }
+  {
+    const int width = 70, rows = 3;
+    Buffer<float> a = randomFloats({width, rows}, 17), b = randomFloats({width, rows}, 18);
+    Buffer<float> out(width, rows);
+    KernelSpec scale = gpuSpec(KernelKind::Scale, {{"threads", 256}});
+    scale.width = width;
+    scale.factor = 0.125;
+    runEmulated(scale, {a}, out);
+    out.for_each_element([&](int w, int r) { EXPECT_EQ(out(w, r), a(w, r) * 0.125f); });
+    KernelSpec add = gpuSpec(KernelKind::Add, {{"threads", 256}});
+    add.width = width;
+    runEmulated(add, {a, b}, out);
+    out.for_each_element([&](int w, int r) { EXPECT_EQ(out(w, r), a(w, r) + b(w, r)); });
+    KernelSpec relu = gpuSpec(KernelKind::Activation, {{"threads", 256}});
+    relu.width = width;
+    relu.activation = ActivationFn::Relu;
+    runEmulated(relu, {a}, out);
+    out.for_each_element([&](int w, int r) { EXPECT_EQ(out(w, r), std::max(a(w, r), 0.0f)); });
+  }
+}
+
+} // namespace
