@@ -480,6 +480,8 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   }
   std::string key = kernelKey(op) + "|" + halideTarget + "|" + TFMC_VERSION +
                     "|" + kernelGeneratorStamp() +
+                    (spec.gpu ? std::string("|") + gpuKernelGeneratorStamp()
+                              : std::string()) +
                     (autoschedule ? "|adams2019" : "");
   std::string name = "tfmc_" + hexDigest(key);
   kernels.try_emplace(name, spec, op);

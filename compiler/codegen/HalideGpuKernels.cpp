@@ -4,14 +4,14 @@
 // threads, block_m/n/k, thread_m/n, query_block, key_block), and the GPU
 // forms of the two kernels whose algorithm differs from the CPU's:
 //
-//  - GEMM (linear): a thread block computes block_n x block_m outputs, each
-//    thread a thread_n x thread_m tile of accumulators in registers; x and
-//    W are staged through shared memory block_k columns of depth at a time
-//    (every thread of the block loads a share of both slices). K past the
-//    end (when block_k does not divide it) is guarded; reads past M and N
-//    are clamped and their outputs never stored.
-//  - Attention: one thread block per (query block, head, batch), one query
-//    per thread, online softmax over key blocks (HALIDE14_NOTES.md: the
+//  - GEMM (linear): a thread block is one warp computing (32·thread_n) x
+//    thread_m outputs, each lane a thread_n x thread_m tile of accumulators
+//    in registers; x and W are staged through shared memory block_k columns
+//    of depth at a time (the warp loads both slices). K past the end (when
+//    block_k does not divide it) is guarded; reads past M and N are clamped
+//    and their outputs never stored.
+//  - Attention: one thread block (a warp) per (block of 32 queries, head,
+//    batch), one query per lane, online softmax over key blocks (HALIDE14_NOTES.md: the
 //    two-pass score rows of the CPU kernel would not fit in shared memory).
 //    Each key block's K and V rows are staged in shared memory; each thread
 //    computes the block's scores, their max, sum and value-weighted sum,
@@ -63,6 +63,11 @@ template <typename... Vars> void blocks(Stage stage, Vars... vars) {
 template <typename... Vars> void threads(Stage stage, Vars... vars) {
   if (!emulating)
     stage.gpu_threads(vars...);
+}
+
+template <typename... Vars> void lanes(Stage stage, Vars... vars) {
+  if (!emulating)
+    stage.gpu_lanes(vars...);
 }
 
 /// Per-thread storage of a Func computed at the block level.
@@ -188,57 +193,59 @@ BuiltKernel gpuLinear(const KernelSpec &spec) {
   Func out("linear");
   out(n, m) = value;
 
-  const int blockM = planned(spec, "block_m", 64);
-  const int blockN = planned(spec, "block_n", 64);
+  // One warp per thread block. Halide 14 keeps a block-level register
+  // allocation whole in every thread (indexed by the thread id it lives in
+  // local memory), except across the lanes of a warp, where it is striped:
+  // so the accumulators of a block belong to one warp, and lane l holds
+  // columns n = nb·block_n + j·32 + l (j < thread_n) of the block's
+  // thread_m rows: thread_n x thread_m accumulators in registers per lane.
+  // (block_m, block_n and threads of the plan describe a multi-warp block
+  // that this schedule does not build.)
+  const int warp = 32;
+  const int columnsPerLane = planned(spec, "thread_n", 4);
+  const int blockM = planned(spec, "thread_m", 4);
+  const int blockN = warp * columnsPerLane;
   const int blockK = planned(spec, "block_k", 16);
-  const int threadM = planned(spec, "thread_m", 4);
-  const int threadN = planned(spec, "thread_n", 4);
-  const int threadsN = blockN / threadN, threadsM = blockM / threadM;
-  const int threadCount = threadsN * threadsM;
 
-  Var nb("nb"), mb("mb"), ni("ni"), mi("mi"), nt("nt"), mt("mt"), nr("nr"),
-      mr("mr");
+  Var nb("nb"), mb("mb"), ni("ni"), mi("mi"), nr("nr"), lane("lane");
   out.tile(n, m, nb, mb, ni, mi, blockN, blockM, TailStrategy::GuardWithIf)
-      .tile(ni, mi, nt, mt, nr, mr, threadN, threadM)
-      .reorder(nr, mr, nt, mt, nb, mb)
+      .split(ni, nr, lane, warp)
+      .reorder(lane, nr, mi, nb, mb)
       .unroll(nr)
-      .unroll(mr);
+      .unroll(mi);
   blocks(out, nb, mb);
-  threads(out, nt, mt);
-  // Each thread's accumulators stay in registers for the whole K loop; the
-  // thread computes the same thread_n x thread_m tile it stores.
+  lanes(out, lane);
   prod.compute_at(out, nb)
       .bound_extent(n, blockN)
       .bound_extent(m, blockM)
-      .tile(n, m, nt, mt, nr, mr, threadN, threadM)
-      .reorder(nr, mr, nt, mt)
+      .split(n, nr, lane, warp)
+      .reorder(lane, nr, m)
       .unroll(nr)
-      .unroll(mr);
+      .unroll(m);
   inRegisters(prod);
-  threads(prod, nt, mt);
+  lanes(prod, lane);
   RVar rko("rko"), rki("rki");
   prod.update()
       .split(rk, rko, rki, blockK, TailStrategy::GuardWithIf)
-      .tile(n, m, nt, mt, nr, mr, threadN, threadM)
-      .reorder(nr, mr, rki, nt, mt, rko)
+      .split(n, nr, lane, warp)
+      .reorder(lane, nr, m, rki, rko)
       .unroll(nr)
-      .unroll(mr);
-  threads(prod.update(), nt, mt);
-  // Slices of block_k columns of x and W in shared memory, loaded by every
-  // thread of the block (consecutive threads read consecutive k), stored
-  // k-outermost so that the threads of a warp read different columns of
-  // W in different banks.
+      .unroll(m);
+  lanes(prod.update(), lane);
+  // Slices of block_k columns of x and W in shared memory, loaded by the
+  // whole warp (consecutive lanes read consecutive k), stored k-outermost
+  // so that consecutive lanes read consecutive columns of W (no bank
+  // conflicts) and one broadcast row of x.
   auto stage = [&](Func tile, int rows) {
-    Var f("f"), fo("fo"), fi("fi"), fx("fx"), fy("fy");
+    Var f("f"), fo("fo"), fl("fl");
     tile.compute_at(prod, rko)
         .bound_extent(k, blockK)
         .bound_extent(row, rows)
         .reorder_storage(row, k)
         .fuse(k, row, f)
-        .split(f, fo, fi, threadCount, TailStrategy::GuardWithIf)
-        .split(fi, fy, fx, threadsN)
-        .reorder(fo, fx, fy);
-    threads(tile, fx, fy);
+        .split(f, fo, fl, warp, TailStrategy::GuardWithIf)
+        .reorder(fo, fl);
+    lanes(tile, fl);
   };
   stage(xTile, blockM);
   stage(wTile, blockN);
@@ -256,8 +263,15 @@ BuiltKernel gpuAttention(const KernelSpec &spec) {
   Var e("e"), h("h"), qq("qq"), b("b"), kk("kk"), qi("qi"), qo("qo"), d("d"),
       j("j");
 
-  const int queryBlock = planned(spec, "query_block", 64);
-  const int keyBlock = planned(spec, "key_block", 64);
+  // One warp per thread block, one query per lane: the running softmax
+  // state of the block's queries is striped across the warp's lanes (a
+  // block-level register allocation is kept whole in every thread
+  // otherwise), so query blocks are 32 queries whatever the plan says.
+  const int queryBlock = 32;
+  // Each lane keeps its key block's scores and probabilities (2 x
+  // key_block floats): blocks of more than 32 keys made ptxas spill
+  // (255 registers at key_block 128, head size 16).
+  const int keyBlock = std::min(planned(spec, "key_block", 32), 32);
   const int headDim = int(spec.headDim), valueDim = int(spec.valueHeadDim);
   Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
   Expr query = qo * queryBlock + qi;
@@ -344,23 +358,28 @@ BuiltKernel gpuAttention(const KernelSpec &spec) {
       select(total > 0.0f, state(e, inBlock, block, h, b)[2] / total, 0.0f);
 
   Var qoLoop("qo_loop"), qiLoop("qi_loop");
+  // Queries from 0 (as the plan lays them out): lane qi of block qo then
+  // reads back its own state, which keeps it striped across the lanes.
   out.bound(e, 0, valueDim)
+      .bound(qq, 0, queries)
       .split(qq, qoLoop, qiLoop, queryBlock, TailStrategy::GuardWithIf)
       .reorder(e, qiLoop, qoLoop, h, b);
   blocks(out, qoLoop, h, b);
-  threads(out, qiLoop);
+  lanes(out, qiLoop);
+  // Stored query-innermost: lane qi's values are every 32nd.
   state.compute_at(out, qoLoop)
       .bound(e, 0, valueDim)
       .bound_extent(qi, queryBlock)
       .bound_extent(qo, 1)
       .bound_extent(h, 1)
-      .bound_extent(b, 1);
+      .bound_extent(b, 1)
+      .reorder_storage(qi, e, qo, h, b);
   inRegisters(state);
-  threads(state, qi);
+  lanes(state, qi);
   state.update().reorder(e, qi, rj);
-  threads(state.update(), qi);
+  lanes(state.update(), qi);
   // K and V rows of the key block, in shared memory, loaded by the whole
-  // block (consecutive threads read consecutive elements of a row).
+  // warp (consecutive lanes read consecutive elements of a row).
   auto stage = [&](Func tile, Var inner) {
     Var f("f"), fo("fo"), fi("fi");
     tile.compute_at(state, rj)
@@ -368,11 +387,11 @@ BuiltKernel gpuAttention(const KernelSpec &spec) {
         .fuse(inner, kk, f)
         .split(f, fo, fi, queryBlock, TailStrategy::GuardWithIf)
         .reorder(fo, fi);
-    threads(tile, fi);
+    lanes(tile, fi);
   };
   stage(keyTile, d);
   stage(valueTile, e);
-  // Per thread (per query), per key block.
+  // Per lane (per query), per key block.
   queryRow.compute_at(state, qi);
   score.compute_at(state, qi);
   score.update().reorder(kk, rd);
@@ -417,6 +436,14 @@ std::string gpuLoopNest(const Halide::Pipeline &pipeline) {
     outputs.push_back(output.function());
   return Internal::print_loop_nest(outputs);
 }
+
+} // namespace tfmc::codegen::detail
+
+const char *tfmc::codegen::gpuKernelGeneratorStamp() {
+  return __DATE__ " " __TIME__;
+}
+
+namespace tfmc::codegen::detail {
 
 std::string gpuHalideTargetFor(const std::string &targetName) {
   // PTX for compute capability N runs on GPUs of capability >= N only, so

@@ -105,6 +105,10 @@ std::string describeKernel(const KernelSpec &spec, const std::string &name,
 /// cache key so that a changed generator never reuses a stale object.
 const char *kernelGeneratorStamp();
 
+/// The same for the GPU schedules (HalideGpuKernels.cpp), part of the keys
+/// of GPU kernels.
+const char *gpuKernelGeneratorStamp();
+
 } // namespace tfmc::codegen
 
 #endif // TFMC_CODEGEN_HALIDEKERNELS_H

@@ -71,9 +71,9 @@ double geluTanh(double x) {
 }
 
 TEST(GpuKernels, LinearTilesWithTailsInEveryDimension) {
-  // K = 37: the last K block is partial; N = 29, M = 45: partial block and
-  // thread tiles.
-  const int M = 45, N = 29, K = 37;
+  // K = 37: the last K block is partial; N = 150, M = 45: several blocks
+  // of (32 lanes x thread_n) columns and thread_m rows, partial ones last.
+  const int M = 45, N = 150, K = 37;
   for (auto plan : std::vector<std::map<std::string, int64_t>>{
            {{"block_m", 32}, {"block_n", 32}, {"block_k", 16},
             {"thread_m", 4}, {"thread_n", 4}},
