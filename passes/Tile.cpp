@@ -161,10 +161,11 @@ AttentionTiles chooseAttentionTiles(const TargetDescription &target,
 /// `columns` rows of W, one vector accumulator (along K) per output. Per
 /// step it loads rows + columns vectors and does rows x columns FMAs, with
 /// rows·columns + rows + columns registers live.
-MicroTile chooseDotTile(const TargetDescription &target, int64_t n) {
+MicroTile chooseDotTile(const TargetDescription &target, int64_t n,
+                        int64_t maxRows) {
   MicroTile best;
   double bestScore = 0;
-  for (int64_t rows = 1; rows <= 8; ++rows) {
+  for (int64_t rows = 1; rows <= maxRows; ++rows) {
     for (int64_t columns = 1; columns <= 8; ++columns) {
       if (rows * columns + rows + columns > target.vectorRegisters)
         continue;
@@ -179,9 +180,12 @@ MicroTile chooseDotTile(const TargetDescription &target, int64_t n) {
   return best;
 }
 
-/// Shapes of a GEMM: rows M (dynamic for activations), columns N, depth K.
+/// Shapes of a GEMM: rows M (dynamic for activations), columns N, depth K,
+/// and whether its rows are one per sequence (in a function marked
+/// tfm.decode_step: M is the batch, usually 1).
 struct GemmShape {
   int64_t m, n, k;
+  bool rowPerSequence = false;
 };
 
 GemmShape gemmShape(Operation *op) {
@@ -193,7 +197,9 @@ GemmShape gemmShape(Operation *op) {
       m = ShapedType::isDynamic(dim) || ShapedType::isDynamic(m)
               ? ShapedType::kDynamic
               : m * dim;
-    return {m, weight.getDimSize(0), weight.getDimSize(1)};
+    auto func = op->getParentOfType<func::FuncOp>();
+    bool rowPerSequence = func && func->hasAttr("tfm.decode_step");
+    return {m, weight.getDimSize(0), weight.getDimSize(1), rowPerSequence};
   }
   auto matmul = cast<MatmulOp>(op);
   auto lhs = matmul.getLhs().getType();
@@ -207,7 +213,9 @@ GemmShape gemmShape(Operation *op) {
 DictionaryAttr planCpuGemm(Builder &builder, const TargetDescription &target,
                            GemmShape shape) {
   int64_t lanes = target.vectorLanes;
-  MicroTile micro = chooseDotTile(target, shape.n);
+  // A decode step has one row per sequence: a micro tile of more rows
+  // would only repeat that row.
+  MicroTile micro = chooseDotTile(target, shape.n, shape.rowPerSequence ? 1 : 8);
   // Enough tasks for every core four times over when there is one row
   // (decode: the tiles along N are all the work); otherwise tasks of about
   // 8 tiles keep the dispatch cost small.

@@ -367,6 +367,10 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
       modelLoc, name, builder.getFunctionType(argTypes, {resultType}));
   // The sequence bound that memory planning and tiling size buffers for.
   func->setAttr("tfm.max_len", builder.getI64IntegerAttr(model.maxLen));
+  // A decode step's activations have one row per sequence (its newest
+  // token): the tiling pass plans its GEMMs as matrix-vector products.
+  if (decode)
+    func->setAttr("tfm.decode_step", builder.getUnitAttr());
   for (auto [index, argName] : llvm::enumerate(argNames))
     func.setArgAttr(index, "tfm.input", builder.getStringAttr(argName));
   func.setResultAttr(0, "tfm.output",
