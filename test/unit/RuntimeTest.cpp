@@ -266,6 +266,38 @@ int tfmc_test_linear(void **args) {
   return 0;
 }
 
+/// out = in, over (W, R) views (writes new rows into a KV cache slot).
+int tfmc_test_copy(void **args) {
+  halide_buffer_t *in = arg(args, 0), *out = arg(args, 1);
+  if (!checkBuffer(in, "in", 3, halide_type_float, 32) ||
+      !checkBuffer(out, "out", 3, halide_type_float, 32))
+    return -1;
+  int64_t count = int64_t(in->dim[0].extent) * in->dim[1].extent *
+                  in->dim[2].extent;
+  std::memcpy(dataOf(out), dataOf(in), count * sizeof(float));
+  return 0;
+}
+
+/// out[b, 0, :] = sum over rows r of in[b, r, :] (reads a KV cache slot).
+int tfmc_test_sum_rows(void **args) {
+  halide_buffer_t *in = arg(args, 0), *out = arg(args, 1);
+  if (!checkBuffer(in, "in", 3, halide_type_float, 32) ||
+      !checkBuffer(out, "out", 3, halide_type_float, 32))
+    return -1;
+  const int32_t width = in->dim[0].extent, rows = in->dim[1].extent,
+                batch = in->dim[2].extent;
+  const auto *inData = reinterpret_cast<const float *>(dataOf(in));
+  auto *outData = reinterpret_cast<float *>(dataOf(out));
+  for (int32_t b = 0; b < batch; ++b)
+    for (int32_t d = 0; d < width; ++d) {
+      float sum = 0;
+      for (int32_t r = 0; r < rows; ++r)
+        sum += inData[(b * rows + r) * width + d];
+      outData[b * width + d] = sum;
+    }
+  return 0;
+}
+
 /// Fails like a Halide pipeline whose bounds check trips.
 int tfmc_test_fail(void **) {
   fakeHalideError = "Input buffer b0 is accessed at 10, which is beyond the "
@@ -1020,6 +1052,99 @@ TEST_F(RuntimeTest, ACudaPlanRunsOverDeviceMemory) {
     EXPECT_EQ(fakeSyncs, 3);
   }
   // Device memory is freed with the model.
+  EXPECT_TRUE(fakeDeviceMemory.empty());
+}
+
+/// A decoder's entry points over a KV cache slot of width 4: the prefill
+/// embeds its tokens, appends them to the cache and sums the cached rows;
+/// each decode step appends its token at row P and sums the L = P + 1 rows.
+/// Output: the sum of the embeddings of every token so far.
+std::vector<Plan> cachePlans(const char *device) {
+  auto entry = [&](const char *name, bool decode) {
+    Json steps = Json::array(
+        {{{"kernel", "tfmc_test_embed"},
+          {"args",
+           {{{"value", 0}, {"type", "i64"}, {"dims", {{"S"}, {"B"}}}},
+            {{"value", 1}, {"type", "f32"}, {"dims", {{4}, {10}}}},
+            {{"value", 2}, {"type", "f32"}, {"dims", {{4}, {"S"}, {"B"}}}}}}},
+         {{"kernel", "tfmc_test_copy"},
+          {"args",
+           {{{"value", 2}, {"type", "f32"}, {"dims", {{4}, {"S"}, {"B"}}}},
+            {{"value", 3}, {"type", "f32"}, {"dims", {{4}, {"S"}, {"B"}}}}}}},
+         {{"kernel", "tfmc_test_sum_rows"},
+          {"args",
+           {{{"value", 4},
+             {"type", "f32"},
+             {"dims", {{4}, {decode ? "L" : "S"}, {"B"}}}},
+            {{"value", 5}, {"type", "f32"}, {"dims", {{4}, {1}, {"B"}}}}}}}});
+    Json plan = {
+        {"format", 1}, {"model", "cached"}, {"entry", name},
+        {"target", "test"}, {"device", device}, {"vocab", 10},
+        {"max_len", 8}, {"max_batch", 1}, {"max_seq", 8},
+        {"arena_bytes", 256},
+        {"symbols", decode ? Json({"B", "S", "P", "L"}) : Json({"B", "S"})},
+        {"inputs", {{{"name", "input_ids"}, {"kind", "ids"}, {"dims", {"B", "S"}}}}},
+        {"weights", {{{"name", "embed.weight"}, {"shape", {10, 4}}},
+                     {{"name", "proj.weight"}, {"shape", {2, 3, 4}}},
+                     {{"name", "final.norm.weight"}, {"shape", {4}}},
+                     {{"name", "final.norm.bias"}, {"shape", {4}}}}},
+        {"cache", {{{"slot", "k"}, {"width", 4}}}},
+        {"values",
+         {{{"kind", "input"}, {"index", 0}},
+          {{"kind", "weight"}, {"index", 0}, {"offset", 0}},
+          {{"kind", "arena"}, {"offset", 0}},
+          {{"kind", "cache"}, {"index", 0}, {"row", decode ? Json("P") : Json(0)}},
+          {{"kind", "cache"}, {"index", 0}, {"row", 0}},
+          {{"kind", "arena"}, {"offset", 128}}}},
+        {"output", {{"name", "logits"}, {"value", 5}, {"dims", {"B", 1, 4}}}},
+        {"steps", steps}};
+    return plan;
+  };
+  std::string error;
+  std::optional<std::vector<Plan>> plans = parsePlans(
+      Json::array({entry("forward", false), entry("prefill", false),
+                   entry("decode_step", true)})
+          .dump(),
+      error);
+  EXPECT_TRUE(plans) << error;
+  return plans ? *plans : std::vector<Plan>();
+}
+
+TEST_F(RuntimeTest, ACudaPlanKeepsTheKvCacheInDeviceMemory) {
+  static const tfmc_kernel_entry kernels[] = {
+      {"tfmc_test_embed", tfmc_test_embed},
+      {"tfmc_test_copy", tfmc_test_copy},
+      {"tfmc_test_sum_rows", tfmc_test_sum_rows}};
+  std::vector<float> embed = embedValues();
+  auto sumOf = [&](std::vector<int64_t> ids) {
+    std::vector<float> sum(kWidth, 0.0f);
+    for (int64_t id : ids)
+      for (int64_t d = 0; d < kWidth; ++d)
+        sum[d] += embed[id * kWidth + d];
+    return sum;
+  };
+  for (const char *device : {"host", "cuda"}) {
+    SCOPED_TRACE(device);
+    std::string error;
+    std::unique_ptr<Model> model =
+        Model::create(cachePlans(device), kernels, 3, weights, error);
+    ASSERT_TRUE(model) << error;
+    auto step = [&](const char *entry, std::vector<int64_t> ids) {
+      InputView input{"input_ids", {1, int64_t(ids.size())}, ids.data()};
+      std::optional<OutputView> output = model->run(entry, {input}, error);
+      EXPECT_TRUE(output) << error;
+      return output ? std::vector<float>(output->data,
+                                         output->data + output->numElements())
+                    : std::vector<float>();
+    };
+    EXPECT_EQ(step("prefill", {1, 2, 3}), sumOf({1, 2, 3}));
+    EXPECT_EQ(step("decode_step", {4}), sumOf({1, 2, 3, 4}));
+    EXPECT_EQ(step("decode_step", {9}), sumOf({1, 2, 3, 4, 9}));
+    EXPECT_EQ(model->cachedTokens(), 5);
+    // A new prefill starts the cache over.
+    EXPECT_EQ(step("prefill", {7}), sumOf({7}));
+    EXPECT_EQ(step("decode_step", {0}), sumOf({7, 0}));
+  }
   EXPECT_TRUE(fakeDeviceMemory.empty());
 }
 
