@@ -361,11 +361,14 @@ BuiltKernel attention(const KernelSpec &spec) {
   RDom rd(0, int(spec.headDim), "rd");
   Func dot("dot"), score("score");
   dot(qi, kk, qo, h, b) = 0.0f;
-  // The block's keys, copied contiguously once per task (a 1/query_block
-  // share of the FMAs): the micro-kernel then reads each key row at a fixed
-  // offset, without a clamped index per load.
-  Func keyRows("key_rows");
+  // Keys and values copied once per call into one contiguous block per
+  // head. In Q, K and V every row of a head is H·Dh floats from the next
+  // (3 KiB for GPT-2), so a head's rows map to a quarter of L2's sets and
+  // evicted each other at S >= 1024; and the micro-kernels then read each
+  // key row at a fixed offset, without a clamped index per load.
+  Func keyRows("key_rows"), valueRows("value_rows");
   keyRows(d, kk, h, b) = k(d, h, keyIn, b);
+  valueRows(e, kk, h, b) = v(e, h, keyIn, b);
   dot(qi, kk, qo, h, b) += queryT(qi, rd, qo, h, b) * keyRows(rd, kk, h, b);
   score(qi, kk, qo, h, b) = dot(qi, kk, qo, h, b);
 
@@ -410,7 +413,7 @@ BuiltKernel attention(const KernelSpec &spec) {
   rowSum(qi, qo, h, b) = 0.0f;
   rowSum(qi, qo, h, b) += probs(qi, rk, qo, h, b);
   weighted(e, qi, qo, h, b) = 0.0f;
-  weighted(e, qi, qo, h, b) += probs(qi, rk, qo, h, b) * v(e, h, rk, b);
+  weighted(e, qi, qo, h, b) += probs(qi, rk, qo, h, b) * valueRows(e, rk, h, b);
   Func blockOut("block_out"), out("attention");
   Expr total = rowSum(qi, qo, h, b);
   blockOut(e, qi, qo, h, b) =
@@ -451,7 +454,13 @@ BuiltKernel attention(const KernelSpec &spec) {
       .unroll(ei)
       .unroll(qii);
   queryT.compute_at(out, task2).vectorize(qi, lanes);
-  keyRows.compute_at(out, task2).vectorize(d, lanes, TailStrategy::GuardWithIf);
+  Var headTask("head_task");
+  for (Func rows : {keyRows, valueRows})
+    rows.compute_root()
+        .reorder(rows.args()[0], rows.args()[1], b, h)
+        .fuse(h, b, headTask)
+        .parallel(headTask)
+        .vectorize(rows.args()[0], lanes, TailStrategy::GuardWithIf);
   // Q·Kᵀ: a queryBlock x scoreKeys tile of dots stays in registers over the
   // head dimension.
   Var ko("ko"), ki("ki");
