@@ -495,7 +495,9 @@ BuiltKernel attention(const KernelSpec &spec) {
   return {out, arguments};
 }
 
-BuiltKernel build(const KernelSpec &spec) {
+} // namespace
+
+BuiltKernel detail::build(const KernelSpec &spec) {
   if (spec.gpu)
     return detail::buildGpu(spec);
   switch (spec.kind) {
@@ -517,8 +519,6 @@ BuiltKernel build(const KernelSpec &spec) {
   return elementwise(spec);
 }
 
-} // namespace
-
 Expr detail::activation(ActivationFn fn, Expr x) {
   return applyActivation(fn, x);
 }
@@ -536,7 +536,7 @@ std::string halideTargetFor(const std::string &targetName, bool withRuntime) {
 /// Adams2019's schedule applied.
 std::pair<Pipeline, std::vector<Argument>>
 lowerable(const KernelSpec &spec, const std::string &halideTarget) {
-  BuiltKernel kernel = build(spec);
+  BuiltKernel kernel = detail::build(spec);
   std::vector<Argument> arguments(kernel.arguments.begin(),
                                   kernel.arguments.end());
   Pipeline pipeline(kernel.output);

@@ -45,6 +45,11 @@ BuiltKernel positionsAlgorithm(const KernelSpec &spec);
 BuiltKernel elementwiseAlgorithm(const KernelSpec &spec);
 BuiltKernel layerNormAlgorithm(const KernelSpec &spec);
 
+/// The kernel as codegen compiles it: its algorithm with the schedule of
+/// its tile plan, for the CPU or (spec.gpu) the GPU; with no schedule when
+/// spec.autoschedule.
+BuiltKernel build(const KernelSpec &spec);
+
 /// The kernel with a GPU schedule from its tile plan (HalideGpuKernels.cpp).
 /// `emulateOnHost`: the same kernel with its GPU loops serial and its GPU
 /// memory types left to Halide, runnable on the CPU (for tests).

@@ -1,0 +1,162 @@
+//===- CpuKernelsTest.cpp - The CPU kernels' numbers on odd shapes --------===//
+//
+// Each CPU kernel (HalideKernels.cpp) with explicit tile plans, JIT-compiled
+// for the host and compared with the plain references of KernelReference.h
+// on sizes that leave a tail in every tile, block and vector: the paths that
+// the E2E fixtures (a few dozen rows, head sizes of 8) never reach, such as
+// several row blocks of a GEMM or query blocks cut by a causal bound.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/HalideKernelsInternal.h"
+#include "test/unit/KernelReference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+using namespace tfmc::codegen;
+using namespace tfmc::test;
+
+namespace {
+
+/// Builds the CPU kernel, binds `inputs` to its arguments in order and
+/// computes `out`.
+void run(const KernelSpec &spec, std::vector<Buffer<>> inputs, Buffer<> out) {
+  detail::BuiltKernel kernel = detail::build(spec);
+  ASSERT_EQ(kernel.arguments.size(), inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    kernel.arguments[i].set(inputs[i]);
+  kernel.output.realize(out, Halide::get_jit_target_from_environment());
+}
+
+KernelSpec cpuSpec(KernelKind kind, std::map<std::string, int64_t> plan) {
+  KernelSpec spec;
+  spec.kind = kind;
+  spec.tile.ints = std::move(plan);
+  return spec;
+}
+
+struct LinearCase {
+  const char *name;
+  int M, N, K;
+  std::map<std::string, int64_t> plan;
+};
+
+TEST(CpuKernels, LinearBlocksTilesAndTails) {
+  for (const LinearCase &c : std::vector<LinearCase>{
+           // Row blocks of 6 rows (2 tiles of 3): 45 rows = 7.5 blocks; N and
+           // K not multiples of the tile or the vector.
+           {"blocks of rows", 45, 29, 37,
+            {{"vector", 8}, {"micro_m", 3}, {"micro_n", 4}, {"block_m", 6},
+             {"tiles_per_task", 3}}},
+           // 16 lanes, 5x4 tiles, one block larger than M.
+           {"one block", 23, 40, 48,
+            {{"vector", 16}, {"micro_m", 5}, {"micro_n", 4}, {"block_m", 320},
+             {"tiles_per_task", 6}}},
+           // A decode step: one row, matrix-vector tiles.
+           {"one row", 1, 70, 64,
+            {{"vector", 16}, {"micro_m", 1}, {"micro_n", 8}, {"block_m", 256},
+             {"tiles_per_task", 2}}},
+           // No block_m: tiles walk along N first.
+           {"no blocks", 13, 11, 9,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 3}}},
+       }) {
+    for (ActivationFn fn : {ActivationFn::None, ActivationFn::GeluTanh,
+                            ActivationFn::Gelu, ActivationFn::Relu}) {
+      SCOPED_TRACE(std::string(c.name) + ", activation " +
+                   std::to_string(int(fn)));
+      KernelSpec spec = cpuSpec(KernelKind::Linear, c.plan);
+      spec.width = c.N;
+      spec.inWidth = c.K;
+      spec.activation = fn;
+      spec.hasBias = spec.hasResidual = fn != ActivationFn::None;
+      Buffer<float> x = randomFloats({c.K, c.M}, 1, 2.0f),
+                    w = randomFloats({c.K, c.N}, 2), bias, residual;
+      std::vector<Buffer<>> inputs{x, w};
+      if (spec.hasBias) {
+        bias = randomFloats({c.N}, 3);
+        residual = randomFloats({c.N, c.M}, 4);
+        inputs.push_back(bias);
+        inputs.push_back(residual);
+      }
+      Buffer<float> out(c.N, c.M);
+      run(spec, inputs, out);
+      expectClose(out, referenceLinear(x, w, bias, residual, fn));
+    }
+  }
+}
+
+TEST(CpuKernels, GeluTanhOverItsRange) {
+  // x / (1 + exp(-2u)) against 0.5·x·(1 + tanh(u)) far into both tails,
+  // where exp's argument is clamped.
+  const int width = 64, rows = 40;
+  Buffer<float> x(width, rows);
+  x.for_each_element([&](int w, int r) { x(w, r) = (w + width * r - 1280) / 20.0f; });
+  KernelSpec spec = cpuSpec(KernelKind::Activation, {{"vector", 16}});
+  spec.width = width;
+  spec.activation = ActivationFn::GeluTanh;
+  Buffer<float> out(width, rows), expected(width, rows);
+  run(spec, {x}, out);
+  expected.for_each_element([&](int w, int r) {
+    expected(w, r) = float(referenceActivation(ActivationFn::GeluTanh, x(w, r)));
+  });
+  expectClose(out, expected);
+}
+
+struct AttentionCase {
+  const char *name;
+  int queries, keys, dim;
+  AttentionMask mask;
+};
+
+TEST(CpuKernels, AttentionMicroTilesAndMasks) {
+  const int heads = 3, batch = 2;
+  for (const AttentionCase &c : std::vector<AttentionCase>{
+           {"full", 45, 45, 8, {}},
+           {"causal", 45, 45, 64, {true}},
+           {"causal + padding", 37, 37, 16, {true, true}},
+           {"padding (cross)", 7, 30, 8, {false, true}},
+           {"causal window", 45, 45, 8, {true, false, 5}},
+           {"window", 45, 45, 24, {false, false, 4}},
+           {"one query (decode)", 1, 21, 64, {}},
+       }) {
+    // The AVX2 and AVX-512 plans' shapes: 16 queries a block, 6 or 16 keys
+    // a Q·Kᵀ tile, 2x32 or 4x64 P·V tiles.
+    for (auto plan : std::vector<std::map<std::string, int64_t>>{
+             {{"vector", 8}, {"query_block", 16}, {"micro_k", 6},
+              {"pv_queries", 2}, {"pv_width", 32}},
+             {{"vector", 16}, {"query_block", 16}, {"micro_k", 16},
+              {"pv_queries", 4}, {"pv_width", 64}}}) {
+      SCOPED_TRACE(std::string(c.name) + ", " +
+                   std::to_string(plan["vector"]) + " lanes");
+      KernelSpec spec = cpuSpec(KernelKind::Attention, plan);
+      spec.width = heads * c.dim;
+      spec.heads = heads;
+      spec.headDim = spec.valueHeadDim = c.dim;
+      spec.factor = 1.0 / std::sqrt(double(c.dim));
+      spec.causal = c.mask.causal;
+      spec.padding = c.mask.padding;
+      spec.window = c.mask.window;
+      Buffer<float> q = randomFloats({c.dim, heads, c.queries, batch}, 7, 2.0f);
+      Buffer<float> k = randomFloats({c.dim, heads, c.keys, batch}, 8, 2.0f);
+      Buffer<float> v = randomFloats({c.dim, heads, c.keys, batch}, 9);
+      // Sequence 0 keeps its first keys; sequence 1 has every key masked
+      // (its output is zeros).
+      Buffer<int64_t> keep(c.keys, batch);
+      for (int j = 0; j < c.keys; ++j) {
+        keep(j, 0) = j < c.keys - 5 ? 1 : 0;
+        keep(j, 1) = 0;
+      }
+      std::vector<Buffer<>> inputs{q, k, v};
+      if (c.mask.padding)
+        inputs.push_back(keep);
+      Buffer<float> out(c.dim, heads, c.queries, batch);
+      run(spec, inputs, out);
+      expectClose(out, referenceAttention(q, k, v, keep, c.mask, spec.factor));
+    }
+  }
+}
+
+} // namespace

@@ -1,0 +1,146 @@
+//===- KernelReference.h - Plain C++ references for kernel tests -*- C++ -*-===//
+//
+// What the CPU and GPU kernel tests compare with: each kernel's meaning
+// written as straightforward loops in double precision, random inputs, and
+// the E2E tests' tolerance. Buffers use Halide's order (innermost first).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_TEST_UNIT_KERNELREFERENCE_H
+#define TFMC_TEST_UNIT_KERNELREFERENCE_H
+
+#include "compiler/codegen/HalideKernels.h"
+
+#include "Halide.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace tfmc::test {
+
+using Halide::Buffer;
+
+inline Buffer<float> randomFloats(const std::vector<int> &extents,
+                                  unsigned seed, float scale = 1.0f) {
+  Buffer<float> buffer(extents);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-scale, scale);
+  buffer.for_each_value([&](float &x) { x = uniform(rng); });
+  return buffer;
+}
+
+/// max |a - b| <= 1e-4 * max(1, max |b|), as the E2E tests compare.
+inline void expectClose(const Buffer<float> &actual,
+                        const Buffer<float> &expected) {
+  float largest = 1.0f, worst = 0.0f;
+  expected.for_each_value(
+      [&](float x) { largest = std::max(largest, std::abs(x)); });
+  bool finite = true;
+  actual.for_each_element([&](const int *pos) {
+    float a = actual(pos), b = expected(pos);
+    finite = finite && std::isfinite(a);
+    worst = std::max(worst, std::abs(a - b));
+  });
+  EXPECT_TRUE(finite);
+  EXPECT_LE(worst, 1e-4f * largest) << "max |diff| " << worst;
+}
+
+inline double referenceActivation(codegen::ActivationFn fn, double x) {
+  switch (fn) {
+  case codegen::ActivationFn::None:
+    return x;
+  case codegen::ActivationFn::Relu:
+    return std::max(x, 0.0);
+  case codegen::ActivationFn::Gelu:
+    return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  case codegen::ActivationFn::GeluTanh:
+    return 0.5 * x *
+           (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  }
+  return x;
+}
+
+/// out(n, m) = act(bias(n) + Σ_k x(k, m)·w(k, n)) + residual(n, m); bias and
+/// residual may be empty buffers.
+inline Buffer<float> referenceLinear(const Buffer<float> &x,
+                                     const Buffer<float> &w,
+                                     const Buffer<float> &bias,
+                                     const Buffer<float> &residual,
+                                     codegen::ActivationFn fn) {
+  const int K = x.dim(0).extent(), M = x.dim(1).extent(),
+            N = w.dim(1).extent();
+  Buffer<float> out(N, M);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double acc = bias.defined() ? double(bias(n)) : 0.0;
+      for (int k = 0; k < K; ++k)
+        acc += double(x(k, m)) * w(k, n);
+      acc = referenceActivation(fn, acc);
+      if (residual.defined())
+        acc += residual(n, m);
+      out(n, m) = float(acc);
+    }
+  return out;
+}
+
+struct AttentionMask {
+  bool causal = false, padding = false;
+  int window = 0;
+};
+
+/// Masked softmax attention per (batch, head): q (D, H, Sq, B), k and v
+/// (D, H, Sk, B), keep (Sk, B) (padding only; 0 = masked). Query i is at
+/// position i. A query whose keys are all masked gets zeros.
+inline Buffer<float> referenceAttention(const Buffer<float> &q,
+                                        const Buffer<float> &k,
+                                        const Buffer<float> &v,
+                                        const Buffer<int64_t> &keep,
+                                        AttentionMask mask, double scale) {
+  const int D = q.dim(0).extent(), H = q.dim(1).extent(),
+            Sq = q.dim(2).extent(), B = q.dim(3).extent(),
+            Sk = k.dim(2).extent(), Dv = v.dim(0).extent();
+  Buffer<float> out(Dv, H, Sq, B);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int i = 0; i < Sq; ++i) {
+        std::vector<double> p(Sk, 0.0);
+        std::vector<bool> allowed(Sk);
+        double largest = -std::numeric_limits<double>::infinity();
+        for (int j = 0; j < Sk; ++j) {
+          allowed[j] = (!mask.causal || j <= i) &&
+                       (mask.window == 0 ||
+                        (mask.causal ? i - j < mask.window
+                                     : std::abs(i - j) < mask.window)) &&
+                       (!mask.padding || keep(j, b) != 0);
+          if (!allowed[j])
+            continue;
+          double s = 0;
+          for (int d = 0; d < D; ++d)
+            s += double(q(d, h, i, b)) * k(d, h, j, b);
+          p[j] = s * scale;
+          largest = std::max(largest, p[j]);
+        }
+        double total = 0;
+        for (int j = 0; j < Sk; ++j) {
+          p[j] = allowed[j] ? std::exp(p[j] - largest) : 0.0;
+          total += p[j];
+        }
+        for (int e = 0; e < Dv; ++e) {
+          double acc = 0;
+          for (int j = 0; j < Sk; ++j)
+            acc += p[j] * v(e, h, j, b);
+          out(e, h, i, b) = total > 0 ? float(acc / total) : 0.0f;
+        }
+      }
+  return out;
+}
+
+} // namespace tfmc::test
+
+#endif // TFMC_TEST_UNIT_KERNELREFERENCE_H
