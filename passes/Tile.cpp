@@ -35,12 +35,16 @@
 //    last dimension and run rows in parallel, unrolled when the width allows.
 //
 // GPU (CUDA)
-//  - GEMM: a thread block computes block_m x block_n with thread tiles of
-//    thread_m x thread_n, staging block_k slices of A and B in shared
-//    memory. We keep shared memory within half the per-block limit (two
-//    resident blocks per SM) and accumulators within the register budget,
-//    and maximise the block's arithmetic intensity.
-//  - Attention: one query block per thread block, one query row per thread,
+//  - GEMM: a thread block is one warp (Halide 14 keeps a thread's
+//    accumulators in registers only when they are striped across the lanes
+//    of a warp; otherwise every thread holds the whole block's tile in local
+//    memory). Lane l computes columns j·32 + l (j < thread_n) of thread_m
+//    rows: block_n = 32·thread_n, block_m = thread_m, staging block_k
+//    slices of A and B in shared memory. We keep shared memory within half
+//    the per-block limit and accumulators within the register budget, and
+//    maximise the block's arithmetic intensity; a decode step (one row per
+//    sequence) gets thread_m = 1.
+//  - Attention: one warp per block of 32 queries, one query per lane,
 //    online softmax (a two-pass score row of max_seq floats per query would
 //    not fit in shared memory), K and V tiles of key_block rows staged in
 //    shared memory, causal key blocks skipped.
@@ -252,44 +256,45 @@ DictionaryAttr planCpuGemm(Builder &builder, const TargetDescription &target,
 DictionaryAttr planGpuGemm(Builder &builder, const TargetDescription &target,
                            GemmShape shape) {
   struct Candidate {
-    int64_t blockM, blockN, blockK, threadM, threadN;
+    int64_t threadM, threadN, blockK;
   };
-  Candidate best{32, 32, 8, 2, 2};
+  const int64_t warp = target.warpSize;
+  Candidate best{1, 1, 8};
   double bestScore = 0;
-  for (int64_t blockM : {32, 64, 128})
-    for (int64_t blockN : {32, 64, 128})
-      for (int64_t blockK : {8, 16, 32})
-        for (int64_t threadM : {2, 4, 8})
-          for (int64_t threadN : {2, 4, 8}) {
-            int64_t threads = (blockM / threadM) * (blockN / threadN);
-            int64_t shared = (blockM + blockN) * blockK * kFloatBytes;
-            // Accumulators, one column of A and one row of B, addressing.
-            int64_t registers = threadM * threadN + threadM + threadN + 16;
-            if (threads < target.warpSize || threads > 256 ||
-                shared > target.sharedBytesPerBlock / 2 ||
-                registers > target.registersPerThread)
-              continue;
-            double intensity = double(blockM * blockN) / double(blockM + blockN);
-            // Deeper K slices halve the barriers per FLOP: a small tie-break.
-            double score = intensity * utilization(shape.n, blockN) *
-                           (1.0 + 0.01 * double(blockK));
-            if (score > bestScore + 1e-9) {
-              bestScore = score;
-              best = {blockM, blockN, blockK, threadM, threadN};
-            }
-          }
+  for (int64_t threadM : {1, 2, 4, 8, 16})
+    for (int64_t threadN : {1, 2, 4, 8})
+      for (int64_t blockK : {8, 16, 32}) {
+        if (shape.rowPerSequence && threadM != 1)
+          continue;
+        int64_t blockM = threadM, blockN = warp * threadN;
+        int64_t shared = (blockM + blockN) * blockK * kFloatBytes;
+        // Accumulators, one column of A and one row of B, addressing.
+        int64_t registers = threadM * threadN + threadM + threadN + 16;
+        if (shared > target.sharedBytesPerBlock / 2 ||
+            registers > target.registersPerThread)
+          continue;
+        double intensity = double(blockM * blockN) / double(blockM + blockN);
+        // Deeper K slices halve the barriers per FLOP: a small tie-break.
+        double score = intensity * utilization(shape.n, blockN) *
+                       (1.0 + 0.01 * double(blockK));
+        if (score > bestScore + 1e-9) {
+          bestScore = score;
+          best = {threadM, threadN, blockK};
+        }
+      }
+  int64_t blockM = best.threadM, blockN = warp * best.threadN;
   return PlanBuilder(builder)
       .set("kind", "gemm")
       .set("target", target.name)
-      .set("block_m", best.blockM)
-      .set("block_n", best.blockN)
+      .set("block_m", blockM)
+      .set("block_n", blockN)
       .set("block_k", best.blockK)
       .set("thread_m", best.threadM)
       .set("thread_n", best.threadN)
-      .set("threads", (best.blockM / best.threadM) * (best.blockN / best.threadN))
-      .set("shared_bytes", (best.blockM + best.blockN) * best.blockK * kFloatBytes)
+      .set("threads", warp)
+      .set("shared_bytes", (blockM + blockN) * best.blockK * kFloatBytes)
       .set("tail_m", "guard")
-      .set("tail_n", tail(shape.n, best.blockN))
+      .set("tail_n", tail(shape.n, blockN))
       .set("tail_k", tail(shape.k, best.blockK))
       .get();
 }
@@ -318,17 +323,15 @@ DictionaryAttr planAttention(Builder &builder, const TargetDescription &target,
   bool skipBlocks = mask.getCausal() || mask.getWindow() != 0;
   int64_t dHead = headSize(attention);
   if (target.isGpu()) {
-    // One query row per thread. Larger blocks reuse each staged K/V tile
-    // for more queries; but a batch-1 prompt must still give every SM two
-    // blocks (heads x query blocks), or most of the GPU idles.
-    int64_t queryBlock = 128;
-    while (queryBlock > target.warpSize &&
-           attention.getNumHeads() * ((maxSeq + queryBlock - 1) / queryBlock) <
-               2 * target.multiprocessors)
-      queryBlock /= 2;
-    // K and V tiles of key_block rows in half the shared memory.
-    int64_t keyBlock = 128;
-    while (keyBlock > 16 &&
+    // One query per lane of one warp: the running softmax state stays in
+    // registers only when striped across a warp's lanes (as GEMM's
+    // accumulators).
+    int64_t queryBlock = target.warpSize;
+    // K and V tiles of key_block rows in half the shared memory; each lane
+    // also keeps key_block scores and probabilities, and more than 32 made
+    // ptxas spill.
+    int64_t keyBlock = 32;
+    while (keyBlock > 8 &&
            2 * keyBlock * dHead * kFloatBytes > target.sharedBytesPerBlock / 2)
       keyBlock /= 2;
     return PlanBuilder(builder)
@@ -346,6 +349,12 @@ DictionaryAttr planAttention(Builder &builder, const TargetDescription &target,
         .get();
   }
   int64_t valueSize = valueHeadSize(attention);
+  // Keys and values are copied into contiguous per-head blocks once per
+  // call (their rows are H·Dh floats apart, which maps a head onto a
+  // fraction of L2's sets), except in a decode step, whose one query reads
+  // each key once.
+  auto func = attention->getParentOfType<func::FuncOp>();
+  bool decodeStep = func && func->hasAttr("tfm.decode_step");
   AttentionTiles tiles = chooseAttentionTiles(target, valueSize);
   // A value head narrower than a vector is one narrower vector.
   int64_t pvWidth = tiles.pvVectors * target.vectorLanes;
@@ -359,6 +368,7 @@ DictionaryAttr planAttention(Builder &builder, const TargetDescription &target,
       .set("micro_k", tiles.scoreKeys)
       .set("pv_queries", tiles.pvQueries)
       .set("pv_width", pvWidth)
+      .setFlag("stage_kv", !decodeStep)
       .set("softmax", "two_pass")
       .set("scratch_bytes", 2 * tiles.queryBlock * maxSeq * kFloatBytes)
       .setFlag("skip_masked_blocks", skipBlocks)

@@ -198,9 +198,8 @@ BuiltKernel gpuLinear(const KernelSpec &spec) {
   // local memory), except across the lanes of a warp, where it is striped:
   // so the accumulators of a block belong to one warp, and lane l holds
   // columns n = nb·block_n + j·32 + l (j < thread_n) of the block's
-  // thread_m rows: thread_n x thread_m accumulators in registers per lane.
-  // (block_m, block_n and threads of the plan describe a multi-warp block
-  // that this schedule does not build.)
+  // thread_m rows: thread_n x thread_m accumulators in registers per lane
+  // (the plan's block_n = 32·thread_n, block_m = thread_m, threads = 32).
   const int warp = 32;
   const int columnsPerLane = planned(spec, "thread_n", 4);
   const int blockM = planned(spec, "thread_m", 4);
@@ -266,7 +265,7 @@ BuiltKernel gpuAttention(const KernelSpec &spec) {
   // One warp per thread block, one query per lane: the running softmax
   // state of the block's queries is striped across the warp's lanes (a
   // block-level register allocation is kept whole in every thread
-  // otherwise), so query blocks are 32 queries whatever the plan says.
+  // otherwise): query blocks of 32, as the plan says.
   const int queryBlock = 32;
   // Each lane keeps its key block's scores and probabilities (2 x
   // key_block floats): blocks of more than 32 keys made ptxas spill

@@ -454,13 +454,17 @@ BuiltKernel attention(const KernelSpec &spec) {
       .unroll(ei)
       .unroll(qii);
   queryT.compute_at(out, task2).vectorize(qi, lanes);
+  // A decode step's one query reads each key once: a copy would only add
+  // traffic (stage_kv = 0 in its plan; the rows are then read in place).
   Var headTask("head_task");
-  for (Func rows : {keyRows, valueRows})
-    rows.compute_root()
-        .reorder(rows.args()[0], rows.args()[1], b, h)
-        .fuse(h, b, headTask)
-        .parallel(headTask)
-        .vectorize(rows.args()[0], lanes, TailStrategy::GuardWithIf);
+  if (spec.tile.get("stage_kv", 1)) {
+    for (Func rows : {keyRows, valueRows})
+      rows.compute_root()
+          .reorder(rows.args()[0], rows.args()[1], b, h)
+          .fuse(h, b, headTask)
+          .parallel(headTask)
+          .vectorize(rows.args()[0], lanes, TailStrategy::GuardWithIf);
+  }
   // Q·Kᵀ: a queryBlock x scoreKeys tile of dots stays in registers over the
   // head dimension.
   Var ko("ko"), ki("ki");

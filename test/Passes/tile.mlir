@@ -59,20 +59,20 @@
 //   pv_width = 64, pv_queries = 4.
 
 // ---- CUDA GEMM -------------------------------------------------------------
-// Maximise block_m·block_n/(block_m + block_n) under: 32..256 threads,
-// (block_m + block_n)·block_k·4 <= 24576 bytes of shared memory, thread_m·
-// thread_n + thread_m + thread_n + 16 <= 96 registers. 128x128 (intensity
-// 64) fits with block_k = 16 (256·16·4 = 16384; 32 would need 32768) and
-// 8x8 thread tiles (16·16 = 256 threads, 64+8+8+16 = 96 registers).
+// One warp per block: block_n = 32·thread_n, block_m = thread_m. Maximise
+// block_m·block_n/(block_m + block_n) under (block_m + block_n)·block_k·4
+// <= 24576 bytes of shared memory and thread_m·thread_n + thread_m +
+// thread_n + 16 <= 96 registers: 16x2 (16 x 64, intensity 12.8; 32+16+2+16
+// = 66 registers) beats 8x8 (8 x 256: 7.8) and 16x4 needs 100 registers;
+// block_k = 32 (80·32·4 = 10240 bytes).
 //
 // ---- Attention, 12 heads of 64 (merged [B, S, 768]), max seq 2048 ----------
 // CPU: query_block 16; scratch_bytes = 2·16·2048·4 = 262144 (1024 keys:
 // 131072). Micro tiles as derived above. The head size 64 is a whole number
 // of vectors: tail_d = "none".
-// On CUDA query_block starts at 128 and halves while 12 heads · ceil(2048 /
-// query_block) < 2·108 SMs: 128 -> 12·16 = 192 < 216 -> 64 -> 12·32 = 384:
-// query_block = 64 = threads. key_block: 2·key_block·64·4 <= 24576: 128 ->
-// 65536, 64 -> 32768, 32 -> 16384: key_block = 32, shared_bytes = 16384.
+// On CUDA a warp per block of 32 queries: query_block = 32 = threads.
+// key_block: at most 32 (each lane keeps key_block scores), 2·key_block·64·4
+// = 16384 <= 24576: key_block = 32, shared_bytes = 16384.
 // skip_masked_blocks: true with causal or window, false for padding only.
 
 // Weights and tfm.split are views of the weights file, not kernels: the
@@ -88,21 +88,21 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
 
   // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, form = "dot", kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64}
   // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, form = "dot", kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64}
-  // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 16 : i64, block_m = 128 : i64, block_n = 128 : i64, kind = "gemm", shared_bytes = 16384 : i64, tail_k = "none", tail_m = "guard", tail_n = "none", target = "cuda-sm80", thread_m = 8 : i64, thread_n = 8 : i64, threads = 256 : i64}
+  // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, block_m = 16 : i64, block_n = 64 : i64, kind = "gemm", shared_bytes = 10240 : i64, tail_k = "none", tail_m = "guard", tail_n = "none", target = "cuda-sm80", thread_m = 16 : i64, thread_n = 2 : i64, threads = 32 : i64}
   %q = tfm.linear %x, %wq : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %k = tfm.linear %x, %wk : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %v = tfm.linear %x, %wv : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
 
-  // AVX2-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {kind = "attention", micro_k = 6 : i64, parallel = "batch,heads,query_blocks", pv_queries = 2 : i64, pv_width = 32 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, softmax = "two_pass", tail_d = "none", {{.*}}vector = 8 : i64}
-  // AVX512-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {kind = "attention", micro_k = 16 : i64, parallel = "batch,heads,query_blocks", pv_queries = 4 : i64, pv_width = 64 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, softmax = "two_pass", tail_d = "none", {{.*}}vector = 16 : i64}
-  // CUDA-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {key_block = 32 : i64, kind = "attention", parallel = "batch,heads,query_blocks", query_block = 64 : i64, shared_bytes = 16384 : i64, skip_masked_blocks = true, softmax = "online", {{.*}}threads = 64 : i64}
+  // AVX2-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {kind = "attention", micro_k = 6 : i64, parallel = "batch,heads,query_blocks", pv_queries = 2 : i64, pv_width = 32 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, softmax = "two_pass", stage_kv = true, tail_d = "none", {{.*}}vector = 8 : i64}
+  // AVX512-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {kind = "attention", micro_k = 16 : i64, parallel = "batch,heads,query_blocks", pv_queries = 4 : i64, pv_width = 64 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, softmax = "two_pass", stage_kv = true, tail_d = "none", {{.*}}vector = 16 : i64}
+  // CUDA-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {key_block = 32 : i64, kind = "attention", parallel = "batch,heads,query_blocks", query_block = 32 : i64, shared_bytes = 16384 : i64, skip_masked_blocks = true, softmax = "online", {{.*}}threads = 32 : i64}
   // SEQ1024: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}query_block = 16 : i64, scratch_bytes = 131072 : i64, skip_masked_blocks = true
   %c = tfm.attention %q, %k, %v, key_padding %kp {heads = 12 : i64, mask = #tfm.mask<causal, padding>, scale = 0.125 : f64} : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?xi64> -> tensor<?x?x768xf32>
 
   // Padding only: no key block is masked entirely for every query.
   // AVX2-PLAN: tfm.attention {{.*}}mask = #tfm.mask<padding>{{.*}}query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = false,
   // AVX512-PLAN: tfm.attention {{.*}}mask = #tfm.mask<padding>{{.*}}query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = false,
-  // CUDA-PLAN: tfm.attention {{.*}}mask = #tfm.mask<padding>{{.*}}query_block = 64 : i64, shared_bytes = 16384 : i64, skip_masked_blocks = false,
+  // CUDA-PLAN: tfm.attention {{.*}}mask = #tfm.mask<padding>{{.*}}query_block = 32 : i64, shared_bytes = 16384 : i64, skip_masked_blocks = false,
   // SEQ1024: tfm.attention {{.*}}mask = #tfm.mask<padding>{{.*}}skip_masked_blocks = false,
   %p = tfm.attention %c, %k, %v, key_padding %kp {heads = 12 : i64, mask = #tfm.mask<padding>, scale = 0.125 : f64} : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?xi64> -> tensor<?x?x768xf32>
 
@@ -118,7 +118,7 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   // CHECK: tfm.weight "w200" : tensor<200x768xf32>
   // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, form = "dot", kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "guard", target = "x86-64-avx2", tiles_per_task = 2 : i64, vector = 8 : i64}
   // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, form = "dot", kind = "gemm", micro_m = 4 : i64, micro_n = 5 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64}
-  // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 16 : i64, block_m = 128 : i64, block_n = 128 : i64, {{.*}}tail_n = "guard",
+  // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, block_m = 16 : i64, block_n = 64 : i64, {{.*}}tail_n = "guard",
   %w200 = tfm.weight "w200" : tensor<200x768xf32>
   %r = tfm.linear %wnd, %w200 : (tensor<?x?x768xf32>, tensor<200x768xf32>) -> tensor<?x?x200xf32>
   return %p, %r : tensor<?x?x768xf32>, tensor<?x?x200xf32>

@@ -123,14 +123,18 @@ TEST(CpuKernels, AttentionMicroTilesAndMasks) {
            {"one query (decode)", 1, 21, 64, {}},
        }) {
     // The AVX2 and AVX-512 plans' shapes: 16 queries a block, 6 or 16 keys
-    // a Q·Kᵀ tile, 2x32 or 4x64 P·V tiles.
+    // a Q·Kᵀ tile, 2x32 or 4x64 P·V tiles; keys and values staged or not.
     for (auto plan : std::vector<std::map<std::string, int64_t>>{
              {{"vector", 8}, {"query_block", 16}, {"micro_k", 6},
               {"pv_queries", 2}, {"pv_width", 32}},
              {{"vector", 16}, {"query_block", 16}, {"micro_k", 16},
-              {"pv_queries", 4}, {"pv_width", 64}}}) {
+              {"pv_queries", 4}, {"pv_width", 64}},
+             // A decode step's plan: keys and values read in place.
+             {{"vector", 16}, {"query_block", 16}, {"micro_k", 16},
+              {"pv_queries", 4}, {"pv_width", 64}, {"stage_kv", 0}}}) {
       SCOPED_TRACE(std::string(c.name) + ", " +
-                   std::to_string(plan["vector"]) + " lanes");
+                   std::to_string(plan["vector"]) + " lanes" +
+                   (plan.count("stage_kv") ? ", read in place" : ""));
       KernelSpec spec = cpuSpec(KernelKind::Attention, plan);
       spec.width = heads * c.dim;
       spec.heads = heads;
