@@ -11,11 +11,12 @@
 //    block_k does not divide it) is guarded; reads past M and N are clamped
 //    and their outputs never stored.
 //  - Attention: one thread block (a warp) per (block of 32 queries, head,
-//    batch), one query per lane, online softmax over key blocks (HALIDE14_NOTES.md: the
-//    two-pass score rows of the CPU kernel would not fit in shared memory).
-//    Each key block's K and V rows are staged in shared memory; each thread
-//    computes the block's scores, their max, sum and value-weighted sum,
-//    then rescales its running (max, sum, accumulator) Tuple. With a causal
+//    batch), one query per lane, online softmax over key blocks
+//    (HALIDE14_NOTES.md: the two-pass score rows of the CPU kernel would
+//    not fit in shared memory). Each key block's K and V rows are staged in
+//    shared memory; each lane computes the block's scores, their max, sum
+//    and value-weighted sum, then rescales its running (max, sum,
+//    accumulator) Tuple, which is striped across the lanes (registers). With a causal
 //    (or window) mask the reduction over key blocks has a bound that names
 //    the query block (RDom::where), so key blocks that are masked for every
 //    query of the block are never visited.
@@ -70,7 +71,9 @@ template <typename... Vars> void lanes(Stage stage, Vars... vars) {
     stage.gpu_lanes(vars...);
 }
 
-/// Per-thread storage of a Func computed at the block level.
+/// Registers for a Func computed at the block level: whole in every thread
+/// (local memory when indexed by the thread), striped across the lanes of
+/// a warp when its innermost storage dimension is the lane.
 void inRegisters(Func f) {
   if (!emulating)
     f.store_in(MemoryType::Register);
