@@ -23,12 +23,9 @@ namespace {
 
 /// Builds the CPU kernel, binds `inputs` to its arguments in order and
 /// computes `out`.
-void run(const KernelSpec &spec, std::vector<Buffer<>> inputs, Buffer<> out) {
-  detail::BuiltKernel kernel = detail::build(spec);
-  ASSERT_EQ(kernel.arguments.size(), inputs.size());
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    kernel.arguments[i].set(inputs[i]);
-  kernel.output.realize(out, Halide::get_jit_target_from_environment());
+void run(const KernelSpec &spec, const std::vector<Buffer<>> &inputs,
+         Buffer<> out) {
+  realizeKernel(detail::build(spec), inputs, out);
 }
 
 KernelSpec cpuSpec(KernelKind kind, std::map<std::string, int64_t> plan) {

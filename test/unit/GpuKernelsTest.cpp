@@ -12,36 +12,22 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/HalideKernelsInternal.h"
+#include "test/unit/KernelReference.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
-#include <random>
 
 using namespace tfmc::codegen;
-using Halide::Buffer;
+using namespace tfmc::test;
 
 namespace {
 
-Buffer<float> randomFloats(const std::vector<int> &extents, unsigned seed,
-                           float scale = 1.0f) {
-  Buffer<float> buffer(extents);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(-scale, scale);
-  buffer.for_each_value([&](float &x) { x = uniform(rng); });
-  return buffer;
-}
-
 /// Builds the emulated GPU kernel, binds `inputs` to its arguments in order
 /// and computes `out`.
-void runEmulated(const KernelSpec &spec, std::vector<Buffer<>> inputs,
+void runEmulated(const KernelSpec &spec, const std::vector<Buffer<>> &inputs,
                  Buffer<> out) {
-  detail::BuiltKernel kernel = detail::buildGpu(spec, /*emulateOnHost=*/true);
-  ASSERT_EQ(kernel.arguments.size(), inputs.size());
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    kernel.arguments[i].set(inputs[i]);
-  kernel.output.realize(out, Halide::get_jit_target_from_environment());
+  realizeKernel(detail::buildGpu(spec, /*emulateOnHost=*/true), inputs, out);
 }
 
 KernelSpec gpuSpec(KernelKind kind, std::map<std::string, int64_t> plan) {
@@ -50,24 +36,6 @@ KernelSpec gpuSpec(KernelKind kind, std::map<std::string, int64_t> plan) {
   spec.gpu = true;
   spec.tile.ints = std::move(plan);
   return spec;
-}
-
-/// max |a - b| <= 1e-4 * max(1, max |b|), as the E2E tests compare.
-void expectClose(const Buffer<float> &actual, const Buffer<float> &expected) {
-  float largest = 1.0f, worst = 0.0f;
-  expected.for_each_value([&](float x) { largest = std::max(largest, std::abs(x)); });
-  bool finite = true;
-  actual.for_each_element([&](const int *pos) {
-    float a = actual(pos), b = expected(pos);
-    finite = finite && std::isfinite(a);
-    worst = std::max(worst, std::abs(a - b));
-  });
-  EXPECT_TRUE(finite);
-  EXPECT_LE(worst, 1e-4f * largest) << "max |diff| " << worst;
-}
-
-double geluTanh(double x) {
-  return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
 }
 
 TEST(GpuKernels, LinearTilesWithTailsInEveryDimension) {
@@ -86,15 +54,10 @@ TEST(GpuKernels, LinearTilesWithTailsInEveryDimension) {
     spec.activation = ActivationFn::GeluTanh;
     Buffer<float> x = randomFloats({K, M}, 1), w = randomFloats({K, N}, 2),
                   bias = randomFloats({N}, 3), residual = randomFloats({N, M}, 4);
-    Buffer<float> out(N, M), expected(N, M);
+    Buffer<float> out(N, M);
     runEmulated(spec, {x, w, bias, residual}, out);
-    for (int m = 0; m < M; ++m)
-      for (int n = 0; n < N; ++n) {
-        double acc = bias(n);
-        for (int k = 0; k < K; ++k)
-          acc += double(x(k, m)) * w(k, n);
-        expected(n, m) = float(geluTanh(acc) + residual(n, m));
-      }
+    Buffer<float> expected =
+        referenceLinear(x, w, bias, residual, ActivationFn::GeluTanh);
     expectClose(out, expected);
   }
 }
@@ -108,14 +71,10 @@ TEST(GpuKernels, LinearOneRow) {
   spec.width = N;
   spec.inWidth = K;
   Buffer<float> x = randomFloats({K, M}, 5), w = randomFloats({K, N}, 6);
-  Buffer<float> out(N, M), expected(N, M);
+  Buffer<float> out(N, M);
   runEmulated(spec, {x, w}, out);
-  for (int n = 0; n < N; ++n) {
-    double acc = 0;
-    for (int k = 0; k < K; ++k)
-      acc += double(x(k, 0)) * w(k, n);
-    expected(n, 0) = float(acc);
-  }
+  Buffer<float> expected =
+      referenceLinear(x, w, Buffer<float>(), Buffer<float>(), ActivationFn::None);
   expectClose(out, expected);
 }
 
@@ -164,39 +123,8 @@ TEST(GpuKernels, AttentionOnlineSoftmaxMatchesTheReference) {
     Buffer<float> out(dim, heads, c.queries, batch);
     runEmulated(spec, inputs, out);
 
-    Buffer<float> expected(dim, heads, c.queries, batch);
-    for (int b = 0; b < batch; ++b)
-      for (int h = 0; h < heads; ++h)
-        for (int i = 0; i < c.queries; ++i) {
-          std::vector<double> p(c.keys, 0.0);
-          double largest = -std::numeric_limits<double>::infinity();
-          std::vector<bool> allowed(c.keys);
-          for (int j = 0; j < c.keys; ++j) {
-            allowed[j] = (!c.causal || j <= i) &&
-                         (c.window == 0 ||
-                          (c.causal ? i - j < c.window
-                                    : std::abs(i - j) < c.window)) &&
-                         (!c.padding || keep(j, b) != 0);
-            if (!allowed[j])
-              continue;
-            double s = 0;
-            for (int d = 0; d < dim; ++d)
-              s += double(q(d, h, i, b)) * k(d, h, j, b);
-            p[j] = s * spec.factor;
-            largest = std::max(largest, p[j]);
-          }
-          double total = 0;
-          for (int j = 0; j < c.keys; ++j) {
-            p[j] = allowed[j] ? std::exp(p[j] - largest) : 0.0;
-            total += p[j];
-          }
-          for (int d = 0; d < dim; ++d) {
-            double acc = 0;
-            for (int j = 0; j < c.keys; ++j)
-              acc += p[j] * v(d, h, j, b);
-            expected(d, h, i, b) = total > 0 ? float(acc / total) : 0.0f;
-          }
-        }
+    Buffer<float> expected = referenceAttention(
+        q, k, v, keep, {c.causal, c.padding, c.window}, spec.factor);
     expectClose(out, expected);
   }
 }

@@ -1,15 +1,16 @@
 //===- KernelReference.h - Plain C++ references for kernel tests -*- C++ -*-===//
 //
-// What the CPU and GPU kernel tests compare with: each kernel's meaning
-// written as straightforward loops in double precision, random inputs, and
-// the E2E tests' tolerance. Buffers use Halide's order (innermost first).
+// What the CPU and GPU kernel tests share: each kernel's meaning written as
+// straightforward loops in double precision, random inputs, the E2E tests'
+// tolerance, and running a built kernel on the host. Buffers use Halide's
+// order (innermost first).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TFMC_TEST_UNIT_KERNELREFERENCE_H
 #define TFMC_TEST_UNIT_KERNELREFERENCE_H
 
-#include "compiler/codegen/HalideKernels.h"
+#include "compiler/codegen/HalideKernelsInternal.h"
 
 #include "Halide.h"
 
@@ -33,6 +34,16 @@ inline Buffer<float> randomFloats(const std::vector<int> &extents,
   std::uniform_real_distribution<float> uniform(-scale, scale);
   buffer.for_each_value([&](float &x) { x = uniform(rng); });
   return buffer;
+}
+
+/// Binds `inputs` to the kernel's arguments in order and computes `out`
+/// with a JIT compile for the host.
+inline void realizeKernel(codegen::detail::BuiltKernel kernel,
+                          const std::vector<Buffer<>> &inputs, Buffer<> out) {
+  ASSERT_EQ(kernel.arguments.size(), inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    kernel.arguments[i].set(inputs[i]);
+  kernel.output.realize(out, Halide::get_jit_target_from_environment());
 }
 
 /// max |a - b| <= 1e-4 * max(1, max |b|), as the E2E tests compare.
