@@ -218,6 +218,8 @@ class Report:
                  "and V as three 768×768 linears; that row is the sum of those three steps "
                  "against one OpenBLAS 2304×768 sgemm. OpenBLAS: `cblas_sgemm` (RowMajor, x·Wᵀ, "
                  "no bias), the same weights every call; at M = 1 also `cblas_sgemv`. "
+                 "tfmc's M = 1 rows are the decode step's kernels (`--entry decode_step`), "
+                 "whose GEMMs are planned as matrix-vector products. "
                  "N×K is out × in, FLOPs 2·M·N·K.")
         self.add()
         for T in h.threads:
@@ -279,7 +281,9 @@ class Report:
             return
         self.add("The same models compiled twice, `tfmc MODEL` and `tfmc MODEL --scheduler "
                  f"adams2019`, each kernel timed in its model on {self.h.all_threads} threads "
-                 "(identical kernels: the first step). > 1 means tfmc's tile plan is faster.")
+                 "(identical kernels: the first step). > 1 means tfmc's tile plan is faster. "
+                 "Adams2019 runs with `HL_BEAM_SIZE=1` (greedy search, its fast-compile mode): "
+                 "its default beam search took over 6 minutes per model here.")
         self.add()
         keys = []
         for (op, shape, which) in res:

@@ -331,12 +331,20 @@ class Model:
         self.scheduler = scheduler
         self.compile_seconds = None
 
+    # Adams2019's beam width. Its default beam search (32) took more than
+    # 6 minutes per model on 2 cores, past the bench's time budget; greedy
+    # search (1) is its fast-compile mode and schedules a model in seconds.
+    ADAMS_BEAM_SIZE = "1"
+
     def compile(self, extra=(), timeout=1800):
         cmd = [TFMC, self.source, "-o", self.exe]
+        env = None
         if self.scheduler:
             cmd.append(f"--scheduler={self.scheduler}")
+            if self.scheduler == "adams2019":
+                env = dict(os.environ, HL_BEAM_SIZE=self.ADAMS_BEAM_SIZE)
         cmd += list(extra)
-        _, _, self.compile_seconds = run(cmd, timeout=timeout)
+        _, _, self.compile_seconds = run(cmd, env=env, timeout=timeout)
         return self
 
     def init_weights(self, weights=None):
@@ -547,7 +555,13 @@ class Harness:
         res = {"tfmc": {}, "openblas": {}}
         for T in self.threads:
             for M in Ms:
-                b = model.bench(M, T, self.repeat, self.warmup)
+                # One row is a decode step's shape: its GEMMs are planned as
+                # matrix-vector products (the decode_step entry, after a
+                # prefill of 16 tokens); more rows run the forward entry.
+                if M == 1:
+                    b = model.bench(16, T, self.repeat, self.warmup, entry="decode_step")
+                else:
+                    b = model.bench(M, T, self.repeat, self.warmup)
                 res["tfmc"].update(self.linear_steps(b, M, T))
         pause()
         cmd = [os.path.join(PEERS, "build", "blas_bench"), "--only", "linear",
@@ -602,39 +616,46 @@ class Harness:
         self.adams_compile = {}
         T = self.all_threads
 
-        def pair(name, text):
-            """(tfmc's model, the Adams2019 one) with the same weights, or
-            None when Adams2019 did not compile in time."""
+        def pair(name, text, sizes):
+            """tfmc's model and, per size, an Adams2019 one compiled for that
+            size (same weights); None when Adams2019 did not compile in time.
+            Adams2019 tiles for its estimates (here the sequence bound,
+            --max-seq): compiled for 1024 rows, its ShiftInwards splits wrote
+            before the start of a 128-row output. So each size gets its own
+            compile, Adams2019's best case; the tile plans are compiled once."""
             base = Model(name, text)
             if not os.path.exists(base.exe):
                 base.compile()
             base.init_weights()
-            adams = Model(name + "_adams", text.replace(f"model {name} ", f"model {name}_adams "),
-                          scheduler="adams2019")
-            left = self.deadline - time.monotonic() - 60  # 60 s to measure
-            timeout = min(60 if self.quick else self.ADAMS_COMPILE_TIMEOUT_S, left)
-            if timeout < 20:
-                self.notes.append(f"Adams2019: no time left in the budget to compile {name}.")
-                self.adams_compile[name] = None
-                return None
-            try:
-                adams.compile(timeout=timeout)
-            except CommandFailed as e:
-                self.notes.append(f"Adams2019 could not compile {name}: "
-                                  f"{str(e).splitlines()[0].split(':')[0]} (cold compiles are "
-                                  "cached in bench/out/cache: a later run may get further)")
-                self.adams_compile[name] = None
-                return None
-            self.adams_compile[name] = adams.compile_seconds
-            adams.init_weights(base.weights)
+            adams = {}
+            for S in sizes:
+                tag = f"{name}_adams_{S}"
+                model = Model(tag, text.replace(f"model {name} ", f"model {tag} "),
+                              scheduler="adams2019")
+                left = self.deadline - time.monotonic() - 60  # 60 s to measure
+                timeout = min(60 if self.quick else self.ADAMS_COMPILE_TIMEOUT_S, left)
+                if timeout < 20:
+                    self.notes.append(f"Adams2019: no time left in the budget to compile {tag}.")
+                    self.adams_compile[tag] = None
+                    return None
+                try:
+                    model.compile(extra=["--max-seq", str(S)], timeout=timeout)
+                except CommandFailed as e:
+                    self.notes.append(f"Adams2019 could not compile {tag}: "
+                                      f"{str(e).splitlines()[0].split(':')[0]}")
+                    self.adams_compile[tag] = None
+                    return None
+                self.adams_compile[tag] = model.compile_seconds
+                adams[S] = model.init_weights(base.weights)
             return base, adams
 
         # Linear kernels (and the layer's layer norms) of one GPT-2-small layer.
         Ms = [128] if self.quick else [128, 1024]
-        models = pair("linear768", tfm_linear("linear768", max(self.linear_ms())))
+        models = pair("linear768", tfm_linear("linear768", max(self.linear_ms())), Ms)
         if models:
+            base, adams = models
             for M in Ms:
-                for which, model in zip(("tfmc", "adams2019"), models):
+                for which, model in (("tfmc", base), ("adams2019", adams[M])):
                     b = model.bench(M, T, self.repeat, self.warmup)
                     seen = set()
                     for s in b["steps"]:
@@ -654,11 +675,12 @@ class Harness:
         # Attention.
         sizes = [128] if self.quick else [512, 2048]
         for tag, mask in (("causal", "causal"), ("full", "none")):
-            models = pair(f"attn_{tag}", tfm_attention(f"attn_{tag}", mask))
+            models = pair(f"attn_{tag}", tfm_attention(f"attn_{tag}", mask), sizes)
             if not models:
                 break  # the other mask would not schedule faster
+            base, adams = models
             for S in sizes:
-                for which, model in zip(("tfmc", "adams2019"), models):
+                for which, model in (("tfmc", base), ("adams2019", adams[S])):
                     b = model.bench(S, T, 5, 1)
                     step = [s for s in b["steps"] if s["op"] == "tfm.attention"][0]
                     res[("tfm.attention", f"{tag}, S = {S}", which)] = Figure.of(step)

@@ -483,6 +483,14 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
                     (spec.gpu ? std::string("|") + gpuKernelGeneratorStamp()
                               : std::string()) +
                     (autoschedule ? "|adams2019" : "");
+  // Adams2019 schedules for its estimates: a kernel scheduled for 1024 rows
+  // must not be reused for a 128-row bound (its ShiftInwards splits would
+  // write before the start of the output).
+  for (const std::vector<int64_t> &extents : spec.estimates) {
+    key += "|";
+    for (int64_t extent : extents)
+      key += std::to_string(extent) + ",";
+  }
   std::string name = "tfmc_" + hexDigest(key);
   kernels.try_emplace(name, spec, op);
   // The op and its .tfm line, so that `NAME bench` can say which kernel is

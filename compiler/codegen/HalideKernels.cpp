@@ -329,8 +329,23 @@ BuiltKernel layerNorm(const KernelSpec &spec) {
   Var row = scheduleRows(kernel.output, Var("w"), Var("r"), spec);
   kernel.stages["sum_in"].compute_at(kernel.output, row)
       .vectorize(Var("w"), lanesOf(spec), TailStrategy::GuardWithIf);
-  kernel.stages["mean"].compute_at(kernel.output, row);
-  kernel.stages["variance"].compute_at(kernel.output, row);
+  // The two sums over the row: with a width that is a whole number of
+  // vectors, each is a vector of partial sums (rfactor) and then one sum
+  // across lanes, instead of a scalar loop over the width.
+  const int lanes = lanesOf(spec);
+  for (const char *name : {"mean", "variance"}) {
+    Func sumOverRow = kernel.stages[name];
+    sumOverRow.compute_at(kernel.output, row);
+    if (spec.width % lanes != 0)
+      continue;
+    RVar outer("rw_outer"), inner("rw_inner");
+    Var lane("lane");
+    Func partial = sumOverRow.update()
+                       .split(sumOverRow.rvars(0)[0], outer, inner, lanes)
+                       .rfactor(inner, lane);
+    partial.compute_at(kernel.output, row).vectorize(lane);
+    partial.update().vectorize(lane);
+  }
   return kernel;
 }
 

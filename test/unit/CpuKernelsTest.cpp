@@ -102,6 +102,38 @@ TEST(CpuKernels, GeluTanhOverItsRange) {
   expectClose(out, expected);
 }
 
+TEST(CpuKernels, LayerNormRowSums) {
+  // Widths that are and are not a whole number of vectors (the row sums
+  // are vector partial sums only in the first case).
+  for (auto [width, lanes] :
+       std::vector<std::pair<int, int>>{{37, 8}, {64, 16}, {768, 16}, {20, 16}}) {
+    for (bool withResidual : {false, true}) {
+      SCOPED_TRACE(std::to_string(width) + " wide, " + std::to_string(lanes) +
+                   " lanes" + (withResidual ? ", residual" : ""));
+      const int rows = 11;
+      KernelSpec spec = cpuSpec(KernelKind::LayerNorm,
+                                {{"vector", lanes}, {"rows_per_task", 3}});
+      spec.width = width;
+      spec.factor = 1e-5;
+      spec.hasResidual = withResidual;
+      Buffer<float> x = randomFloats({width, rows}, 10, 3.0f), residual;
+      Buffer<float> gamma = randomFloats({width}, 12),
+                    beta = randomFloats({width}, 13);
+      std::vector<Buffer<>> inputs{x};
+      if (withResidual) {
+        residual = randomFloats({width, rows}, 11);
+        inputs.push_back(residual);
+      }
+      inputs.push_back(gamma);
+      inputs.push_back(beta);
+      Buffer<float> out(width, rows);
+      run(spec, inputs, out);
+      expectClose(out,
+                  referenceLayerNorm(x, residual, gamma, beta, spec.factor));
+    }
+  }
+}
+
 struct AttentionCase {
   const char *name;
   int queries, keys, dim;

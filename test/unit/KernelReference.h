@@ -100,6 +100,33 @@ inline Buffer<float> referenceLinear(const Buffer<float> &x,
   return out;
 }
 
+/// LayerNorm over each row of (x + residual) (residual may be empty).
+inline Buffer<float> referenceLayerNorm(const Buffer<float> &x,
+                                        const Buffer<float> &residual,
+                                        const Buffer<float> &gamma,
+                                        const Buffer<float> &beta,
+                                        double eps) {
+  const int width = x.dim(0).extent(), rows = x.dim(1).extent();
+  Buffer<float> out(width, rows);
+  auto in = [&](int w, int r) {
+    return double(x(w, r)) + (residual.defined() ? residual(w, r) : 0.0f);
+  };
+  for (int r = 0; r < rows; ++r) {
+    double mean = 0, variance = 0;
+    for (int w = 0; w < width; ++w)
+      mean += in(w, r);
+    mean /= width;
+    for (int w = 0; w < width; ++w)
+      variance += (in(w, r) - mean) * (in(w, r) - mean);
+    variance /= width;
+    for (int w = 0; w < width; ++w)
+      out(w, r) = float((in(w, r) - mean) / std::sqrt(variance + eps) *
+                            gamma(w) +
+                        beta(w));
+  }
+  return out;
+}
+
 struct AttentionMask {
   bool causal = false, padding = false;
   int window = 0;
