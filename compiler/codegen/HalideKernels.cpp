@@ -325,10 +325,12 @@ BuiltKernel layerNorm(const KernelSpec &spec) {
   BuiltKernel kernel = detail::layerNormAlgorithm(spec);
   if (spec.autoschedule)
     return kernel;
-  // The row's sum is read three times (mean, variance, output): keep it.
+  // The row's sum x + residual is read three times (mean, variance,
+  // output): keep it. Without a residual it is x itself, read in place.
   Var row = scheduleRows(kernel.output, Var("w"), Var("r"), spec);
-  kernel.stages["sum_in"].compute_at(kernel.output, row)
-      .vectorize(Var("w"), lanesOf(spec), TailStrategy::GuardWithIf);
+  if (spec.hasResidual)
+    kernel.stages["sum_in"].compute_at(kernel.output, row)
+        .vectorize(Var("w"), lanesOf(spec), TailStrategy::GuardWithIf);
   // The two sums over the row: with a width that is a whole number of
   // vectors, each is a vector of partial sums (rfactor) and then one sum
   // across lanes, instead of a scalar loop over the width.
