@@ -22,6 +22,9 @@ struct PipelineOptions {
   std::string target = "host";
   int64_t maxBatch = 1;
   int64_t maxSeq = 0; // 0: each function's tfm.max_len
+  /// Elementwise kernels may write over an operand that dies there (false
+  /// for Adams2019's schedules, which compute some elements twice).
+  bool inPlace = true;
 };
 
 /// fuse masked attention -> fuse epilogues -> tile -> plan memory.

@@ -70,7 +70,10 @@ def PlanMemory : Pass<"tfm-plan-memory", "::mlir::func::FuncOp"> {
     leading dimension is the batch, any other dynamic dimension a sequence;
     the [Sq, Sk] causal and window masks have no batch dimension),
     computes live ranges in program order, lets an elementwise kernel write
-    in place over an operand that dies there, and packs the buffers greedily
+    in place over an operand that dies there (unless in-place=false: a
+    schedule that computes some output elements twice, as Adams2019's
+    ShiftInwards tails do, would then read an input it already overwrote),
+    and packs the buffers greedily
     by size (largest first, lowest free offset, 64-byte aligned). Records
     `tfm.arena = [offset, bytes]` on each kernel and `tfm.arena_size`,
     `tfm.max_batch`, `tfm.max_seq` on the function.
@@ -79,7 +82,10 @@ def PlanMemory : Pass<"tfm-plan-memory", "::mlir::func::FuncOp"> {
     Option<"maxBatch", "max-batch", "int64_t", /*default=*/"1",
            "Largest batch the arena must hold">,
     Option<"maxSeq", "max-seq", "int64_t", /*default=*/"0",
-           "Longest sequence the arena must hold (0: the function's tfm.max_len)">
+           "Longest sequence the arena must hold (0: the function's tfm.max_len)">,
+    Option<"inPlace", "in-place", "bool", /*default=*/"true",
+           "Let an elementwise kernel write over an operand that dies there "
+           "(needs schedules that write each output element once)">
   ];
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];
 }

@@ -29,7 +29,7 @@ void buildDefaultPipeline(mlir::OpPassManager &pm,
   pm.addNestedPass<mlir::func::FuncOp>(createFuseEpilogues());
   pm.addPass(createTile({options.target, options.maxSeq}));
   pm.addNestedPass<mlir::func::FuncOp>(
-      createPlanMemory({options.maxBatch, options.maxSeq}));
+      createPlanMemory({options.maxBatch, options.maxSeq, options.inPlace}));
 }
 
 void registerPasses() {

@@ -110,7 +110,7 @@ struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
       int64_t until = lastUse.count(result) ? lastUse[result] : at;
 
       std::optional<size_t> reuse;
-      if (mayWriteInPlace(&op)) {
+      if (inPlace && mayWriteInPlace(&op)) {
         for (Value operand : op.getOperands()) {
           auto it = bufferOf.find(operand);
           if (it != bufferOf.end() && buffers[it->second].end == at &&

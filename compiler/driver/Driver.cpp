@@ -117,7 +117,10 @@ mlir::LogicalResult compile(const CompileOptions &options,
   if (options.configurePassManager &&
       failed(options.configurePassManager(pm)))
     return mlir::failure();
-  buildDefaultPipeline(pm, {options.target, options.maxBatch, options.maxSeq});
+  // Adams2019's schedules may compute an output element twice (ShiftInwards
+  // tails): no kernel may then write over its own input.
+  buildDefaultPipeline(pm, {options.target, options.maxBatch, options.maxSeq,
+                            /*inPlace=*/!options.autoschedule});
   if (failed(pm.run(*module)))
     return mlir::failure();
   if (options.emit == Emit::MlirOpt) {

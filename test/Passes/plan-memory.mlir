@@ -1,5 +1,6 @@
 // RUN: tfm-opt %s -split-input-file -tfm-plan-memory="max-batch=2 max-seq=8" | FileCheck %s
 // RUN: tfm-opt %s -split-input-file -tfm-plan-memory="max-batch=1 max-seq=128" | FileCheck %s --check-prefix=MASKS
+// RUN: tfm-opt %s -split-input-file -tfm-plan-memory="max-batch=2 max-seq=8 in-place=false" | FileCheck %s --check-prefix=NO-IN-PLACE
 //
 // tfm-plan-memory: every kernel result gets [offset, bytes] in one arena,
 // sized at the largest batch (a dynamic leading dimension) and sequence
@@ -44,6 +45,15 @@
 // CHECK: %[[Y:.*]] = tfm.linear %[[Z]], %{{.*}} {tfm.arena = array<i64: 2048, 1024>}
 // CHECK: %[[O:.*]] = tfm.add %[[Y]], %[[U]] {tfm.arena = array<i64: 2048, 1024>}
 // CHECK: return %[[O]]
+// in-place=false (tfmc --scheduler adams2019, whose schedules may compute an
+// element twice): no result shares its operand's buffer. %g no longer goes
+// over A: A [0, 2048) is live until %g runs, so %g takes 2048; %r likewise
+// leaves %h2's buffer (at 0, A having died) and takes 2048.
+// NO-IN-PLACE-LABEL: func.func @ffn_chain
+// NO-IN-PLACE: %[[H1:.*]] = tfm.linear %arg0, %{{.*}} {tfm.arena = array<i64: 0, 2048>}
+// NO-IN-PLACE: tfm.activation %[[H1]] <relu> {tfm.arena = array<i64: 2048, 2048>}
+// NO-IN-PLACE: %[[H2:.*]] = tfm.linear %{{.*}} {tfm.arena = array<i64: 0, 1024>}
+// NO-IN-PLACE: tfm.add %[[H2]], %arg0 {tfm.arena = array<i64: 2048, 1024>}
 func.func @ffn_chain(%x: tensor<?x?x16xf32>) -> tensor<?x?x16xf32> attributes {tfm.max_len = 8 : i64} {
   %w1 = tfm.weight "w1" : tensor<32x16xf32>
   %w2 = tfm.weight "w2" : tensor<16x32xf32>
