@@ -273,44 +273,30 @@ model {name} {{
 """
 
 
-def tfm_encoder_layer(name):
-    # nn.TransformerEncoderLayer(512, 8, 2048) defaults: post-norm, relu.
-    return f"""# One encoder layer at d_model 512 (bench/run.py).
-model {name} {{
-  vocab = 1000
-  d_model = 512
-  heads = 8
-  d_ff = 2048
-  max_len = 512
-  encoder(layers = 1) {{
-    self_attention(mask = none)
-    feed_forward
-  }}
-  output = none
-}}
-"""
-
-
-def tfm_decoder_layer(name):
-    # nn.TransformerDecoderLayer(512, 8, 2048): causal self-attention, cross-
-    # attention over a memory, feed-forward; post-norm, relu. The encoder
-    # layer only makes the memory: its steps are not counted.
-    return f"""# One encoder and one decoder layer at d_model 512; the decoder layer is timed (bench/run.py).
-model {name} {{
-  vocab = 1000
-  d_model = 512
-  heads = 8
-  d_ff = 2048
-  max_len = 512
-  encoder(layers = 1) {{
-    self_attention(mask = none)
-    feed_forward
-  }}
-  decoder(layers = 1) {{
+def tfm_layer_model(name, with_decoder):
+    # nn.TransformerEncoderLayer / DecoderLayer(512, 8, 2048) defaults:
+    # post-norm, relu. The decoder layer has causal self-attention, cross-
+    # attention over a memory and a feed-forward; its encoder layer only makes
+    # the memory, and its steps are not counted.
+    what = ("One encoder and one decoder layer at d_model 512; the decoder layer is timed"
+            if with_decoder else "One encoder layer at d_model 512")
+    decoder = """
+  decoder(layers = 1) {
     self_attention(mask = causal)
     cross_attention(mask = none)
     feed_forward
-  }}
+  }""" if with_decoder else ""
+    return f"""# {what} (bench/run.py).
+model {name} {{
+  vocab = 1000
+  d_model = 512
+  heads = 8
+  d_ff = 2048
+  max_len = 512
+  encoder(layers = 1) {{
+    self_attention(mask = none)
+    feed_forward
+  }}{decoder}
   output = none
 }}
 """
@@ -691,8 +677,8 @@ class Harness:
         note("whole models: encoder/decoder layers at d_model 512, GPT-2 small prefill and decode")
         res = {"tfmc": {}, "torch": []}
         seqs = [128] if self.quick else [128, 512]
-        enc = Model("enc512", tfm_encoder_layer("enc512")).compile().init_weights()
-        dec = Model("dec512", tfm_decoder_layer("dec512")).compile().init_weights()
+        enc = Model("enc512", tfm_layer_model("enc512", with_decoder=False)).compile().init_weights()
+        dec = Model("dec512", tfm_layer_model("dec512", with_decoder=True)).compile().init_weights()
         enc_lines = set(source_lines(enc.source, r"self_attention|feed_forward"))
         dec_start = source_lines(dec.source, r"decoder\(")[0]
         dec_lines = {n for n in source_lines(dec.source, r"self_attention|cross_attention|feed_forward")

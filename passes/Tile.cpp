@@ -184,6 +184,13 @@ MicroTile chooseDotTile(const TargetDescription &target, int64_t n,
   return best;
 }
 
+/// Whether `op` is in a decode step (a function the builder marked
+/// tfm.decode_step): one row per sequence, its newest token.
+bool inDecodeStep(Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  return func && func->hasAttr("tfm.decode_step");
+}
+
 /// Shapes of a GEMM: rows M (dynamic for activations), columns N, depth K,
 /// and whether its rows are one per sequence (in a function marked
 /// tfm.decode_step: M is the batch, usually 1).
@@ -201,9 +208,7 @@ GemmShape gemmShape(Operation *op) {
       m = ShapedType::isDynamic(dim) || ShapedType::isDynamic(m)
               ? ShapedType::kDynamic
               : m * dim;
-    auto func = op->getParentOfType<func::FuncOp>();
-    bool rowPerSequence = func && func->hasAttr("tfm.decode_step");
-    return {m, weight.getDimSize(0), weight.getDimSize(1), rowPerSequence};
+    return {m, weight.getDimSize(0), weight.getDimSize(1), inDecodeStep(op)};
   }
   auto matmul = cast<MatmulOp>(op);
   auto lhs = matmul.getLhs().getType();
@@ -299,29 +304,11 @@ DictionaryAttr planGpuGemm(Builder &builder, const TargetDescription &target,
       .get();
 }
 
-/// Head size of an attention in either layout.
-int64_t headSize(AttentionOp attention) {
-  auto query = attention.getQuery().getType();
-  int64_t width = query.getShape().back();
-  if (!attention.isMergedLayout() || ShapedType::isDynamic(width))
-    return width;
-  return width / attention.getNumHeads();
-}
-
-/// Value head size of an attention in either layout.
-int64_t valueHeadSize(AttentionOp attention) {
-  auto value = cast<ShapedType>(attention.getValue().getType());
-  int64_t width = value.getShape().back();
-  if (!attention.isMergedLayout() || ShapedType::isDynamic(width))
-    return width;
-  return width / attention.getNumHeads();
-}
-
 DictionaryAttr planAttention(Builder &builder, const TargetDescription &target,
                              AttentionOp attention, int64_t maxSeq) {
   MaskAttr mask = attention.getMask();
   bool skipBlocks = mask.getCausal() || mask.getWindow() != 0;
-  int64_t dHead = headSize(attention);
+  int64_t dHead = attention.getHeadSize();
   if (target.isGpu()) {
     // One query per lane of one warp: the running softmax state stays in
     // registers only when striped across a warp's lanes (as GEMM's
@@ -348,13 +335,12 @@ DictionaryAttr planAttention(Builder &builder, const TargetDescription &target,
         .set("tail_k", "guard")
         .get();
   }
-  int64_t valueSize = valueHeadSize(attention);
+  int64_t valueSize = attention.getValueHeadSize();
   // Keys and values are copied into contiguous per-head blocks once per
   // call (their rows are H·Dh floats apart, which maps a head onto a
   // fraction of L2's sets), except in a decode step, whose one query reads
   // each key once.
-  auto func = attention->getParentOfType<func::FuncOp>();
-  bool decodeStep = func && func->hasAttr("tfm.decode_step");
+  bool decodeStep = inDecodeStep(attention);
   AttentionTiles tiles = chooseAttentionTiles(target, valueSize);
   // A value head narrower than a vector is one narrower vector.
   int64_t pvWidth = tiles.pvVectors * target.vectorLanes;

@@ -96,16 +96,8 @@ static void bench_linear(const Args& args, const std::vector<int>& threads, int 
                 cblas_sgemv(CblasRowMajor, CblasNoTrans, N, K, 1.0f, W, K, X.data(), 1, 0.0f, Y.data(), 1);
             };
             for (int i = 0; i < 3; ++i) call();
-            int reps = reps_for(call, target_ms);
-            Stats s = measure(
-                [&] {
-                  for (int r = 0; r < reps; ++r) call();
-                },
-                1, runs);
-            for (auto& r : s.runs) r /= reps;
-            s.median /= reps;
-            s.min /= reps;
-            s.max /= reps;
+            int reps = 0;
+            Stats s = measure_per_call(call, target_ms, runs, reps);
             double flop = 2.0 * M * N * K;
             double bytes = 4.0 * ((double)N * K + (double)M * K + (double)M * N);
             JsonLine()
@@ -316,16 +308,8 @@ static void bench_attention(const Args& args, const std::vector<int>& threads, i
           std::vector<std::vector<float>> scratch(T, std::vector<float>((size_t)std::min(qb, S) * S));
           auto call = [&] { attention_unfused(P, qb, scratch); };
           call();
-          int reps = reps_for(call, target_ms);
-          Stats s = measure(
-              [&] {
-                for (int r = 0; r < reps; ++r) call();
-              },
-              1, runs);
-          for (auto& r : s.runs) r /= reps;
-          s.median /= reps;
-          s.min /= reps;
-          s.max /= reps;
+          int reps = 0;
+          Stats s = measure_per_call(call, target_ms, runs, reps);
           double full_flop = 4.0 * S * (double)S * P.D * H;           // QKᵀ + PV, no mask
           double useful = c ? 0.5 * full_flop : full_flop;            // causal: half the work
           JsonLine()

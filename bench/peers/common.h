@@ -61,6 +61,25 @@ inline int reps_for(const std::function<void()>& fn, double target_ms) {
   return std::max(1, std::min(r, 100000));
 }
 
+// Times a short `fn`: each of `runs` measurements calls it `reps` times in a
+// row (reps_for `target_ms`, after one untimed warm-up run) and the figures
+// are per call. `reps` is set for the caller to report.
+inline Stats measure_per_call(const std::function<void()>& fn, double target_ms, int runs,
+                              int& reps) {
+  reps = reps_for(fn, target_ms);
+  const int n = reps;
+  Stats s = measure(
+      [&] {
+        for (int r = 0; r < n; ++r) fn();
+      },
+      1, runs);
+  for (auto& r : s.runs) r /= n;
+  s.median /= n;
+  s.min /= n;
+  s.max /= n;
+  return s;
+}
+
 // One JSON line: caller passes the leading fields (already JSON-encoded "key": value pairs)
 // and derived fields computed from the median time.
 class JsonLine {

@@ -427,8 +427,8 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
                            "layout only; run tfm-fuse-epilogues first");
     spec.kind = KernelKind::Attention;
     spec.heads = attention.getNumHeads();
-    spec.headDim = lastDim(attention.getQuery()) / spec.heads;
-    spec.valueHeadDim = lastDim(attention.getValue()) / spec.heads;
+    spec.headDim = attention.getHeadSize();
+    spec.valueHeadDim = attention.getValueHeadSize();
     spec.factor = attention.getScale().convertToDouble();
     tfm::MaskAttr mask = attention.getMask();
     spec.causal = mask.getCausal();

@@ -102,21 +102,21 @@ void scheduleGrid(Func out, Var w, Var r, int64_t width, int threads) {
     out.gpu_tile(w, r, wo, ro, wi, ri, tx, ty, TailStrategy::GuardWithIf);
 }
 
-BuiltKernel gpuEmbedding(const KernelSpec &spec) {
-  BuiltKernel kernel = embeddingAlgorithm(spec);
+/// Kernels over (D, S, B): a grid over D and the tokens (s, b).
+BuiltKernel gridOverTokens(BuiltKernel kernel, const KernelSpec &spec) {
   Var d("d"), s("s"), b("b"), sb("sb");
   kernel.output.fuse(s, b, sb);
   scheduleGrid(kernel.output, d, sb, spec.width, planned(spec, "threads", 256));
   return kernel;
 }
 
+BuiltKernel gpuEmbedding(const KernelSpec &spec) {
+  return gridOverTokens(embeddingAlgorithm(spec), spec);
+}
+
 BuiltKernel gpuPositions(const KernelSpec &spec) {
   // The sinusoid is computed inline, per element, in double (as on the CPU).
-  BuiltKernel kernel = positionsAlgorithm(spec);
-  Var d("d"), s("s"), b("b"), sb("sb");
-  kernel.output.fuse(s, b, sb);
-  scheduleGrid(kernel.output, d, sb, spec.width, planned(spec, "threads", 256));
-  return kernel;
+  return gridOverTokens(positionsAlgorithm(spec), spec);
 }
 
 BuiltKernel gpuElementwise(const KernelSpec &spec) {

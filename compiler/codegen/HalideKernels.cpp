@@ -105,13 +105,17 @@ BuiltKernel detail::embeddingAlgorithm(const KernelSpec &spec) {
 
 namespace {
 
+/// Kernels over (D, S, B): every token (s, b) is a row.
+void scheduleTokenRows(Func out, const KernelSpec &spec) {
+  Var d("d"), s("s"), b("b"), sb("sb");
+  out.fuse(s, b, sb);
+  scheduleRows(out, d, sb, spec);
+}
+
 BuiltKernel embedding(const KernelSpec &spec) {
   BuiltKernel kernel = detail::embeddingAlgorithm(spec);
-  if (spec.autoschedule)
-    return kernel;
-  Var d("d"), s("s"), b("b"), sb("sb");
-  kernel.output.fuse(s, b, sb);
-  scheduleRows(kernel.output, d, sb, spec);
+  if (!spec.autoschedule)
+    scheduleTokenRows(kernel.output, spec);
   return kernel;
 }
 
@@ -146,11 +150,9 @@ BuiltKernel positions(const KernelSpec &spec) {
   BuiltKernel kernel = detail::positionsAlgorithm(spec);
   if (spec.autoschedule)
     return kernel;
-  Var d("d"), s("s"), b("b"), sb("sb");
   if (kernel.stages.count("sinusoid"))
-    kernel.stages["sinusoid"].compute_root().parallel(s);
-  kernel.output.fuse(s, b, sb);
-  scheduleRows(kernel.output, d, sb, spec);
+    kernel.stages["sinusoid"].compute_root().parallel(Var("s"));
+  scheduleTokenRows(kernel.output, spec);
   return kernel;
 }
 

@@ -398,6 +398,13 @@ int64_t AttentionOp::getNumHeads() {
   return getQuery().getType().getDimSize(1);
 }
 
+int64_t AttentionOp::headSizeOf(Value operand) {
+  int64_t width = cast<ShapedType>(operand.getType()).getShape().back();
+  if (!isMergedLayout() || ShapedType::isDynamic(width))
+    return width;
+  return width / getNumHeads();
+}
+
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
   int64_t rank = getQuery().getType().getRank();

@@ -318,6 +318,11 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [Pure]> {
     int64_t getNumHeads();
     /// True for the merged [B, S, H·D] layout.
     bool isMergedLayout() { return getQuery().getType().getRank() == 3; }
+    /// Per-head size of the queries and keys, and of the values, in either
+    /// layout (dynamic when the last dimension is).
+    int64_t getHeadSize() { return headSizeOf(getQuery()); }
+    int64_t getValueHeadSize() { return headSizeOf(getValue()); }
+    int64_t headSizeOf(::mlir::Value operand);
   }];
 }
 
