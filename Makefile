@@ -3,6 +3,8 @@
 #   make check  install what is missing, build, run every unit and lit test
 #   make bench  install what is missing, build, benchmark against peers
 #               (bench/run.py: writes bench/results.md and bench/attention.png)
+#   make check-sanitize  the whole suite on an ASan + UBSan build (build-asan/)
+#   make fuzz   the libFuzzer targets of test/fuzz, FUZZ_SECONDS each (build-fuzz/)
 # Both are idempotent: packages are installed only when missing, and the
 # build is incremental (Ninja + ccache).
 
@@ -24,7 +26,8 @@ PACKAGES := cmake ninja-build ccache g++ python3 bc binutils \
 BENCH_PACKAGES := g++ python3-matplotlib libopenblas-dev libblis-dev libblis4-pthread \
 	libdnnl-dev
 
-.PHONY: all deps bench-deps npm-deps configure build check demo bench clean
+.PHONY: all deps bench-deps npm-deps configure build check demo bench clean \
+	check-sanitize fuzz-deps fuzz
 
 all: build
 
@@ -103,6 +106,47 @@ demo: build
 # should be otherwise idle). BENCH_FLAGS=--quick for a smoke run.
 bench: bench-deps build
 	BUILD_DIR=$(BUILD_DIR) $(PYTHON) bench/run.py $(BENCH_FLAGS)
+
+# The whole unit and lit suite on a TFMC_SANITIZE build (AddressSanitizer and
+# UndefinedBehaviorSanitizer, undefined behaviour fatal): tfmc, the tools, the
+# unit tests and every program tfmc compiles (their runtime is instrumented).
+# A sanitizer report anywhere, even in a test that expects a failure, fails
+# the run: reports go to files under SANITIZER_LOGS, which run_tests.py counts.
+# Suppressions, each with its reason: test/sanitizers/.
+ASAN_BUILD_DIR ?= build-asan
+SANITIZER_LOGS = $(abspath $(ASAN_BUILD_DIR))/sanitizer-logs
+SANITIZER_SUPPRESSIONS = $(abspath test/sanitizers)
+
+check-sanitize: deps
+	@[ -f $(ASAN_BUILD_DIR)/build.ninja ] || cmake -G Ninja -S . -B $(ASAN_BUILD_DIR) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTFMC_SANITIZE=ON
+	ninja -C $(ASAN_BUILD_DIR) -j $(JOBS)
+	@$(MAKE) --no-print-directory npm-deps BUILD_DIR=$(ASAN_BUILD_DIR)
+	@ASAN_OPTIONS=log_path=$(SANITIZER_LOGS)/asan:detect_leaks=1:suppressions=$(SANITIZER_SUPPRESSIONS)/asan.supp \
+	 LSAN_OPTIONS=suppressions=$(SANITIZER_SUPPRESSIONS)/lsan.supp:print_suppressions=0 \
+	 UBSAN_OPTIONS=log_path=$(SANITIZER_LOGS)/ubsan:print_stacktrace=1:halt_on_error=1:suppressions=$(SANITIZER_SUPPRESSIONS)/ubsan.supp \
+	 $(PYTHON) test/run_tests.py --build-dir $(ASAN_BUILD_DIR) --sanitizer-logs $(SANITIZER_LOGS)
+
+# libFuzzer targets (test/fuzz/README.md): clang-19 builds them under ASan and
+# UBSan in their own tree, so the GCC build is untouched. Each target runs
+# FUZZ_SECONDS from its committed seed corpus (test/fuzz/corpus/T) with its
+# dictionary; what it finds is written to FUZZ_DIR/T/ and fails the run.
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= tfm hf-config safetensors run-input tokenizer plan
+FUZZ_DIR = $(abspath $(FUZZ_BUILD_DIR))/findings
+FUZZ_PACKAGES := clang-19 libfuzzer-19-dev libclang-rt-19-dev
+
+fuzz-deps: deps
+	@$(MAKE) --no-print-directory deps PACKAGES="$(FUZZ_PACKAGES)"
+
+fuzz: fuzz-deps
+	@[ -f $(FUZZ_BUILD_DIR)/build.ninja ] || cmake -G Ninja -S . -B $(FUZZ_BUILD_DIR) \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTFMC_FUZZ=ON \
+	  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19
+	ninja -C $(FUZZ_BUILD_DIR) -j $(JOBS) $(addprefix fuzz-,$(FUZZ_TARGETS))
+	@$(PYTHON) test/fuzz/run_fuzzers.py --build-dir $(FUZZ_BUILD_DIR) --seconds $(FUZZ_SECONDS) \
+	  --findings $(FUZZ_DIR) $(FUZZ_TARGETS)
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -8,7 +8,9 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".tfm", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tfmc_build_root, "test")
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "unit", "fixtures", "run_tests.py", "Inputs", "tools"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "unit", "fixtures", "run_tests.py", "Inputs", "tools",
+                   # test/fuzz: inputs, not tests (replay.test runs them)
+                   "corpus", "regressions", "data"]
 
 # Our tools first, then LLVM's FileCheck, not, count.
 path = os.pathsep.join(config.tfmc_tools_dirs + [config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
@@ -25,6 +27,11 @@ config.substitutions.append(("%fixtures", os.path.join(config.tfmc_source_root, 
 config.environment["TFMC_CACHE_DIR"] = os.path.join(config.tfmc_build_root, "kernel-cache")
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
 config.substitutions.append(("%python", "/usr/bin/python3"))
+# A C program that links a tfmc library (`--emit lib`) appends these: empty,
+# or the sanitizers' runtimes in a TFMC_SANITIZE build (as NAME.h says).
+config.substitutions.append(("%runtime_link_flags", config.tfmc_runtime_link_flags))
+if config.tfmc_runtime_link_flags:
+    config.available_features.add("sanitizers")
 
 # gpt-3-encoder (npm), an independent GPT-2 tokenizer that
 # test/Tokenizer/gpt3-encoder.test compares ours with: `make npm-deps`

@@ -4,10 +4,17 @@
 
 Skipped tests (lit UNSUPPORTED, GTEST_SKIP) are never counted as passed.
 Exit status is 1 when anything failed or when no test ran at all.
+
+With --sanitizer-logs DIR (`make check-sanitize`: ASAN_OPTIONS and
+UBSAN_OPTIONS write their reports under DIR), every report written during the
+run counts as one more failure and is printed, whichever test's process wrote
+it: a test that expects a failure (`not tfmc ...`) would otherwise pass on a
+sanitizer's exit code.
 """
 import argparse
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -60,8 +67,12 @@ def run_lit(build_dir, xml_path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--build-dir", default="build")
+    parser.add_argument("--sanitizer-logs", help="directory the sanitizers write their reports to")
     args = parser.parse_args()
     build_dir = os.path.abspath(args.build_dir)
+    if args.sanitizer_logs:
+        shutil.rmtree(args.sanitizer_logs, ignore_errors=True)
+        os.makedirs(args.sanitizer_logs)
 
     totals = [0, 0, 0]
     with tempfile.TemporaryDirectory() as tmp:
@@ -76,6 +87,24 @@ def main():
         print("== lit", flush=True)
         result = run_lit(build_dir, os.path.join(tmp, "lit.xml"))
         totals = [t + r for t, r in zip(totals, result)]
+
+    if args.sanitizer_logs:
+        reports = warnings = 0
+        for path in sorted(glob.glob(os.path.join(args.sanitizer_logs, "*"))):
+            with open(path, errors="replace") as f:
+                text = f.read()
+            # Errors (ASan, LSan: "ERROR: ...Sanitizer"; UBSan: "runtime
+            # error:") fail the run. A file with only warnings (ASan's note
+            # that Halide's compiler switches stacks with swapcontext) does not.
+            if "ERROR: " in text or "runtime error:" in text:
+                reports += 1
+                print(f"== sanitizer report {path}")
+                print(text)
+            else:
+                warnings += 1
+        if warnings:
+            print(f"note: {warnings} sanitizer log(s) with warnings only in {args.sanitizer_logs}")
+        totals[1] += reports
 
     passed, failed, skipped = totals
     line = f"{passed} passed, {failed} failed"

@@ -826,6 +826,8 @@ LogicalResult emitArtifact(ModuleOp module, const CodegenOptions &options,
     argv.insert(argv.end(), runtimeLibraries.begin(), runtimeLibraries.end());
     argv.push_back("-Wl,--end-group");
     argv.insert(argv.end(), systemLibraries.begin(), systemLibraries.end());
+    argv.insert(argv.end(), options.runtimeLinkFlags.begin(),
+                options.runtimeLinkFlags.end());
     return runTool("c++", argv, "linking " + output, work);
   }
   case Artifact::Object: {
@@ -860,7 +862,10 @@ LogicalResult emitArtifact(ModuleOp module, const CodegenOptions &options,
     out << "/* " << stem << ".h: the C API of the tfmc-compiled model '"
         << entry.firstPlan()["model"].get<std::string>() << "'.\n"
         << " * Link: cc app.c lib" << stem
-        << ".a -lstdc++ -lfmt -lpthread -ldl -lm\n * Inputs:";
+        << ".a -lstdc++ -lfmt -lpthread -ldl -lm";
+    for (const std::string &flag : options.runtimeLinkFlags)
+      out << " " << flag;
+    out << "\n * Inputs:";
     for (const json &input : entry.firstPlan()["inputs"])
       out << " " << input["name"].get<std::string>() << " [B, "
           << input["dims"][1][0].get<std::string>() << "]";

@@ -10,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
+#include <vector>
 
 namespace tfmc::codegen {
 
@@ -31,6 +32,9 @@ struct CodegenOptions {
   /// Where libtfmc_runtime*.a and tfmc.h are (the build tree by default).
   std::string runtimeDir;
   std::string runtimeHeader;
+  /// Extra flags for linking the runtime archives (the sanitizers' runtimes
+  /// when tfmc was built with TFMC_SANITIZE); also named in NAME.h.
+  std::vector<std::string> runtimeLinkFlags;
   /// Print what was compiled and what came from the cache to stderr.
   bool verbose = false;
   /// Schedule kernels with Halide's Adams2019 autoscheduler instead of the

@@ -155,6 +155,13 @@ mlir::LogicalResult compile(const CompileOptions &options,
     codegenOptions.runtimeHeader = codegenOptions.runtimeDir == TFMC_RUNTIME_DIR
                                        ? TFMC_RUNTIME_HEADER
                                        : codegenOptions.runtimeDir + "/tfmc.h";
+#ifdef TFMC_RUNTIME_LINK_FLAGS
+    // The runtime archives are instrumented (TFMC_SANITIZE).
+    llvm::SmallVector<llvm::StringRef> linkFlags;
+    llvm::StringRef(TFMC_RUNTIME_LINK_FLAGS).split(linkFlags, ' ', -1, false);
+    for (llvm::StringRef flag : linkFlags)
+      codegenOptions.runtimeLinkFlags.push_back(flag.str());
+#endif
     codegenOptions.verbose = options.verbose;
     codegenOptions.autoschedule = options.autoschedule;
     if (failed(codegen::emitArtifact(*module, codegenOptions, os)))

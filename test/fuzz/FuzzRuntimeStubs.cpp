@@ -1,0 +1,52 @@
+//===- FuzzRuntimeStubs.cpp - What a compiled program adds to the runtime ===//
+//
+// The fuzz targets link the runtime's executor without a model: no Halide
+// runtime object (their kernels are stand-ins that read their buffers), so
+// this replaces runtime/HalideHooks.cpp (no thread pool, no GPU), and no
+// glue, so the linked plan and kernel table are empty (the targets build
+// their models with Model::create instead).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/HalideHooks.h"
+#include "runtime/Model.h"
+
+extern "C" {
+extern const struct tfmc_kernel_entry tfmc_kernels[];
+extern const int tfmc_num_kernels;
+extern const char tfmc_plan_json[];
+const struct tfmc_kernel_entry tfmc_kernels[] = {{"none", nullptr}};
+const int tfmc_num_kernels = 0;
+const char tfmc_plan_json[] = "[]";
+}
+
+namespace tfmc::runtime {
+
+void installHalideErrorHandler() {}
+std::string takeHalideError() { return "a kernel failed"; }
+void setHalideThreads(int) {}
+bool openCudaDevice(std::string &error) {
+  error = "no CUDA device in the fuzz targets";
+  return false;
+}
+bool deviceAllocate(std::size_t, std::uint64_t &, std::string &error) {
+  error = "no CUDA device in the fuzz targets";
+  return false;
+}
+void deviceFree(std::uint64_t) {}
+bool deviceUpload(std::uint64_t, const void *, std::size_t, std::string &error) {
+  error = "no CUDA device in the fuzz targets";
+  return false;
+}
+bool deviceDownload(void *, std::uint64_t, std::size_t, std::string &error) {
+  error = "no CUDA device in the fuzz targets";
+  return false;
+}
+bool deviceWrap(halide_buffer_t &, std::uint64_t, std::string &error) {
+  error = "no CUDA device in the fuzz targets";
+  return false;
+}
+void deviceDetach(halide_buffer_t &) {}
+bool deviceSynchronize(std::string &) { return true; }
+
+} // namespace tfmc::runtime

@@ -1,0 +1,95 @@
+//===- FuzzTokenizer.cpp - The GPT-2 BPE tokenizer ------------------------===//
+//
+// The first byte picks what the rest is:
+//   0: vocab.json (with data/tokenizer's merges.txt), 1: merges.txt (with
+//      its vocab.json): Gpt2Tokenizer::load either accepts the files, and
+//      the tokenizer then round-trips a fixed text, or fails with one line;
+//   else: text for `generate --text`, with data/tokenizer: valid UTF-8
+//      encodes to ids of the vocabulary that decode to the same bytes;
+//      anything else is an error naming the first bad byte, and no ids.
+//
+//===----------------------------------------------------------------------===//
+
+#include "test/fuzz/FuzzCommon.h"
+
+#include "runtime/Tokenizer.h"
+
+#include <fstream>
+#include <iterator>
+
+using namespace tfmc::runtime;
+
+namespace {
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  TFMC_FUZZ_CHECK(in.good());
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void writeFile(const std::string &path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  TFMC_FUZZ_CHECK(out.good());
+}
+
+void checkRoundTrip(Gpt2Tokenizer &tokenizer, std::string_view text) {
+  std::vector<int64_t> ids;
+  std::string error;
+  if (Gpt2Tokenizer::validateUtf8(text, error)) {
+    TFMC_FUZZ_CHECK(tokenizer.encode(text, ids, error));
+    for (int64_t id : ids)
+      TFMC_FUZZ_CHECK(id >= 0 && id < tokenizer.vocabSize());
+    TFMC_FUZZ_CHECK(tokenizer.decode(ids) == text);
+    TFMC_FUZZ_CHECK(Gpt2Tokenizer::toValidUtf8(text) == text);
+  } else {
+    std::string encodeError;
+    TFMC_FUZZ_CHECK(!tokenizer.encode(text, ids, encodeError));
+    TFMC_FUZZ_CHECK(ids.empty() && encodeError == error);
+    TFMC_FUZZ_CHECK(error.find('\n') == std::string::npos);
+    std::string valid = Gpt2Tokenizer::toValidUtf8(text);
+    std::string validError;
+    TFMC_FUZZ_CHECK(Gpt2Tokenizer::validateUtf8(valid, validError));
+  }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static const std::string fixed = tfmc::fuzz::dataDir() + "/tokenizer";
+  static std::optional<Gpt2Tokenizer> tokenizer = [] {
+    std::string error;
+    std::optional<Gpt2Tokenizer> loaded = Gpt2Tokenizer::load(fixed, error);
+    if (!loaded) {
+      std::fprintf(stderr, "fuzz set-up: %s\n", error.c_str());
+      std::abort();
+    }
+    return loaded;
+  }();
+  if (size == 0)
+    return 0;
+  std::string_view rest = tfmc::fuzz::asText(data + 1, size - 1);
+  if (data[0] > 1) {
+    checkRoundTrip(*tokenizer, rest);
+    return 0;
+  }
+
+  // A directory of this process for the two files.
+  static const std::string directory = [] {
+    char pattern[] = "/tmp/tfmc-fuzz-tokenizer-XXXXXX";
+    TFMC_FUZZ_CHECK(::mkdtemp(pattern) != nullptr);
+    return std::string(pattern);
+  }();
+  static const std::string vocab = readFile(fixed + "/vocab.json");
+  static const std::string merges = readFile(fixed + "/merges.txt");
+  writeFile(directory + "/vocab.json", data[0] == 0 ? rest : vocab);
+  writeFile(directory + "/merges.txt", data[0] == 1 ? rest : merges);
+  std::string error;
+  std::optional<Gpt2Tokenizer> loaded = Gpt2Tokenizer::load(directory, error);
+  if (loaded)
+    checkRoundTrip(*loaded, "Hello, world! hello\n\xc3\xa9t\xc3\xa9 2024 's");
+  else
+    TFMC_FUZZ_CHECK(error.rfind(directory, 0) == 0 &&
+                    error.find('\n') == std::string::npos);
+  return 0;
+}
