@@ -14,6 +14,7 @@
 
 #include "runtime/Tokenizer.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -76,8 +77,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   // A directory of this process for the two files.
   static const std::string directory = [] {
-    char pattern[] = "/tmp/tfmc-fuzz-tokenizer-XXXXXX";
+    static char pattern[] = "/tmp/tfmc-fuzz-tokenizer-XXXXXX";
     TFMC_FUZZ_CHECK(::mkdtemp(pattern) != nullptr);
+    std::atexit([] {
+      std::filesystem::remove_all(pattern);
+    });
     return std::string(pattern);
   }();
   static const std::string vocab = readFile(fixed + "/vocab.json");
