@@ -25,6 +25,7 @@ config.substitutions.append(("%fixtures", os.path.join(config.tfmc_source_root, 
 config.environment["TFMC_CACHE_DIR"] = os.path.join(config.tfmc_build_root, "kernel-cache")
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
 config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.append(("%{srcroot}", config.tfmc_source_root))
 
 # gpt-3-encoder (npm), an independent GPT-2 tokenizer that
 # test/Tokenizer/gpt3-encoder.test compares ours with: `make npm-deps`
