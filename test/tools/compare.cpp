@@ -13,8 +13,8 @@
 //
 // Passes when max |actual - expected| <= X * max(1, max |expected|) over the
 // counted positions (X = 1e-5 unless --tolerance says otherwise: the bound
-// test/fixtures/README.md prescribes, a few times the f32 error of a correct
-// implementation and ten times below the smallest deliberate mistake
+// test/fixtures/README.md prescribes: over 30x the f32 error tfmc's builds
+// measure, and at least 10x below every deliberate mistake
 // `make_fixtures.py --self-test` checks for). Prints the number of positions
 // compared, so that a test can pin it:
 //   logits: max |diff| 1.2e-06 over 46 of 2 x 29 positions (tolerance 2.1e-05)
