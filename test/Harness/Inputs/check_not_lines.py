@@ -6,8 +6,9 @@ program's stderr to a file (`2> FILE`, or `> FILE 2>&1`) that a later
 command (on the same RUN line after `&&`, or a later RUN line) checks with
 FileCheck (`FileCheck ... < FILE`) and counts as one line (`count 1 < FILE`).
 Exempt: `not` before a standard tool (grep, ls, test, diff, cmp), which checks
-a file, not an error message; and tfm-opt, whose MLIR diagnostics are an
-error plus notes (`2>&1 | FileCheck` is enough there). Prints
+a file, not an error message; and tfm-opt and tfmc-codegen, whose MLIR
+diagnostics are an error plus notes (`2>&1 | FileCheck` is enough there).
+Prints
 `ok: N not commands checked` or one line per offence, and exits 1 on any."""
 import os
 import re
@@ -15,7 +16,7 @@ import sys
 
 EXEMPT = {"grep", "ls", "test", "diff", "cmp",
           "%python"}  # a script's multi-line report, which its own test reads
-MULTI_LINE_DIAGNOSTICS = {"tfm-opt"}
+MULTI_LINE_DIAGNOSTICS = {"tfm-opt", "tfmc-codegen"}
 
 
 def run_commands(path):
