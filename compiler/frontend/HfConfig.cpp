@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/frontend/HfConfig.h"
+#include "compiler/frontend/Limits.h"
+#include "compiler/frontend/Quote.h"
 
 #include <algorithm>
 #include <cctype>
@@ -69,13 +71,26 @@ bool contains(const std::string_view (&list)[N], std::string_view key) {
   return std::find(std::begin(list), std::end(list), key) != std::end(list);
 }
 
-/// A value as messages show it: JSON, ASCII-only, at most 40 characters.
+/// A value as messages show it: scalars as JSON, strings cut and escaped,
+/// containers by kind only. Dumping a container whole would print a line of
+/// any length, and recurse once per level of nesting.
 std::string describe(const Json &value) {
-  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/true);
-  if (text.size() > 40)
-    text = text.substr(0, 37) + "...";
-  return text;
+  switch (value.type()) {
+  case Json::value_t::array:
+    return fmt::format("an array of {} element{}", value.size(),
+                       value.size() == 1 ? "" : "s");
+  case Json::value_t::object:
+    return fmt::format("an object of {} key{}", value.size(),
+                       value.size() == 1 ? "" : "s");
+  case Json::value_t::string:
+    return "\"" + printable(value.get_ref<const std::string &>(), 40) + "\"";
+  default:
+    return value.dump();
+  }
 }
+
+/// Thrown by the parse callback when the nesting exceeds kMaxJsonDepth.
+struct TooDeep {};
 
 /// `DIR/config.json` for a directory, the path itself otherwise.
 std::string configPathOf(const std::string &path) {
@@ -154,8 +169,15 @@ private:
     // Duplicate keys would otherwise keep the last value silently.
     std::string duplicate;
     std::set<std::string> seen;
-    Json::parser_callback_t noteKeys = [&](int depth, nlohmann::detail::parse_event_t event,
+    using Event = nlohmann::detail::parse_event_t;
+    Json::parser_callback_t noteKeys = [&](int depth, Event event,
                                            Json &parsed) {
+      // nlohmann's parser is iterative, but printing and comparing values
+      // recurse: bound the nesting while parsing. `depth` counts the
+      // containers around the one that starts.
+      if ((event == Event::object_start || event == Event::array_start) &&
+          depth >= kMaxJsonDepth)
+        throw TooDeep{};
       if (depth == 1 && event == nlohmann::detail::parse_event_t::key &&
           parsed.is_string() && !seen.insert(parsed.get<std::string>()).second &&
           duplicate.empty())
@@ -165,6 +187,9 @@ private:
     Json config;
     try {
       config = Json::parse(text, noteKeys);
+    } catch (const TooDeep &) {
+      return fail(fmt::format("invalid JSON: nested deeper than {} levels",
+                              kMaxJsonDepth));
     } catch (const Json::exception &error) {
       std::string what = error.what();
       // "[json.exception.parse_error.101] parse error at line 2, ..." ->
@@ -172,12 +197,9 @@ private:
       if (what.rfind("[json.exception.", 0) == 0)
         if (std::size_t close = what.find("] "); close != std::string::npos)
           what = what.substr(close + 2);
-      // One printable line, whatever bytes the file held.
-      std::string line;
-      for (unsigned char c : what)
-        line += c < 0x20 || c >= 0x7f ? fmt::format("\\x{:02x}", c)
-                                      : std::string(1, static_cast<char>(c));
-      return fail("invalid JSON: " + line);
+      // One printable line of bounded length, whatever bytes the file held
+      // ("last read: '...'" quotes the offending token).
+      return fail("invalid JSON: " + printable(what, 200));
     }
     if (!config.is_object())
       return fail(fmt::format("expected a JSON object (a Hugging Face "
