@@ -83,7 +83,7 @@ void registerDialects(mlir::DialectRegistry &registry) {
 }
 
 mlir::LogicalResult compile(const CompileOptions &options,
-                            llvm::raw_ostream &os) {
+                            llvm::raw_ostream &os, llvm::raw_ostream &statsOs) {
   frontend::ParseResult parsed = frontend::parseModelFile(options.inputPath);
   if (!parsed) {
     llvm::errs() << parsed.error->str() << "\n";
@@ -163,7 +163,7 @@ mlir::LogicalResult compile(const CompileOptions &options,
   if (options.stats) {
     ModuleStats stats = collectStats(*module);
     int64_t maxSeq = options.maxSeq ? options.maxSeq : model.maxLen;
-    llvm::outs() << "model " << model.name << ", target " << options.target
+    statsOs << "model " << model.name << ", target " << options.target
                  << ", max batch " << options.maxBatch << ", max seq "
                  << maxSeq << "\n"
                  << "peak arena bytes: " << stats.arenaBytes << "\n"

@@ -2,15 +2,14 @@
 
 #include "compiler/codegen/Target.h"
 #include "compiler/driver/Driver.h"
+#include "compiler/driver/OutputFile.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 namespace cl = llvm::cl;
 using tfmc::driver::Emit;
@@ -107,9 +106,11 @@ int main(int argc, char **argv) {
     options.emit = Emit::Exe;
   options.outputPath = outputPath;
   bool textual = options.emit && tfmc::driver::isTextual(*options.emit);
+  // Text is collected and written only when the compile succeeds, so a
+  // failure leaves an existing -o file untouched and prints no half module.
+  tfmc::driver::OutputFile output(textual ? outputPath.getValue() : "-");
   std::string error;
-  auto output = mlir::openOutputFile(textual ? outputPath.getValue() : "-", &error);
-  if (!output) {
+  if (!output.open(error)) {
     llvm::errs() << "tfmc: error: " << error << "\n";
     return 1;
   }
@@ -122,8 +123,17 @@ int main(int argc, char **argv) {
   options.configurePassManager = [](mlir::PassManager &pm) {
     return mlir::applyPassManagerCLOptions(pm);
   };
-  if (mlir::failed(tfmc::driver::compile(options, output->os())))
+  std::string text, statsText;
+  llvm::raw_string_ostream textStream(text), statsStream(statsText);
+  bool statsAfterText = !textual || outputPath == "-";
+  if (mlir::failed(tfmc::driver::compile(
+          options, textStream, statsAfterText ? textStream : statsStream)))
     return 1;
-  output->keep();
+  if (!output.commit(text, error)) {
+    llvm::errs() << "tfmc: error: " << error << "\n";
+    return 1;
+  }
+  llvm::outs() << statsText;
+  llvm::outs().flush();
   return 0;
 }
