@@ -6,6 +6,7 @@
 #include "compiler/codegen/KernelKey.h"
 #include "compiler/codegen/Target.h"
 #include "compiler/frontend/AST.h"
+#include "compiler/frontend/ModelFile.h"
 #include "compiler/frontend/Quote.h"
 #include "compiler/frontend/TfmBuilder.h"
 #include "dialects/tfm/TfmDialect.h"

@@ -15,26 +15,39 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <limits>
 #include <set>
 #include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <sys/stat.h>
 
 namespace tfmc::frontend {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-// The same bound as a .tfm number: sizes fit in 32 bits.
-constexpr int64_t kMaxSize = std::numeric_limits<int32_t>::max();
+/// The .tfm setting each size key gives (their maxima: Limits.h).
+constexpr std::pair<std::string_view, std::string_view> kSettingOfKey[] = {
+    {"n_embd", "d_model"},     {"n_head", "heads"},    {"n_layer", "layers"},
+    {"n_positions", "max_len"}, {"n_ctx", "max_len"},  {"vocab_size", "vocab"},
+    {"n_inner", "d_ff"}};
+
+std::string_view settingOfKey(std::string_view key) {
+  for (const auto &[hfKey, setting] : kSettingOfKey)
+    if (hfKey == key)
+      return setting;
+  return key;
+}
+
+/// The key that gives `setting` (n_positions, not n_ctx, for max_len).
+std::string_view keyOfSetting(std::string_view setting) {
+  for (const auto &[hfKey, name] : kSettingOfKey)
+    if (name == setting)
+      return hfKey;
+  return setting;
+}
 
 /// Keys that cannot change what the forward pass computes, accepted with any
 /// value: dropout (inference has none), the heads of other tasks
@@ -92,17 +105,6 @@ std::string describe(const Json &value) {
 /// Thrown by the parse callback when the nesting exceeds kMaxJsonDepth.
 struct TooDeep {};
 
-/// `DIR/config.json` for a directory, the path itself otherwise.
-std::string configPathOf(const std::string &path) {
-  struct stat info;
-  if (::stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
-    return path;
-  std::string dir = path;
-  while (dir.size() > 1 && dir.back() == '/')
-    dir.pop_back();
-  return dir == "/" ? "/config.json" : dir + "/config.json";
-}
-
 /// The folder's name as a .tfm identifier (`gpt2-medium` -> `gpt2_medium`).
 std::string modelNameFor(const std::string &configPath) {
   std::string folder;
@@ -146,17 +148,18 @@ private:
     return fail(fmt::format("key '{}': {}", key, text));
   }
 
-  /// A positive integer up to kMaxSize; nullopt (with the message set) else.
+  /// A positive integer up to the maximum of the setting the key gives;
+  /// nullopt (with the message set) else.
   std::optional<int64_t> positive(std::string_view key, const Json &value,
                                   const char *expected = "a positive integer") {
+    auto max = static_cast<uint64_t>(maxOfSetting(settingOfKey(key)));
     if (value.is_number_unsigned() ||
         (value.is_number_integer() && value.get<int64_t>() > 0)) {
       uint64_t number = value.get<uint64_t>();
-      if (number >= 1 && number <= static_cast<uint64_t>(kMaxSize))
+      if (number >= 1 && number <= max)
         return static_cast<int64_t>(number);
-      if (number > static_cast<uint64_t>(kMaxSize)) {
-        failKey(key, fmt::format("{} is too large (maximum {})", number,
-                                 kMaxSize));
+      if (number > max) {
+        failKey(key, fmt::format("{} is too large (maximum {})", number, max));
         return std::nullopt;
       }
     }
@@ -266,10 +269,10 @@ private:
         return std::nullopt;
       model.dFF = *value;
     }
-    if (model.dFF > kMaxSize)
+    if (model.dFF > kMaxDFF)
       return failKey("n_inner", fmt::format("null means 4 * n_embd = {}, "
                                             "which is too large (maximum {})",
-                                            model.dFF, kMaxSize));
+                                            model.dFF, kMaxDFF));
 
     // activation_function (GPT2Config's default: gelu_new).
     model.activation = Activation::GeluTanh;
@@ -360,6 +363,8 @@ private:
     feedForward.loc = model.loc;
     decoder.sublayers = {attention, feedForward};
     model.decoder = std::move(decoder);
+    if (std::optional<LimitProblem> problem = checkWeightSizes(model))
+      return failKey(keyOfSetting(problem->setting), problem->message);
     return model;
   }
 
@@ -369,35 +374,9 @@ private:
 
 } // namespace
 
-bool isHfConfigPath(const std::string &path) {
-  struct stat info;
-  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
-    return true;
-  return path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
-}
-
 ParseResult importHfConfigText(const std::string &text,
                                const std::string &configPath) {
   return Importer(configPath).run(text);
-}
-
-ParseResult importHfConfig(const std::string &path) {
-  std::string configPath = configPathOf(path);
-  bool fromDirectory = configPath != path;
-  std::string error;
-  std::optional<std::string> text = readWholeFile(configPath, error);
-  if (!text) {
-    ParseResult result;
-    result.error = Diagnostic{
-        SourceLoc{configPath, 0, 0},
-        fromDirectory && errno == ENOENT
-            ? fmt::format("{}; a Hugging Face model directory holds "
-                          "config.json",
-                          error)
-            : error};
-    return result;
-  }
-  return importHfConfigText(*text, configPath);
 }
 
 } // namespace tfmc::frontend

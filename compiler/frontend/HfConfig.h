@@ -22,16 +22,9 @@
 
 namespace tfmc::frontend {
 
-/// Whether `path` names a Hugging Face config: a directory (that should
-/// hold config.json) or a file whose name ends in `.json`.
-bool isHfConfigPath(const std::string &path);
-
-/// Reads `path` (a config.json, or a directory holding one) and maps it onto
-/// a Model. Diagnostics name the config.json path, with line and column 0.
-ParseResult importHfConfig(const std::string &path);
-
-/// Same, from the text of a config; diagnostics name `configPath`, and the
-/// model is named after the directory that holds it.
+/// Maps the text of a config.json onto a Model (ModelFile.h reads it);
+/// diagnostics name `configPath`, with line and column 0, and the model is
+/// named after the directory that holds it.
 ParseResult importHfConfigText(const std::string &text,
                                const std::string &configPath);
 

@@ -12,13 +12,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/frontend/AST.h"
-#include "compiler/frontend/HfConfig.h"
 #include "compiler/frontend/Lexer.h"
+#include "compiler/frontend/Limits.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <initializer_list>
 #include <string_view>
 #include <utility>
@@ -287,6 +284,9 @@ private:
     if (tok.intValue <= 0)
       return fail(fmt::format("setting '{}' must be positive, found {}", name,
                               tok.text));
+    if (tok.intValue > maxOfSetting(name))
+      return fail(fmt::format("setting '{}' = {} is too large (maximum {})",
+                              name, tok.text, maxOfSetting(name)));
     out = tok.intValue;
     advance();
     return true;
@@ -374,6 +374,9 @@ private:
                               describe(tok)));
     if (tok.intValue < 1)
       return fail(fmt::format("layers must be at least 1, found {}", tok.text));
+    if (tok.intValue > kMaxLayers)
+      return fail(fmt::format("layers = {} is too large (maximum {})", tok.text,
+                              kMaxLayers));
     stack.layers = tok.intValue;
     advance();
     if (!tok.is(TokenKind::RParen))
@@ -540,6 +543,9 @@ private:
       if (tok.intValue < 1)
         return fail(fmt::format("window size must be at least 1, found {}",
                                 tok.text));
+      if (tok.intValue > maxOfSetting("window"))
+        return fail(fmt::format("window size {} is too large (maximum {})",
+                                tok.text, maxOfSetting("window")));
       mask.window = tok.intValue;
       advance();
       if (!tok.is(TokenKind::RParen))
@@ -574,6 +580,9 @@ private:
       return failAt(model.locOf("heads"),
                     fmt::format("d_model = {} is not divisible by heads = {}",
                                 model.dModel, model.heads));
+
+    if (std::optional<LimitProblem> problem = checkWeightSizes(model))
+      return failAt(model.locOf(problem->setting), problem->message);
 
     if (!model.encoder && !model.decoder)
       return failAt(model.loc,
@@ -616,46 +625,6 @@ private:
 
 ParseResult parseModel(const std::string &source, const std::string &fileName) {
   return Parser(source, fileName).run();
-}
-
-// C stdio rather than iostreams: it gives the errno behind a failure, which
-// is what the user needs ("No such file or directory", "Is a directory").
-std::optional<std::string> readWholeFile(const std::string &path,
-                                         std::string &error) {
-  auto cannot = [&](const char *what) {
-    error = fmt::format("{}: {}", what, std::strerror(errno));
-    return std::nullopt;
-  };
-  errno = 0;
-  std::FILE *stream = std::fopen(path.c_str(), "rb");
-  if (!stream)
-    return cannot("cannot open file");
-  std::string contents;
-  char buffer[1 << 16];
-  size_t count;
-  while ((count = std::fread(buffer, 1, sizeof buffer, stream)) > 0)
-    contents.append(buffer, count);
-  bool failed = std::ferror(stream) != 0;
-  int savedErrno = errno;
-  std::fclose(stream);
-  if (failed) {
-    errno = savedErrno;
-    return cannot("cannot read file");
-  }
-  return contents;
-}
-
-ParseResult parseModelFile(const std::string &path) {
-  if (isHfConfigPath(path))
-    return importHfConfig(path);
-  std::string error;
-  std::optional<std::string> source = readWholeFile(path, error);
-  if (!source) {
-    ParseResult result;
-    result.error = Diagnostic{SourceLoc{path, 0, 0}, error};
-    return result;
-  }
-  return parseModel(*source, path);
 }
 
 } // namespace tfmc::frontend
