@@ -124,8 +124,8 @@ mlir::LogicalResult checkOptions(const CompileOptions &options,
   }
   if (options.maxSeq < 0 || options.maxSeq > model.maxLen) {
     llvm::errs() << "tfmc: error: --max-seq " << options.maxSeq
-                 << " is outside 1.." << model.maxLen << " (max_len of model '"
-                 << model.name << "')\n";
+                 << " is outside 1.." << model.maxLen << " (max_len of model "
+                 << frontend::quoted(model.name) << ")\n";
     return mlir::failure();
   }
   return mlir::success();

@@ -1,6 +1,7 @@
 //===- OutputFile.cpp - Outputs that appear whole or not at all -----------===//
 
 #include "compiler/driver/OutputFile.h"
+#include "compiler/frontend/Quote.h"
 
 #include "llvm/Support/Errc.h"
 #include "llvm/Support/Error.h"
@@ -20,7 +21,8 @@ namespace tfmc::driver {
 namespace {
 
 std::string cannotOpen(const std::string &path, const std::string &reason) {
-  return "cannot open output file '" + path + "': " + reason;
+  return "cannot open output file " + frontend::quoted(path, 400) + ": " +
+         reason;
 }
 
 /// Writes all of `contents` to `fd`, retrying short writes.
@@ -104,7 +106,8 @@ bool OutputFile::commit(llvm::StringRef contents, std::string &error) {
     return true;
   }
   auto cannotWrite = [&](const std::string &reason) {
-    error = "cannot write output file '" + path + "': " + reason;
+    error = "cannot write output file " + frontend::quoted(path, 400) + ": " +
+            reason;
     return false;
   };
   if (writeThrough) {

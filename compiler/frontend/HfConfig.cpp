@@ -145,7 +145,7 @@ private:
     return std::nullopt;
   }
   std::optional<Model> failKey(std::string_view key, const std::string &text) {
-    return fail(fmt::format("key '{}': {}", key, text));
+    return fail(fmt::format("key '{}': {}", printable(key), text));
   }
 
   /// A positive integer up to the maximum of the setting the key gives;

@@ -14,6 +14,7 @@
 #include "compiler/frontend/AST.h"
 #include "compiler/frontend/Lexer.h"
 #include "compiler/frontend/Limits.h"
+#include "compiler/frontend/Quote.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -168,7 +169,7 @@ private:
 
     if (!tok.is(TokenKind::LBrace))
       return fail(fmt::format("expected '{{' after 'model {}', found {}",
-                              model.name, describe(tok)));
+                              printable(model.name), describe(tok)));
     Token open = tok;
     advance();
 
@@ -177,7 +178,7 @@ private:
       if (tok.is(TokenKind::RBrace))
         break;
       if (tok.is(TokenKind::EndOfFile))
-        return failUnterminated(fmt::format("'model {}'", model.name), open);
+        return failUnterminated(fmt::format("'model {}'", printable(model.name)), open);
       if (!tok.is(TokenKind::Identifier))
         return fail(fmt::format("expected a setting, a stack or '}}', found {}",
                                 describe(tok)));
@@ -202,7 +203,7 @@ private:
     skipNewlines();
     if (!tok.is(TokenKind::EndOfFile))
       return fail(fmt::format("expected end of file after model '{}', found {}",
-                              model.name, describe(tok)));
+                              printable(model.name), describe(tok)));
     return true;
   }
 
@@ -219,7 +220,7 @@ private:
                                 "'decoder' block",
                                 name));
       return fail(fmt::format("unknown setting '{}'; known settings are {}",
-                              name, knownSettingsList()));
+                              printable(name), knownSettingsList()));
     }
     for (const auto &[key, loc] : model.settingLocs)
       if (key == name)
@@ -283,10 +284,10 @@ private:
                               name, describe(tok)));
     if (tok.intValue <= 0)
       return fail(fmt::format("setting '{}' must be positive, found {}", name,
-                              tok.text));
+                              printable(tok.text)));
     if (tok.intValue > maxOfSetting(name))
       return fail(fmt::format("setting '{}' = {} is too large (maximum {})",
-                              name, tok.text, maxOfSetting(name)));
+                              name, printable(tok.text), maxOfSetting(name)));
     out = tok.intValue;
     advance();
     return true;
@@ -299,7 +300,7 @@ private:
                               name, describe(tok)));
     if (!(tok.floatValue > 0.0))
       return fail(fmt::format("setting '{}' must be positive, found {}", name,
-                              tok.text));
+                              printable(tok.text)));
     out = tok.floatValue;
     advance();
     return true;
@@ -332,7 +333,7 @@ private:
       }
     }
     return fail(fmt::format("unknown value '{}' for setting '{}'; expected {}",
-                            tok.text, name, alternatives(spellings)));
+                            printable(tok.text), name, alternatives(spellings)));
   }
 
   //===--------------------------------------------------------------------===//
@@ -362,7 +363,7 @@ private:
     if (tok.text != "layers")
       return fail(fmt::format("unknown argument '{}' for '{}'; expected "
                               "'layers'",
-                              tok.text, keyword));
+                              printable(tok.text), keyword));
     advance();
     if (!tok.is(TokenKind::Equal))
       return fail(fmt::format("expected '=' after 'layers', found {}",
@@ -373,9 +374,9 @@ private:
                               "found {}",
                               describe(tok)));
     if (tok.intValue < 1)
-      return fail(fmt::format("layers must be at least 1, found {}", tok.text));
+      return fail(fmt::format("layers must be at least 1, found {}", printable(tok.text)));
     if (tok.intValue > kMaxLayers)
-      return fail(fmt::format("layers = {} is too large (maximum {})", tok.text,
+      return fail(fmt::format("layers = {} is too large (maximum {})", printable(tok.text),
                               kMaxLayers));
     stack.layers = tok.intValue;
     advance();
@@ -470,7 +471,7 @@ private:
     return fail(fmt::format("unknown sublayer '{}'; expected "
                             "'self_attention', 'cross_attention' or "
                             "'feed_forward'",
-                            name));
+                            printable(name)));
   }
 
   bool parseAttentionArgs(const std::string &sublayer, MaskSpec &mask) {
@@ -481,7 +482,7 @@ private:
     if (tok.text != "mask")
       return fail(fmt::format("unknown argument '{}' for '{}'; expected "
                               "'mask'",
-                              tok.text, sublayer));
+                              printable(tok.text), sublayer));
     advance();
     if (!tok.is(TokenKind::Equal))
       return fail(
@@ -517,7 +518,8 @@ private:
     term = tok.text;
     if (term != "none" && term != "causal" && term != "padding" &&
         term != "window")
-      return fail(fmt::format("unknown mask kind '{}'; expected {}", term,
+      return fail(fmt::format("unknown mask kind '{}'; expected {}",
+                              printable(term),
                               kTerms));
     if (std::find(seen.begin(), seen.end(), term) != seen.end())
       return fail(fmt::format("duplicate mask term '{}'", term));
@@ -542,10 +544,10 @@ private:
                                 describe(tok)));
       if (tok.intValue < 1)
         return fail(fmt::format("window size must be at least 1, found {}",
-                                tok.text));
+                                printable(tok.text)));
       if (tok.intValue > maxOfSetting("window"))
         return fail(fmt::format("window size {} is too large (maximum {})",
-                                tok.text, maxOfSetting("window")));
+                                printable(tok.text), maxOfSetting("window")));
       mask.window = tok.intValue;
       advance();
       if (!tok.is(TokenKind::RParen))
@@ -574,7 +576,7 @@ private:
       return failAt(model.loc,
                     fmt::format("missing required setting{} {} in model '{}'",
                                 missing.size() > 1 ? "s" : "",
-                                alternatives(missing, "and"), model.name));
+                                alternatives(missing, "and"), printable(model.name)));
 
     if (model.dModel % model.heads != 0)
       return failAt(model.locOf("heads"),
@@ -588,7 +590,7 @@ private:
       return failAt(model.loc,
                     fmt::format("model '{}' has no 'encoder' or 'decoder' "
                                 "block; a model needs at least one",
-                                model.name));
+                                printable(model.name)));
 
     if (model.decoder && !model.encoder)
       for (const Sublayer &sublayer : model.decoder->sublayers)
@@ -596,7 +598,7 @@ private:
           return failAt(sublayer.loc,
                         fmt::format("'cross_attention' needs an encoder, but "
                                     "model '{}' has no 'encoder' block",
-                                    model.name));
+                                    printable(model.name)));
 
     if (model.dFF == 0) {
       const Sublayer *first = nullptr;

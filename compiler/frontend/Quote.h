@@ -17,6 +17,8 @@ namespace tfmc::frontend {
 
 /// How many characters of user text a message quotes before cutting it.
 constexpr size_t kMaxQuotedChars = 64;
+/// The longest message text, in bytes, before it is cut.
+constexpr size_t kMaxMessageBytes = 1000;
 
 /// `text` as a message shows it: valid, printable UTF-8 kept; control
 /// characters, C1 controls, line separators and bytes that are not UTF-8
