@@ -144,7 +144,7 @@ std::string dumpModel(const Model &model) {
                         model.loc.col);
   line(0, fmt::format("model {}{}", model.name, where));
 
-  // Every setting, defaults included, in the order of DESIGN.md's table, so a
+  // Every setting, defaults included, in the order of the README's table, so a
   // dump says exactly what will be compiled.
   line(1, fmt::format("vocab = {}", model.vocab));
   line(1, fmt::format("d_model = {}", model.dModel));

@@ -69,7 +69,7 @@ struct Model {
   // Required when a feed_forward sublayer exists; 0 when not given.
   int64_t dFF = 0;
 
-  // Optional settings, with DESIGN.md's defaults.
+  // Optional settings, with the README's defaults.
   NormPlacement norm = NormPlacement::Post;
   Activation activation = Activation::Relu;
   PositionKind positions = PositionKind::Sinusoidal;

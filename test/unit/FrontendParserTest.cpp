@@ -19,7 +19,7 @@ using namespace tfmc::frontend;
 
 namespace {
 
-// DESIGN.md's example, verbatim.
+// The README's example description.
 const char *const kTransformerBase = R"(# The original encoder-decoder Transformer.
 model transformer_base {
   vocab = 1000              # one vocabulary for source and target
