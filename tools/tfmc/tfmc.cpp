@@ -98,8 +98,11 @@ static bool parseCommandLine(int argc, char **argv, const char *overview) {
   }
   if (capture >= 0)
     ::close(capture);
-  if (parsed && errors.empty())
+  if (parsed) {
+    // Not an error: whatever an option printed while parsing, unchanged.
+    llvm::errs() << errors;
     return true;
+  }
 
   std::string programPrefix =
       llvm::sys::path::filename(argv[0]).str() + ": ";
