@@ -16,6 +16,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tfmc::driver::CompileOptions options;
   options.inputPath = file.write(tfmc::fuzz::asText(data, size));
   options.emit = tfmc::driver::Emit::MlirOpt;
-  (void)tfmc::driver::compile(options, llvm::nulls());
+  (void)tfmc::driver::compile(options, llvm::nulls(), llvm::nulls());
   return 0;
 }
