@@ -135,7 +135,7 @@ fuzz: fuzz-deps
 	@[ -f $(FUZZ_BUILD_DIR)/build.ninja ] || cmake -G Ninja -S . -B $(FUZZ_BUILD_DIR) \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTFMC_FUZZ=ON \
 	  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19
-	ninja -C $(FUZZ_BUILD_DIR) -j $(JOBS) $(addprefix fuzz-,$(FUZZ_TARGETS))
+	ninja -C $(FUZZ_BUILD_DIR) -j $(JOBS) $(addprefix tfmc-fuzz-,$(FUZZ_TARGETS))
 	@$(PYTHON) test/fuzz/run_fuzzers.py --build-dir $(FUZZ_BUILD_DIR) --seconds $(FUZZ_SECONDS) \
 	  --findings $(FUZZ_DIR) $(FUZZ_TARGETS)
 
