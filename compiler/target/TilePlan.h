@@ -134,8 +134,10 @@ struct GpuAttentionPlan {
   int64_t queryBlock = 0, keyBlock = 0, sharedBytes = 0;
   bool skipMaskedBlocks = false;
   template <typename Visit> void fields(Visit &&visit) {
-    visit("query_block", queryBlock);
-    visit("key_block", keyBlock);
+    // One query per lane of a warp; each lane keeps key_block scores and
+    // probabilities, and more than 32 made ptxas spill.
+    visit("query_block", queryBlock, FieldRange{32, 32});
+    visit("key_block", keyBlock, FieldRange{1, 32});
     visit("shared_bytes", sharedBytes, kBytes);
     visit("skip_masked_blocks", skipMaskedBlocks);
   }
