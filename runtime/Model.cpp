@@ -60,8 +60,8 @@ std::string formatPosition(const std::vector<int64_t> &shape, int64_t flat) {
   return formatShape(position);
 }
 
-/// GPT-2 checkpoints carry the causal-mask buffers; DESIGN.md says they are
-/// ignored, so they are not worth a warning either.
+/// GPT-2 checkpoints carry the causal-mask buffers; the README (Hugging Face
+/// GPT-2) says they are ignored, so they are not worth a warning either.
 bool isIgnoredBuffer(const std::string &name) {
   auto endsWith = [&](const char *suffix) {
     std::size_t length = std::strlen(suffix);
