@@ -11,6 +11,7 @@
 
 #include "runtime/Plan.h"
 #include "runtime/Tensor.h"
+#include "runtime/Text.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -432,14 +433,6 @@ private:
 
   Plan plan;
 };
-
-/// Keeps a message on one line whatever nlohmann puts in it.
-std::string oneLine(std::string text) {
-  for (char &c : text)
-    if (c == '\n' || c == '\r')
-      c = ' ';
-  return text;
-}
 
 } // namespace
 

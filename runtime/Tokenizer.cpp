@@ -758,7 +758,7 @@ bool Gpt2Tokenizer::encode(std::string_view utf8, std::vector<int64_t> &ids,
 std::string Gpt2Tokenizer::decode(const std::vector<int64_t> &ids) const {
   std::string text;
   for (int64_t id : ids) {
-    if (id >= 0 && id < vocabSize() && hasToken_[id])
+    if (hasId(id))
       text += tokenBytes_[id];
     else
       text += kReplacement;
