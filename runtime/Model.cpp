@@ -123,10 +123,20 @@ bool Model::Impl::moveToDevice(const std::vector<Plan> &entries,
   std::size_t numInputs = 0;
   for (const Plan &entry : entries)
     numInputs = std::max(numInputs, entry.inputs.size());
-  inputCapacity = plan.maxBatch * std::max(plan.maxSeq, plan.maxLen);
+  int64_t inputBytes = 0;
+  if (__builtin_mul_overflow(plan.maxBatch, std::max(plan.maxSeq, plan.maxLen),
+                             &inputCapacity) ||
+      __builtin_mul_overflow(inputCapacity, int64_t(8), &inputBytes) ||
+      inputBytes > kMaxPlanBytes) {
+    error = fmt::format("plan: inputs of max_batch {} x {} ids are more than "
+                        "the limit of {} bytes",
+                        plan.maxBatch, std::max(plan.maxSeq, plan.maxLen),
+                        kMaxPlanBytes);
+    return false;
+  }
   for (std::size_t i = 0; i < numInputs; ++i) {
     std::uint64_t address = 0;
-    if (!allocateOnDevice(static_cast<std::size_t>(inputCapacity) * 8, address,
+    if (!allocateOnDevice(static_cast<std::size_t>(inputBytes), address,
                           fmt::format("input {}", i), error))
       return false;
     inputDevice.push_back(address);

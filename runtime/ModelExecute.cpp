@@ -100,10 +100,16 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
     case ValueKind::Arena: {
       int64_t available = plan.arenaBytes - value.offset;
       if (elements > available / elementBytes) {
+        // elements < 2^62 (two extents below 2^31): the product may not fit.
+        int64_t bytes = 0;
+        std::string size =
+            __builtin_mul_overflow(elements, elementBytes, &bytes)
+                ? fmt::format("{} elements of {}", elements, elementBytes)
+                : std::to_string(bytes);
         error = fmt::format("{}: dims {} ({} bytes) at arena offset {} run "
                             "past the arena ({} bytes) for {}",
-                            where(), formatDims(plan, arg.dims),
-                            elements * elementBytes, value.offset,
+                            where(), formatDims(plan, arg.dims), size,
+                            value.offset,
                             plan.arenaBytes, call.symbolText());
         return false;
       }

@@ -137,6 +137,16 @@ struct PlanOutput {
   std::vector<DimExpr> dims; // row-major, outermost first
 };
 
+/// Upper bounds on every size a plan states, checked by parsePlan, so that
+/// the runtime's own size arithmetic cannot overflow int64_t (each product
+/// it forms stays below 2^63):
+///  - a limit or extent (vocab, max_len, max_batch, max_seq, a cache slot's
+///    width, a constant dim): at most 2^31 - 1, Halide's extent limit;
+///  - a byte count (the arena, a weight, a KV cache slot of max_len rows):
+///    at most 2^46 (64 TiB), more memory than any machine it runs on.
+inline constexpr int64_t kMaxPlanExtent = (int64_t(1) << 31) - 1;
+inline constexpr int64_t kMaxPlanBytes = int64_t(1) << 46;
+
 struct Plan {
   int64_t format = 1;
   std::string model, entry, target;

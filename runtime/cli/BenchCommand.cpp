@@ -78,7 +78,7 @@ std::string jsonString(const std::string &text) {
 }
 
 /// The extents of a step argument with the symbols bound, innermost first
-/// (-1 for a symbol without a value).
+/// (-1 for a symbol without a value, or an extent that overflows).
 std::vector<int64_t> resolveDims(const Plan &plan,
                                  const std::vector<DimExpr> &dims,
                                  const std::map<std::string, int64_t> &bound) {
@@ -86,16 +86,15 @@ std::vector<int64_t> resolveDims(const Plan &plan,
   for (const DimExpr &dim : dims) {
     int64_t extent = 1;
     for (const DimTerm &term : dim) {
-      if (!term.isSymbol) {
-        extent *= term.value;
-        continue;
+      int64_t factor = term.value;
+      if (term.isSymbol) {
+        auto it = bound.find(plan.symbols[term.value]);
+        factor = it == bound.end() ? -1 : it->second;
       }
-      auto it = bound.find(plan.symbols[term.value]);
-      if (it == bound.end()) {
+      if (factor < 0 || __builtin_mul_overflow(extent, factor, &extent)) {
         extent = -1;
         break;
       }
-      extent *= it->second;
     }
     extents.push_back(extent);
   }

@@ -21,9 +21,15 @@ int infoCommand(int argc, char **argv) {
     return 0;
   }
   const Plan &plan = requirePlan();
-  int64_t parameters = 0;
+  // Each weight is at most kMaxPlanBytes; their sum is checked.
+  int64_t parameters = 0, bytes = 0;
   for (const PlanWeight &weight : plan.weights)
-    parameters += elementCount(weight.shape).value_or(0);
+    if (__builtin_add_overflow(parameters,
+                               elementCount(weight.shape).value_or(0),
+                               &parameters))
+      fail("plan: the weights' parameter count overflows");
+  if (__builtin_mul_overflow(parameters, int64_t(4), &bytes))
+    fail("plan: the weights' byte count overflows");
   std::set<std::string> kernels;
   for (const PlanStep &step : plan.steps)
     kernels.insert(step.kernel);
@@ -44,7 +50,7 @@ int infoCommand(int argc, char **argv) {
               formatDims(plan, plan.output.dims).c_str());
   std::printf("weights: %zu tensors, %lld parameters, %lld bytes (%.1f MiB)\n",
               plan.weights.size(), static_cast<long long>(parameters),
-              static_cast<long long>(parameters * 4),
+              static_cast<long long>(bytes),
               static_cast<double>(parameters) * 4 / (1 << 20));
   std::printf("arena: %lld bytes (%.1f MiB)\n",
               static_cast<long long>(plan.arenaBytes),

@@ -683,6 +683,30 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        "plan: steps: expected an array, found an object"},
       {[](Json &j) { j = Json::array(); },
        "plan: expected an object, found an array"},
+      // Sizes past the documented bounds (Plan.h), so that the runtime's
+      // size arithmetic cannot overflow.
+      {[](Json &j) { j["max_batch"] = 288230376151711744ll; },
+       "plan: max_batch: 288230376151711744 is more than the limit of "
+       "2147483647"},
+      {[](Json &j) { j["vocab"] = 2147483648ll; },
+       "plan: vocab: 2147483648 is more than the limit of 2147483647"},
+      {[](Json &j) { j["arena_bytes"] = (1ll << 46) + 1; },
+       "plan: arena_bytes: 70368744177665 is more than the limit of "
+       "70368744177664"},
+      {[](Json &j) { j["weights"][0]["shape"] = {1ll << 23, 1ll << 22}; },
+       "plan: weight 0: shape [8388608, 4194304] is too large"},
+      {[](Json &j) { j["steps"][0]["args"][0]["dims"][0] = 4294967296ll; },
+       "plan: step 0 arg 0 dim 0: 4294967296 is more than the limit of "
+       "2147483647"},
+      {[](Json &j) { j["steps"][0]["args"][0]["dims"][0] = "4294967296"; },
+       "plan: step 0 arg 0 dim 0: 4294967296 is more than the limit of "
+       "2147483647"},
+      {[](Json &j) {
+         j["max_len"] = 1 << 20;
+         j["cache"] = {{{"slot", "k"}, {"width", 1 << 25}}};
+       },
+       "plan: cache 0 width: 1048576 rows of 33554432 floats are more than "
+       "the limit of 70368744177664 bytes"},
   };
   for (const Case &test : cases) {
     Json json = Json::parse(tfmc_plan_json);
