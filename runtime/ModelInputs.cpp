@@ -34,6 +34,41 @@ std::string inputNamesOf(const Plan &plan) {
   return text;
 }
 
+/// A mask no kernel reads: all ones, or (causal attention only) rows of
+/// ones then zeros, right padding, which cannot change a causal model's
+/// outputs at the unpadded positions.
+bool checkUnusedMask(const Plan &plan, const PlanInput &input,
+                     const InputView &view, std::string &error) {
+  const int64_t rows = view.shape[0], columns = view.shape[1];
+  for (int64_t r = 0; r < rows; ++r) {
+    bool padded = false;
+    for (int64_t c = 0; c < columns; ++c) {
+      int64_t value = view.data[r * columns + c];
+      if (value == 0 && !input.causal) {
+        error = fmt::format(
+            "{}{} = 0, but model {} reads no {} (no padding in its masks) "
+            "and its attention is not causal, so padding would change the "
+            "outputs; give all ones, or compile the model with padding in "
+            "its masks",
+            escapeText(input.name), formatShape({r, c}), quote(plan.model),
+            escapeText(input.name));
+        return false;
+      }
+      if (value == 1 && padded) {
+        error = fmt::format(
+            "{}{} = 1 after a 0: model {} reads no {} (its attention is "
+            "causal, without padding), which leaves the outputs unchanged "
+            "only for right padding (ones, then zeros)",
+            escapeText(input.name), formatShape({r, c}), quote(plan.model),
+            escapeText(input.name));
+        return false;
+      }
+      padded |= value == 0;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 std::string Model::inputNames() const { return inputNamesOf(plan_); }
@@ -206,6 +241,13 @@ bool Model::Impl::checkInputs(Call &call, std::string &error) {
       }
     }
   }
+
+  // Masks the model takes but does not read: ignoring one is only right
+  // where it cannot change the unpadded outputs.
+  for (std::size_t i = 0; i < numInputs; ++i)
+    if (given[i] && plan.inputs[i].unused &&
+        !checkUnusedMask(plan, plan.inputs[i], *given[i], error))
+      return false;
 
   // Where each input's values live; absent masks are all ones.
   call.inputData.assign(numInputs, {nullptr, 0});

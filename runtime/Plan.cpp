@@ -248,6 +248,16 @@ private:
       if (input.optional && input.kind != InputKind::Mask)
         fail(where, fmt::format("input '{}' is optional, but only masks may be",
                                 input.name));
+      for (auto [key, flag] : {std::pair{"unused", &input.unused},
+                               std::pair{"causal", &input.causal}})
+        if (auto it = json.find(key); it != json.end()) {
+          if (!it->is_boolean())
+            fail(join(where, key), "expected a boolean, found " + kindOf(*it));
+          *flag = it->get<bool>();
+        }
+      if (input.unused && !input.optional)
+        fail(where, fmt::format("input '{}' is unused but not optional",
+                                input.name));
       plan.inputs.push_back(std::move(input));
     }
   }

@@ -82,6 +82,12 @@ struct PlanInput {
   InputKind kind = InputKind::Ids;
   std::vector<DimExpr> dims; // row-major, outermost first
   bool optional = false;     // absent: all ones (masks only)
+  /// A mask the model's kind takes but no kernel reads (`"unused": true`,
+  /// optional): all ones is accepted, and zeros only when `causal` (every
+  /// attention over its stack is causal, so right padding cannot change
+  /// the unpadded outputs).
+  bool unused = false;
+  bool causal = false;
 };
 
 struct PlanWeight {

@@ -42,10 +42,14 @@ int infoCommand(int argc, char **argv) {
                                     "GPU memory)"
                                   : "host");
   for (const PlanInput &input : plan.inputs)
-    std::printf("input: %s %s (%s%s)\n", input.name.c_str(),
+    std::printf("input: %s %s (%s%s%s)\n", input.name.c_str(),
                 formatDims(plan, input.dims).c_str(),
                 input.kind == InputKind::Ids ? "token ids" : "mask",
-                input.optional ? ", optional" : "");
+                input.optional ? ", optional" : "",
+                !input.unused   ? ""
+                : input.causal ? ", not read: causal attention, right "
+                                 "padding accepted"
+                               : ", not read: all ones only");
   std::printf("output: %s %s f32\n", plan.output.name.c_str(),
               formatDims(plan, plan.output.dims).c_str());
   std::printf("weights: %zu tensors, %lld parameters, %lld bytes (%.1f MiB)\n",
