@@ -890,6 +890,51 @@ TEST_F(RuntimeTest, AnAbsentMaskIsAllOnes) {
   EXPECT_EQ(run(*model, {{"input_ids", ints({2, 2}, ids)}}), without);
 }
 
+TEST_F(RuntimeTest, AMaskNoKernelReadsTakesOnlyWhatCannotChangeTheOutput) {
+  // attention_mask as codegen lists a mask the model's kind takes but no
+  // attention reads: all ones always; zeros only for causal attention, as
+  // right padding.
+  Json json = Json::parse(tfmc_plan_json);
+  json["inputs"][1]["unused"] = true;
+  json["inputs"][1]["causal"] = false;
+  std::unique_ptr<Model> bidirectional = load(planFrom(json), weights);
+  json["inputs"][1]["causal"] = true;
+  std::unique_ptr<Model> causal = load(planFrom(json), weights);
+  ASSERT_TRUE(bidirectional && causal);
+  auto ids = ints({2, 3}, {1, 2, 3, 4, 5, 6});
+  std::vector<float> noMask = run(*causal, {{"input_ids", ids}});
+  EXPECT_EQ(run(*causal, {{"input_ids", ids},
+                          {"attention_mask", ints({2, 3}, {1, 1, 1, 1, 1, 1})}}),
+            noMask);
+  EXPECT_EQ(run(*bidirectional,
+                {{"input_ids", ids},
+                 {"attention_mask", ints({2, 3}, {1, 1, 1, 1, 1, 1})}}),
+            noMask);
+  run(*causal, {{"input_ids", ids},
+                {"attention_mask", ints({2, 3}, {1, 1, 1, 1, 0, 0})}});
+  EXPECT_EQ(forwardError(*causal,
+                         {{"input_ids", ids},
+                          {"attention_mask", ints({2, 3}, {1, 1, 1, 1, 0, 1})}}),
+            "attention_mask[1, 2] = 1 after a 0: model 'tiny' reads no "
+            "attention_mask (its attention is causal, without padding), which "
+            "leaves the outputs unchanged only for right padding (ones, then "
+            "zeros)");
+  EXPECT_EQ(forwardError(*bidirectional,
+                         {{"input_ids", ids},
+                          {"attention_mask", ints({2, 3}, {1, 1, 0, 1, 1, 1})}}),
+            "attention_mask[0, 2] = 0, but model 'tiny' reads no "
+            "attention_mask (no padding in its masks) and its attention is "
+            "not causal, so padding would change the outputs; give all ones, "
+            "or compile the model with padding in its masks");
+  json["inputs"][1]["causal"] = 1;
+  EXPECT_EQ(planError(json.dump()),
+            "plan: input 1 causal: expected a boolean, found a number");
+  json["inputs"][1]["causal"] = true;
+  json["inputs"][1]["optional"] = false;
+  EXPECT_EQ(planError(json.dump()),
+            "plan: input 1: input 'attention_mask' is unused but not optional");
+}
+
 TEST_F(RuntimeTest, InputErrorsAreCaughtBeforeAnyKernelRuns) {
   std::unique_ptr<Model> model = load(tinyPlan(), weights);
   ASSERT_TRUE(model);
