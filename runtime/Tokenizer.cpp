@@ -195,8 +195,10 @@ std::string tokenToBytes(std::string_view token) {
 // Messages
 //===----------------------------------------------------------------------===//
 
-/// `text` quoted on one line: controls, quotes, backslashes and bytes that
-/// are not UTF-8 escaped; long text shortened.
+/// A token as vocab.json and merges.txt spell it, in double quotes (JSON's
+/// style, so quotes and backslashes are escaped too, unlike Text.h's
+/// quote): controls and bytes that are not UTF-8 escaped; long text
+/// shortened.
 std::string quoteToken(std::string_view text) {
   std::string out = "\"";
   std::size_t i = 0;
@@ -247,10 +249,7 @@ std::string jsonReason(const std::string &what) {
     if (colon != std::string::npos)
       reason = reason.substr(colon + 2);
   }
-  for (char &c : reason)
-    if (c == '\n' || c == '\r')
-      c = ' ';
-  return reason;
+  return oneLine(reason);
 }
 
 bool exists(const std::string &path) {
