@@ -29,16 +29,18 @@
 namespace tfmc::runtime::cli {
 namespace {
 
-std::string programName = "model";
+std::string program = "model";
 
 } // namespace
+
+const std::string &programName() { return program; }
 
 [[noreturn]] void fail(std::string message) {
   throw CliError{std::move(message)};
 }
 
 void printUsage(std::FILE *out) {
-  const char *name = programName.c_str();
+  const char *name = program.c_str();
   std::fprintf(
       out,
       "usage: %s <command> [options]\n"
@@ -279,7 +281,7 @@ int dispatch(int argc, char **argv) {
   if (argc < 2)
     fail(fmt::format("missing command (run, init-weights, info); see '{} "
                      "--help'",
-                     programName));
+                     program));
   std::string command = argv[1];
   if (command == "help" || command == "--help" || command == "-h") {
     if (argc > 2)
@@ -312,19 +314,19 @@ int main(int argc, char **argv) {
   using namespace tfmc::runtime;
   using namespace tfmc::runtime::cli;
   if (argc > 0 && argv[0] && *argv[0]) {
-    programName = argv[0];
-    if (std::size_t slash = programName.rfind('/'); slash != std::string::npos)
-      programName = programName.substr(slash + 1);
+    program = argv[0];
+    if (std::size_t slash = program.rfind('/'); slash != std::string::npos)
+      program = program.substr(slash + 1);
   }
   try {
     return dispatch(argc, argv);
   } catch (const CliError &e) {
-    std::fprintf(stderr, "%s: error: %s\n", programName.c_str(),
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(),
                  oneLine(e.message).c_str());
   } catch (const std::bad_alloc &) {
-    std::fprintf(stderr, "%s: error: out of memory\n", programName.c_str());
+    std::fprintf(stderr, "%s: error: out of memory\n", program.c_str());
   } catch (const std::exception &e) {
-    std::fprintf(stderr, "%s: error: %s\n", programName.c_str(),
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(),
                  oneLine(e.what()).c_str());
   }
   return 1;

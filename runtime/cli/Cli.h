@@ -34,6 +34,10 @@ struct CliError {
 
 [[noreturn]] void fail(std::string message);
 
+/// NAME, as argv[0] without its directory: errors and warnings start with
+/// it.
+const std::string &programName();
+
 /// The usage text (`NAME help`).
 void printUsage(std::FILE *out);
 

@@ -115,9 +115,10 @@ std::string decodeText(const Gpt2Tokenizer &tokenizer,
     if (unknown.size() > 8)
       ids += fmt::format(" and {} more", unknown.size() - 8);
     std::fprintf(stderr,
-                 "warning: generated %s %s, which %s no token in %s; printed "
-                 "as U+FFFD\n",
-                 unknown.size() == 1 ? "id" : "ids", ids.c_str(),
+                 "%s: warning: generated %s %s, which %s no token in %s; "
+                 "printed as U+FFFD\n",
+                 programName().c_str(), unknown.size() == 1 ? "id" : "ids",
+                 ids.c_str(),
                  unknown.size() == 1 ? "has" : "have",
                  oneLine(tokenizer.directory()).c_str());
   }
