@@ -1,9 +1,14 @@
 //===- Codegen.h - From a planned tfm module to native code -----*- C++ -*-===//
+//
+// Codegen in three steps, a file each: Lowering (tfm kernels -> kernel specs
+// and the runtime plans), kernels/ (specs -> Halide pipelines -> objects)
+// and Link (cached objects + glue + runtime -> the artifact).
+//
 
 #ifndef TFMC_CODEGEN_CODEGEN_H
 #define TFMC_CODEGEN_CODEGEN_H
 
-#include "compiler/codegen/Target.h"
+#include "compiler/target/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
@@ -25,7 +30,7 @@ struct CodegenOptions {
   /// Path of the output without extension: `out/gpt` gives out/gpt,
   /// out/gpt.o, or out/libgpt.a + out/gpt.h.
   std::string outputPath;
-  TargetDescription target;
+  target::TargetDescription target;
   /// Compiled kernels by structural hash; see defaultCacheDir().
   std::string cacheDir;
   /// Where libtfmc_runtime*.a and tfmc.h are (the build tree by default).
@@ -42,7 +47,8 @@ struct CodegenOptions {
 std::string defaultCacheDir();
 
 /// Lowers `module` (after the default pipeline) to the artifact. Textual
-/// output (--emit halide) goes to `os`. Errors are one line on stderr.
+/// output (--emit halide) goes to `os`. Errors are MLIR diagnostics at the
+/// op or the module.
 mlir::LogicalResult emitArtifact(mlir::ModuleOp module,
                                  const CodegenOptions &options,
                                  llvm::raw_ostream &os);

@@ -2,7 +2,15 @@
 
 #include "compiler/codegen/KernelKey.h"
 
+#include "compiler/codegen/kernels/Kernel.h"
+#include "compiler/target/Target.h"
+
+// Written by the build from the generator sources (compiler/CMakeLists.txt).
+#include "compiler/codegen/GeneratorHash.h"
+
 #include "mlir/IR/Attributes.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SHA1.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace tfmc::codegen {
@@ -19,6 +27,34 @@ std::string kernelKey(mlir::Operation *op) {
     if (attr.getName() != "tfm.arena")
       os << ' ' << attr.getName().getValue() << '=' << attr.getValue();
   return key;
+}
+
+const char *kernelGeneratorHash() { return TFMC_KERNEL_GENERATOR_HASH; }
+
+std::string hexDigest(llvm::StringRef text) {
+  llvm::SHA1 hasher;
+  hasher.update(text);
+  auto digest = hasher.final();
+  std::string hex;
+  for (uint8_t byte : digest)
+    hex += llvm::formatv("{0:x-2}", byte).str();
+  return hex.substr(0, 20);
+}
+
+std::string kernelSymbol(mlir::Operation *op, const KernelSpec &spec,
+                         const target::TargetDescription &target) {
+  std::string key = kernelKey(op) + "|" + target.halideKernelTarget() + "|" +
+                    kernelGeneratorHash() +
+                    (spec.autoschedule ? "|adams2019" : "");
+  // Adams2019 schedules for its estimates: a kernel scheduled for 1024 rows
+  // must not be reused for a 128-row bound (its ShiftInwards splits would
+  // write before the start of the output).
+  for (const std::vector<int64_t> &extents : spec.estimates) {
+    key += "|";
+    for (int64_t extent : extents)
+      key += std::to_string(extent) + ",";
+  }
+  return "tfmc_" + hexDigest(key);
 }
 
 } // namespace tfmc::codegen

@@ -4,16 +4,18 @@
 
 #include "compiler/codegen/Codegen.h"
 #include "compiler/codegen/KernelKey.h"
-#include "compiler/codegen/Target.h"
+#include "compiler/target/TilePlan.h"
 #include "compiler/frontend/AST.h"
 #include "compiler/frontend/TfmBuilder.h"
 #include "dialects/tfm/TfmDialect.h"
-#include "passes/Passes.h"
+#include "compiler/passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace tfmc::driver {
@@ -34,7 +36,7 @@ ModuleStats collectStats(mlir::ModuleOp module) {
     if (auto weight = llvm::dyn_cast<tfm::WeightOp>(op)) {
       if (weights.insert(weight.getName()).second)
         stats.weightBytes += weight.getType().getNumElements() * 4;
-    } else if (tfm::isKernel(op)) {
+    } else if (target::kernelKindOf(op)) {
       ++stats.kernels;
       kernelKeys.insert(codegen::kernelKey(op));
     }
@@ -51,13 +53,19 @@ ModuleStats collectStats(mlir::ModuleOp module) {
 mlir::LogicalResult checkOptions(const CompileOptions &options,
                                  const frontend::Model &model) {
   std::string error;
-  if (!codegen::lookupTarget(options.target, error)) {
+  if (!target::lookupTarget(options.target, error)) {
     llvm::errs() << "tfmc: error: " << error << "\n";
     return mlir::failure();
   }
   if (options.maxBatch <= 0) {
     llvm::errs() << "tfmc: error: --max-batch must be positive, got "
                  << options.maxBatch << "\n";
+    return mlir::failure();
+  }
+  if (options.autoschedule && target::lookupTarget(options.target, error)->isGpu()) {
+    llvm::errs() << "tfmc: error: --scheduler adams2019 schedules CPU kernels "
+                    "only (Halide 14 has no GPU autoscheduler); CUDA targets "
+                    "use their tile plans\n";
     return mlir::failure();
   }
   if (options.maxSeq < 0 || options.maxSeq > model.maxLen) {
@@ -78,10 +86,6 @@ bool isTextual(Emit emit) {
          emit == Emit::Halide;
 }
 
-void registerDialects(mlir::DialectRegistry &registry) {
-  registry.insert<tfm::TfmDialect, mlir::func::FuncDialect>();
-}
-
 mlir::LogicalResult compile(const CompileOptions &options,
                             llvm::raw_ostream &os) {
   frontend::ParseResult parsed = frontend::parseModelFile(options.inputPath);
@@ -100,8 +104,27 @@ mlir::LogicalResult compile(const CompileOptions &options,
     return mlir::failure();
 
   mlir::DialectRegistry registry;
-  registerDialects(registry);
+  tfm::registerDialects(registry);
   mlir::MLIRContext context(registry);
+  // Diagnostics of the passes and codegen: one line each, at the .tfm
+  // position of the op (or the model) they concern.
+  mlir::ScopedDiagnosticHandler oneLine(&context, [](mlir::Diagnostic &diag) {
+    std::string message = diag.str();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::string where = "tfmc";
+    if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(diag.getLocation()))
+      where = (loc.getFilename().str() + ":" + std::to_string(loc.getLine()) +
+               ":" + std::to_string(loc.getColumn()));
+    const char *severity = diag.getSeverity() == mlir::DiagnosticSeverity::Error
+                               ? "error"
+                           : diag.getSeverity() == mlir::DiagnosticSeverity::Warning
+                               ? "warning"
+                               : diag.getSeverity() == mlir::DiagnosticSeverity::Remark
+                                     ? "remark"
+                                     : "note";
+    llvm::errs() << where << ": " << severity << ": " << message << "\n";
+    return mlir::success();
+  });
   mlir::OwningOpRef<mlir::ModuleOp> module =
       frontend::buildTfmModule(context, model);
   if (!module)
@@ -147,7 +170,7 @@ mlir::LogicalResult compile(const CompileOptions &options,
     codegenOptions.outputPath =
         options.outputPath == "-" ? model.name : options.outputPath;
     std::string error;
-    codegenOptions.target = *codegen::lookupTarget(options.target, error);
+    codegenOptions.target = *target::lookupTarget(options.target, error);
     codegenOptions.cacheDir = codegen::defaultCacheDir();
     const char *runtimeDir = std::getenv("TFMC_RUNTIME_DIR");
     codegenOptions.runtimeDir =

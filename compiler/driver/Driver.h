@@ -41,9 +41,6 @@ struct CompileOptions {
 /// tfmc's version, as `tfmc --version` prints it; kernel caches key on it.
 const char *version();
 
-/// Every dialect that tfmc's modules and pipelines use.
-void registerDialects(mlir::DialectRegistry &registry);
-
 /// Whether `emit` writes text (to -o or stdout) rather than a binary.
 bool isTextual(Emit emit);
 

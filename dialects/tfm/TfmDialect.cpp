@@ -2,6 +2,7 @@
 
 #include "dialects/tfm/TfmDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -16,4 +17,8 @@ void TfmDialect::initialize() {
 #define GET_OP_LIST
 #include "dialects/tfm/TfmOps.cpp.inc"
       >();
+}
+
+void tfmc::tfm::registerDialects(DialectRegistry &registry) {
+  registry.insert<TfmDialect, func::FuncDialect>();
 }

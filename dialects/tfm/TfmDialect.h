@@ -21,12 +21,18 @@
 
 namespace tfmc::tfm {
 
-/// Whether `op` becomes a compiled kernel. Weights and their slices
-/// (tfm.split) are views of the weights file, and the KV cache ops are views
-/// of runtime-owned memory: none of them is a kernel.
-inline bool isKernel(mlir::Operation *op) {
-  return llvm::isa<TfmDialect>(op->getDialect()) &&
-         !llvm::isa<WeightOp, SplitOp, KvAppendOp, KvReadOp>(op);
+/// Whether `op` is a view of memory rather than a computation: weights and
+/// their slices (tfm.split) are views of the weights file, the KV cache ops
+/// views of runtime-owned memory. Every other tfm op computes a tensor
+/// (which ops are compiled kernels is compiler/target/TilePlan.h's
+/// kernelKindOf).
+inline bool isMemoryView(mlir::Operation *op) {
+  return llvm::isa<WeightOp, SplitOp, KvAppendOp, KvReadOp>(op);
+}
+
+/// Whether `op` is a tfm op that computes a tensor (not a view).
+inline bool computesTensor(mlir::Operation *op) {
+  return llvm::isa<TfmDialect>(op->getDialect()) && !isMemoryView(op);
 }
 
 /// The cache slot a kernel writes its result into (the operand of a
@@ -36,6 +42,9 @@ inline KvAppendOp cacheWriteOf(mlir::Operation *op) {
     return nullptr;
   return llvm::dyn_cast<KvAppendOp>(*op->getResult(0).getUsers().begin());
 }
+
+/// Registers the dialects tfm programs use (tfm and func).
+void registerDialects(mlir::DialectRegistry &registry);
 
 } // namespace tfmc::tfm
 

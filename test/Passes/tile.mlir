@@ -6,8 +6,8 @@
 // RUN: tfm-opt %s -tfm-tile="target=x86-64-avx2 max-seq=1024" | FileCheck %s --check-prefix=SEQ1024
 //
 // tfm-tile: the plans differ per target exactly as the cost model in
-// passes/Tile.cpp derives them from the target descriptions in
-// compiler/codegen/Target.cpp (AVX2: 8 lanes, 16 ymm, L1 32 KiB, L2 512 KiB;
+// compiler/passes/Tile.cpp derives them from the target registry in
+// compiler/target/Target.cpp (AVX2: 8 lanes, 16 ymm, L1 32 KiB, L2 512 KiB;
 // AVX-512: 16 lanes, 32 zmm, L1 48 KiB, L2 1280 KiB; cuda = sm_80: 48 KiB
 // shared per block, 96 registers per thread, 108 SMs). Every number below is
 // derived by hand here; a change to the model must change these comments.
@@ -25,15 +25,15 @@
 //   1x7: 7/8  = 0.875     2x4: 8/6  = 1.333     3x3: 9/6 = 1.500  <- best
 //   4x2: 8/6  = 1.333     5..7x1: <= 7/8
 // (4x3 would need 12 + 4 + 3 = 19 registers and spill). N = 768 is 256
-// tiles of 3 (utilization 1): micro_m = 3, micro_n = 3, tail_n = "none".
+// tiles of 3 (utilization 1): micro_m = 3, micro_n = 3.
 // N = 200: 3x3 covers 200/201 (score 1.493) vs 2x4 and 4x2 at 200/200
-// (1.333): still 3x3, and 200 % 3 = 2 leaves a ragged tail: tail_n = "guard".
+// (1.333): still 3x3; 200 % 3 = 2 leaves a ragged tail, which codegen
+// guards (every kernel guards its tails: the plan has no tail keys).
 //   block_m: rows of x (K = 768 floats each) in 3/4 of L2, a multiple of
 //   micro_m: AVX2 3·524288/4/3072 = 128 -> 126; AVX-512 3·1310720/4/3072
 //   = 320.
 //   tiles_per_task = clamp(tiles per row / (4 tasks · 8 cores), 1, 8):
 //   768/3 = 256 -> 256/32 = 8; ceil(200/3) = 67 -> 67/32 = 2.
-//   tail_k: K = 768 is a multiple of the 8 lanes: "none".
 //
 // AVX-512, 32 registers: (r+1)(c+1) <= 33:
 //   3x7: 21/10 = 2.100    4x5: 20/9 = 2.222     5x4: 20/9 = 2.222
@@ -41,7 +41,7 @@
 // N = 768: 4x5 covers 768/770 (2.217), 5x4 covers it exactly (2.222):
 // micro_m = 5, micro_n = 4; 192 tiles / 32 = 6 per task. N = 200: both cover
 // it exactly, tie, so the first (4x5) stays: micro_m = 4, micro_n = 5, and
-// 200 % 5 = 0: tail_n = "none"; 40 tiles / 32 -> 1 per task.
+// 200 % 5 = 0; 40 tiles / 32 -> 1 per task.
 //
 // ---- Attention's micro tiles (CPU) ------------------------------------------
 // A query block is 16 queries = qv vectors (AVX2: 2 ymm, AVX-512: 1 zmm).
@@ -69,8 +69,8 @@
 // ---- Attention, 12 heads of 64 (merged [B, S, 768]), max seq 2048 ----------
 // CPU: query_block 16; scratch_bytes = 2·16·2048·4 = 262144 (1024 keys:
 // 131072). Micro tiles as derived above. The head size 64 is a whole number
-// of vectors: tail_d = "none".
-// On CUDA a warp per block of 32 queries: query_block = 32 = threads.
+// of vectors.
+// On CUDA a warp per block of 32 queries: query_block = 32.
 // key_block: at most 32 (each lane keeps key_block scores), 2·key_block·64·4
 // = 16384 <= 24576: key_block = 32, shared_bytes = 16384.
 // skip_masked_blocks: true with causal or window, false for padding only.
@@ -86,16 +86,16 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   %w = tfm.weight "w" : tensor<2304x768xf32>
   %wq, %wk, %wv = tfm.split %w {axis = 0 : i64} : tensor<2304x768xf32> -> tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>
 
-  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, form = "dot", kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64}
-  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, form = "dot", kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64}
-  // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, block_m = 16 : i64, block_n = 64 : i64, kind = "gemm", shared_bytes = 10240 : i64, tail_k = "none", tail_m = "guard", tail_n = "none", target = "cuda-sm80", thread_m = 16 : i64, thread_n = 2 : i64, threads = 32 : i64}
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64}
+  // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 10240 : i64, target = "cuda-sm80", thread_m = 16 : i64, thread_n = 2 : i64}
   %q = tfm.linear %x, %wq : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %k = tfm.linear %x, %wk : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %v = tfm.linear %x, %wv : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
 
-  // AVX2-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {kind = "attention", micro_k = 6 : i64, parallel = "batch,heads,query_blocks", pv_queries = 2 : i64, pv_width = 32 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, softmax = "two_pass", stage_kv = true, tail_d = "none", {{.*}}vector = 8 : i64}
-  // AVX512-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {kind = "attention", micro_k = 16 : i64, parallel = "batch,heads,query_blocks", pv_queries = 4 : i64, pv_width = 64 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, softmax = "two_pass", stage_kv = true, tail_d = "none", {{.*}}vector = 16 : i64}
-  // CUDA-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {key_block = 32 : i64, kind = "attention", parallel = "batch,heads,query_blocks", query_block = 32 : i64, shared_bytes = 16384 : i64, skip_masked_blocks = true, softmax = "online", {{.*}}threads = 32 : i64}
+  // AVX2-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {kind = "attention", micro_k = 6 : i64, pv_queries = 2 : i64, pv_width = 32 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, stage_kv = true, target = "x86-64-avx2", vector = 8 : i64}
+  // AVX512-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {kind = "attention", micro_k = 16 : i64, pv_queries = 4 : i64, pv_width = 64 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, stage_kv = true, target = "x86-64-avx512", vector = 16 : i64}
+  // CUDA-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {key_block = 32 : i64, kind = "attention", query_block = 32 : i64, shared_bytes = 16384 : i64, skip_masked_blocks = true, target = "cuda-sm80"}
   // SEQ1024: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}query_block = 16 : i64, scratch_bytes = 131072 : i64, skip_masked_blocks = true
   %c = tfm.attention %q, %k, %v, key_padding %kp {heads = 12 : i64, mask = #tfm.mask<causal, padding>, scale = 0.125 : f64} : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?xi64> -> tensor<?x?x768xf32>
 
@@ -113,12 +113,12 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   %wnd = tfm.attention %p, %k, %v {heads = 12 : i64, mask = #tfm.mask<window(128)>, scale = 0.125 : f64} : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32> -> tensor<?x?x768xf32>
 
   // N = 200 is not a whole number of AVX2's 3-column tiles (nor of CUDA's
-  // 128-column blocks): the column tail is guarded. On AVX-512 the 4x5 tile
-  // divides it: no tail.
+  // 64-column blocks): the same plans as for N = 768 but fewer tiles per
+  // task. On AVX-512 the 4x5 tile divides it.
   // CHECK: tfm.weight "w200" : tensor<200x768xf32>
-  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, form = "dot", kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "guard", target = "x86-64-avx2", tiles_per_task = 2 : i64, vector = 8 : i64}
-  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, form = "dot", kind = "gemm", micro_m = 4 : i64, micro_n = 5 : i64, parallel = "tiles", tail_k = "none", tail_m = "guard", tail_n = "none", target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64}
-  // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, block_m = 16 : i64, block_n = 64 : i64, {{.*}}tail_n = "guard",
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 2 : i64, vector = 8 : i64}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 4 : i64, micro_n = 5 : i64, target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64}
+  // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 10240 : i64, target = "cuda-sm80", thread_m = 16 : i64, thread_n = 2 : i64}
   %w200 = tfm.weight "w200" : tensor<200x768xf32>
   %r = tfm.linear %wnd, %w200 : (tensor<?x?x768xf32>, tensor<200x768xf32>) -> tensor<?x?x200xf32>
   return %p, %r : tensor<?x?x768xf32>, tensor<?x?x200xf32>

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/codegen/HalideKernelsInternal.h"
+#include "compiler/codegen/kernels/Kernel.h"
 #include "test/unit/KernelReference.h"
 
 #include <gtest/gtest.h>
@@ -25,13 +25,13 @@ namespace {
 /// computes `out`.
 void run(const KernelSpec &spec, const std::vector<Buffer<>> &inputs,
          Buffer<> out) {
-  realizeKernel(detail::build(spec), inputs, out);
+  realizeKernel(buildKernel(spec), inputs, out);
 }
 
 KernelSpec cpuSpec(KernelKind kind, std::map<std::string, int64_t> plan) {
   KernelSpec spec;
   spec.kind = kind;
-  spec.tile.ints = std::move(plan);
+  spec.tile = planFromValues(kind, false, std::move(plan));
   return spec;
 }
 
@@ -114,7 +114,7 @@ TEST(CpuKernels, LayerNormRowSums) {
       KernelSpec spec = cpuSpec(KernelKind::LayerNorm,
                                 {{"vector", lanes}, {"rows_per_task", 3}});
       spec.width = width;
-      spec.factor = 1e-5;
+      spec.eps = 1e-5;
       spec.hasResidual = withResidual;
       Buffer<float> x = randomFloats({width, rows}, 10, 3.0f), residual;
       Buffer<float> gamma = randomFloats({width}, 12),
@@ -129,7 +129,7 @@ TEST(CpuKernels, LayerNormRowSums) {
       Buffer<float> out(width, rows);
       run(spec, inputs, out);
       expectClose(out,
-                  referenceLayerNorm(x, residual, gamma, beta, spec.factor));
+                  referenceLayerNorm(x, residual, gamma, beta, spec.eps));
     }
   }
 }
@@ -168,10 +168,10 @@ TEST(CpuKernels, AttentionMicroTilesAndMasks) {
       spec.width = heads * c.dim;
       spec.heads = heads;
       spec.headDim = spec.valueHeadDim = c.dim;
-      spec.factor = 1.0 / std::sqrt(double(c.dim));
-      spec.causal = c.mask.causal;
-      spec.padding = c.mask.padding;
-      spec.window = c.mask.window;
+      spec.attentionScale = 1.0 / std::sqrt(double(c.dim));
+      spec.mask.causal = c.mask.causal;
+      spec.mask.padding = c.mask.padding;
+      spec.mask.window = c.mask.window;
       Buffer<float> q = randomFloats({c.dim, heads, c.queries, batch}, 7, 2.0f);
       Buffer<float> k = randomFloats({c.dim, heads, c.keys, batch}, 8, 2.0f);
       Buffer<float> v = randomFloats({c.dim, heads, c.keys, batch}, 9);
@@ -187,7 +187,7 @@ TEST(CpuKernels, AttentionMicroTilesAndMasks) {
         inputs.push_back(keep);
       Buffer<float> out(c.dim, heads, c.queries, batch);
       run(spec, inputs, out);
-      expectClose(out, referenceAttention(q, k, v, keep, c.mask, spec.factor));
+      expectClose(out, referenceAttention(q, k, v, keep, c.mask, spec.attentionScale));
     }
   }
 }

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/codegen/HalideKernelsInternal.h"
+#include "compiler/codegen/kernels/Kernel.h"
 #include "test/unit/KernelReference.h"
 
 #include <gtest/gtest.h>
@@ -27,14 +27,13 @@ namespace {
 /// and computes `out`.
 void runEmulated(const KernelSpec &spec, const std::vector<Buffer<>> &inputs,
                  Buffer<> out) {
-  realizeKernel(detail::buildGpu(spec, /*emulateOnHost=*/true), inputs, out);
+  realizeKernel(buildGpuOnHost(spec), inputs, out);
 }
 
 KernelSpec gpuSpec(KernelKind kind, std::map<std::string, int64_t> plan) {
   KernelSpec spec;
   spec.kind = kind;
-  spec.gpu = true;
-  spec.tile.ints = std::move(plan);
+  spec.tile = planFromValues(kind, true, std::move(plan));
   return spec;
 }
 
@@ -104,10 +103,10 @@ TEST(GpuKernels, AttentionOnlineSoftmaxMatchesTheReference) {
     spec.width = heads * dim;
     spec.heads = heads;
     spec.headDim = spec.valueHeadDim = dim;
-    spec.factor = 1.0 / std::sqrt(double(dim));
-    spec.causal = c.causal;
-    spec.padding = c.padding;
-    spec.window = c.window;
+    spec.attentionScale = 1.0 / std::sqrt(double(dim));
+    spec.mask.causal = c.causal;
+    spec.mask.padding = c.padding;
+    spec.mask.window = c.window;
     Buffer<float> q = randomFloats({dim, heads, c.queries, batch}, 7, 2.0f);
     Buffer<float> k = randomFloats({dim, heads, c.keys, batch}, 8, 2.0f);
     Buffer<float> v = randomFloats({dim, heads, c.keys, batch}, 9);
@@ -124,7 +123,7 @@ TEST(GpuKernels, AttentionOnlineSoftmaxMatchesTheReference) {
     runEmulated(spec, inputs, out);
 
     Buffer<float> expected = referenceAttention(
-        q, k, v, keep, {c.causal, c.padding, c.window}, spec.factor);
+        q, k, v, keep, {c.causal, c.padding, c.window}, spec.attentionScale);
     expectClose(out, expected);
   }
 }
@@ -136,7 +135,7 @@ TEST(GpuKernels, LayerNormReducesInTwoSteps) {
     const int rows = 11;
     KernelSpec spec = gpuSpec(KernelKind::LayerNorm, {{"threads", threads}});
     spec.width = width;
-    spec.factor = 1e-5;
+    spec.eps = 1e-5;
     spec.hasResidual = true;
     Buffer<float> x = randomFloats({width, rows}, 10, 3.0f);
     Buffer<float> residual = randomFloats({width, rows}, 11);
@@ -144,7 +143,7 @@ TEST(GpuKernels, LayerNormReducesInTwoSteps) {
     Buffer<float> out(width, rows);
     runEmulated(spec, {x, residual, gamma, beta}, out);
     Buffer<float> expected =
-        referenceLayerNorm(x, residual, gamma, beta, spec.factor);
+        referenceLayerNorm(x, residual, gamma, beta, spec.eps);
     expectClose(out, expected);
   }
 }
@@ -154,7 +153,7 @@ TEST(GpuKernels, EmbeddingPositionsAndElementwise) {
   {
     KernelSpec spec = gpuSpec(KernelKind::Embedding, {{"threads", 256}});
     spec.width = dim;
-    spec.rows = vocab;
+    spec.vocab = vocab;
     Buffer<int64_t> ids(length, batch);
     ids.for_each_element([&](int s, int b) { ids(s, b) = (3 * s + 5 * b) % vocab; });
     Buffer<float> table = randomFloats({dim, vocab}, 14);
@@ -182,8 +181,7 @@ TEST(GpuKernels, EmbeddingPositionsAndElementwise) {
     });
     expectClose(out, expected);
 
-    spec.learned = true;
-    spec.rows = 10;
+    spec.learnedPositions = true;
     Buffer<float> table = randomFloats({dim, 10}, 16);
     runEmulated(spec, {x, table}, out);
     out.for_each_element([&](int d, int s, int b) {
@@ -196,7 +194,7 @@ TEST(GpuKernels, EmbeddingPositionsAndElementwise) {
     Buffer<float> out(width, rows);
     KernelSpec scale = gpuSpec(KernelKind::Scale, {{"threads", 256}});
     scale.width = width;
-    scale.factor = 0.125;
+    scale.scale = 0.125;
     runEmulated(scale, {a}, out);
     out.for_each_element([&](int w, int r) { EXPECT_EQ(out(w, r), a(w, r) * 0.125f); });
     KernelSpec add = gpuSpec(KernelKind::Add, {{"threads", 256}});

@@ -10,7 +10,7 @@
 #ifndef TFMC_TEST_UNIT_KERNELREFERENCE_H
 #define TFMC_TEST_UNIT_KERNELREFERENCE_H
 
-#include "compiler/codegen/HalideKernelsInternal.h"
+#include "compiler/codegen/kernels/Kernel.h"
 
 #include "Halide.h"
 
@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -36,9 +37,62 @@ inline Buffer<float> randomFloats(const std::vector<int> &extents,
   return buffer;
 }
 
+/// A typed tile plan for a kernel of `kind` from `values` by attribute
+/// name; a key left out takes the value the tests' cases were written for.
+inline target::TilePlan planFromValues(codegen::KernelKind kind, bool gpu,
+                                       std::map<std::string, int64_t> values) {
+  auto get = [&](const char *key, int64_t fallback) {
+    auto it = values.find(key);
+    return it == values.end() ? fallback : it->second;
+  };
+  using codegen::KernelKind;
+  if (gpu) {
+    if (kind == KernelKind::Linear) {
+      target::GpuGemmPlan plan;
+      plan.threadM = get("thread_m", 4);
+      plan.threadN = get("thread_n", 4);
+      plan.blockK = get("block_k", 16);
+      return plan;
+    }
+    if (kind == KernelKind::Attention) {
+      target::GpuAttentionPlan plan;
+      plan.queryBlock = get("query_block", 32);
+      plan.keyBlock = get("key_block", 32);
+      return plan;
+    }
+    target::GpuRowsPlan plan;
+    plan.threads = get("threads", 256);
+    return plan;
+  }
+  if (kind == KernelKind::Linear) {
+    target::CpuGemmPlan plan;
+    plan.vector = get("vector", 8);
+    plan.microM = get("micro_m", 3);
+    plan.microN = get("micro_n", 3);
+    plan.blockM = get("block_m", 0);
+    plan.tilesPerTask = get("tiles_per_task", 8);
+    return plan;
+  }
+  if (kind == KernelKind::Attention) {
+    target::CpuAttentionPlan plan;
+    plan.vector = get("vector", 8);
+    plan.queryBlock = get("query_block", 16);
+    plan.microK = get("micro_k", 6);
+    plan.pvQueries = get("pv_queries", 4);
+    plan.pvWidth = get("pv_width", 4 * plan.vector);
+    plan.stageKv = get("stage_kv", 1) != 0;
+    return plan;
+  }
+  target::CpuRowsPlan plan;
+  plan.vector = get("vector", 8);
+  plan.unroll = get("unroll", 1);
+  plan.rowsPerTask = get("rows_per_task", 1);
+  return plan;
+}
+
 /// Binds `inputs` to the kernel's arguments in order and computes `out`
 /// with a JIT compile for the host.
-inline void realizeKernel(codegen::detail::BuiltKernel kernel,
+inline void realizeKernel(codegen::BuiltKernel kernel,
                           const std::vector<Buffer<>> &inputs, Buffer<> out) {
   ASSERT_EQ(kernel.arguments.size(), inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i)

@@ -1,6 +1,6 @@
 //===- tfmc.cpp - The tfmc compiler driver --------------------------------===//
 
-#include "compiler/codegen/Target.h"
+#include "compiler/target/Target.h"
 #include "compiler/driver/Driver.h"
 
 #include "mlir/IR/AsmState.h"
@@ -42,10 +42,13 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output: a file for text (d
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(tfmcCategory));
 
-static cl::opt<std::string> target(
-    "target", cl::desc("Target to tile for (default: host)"),
-    cl::value_desc("host|x86-64-avx2|x86-64-avx512|cuda|cuda-sm80|cuda-sm90"),
-    cl::init("host"), cl::cat(tfmcCategory));
+// The targets, from the registry (compiler/target/Target.cpp).
+static const std::string targetDescription =
+    "Target to compile for (default: host):\n" + tfmc::target::targetHelp();
+static const std::string targetNames = tfmc::target::targetNameList("|");
+static cl::opt<std::string> target("target", cl::desc(targetDescription),
+                                   cl::value_desc(targetNames),
+                                   cl::init("host"), cl::cat(tfmcCategory));
 
 static cl::opt<int64_t> maxBatch(
     "max-batch", cl::desc("Largest batch the memory plan holds (default: 1)"),

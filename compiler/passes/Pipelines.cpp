@@ -1,13 +1,13 @@
 //===- Pipelines.cpp - The default pipeline, by name ----------------------===//
 
-#include "passes/Passes.h"
+#include "compiler/passes/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 
 namespace tfmc {
 namespace {
 #define GEN_PASS_REGISTRATION
-#include "passes/Passes.h.inc"
+#include "compiler/passes/Passes.h.inc"
 
 struct DefaultPipelineOptions
     : mlir::PassPipelineOptions<DefaultPipelineOptions> {
@@ -27,6 +27,7 @@ void buildDefaultPipeline(mlir::OpPassManager &pm,
                           const PipelineOptions &options) {
   pm.addNestedPass<mlir::func::FuncOp>(createFuseMaskedAttention());
   pm.addNestedPass<mlir::func::FuncOp>(createFuseEpilogues());
+  pm.addNestedPass<mlir::func::FuncOp>(createCheckKernels());
   pm.addPass(createTile({options.target, options.maxSeq}));
   pm.addNestedPass<mlir::func::FuncOp>(
       createPlanMemory({options.maxBatch, options.maxSeq, options.inPlace}));

@@ -46,17 +46,30 @@ def FuseEpilogues : Pass<"tfm-fuse-epilogues", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];
 }
 
+def CheckKernels : Pass<"tfm-check-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Checks that every op left after fusion is a kernel tfmc compiles";
+  let description = [{
+    After fusion every op of an entry point must be one of the kernel kinds
+    (compiler/target/TilePlan.h: embedding, positions, scale, activation,
+    add, linear, layer_norm, attention) or a view of memory (`tfm.weight`,
+    `tfm.split`, `tfm.kv_append`, `tfm.kv_read`). Any other op, e.g. a
+    softmax whose chain the fusion could not match, is an error at that op,
+    before it is tiled, given an arena slot or lowered.
+  }];
+  let dependentDialects = ["::tfmc::tfm::TfmDialect"];
+}
+
 def Tile : Pass<"tfm-tile", "::mlir::ModuleOp"> {
   let summary = "Chooses tile sizes, vector widths, unrolling and parallel loops per kernel";
   let description = [{
-    Attaches a `tfm.tile` dictionary to every kernel (every tfm op but
-    `tfm.weight` and `tfm.split`, which are views of the weights), chosen by
-    a small cost model from the target description (compiler/codegen/Target.h).
-    Codegen reads these attributes; the reasoning is documented in Tile.cpp.
+    Attaches a typed tile plan (compiler/target/TilePlan.h) as a `tfm.tile`
+    dictionary to every kernel, chosen by a small cost model from the target
+    description (compiler/target/Target.h). Codegen reads the plans back;
+    the reasoning is documented in Tile.cpp.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"host\"",
-           "host | x86-64-avx2 | x86-64-avx512 | cuda | cuda-sm80 | cuda-sm90">,
+           "A target name (`tfmc --help` lists them)">,
     Option<"maxSeq", "max-seq", "int64_t", /*default=*/"0",
            "Longest sequence to plan scratch for (0: the function's tfm.max_len)">
   ];

@@ -15,7 +15,7 @@
 namespace tfmc {
 
 #define GEN_PASS_DECL
-#include "passes/Passes.h.inc"
+#include "compiler/passes/Passes.h.inc"
 
 /// Options of the default pipeline (`tfm-default-pipeline` in tfm-opt).
 struct PipelineOptions {
@@ -27,7 +27,8 @@ struct PipelineOptions {
   bool inPlace = true;
 };
 
-/// fuse masked attention -> fuse epilogues -> tile -> plan memory.
+/// fuse masked attention -> fuse epilogues -> check kernels -> tile -> plan
+/// memory.
 void buildDefaultPipeline(mlir::OpPassManager &pm,
                           const PipelineOptions &options);
 

@@ -1,19 +1,20 @@
 //===- Tile.cpp - Per-kernel tile plans from a target description ---------===//
 //
-// Every kernel gets a `tfm.tile` dictionary that codegen turns into a Halide
-// schedule. The plan is a small analytic cost model over the target
+// Every kernel gets a typed tile plan (compiler/target/TilePlan.h), stored as
+// a `tfm.tile` dictionary that codegen reads back into the same struct and
+// turns into a Halide schedule. The plan is a small analytic cost model over the target
 // description; the reasons for each choice are the comments below, and the
-// numbers they were checked against are in ../shared/HALIDE14_NOTES.md.
+// numbers they were checked against are in the README's Performance section.
 //
 // CPU
-//  - GEMM (tfm.linear, tfm.matmul), dot-product form. W is [N, K] row-major,
+//  - GEMM (tfm.linear), dot-product form. W is [N, K] row-major,
 //    so rows of W and rows of x are both contiguous along K: each output
 //    keeps a vector accumulator along K (summed across lanes at the end),
 //    and no transpose of W is ever made, for one row (decode) or many
 //    (prefill). A micro tile of micro_m rows x micro_n columns loads
 //    micro_m + micro_n vectors per step for micro_m·micro_n FMAs and keeps
 //    micro_m·micro_n + micro_m + micro_n registers live (spills are silent
-//    and halve the speed: HALIDE14_NOTES.md). We pick the shape with the
+//    and halve the speed). We pick the shape with the
 //    most FMAs per load that fits, preferring columns that divide N. Tiles
 //    are grouped into parallel tasks; with one row the groups are small
 //    enough for four tasks per core. Rows go in blocks of block_m (x's
@@ -52,53 +53,24 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "compiler/passes/Passes.h"
 
-#include "compiler/codegen/Target.h"
+#include "compiler/target/TilePlan.h"
 
 #include "mlir/IR/Builders.h"
 
 namespace tfmc {
 #define GEN_PASS_DEF_TILE
-#include "passes/Passes.h.inc"
+#include "compiler/passes/Passes.h.inc"
 } // namespace tfmc
 
 using namespace mlir;
 using namespace tfmc::tfm;
-using tfmc::codegen::TargetDescription;
+using namespace tfmc::target;
 
 namespace {
 
 constexpr int64_t kFloatBytes = 4;
-
-/// Builds one `tfm.tile` dictionary, entries in insertion order.
-class PlanBuilder {
-public:
-  explicit PlanBuilder(Builder &builder) : builder(builder) {}
-  PlanBuilder &set(StringRef key, int64_t value) {
-    entries.push_back(builder.getNamedAttr(key, builder.getI64IntegerAttr(value)));
-    return *this;
-  }
-  PlanBuilder &set(StringRef key, StringRef value) {
-    entries.push_back(builder.getNamedAttr(key, builder.getStringAttr(value)));
-    return *this;
-  }
-  // Not an overload of set(): a string literal would convert to bool.
-  PlanBuilder &setFlag(StringRef key, bool value) {
-    entries.push_back(builder.getNamedAttr(key, builder.getBoolAttr(value)));
-    return *this;
-  }
-  DictionaryAttr get() { return builder.getDictionaryAttr(entries); }
-
-private:
-  Builder &builder;
-  SmallVector<NamedAttribute> entries;
-};
-
-const char *tail(int64_t extent, int64_t tile) {
-  return !ShapedType::isDynamic(extent) && extent % tile == 0 ? "none"
-                                                              : "guard";
-}
 
 /// The fraction of `extent` that whole tiles of `tile` cover without
 /// computing past the end (1 for a dynamic extent: nothing to prefer).
@@ -199,29 +171,18 @@ struct GemmShape {
   bool rowPerSequence = false;
 };
 
-GemmShape gemmShape(Operation *op) {
-  if (auto linear = dyn_cast<LinearOp>(op)) {
-    auto weight = linear.getWeight().getType();
-    auto input = linear.getInput().getType();
-    int64_t m = 1;
-    for (int64_t dim : input.getShape().drop_back())
-      m = ShapedType::isDynamic(dim) || ShapedType::isDynamic(m)
-              ? ShapedType::kDynamic
-              : m * dim;
-    return {m, weight.getDimSize(0), weight.getDimSize(1), inDecodeStep(op)};
-  }
-  auto matmul = cast<MatmulOp>(op);
-  auto lhs = matmul.getLhs().getType();
-  auto rhs = matmul.getRhs().getType();
-  int64_t rank = lhs.getRank();
-  return {lhs.getDimSize(rank - (matmul.getTransposeLhs() ? 1 : 2)),
-          rhs.getDimSize(rank - (matmul.getTransposeRhs() ? 2 : 1)),
-          lhs.getDimSize(rank - (matmul.getTransposeLhs() ? 2 : 1))};
+GemmShape gemmShape(LinearOp linear) {
+  auto weight = linear.getWeight().getType();
+  auto input = linear.getInput().getType();
+  int64_t m = 1;
+  for (int64_t dim : input.getShape().drop_back())
+    m = ShapedType::isDynamic(dim) || ShapedType::isDynamic(m)
+            ? ShapedType::kDynamic
+            : m * dim;
+  return {m, weight.getDimSize(0), weight.getDimSize(1), inDecodeStep(linear)};
 }
 
-DictionaryAttr planCpuGemm(Builder &builder, const TargetDescription &target,
-                           GemmShape shape) {
-  int64_t lanes = target.vectorLanes;
+CpuGemmPlan planCpuGemm(const TargetDescription &target, GemmShape shape) {
   // A decode step has one row per sequence: a micro tile of more rows
   // would only repeat that row.
   MicroTile micro = chooseDotTile(target, shape.n, shape.rowPerSequence ? 1 : 8);
@@ -242,24 +203,16 @@ DictionaryAttr planCpuGemm(Builder &builder, const TargetDescription &target,
     int64_t rows = 3 * target.l2Bytes / 4 / (shape.k * kFloatBytes);
     blockM = std::max(micro.rows, rows / micro.rows * micro.rows);
   }
-  return PlanBuilder(builder)
-      .set("kind", "gemm")
-      .set("form", "dot")
-      .set("target", target.name)
-      .set("vector", lanes)
-      .set("micro_m", micro.rows)
-      .set("micro_n", micro.vectors)
-      .set("block_m", blockM)
-      .set("tiles_per_task", tilesPerTask)
-      .set("parallel", "tiles")
-      .set("tail_m", "guard")
-      .set("tail_n", tail(shape.n, micro.vectors))
-      .set("tail_k", tail(shape.k, lanes))
-      .get();
+  CpuGemmPlan plan;
+  plan.vector = target.vectorLanes;
+  plan.microM = micro.rows;
+  plan.microN = micro.vectors;
+  plan.blockM = blockM;
+  plan.tilesPerTask = tilesPerTask;
+  return plan;
 }
 
-DictionaryAttr planGpuGemm(Builder &builder, const TargetDescription &target,
-                           GemmShape shape) {
+GpuGemmPlan planGpuGemm(const TargetDescription &target, GemmShape shape) {
   struct Candidate {
     int64_t threadM, threadN, blockK;
   };
@@ -287,139 +240,112 @@ DictionaryAttr planGpuGemm(Builder &builder, const TargetDescription &target,
           best = {threadM, threadN, blockK};
         }
       }
-  int64_t blockM = best.threadM, blockN = warp * best.threadN;
-  return PlanBuilder(builder)
-      .set("kind", "gemm")
-      .set("target", target.name)
-      .set("block_m", blockM)
-      .set("block_n", blockN)
-      .set("block_k", best.blockK)
-      .set("thread_m", best.threadM)
-      .set("thread_n", best.threadN)
-      .set("threads", warp)
-      .set("shared_bytes", (blockM + blockN) * best.blockK * kFloatBytes)
-      .set("tail_m", "guard")
-      .set("tail_n", tail(shape.n, blockN))
-      .set("tail_k", tail(shape.k, best.blockK))
-      .get();
+  GpuGemmPlan plan;
+  plan.threadM = best.threadM;
+  plan.threadN = best.threadN;
+  plan.blockK = best.blockK;
+  plan.sharedBytes =
+      (best.threadM + warp * best.threadN) * best.blockK * kFloatBytes;
+  return plan;
 }
 
-DictionaryAttr planAttention(Builder &builder, const TargetDescription &target,
-                             AttentionOp attention, int64_t maxSeq) {
+TilePlan planAttention(const TargetDescription &target, AttentionOp attention,
+                       int64_t maxSeq) {
   MaskAttr mask = attention.getMask();
   bool skipBlocks = mask.getCausal() || mask.getWindow() != 0;
   int64_t dHead = attention.getHeadSize();
   if (target.isGpu()) {
+    GpuAttentionPlan plan;
     // One query per lane of one warp: the running softmax state stays in
     // registers only when striped across a warp's lanes (as GEMM's
     // accumulators).
-    int64_t queryBlock = target.warpSize;
+    plan.queryBlock = target.warpSize;
     // K and V tiles of key_block rows in half the shared memory; each lane
     // also keeps key_block scores and probabilities, and more than 32 made
     // ptxas spill.
-    int64_t keyBlock = 32;
-    while (keyBlock > 8 &&
-           2 * keyBlock * dHead * kFloatBytes > target.sharedBytesPerBlock / 2)
-      keyBlock /= 2;
-    return PlanBuilder(builder)
-        .set("kind", "attention")
-        .set("target", target.name)
-        .set("query_block", queryBlock)
-        .set("key_block", keyBlock)
-        .set("threads", queryBlock)
-        .set("shared_bytes", 2 * keyBlock * dHead * kFloatBytes)
-        .set("softmax", "online")
-        .setFlag("skip_masked_blocks", skipBlocks)
-        .set("parallel", "batch,heads,query_blocks")
-        .set("tail_q", "guard")
-        .set("tail_k", "guard")
-        .get();
+    plan.keyBlock = 32;
+    while (plan.keyBlock > 8 && 2 * plan.keyBlock * dHead * kFloatBytes >
+                                    target.sharedBytesPerBlock / 2)
+      plan.keyBlock /= 2;
+    plan.sharedBytes = 2 * plan.keyBlock * dHead * kFloatBytes;
+    plan.skipMaskedBlocks = skipBlocks;
+    return plan;
   }
   int64_t valueSize = attention.getValueHeadSize();
-  // Keys and values are copied into contiguous per-head blocks once per
-  // call (their rows are H·Dh floats apart, which maps a head onto a
-  // fraction of L2's sets), except in a decode step, whose one query reads
-  // each key once.
-  bool decodeStep = inDecodeStep(attention);
   AttentionTiles tiles = chooseAttentionTiles(target, valueSize);
   // A value head narrower than a vector is one narrower vector.
   int64_t pvWidth = tiles.pvVectors * target.vectorLanes;
   if (!ShapedType::isDynamic(valueSize))
     pvWidth = std::min(pvWidth, valueSize);
-  return PlanBuilder(builder)
-      .set("kind", "attention")
-      .set("target", target.name)
-      .set("vector", target.vectorLanes)
-      .set("query_block", tiles.queryBlock)
-      .set("micro_k", tiles.scoreKeys)
-      .set("pv_queries", tiles.pvQueries)
-      .set("pv_width", pvWidth)
-      .setFlag("stage_kv", !decodeStep)
-      .set("softmax", "two_pass")
-      .set("scratch_bytes", 2 * tiles.queryBlock * maxSeq * kFloatBytes)
-      .setFlag("skip_masked_blocks", skipBlocks)
-      .set("parallel", "batch,heads,query_blocks")
-      .set("tail_q", "guard")
-      .set("tail_k", "guard")
-      .set("tail_d", tail(dHead, target.vectorLanes))
-      .get();
+  CpuAttentionPlan plan;
+  plan.vector = target.vectorLanes;
+  plan.queryBlock = tiles.queryBlock;
+  plan.microK = tiles.scoreKeys;
+  plan.pvQueries = tiles.pvQueries;
+  plan.pvWidth = pvWidth;
+  // Keys and values are copied into contiguous per-head blocks once per
+  // call (their rows are H·Dh floats apart, which maps a head onto a
+  // fraction of L2's sets), except in a decode step, whose one query reads
+  // each key once.
+  plan.stageKv = !inDecodeStep(attention);
+  plan.scratchBytes = 2 * tiles.queryBlock * maxSeq * kFloatBytes;
+  plan.skipMaskedBlocks = skipBlocks;
+  return plan;
 }
 
-/// Kernels over rows of the last dimension: layer_norm and softmax reduce
-/// along it, elementwise kernels just stream it.
-DictionaryAttr planRows(Builder &builder, const TargetDescription &target,
-                        Operation *op, StringRef kind) {
+/// Kernels over rows of the last dimension: layer_norm reduces along it,
+/// elementwise kernels just stream it.
+TilePlan planRows(const TargetDescription &target, Operation *op,
+                  bool reducesRows) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t width = type.getShape().back();
   if (target.isGpu()) {
-    int64_t threads = 256;
-    if (kind == "rowwise" && !ShapedType::isDynamic(width))
-      while (threads > target.warpSize && threads / 2 >= width)
-        threads /= 2;
-    return PlanBuilder(builder)
-        .set("kind", kind)
-        .set("target", target.name)
-        .set("threads", threads)
-        .set("parallel", kind == "rowwise" ? "rows" : "elements")
-        .set("tail", "guard")
-        .get();
+    GpuRowsPlan plan;
+    plan.threads = 256;
+    if (reducesRows && !ShapedType::isDynamic(width))
+      while (plan.threads > target.warpSize && plan.threads / 2 >= width)
+        plan.threads /= 2;
+    return plan;
   }
   int64_t lanes = target.vectorLanes;
+  CpuRowsPlan plan;
+  plan.vector = lanes;
   // Unroll by up to 4 vectors when the width is a whole number of them.
-  int64_t unroll = 1;
+  plan.unroll = 1;
   for (int64_t factor : {4, 2})
     if (!ShapedType::isDynamic(width) && width % (factor * lanes) == 0) {
-      unroll = factor;
+      plan.unroll = factor;
       break;
     }
   // Tasks of about 16 KB of output: big enough to amortise the dispatch,
   // small enough to balance over cores.
-  int64_t rowsPerTask = 1;
+  plan.rowsPerTask = 1;
   if (!ShapedType::isDynamic(width))
-    rowsPerTask = std::max<int64_t>(1, 16 * 1024 / (width * kFloatBytes));
-  return PlanBuilder(builder)
-      .set("kind", kind)
-      .set("target", target.name)
-      .set("vector", lanes)
-      .set("unroll", unroll)
-      .set("rows_per_task", rowsPerTask)
-      .set("parallel", "rows")
-      .set("tail", tail(width, lanes * unroll))
-      .get();
+    plan.rowsPerTask = std::max<int64_t>(1, 16 * 1024 / (width * kFloatBytes));
+  return plan;
 }
 
-DictionaryAttr planKernel(Builder &builder, const TargetDescription &target,
-                          Operation *op, int64_t maxSeq) {
-  if (isa<LinearOp, MatmulOp>(op)) {
-    GemmShape shape = gemmShape(op);
-    return target.isGpu() ? planGpuGemm(builder, target, shape)
-                          : planCpuGemm(builder, target, shape);
+TilePlan planKernel(const TargetDescription &target, Operation *op,
+                    KernelKind kind, int64_t maxSeq) {
+  switch (kind) {
+  case KernelKind::Linear: {
+    GemmShape shape = gemmShape(cast<LinearOp>(op));
+    if (target.isGpu())
+      return planGpuGemm(target, shape);
+    return planCpuGemm(target, shape);
   }
-  if (auto attention = dyn_cast<AttentionOp>(op))
-    return planAttention(builder, target, attention, maxSeq);
-  if (isa<LayerNormOp, SoftmaxOp>(op))
-    return planRows(builder, target, op, "rowwise");
-  return planRows(builder, target, op, "elementwise");
+  case KernelKind::Attention:
+    return planAttention(target, cast<AttentionOp>(op), maxSeq);
+  case KernelKind::LayerNorm:
+    return planRows(target, op, /*reducesRows=*/true);
+  case KernelKind::Embedding:
+  case KernelKind::Positions:
+  case KernelKind::Scale:
+  case KernelKind::Activation:
+  case KernelKind::Add:
+    return planRows(target, op, /*reducesRows=*/false);
+  }
+  llvm_unreachable("every kernel kind has a plan");
 }
 
 struct TilePass : tfmc::impl::TileBase<TilePass> {
@@ -428,7 +354,7 @@ struct TilePass : tfmc::impl::TileBase<TilePass> {
   void runOnOperation() override {
     std::string error;
     std::optional<TargetDescription> description =
-        tfmc::codegen::lookupTarget(target, error);
+        lookupTarget(target, error);
     if (!description) {
       getOperation().emitError(error);
       return signalPassFailure();
@@ -445,8 +371,10 @@ struct TilePass : tfmc::impl::TileBase<TilePass> {
         return signalPassFailure();
       }
       func.walk([&](Operation *op) {
-        if (isKernel(op))
-          op->setAttr("tfm.tile", planKernel(builder, *description, op, seq));
+        if (std::optional<KernelKind> kind = kernelKindOf(op))
+          op->setAttr("tfm.tile",
+                      toDictionary(builder, *description,
+                                   planKernel(*description, op, *kind, seq)));
       });
     }
   }

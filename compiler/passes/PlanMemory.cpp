@@ -11,14 +11,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "compiler/passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace tfmc {
 #define GEN_PASS_DEF_PLANMEMORY
-#include "passes/Passes.h.inc"
+#include "compiler/passes/Passes.h.inc"
 } // namespace tfmc
 
 using namespace mlir;
@@ -102,7 +102,7 @@ struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
     for (Operation &op : func.getBody().front()) {
       // Keys and values appended to the KV cache are written straight into
       // the runtime's cache: they take no arena space.
-      if (!isKernel(&op) || cacheWriteOf(&op))
+      if (!computesTensor(&op) || cacheWriteOf(&op))
         continue;
       Value result = op.getResult(0);
       int64_t at = position[&op];

@@ -6,14 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "compiler/passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace tfmc {
 #define GEN_PASS_DEF_FUSEEPILOGUES
-#include "passes/Passes.h.inc"
+#include "compiler/passes/Passes.h.inc"
 } // namespace tfmc
 
 using namespace mlir;

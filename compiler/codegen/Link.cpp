@@ -1,0 +1,299 @@
+//===- Link.cpp - Kernels to objects, objects to programs -----------------===//
+
+#include "compiler/codegen/Link.h"
+
+#include "compiler/codegen/KernelKey.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#ifndef TFMC_VERSION
+#error "TFMC_VERSION must be defined by the build"
+#endif
+
+using namespace mlir;
+
+namespace tfmc::codegen {
+namespace {
+
+/// Reports codegen's errors at the module: they concern the whole program.
+class Linker {
+public:
+  Linker(ModuleOp module, const LoweredModule &lowered,
+         const CodegenOptions &options)
+      : module(module), lowered(lowered), options(options) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult fail(const llvm::Twine &message) {
+    return module.emitError(message);
+  }
+  LogicalResult runTool(llvm::StringRef program,
+                        llvm::ArrayRef<std::string> arguments,
+                        const llvm::Twine &what,
+                        std::optional<llvm::StringRef> stdinPath = std::nullopt);
+  LogicalResult writeAtomically(
+      const std::string &path,
+      llvm::function_ref<LogicalResult(const std::string &)> write);
+  LogicalResult writeText(const std::string &path, const std::string &text);
+  LogicalResult cachedKernels(std::vector<std::string> &objects);
+  LogicalResult cachedRuntime(std::vector<std::string> &objects);
+
+  ModuleOp module;
+  const LoweredModule &lowered;
+  const CodegenOptions &options;
+  llvm::SmallString<128> work; // scratch directory
+};
+
+/// Whether `path` is an object file that defines `symbol`: a cache entry
+/// that was truncated or overwritten is compiled again, never linked.
+bool isObjectDefining(const std::string &path, llvm::StringRef symbol) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return false;
+  auto object = llvm::object::ObjectFile::createObjectFile(
+      (*buffer)->getMemBufferRef());
+  if (!object) {
+    llvm::consumeError(object.takeError());
+    return false;
+  }
+  for (const llvm::object::SymbolRef &sym : (*object)->symbols()) {
+    llvm::Expected<llvm::StringRef> name = sym.getName();
+    if (!name) {
+      llvm::consumeError(name.takeError());
+      return false;
+    }
+    llvm::Expected<uint32_t> flags = sym.getFlags();
+    if (!flags) {
+      llvm::consumeError(flags.takeError());
+      return false;
+    }
+    if (*name == symbol && !(*flags & llvm::object::SymbolRef::SF_Undefined))
+      return true;
+  }
+  return false;
+}
+
+LogicalResult Linker::runTool(llvm::StringRef program,
+                              llvm::ArrayRef<std::string> arguments,
+                              const llvm::Twine &what,
+                              std::optional<llvm::StringRef> stdinPath) {
+  llvm::ErrorOr<std::string> path = llvm::sys::findProgramByName(program);
+  if (!path)
+    return fail(llvm::Twine("cannot find '") + program +
+                "' on PATH, needed for " + what);
+  std::vector<llvm::StringRef> argv{*path};
+  for (const std::string &argument : arguments)
+    argv.push_back(argument);
+  std::string errorLog = (work + "/tool-stderr.txt").str();
+  std::optional<llvm::StringRef> redirects[] = {stdinPath, std::nullopt,
+                                                llvm::StringRef(errorLog)};
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(*path, argv, std::nullopt, redirects,
+                                         0, 0, &error);
+  if (status == 0)
+    return success();
+  std::ifstream log(errorLog);
+  std::string firstLine;
+  std::getline(log, firstLine);
+  return fail(what + " failed (" + program + " exit " + llvm::Twine(status) +
+              "): " + (firstLine.empty() ? error : firstLine));
+}
+
+LogicalResult Linker::writeAtomically(
+    const std::string &path,
+    llvm::function_ref<LogicalResult(const std::string &)> write) {
+  // A unique name beside the target (never a predictable one another
+  // process or a symlink could hold), renamed over it only when complete.
+  llvm::SmallString<128> temporary;
+  int fd;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+          path + ".tmp-%%%%%%%%", fd, temporary))
+    return fail("cannot write '" + path + "': " + ec.message());
+  ::close(fd);
+  auto removeTemporary =
+      llvm::make_scope_exit([&] { llvm::sys::fs::remove(temporary); });
+  if (failed(write(temporary.str().str())))
+    return failure();
+  if (std::error_code ec = llvm::sys::fs::rename(temporary, path))
+    return fail("cannot write '" + path + "': " + ec.message());
+  return success();
+}
+
+LogicalResult Linker::writeText(const std::string &path,
+                                const std::string &text) {
+  return writeAtomically(path, [&](const std::string &temporary) {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out)
+      return fail("cannot write '" + path + "'");
+    return success();
+  });
+}
+
+LogicalResult Linker::cachedKernels(std::vector<std::string> &objects) {
+  for (const auto &[name, kernel] : lowered.kernels) {
+    std::string object = options.cacheDir + "/" + name + ".o";
+    objects.push_back(object);
+    if (llvm::sys::fs::exists(object)) {
+      if (isObjectDefining(object, name + "_argv")) {
+        if (options.verbose)
+          llvm::errs() << "tfmc: cached " << name << "\n";
+        continue;
+      }
+      llvm::errs() << "tfmc: warning: the kernel cache entry '" << object
+                   << "' is not a valid object; compiling it again\n";
+    }
+    if (options.verbose)
+      llvm::errs() << "tfmc: compiling " << name << " ("
+                   << kernel.op->getName() << ")\n";
+    if (failed(writeAtomically(object, [&](const std::string &path) {
+          std::string error;
+          if (compileKernel(kernel.spec, name, options.target, path, error))
+            return success();
+          return fail(error);
+        })))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult Linker::cachedRuntime(std::vector<std::string> &objects) {
+  // One Halide runtime per binary; a CUDA target's includes Halide's CUDA
+  // runtime, which loads the driver (libcuda) when the program runs.
+  std::string object =
+      options.cacheDir + "/halide_runtime_" +
+      hexDigest(options.target.halideTarget + "|" + TFMC_VERSION) + ".o";
+  objects.push_back(object);
+  if (llvm::sys::fs::exists(object) &&
+      isObjectDefining(object, "halide_default_do_par_for"))
+    return success();
+  return writeAtomically(object, [&](const std::string &path) {
+    std::string error;
+    if (compileRuntime(options.target, path, error))
+      return success();
+    return fail(error);
+  });
+}
+
+LogicalResult Linker::run() {
+  if (std::error_code ec = llvm::sys::fs::create_directories(options.cacheDir))
+    return fail("cannot create the kernel cache '" + options.cacheDir +
+                "': " + ec.message());
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("tfmc-link", work))
+    return fail("cannot create a temporary directory: " + ec.message());
+  auto cleanup = llvm::make_scope_exit(
+      [&] { llvm::sys::fs::remove_directories(work); });
+
+  std::vector<std::string> objects;
+  if (failed(cachedKernels(objects)) || failed(cachedRuntime(objects)))
+    return failure();
+
+  // The glue: the kernel table and the plans.
+  std::string glueC = (work + "/glue.c").str();
+  std::string glueO = (work + "/glue.o").str();
+  std::vector<std::string> kernelNames;
+  for (const auto &kernel : lowered.kernels)
+    kernelNames.push_back(kernel.first);
+  if (failed(writeText(glueC, glueSource(kernelNames, lowered.plans,
+                                         TFMC_VERSION))) ||
+      failed(runTool("cc", {"-c", "-O1", "-o", glueO, glueC},
+                     "compiling the entry point")))
+    return failure();
+  objects.insert(objects.begin(), glueO);
+
+  const std::string &rt = options.runtimeDir;
+  std::vector<std::string> runtimeLibraries{
+      rt + "/libtfmc_runtime.a", rt + "/libtfmc_runtime_safetensors.a"};
+  if (options.artifact != Artifact::Object)
+    for (const std::string &library : runtimeLibraries)
+      if (!llvm::sys::fs::exists(library))
+        return fail("tfmc's runtime library '" + library +
+                    "' is missing (set TFMC_RUNTIME_DIR)");
+  const std::vector<std::string> systemLibraries{"-lfmt", "-lpthread", "-ldl",
+                                                 "-lm"};
+  const std::string &output = options.outputPath;
+  const json &plan = lowered.plans.front();
+
+  switch (options.artifact) {
+  case Artifact::Executable:
+    return writeAtomically(output, [&](const std::string &temporary) {
+      std::vector<std::string> argv{"-o", temporary};
+      argv.insert(argv.end(), objects.begin(), objects.end());
+      argv.push_back("-Wl,--start-group");
+      argv.push_back(rt + "/libtfmc_runtime_main.a");
+      argv.insert(argv.end(), runtimeLibraries.begin(), runtimeLibraries.end());
+      argv.push_back("-Wl,--end-group");
+      argv.insert(argv.end(), systemLibraries.begin(), systemLibraries.end());
+      return runTool("c++", argv, "linking " + output);
+    });
+  case Artifact::Object:
+    return writeAtomically(output + ".o", [&](const std::string &temporary) {
+      std::vector<std::string> argv{"-r", "-o", temporary};
+      argv.insert(argv.end(), objects.begin(), objects.end());
+      return runTool("ld", argv, "linking " + output + ".o");
+    });
+  case Artifact::Library: {
+    llvm::StringRef directory = llvm::sys::path::parent_path(output);
+    std::string stem = llvm::sys::path::filename(output).str();
+    std::string library =
+        (directory.empty() ? "" : directory.str() + "/") + "lib" + stem + ".a";
+    if (failed(writeAtomically(library, [&](const std::string &temporary) {
+          // ar -M creates the archive itself: start from no file.
+          llvm::sys::fs::remove(temporary);
+          std::ostringstream mri;
+          mri << "CREATE " << temporary << "\n";
+          for (const std::string &object : objects)
+            mri << "ADDMOD " << object << "\n";
+          for (const std::string &runtimeLibrary : runtimeLibraries)
+            mri << "ADDLIB " << runtimeLibrary << "\n";
+          mri << "SAVE\nEND\n";
+          std::string script = (work + "/archive.mri").str();
+          if (failed(writeText(script, mri.str())))
+            return failure();
+          return runTool("ar", {"-M"}, "archiving " + library,
+                         llvm::StringRef(script));
+        })))
+      return failure();
+    std::ifstream api(options.runtimeHeader);
+    if (!api)
+      return fail("cannot read tfmc's C header '" + options.runtimeHeader + "'");
+    std::ostringstream header;
+    header << "/* " << stem << ".h: the C API of the tfmc-compiled model '"
+           << plan["model"].get<std::string>() << "'.\n"
+           << " * Link: cc app.c lib" << stem
+           << ".a -lstdc++ -lfmt -lpthread -ldl -lm\n * Inputs:";
+    for (const json &input : plan["inputs"])
+      header << " " << input["name"].get<std::string>() << " [B, "
+             << input["dims"][1][0].get<std::string>() << "]";
+    header << "; output: " << plan["output"]["name"].get<std::string>()
+           << ". */\n"
+           << api.rdbuf();
+    return writeText(output + ".h", header.str());
+  }
+  case Artifact::Halide:
+    break;
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult linkArtifact(ModuleOp module, const LoweredModule &lowered,
+                           const CodegenOptions &options) {
+  return Linker(module, lowered, options).run();
+}
+
+} // namespace tfmc::codegen

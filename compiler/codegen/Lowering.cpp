@@ -1,0 +1,531 @@
+//===- Lowering.cpp - tfm kernels to kernel specs and plans ---------------===//
+
+#include "compiler/codegen/Lowering.h"
+
+#include "compiler/codegen/KernelKey.h"
+#include "dialects/tfm/TfmDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace tfm = tfmc::tfm;
+
+namespace tfmc::codegen {
+namespace {
+
+using target::TargetDescription;
+
+ActivationFn activationOf(std::optional<tfm::ActivationKind> kind) {
+  if (!kind)
+    return ActivationFn::None;
+  switch (*kind) {
+  case tfm::ActivationKind::relu:
+    return ActivationFn::Relu;
+  case tfm::ActivationKind::gelu:
+    return ActivationFn::Gelu;
+  case tfm::ActivationKind::gelu_tanh:
+    return ActivationFn::GeluTanh;
+  }
+  return ActivationFn::None;
+}
+
+int64_t lastDim(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape().back();
+}
+
+/// Tables every entry point of a module shares: the weights (the runtime
+/// loads them once) and the KV cache slots (prefill writes what decode reads).
+struct ModuleTables {
+  llvm::StringMap<int64_t> weightIndex;
+  json weights = json::array();
+  llvm::StringMap<int64_t> slotIndex;
+  json cache = json::array();
+
+  explicit ModuleTables(ModuleOp module) {
+    // Weights, by name, in program order.
+    module.walk([&](tfm::WeightOp weight) {
+      if (weightIndex.count(weight.getName()))
+        return;
+      weightIndex[weight.getName()] = weights.size();
+      json entry = {{"name", weight.getName().str()},
+                    {"shape", weight.getType().getShape()}};
+      if (ArrayAttr altNames = weight.getAltNamesAttr()) {
+        json alts = json::array();
+        for (Attribute alt : altNames)
+          alts.push_back(cast<StringAttr>(alt).getValue().str());
+        entry["alt_names"] = std::move(alts);
+      }
+      if (weight.getTransposed())
+        entry["transposed"] = true;
+      weights.push_back(std::move(entry));
+    });
+    // What `init-weights` fills each weight with: a layer norm's gain is 1
+    // and its bias 0, as in a freshly initialised model; everything else is
+    // random. Decided here, from how each weight is used, so that the
+    // runtime need not know any model family's weight names.
+    for (json &entry : weights)
+      entry["init"] = "normal";
+    module.walk([&](tfm::LayerNormOp norm) {
+      auto mark = [&](Value value, const char *init) {
+        if (auto weight = value.getDefiningOp<tfm::WeightOp>())
+          weights[weightIndex.lookup(weight.getName())]["init"] = init;
+      };
+      mark(norm.getGamma(), "ones");
+      mark(norm.getBeta(), "zeros");
+    });
+    // Cache slots: [max_batch, max_len, width] each, owned by the runtime.
+    auto addSlot = [&](StringRef slot, Value value) {
+      if (slotIndex.count(slot))
+        return;
+      slotIndex[slot] = cache.size();
+      cache.push_back({{"slot", slot.str()},
+                       {"width", cast<RankedTensorType>(value.getType())
+                                     .getShape()
+                                     .back()}});
+    };
+    module.walk([&](Operation *op) {
+      if (auto append = dyn_cast<tfm::KvAppendOp>(op))
+        addSlot(append.getSlot(), append.getResult());
+      else if (auto read = dyn_cast<tfm::KvReadOp>(op))
+        addSlot(read.getSlot(), read.getResult());
+    });
+  }
+};
+
+/// Builds the plan of one entry function and the specs of its kernels.
+class EntryLowering {
+public:
+  EntryLowering(func::FuncOp func, const TargetDescription &target,
+                const ModuleTables &tables, bool autoschedule)
+      : func(func), target(target), tables(tables),
+        decode(func.getSymName() == "decode_step"),
+        autoschedule(autoschedule) {}
+
+  LogicalResult run();
+
+  json plan;
+  /// Distinct kernels: name -> spec (and an op, for --emit halide).
+  std::map<std::string, LoweredKernel> kernels;
+
+private:
+  LogicalResult assignShape(Operation *op);
+  FailureOr<int64_t> valueIndex(Value value);
+  LogicalResult lowerKernel(Operation *op);
+  json arg(Value value, json dims, const char *type = "f32");
+
+  func::FuncOp func;
+  const TargetDescription &target;
+  const ModuleTables &tables;
+  const bool decode; // a decode step: one new token after P cached ones
+  const bool autoschedule;
+  llvm::DenseMap<Value, Shape> shapes;
+  llvm::DenseMap<Value, int64_t> values;
+  int64_t vocab = 0; // rows of the embedding tables, for input validation
+  json valuesJson = json::array();
+  json stepsJson = json::array();
+};
+
+LogicalResult EntryLowering::assignShape(Operation *op) {
+  Value result = op->getResult(0);
+  auto type = cast<RankedTensorType>(result.getType());
+  auto same = [&](Value input) {
+    shapes[result] = shapes.lookup(input);
+    return success();
+  };
+  if (auto embedding = dyn_cast<tfm::EmbeddingOp>(op)) {
+    Shape ids = shapes.lookup(embedding.getIds());
+    shapes[result] = {ids[0], ids[1], constant(type.getShape().back())};
+    return success();
+  }
+  if (isa<tfm::PositionsOp, tfm::ScaleOp, tfm::ActivationOp, tfm::AddOp,
+          tfm::LayerNormOp>(op))
+    return same(op->getOperand(0));
+  if (auto append = dyn_cast<tfm::KvAppendOp>(op)) {
+    // Every valid row of the slot: the new rows themselves in a prefill,
+    // L = P + 1 rows in a decode step.
+    if (!decode)
+      return same(append.getNewRows());
+    Shape rows = shapes.lookup(append.getNewRows());
+    shapes[result] = {rows[0], symbol(Symbol::Length), rows[2]};
+    return success();
+  }
+  if (isa<tfm::KvReadOp>(op)) {
+    // Cross-attention keys of the source sequence the prefill encoded.
+    shapes[result] = {symbol(Symbol::Batch), symbol(Symbol::Source),
+                      constant(type.getShape().back())};
+    return success();
+  }
+  if (auto linear = dyn_cast<tfm::LinearOp>(op)) {
+    Shape shape = shapes.lookup(linear.getInput());
+    shape.back() = constant(type.getShape().back());
+    shapes[result] = shape;
+    return success();
+  }
+  if (auto attention = dyn_cast<tfm::AttentionOp>(op)) {
+    Shape query = shapes.lookup(attention.getQuery());
+    shapes[result] = {query[0], query[1], constant(type.getShape().back())};
+    return success();
+  }
+  return op->emitError("tfmc has no kernel for '")
+         << op->getName()
+         << "' (the middle end fuses every op the frontend writes into "
+            "attention, linear, norm and elementwise kernels)";
+}
+
+FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
+  auto it = values.find(value);
+  if (it != values.end())
+    return it->second;
+  json entry;
+  if (auto argument = dyn_cast<BlockArgument>(value)) {
+    entry = {{"kind", "input"}, {"index", argument.getArgNumber()}};
+  } else if (auto weight = value.getDefiningOp<tfm::WeightOp>()) {
+    entry = {{"kind", "weight"},
+             {"index", tables.weightIndex.lookup(weight.getName())},
+             {"offset", 0}};
+  } else if (tfm::KvAppendOp append = tfm::cacheWriteOf(value.getDefiningOp())) {
+    // New keys or values are written straight into the cache, after the P
+    // rows it holds (none in a prefill).
+    entry = {{"kind", "cache"},
+             {"index", tables.slotIndex.lookup(append.getSlot())},
+             {"row", decode ? json(symbolName(Symbol::Past)) : json(0)}};
+  } else if (isa<tfm::KvAppendOp, tfm::KvReadOp>(value.getDefiningOp())) {
+    StringRef slot = isa<tfm::KvAppendOp>(value.getDefiningOp())
+                         ? value.getDefiningOp<tfm::KvAppendOp>().getSlot()
+                         : value.getDefiningOp<tfm::KvReadOp>().getSlot();
+    entry = {{"kind", "cache"},
+             {"index", tables.slotIndex.lookup(slot)},
+             {"row", 0}};
+  } else if (auto split = value.getDefiningOp<tfm::SplitOp>()) {
+    auto source = split.getInput().getDefiningOp<tfm::WeightOp>();
+    if (!source || split.getAxis() != 0)
+      return split.emitError("tfmc can only split weights along axis 0");
+    auto part = cast<RankedTensorType>(value.getType());
+    int64_t index = cast<OpResult>(value).getResultNumber();
+    entry = {{"kind", "weight"},
+             {"index", tables.weightIndex.lookup(source.getName())},
+             {"offset", index * part.getNumElements()}};
+  } else {
+    auto slot = value.getDefiningOp()->getAttrOfType<DenseI64ArrayAttr>(
+        "tfm.arena");
+    if (!slot)
+      return value.getDefiningOp()->emitError(
+          "kernel has no arena slot: run the memory planner first");
+    entry = {{"kind", "arena"}, {"offset", slot[0]}};
+  }
+  int64_t index = valuesJson.size();
+  valuesJson.push_back(entry);
+  values[value] = index;
+  return index;
+}
+
+json EntryLowering::arg(Value value, json dims, const char *type) {
+  return {{"value", values.lookup(value)}, {"type", type},
+          {"dims", std::move(dims)}};
+}
+
+LogicalResult EntryLowering::lowerKernel(Operation *op) {
+  if (failed(assignShape(op)))
+    return failure();
+  for (Value operand : op->getOperands())
+    if (failed(valueIndex(operand)))
+      return failure();
+  if (failed(valueIndex(op->getResult(0))))
+    return failure();
+
+  KernelSpec spec;
+  std::optional<target::KernelKind> kind = target::kernelKindOf(op);
+  std::optional<target::TilePlan> tile = target::readTilePlan(op, target);
+  if (!kind || !tile)
+    return failure();
+  spec.kind = *kind;
+  spec.tile = *tile;
+  Value result = op->getResult(0);
+  const Shape &out = shapes[result];
+  spec.width = lastDim(result);
+  json args = json::array();
+  auto matrix = [&](Value value) { return arg(value, matrixDims(shapes[value])); };
+  auto vector = [&](Value value) {
+    return arg(value, json::array({toJson(constant(lastDim(value)))}));
+  };
+
+  if (auto embedding = dyn_cast<tfm::EmbeddingOp>(op)) {
+    auto table = embedding.getTable().getType();
+    spec.vocab = table.getDimSize(0);
+    vocab = std::max(vocab, spec.vocab);
+    args.push_back(arg(embedding.getIds(),
+                       halideDims(shapes[embedding.getIds()]), "i64"));
+    args.push_back(arg(embedding.getTable(),
+                       json::array({toJson(constant(table.getDimSize(1))),
+                                    toJson(constant(table.getDimSize(0)))})));
+    args.push_back(arg(result, halideDims(out)));
+  } else if (auto positions = dyn_cast<tfm::PositionsOp>(op)) {
+    // In a decode step the sequence dimension starts at P, the number of
+    // cached tokens: the kernel computes positions P .. P+S-1.
+    auto sequenceView = [&](Value value) {
+      json view = arg(value, halideDims(out));
+      if (positions.getFromCache())
+        view["mins"] = json::array({json::array({0}),
+                                    json::array({symbolName(Symbol::Past)}),
+                                    json::array({0})});
+      return view;
+    };
+    args.push_back(sequenceView(positions.getInput()));
+    if (Value table = positions.getTable()) {
+      spec.learnedPositions = true;
+      auto type = cast<RankedTensorType>(table.getType());
+      args.push_back(arg(table, json::array({toJson(constant(type.getDimSize(1))),
+                                             toJson(constant(type.getDimSize(0)))})));
+    }
+    args.push_back(sequenceView(result));
+  } else if (auto scale = dyn_cast<tfm::ScaleOp>(op)) {
+    spec.scale = scale.getFactor().convertToDouble();
+    args.push_back(matrix(scale.getInput()));
+    args.push_back(matrix(result));
+  } else if (auto activation = dyn_cast<tfm::ActivationOp>(op)) {
+    spec.activation = activationOf(activation.getKind());
+    args.push_back(matrix(activation.getInput()));
+    args.push_back(matrix(result));
+  } else if (auto add = dyn_cast<tfm::AddOp>(op)) {
+    args.push_back(matrix(add.getLhs()));
+    args.push_back(matrix(add.getRhs()));
+    args.push_back(matrix(result));
+  } else if (auto linear = dyn_cast<tfm::LinearOp>(op)) {
+    auto weight = linear.getWeight().getType();
+    spec.inWidth = weight.getDimSize(1);
+    spec.activation = activationOf(linear.getActivation());
+    args.push_back(matrix(linear.getInput()));
+    args.push_back(arg(linear.getWeight(),
+                       json::array({toJson(constant(weight.getDimSize(1))),
+                                    toJson(constant(weight.getDimSize(0)))})));
+    if (Value bias = linear.getBias()) {
+      spec.hasBias = true;
+      args.push_back(vector(bias));
+    }
+    if (Value residual = linear.getResidual()) {
+      spec.hasResidual = true;
+      args.push_back(matrix(residual));
+    }
+    args.push_back(matrix(result));
+  } else if (auto norm = dyn_cast<tfm::LayerNormOp>(op)) {
+    spec.eps = norm.getEps().convertToDouble();
+    args.push_back(matrix(norm.getInput()));
+    if (Value residual = norm.getResidual()) {
+      spec.hasResidual = true;
+      args.push_back(matrix(residual));
+    }
+    args.push_back(vector(norm.getGamma()));
+    args.push_back(vector(norm.getBeta()));
+    args.push_back(matrix(result));
+  } else if (auto attention = dyn_cast<tfm::AttentionOp>(op)) {
+    if (!attention.isMergedLayout())
+      return op->emitError("tfmc compiles attention in the [B, S, H*D] "
+                           "layout only; run tfm-fuse-epilogues first");
+    spec.heads = attention.getNumHeads();
+    spec.headDim = attention.getHeadSize();
+    spec.valueHeadDim = attention.getValueHeadSize();
+    spec.attentionScale = attention.getScale().convertToDouble();
+    tfm::MaskAttr mask = attention.getMask();
+    spec.mask.causal = mask.getCausal();
+    spec.mask.padding = mask.getPadding();
+    spec.mask.window = mask.getWindow();
+    // [B, S, H*D] viewed as (D, H, S, B).
+    auto heads = [&](Value value, int64_t headWidth) {
+      const Shape &shape = shapes[value];
+      return arg(value, json::array({toJson(constant(headWidth)),
+                                     toJson(constant(spec.heads)),
+                                     toJson(shape[1]), toJson(shape[0])}));
+    };
+    args.push_back(heads(attention.getQuery(), spec.headDim));
+    args.push_back(heads(attention.getKey(), spec.headDim));
+    args.push_back(heads(attention.getValue(), spec.valueHeadDim));
+    if (Value keyPadding = attention.getKeyPadding())
+      args.push_back(arg(keyPadding, halideDims(shapes[keyPadding]), "i64"));
+    args.push_back(heads(result, spec.valueHeadDim));
+  } else {
+    return op->emitError("tfmc has no kernel for '") << op->getName() << "'";
+  }
+
+  if (autoschedule) {
+    // The autoscheduler plans for one size: the largest batch and sequence.
+    auto maxOf = [&](StringRef name) -> int64_t {
+      auto attr = func->getAttrOfType<IntegerAttr>(name);
+      return attr ? attr.getInt() : 1;
+    };
+    int64_t batch = maxOf("tfm.max_batch"), seq = maxOf("tfm.max_seq");
+    auto extent = [&](const json &terms) {
+      int64_t product = 1;
+      for (const json &term : terms) {
+        if (term.is_number()) {
+          product *= term.get<int64_t>();
+          continue;
+        }
+        std::string symbolName = term.get<std::string>();
+        product *= symbolName == "B" ? batch : symbolName == "P" ? seq - 1 : seq;
+      }
+      return product;
+    };
+    spec.autoschedule = true;
+    for (const json &argument : args) {
+      std::vector<int64_t> extents;
+      for (const json &dim : argument["dims"])
+        extents.push_back(extent(dim));
+      spec.estimates.push_back(std::move(extents));
+    }
+  }
+  std::string name = kernelSymbol(op, spec, target);
+  kernels.try_emplace(name, LoweredKernel{spec, op});
+  // The op and its .tfm line, so that `NAME bench` can say which kernel is
+  // which.
+  std::string location;
+  llvm::raw_string_ostream locationStream(location);
+  op->getLoc().print(locationStream);
+  stepsJson.push_back({{"kernel", name},
+                       {"op", op->getName().getStringRef().str()},
+                       {"loc", location},
+                       {"args", std::move(args)}});
+  return success();
+}
+
+LogicalResult EntryLowering::run() {
+  auto intAttr = [&](StringRef name) -> int64_t {
+    auto attr = func->getAttrOfType<IntegerAttr>(name);
+    return attr ? attr.getInt() : 0;
+  };
+
+  // Inputs: each sequence input names its sequence symbol.
+  json inputs = json::array();
+  for (BlockArgument argument : func.getArguments()) {
+    auto name = func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                  "tfm.input");
+    if (!name)
+      return func.emitError("argument without a tfm.input name");
+    bool decoder = name.getValue().starts_with("decoder_");
+    Shape shape{symbol(Symbol::Batch),
+                symbol(decoder ? Symbol::Target : Symbol::Source)};
+    shapes[argument] = shape;
+    bool mask = name.getValue().ends_with("attention_mask");
+    inputs.push_back({{"name", name.str()},
+                      {"kind", mask ? "mask" : "ids"},
+                      {"dims", json::array({toJson(shape[0]), toJson(shape[1])})},
+                      {"optional", mask}});
+  }
+  // The masks the model's kind takes (attention_mask; an encoder-decoder's
+  // decoder_attention_mask too) that no attention reads are listed as
+  // "unused", with "causal": whether every attention over that stack's keys
+  // is causal, so that right padding cannot change the unpadded outputs and
+  // the runtime may accept zeros (the README's input contract). An
+  // attention's keys are the decoder's when they derive from a decoder_
+  // input.
+  bool hasTarget = llvm::any_of(inputs, [](const json &input) {
+    return input["name"].get<std::string>().rfind("decoder_", 0) == 0;
+  });
+  auto readsTarget = [&](tfm::AttentionOp attention) {
+    SmallVector<Value> work{attention.getKey()};
+    llvm::DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      if (!seen.insert(value).second)
+        continue;
+      if (auto argument = dyn_cast<BlockArgument>(value)) {
+        auto input = func.getArgAttrOfType<StringAttr>(
+            argument.getArgNumber(), "tfm.input");
+        if (input && input.getValue().starts_with("decoder_"))
+          return true;
+      } else if (Operation *producer = value.getDefiningOp()) {
+        work.append(producer->operand_begin(), producer->operand_end());
+      }
+    }
+    return false;
+  };
+  for (const char *maskName : {"attention_mask", "decoder_attention_mask"}) {
+    bool target = StringRef(maskName).starts_with("decoder_");
+    bool listed = llvm::any_of(inputs, [&](const json &input) {
+      return input["name"] == maskName;
+    });
+    if (listed || (target && !hasTarget))
+      continue;
+    bool causal = true;
+    func.walk([&](tfm::AttentionOp attention) {
+      if ((hasTarget && readsTarget(attention)) == target)
+        causal &= attention.getMask().getCausal();
+    });
+    Shape shape{symbol(Symbol::Batch),
+                symbol(target ? Symbol::Target : Symbol::Source)};
+    inputs.push_back({{"name", maskName},
+                      {"kind", "mask"},
+                      {"dims", json::array({toJson(shape[0]), toJson(shape[1])})},
+                      {"optional", true},
+                      {"unused", true},
+                      {"causal", causal}});
+  }
+
+  for (Operation &op : func.getBody().front()) {
+    if (tfm::computesTensor(&op)) {
+      if (failed(lowerKernel(&op)))
+        return failure();
+    } else if (isa<tfm::KvAppendOp, tfm::KvReadOp>(op)) {
+      if (failed(assignShape(&op)))
+        return failure();
+    }
+  }
+
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (ret.getNumOperands() != 1)
+    return func.emitError("tfmc entry points return one tensor");
+  Value output = ret.getOperand(0);
+  FailureOr<int64_t> outputIndex = valueIndex(output);
+  if (failed(outputIndex))
+    return failure();
+  json outputDims = json::array();
+  for (const Extent &extent : shapes[output])
+    outputDims.push_back(toJson(extent));
+  auto outputName = func.getResultAttrOfType<StringAttr>(0, "tfm.output");
+
+  auto module = func->getParentOfType<ModuleOp>();
+  EntryPlanParts parts;
+  parts.model = module.getSymName() ? module.getSymName()->str() : "model";
+  parts.entry = func.getSymName().str();
+  parts.target = target.name;
+  parts.gpu = target.isGpu();
+  parts.vocab = vocab;
+  parts.maxLen = intAttr("tfm.max_len");
+  parts.maxBatch = intAttr("tfm.max_batch");
+  parts.maxSeq = intAttr("tfm.max_seq");
+  parts.arenaBytes = intAttr("tfm.arena_size");
+  parts.inputs = std::move(inputs);
+  parts.weights = tables.weights;
+  parts.cache = tables.cache;
+  parts.values = valuesJson;
+  parts.steps = stepsJson;
+  parts.outputName = outputName ? outputName.str() : "output";
+  parts.outputValue = *outputIndex;
+  parts.outputDims = std::move(outputDims);
+  plan = writeEntryPlan(parts);
+  return success();
+}
+
+} // namespace
+
+FailureOr<LoweredModule> lowerModule(ModuleOp module,
+                                     const TargetDescription &target,
+                                     bool autoschedule) {
+  ModuleTables tables(module);
+  LoweredModule lowered;
+  for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+    EntryLowering lowering(func, target, tables, autoschedule);
+    if (failed(lowering.run()))
+      return failure();
+    lowered.kernels.insert(lowering.kernels.begin(), lowering.kernels.end());
+    lowered.plans.push_back(std::move(lowering.plan));
+  }
+  if (lowered.plans.empty() ||
+      lowered.plans.front()["entry"].get<std::string>() != "forward")
+    return module.emitError("the module has no forward entry point");
+  return lowered;
+}
+
+} // namespace tfmc::codegen

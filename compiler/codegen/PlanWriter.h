@@ -1,0 +1,73 @@
+//===- PlanWriter.h - The runtime plan: the contract with the runtime -*- C++ -*-===//
+//
+// A compiled program carries, for each entry point (forward, prefill,
+// decode_step), a plan in JSON that runtime/Plan.h reads: its inputs, its
+// weights and KV cache slots, where every value lives (input, weight,
+// cache, arena), and the kernel calls in order with each argument's
+// dimensions as products of constants and symbols (B for the batch, S and T
+// for the encoder's and decoder's sequences, P for the tokens already
+// cached, L = P + the new tokens). docs/ARCHITECTURE.md describes the
+// format; this file is the one place that writes it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_CODEGEN_PLANWRITER_H
+#define TFMC_CODEGEN_PLANWRITER_H
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tfmc::codegen {
+
+using json = nlohmann::json;
+
+/// The symbols of a plan's dimensions.
+enum class Symbol { Batch, Source, Target, Past, Length };
+/// The symbol's name in the plan ("B", "S", "T", "P", "L").
+const char *symbolName(Symbol symbol);
+
+/// A factor of an extent: a constant or a symbol.
+struct Term {
+  bool isSymbol = false;
+  int64_t value = 0; // the constant, or the Symbol
+};
+/// A dimension's extent: a product of terms.
+using Extent = std::vector<Term>;
+/// A tensor's shape, row-major (outermost first).
+using Shape = std::vector<Extent>;
+
+Extent constant(int64_t value);
+Extent symbol(Symbol symbol);
+
+json toJson(const Extent &extent);
+/// Halide order (innermost first) of a row-major shape.
+json halideDims(const Shape &shape);
+/// A (W, R) view: the last dimension, then all the others as rows.
+json matrixDims(const Shape &shape);
+
+/// The parts of one entry point's plan that lowering produces.
+struct EntryPlanParts {
+  std::string model, entry;
+  std::string target;
+  bool gpu = false;
+  int64_t vocab = 0, maxLen = 0, maxBatch = 0, maxSeq = 0, arenaBytes = 0;
+  json inputs, weights, cache, values, steps;
+  std::string outputName;
+  int64_t outputValue = 0;
+  json outputDims;
+};
+
+/// The plan of one entry point, with the symbols its dimensions use.
+json writeEntryPlan(const EntryPlanParts &parts);
+
+/// The C glue of a program: the kernel table (`NAME_argv` functions by
+/// name) and the plans (a JSON array, `forward` first) as a byte array.
+std::string glueSource(const std::vector<std::string> &kernelNames,
+                       const std::vector<json> &plans, const char *version);
+
+} // namespace tfmc::codegen
+
+#endif // TFMC_CODEGEN_PLANWRITER_H

@@ -1,0 +1,359 @@
+//===- Attention.cpp - Fused masked multi-head attention ------------------===//
+//
+// CPU: queries in blocks of query_block, one parallel task per (batch,
+// head, query block); the block's scores and probabilities live in per-task
+// scratch (two-pass softmax). Every per-block Func keeps the query innermost,
+// so the softmax vectorises across queries and Q·Kᵀ is a broadcast
+// micro-kernel: a vector of queries times one key value per FMA.
+//
+// GPU: one thread block (a warp) per (block of query_block queries, head,
+// batch), one query per lane, online softmax over key blocks (the two-pass
+// score rows of the CPU kernel would not fit in shared memory). Each key
+// block's K and V rows are staged in shared memory; each lane computes the
+// block's scores, their max, sum and value-weighted sum, then rescales its
+// running (max, sum, accumulator) Tuple, which is striped across the lanes
+// (registers).
+//
+// Both skip key blocks that are masked for every query of a query block
+// (causal, window) with RDom::where over a bound that names the query
+// block: a predicate over outer loop variables is what lets bounds
+// inference trim the reduction and its producers' scratch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/kernels/Common.h"
+
+#include <algorithm>
+
+namespace tfmc::codegen::kernels {
+namespace {
+
+using namespace Halide;
+using target::CpuAttentionPlan;
+using target::GpuAttentionPlan;
+
+BuiltKernel algorithm(const KernelSpec &spec) {
+  ImageParam q(Float(32), 4, "q");
+  ImageParam k(Float(32), 4, "k");
+  ImageParam v(Float(32), 4, "v");
+  ImageParam keyPadding(Int(64), 2, "key_padding");
+  std::vector<ImageParam> arguments{q, k, v};
+  Var e("e"), h("h"), qq("qq"), b("b"), kk("kk"), qi("qi"), qo("qo"), d("d");
+
+  // Queries in blocks of query_block: query qo·QB + qi. The block index is
+  // a dimension of its own so that the causal bound below can name it.
+  const int queryBlock = int(spec.plan<CpuAttentionPlan>().queryBlock);
+  Expr query = qo * queryBlock + qi;
+  Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
+  // Blocks and micro tiles past the ends read the last query / key row.
+  Expr queryIn = clamp(query, 0, queries - 1);
+  Expr keyIn = clamp(kk, 0, keys - 1);
+
+  // Q of one block, transposed and pre-scaled: (qi, d).
+  Func queryT("query_t");
+  queryT(qi, d, qo, h, b) = q(d, h, queryIn, b) * float(spec.attentionScale);
+  RDom rd(0, int(spec.headDim), "rd");
+  Func dot("dot"), score("score");
+  dot(qi, kk, qo, h, b) = 0.0f;
+  // Keys and values copied once per call into one contiguous block per
+  // head. In Q, K and V every row of a head is H·Dh floats from the next
+  // (3 KiB for GPT-2), so a head's rows map to a quarter of L2's sets and
+  // evicted each other at S >= 1024; and the micro-kernels then read each
+  // key row at a fixed offset, without a clamped index per load.
+  Func keyRows("key_rows"), valueRows("value_rows");
+  keyRows(d, kk, h, b) = k(d, h, keyIn, b);
+  valueRows(e, kk, h, b) = v(e, h, keyIn, b);
+  dot(qi, kk, qo, h, b) += queryT(qi, rd, qo, h, b) * keyRows(rd, kk, h, b);
+  score(qi, kk, qo, h, b) = dot(qi, kk, qo, h, b);
+
+  if (spec.mask.padding)
+    arguments.push_back(keyPadding);
+  auto allowedAt = [&](Expr key) {
+    return keyAllowed(spec.mask, query, key, keys, keyPadding, b,
+                      /*keyMayPassEnd=*/false);
+  };
+
+  // With a causal mask the keys of block qo stop at its last query: key
+  // blocks above the diagonal are never computed. Within the diagonal
+  // block `allowed` masks the rest.
+  RDom rk(0, keys, "rk");
+  if (spec.mask.causal)
+    rk.where(rk < (qo + 1) * queryBlock);
+  // Masking is arithmetic, never a select around a Func call, which would
+  // change bounds inference (triangular, dynamically sized regions).
+  Func rowMax("row_max"), probs("probs"), rowSum("row_sum"),
+      weighted("weighted");
+  rowMax(qi, qo, h, b) = negativeInfinity();
+  rowMax(qi, qo, h, b) =
+      max(rowMax(qi, qo, h, b),
+          score(qi, rk, qo, h, b) +
+              select(allowedAt(rk), 0.0f, negativeInfinity()));
+  // A query whose keys are all masked has row_max = -inf: it subtracts 0,
+  // its probabilities are all 0 and its output zeros (never exp(nan)).
+  // exp's argument is clamped at 0: masked scores may exceed the maximum.
+  Expr shift = select(rowMax(qi, qo, h, b) > negativeInfinity(),
+                      rowMax(qi, qo, h, b), 0.0f);
+  probs(qi, kk, qo, h, b) =
+      exp(min(score(qi, kk, qo, h, b) - shift, 0.0f)) *
+      select(allowedAt(kk), 1.0f, 0.0f);
+  rowSum(qi, qo, h, b) = 0.0f;
+  rowSum(qi, qo, h, b) += probs(qi, rk, qo, h, b);
+  weighted(e, qi, qo, h, b) = 0.0f;
+  weighted(e, qi, qo, h, b) += probs(qi, rk, qo, h, b) * valueRows(e, rk, h, b);
+  Func blockOut("block_out"), out("attention");
+  Expr total = rowSum(qi, qo, h, b);
+  blockOut(e, qi, qo, h, b) =
+      select(total > 0.0f, weighted(e, qi, qo, h, b) / total, 0.0f);
+  out(e, h, qq, b) = blockOut(e, qq % queryBlock, qq / queryBlock, h, b);
+  return {out,
+          arguments,
+          {{"query_t", queryT},
+           {"dot", dot},
+           {"score", score},
+           {"key_rows", keyRows},
+           {"value_rows", valueRows},
+           {"row_max", rowMax},
+           {"probs", probs},
+           {"row_sum", rowSum},
+           {"weighted", weighted},
+           {"block_out", blockOut}},
+          {{"rd", rd}, {"rk", rk}}};
+}
+
+void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  const CpuAttentionPlan &plan = spec.plan<CpuAttentionPlan>();
+  auto stage = [&](const char *name) { return kernel.stages.at(name); };
+  Func out = kernel.output, queryT = stage("query_t"), dot = stage("dot"),
+       score = stage("score"), keyRows = stage("key_rows"),
+       valueRows = stage("value_rows"), rowMax = stage("row_max"),
+       probs = stage("probs"), rowSum = stage("row_sum"),
+       weighted = stage("weighted"), blockOut = stage("block_out");
+  RDom rd = kernel.domains.at("rd"), rk = kernel.domains.at("rk");
+  Var e("e"), h("h"), qq("qq"), b("b"), kk("kk"), qi("qi");
+  const int queryBlock = int(plan.queryBlock);
+
+  // One task per (batch, query block, head); the block's scores and
+  // probabilities live in per-task scratch.
+  const int lanes = int(plan.vector);
+  const int scoreKeys = int(plan.microK);
+  const int pvQueries = int(plan.pvQueries);
+  // The P·V tile's width must divide the value head size (vector loads of
+  // V never leave a head).
+  const int valueDim = int(spec.valueHeadDim);
+  int pvLanes = lanes;
+  while (pvLanes > 1 && valueDim % pvLanes != 0)
+    pvLanes /= 2;
+  int pvWidth = int(plan.pvWidth);
+  pvWidth = std::max(pvLanes, std::min(pvWidth, valueDim) / pvLanes * pvLanes);
+  while (valueDim % pvWidth != 0)
+    pvWidth -= pvLanes;
+  Var qiLoop("qi_loop"), qoLoop("qo_loop"), task("task"), task2("task2");
+  out.split(qq, qoLoop, qiLoop, queryBlock, TailStrategy::GuardWithIf)
+      .reorder(e, qiLoop, qoLoop, h, b)
+      .fuse(qoLoop, h, task)
+      .fuse(task, b, task2)
+      .parallel(task2)
+      .vectorize(e, pvLanes, TailStrategy::GuardWithIf);
+  // The block's output, pvWidth x pvQueries at a time.
+  Var eo("eo"), ei("ei"), qio("qio"), qii("qii");
+  blockOut.compute_at(out, task2)
+      .bound_extent(qi, queryBlock)
+      .tile(e, qi, eo, qio, ei, qii, pvWidth, pvQueries,
+            TailStrategy::GuardWithIf)
+      .vectorize(ei, pvLanes)
+      .unroll(ei)
+      .unroll(qii);
+  queryT.compute_at(out, task2).vectorize(qi, lanes);
+  // A decode step's one query reads each key once: a copy would only add
+  // traffic (stage_kv false in its plan; the rows are then read in place).
+  Var headTask("head_task");
+  if (plan.stageKv) {
+    for (Func rows : {keyRows, valueRows})
+      rows.compute_root()
+          .reorder(rows.args()[0], rows.args()[1], b, h)
+          .fuse(h, b, headTask)
+          .parallel(headTask)
+          .vectorize(rows.args()[0], lanes, TailStrategy::GuardWithIf);
+  }
+  // Q·Kᵀ: a queryBlock x scoreKeys tile of dots stays in registers over the
+  // head dimension.
+  Var ko("ko"), ki("ki");
+  score.compute_at(out, task2)
+      .split(kk, ko, ki, scoreKeys)
+      .reorder(qi, ki, ko)
+      .vectorize(qi, lanes)
+      .unroll(ki);
+  dot.compute_at(score, ko)
+      .bound_extent(qi, queryBlock)
+      .bound_extent(kk, scoreKeys)
+      .vectorize(qi, lanes)
+      .unroll(kk);
+  dot.update().reorder(qi, kk, rd).vectorize(qi, lanes).unroll(qi).unroll(kk);
+  rowMax.compute_at(out, task2).vectorize(qi, lanes);
+  rowMax.update().vectorize(qi, lanes);
+  probs.compute_at(out, task2).vectorize(qi, lanes);
+  rowSum.compute_at(out, task2).vectorize(qi, lanes);
+  rowSum.update().vectorize(qi, lanes);
+  // P·V: pvQueries x pvWidth accumulators in registers over the keys.
+  weighted.compute_at(blockOut, eo)
+      .bound_extent(e, pvWidth)
+      .bound_extent(qi, pvQueries)
+      .vectorize(e, pvLanes)
+      .unroll(e)
+      .unroll(qi);
+  weighted.update()
+      .reorder(e, qi, rk)
+      .vectorize(e, pvLanes)
+      .unroll(e)
+      .unroll(qi);
+}
+
+BuiltKernel gpu(const KernelSpec &spec) {
+  ImageParam q(Float(32), 4, "q");
+  ImageParam k(Float(32), 4, "k");
+  ImageParam v(Float(32), 4, "v");
+  ImageParam keyPadding(Int(64), 2, "key_padding");
+  std::vector<ImageParam> arguments{q, k, v};
+  if (spec.mask.padding)
+    arguments.push_back(keyPadding);
+  Var e("e"), h("h"), qq("qq"), b("b"), kk("kk"), qi("qi"), qo("qo"), d("d"),
+      j("j");
+
+  const GpuAttentionPlan &plan = spec.plan<GpuAttentionPlan>();
+  // One warp per thread block, one query per lane: the running softmax
+  // state of the block's queries is striped across the warp's lanes (a
+  // block-level register allocation is kept whole in every thread
+  // otherwise). The plan's query block is the warp.
+  const int queryBlock = int(plan.queryBlock);
+  // Each lane keeps its key block's scores and probabilities (2 x
+  // key_block floats): blocks of more than 32 keys made ptxas spill
+  // (255 registers at key_block 128, head size 16).
+  const int keyBlock = int(std::min<int64_t>(plan.keyBlock, 32));
+  const int headDim = int(spec.headDim), valueDim = int(spec.valueHeadDim);
+  Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
+  Expr query = qo * queryBlock + qi;
+  const Expr minusInf = negativeInfinity();
+
+  // The block's rows past the last query (or key) read the last one; their
+  // results are never stored (or are masked out).
+  Func queryRow("query_row"), keyTile("key_tile"), valueTile("value_tile");
+  queryRow(d, qi, qo, h, b) =
+      q(d, h, min(query, queries - 1), b) * float(spec.attentionScale);
+  keyTile(d, kk, h, b) = k(d, h, min(kk, keys - 1), b);
+  valueTile(e, kk, h, b) = v(e, h, min(kk, keys - 1), b);
+
+  RDom rd(0, headDim, "rd");
+  Func score("score");
+  score(kk, qi, qo, h, b) = 0.0f;
+  score(kk, qi, qo, h, b) += queryRow(rd, qi, qo, h, b) * keyTile(rd, kk, h, b);
+
+  // Every key block but the last is whole; the last one's keys past the
+  // end are masked.
+  auto allowedAt = [&](Expr key) {
+    return keyAllowed(spec.mask, query, key, keys, keyPadding, b,
+                      /*keyMayPassEnd=*/true);
+  };
+
+  // One key block j of one query: its max, probabilities relative to that
+  // max, their sum, and the value-weighted sum.
+  RDom rkb(0, keyBlock, "rkb");
+  Expr key = j * keyBlock + rkb;
+  Func blockMax("block_max"), prob("prob"), blockSum("block_sum"),
+      blockAcc("block_acc");
+  blockMax(qi, j, qo, h, b) = minusInf;
+  blockMax(qi, j, qo, h, b) =
+      max(blockMax(qi, j, qo, h, b),
+          score(key, qi, qo, h, b) + select(allowedAt(key), 0.0f, minusInf));
+  Expr ownMax = blockMax(qi, kk / keyBlock, qo, h, b);
+  prob(kk, qi, qo, h, b) =
+      select(allowedAt(kk) && ownMax > minusInf,
+             exp(score(kk, qi, qo, h, b) - ownMax), 0.0f);
+  blockSum(qi, j, qo, h, b) = 0.0f;
+  blockSum(qi, j, qo, h, b) += prob(key, qi, qo, h, b);
+  blockAcc(e, qi, j, qo, h, b) = 0.0f;
+  blockAcc(e, qi, j, qo, h, b) +=
+      prob(key, qi, qo, h, b) * valueTile(e, key, h, b);
+
+  // Online softmax over the key blocks: a running (max, sum, accumulator)
+  // rescaled whenever the max grows. A block with every key masked has
+  // max -inf and contributes nothing (never exp(nan)).
+  RDom rj(0, (keys + keyBlock - 1) / keyBlock, "rj");
+  Expr firstQuery = qo * queryBlock, lastQuery = qo * queryBlock + queryBlock - 1;
+  if (spec.mask.causal)
+    rj.where(rj * keyBlock <= lastQuery);
+  if (spec.mask.window > 0) {
+    rj.where(rj * keyBlock + keyBlock - 1 > firstQuery - int(spec.mask.window));
+    if (!spec.mask.causal)
+      rj.where(rj * keyBlock < lastQuery + int(spec.mask.window));
+  }
+  Func state("state");
+  state(e, qi, qo, h, b) = Tuple(minusInf, 0.0f, 0.0f);
+  Expr oldMax = state(e, qi, qo, h, b)[0];
+  Expr oldSum = state(e, qi, qo, h, b)[1];
+  Expr oldAcc = state(e, qi, qo, h, b)[2];
+  Expr newBlockMax = blockMax(qi, rj, qo, h, b);
+  Expr newMax = max(oldMax, newBlockMax);
+  Expr keepOld = select(oldMax > minusInf, exp(oldMax - newMax), 0.0f);
+  Expr keepNew = select(newBlockMax > minusInf, exp(newBlockMax - newMax), 0.0f);
+  state(e, qi, qo, h, b) =
+      Tuple(newMax, oldSum * keepOld + blockSum(qi, rj, qo, h, b) * keepNew,
+            oldAcc * keepOld + blockAcc(e, qi, rj, qo, h, b) * keepNew);
+
+  // A query whose keys are all masked has sum 0: its output is zeros.
+  Func out("attention");
+  Expr block = qq / queryBlock, inBlock = qq % queryBlock;
+  Expr total = state(e, inBlock, block, h, b)[1];
+  out(e, h, qq, b) =
+      select(total > 0.0f, state(e, inBlock, block, h, b)[2] / total, 0.0f);
+
+  Var qoLoop("qo_loop"), qiLoop("qi_loop");
+  // Queries from 0 (as the plan lays them out): lane qi of block qo then
+  // reads back its own state, which keeps it striped across the lanes.
+  out.bound(e, 0, valueDim)
+      .bound(qq, 0, queries)
+      .split(qq, qoLoop, qiLoop, queryBlock, TailStrategy::GuardWithIf)
+      .reorder(e, qiLoop, qoLoop, h, b);
+  gpuBlocks(out, qoLoop, h, b);
+  gpuLanes(out, qiLoop);
+  // Stored query-innermost: lane qi's values are every 32nd.
+  state.compute_at(out, qoLoop)
+      .bound(e, 0, valueDim)
+      .bound_extent(qi, queryBlock)
+      .bound_extent(qo, 1)
+      .bound_extent(h, 1)
+      .bound_extent(b, 1)
+      .reorder_storage(qi, e, qo, h, b);
+  inRegisters(state);
+  gpuLanes(state, qi);
+  state.update().reorder(e, qi, rj);
+  gpuLanes(state.update(), qi);
+  // K and V rows of the key block, in shared memory, loaded by the whole
+  // warp (consecutive lanes read consecutive elements of a row).
+  auto stage = [&](Func tile, Var inner) {
+    Var f("f"), fo("fo"), fi("fi");
+    tile.compute_at(state, rj)
+        .bound_extent(kk, keyBlock)
+        .fuse(inner, kk, f)
+        .split(f, fo, fi, queryBlock, TailStrategy::GuardWithIf)
+        .reorder(fo, fi);
+    gpuLanes(tile, fi);
+  };
+  stage(keyTile, d);
+  stage(valueTile, e);
+  // Per lane (per query), per key block.
+  queryRow.compute_at(state, qi);
+  score.compute_at(state, qi);
+  score.update().reorder(kk, rd);
+  blockMax.compute_at(state, qi);
+  prob.compute_at(state, qi);
+  blockSum.compute_at(state, qi);
+  blockAcc.compute_at(state, qi);
+  blockAcc.update().reorder(e, rkb);
+  return {out, arguments};
+}
+
+} // namespace
+
+const KernelDefinition kAttention{algorithm, cpuSchedule, gpu};
+
+} // namespace tfmc::codegen::kernels

@@ -1,0 +1,127 @@
+//===- Common.cpp - What the kernel files share ---------------------------===//
+
+#include "compiler/codegen/kernels/Common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tfmc::codegen::kernels {
+
+using namespace Halide;
+
+Expr negativeInfinity() {
+  return Expr(-std::numeric_limits<float>::infinity());
+}
+
+namespace {
+
+/// erf for the exact GELU: Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7),
+/// since Halide 14 has no erf.
+Expr erfApprox(Expr x) {
+  Expr a = abs(x);
+  Expr t = 1.0f / (1.0f + 0.3275911f * a);
+  Expr poly =
+      ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t -
+        0.284496736f) *
+           t +
+       0.254829592f) *
+      t;
+  Expr y = 1.0f - poly * exp(-a * a);
+  return select(x < 0, -y, y);
+}
+
+} // namespace
+
+Expr activation(ActivationFn fn, Expr x) {
+  switch (fn) {
+  case ActivationFn::None:
+    return x;
+  case ActivationFn::Relu:
+    return max(x, 0.0f);
+  case ActivationFn::Gelu:
+    return 0.5f * x * (1.0f + erfApprox(x * float(M_SQRT1_2)));
+  case ActivationFn::GeluTanh: {
+    // 0.5·x·(1 + tanh(u)) = x·sigmoid(2u) = x / (1 + exp(-2u)): Halide
+    // inlines a vector exp, while its tanh is a scalar libm call per
+    // element (which made the FFN's first linear 2.5x slower). exp's
+    // argument is clamped so that it stays finite: x / 1.6e38 is 0 to f32.
+    Expr u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    return x / (1.0f + exp(min(-2.0f * u, 88.0f)));
+  }
+  }
+  return x;
+}
+
+Expr keyAllowed(const MaskSpec &mask, Expr query, Expr key, Expr keys,
+                const ImageParam &keyPadding, Expr batch, bool keyMayPassEnd) {
+  Expr allowed = keyMayPassEnd ? key < keys : cast<bool>(1);
+  if (mask.causal)
+    allowed = allowed && key <= query;
+  if (mask.window > 0)
+    allowed = allowed && (mask.causal ? query - key < int(mask.window)
+                                      : abs(query - key) < int(mask.window));
+  if (mask.padding)
+    allowed = allowed && keyPadding(clamp(key, 0, keys - 1), batch) != 0;
+  return allowed;
+}
+
+Var scheduleRows(Func out, Var w, Var r, const target::CpuRowsPlan &plan) {
+  Var ro("ro"), ri("ri");
+  int lanes = int(plan.vector);
+  int unroll = int(plan.unroll);
+  out.split(r, ro, ri, int(plan.rowsPerTask), TailStrategy::GuardWithIf)
+      .parallel(ro);
+  Var wo("wo"), wi("wi");
+  out.split(w, wo, wi, lanes * unroll, TailStrategy::GuardWithIf)
+      .vectorize(wi, lanes);
+  if (unroll > 1)
+    out.unroll(wi);
+  return ri;
+}
+
+void scheduleTokenRows(Func out, const target::CpuRowsPlan &plan) {
+  Var d("d"), s("s"), b("b"), sb("sb");
+  out.fuse(s, b, sb);
+  scheduleRows(out, d, sb, plan);
+}
+
+namespace {
+thread_local bool emulating = false;
+
+int powerOfTwoAtLeast(int64_t n) {
+  int p = 1;
+  while (p < n && p < (1 << 20))
+    p *= 2;
+  return p;
+}
+} // namespace
+
+bool emulatingGpu() { return emulating; }
+
+GpuEmulation::GpuEmulation(bool on) : saved(emulating) { emulating = on; }
+GpuEmulation::~GpuEmulation() { emulating = saved; }
+
+void inRegisters(Func f) {
+  if (!emulating)
+    f.store_in(MemoryType::Register);
+}
+
+void scheduleGrid(Func out, Var w, Var r, int64_t width, int threads) {
+  int tx = std::min(threads, std::max(1, powerOfTwoAtLeast(width)));
+  int ty = std::max(1, threads / tx);
+  Var wo("wo"), ro("ro"), wi("wi"), ri("ri");
+  if (emulating)
+    out.tile(w, r, wo, ro, wi, ri, tx, ty, TailStrategy::GuardWithIf);
+  else
+    out.gpu_tile(w, r, wo, ro, wi, ri, tx, ty, TailStrategy::GuardWithIf);
+}
+
+void gridOverTokens(BuiltKernel &kernel, const KernelSpec &spec) {
+  Var d("d"), s("s"), b("b"), sb("sb");
+  kernel.output.fuse(s, b, sb);
+  scheduleGrid(kernel.output, d, sb, spec.width,
+               int(spec.plan<target::GpuRowsPlan>().threads));
+}
+
+} // namespace tfmc::codegen::kernels

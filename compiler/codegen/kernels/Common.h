@@ -1,0 +1,94 @@
+//===- Common.h - What the kernel files share -------------------*- C++ -*-===//
+//
+// Expressions several kernels use (activations, the one mask predicate) and
+// the schedules of the simple kernels' shapes, for the CPU and the GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_CODEGEN_KERNELS_COMMON_H
+#define TFMC_CODEGEN_KERNELS_COMMON_H
+
+#include "compiler/codegen/kernels/Kernel.h"
+
+namespace tfmc::codegen::kernels {
+
+/// -inf as a float Expr: the identity of max and the masked score.
+Halide::Expr negativeInfinity();
+
+/// The activation epilogue of linear kernels (and the activation kernel).
+Halide::Expr activation(ActivationFn fn, Halide::Expr x);
+
+/// Whether query `query` may attend to key `key` of sequence `batch` under
+/// `mask`, with `keys` keys. `keyMayPassEnd`: the caller's key loop runs
+/// past the last key (whole key blocks), which the predicate then masks.
+/// `keyPadding` is read only when mask.padding.
+Halide::Expr keyAllowed(const MaskSpec &mask, Halide::Expr query,
+                        Halide::Expr key, Halide::Expr keys,
+                        const Halide::ImageParam &keyPadding,
+                        Halide::Expr batch, bool keyMayPassEnd);
+
+// --- CPU schedules of the simple shapes ----------------------------------------
+
+/// Elementwise and row kernels over (W, R): vectorise W, rows in parallel
+/// tasks of the plan's rows_per_task. Returns the loop over one row.
+Halide::Var scheduleRows(Halide::Func out, Halide::Var w, Halide::Var r,
+                         const target::CpuRowsPlan &plan);
+
+/// Kernels over (D, S, B): every token (s, b) is a row.
+void scheduleTokenRows(Halide::Func out, const target::CpuRowsPlan &plan);
+
+// --- GPU scheduling -------------------------------------------------------------
+
+/// Set while a GPU kernel is built for host emulation (buildGpuOnHost): the
+/// GPU directives below then leave their loops serial and their allocations
+/// ordinary.
+bool emulatingGpu();
+
+/// RAII: builds GPU kernels for host emulation while alive.
+class GpuEmulation {
+public:
+  explicit GpuEmulation(bool on);
+  ~GpuEmulation();
+
+private:
+  bool saved;
+};
+
+template <typename... Vars> void gpuBlocks(Halide::Stage stage, Vars... vars) {
+  if (!emulatingGpu())
+    stage.gpu_blocks(vars...);
+}
+template <typename... Vars> void gpuThreads(Halide::Stage stage, Vars... vars) {
+  if (!emulatingGpu())
+    stage.gpu_threads(vars...);
+}
+template <typename... Vars> void gpuLanes(Halide::Stage stage, Vars... vars) {
+  if (!emulatingGpu())
+    stage.gpu_lanes(vars...);
+}
+
+/// Registers for a Func computed at the block level: whole in every thread
+/// (local memory when indexed by the thread), striped across the lanes of
+/// a warp when its innermost storage dimension is the lane.
+void inRegisters(Halide::Func f);
+
+/// (w, r) outputs on a grid of tx x ty thread blocks, tx along the
+/// contiguous w so that each warp's loads and stores are coalesced.
+void scheduleGrid(Halide::Func out, Halide::Var w, Halide::Var r,
+                  int64_t width, int threads);
+
+/// Kernels over (D, S, B): a grid over D and the tokens (s, b).
+void gridOverTokens(BuiltKernel &kernel, const KernelSpec &spec);
+
+// --- The kernel kinds' definitions (one file each) ------------------------------
+
+extern const KernelDefinition kEmbedding;
+extern const KernelDefinition kPositions;
+extern const KernelDefinition kElementwise; // scale, activation, add
+extern const KernelDefinition kLinear;
+extern const KernelDefinition kLayerNorm;
+extern const KernelDefinition kAttention;
+
+} // namespace tfmc::codegen::kernels
+
+#endif // TFMC_CODEGEN_KERNELS_COMMON_H

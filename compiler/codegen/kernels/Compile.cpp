@@ -1,0 +1,173 @@
+//===- Compile.cpp - The kernel registry and Halide's compiler ------------===//
+
+#include "compiler/codegen/kernels/Common.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#ifndef TFMC_ADAMS2019_PLUGIN
+#error "TFMC_ADAMS2019_PLUGIN must be defined by the build"
+#endif
+
+namespace Halide::Internal {
+// Exported by libHalide (PrintLoopNest.h), not declared by Halide.h.
+std::string print_loop_nest(const std::vector<Function> &outputs);
+} // namespace Halide::Internal
+
+namespace tfmc::codegen {
+
+using namespace Halide;
+
+const KernelDefinition &kernelDefinition(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Embedding:
+    return kernels::kEmbedding;
+  case KernelKind::Positions:
+    return kernels::kPositions;
+  case KernelKind::Scale:
+  case KernelKind::Activation:
+  case KernelKind::Add:
+    return kernels::kElementwise;
+  case KernelKind::Linear:
+    return kernels::kLinear;
+  case KernelKind::LayerNorm:
+    return kernels::kLayerNorm;
+  case KernelKind::Attention:
+    return kernels::kAttention;
+  }
+  return kernels::kElementwise;
+}
+
+BuiltKernel buildKernel(const KernelSpec &spec) {
+  const KernelDefinition &definition = kernelDefinition(spec.kind);
+  if (spec.gpu())
+    return definition.gpu(spec);
+  BuiltKernel kernel = definition.algorithm(spec);
+  if (!spec.autoschedule)
+    definition.cpuSchedule(kernel, spec);
+  return kernel;
+}
+
+BuiltKernel buildGpuOnHost(const KernelSpec &spec) {
+  kernels::GpuEmulation emulation(true);
+  return kernelDefinition(spec.kind).gpu(spec);
+}
+
+namespace {
+
+/// The pipeline ready to lower: with tfmc's schedule, or estimates set and
+/// Adams2019's schedule applied.
+std::pair<Pipeline, std::vector<Argument>>
+lowerable(const KernelSpec &spec, const target::TargetDescription &target) {
+  BuiltKernel kernel = buildKernel(spec);
+  std::vector<Argument> arguments(kernel.arguments.begin(),
+                                  kernel.arguments.end());
+  Pipeline pipeline(kernel.output);
+  if (!spec.autoschedule)
+    return {pipeline, arguments};
+  if (spec.estimates.size() != kernel.arguments.size() + 1)
+    throw CompileError("the autoscheduler needs an estimate per buffer");
+  for (size_t i = 0; i < kernel.arguments.size(); ++i) {
+    ImageParam &param = kernel.arguments[i];
+    for (int d = 0; d < param.dimensions(); ++d)
+      param.dim(d).set_estimate(0, int(spec.estimates[i][d]));
+  }
+  Region region;
+  for (int64_t extent : spec.estimates.back())
+    region.push_back(Range(0, int(extent)));
+  kernel.output.set_estimates(region);
+  static const bool loaded = [] {
+    load_plugin(TFMC_ADAMS2019_PLUGIN);
+    return true;
+  }();
+  (void)loaded;
+  pipeline.auto_schedule("Adams2019", Target(target.halideKernelTarget()),
+                         MachineParams(/*parallelism=*/int(target.cores),
+                                       /*last_level_cache_size=*/16 << 20,
+                                       /*balance=*/40));
+  return {pipeline, arguments};
+}
+
+std::string oneLine(std::string text) {
+  for (char &c : text)
+    if (c == '\n')
+      c = ' ';
+  return text;
+}
+
+/// The loop nest of a GPU kernel (gpu_block and gpu_thread loops, what is
+/// computed where): the lowered statement of a GPU pipeline shows only the
+/// host side and the PTX.
+std::string gpuLoopNest(const Pipeline &pipeline) {
+  std::vector<Internal::Function> outputs;
+  for (const Func &output : pipeline.outputs())
+    outputs.push_back(output.function());
+  return Internal::print_loop_nest(outputs);
+}
+
+} // namespace
+
+bool compileKernel(const KernelSpec &spec, const std::string &name,
+                   const target::TargetDescription &target,
+                   const std::string &objectPath, std::string &error) {
+  Target halideTarget(target.halideKernelTarget());
+  try {
+    try {
+      auto [pipeline, arguments] = lowerable(spec, target);
+      pipeline.compile_to_object(objectPath, arguments, name, halideTarget);
+    } catch (const Halide::Error &e) {
+      if (!spec.autoschedule)
+        throw;
+      // A benchmark peer that cannot schedule a kernel leaves that kernel
+      // to the tile plan, so the others can still be compared.
+      std::fprintf(stderr,
+                   "tfmc: warning: Adams2019 cannot schedule kernel %s (%s); "
+                   "it uses its tile plan\n",
+                   name.c_str(), oneLine(e.what()).c_str());
+      KernelSpec planned = spec;
+      planned.autoschedule = false;
+      auto [pipeline, arguments] = lowerable(planned, target);
+      pipeline.compile_to_object(objectPath, arguments, name, halideTarget);
+    }
+    return true;
+  } catch (const Halide::Error &e) {
+    error = oneLine("Halide failed to compile kernel " + name + ": " + e.what());
+    return false;
+  }
+}
+
+bool compileRuntime(const target::TargetDescription &target,
+                    const std::string &objectPath, std::string &error) {
+  try {
+    compile_standalone_runtime(objectPath, Target(target.halideTarget));
+    return true;
+  } catch (const Halide::Error &e) {
+    error = oneLine(std::string("Halide failed to compile its runtime: ") +
+                    e.what());
+    return false;
+  }
+}
+
+std::string describeKernel(const KernelSpec &spec,
+                           const target::TargetDescription &target) {
+  auto [pipeline, arguments] = lowerable(spec, target);
+  std::string loopNest;
+  if (spec.gpu())
+    loopNest = "// loop nest\n" + gpuLoopNest(pipeline) + "\n";
+  char path[] = "/tmp/tfmc-stmt-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0)
+    return "(cannot create a temporary file for the lowered statement)\n";
+  close(fd);
+  pipeline.compile_to_lowered_stmt(path, arguments, StmtOutputFormat::Text,
+                                   Target(target.halideKernelTarget()));
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path);
+  return loopNest + text.str();
+}
+
+} // namespace tfmc::codegen

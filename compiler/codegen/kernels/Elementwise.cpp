@@ -1,0 +1,48 @@
+//===- Elementwise.cpp - scale, activation and add over (W, R) ------------===//
+
+#include "compiler/codegen/kernels/Common.h"
+
+namespace tfmc::codegen::kernels {
+namespace {
+
+using namespace Halide;
+
+BuiltKernel algorithm(const KernelSpec &spec) {
+  ImageParam x(Float(32), 2, "x");
+  Var w("w"), r("r");
+  Func out(spec.kind == KernelKind::Scale ? "scale" : "activation");
+  std::vector<ImageParam> arguments{x};
+  switch (spec.kind) {
+  case KernelKind::Scale:
+    out(w, r) = x(w, r) * float(spec.scale);
+    break;
+  case KernelKind::Activation:
+    out(w, r) = activation(spec.activation, x(w, r));
+    break;
+  default: {
+    ImageParam y(Float(32), 2, "y");
+    out(w, r) = x(w, r) + y(w, r);
+    arguments.push_back(y);
+    break;
+  }
+  }
+  return {out, arguments};
+}
+
+void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  scheduleRows(kernel.output, Var("w"), Var("r"),
+               spec.plan<target::CpuRowsPlan>());
+}
+
+BuiltKernel gpu(const KernelSpec &spec) {
+  BuiltKernel kernel = algorithm(spec);
+  scheduleGrid(kernel.output, Var("w"), Var("r"), spec.width,
+               int(spec.plan<target::GpuRowsPlan>().threads));
+  return kernel;
+}
+
+} // namespace
+
+const KernelDefinition kElementwise{algorithm, cpuSchedule, gpu};
+
+} // namespace tfmc::codegen::kernels

@@ -1,0 +1,36 @@
+//===- Embedding.cpp - Token embedding: a row of the table per id ---------===//
+
+#include "compiler/codegen/kernels/Common.h"
+
+namespace tfmc::codegen::kernels {
+namespace {
+
+using namespace Halide;
+
+BuiltKernel algorithm(const KernelSpec &spec) {
+  ImageParam ids(Int(64), 2, "ids");
+  ImageParam table(Float(32), 2, "table");
+  Var d("d"), s("s"), b("b");
+  Func out("embedding");
+  // The runtime rejects ids outside [0, vocab); the clamp keeps bounds
+  // inference finite.
+  Expr row = clamp(cast<int32_t>(ids(s, b)), 0, int(spec.vocab) - 1);
+  out(d, s, b) = table(d, row);
+  return {out, {ids, table}};
+}
+
+void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  scheduleTokenRows(kernel.output, spec.plan<target::CpuRowsPlan>());
+}
+
+BuiltKernel gpu(const KernelSpec &spec) {
+  BuiltKernel kernel = algorithm(spec);
+  gridOverTokens(kernel, spec);
+  return kernel;
+}
+
+} // namespace
+
+const KernelDefinition kEmbedding{algorithm, cpuSchedule, gpu};
+
+} // namespace tfmc::codegen::kernels

@@ -1,0 +1,156 @@
+//===- Kernel.h - Kernels as Halide pipelines -------------------*- C++ -*-===//
+//
+// Each kernel kind is one file in this folder: its Halide algorithm (what
+// each output element is), its CPU schedule and its GPU schedule, read from
+// the kernel's typed tile plan (compiler/target/TilePlan.h), kept apart as in
+// Halide's generators. Schedules never change results. The registry below
+// maps a kernel kind to its file's functions; the plain C++ reference of
+// each kind, which the kernel tests compare with, is
+// test/unit/KernelReference.h. This layer knows nothing of MLIR:
+// compiler/codegen/Lowering.cpp describes each kernel with a KernelSpec.
+//
+// Buffer conventions (Halide dimensions, innermost first; f32 unless noted):
+//   embedding   ids i64 (S, B), table (D, V)                    -> (D, S, B)
+//   positions   x (D, S, B) [, table (D, max_len)]              -> (D, S, B)
+//   scale, activation   x (W, R)                                -> (W, R)
+//   add         a (W, R), b (W, R)                              -> (W, R)
+//   linear      x (K, M), w (K, N) [, bias (N)] [, residual (N, M)] -> (N, M)
+//   layer_norm  x (W, R) [, residual (W, R)], gamma (W), beta (W) -> (W, R)
+//   attention   q (Dh, H, Sq, B), k (Dh, H, Sk, B), v (Dv, H, Sk, B)
+//               [, key_padding i64 (Sk, B)]                     -> (Dv, H, Sq, B)
+// R and M are rows: the product of the leading (batch, sequence) dims.
+//
+// Tails: outputs are split with GuardWithIf, so a tile past the end of the
+// output does no stores; intermediates may be computed over whole tiles, so
+// every input is read through a clamped index and an over-computed element
+// reads valid memory instead of failing Halide's bounds assertions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_CODEGEN_KERNELS_KERNEL_H
+#define TFMC_CODEGEN_KERNELS_KERNEL_H
+
+#include "compiler/target/TilePlan.h"
+
+#include "Halide.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tfmc::codegen {
+
+using target::KernelKind;
+
+enum class ActivationFn { None, Relu, Gelu, GeluTanh };
+
+/// Which keys a query may attend to.
+struct MaskSpec {
+  bool causal = false;
+  bool padding = false; // a key_padding input (1 = token, 0 = padding)
+  int64_t window = 0;   // 0: none; else |query - key| < window
+};
+
+/// One kernel as codegen asks for it: its kind, shapes and attributes, and
+/// its tile plan.
+struct KernelSpec {
+  KernelKind kind = KernelKind::Add;
+  /// The plan for the target: a Cpu*Plan, or a Gpu*Plan for a CUDA kernel.
+  target::TilePlan tile;
+  int64_t width = 0; // the output's last dimension (D, N, W)
+
+  // Embedding: rows of the table (ids are clamped into it).
+  int64_t vocab = 0;
+  // Positions: a learned table instead of sinusoids.
+  bool learnedPositions = false;
+  // Scale.
+  double scale = 1.0;
+  // Activation, and linear's epilogue.
+  ActivationFn activation = ActivationFn::None;
+  // Linear: depth K; layer_norm and linear: a residual input.
+  int64_t inWidth = 0;
+  bool hasBias = false, hasResidual = false;
+  // Layer norm.
+  double eps = 1e-5;
+  // Attention.
+  int64_t heads = 0, headDim = 0, valueHeadDim = 0;
+  double attentionScale = 1.0;
+  MaskSpec mask;
+
+  /// Leave the algorithm to Halide's Adams2019 autoscheduler instead of the
+  /// tile plan (a benchmark peer for the tile pass).
+  bool autoschedule = false;
+  /// Autoscheduler only: the extents of each buffer (arguments, then the
+  /// output), Halide order, at the largest batch and sequence.
+  std::vector<std::vector<int64_t>> estimates;
+
+  bool gpu() const {
+    return std::holds_alternative<target::GpuGemmPlan>(tile) ||
+           std::holds_alternative<target::GpuAttentionPlan>(tile) ||
+           std::holds_alternative<target::GpuRowsPlan>(tile);
+  }
+  template <typename Plan> const Plan &plan() const {
+    return std::get<Plan>(tile);
+  }
+};
+
+/// A pipeline ready to compile: its output, its arguments in order, and the
+/// intermediate Funcs and reduction domains a schedule needs, by name.
+struct BuiltKernel {
+  BuiltKernel(Halide::Func output, std::vector<Halide::ImageParam> arguments,
+              std::map<std::string, Halide::Func> stages = {},
+              std::map<std::string, Halide::RDom> domains = {})
+      : output(std::move(output)), arguments(std::move(arguments)),
+        stages(std::move(stages)), domains(std::move(domains)) {}
+
+  Halide::Func output;
+  std::vector<Halide::ImageParam> arguments;
+  std::map<std::string, Halide::Func> stages;
+  std::map<std::string, Halide::RDom> domains;
+};
+
+/// What one kernel kind's file provides.
+struct KernelDefinition {
+  /// The CPU algorithm, unscheduled (what the autoscheduler schedules).
+  BuiltKernel (*algorithm)(const KernelSpec &);
+  /// Applies the CPU plan's schedule to the algorithm's Funcs.
+  void (*cpuSchedule)(BuiltKernel &, const KernelSpec &);
+  /// The GPU kernel: an algorithm (the CPU one where it is the same) with
+  /// the GPU plan's schedule.
+  BuiltKernel (*gpu)(const KernelSpec &);
+};
+
+/// The registry: every kernel kind's definition.
+const KernelDefinition &kernelDefinition(KernelKind kind);
+
+/// The kernel as codegen compiles it: its algorithm with the schedule of its
+/// tile plan for the CPU or the GPU; unscheduled when spec.autoschedule.
+BuiltKernel buildKernel(const KernelSpec &spec);
+
+/// The GPU kernel with its GPU loops serial and its GPU memory types left to
+/// Halide, runnable on the CPU: the same algorithm, loop structure, bounds
+/// and compute_at levels, whose numbers the kernel tests check without a
+/// GPU. Barriers, shared and register memory are what only a GPU run checks.
+BuiltKernel buildGpuOnHost(const KernelSpec &spec);
+
+/// AOT-compiles the kernel into `objectPath` as function `name` (and
+/// Halide's `name_argv`) for `target`. Returns false with a one-line
+/// `error`.
+bool compileKernel(const KernelSpec &spec, const std::string &name,
+                   const target::TargetDescription &target,
+                   const std::string &objectPath, std::string &error);
+
+/// Halide's runtime for `target`, once per binary.
+bool compileRuntime(const target::TargetDescription &target,
+                    const std::string &objectPath, std::string &error);
+
+/// The kernel's lowered loop nest and schedule, as Halide prints it
+/// (`tfmc --emit halide`). Throws Halide::Error when Halide cannot lower it.
+std::string describeKernel(const KernelSpec &spec,
+                           const target::TargetDescription &target);
+
+} // namespace tfmc::codegen
+
+#endif // TFMC_CODEGEN_KERNELS_KERNEL_H

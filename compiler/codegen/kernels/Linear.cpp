@@ -1,0 +1,229 @@
+//===- Linear.cpp - GEMM with a fused epilogue: act(x·Wᵀ + bias) + residual ===//
+//
+// CPU: dot-product form. W is [N, K] row-major, so a row of W and a row of x
+// are both contiguous along K. Each output keeps a vector accumulator over
+// K and sums its lanes at the end; no transpose of W is needed, for one row
+// (decode) or many (prefill).
+//
+// GPU: a thread block is one warp computing (32·thread_n) x thread_m
+// outputs, each lane a thread_n x thread_m tile of accumulators in
+// registers; x and W are staged through shared memory block_k columns of
+// depth at a time (the warp loads both slices). K past the end (when block_k
+// does not divide it) is guarded; reads past M and N are clamped and their
+// outputs never stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/kernels/Common.h"
+
+#include <algorithm>
+
+namespace tfmc::codegen::kernels {
+namespace {
+
+using namespace Halide;
+using target::CpuGemmPlan;
+using target::GpuGemmPlan;
+
+/// The GPU epilogue: bias, activation and residual around the accumulated
+/// value. (The CPU form starts its accumulator at the bias instead.)
+Expr epilogue(const KernelSpec &spec, Expr value, ImageParam bias,
+              ImageParam residual, Var n, Var m,
+              std::vector<ImageParam> &arguments) {
+  if (spec.hasBias) {
+    arguments.push_back(bias);
+    value += bias(min(n, int(spec.width) - 1));
+  }
+  value = activation(spec.activation, value);
+  if (spec.hasResidual) {
+    arguments.push_back(residual);
+    value += residual(n, m);
+  }
+  return value;
+}
+
+BuiltKernel algorithm(const KernelSpec &spec) {
+  ImageParam x(Float(32), 2, "x");
+  ImageParam w(Float(32), 2, "w");
+  ImageParam bias(Float(32), 1, "bias");
+  ImageParam residual(Float(32), 2, "residual");
+  std::vector<ImageParam> arguments{x, w};
+  Var n("n"), m("m"), lane("lane");
+
+  // The accumulators have one partial sum per vector lane.
+  int lanes = int(spec.plan<CpuGemmPlan>().vector);
+  int64_t depth = spec.inWidth;
+  int64_t paddedDepth = (depth + lanes - 1) / lanes * lanes;
+  // Rows and columns past the end (whole micro tiles) read clamped memory;
+  // depth past K (when K is not a multiple of the vector) reads zeros.
+  Func xc("x_clamped"), wc("w_clamped");
+  Var k("k"), row("row");
+  Expr kIn = clamp(k, 0, int(depth) - 1);
+  Expr xValue = x(kIn, clamp(row, 0, x.dim(1).extent() - 1));
+  Expr wValue = w(kIn, clamp(row, 0, w.dim(1).extent() - 1));
+  if (paddedDepth != depth) {
+    xValue = select(k < int(depth), xValue, 0.0f);
+    wValue = select(k < int(depth), wValue, 0.0f);
+  }
+  xc(k, row) = xValue;
+  wc(k, row) = wValue;
+
+  RDom rk(0, int(paddedDepth / lanes), "rk");
+  Func partial("partial");
+  partial(lane, n, m) = 0.0f;
+  partial(lane, n, m) += xc(rk * lanes + lane, m) * wc(rk * lanes + lane, n);
+  RDom rl(0, lanes, "rl");
+  Func acc("acc");
+  if (spec.hasBias) {
+    arguments.push_back(bias);
+    acc(n, m) = bias(min(n, int(spec.width) - 1));
+  } else {
+    acc(n, m) = 0.0f;
+  }
+  acc(n, m) += partial(rl, n, m);
+  Expr value = activation(spec.activation, acc(n, m));
+  if (spec.hasResidual) {
+    arguments.push_back(residual);
+    value += residual(n, m);
+  }
+  Func out("linear");
+  out(n, m) = value;
+  return {out, arguments, {{"partial", partial}, {"acc", acc}},
+          {{"rk", rk}, {"rl", rl}}};
+}
+
+// A micro_m x micro_n tile of outputs keeps micro_m·micro_n vector
+// accumulators in registers across K. Within a block of block_m rows
+// consecutive tiles walk down the rows (the same rows of W), then along
+// N; groups of tiles run in parallel, so one row (decode) still spreads
+// over every core. The epilogue is applied to micro_n-wide vectors.
+void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
+  Func out = kernel.output, acc = kernel.stages.at("acc"),
+       partial = kernel.stages.at("partial");
+  RDom rk = kernel.domains.at("rk"), rl = kernel.domains.at("rl");
+  Var n("n"), m("m"), lane("lane");
+  int microM = int(plan.microM);
+  int microN = int(plan.microN);
+  Var no("no"), mo("mo"), ni("ni"), mi("mi"), tile("tile"), task("task");
+  Var mb("mb"), moi("moi");
+  int64_t blockM = plan.blockM;
+  out.tile(n, m, no, mo, ni, mi, microN, microM, TailStrategy::GuardWithIf);
+  if (blockM > 0) {
+    // Never more row tiles per block than there are rows (one row, decode:
+    // a block of one tile).
+    Expr rowTiles = (out.output_buffer().dim(1).extent() + microM - 1) / microM;
+    Expr blockTiles =
+        clamp(rowTiles, 1, int(std::max<int64_t>(1, blockM / microM)));
+    out.split(mo, mb, moi, blockTiles, TailStrategy::GuardWithIf)
+        .reorder(ni, mi, moi, no, mb)
+        .fuse(moi, no, tile)
+        .fuse(tile, mb, tile);
+  } else {
+    out.fuse(no, mo, tile);
+  }
+  out.split(tile, task, tile, int(plan.tilesPerTask), TailStrategy::GuardWithIf)
+      .parallel(task)
+      .vectorize(ni)
+      .unroll(mi);
+  acc.compute_at(out, tile).bound_extent(n, microN).bound_extent(m, microM);
+  // The lanes of each accumulator are summed with a vector reduction.
+  acc.update().atomic().vectorize(rl).unroll(n).unroll(m);
+  partial.compute_at(out, tile)
+      .bound_extent(n, microN)
+      .bound_extent(m, microM)
+      .vectorize(lane)
+      .unroll(n)
+      .unroll(m);
+  partial.update()
+      .reorder(lane, n, m, rk)
+      .vectorize(lane)
+      .unroll(n)
+      .unroll(m);
+}
+
+BuiltKernel gpu(const KernelSpec &spec) {
+  ImageParam x(Float(32), 2, "x");
+  ImageParam w(Float(32), 2, "w");
+  ImageParam bias(Float(32), 1, "bias");
+  ImageParam residual(Float(32), 2, "residual");
+  std::vector<ImageParam> arguments{x, w};
+  Var n("n"), m("m"), k("k"), row("row");
+
+  const int depth = int(spec.inWidth);
+  // Staged slices past K, M or N read the last column or row (clamped):
+  // their products are never summed (K is guarded) or never stored.
+  Func xTile("x_tile"), wTile("w_tile");
+  xTile(k, row) = x(clamp(k, 0, depth - 1), clamp(row, 0, x.dim(1).extent() - 1));
+  wTile(k, row) = w(clamp(k, 0, depth - 1), clamp(row, 0, w.dim(1).extent() - 1));
+  RDom rk(0, depth, "rk");
+  Func prod("prod");
+  prod(n, m) = 0.0f;
+  prod(n, m) += xTile(rk, m) * wTile(rk, n);
+  Expr value = epilogue(spec, prod(n, m), bias, residual, n, m, arguments);
+  Func out("linear");
+  out(n, m) = value;
+
+  // One warp per thread block. Halide 14 keeps a block-level register
+  // allocation whole in every thread (indexed by the thread id it lives in
+  // local memory), except across the lanes of a warp, where it is striped:
+  // so the accumulators of a block belong to one warp, and lane l holds
+  // columns n = nb·block_n + j·32 + l (j < thread_n) of the block's
+  // thread_m rows: thread_n x thread_m accumulators in registers per lane.
+  const GpuGemmPlan &plan = spec.plan<GpuGemmPlan>();
+  const int warp = 32;
+  const int columnsPerLane = int(plan.threadN);
+  const int blockM = int(plan.threadM);
+  const int blockN = warp * columnsPerLane;
+  const int blockK = int(plan.blockK);
+
+  Var nb("nb"), mb("mb"), ni("ni"), mi("mi"), nr("nr"), lane("lane");
+  out.tile(n, m, nb, mb, ni, mi, blockN, blockM, TailStrategy::GuardWithIf)
+      .split(ni, nr, lane, warp)
+      .reorder(lane, nr, mi, nb, mb)
+      .unroll(nr)
+      .unroll(mi);
+  gpuBlocks(out, nb, mb);
+  gpuLanes(out, lane);
+  prod.compute_at(out, nb)
+      .bound_extent(n, blockN)
+      .bound_extent(m, blockM)
+      .split(n, nr, lane, warp)
+      .reorder(lane, nr, m)
+      .unroll(nr)
+      .unroll(m);
+  inRegisters(prod);
+  gpuLanes(prod, lane);
+  RVar rko("rko"), rki("rki");
+  prod.update()
+      .split(rk, rko, rki, blockK, TailStrategy::GuardWithIf)
+      .split(n, nr, lane, warp)
+      .reorder(lane, nr, m, rki, rko)
+      .unroll(nr)
+      .unroll(m);
+  gpuLanes(prod.update(), lane);
+  // Slices of block_k columns of x and W in shared memory, loaded by the
+  // whole warp (consecutive lanes read consecutive k), stored k-outermost
+  // so that consecutive lanes read consecutive columns of W (no bank
+  // conflicts) and one broadcast row of x.
+  auto stage = [&](Func tile, int rows) {
+    Var f("f"), fo("fo"), fl("fl");
+    tile.compute_at(prod, rko)
+        .bound_extent(k, blockK)
+        .bound_extent(row, rows)
+        .reorder_storage(row, k)
+        .fuse(k, row, f)
+        .split(f, fo, fl, warp, TailStrategy::GuardWithIf)
+        .reorder(fo, fl);
+    gpuLanes(tile, fl);
+  };
+  stage(xTile, blockM);
+  stage(wTile, blockN);
+  return {out, arguments};
+}
+
+} // namespace
+
+const KernelDefinition kLinear{algorithm, cpuSchedule, gpu};
+
+} // namespace tfmc::codegen::kernels

@@ -1,0 +1,56 @@
+//===- Positions.cpp - Adds sinusoidal or learned positions ---------------===//
+//
+// In a decode step the sequence dimension starts at P, the number of cached
+// tokens (the plan gives the buffers that min): positions P .. P+S-1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/kernels/Common.h"
+
+#include <cmath>
+
+namespace tfmc::codegen::kernels {
+namespace {
+
+using namespace Halide;
+
+BuiltKernel algorithm(const KernelSpec &spec) {
+  ImageParam x(Float(32), 3, "x");
+  Var d("d"), s("s"), b("b");
+  Func out("positions");
+  std::vector<ImageParam> arguments{x};
+  if (spec.learnedPositions) {
+    ImageParam table(Float(32), 2, "table");
+    out(d, s, b) = x(d, s, b) + table(d, s);
+    arguments.push_back(table);
+    return {out, arguments};
+  }
+  // PE[p, 2i] = sin(p / 10000^(2i/D)), PE[p, 2i+1] = cos(same), in
+  // double: arguments reach max_len radians, where f32 loses digits.
+  Func pe("sinusoid");
+  Expr even = cast<double>((d / 2) * 2);
+  Expr angle = cast<double>(s) *
+               exp(even * Expr(-std::log(10000.0) / double(spec.width)));
+  pe(d, s) = cast<float>(select(d % 2 == 0, sin(angle), cos(angle)));
+  out(d, s, b) = x(d, s, b) + pe(d, s);
+  return {out, arguments, {{"sinusoid", pe}}};
+}
+
+void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  if (kernel.stages.count("sinusoid"))
+    kernel.stages["sinusoid"].compute_root().parallel(Var("s"));
+  scheduleTokenRows(kernel.output, spec.plan<target::CpuRowsPlan>());
+}
+
+BuiltKernel gpu(const KernelSpec &spec) {
+  // The sinusoid is computed inline, per element, in double (as on the CPU).
+  BuiltKernel kernel = algorithm(spec);
+  gridOverTokens(kernel, spec);
+  return kernel;
+}
+
+} // namespace
+
+const KernelDefinition kPositions{algorithm, cpuSchedule, gpu};
+
+} // namespace tfmc::codegen::kernels

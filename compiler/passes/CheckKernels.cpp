@@ -1,0 +1,41 @@
+//===- CheckKernels.cpp - Every op left after fusion is a kernel ----------===//
+//
+// The frontend writes attention step by step; the fusion passes turn each
+// chain into kernels. A chain they could not match leaves ops no kernel
+// implements (tfm.softmax, tfm.matmul, the mask producers, ...). This pass
+// reports the first such op as an error, so that an unfused model fails at
+// the op that was not fused, before it gets a tile plan or an arena slot.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/passes/Passes.h"
+
+#include "compiler/target/TilePlan.h"
+
+namespace tfmc {
+#define GEN_PASS_DEF_CHECKKERNELS
+#include "compiler/passes/Passes.h.inc"
+} // namespace tfmc
+
+using namespace mlir;
+
+namespace {
+
+struct CheckKernelsPass : tfmc::impl::CheckKernelsBase<CheckKernelsPass> {
+  void runOnOperation() override {
+    for (Operation &op : getOperation().getBody().getOps()) {
+      if (isa<func::ReturnOp>(op) || tfmc::target::kernelKindOf(&op) ||
+          tfmc::tfm::isMemoryView(&op))
+        continue;
+      op.emitError("'")
+          << op.getName()
+          << "' is not a kernel: the middle end could not fuse it (tfmc "
+             "compiles embedding, positions, scale, activation, add, linear, "
+             "layer_norm and attention kernels; run tfm-fuse-masked-attention "
+             "with remarks=true to see why a chain was not fused)";
+      return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,80 @@
+//===- Target.h - The registry of tfmc's targets ----------------*- C++ -*-===//
+//
+// Everything tfmc knows about a target lives in its registry entry: the name
+// users give to --target, what it is for --help, the host CPU features it
+// needs, the figures the tile plans are derived from (vector width,
+// registers, caches, cores; a GPU's block limits) and the Halide target
+// string its kernels and runtime are compiled for. Adding a target is adding
+// one entry to the table in Target.cpp (docs/ARCHITECTURE.md).
+//
+// This is the lowest layer of the compiler: the tiling pass and codegen both
+// read it, and it reads nothing of theirs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_TARGET_TARGET_H
+#define TFMC_TARGET_TARGET_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tfmc::target {
+
+enum class TargetKind { Cpu, Gpu };
+
+struct TargetDescription {
+  std::string name;    // As given to --target, e.g. "x86-64-avx2".
+  std::string summary; // One line for --help.
+  /// Another entry's name this one stands for (`cuda` is `cuda-sm80`).
+  std::string aliasOf;
+  TargetKind kind = TargetKind::Cpu;
+  /// CPU targets: the host features (LLVM's names) a CPU needs to run this
+  /// target's code; `host` picks the first entry the CPU has all of.
+  std::vector<std::string> hostFeatures;
+  /// Halide's target string for the kernels and for Halide's runtime (the
+  /// kernels add `no_runtime`: one runtime per binary).
+  std::string halideTarget;
+
+  // CPU: SIMD and caches.
+  int64_t vectorLanes = 0;     // f32 lanes per vector register
+  int64_t vectorRegisters = 0; // architectural vector registers
+  int64_t l1Bytes = 0;         // L1 data cache per core
+  int64_t l2Bytes = 0;         // L2 per core
+  int64_t cores = 0;           // cores the plan makes enough tasks for
+
+  // GPU (CUDA): per-block and per-SM limits.
+  int64_t computeCapability = 0; // 80 for sm_80, 90 for sm_90
+  int64_t warpSize = 0;
+  int64_t maxThreadsPerBlock = 0;
+  int64_t sharedBytesPerBlock = 0; // without the dynamic opt-in
+  int64_t registersPerThread = 0;  // the budget plans stay under
+  int64_t multiprocessors = 0;
+
+  bool isGpu() const { return kind == TargetKind::Gpu; }
+  /// Halide's target string for one kernel (without Halide's runtime).
+  std::string halideKernelTarget() const { return halideTarget + "-no_runtime"; }
+};
+
+/// The named targets, in the order --help lists them (`host` first: it is
+/// resolved to one of the CPU entries by lookupTarget).
+const std::vector<TargetDescription> &registeredTargets();
+
+/// "host, x86-64-avx2, ...": the names lookupTarget accepts.
+std::string targetNameList(const char *separator = ", ");
+
+/// One line per target, "  NAME  summary", for --help texts.
+std::string targetHelp();
+
+/// The description of `name`. `host` is the first registered CPU target whose
+/// features the host CPU has, with the host's cache sizes and core count (its
+/// Halide target stays that entry's). On an unknown name, or a host tfmc
+/// cannot compile for, returns nullopt and sets `error` to a one-line
+/// message (listing the known targets).
+std::optional<TargetDescription> lookupTarget(const std::string &name,
+                                              std::string &error);
+
+} // namespace tfmc::target
+
+#endif // TFMC_TARGET_TARGET_H

@@ -1,0 +1,157 @@
+//===- TilePlan.h - Typed tile plans, one struct per kernel family -*- C++ -*-===//
+//
+// The tiling pass (compiler/passes/Tile.cpp) chooses a plan for every kernel
+// and records it on the op as a `tfm.tile` dictionary; codegen reads it back
+// into the same struct and builds the kernel's Halide schedule from it. Each
+// struct names its attributes once (its `fields` visitor), so the writer and
+// the reader cannot drift, and a plan with a missing or extra key is an
+// error, never a silent default.
+//
+// The structs are plain C++ (the kernels, which know nothing of MLIR, read
+// them); only the dictionary conversions below touch MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_TARGET_TILEPLAN_H
+#define TFMC_TARGET_TILEPLAN_H
+
+#include "compiler/target/Target.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace mlir {
+class Builder;
+class DictionaryAttr;
+class Operation;
+} // namespace mlir
+
+namespace tfmc::target {
+
+/// The kernels tfmc compiles. After fusion every op of an entry point is
+/// one of these, or a view of memory (weights, their slices, the KV cache).
+enum class KernelKind {
+  Embedding,
+  Positions,
+  Scale,
+  Activation,
+  Add,
+  Linear,
+  LayerNorm,
+  Attention
+};
+
+/// The kernel kind of `op`, or nullopt when `op` is not a kernel (a view,
+/// or an op the middle end should have fused away).
+std::optional<KernelKind> kernelKindOf(mlir::Operation *op);
+
+// --- CPU plans ----------------------------------------------------------------
+
+/// GEMM (linear) in dot-product form: a micro_m x micro_n tile of outputs,
+/// each a vector accumulator along K; rows in blocks of block_m (0: one
+/// block) walked row tiles first; tiles_per_task tiles per parallel task.
+struct CpuGemmPlan {
+  static constexpr const char *kFamily = "gemm";
+  int64_t vector = 0, microM = 0, microN = 0, blockM = 0, tilesPerTask = 0;
+  template <typename Visit> void fields(Visit &&visit) {
+    visit("vector", vector);
+    visit("micro_m", microM);
+    visit("micro_n", microN);
+    visit("block_m", blockM);
+    visit("tiles_per_task", tilesPerTask);
+  }
+};
+
+/// Attention, two-pass softmax over a block of query_block queries per task:
+/// Q·Kᵀ micro-kernel of query_block x micro_k, P·V of pv_queries x pv_width;
+/// K and V staged per head when stage_kv; masked key blocks skipped when
+/// skip_masked_blocks. scratch_bytes: the per-task score scratch (a budget
+/// figure for the reader; codegen checks nothing against it).
+struct CpuAttentionPlan {
+  static constexpr const char *kFamily = "attention";
+  int64_t vector = 0, queryBlock = 0, microK = 0, pvQueries = 0, pvWidth = 0,
+          scratchBytes = 0;
+  bool stageKv = true, skipMaskedBlocks = false;
+  template <typename Visit> void fields(Visit &&visit) {
+    visit("vector", vector);
+    visit("query_block", queryBlock);
+    visit("micro_k", microK);
+    visit("pv_queries", pvQueries);
+    visit("pv_width", pvWidth);
+    visit("stage_kv", stageKv);
+    visit("scratch_bytes", scratchBytes);
+    visit("skip_masked_blocks", skipMaskedBlocks);
+  }
+};
+
+/// Row (layer_norm) and elementwise kernels: the last dimension in vectors,
+/// unrolled `unroll` times, rows_per_task rows per parallel task.
+struct CpuRowsPlan {
+  static constexpr const char *kFamily = "rows";
+  int64_t vector = 0, unroll = 1, rowsPerTask = 1;
+  template <typename Visit> void fields(Visit &&visit) {
+    visit("vector", vector);
+    visit("unroll", unroll);
+    visit("rows_per_task", rowsPerTask);
+  }
+};
+
+// --- GPU plans ----------------------------------------------------------------
+
+/// GEMM on one warp per thread block: lane l computes columns j·32 + l
+/// (j < thread_n) of thread_m rows, staging block_k slices of x and W in
+/// shared memory (shared_bytes).
+struct GpuGemmPlan {
+  static constexpr const char *kFamily = "gemm";
+  int64_t threadM = 0, threadN = 0, blockK = 0, sharedBytes = 0;
+  template <typename Visit> void fields(Visit &&visit) {
+    visit("thread_m", threadM);
+    visit("thread_n", threadN);
+    visit("block_k", blockK);
+    visit("shared_bytes", sharedBytes);
+  }
+};
+
+/// Attention on one warp per block of query_block (= warp size) queries,
+/// online softmax over key blocks of key_block keys staged in shared memory.
+struct GpuAttentionPlan {
+  static constexpr const char *kFamily = "attention";
+  int64_t queryBlock = 0, keyBlock = 0, sharedBytes = 0;
+  bool skipMaskedBlocks = false;
+  template <typename Visit> void fields(Visit &&visit) {
+    visit("query_block", queryBlock);
+    visit("key_block", keyBlock);
+    visit("shared_bytes", sharedBytes);
+    visit("skip_masked_blocks", skipMaskedBlocks);
+  }
+};
+
+/// Row and elementwise kernels: `threads` threads per block.
+struct GpuRowsPlan {
+  static constexpr const char *kFamily = "rows";
+  int64_t threads = 0;
+  template <typename Visit> void fields(Visit &&visit) {
+    visit("threads", threads);
+  }
+};
+
+using TilePlan = std::variant<CpuGemmPlan, CpuAttentionPlan, CpuRowsPlan,
+                              GpuGemmPlan, GpuAttentionPlan, GpuRowsPlan>;
+
+/// The plan `tfm.tile` dictionary of a plan for `target`.
+mlir::DictionaryAttr toDictionary(mlir::Builder &builder,
+                                  const TargetDescription &target,
+                                  const TilePlan &plan);
+
+/// The plan of kernel `op` for `target`, read from its `tfm.tile`. Returns
+/// nullopt after reporting an error at `op` when the dictionary is missing,
+/// was planned for another target, or does not have exactly the keys of
+/// the plan its kernel kind and target kind call for.
+std::optional<TilePlan> readTilePlan(mlir::Operation *op,
+                                     const TargetDescription &target);
+
+} // namespace tfmc::target
+
+#endif // TFMC_TARGET_TILEPLAN_H
