@@ -12,11 +12,9 @@
 #include "runtime/ModelImpl.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <exception>
 #include <map>
-#include <limits>
 #include <new>
 #include <set>
 #include <unordered_map>
@@ -74,7 +72,6 @@ AlignedBuffer transposeToAligned(const TensorView &tensor) {
                       source + (r * cols + c) * sizeof(float), sizeof(float));
   return out;
 }
-
 
 } // namespace
 

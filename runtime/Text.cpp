@@ -37,7 +37,8 @@ void appendHex(std::string &out, unsigned char c) {
 }
 
 /// Escapes `text` into `out`, stopping after `maxBytes` bytes of input;
-/// `keepBreaks` false turns line breaks into spaces (a finished message).
+/// `breaksAsSpaces` turns line breaks into spaces and keeps tabs (a finished
+/// message) instead of escaping them (a quoted value).
 void escapeInto(std::string &out, std::string_view text, std::size_t maxBytes,
                 bool breaksAsSpaces) {
   std::size_t i = 0;

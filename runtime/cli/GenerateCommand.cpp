@@ -152,10 +152,15 @@ int generateCommand(int argc, char **argv) {
   }
   const Plan &plan = requirePlan();
   std::vector<OutputFile> outputs;
-  if (options.has("--dump-logits"))
+  if (options.has("--dump-logits")) {
+    std::vector<std::pair<std::string, std::string>> inputs = inputFiles(
+        options, {"--weights", "--text-file", "--prompt", "--source"});
+    if (options.has("--tokenizer"))
+      for (const char *file : {"/vocab.json", "/merges.txt"})
+        inputs.emplace_back("--tokenizer", options.get("--tokenizer") + file);
     outputs = checkOutputs({{"--dump-logits", options.get("--dump-logits")}},
-                           inputFiles(options, {"--weights", "--text-file",
-                                                "--prompt", "--source"}));
+                           inputs);
+  }
 
   // With --tokenizer, --text is encoded (GPT-2 byte-level BPE) into the
   // prompt (or source), and the new tokens are printed as text.
