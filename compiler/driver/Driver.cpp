@@ -6,6 +6,8 @@
 #include "compiler/codegen/KernelKey.h"
 #include "compiler/target/TilePlan.h"
 #include "compiler/frontend/AST.h"
+#include "compiler/frontend/ModelFile.h"
+#include "compiler/frontend/Quote.h"
 #include "compiler/frontend/TfmBuilder.h"
 #include "dialects/tfm/TfmDialect.h"
 #include "compiler/passes/Passes.h"
@@ -14,12 +16,20 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
 #include <cstdlib>
 
 namespace tfmc::driver {
 namespace {
+
+/// The largest --max-batch (README, "Limits"); the memory plan also bounds
+/// each buffer at the batch and sequence it is compiled for.
+constexpr int64_t kMaxBatch = 1 << 20;
+/// Longer messages (and file names) are cut: every message is one line of
+/// bounded length.
+constexpr size_t kMaxMessageChars = 400;
 
 /// What --stats reports about a compiled module.
 struct ModuleStats {
@@ -29,24 +39,70 @@ struct ModuleStats {
   int64_t distinctKernels = 0;
 };
 
-ModuleStats collectStats(mlir::ModuleOp module) {
+/// The statistics of a module after the middle end; fails (with a one-line
+/// error) if the weight bytes leave int64, which the frontend's limits
+/// (README, "Limits") rule out for any model it accepts.
+mlir::FailureOr<ModuleStats> collectStats(mlir::ModuleOp module) {
   ModuleStats stats;
   llvm::StringSet<> weights, kernelKeys;
+  bool overflow = false;
   module.walk([&](mlir::Operation *op) {
     if (auto weight = llvm::dyn_cast<tfm::WeightOp>(op)) {
-      if (weights.insert(weight.getName()).second)
-        stats.weightBytes += weight.getType().getNumElements() * 4;
+      if (!weights.insert(weight.getName()).second)
+        return;
+      std::optional<int64_t> bytes =
+          llvm::checkedMul<int64_t>(weight.getType().getNumElements(), 4);
+      std::optional<int64_t> total =
+          bytes ? llvm::checkedAdd(stats.weightBytes, *bytes) : std::nullopt;
+      overflow |= !total;
+      stats.weightBytes = total.value_or(0);
     } else if (target::kernelKindOf(op)) {
       ++stats.kernels;
       kernelKeys.insert(codegen::kernelKey(op));
     }
   });
+  if (overflow) {
+    llvm::errs() << "tfmc: error: the weights' size in bytes overflows 64 "
+                    "bits\n";
+    return mlir::failure();
+  }
   stats.distinctKernels = kernelKeys.size();
   module.walk([&](mlir::func::FuncOp func) {
     if (auto size = func->getAttrOfType<mlir::IntegerAttr>("tfm.arena_size"))
       stats.arenaBytes = std::max(stats.arenaBytes, size.getInt());
   });
   return stats;
+}
+
+/// MLIR's diagnostics as tfmc's other errors: `file:line:col: error: ...`
+/// (the .tfm position the op was built from), one line of bounded length,
+/// and only the first error: a pass that fails on each entry point would
+/// otherwise say the same thing three times. Notes are dropped.
+void printDiagnostic(mlir::Diagnostic &diag, bool &errorShown) {
+  const char *severity = "error";
+  switch (diag.getSeverity()) {
+  case mlir::DiagnosticSeverity::Error:
+    if (errorShown)
+      return;
+    errorShown = true;
+    break;
+  case mlir::DiagnosticSeverity::Warning:
+    severity = "warning";
+    break;
+  case mlir::DiagnosticSeverity::Remark:
+    severity = "remark";
+    break;
+  case mlir::DiagnosticSeverity::Note:
+    return;
+  }
+  std::string where = "tfmc";
+  if (auto file = diag.getLocation()->findInstanceOf<mlir::FileLineColLoc>())
+    where = (file.getFilename().str() + ":" + llvm::Twine(file.getLine()) +
+             ":" + llvm::Twine(file.getColumn()))
+                .str();
+  llvm::errs() << frontend::printable(where, kMaxMessageChars) << ": "
+               << severity << ": "
+               << frontend::printable(diag.str(), kMaxMessageChars) << "\n";
 }
 
 /// Checks the options that depend on the model, with one-line errors.
@@ -62,6 +118,11 @@ mlir::LogicalResult checkOptions(const CompileOptions &options,
                  << options.maxBatch << "\n";
     return mlir::failure();
   }
+  if (options.maxBatch > kMaxBatch) {
+    llvm::errs() << "tfmc: error: --max-batch " << options.maxBatch
+                 << " is too large (maximum " << kMaxBatch << ")\n";
+    return mlir::failure();
+  }
   if (options.autoschedule && target::lookupTarget(options.target, error)->isGpu()) {
     llvm::errs() << "tfmc: error: --scheduler adams2019 schedules CPU kernels "
                     "only (Halide 14 has no GPU autoscheduler); CUDA targets "
@@ -70,8 +131,8 @@ mlir::LogicalResult checkOptions(const CompileOptions &options,
   }
   if (options.maxSeq < 0 || options.maxSeq > model.maxLen) {
     llvm::errs() << "tfmc: error: --max-seq " << options.maxSeq
-                 << " is outside 1.." << model.maxLen << " (max_len of model '"
-                 << model.name << "')\n";
+                 << " is outside 1.." << model.maxLen << " (max_len of model "
+                 << frontend::quoted(model.name) << ")\n";
     return mlir::failure();
   }
   return mlir::success();
@@ -87,7 +148,7 @@ bool isTextual(Emit emit) {
 }
 
 mlir::LogicalResult compile(const CompileOptions &options,
-                            llvm::raw_ostream &os) {
+                            llvm::raw_ostream &os, llvm::raw_ostream &statsOs) {
   frontend::ParseResult parsed = frontend::parseModelFile(options.inputPath);
   if (!parsed) {
     llvm::errs() << parsed.error->str() << "\n";
@@ -106,25 +167,12 @@ mlir::LogicalResult compile(const CompileOptions &options,
   mlir::DialectRegistry registry;
   tfm::registerDialects(registry);
   mlir::MLIRContext context(registry);
-  // Diagnostics of the passes and codegen: one line each, at the .tfm
-  // position of the op (or the model) they concern.
-  mlir::ScopedDiagnosticHandler oneLine(&context, [](mlir::Diagnostic &diag) {
-    std::string message = diag.str();
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    std::string where = "tfmc";
-    if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(diag.getLocation()))
-      where = (loc.getFilename().str() + ":" + std::to_string(loc.getLine()) +
-               ":" + std::to_string(loc.getColumn()));
-    const char *severity = diag.getSeverity() == mlir::DiagnosticSeverity::Error
-                               ? "error"
-                           : diag.getSeverity() == mlir::DiagnosticSeverity::Warning
-                               ? "warning"
-                               : diag.getSeverity() == mlir::DiagnosticSeverity::Remark
-                                     ? "remark"
-                                     : "note";
-    llvm::errs() << where << ": " << severity << ": " << message << "\n";
-    return mlir::success();
-  });
+  bool errorShown = false;
+  mlir::ScopedDiagnosticHandler diagnostics(
+      &context, [&](mlir::Diagnostic &diag) {
+        printDiagnostic(diag, errorShown);
+        return mlir::success();
+      });
   mlir::OwningOpRef<mlir::ModuleOp> module =
       frontend::buildTfmModule(context, model);
   if (!module)
@@ -184,9 +232,12 @@ mlir::LogicalResult compile(const CompileOptions &options,
       return mlir::failure();
   }
   if (options.stats) {
-    ModuleStats stats = collectStats(*module);
+    mlir::FailureOr<ModuleStats> collected = collectStats(*module);
+    if (failed(collected))
+      return mlir::failure();
+    const ModuleStats &stats = *collected;
     int64_t maxSeq = options.maxSeq ? options.maxSeq : model.maxLen;
-    llvm::outs() << "model " << model.name << ", target " << options.target
+    statsOs << "model " << model.name << ", target " << options.target
                  << ", max batch " << options.maxBatch << ", max seq "
                  << maxSeq << "\n"
                  << "peak arena bytes: " << stats.arenaBytes << "\n"

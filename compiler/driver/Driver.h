@@ -45,10 +45,12 @@ const char *version();
 bool isTextual(Emit emit);
 
 /// Runs the pipeline on `options.inputPath` as far as `options` needs.
-/// Textual results go to `os`; binaries to `options.outputPath`. Errors are
-/// printed to stderr as one line each and return failure.
+/// Textual results go to `os`, --stats to `statsOs`; binaries to
+/// `options.outputPath`. Errors are printed to stderr as one line each and
+/// return failure; what was written to the streams is then incomplete, so a
+/// caller that writes files buffers them (OutputFile.h).
 mlir::LogicalResult compile(const CompileOptions &options,
-                            llvm::raw_ostream &os);
+                            llvm::raw_ostream &os, llvm::raw_ostream &statsOs);
 
 } // namespace tfmc::driver
 

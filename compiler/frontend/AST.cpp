@@ -1,6 +1,7 @@
 //===- AST.cpp - Printing the parsed form of a .tfm description -----------===//
 
 #include "compiler/frontend/AST.h"
+#include "compiler/frontend/Quote.h"
 
 #include <fmt/format.h>
 
@@ -9,11 +10,20 @@ namespace tfmc::frontend {
 std::string Diagnostic::str() const {
   // A parse from a string with no name still needs something before the
   // colon, or the line would start with ":3:4:".
-  const std::string &name = loc.file.empty() ? std::string("<input>")
-                                             : loc.file;
+  std::string name =
+      loc.file.empty() ? std::string("<input>") : printable(loc.file, 400);
+  // Quoted user text is already cut; this bounds the line whatever a
+  // message holds (README, "Limits").
+  std::string text = message;
+  if (text.size() > kMaxMessageBytes) {
+    size_t cut = kMaxMessageBytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+      --cut; // not inside a UTF-8 sequence
+    text = text.substr(0, cut) + "...";
+  }
   if (loc.line == 0)
-    return fmt::format("{}: error: {}", name, message);
-  return fmt::format("{}:{}:{}: error: {}", name, loc.line, loc.col, message);
+    return fmt::format("{}: error: {}", name, text);
+  return fmt::format("{}:{}:{}: error: {}", name, loc.line, loc.col, text);
 }
 
 const char *toString(NormPlacement value) {
@@ -134,7 +144,7 @@ std::string dumpModel(const Model &model) {
                         model.loc.col);
   line(0, fmt::format("model {}{}", model.name, where));
 
-  // Every setting, defaults included, in the order of DESIGN.md's table, so a
+  // Every setting, defaults included, in the order of the README's table, so a
   // dump says exactly what will be compiled.
   line(1, fmt::format("vocab = {}", model.vocab));
   line(1, fmt::format("d_model = {}", model.dModel));

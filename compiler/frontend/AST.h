@@ -69,7 +69,7 @@ struct Model {
   // Required when a feed_forward sublayer exists; 0 when not given.
   int64_t dFF = 0;
 
-  // Optional settings, with DESIGN.md's defaults.
+  // Optional settings, with the README's defaults.
   NormPlacement norm = NormPlacement::Post;
   Activation activation = Activation::Relu;
   PositionKind positions = PositionKind::Sinusoidal;
@@ -118,17 +118,6 @@ struct ParseResult {
 
 /// Parses and validates `source`, whose diagnostics name `fileName`.
 ParseResult parseModel(const std::string &source, const std::string &fileName);
-
-/// Reads `path` and parses it. A file that cannot be read is an error whose
-/// location is the path alone (line and column 0). A directory, or a path
-/// ending in `.json`, is a Hugging Face config (importHfConfig).
-ParseResult parseModelFile(const std::string &path);
-
-/// Reads a whole file. On failure returns nullopt with `error` set to
-/// "cannot open file: <reason>" or "cannot read file: <reason>" and `errno`
-/// holding the reason (the caller names the file).
-std::optional<std::string> readWholeFile(const std::string &path,
-                                         std::string &error);
 
 /// A stable, human-readable dump of the AST (`tfmc --emit ast`).
 std::string dumpModel(const Model &model);

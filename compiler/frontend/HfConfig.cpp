@@ -10,29 +10,44 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/frontend/HfConfig.h"
+#include "compiler/frontend/Limits.h"
+#include "compiler/frontend/Quote.h"
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <limits>
 #include <set>
 #include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <sys/stat.h>
 
 namespace tfmc::frontend {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-// The same bound as a .tfm number: sizes fit in 32 bits.
-constexpr int64_t kMaxSize = std::numeric_limits<int32_t>::max();
+/// The .tfm setting each size key gives (their maxima: Limits.h).
+constexpr std::pair<std::string_view, std::string_view> kSettingOfKey[] = {
+    {"n_embd", "d_model"},     {"n_head", "heads"},    {"n_layer", "layers"},
+    {"n_positions", "max_len"}, {"n_ctx", "max_len"},  {"vocab_size", "vocab"},
+    {"n_inner", "d_ff"}};
+
+std::string_view settingOfKey(std::string_view key) {
+  for (const auto &[hfKey, setting] : kSettingOfKey)
+    if (hfKey == key)
+      return setting;
+  return key;
+}
+
+/// The key that gives `setting` (n_positions, not n_ctx, for max_len).
+std::string_view keyOfSetting(std::string_view setting) {
+  for (const auto &[hfKey, name] : kSettingOfKey)
+    if (name == setting)
+      return hfKey;
+  return setting;
+}
 
 /// Keys that cannot change what the forward pass computes, accepted with any
 /// value: dropout (inference has none), the heads of other tasks
@@ -69,24 +84,26 @@ bool contains(const std::string_view (&list)[N], std::string_view key) {
   return std::find(std::begin(list), std::end(list), key) != std::end(list);
 }
 
-/// A value as messages show it: JSON, ASCII-only, at most 40 characters.
+/// A value as messages show it: scalars as JSON, strings cut and escaped,
+/// containers by kind only. Dumping a container whole would print a line of
+/// any length, and recurse once per level of nesting.
 std::string describe(const Json &value) {
-  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/true);
-  if (text.size() > 40)
-    text = text.substr(0, 37) + "...";
-  return text;
+  switch (value.type()) {
+  case Json::value_t::array:
+    return fmt::format("an array of {} element{}", value.size(),
+                       value.size() == 1 ? "" : "s");
+  case Json::value_t::object:
+    return fmt::format("an object of {} key{}", value.size(),
+                       value.size() == 1 ? "" : "s");
+  case Json::value_t::string:
+    return "\"" + printable(value.get_ref<const std::string &>(), 40) + "\"";
+  default:
+    return value.dump();
+  }
 }
 
-/// `DIR/config.json` for a directory, the path itself otherwise.
-std::string configPathOf(const std::string &path) {
-  struct stat info;
-  if (::stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
-    return path;
-  std::string dir = path;
-  while (dir.size() > 1 && dir.back() == '/')
-    dir.pop_back();
-  return dir == "/" ? "/config.json" : dir + "/config.json";
-}
+/// Thrown by the parse callback when the nesting exceeds kMaxJsonDepth.
+struct TooDeep {};
 
 /// The folder's name as a .tfm identifier (`gpt2-medium` -> `gpt2_medium`).
 std::string modelNameFor(const std::string &configPath) {
@@ -128,20 +145,21 @@ private:
     return std::nullopt;
   }
   std::optional<Model> failKey(std::string_view key, const std::string &text) {
-    return fail(fmt::format("key '{}': {}", key, text));
+    return fail(fmt::format("key '{}': {}", printable(key), text));
   }
 
-  /// A positive integer up to kMaxSize; nullopt (with the message set) else.
+  /// A positive integer up to the maximum of the setting the key gives;
+  /// nullopt (with the message set) else.
   std::optional<int64_t> positive(std::string_view key, const Json &value,
                                   const char *expected = "a positive integer") {
+    auto max = static_cast<uint64_t>(maxOfSetting(settingOfKey(key)));
     if (value.is_number_unsigned() ||
         (value.is_number_integer() && value.get<int64_t>() > 0)) {
       uint64_t number = value.get<uint64_t>();
-      if (number >= 1 && number <= static_cast<uint64_t>(kMaxSize))
+      if (number >= 1 && number <= max)
         return static_cast<int64_t>(number);
-      if (number > static_cast<uint64_t>(kMaxSize)) {
-        failKey(key, fmt::format("{} is too large (maximum {})", number,
-                                 kMaxSize));
+      if (number > max) {
+        failKey(key, fmt::format("{} is too large (maximum {})", number, max));
         return std::nullopt;
       }
     }
@@ -154,8 +172,15 @@ private:
     // Duplicate keys would otherwise keep the last value silently.
     std::string duplicate;
     std::set<std::string> seen;
-    Json::parser_callback_t noteKeys = [&](int depth, nlohmann::detail::parse_event_t event,
+    using Event = nlohmann::detail::parse_event_t;
+    Json::parser_callback_t noteKeys = [&](int depth, Event event,
                                            Json &parsed) {
+      // nlohmann's parser is iterative, but printing and comparing values
+      // recurse: bound the nesting while parsing. `depth` counts the
+      // containers around the one that starts.
+      if ((event == Event::object_start || event == Event::array_start) &&
+          depth >= kMaxJsonDepth)
+        throw TooDeep{};
       if (depth == 1 && event == nlohmann::detail::parse_event_t::key &&
           parsed.is_string() && !seen.insert(parsed.get<std::string>()).second &&
           duplicate.empty())
@@ -165,6 +190,9 @@ private:
     Json config;
     try {
       config = Json::parse(text, noteKeys);
+    } catch (const TooDeep &) {
+      return fail(fmt::format("invalid JSON: nested deeper than {} levels",
+                              kMaxJsonDepth));
     } catch (const Json::exception &error) {
       std::string what = error.what();
       // "[json.exception.parse_error.101] parse error at line 2, ..." ->
@@ -172,12 +200,9 @@ private:
       if (what.rfind("[json.exception.", 0) == 0)
         if (std::size_t close = what.find("] "); close != std::string::npos)
           what = what.substr(close + 2);
-      // One printable line, whatever bytes the file held.
-      std::string line;
-      for (unsigned char c : what)
-        line += c < 0x20 || c >= 0x7f ? fmt::format("\\x{:02x}", c)
-                                      : std::string(1, static_cast<char>(c));
-      return fail("invalid JSON: " + line);
+      // One printable line of bounded length, whatever bytes the file held
+      // ("last read: '...'" quotes the offending token).
+      return fail("invalid JSON: " + printable(what, 200));
     }
     if (!config.is_object())
       return fail(fmt::format("expected a JSON object (a Hugging Face "
@@ -244,10 +269,10 @@ private:
         return std::nullopt;
       model.dFF = *value;
     }
-    if (model.dFF > kMaxSize)
+    if (model.dFF > kMaxDFF)
       return failKey("n_inner", fmt::format("null means 4 * n_embd = {}, "
                                             "which is too large (maximum {})",
-                                            model.dFF, kMaxSize));
+                                            model.dFF, kMaxDFF));
 
     // activation_function (GPT2Config's default: gelu_new).
     model.activation = Activation::GeluTanh;
@@ -338,6 +363,8 @@ private:
     feedForward.loc = model.loc;
     decoder.sublayers = {attention, feedForward};
     model.decoder = std::move(decoder);
+    if (std::optional<LimitProblem> problem = checkWeightSizes(model))
+      return failKey(keyOfSetting(problem->setting), problem->message);
     return model;
   }
 
@@ -347,35 +374,9 @@ private:
 
 } // namespace
 
-bool isHfConfigPath(const std::string &path) {
-  struct stat info;
-  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
-    return true;
-  return path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
-}
-
 ParseResult importHfConfigText(const std::string &text,
                                const std::string &configPath) {
   return Importer(configPath).run(text);
-}
-
-ParseResult importHfConfig(const std::string &path) {
-  std::string configPath = configPathOf(path);
-  bool fromDirectory = configPath != path;
-  std::string error;
-  std::optional<std::string> text = readWholeFile(configPath, error);
-  if (!text) {
-    ParseResult result;
-    result.error = Diagnostic{
-        SourceLoc{configPath, 0, 0},
-        fromDirectory && errno == ENOENT
-            ? fmt::format("{}; a Hugging Face model directory holds "
-                          "config.json",
-                          error)
-            : error};
-    return result;
-  }
-  return importHfConfigText(*text, configPath);
 }
 
 } // namespace tfmc::frontend

@@ -5,7 +5,7 @@
 // gives, so everything after the frontend is shared; only the weight names
 // differ (Model::weightNaming, compiler/frontend/WeightNames.h).
 //
-// Supported: `model_type: gpt2` (DESIGN.md, "GPT-2 import honours ...").
+// Supported: `model_type: gpt2` (README, "Hugging Face GPT-2").
 // Every key of the config is either honoured, checked, or on an explicit
 // list of keys that cannot change the forward pass (dropout, task heads,
 // tokens, metadata); any other key is an error naming it, as is a value
@@ -22,16 +22,9 @@
 
 namespace tfmc::frontend {
 
-/// Whether `path` names a Hugging Face config: a directory (that should
-/// hold config.json) or a file whose name ends in `.json`.
-bool isHfConfigPath(const std::string &path);
-
-/// Reads `path` (a config.json, or a directory holding one) and maps it onto
-/// a Model. Diagnostics name the config.json path, with line and column 0.
-ParseResult importHfConfig(const std::string &path);
-
-/// Same, from the text of a config; diagnostics name `configPath`, and the
-/// model is named after the directory that holds it.
+/// Maps the text of a config.json onto a Model (ModelFile.h reads it);
+/// diagnostics name `configPath`, with line and column 0, and the model is
+/// named after the directory that holds it.
 ParseResult importHfConfigText(const std::string &text,
                                const std::string &configPath);
 

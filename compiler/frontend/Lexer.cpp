@@ -1,6 +1,7 @@
 //===- Lexer.cpp - Tokens of the .tfm model description language ----------===//
 
 #include "compiler/frontend/Lexer.h"
+#include "compiler/frontend/Quote.h"
 
 #include <cerrno>
 #include <cmath>
@@ -61,7 +62,7 @@ std::string describe(const Token &token) {
   case TokenKind::Error:
     return "an invalid token";
   default:
-    return fmt::format("'{}'", token.text);
+    return quoted(token.text);
   }
 }
 
@@ -150,8 +151,8 @@ Token Lexer::lexNumber() {
     while (isIdentChar(peekChar()) || peekChar() == '.')
       bump();
     return error(line, startCol,
-                 fmt::format("invalid number '{}'",
-                             source.substr(start, pos - start)));
+                 fmt::format("invalid number {}",
+                             quoted(source.substr(start, pos - start))));
   }
 
   std::string text(source.substr(start, pos - start));
@@ -160,13 +161,14 @@ Token Lexer::lexNumber() {
     double value = std::strtod(text.c_str(), nullptr);
     if (errno == ERANGE && std::isinf(value))
       return error(line, startCol,
-                   fmt::format("number {} is too large (maximum {:g})", text,
-                               1.79769313486231570e+308));
+                   fmt::format("number {} is too large (maximum {:g})",
+                               printable(text), 1.79769313486231570e+308));
     // glibc also reports ERANGE for subnormal results; only a literal that
     // rounds to zero has lost its value.
     if (errno == ERANGE && value == 0.0)
       return error(line, startCol,
-                   fmt::format("number {} is too small to represent", text));
+                   fmt::format("number {} is too small to represent",
+                               printable(text)));
     Token token = make(TokenKind::Float, line, startCol, std::move(text));
     token.floatValue = value;
     return token;
@@ -175,11 +177,11 @@ Token Lexer::lexNumber() {
   if (negative ? tooLarge : magnitude > kMaxInt) {
     if (negative)
       return error(line, startCol,
-                   fmt::format("number {} is too small (minimum -{})", text,
-                               kMaxNegativeMagnitude));
+                   fmt::format("number {} is too small (minimum -{})",
+                               printable(text), kMaxNegativeMagnitude));
     return error(line, startCol,
-                 fmt::format("number {} is too large (maximum {})", text,
-                             kMaxInt));
+                 fmt::format("number {} is too large (maximum {})",
+                             printable(text), kMaxInt));
   }
   Token token = make(TokenKind::Integer, line, startCol, std::move(text));
   token.intValue = negative ? -static_cast<int64_t>(magnitude)

@@ -12,13 +12,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/frontend/AST.h"
-#include "compiler/frontend/HfConfig.h"
 #include "compiler/frontend/Lexer.h"
+#include "compiler/frontend/Limits.h"
+#include "compiler/frontend/Quote.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <initializer_list>
 #include <string_view>
 #include <utility>
@@ -171,7 +169,7 @@ private:
 
     if (!tok.is(TokenKind::LBrace))
       return fail(fmt::format("expected '{{' after 'model {}', found {}",
-                              model.name, describe(tok)));
+                              printable(model.name), describe(tok)));
     Token open = tok;
     advance();
 
@@ -180,7 +178,7 @@ private:
       if (tok.is(TokenKind::RBrace))
         break;
       if (tok.is(TokenKind::EndOfFile))
-        return failUnterminated(fmt::format("'model {}'", model.name), open);
+        return failUnterminated(fmt::format("'model {}'", printable(model.name)), open);
       if (!tok.is(TokenKind::Identifier))
         return fail(fmt::format("expected a setting, a stack or '}}', found {}",
                                 describe(tok)));
@@ -205,7 +203,7 @@ private:
     skipNewlines();
     if (!tok.is(TokenKind::EndOfFile))
       return fail(fmt::format("expected end of file after model '{}', found {}",
-                              model.name, describe(tok)));
+                              printable(model.name), describe(tok)));
     return true;
   }
 
@@ -222,7 +220,7 @@ private:
                                 "'decoder' block",
                                 name));
       return fail(fmt::format("unknown setting '{}'; known settings are {}",
-                              name, knownSettingsList()));
+                              printable(name), knownSettingsList()));
     }
     for (const auto &[key, loc] : model.settingLocs)
       if (key == name)
@@ -286,7 +284,10 @@ private:
                               name, describe(tok)));
     if (tok.intValue <= 0)
       return fail(fmt::format("setting '{}' must be positive, found {}", name,
-                              tok.text));
+                              printable(tok.text)));
+    if (tok.intValue > maxOfSetting(name))
+      return fail(fmt::format("setting '{}' = {} is too large (maximum {})",
+                              name, printable(tok.text), maxOfSetting(name)));
     out = tok.intValue;
     advance();
     return true;
@@ -299,7 +300,7 @@ private:
                               name, describe(tok)));
     if (!(tok.floatValue > 0.0))
       return fail(fmt::format("setting '{}' must be positive, found {}", name,
-                              tok.text));
+                              printable(tok.text)));
     out = tok.floatValue;
     advance();
     return true;
@@ -332,7 +333,7 @@ private:
       }
     }
     return fail(fmt::format("unknown value '{}' for setting '{}'; expected {}",
-                            tok.text, name, alternatives(spellings)));
+                            printable(tok.text), name, alternatives(spellings)));
   }
 
   //===--------------------------------------------------------------------===//
@@ -362,7 +363,7 @@ private:
     if (tok.text != "layers")
       return fail(fmt::format("unknown argument '{}' for '{}'; expected "
                               "'layers'",
-                              tok.text, keyword));
+                              printable(tok.text), keyword));
     advance();
     if (!tok.is(TokenKind::Equal))
       return fail(fmt::format("expected '=' after 'layers', found {}",
@@ -373,7 +374,10 @@ private:
                               "found {}",
                               describe(tok)));
     if (tok.intValue < 1)
-      return fail(fmt::format("layers must be at least 1, found {}", tok.text));
+      return fail(fmt::format("layers must be at least 1, found {}", printable(tok.text)));
+    if (tok.intValue > kMaxLayers)
+      return fail(fmt::format("layers = {} is too large (maximum {})", printable(tok.text),
+                              kMaxLayers));
     stack.layers = tok.intValue;
     advance();
     if (!tok.is(TokenKind::RParen))
@@ -467,7 +471,7 @@ private:
     return fail(fmt::format("unknown sublayer '{}'; expected "
                             "'self_attention', 'cross_attention' or "
                             "'feed_forward'",
-                            name));
+                            printable(name)));
   }
 
   bool parseAttentionArgs(const std::string &sublayer, MaskSpec &mask) {
@@ -478,7 +482,7 @@ private:
     if (tok.text != "mask")
       return fail(fmt::format("unknown argument '{}' for '{}'; expected "
                               "'mask'",
-                              tok.text, sublayer));
+                              printable(tok.text), sublayer));
     advance();
     if (!tok.is(TokenKind::Equal))
       return fail(
@@ -514,7 +518,8 @@ private:
     term = tok.text;
     if (term != "none" && term != "causal" && term != "padding" &&
         term != "window")
-      return fail(fmt::format("unknown mask kind '{}'; expected {}", term,
+      return fail(fmt::format("unknown mask kind '{}'; expected {}",
+                              printable(term),
                               kTerms));
     if (std::find(seen.begin(), seen.end(), term) != seen.end())
       return fail(fmt::format("duplicate mask term '{}'", term));
@@ -539,7 +544,10 @@ private:
                                 describe(tok)));
       if (tok.intValue < 1)
         return fail(fmt::format("window size must be at least 1, found {}",
-                                tok.text));
+                                printable(tok.text)));
+      if (tok.intValue > maxOfSetting("window"))
+        return fail(fmt::format("window size {} is too large (maximum {})",
+                                printable(tok.text), maxOfSetting("window")));
       mask.window = tok.intValue;
       advance();
       if (!tok.is(TokenKind::RParen))
@@ -568,18 +576,21 @@ private:
       return failAt(model.loc,
                     fmt::format("missing required setting{} {} in model '{}'",
                                 missing.size() > 1 ? "s" : "",
-                                alternatives(missing, "and"), model.name));
+                                alternatives(missing, "and"), printable(model.name)));
 
     if (model.dModel % model.heads != 0)
       return failAt(model.locOf("heads"),
                     fmt::format("d_model = {} is not divisible by heads = {}",
                                 model.dModel, model.heads));
 
+    if (std::optional<LimitProblem> problem = checkWeightSizes(model))
+      return failAt(model.locOf(problem->setting), problem->message);
+
     if (!model.encoder && !model.decoder)
       return failAt(model.loc,
                     fmt::format("model '{}' has no 'encoder' or 'decoder' "
                                 "block; a model needs at least one",
-                                model.name));
+                                printable(model.name)));
 
     if (model.decoder && !model.encoder)
       for (const Sublayer &sublayer : model.decoder->sublayers)
@@ -587,7 +598,7 @@ private:
           return failAt(sublayer.loc,
                         fmt::format("'cross_attention' needs an encoder, but "
                                     "model '{}' has no 'encoder' block",
-                                    model.name));
+                                    printable(model.name)));
 
     if (model.dFF == 0) {
       const Sublayer *first = nullptr;
@@ -616,46 +627,6 @@ private:
 
 ParseResult parseModel(const std::string &source, const std::string &fileName) {
   return Parser(source, fileName).run();
-}
-
-// C stdio rather than iostreams: it gives the errno behind a failure, which
-// is what the user needs ("No such file or directory", "Is a directory").
-std::optional<std::string> readWholeFile(const std::string &path,
-                                         std::string &error) {
-  auto cannot = [&](const char *what) {
-    error = fmt::format("{}: {}", what, std::strerror(errno));
-    return std::nullopt;
-  };
-  errno = 0;
-  std::FILE *stream = std::fopen(path.c_str(), "rb");
-  if (!stream)
-    return cannot("cannot open file");
-  std::string contents;
-  char buffer[1 << 16];
-  size_t count;
-  while ((count = std::fread(buffer, 1, sizeof buffer, stream)) > 0)
-    contents.append(buffer, count);
-  bool failed = std::ferror(stream) != 0;
-  int savedErrno = errno;
-  std::fclose(stream);
-  if (failed) {
-    errno = savedErrno;
-    return cannot("cannot read file");
-  }
-  return contents;
-}
-
-ParseResult parseModelFile(const std::string &path) {
-  if (isHfConfigPath(path))
-    return importHfConfig(path);
-  std::string error;
-  std::optional<std::string> source = readWholeFile(path, error);
-  if (!source) {
-    ParseResult result;
-    result.error = Diagnostic{SourceLoc{path, 0, 0}, error};
-    return result;
-  }
-  return parseModel(*source, path);
 }
 
 } // namespace tfmc::frontend

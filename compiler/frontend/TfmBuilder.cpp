@@ -325,9 +325,10 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
   Location modelLoc = loc(model.loc);
   builder.setInsertionPointToEnd(module.getBody());
 
-  // Inputs in DESIGN.md's order, each only when the entry reads it. A
-  // decode step takes one new token per sequence and, for cross-attention
-  // with padding, the encoder's mask; the encoder itself does not run.
+  // Inputs in the order of the README's input table, each only when the
+  // entry reads it. A decode step takes one new token per sequence and, for
+  // cross-attention with padding, the encoder's mask; the encoder itself
+  // does not run.
   const bool decode = kind == Entry::Decode;
   auto idsType = RankedTensorType::get({kDynamic, kDynamic},
                                        builder.getI64Type());

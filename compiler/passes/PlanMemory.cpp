@@ -15,6 +15,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace tfmc {
 #define GEN_PASS_DEF_PLANMEMORY
@@ -27,6 +28,11 @@ using namespace tfmc::tfm;
 namespace {
 
 constexpr int64_t kAlignment = 64; // a cache line; also AVX-512 aligned
+// Halide's kernels index a tensor with 32-bit integers, so no result may
+// hold more elements; the arena is bounded so that every offset and sum
+// below stays far inside int64 (README, "Limits").
+constexpr int64_t kMaxTensorElements = 2147483647;
+constexpr int64_t kMaxArenaBytes = int64_t(1) << 40;
 
 int64_t alignUp(int64_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -53,20 +59,33 @@ struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
   using PlanMemoryBase::PlanMemoryBase;
 
   /// Bytes of `op`'s result at the largest batch (a dynamic leading
-  /// dimension) and sequence (any other dynamic dimension). A causal or
-  /// window mask is [Sq, Sk]: it has no batch dimension.
-  int64_t bytesAtMost(Operation *op, int64_t seq) const {
+  /// dimension) and sequence (any other dynamic dimension), aligned. A
+  /// causal or window mask is [Sq, Sk]: it has no batch dimension. Emits an
+  /// error and returns nullopt when the result would hold more than
+  /// kMaxTensorElements.
+  std::optional<int64_t> alignedBytesAtMost(Operation *op, int64_t seq) const {
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
     bool leadingIsBatch = !isa<CausalMaskOp, WindowMaskOp>(op);
-    int64_t elements = 1;
+    std::optional<int64_t> elements = 1;
     for (auto [index, dim] : llvm::enumerate(type.getShape())) {
-      if (!ShapedType::isDynamic(dim))
-        elements *= dim;
-      else
-        elements *= index == 0 && leadingIsBatch ? int64_t(maxBatch) : seq;
+      int64_t extent = !ShapedType::isDynamic(dim) ? dim
+                       : index == 0 && leadingIsBatch ? int64_t(maxBatch)
+                                                      : seq;
+      elements = llvm::checkedMul(*elements, extent);
+      if (!elements || *elements > kMaxTensorElements) {
+        op->emitError() << "tfm-plan-memory: the result " << type
+                        << " would hold more than " << kMaxTensorElements
+                        << " elements (the most a kernel indexes) at "
+                           "max-batch "
+                        << int64_t(maxBatch) << " and max-seq " << seq
+                        << "; lower max-batch or max-seq";
+        return std::nullopt;
+      }
     }
-    int64_t elementBits = type.getElementTypeBitWidth();
-    return elements * std::max<int64_t>(1, elementBits / 8);
+    int64_t elementBytes =
+        std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    // At most 2^31 elements of at most 8 bytes: no overflow here.
+    return alignUp(*elements * elementBytes);
   }
 
   void runOnOperation() override {
@@ -106,7 +125,9 @@ struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
         continue;
       Value result = op.getResult(0);
       int64_t at = position[&op];
-      int64_t bytes = alignUp(bytesAtMost(&op, seq));
+      std::optional<int64_t> bytes = alignedBytesAtMost(&op, seq);
+      if (!bytes)
+        return signalPassFailure();
       int64_t until = lastUse.count(result) ? lastUse[result] : at;
 
       std::optional<size_t> reuse;
@@ -114,7 +135,7 @@ struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
         for (Value operand : op.getOperands()) {
           auto it = bufferOf.find(operand);
           if (it != bufferOf.end() && buffers[it->second].end == at &&
-              buffers[it->second].bytes == bytes) {
+              buffers[it->second].bytes == *bytes) {
             reuse = it->second;
             break;
           }
@@ -126,7 +147,7 @@ struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
         buffers[slot].end = std::max(buffers[slot].end, until);
       } else {
         slot = buffers.size();
-        buffers.push_back({bytes, at, until});
+        buffers.push_back({*bytes, at, until});
       }
       bufferOf[result] = slot;
       planned.push_back({&op, slot});
@@ -156,8 +177,17 @@ struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
           break;
         offset = std::max(offset, end);
       }
+      // Each offset is the end of a placed buffer, so at most the arena so
+      // far: every sum here stays below 2 * kMaxArenaBytes.
       buffer.offset = offset;
       arenaSize = std::max(arenaSize, offset + buffer.bytes);
+      if (arenaSize > kMaxArenaBytes) {
+        func.emitError() << "tfm-plan-memory: the arena would need more than "
+                         << kMaxArenaBytes << " bytes at max-batch "
+                         << int64_t(maxBatch) << " and max-seq " << seq
+                         << "; lower max-batch or max-seq";
+        return signalPassFailure();
+      }
       placed.push_back(id);
     }
 

@@ -3,6 +3,9 @@
 #include "compiler/frontend/AST.h"
 #include "compiler/frontend/HfConfig.h"
 #include "compiler/frontend/Lexer.h"
+#include "compiler/frontend/ModelFile.h"
+#include "compiler/frontend/Quote.h"
+#include "compiler/frontend/ReadFile.h"
 #include "compiler/frontend/WeightNames.h"
 
 #include <gtest/gtest.h>
@@ -16,7 +19,7 @@ using namespace tfmc::frontend;
 
 namespace {
 
-// DESIGN.md's example, verbatim.
+// The README's example description.
 const char *const kTransformerBase = R"(# The original encoder-decoder Transformer.
 model transformer_base {
   vocab = 1000              # one vocabulary for source and target
@@ -56,6 +59,15 @@ std::string minimal(const std::string &extra = "") {
          "    self_attention(mask = causal)\n"
          "  }\n"
          "}\n";
+}
+
+/// `source` with the first `from` replaced by `to`.
+std::string replaced(std::string source, const std::string &from,
+                     const std::string &to) {
+  size_t at = source.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? source
+                                 : source.replace(at, from.size(), to);
 }
 
 Model parseOk(const std::string &source) {
@@ -197,9 +209,58 @@ TEST(FrontendParser, Numbers) {
                    1e-12);
   EXPECT_DOUBLE_EQ(parseOk(minimal("  layer_norm_eps = 2.5e+1\n")).layerNormEps,
                    25.0);
-  // The largest int32 is a valid size.
-  EXPECT_EQ(parseOk(minimal("  d_ff = 2147483647\n")).dFF, 2147483647);
+  // The lexer takes any int32; each size has its own maximum (Limits).
+  EXPECT_EQ(parseOk(minimal("  d_ff = 1048576\n")).dFF, 1048576);
   EXPECT_EQ(parseOk(minimal("  d_ff = 007\n")).dFF, 7);
+}
+
+// README "Limits": each size has a stated maximum, and no weight tensor may
+// hold more than 2^31 - 1 elements; the error is at the setting to change.
+TEST(FrontendParser, Limits) {
+  EXPECT_EQ(parseOk(minimal("  d_ff = 1048576\n")).dFF, 1048576);
+  EXPECT_PARSE_ERROR(minimal("  d_ff = 1048577\n"), 6, 10,
+                     "setting 'd_ff' = 1048577 is too large (maximum "
+                     "1048576)");
+  // The issue's example: vocab = d_model = 2^31 - 1 gave negative weight
+  // bytes; now the first is refused where it is written.
+  EXPECT_PARSE_ERROR("model m {\n  vocab = 2147483647, d_model = 2147483647\n"
+                     "  heads = 1, max_len = 4\n  decoder(layers = 1) "
+                     "{ self_attention }\n}\n",
+                     2, 11,
+                     "setting 'vocab' = 2147483647 is too large (maximum "
+                     "16777216)");
+  EXPECT_PARSE_ERROR(replaced(minimal(), "max_len = 16", "max_len = 1048577"),
+                     5, 13,
+                     "setting 'max_len' = 1048577 is too large (maximum "
+                     "1048576)");
+  EXPECT_EQ(parseOk(replaced(minimal(), "layers = 1", "layers = 1024"))
+                .decoder->layers,
+            1024);
+  EXPECT_PARSE_ERROR(replaced(minimal(), "layers = 1", "layers = 100000"), 6,
+                     20, "layers = 100000 is too large (maximum 1024)");
+  EXPECT_PARSE_ERROR(
+      replaced(minimal(), "mask = causal", "mask = window(1048577)"), 7, 34,
+      "window size 1048577 is too large (maximum 1048576)");
+
+  // in_proj is [3 * d_model, d_model]: 3 * 26754^2 = 2,147,329,548 elements
+  // fit, 3 * 26756^2 = 2,147,650,608 do not (heads = 2 needs an even
+  // d_model).
+  EXPECT_EQ(
+      parseOk(replaced(minimal(), "d_model = 8", "d_model = 26754")).dModel,
+      26754);
+  EXPECT_PARSE_ERROR(replaced(minimal(), "d_model = 8", "d_model = 26756"), 3, 3,
+                     "the packed attention projection (in_proj) weight "
+                     "[3 * d_model, d_model] = [80268, 26756] would hold "
+                     "2147650608 elements; tfmc's kernels index at most "
+                     "2147483647 per tensor");
+  // The embedding [vocab, d_model]: 16777216 * 256 = 2^32 elements, blamed
+  // on vocab.
+  EXPECT_PARSE_ERROR(replaced(replaced(minimal(), "vocab = 10",
+                                     "vocab = 16777216"),
+                            "d_model = 8", "d_model = 256"),
+                     2, 3,
+                     "the embedding weight [vocab, d_model] = [16777216, 256] "
+                     "would hold 4294967296 elements");
 }
 
 TEST(FrontendParser, MaskExpressions) {
@@ -698,6 +759,71 @@ TEST(FrontendParserFiles, ReadsAFile) {
   ASSERT_TRUE(result) << result.error->str();
   EXPECT_EQ(result.model->loc.file, path);
   EXPECT_EQ(result.model->name, "transformer_base");
+}
+
+TEST(FrontendParserFiles, ReadInputFileLimits) {
+  std::string path = ::testing::TempDir() + "tfmc-read-test-" +
+                     std::to_string(::getpid()) + ".tfm";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "0123456789";
+  }
+  std::string error;
+  std::optional<std::string> text = readInputFile(path, 10, error);
+  ASSERT_TRUE(text) << error;
+  EXPECT_EQ(*text, "0123456789");
+  EXPECT_FALSE(readInputFile(path, 9, error));
+  EXPECT_EQ(error, "the file is 10 bytes, more than the limit of 9");
+  std::remove(path.c_str());
+
+  // /proc files are regular but report size 0: they are read to their end,
+  // and still only up to the limit.
+  text = readInputFile("/proc/self/status", 1 << 20, error);
+  ASSERT_TRUE(text) << error;
+  EXPECT_NE(text->find("Name:"), std::string::npos);
+  EXPECT_FALSE(readInputFile("/proc/self/status", 16, error));
+  EXPECT_EQ(error, "the file grew past the limit of 16 bytes while it was "
+                   "read");
+
+  EXPECT_FALSE(readInputFile("/dev/null", 16, error));
+  EXPECT_EQ(error, "not a regular file (a character device)");
+  EXPECT_FALSE(readInputFile("/", 16, error));
+  EXPECT_EQ(error, "not a regular file (a directory)");
+}
+
+//===----------------------------------------------------------------------===//
+// Quoting user text in messages
+//===----------------------------------------------------------------------===//
+
+TEST(FrontendQuote, EscapesWhatWouldBreakTheLine) {
+  EXPECT_EQ(quoted("plain"), "'plain'");
+  EXPECT_EQ(printable("a\nb\tc\x1b\x7f"), "a\\nb\\tc\\x1b\\x7f");
+  EXPECT_EQ(printable("back\\slash"), "back\\\\slash");
+  // Valid UTF-8 stays; a stray byte, a C1 control (U+0085) and the line
+  // separator (U+2028) do not.
+  EXPECT_EQ(printable("caf\xc3\xa9 \xff \xc2\x85 \xe2\x80\xa8"),
+            "caf\xc3\xa9 \\xff \\u0085 \\u2028");
+  // A truncated sequence is escaped byte by byte.
+  EXPECT_EQ(printable("\xe2\x82"), "\\xe2\\x82");
+}
+
+TEST(FrontendQuote, CutsAfterMaxCharacters) {
+  EXPECT_EQ(printable(std::string(64, 'a')), std::string(64, 'a'));
+  EXPECT_EQ(printable(std::string(65, 'a')), std::string(64, 'a') + "...");
+  EXPECT_EQ(printable(std::string(1000000, 'a')).size(), 67u);
+  // Characters, not bytes: the cut never splits a UTF-8 sequence.
+  std::string euros;
+  for (int i = 0; i < 5; ++i)
+    euros += "\xe2\x82\xac";
+  EXPECT_EQ(printable(euros, 2), "\xe2\x82\xac\xe2\x82\xac...");
+  EXPECT_EQ(quoted("abcdef", 3), "'abc...'");
+}
+
+TEST(FrontendQuote, DiagnosticsAreBounded) {
+  Diagnostic diag{SourceLoc{"a\nb.tfm", 1, 2}, std::string(5000, 'm')};
+  std::string line = diag.str();
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(line, "a\\nb.tfm:1:2: error: " + std::string(1000, 'm') + "...");
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,15 +2,19 @@
 
 #include "compiler/target/Target.h"
 #include "compiler/driver/Driver.h"
+#include "compiler/driver/OutputFile.h"
+#include "compiler/frontend/Quote.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/Path.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace cl = llvm::cl;
 using tfmc::driver::Emit;
@@ -71,6 +75,55 @@ static cl::opt<bool> verbose(
     "v", cl::desc("Say which kernels are compiled and which come from the cache"),
     cl::cat(tfmcCategory));
 
+/// LLVM's command-line errors as one line of bounded length: its parser
+/// puts some on two lines ("Not enough positional command line arguments
+/// specified!" + "Must specify at least 1 ..."), and cl::Option::error
+/// writes others straight to llvm::errs() quoting the argument whole. So
+/// stderr is captured while parsing (into a memory file: a pipe could fill
+/// and block) and the lines are joined.
+static bool parseCommandLine(int argc, char **argv, const char *overview) {
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  int capture = ::memfd_create("tfmc-cl-errors", MFD_CLOEXEC);
+  int savedStderr = capture >= 0 ? ::dup(STDERR_FILENO) : -1;
+  if (savedStderr >= 0)
+    ::dup2(capture, STDERR_FILENO);
+  bool parsed = cl::ParseCommandLineOptions(argc, argv, overview, &errorStream);
+  llvm::errs().flush();
+  if (savedStderr >= 0) {
+    ::dup2(savedStderr, STDERR_FILENO);
+    ::close(savedStderr);
+    char buffer[4096];
+    ssize_t count;
+    ::lseek(capture, 0, SEEK_SET);
+    while ((count = ::read(capture, buffer, sizeof buffer)) > 0)
+      errors.append(buffer, static_cast<size_t>(count));
+  }
+  if (capture >= 0)
+    ::close(capture);
+  if (parsed) {
+    // Not an error: whatever an option printed while parsing, unchanged.
+    llvm::errs() << errors;
+    return true;
+  }
+
+  std::string programPrefix =
+      llvm::sys::path::filename(argv[0]).str() + ": ";
+  std::string line;
+  llvm::SmallVector<llvm::StringRef> pieces;
+  llvm::StringRef(errors).split(pieces, '\n', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef piece : pieces) {
+    piece.consume_front(programPrefix);
+    piece = piece.trim();
+    if (piece.empty())
+      continue;
+    line += (line.empty() ? "" : " ") + piece.str();
+  }
+  llvm::errs() << "tfmc: error: " << tfmc::frontend::printable(line, 400)
+               << "\n";
+  return false;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // mlir-opt's IR printing and pass-manager flags (--mlir-print-debuginfo,
@@ -90,7 +143,7 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "tfmc " << tfmc::driver::version() << " (MLIR 19, Halide 14)\n";
   });
-  cl::ParseCommandLineOptions(
+  if (!parseCommandLine(
       argc, argv,
       "tfmc: an ahead-of-time compiler for Transformer models\n\n"
       "  tfmc MODEL.tfm [-o NAME] [--emit ast|mlir|mlir-opt|halide|obj|lib|exe]\n"
@@ -98,7 +151,8 @@ int main(int argc, char **argv) {
       "Compiled kernels are cached in $TFMC_CACHE_DIR (default ~/.cache/tfmc).\n"
       "mlir-opt's IR printing flags work too, e.g. --mlir-print-debuginfo\n"
       "(each op's .tfm line) and --mlir-print-ir-after-all (each stage of\n"
-      "the middle end); --help-hidden lists them.\n");
+      "the middle end); --help-hidden lists them.\n"))
+    return 1;
 
   bool printStats = llvm::AreStatisticsEnabled();
   tfmc::driver::CompileOptions options;
@@ -110,9 +164,11 @@ int main(int argc, char **argv) {
     options.emit = Emit::Exe;
   options.outputPath = outputPath;
   bool textual = options.emit && tfmc::driver::isTextual(*options.emit);
+  // Text is collected and written only when the compile succeeds, so a
+  // failure leaves an existing -o file untouched and prints no half module.
+  tfmc::driver::OutputFile output(textual ? outputPath.getValue() : "-");
   std::string error;
-  auto output = mlir::openOutputFile(textual ? outputPath.getValue() : "-", &error);
-  if (!output) {
+  if (!output.open(error)) {
     llvm::errs() << "tfmc: error: " << error << "\n";
     return 1;
   }
@@ -125,8 +181,17 @@ int main(int argc, char **argv) {
   options.configurePassManager = [](mlir::PassManager &pm) {
     return mlir::applyPassManagerCLOptions(pm);
   };
-  if (mlir::failed(tfmc::driver::compile(options, output->os())))
+  std::string text, statsText;
+  llvm::raw_string_ostream textStream(text), statsStream(statsText);
+  bool statsAfterText = !textual || outputPath == "-";
+  if (mlir::failed(tfmc::driver::compile(
+          options, textStream, statsAfterText ? textStream : statsStream)))
     return 1;
-  output->keep();
+  if (!output.commit(text, error)) {
+    llvm::errs() << "tfmc: error: " << error << "\n";
+    return 1;
+  }
+  llvm::outs() << statsText;
+  llvm::outs().flush();
   return 0;
 }

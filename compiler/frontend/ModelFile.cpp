@@ -1,0 +1,56 @@
+//===- ModelFile.cpp - A model path, whatever it names --------------------===//
+
+#include "compiler/frontend/ModelFile.h"
+#include "compiler/frontend/HfConfig.h"
+#include "compiler/frontend/Limits.h"
+#include "compiler/frontend/ReadFile.h"
+
+#include <cerrno>
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+namespace tfmc::frontend {
+namespace {
+
+bool isDirectory(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+/// `DIR/config.json` for a directory.
+std::string configPathIn(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
+  return dir == "/" ? "/config.json" : dir + "/config.json";
+}
+
+} // namespace
+
+ModelFormat modelFormatOf(const std::string &path) {
+  if (isDirectory(path) ||
+      (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0))
+    return ModelFormat::HfConfig;
+  return ModelFormat::Tfm;
+}
+
+ParseResult parseModelFile(const std::string &path) {
+  ModelFormat format = modelFormatOf(path);
+  bool fromDirectory = format == ModelFormat::HfConfig && isDirectory(path);
+  std::string file = fromDirectory ? configPathIn(path) : path;
+  std::string error;
+  std::optional<std::string> text =
+      readInputFile(file, kMaxModelFileBytes, error);
+  if (!text) {
+    if (fromDirectory && errno == ENOENT)
+      error += "; a Hugging Face model directory holds config.json";
+    ParseResult result;
+    result.error = Diagnostic{SourceLoc{file, 0, 0}, error};
+    return result;
+  }
+  if (format == ModelFormat::HfConfig)
+    return importHfConfigText(*text, file);
+  return parseModel(*text, file);
+}
+
+} // namespace tfmc::frontend

@@ -1,0 +1,33 @@
+//===- ModelFile.h - A model path, whatever it names ------------*- C++ -*-===//
+//
+// The one place that reads a model path and decides what it is: a .tfm
+// description (parseModel), or a Hugging Face model, given as the directory
+// holding config.json or as a path ending in `.json` (importHfConfigText).
+// Both are read through readInputFile, with the limits of README "Limits".
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_FRONTEND_MODELFILE_H
+#define TFMC_FRONTEND_MODELFILE_H
+
+#include "compiler/frontend/AST.h"
+
+#include <string>
+
+namespace tfmc::frontend {
+
+/// The kinds of model a path can name.
+enum class ModelFormat { Tfm, HfConfig };
+
+/// What `path` names: a directory, or a name ending in `.json`, is a
+/// Hugging Face config; anything else a .tfm description.
+ModelFormat modelFormatOf(const std::string &path);
+
+/// Reads and parses the model at `path`. A file that cannot be read is an
+/// error whose location is the file alone (line and column 0); for a
+/// Hugging Face directory, the file is DIR/config.json.
+ParseResult parseModelFile(const std::string &path);
+
+} // namespace tfmc::frontend
+
+#endif // TFMC_FRONTEND_MODELFILE_H
