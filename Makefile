@@ -83,21 +83,12 @@ check: build npm-deps
 DEMO_DIR := $(BUILD_DIR)/demo
 TFMC := $(BUILD_DIR)/tools/tfmc/tfmc
 
-# Compile the original Transformer, give it deterministic random weights (no
-# download), and translate one sentence's worth of token ids.
+# Compile the Transformer base model (the paper's sizes, 82 M parameters),
+# give it deterministic random weights (no download), run it and generate
+# with it, saying how long compiling, loading and running took
+# (examples/demo.sh).
 demo: build
-	@mkdir -p $(DEMO_DIR)
-	@echo "== tfmc examples/transformer_base.tfm -o $(DEMO_DIR)/transformer_base"
-	@start=$$(date +%s.%N); \
-	  $(TFMC) examples/transformer_base.tfm -o $(DEMO_DIR)/transformer_base && \
-	  echo "compiled in $$(echo "$$(date +%s.%N) - $$start" | bc) s (kernels cached in $${TFMC_CACHE_DIR:-$$HOME/.cache/tfmc})"
-	@echo "== $(DEMO_DIR)/transformer_base info"
-	@$(DEMO_DIR)/transformer_base info
-	@echo "== init-weights --seed 1: deterministic random weights"
-	@$(DEMO_DIR)/transformer_base init-weights --seed 1 --output $(DEMO_DIR)/weights.safetensors
-	@echo "== run: source ids 5..12, decoder ids 1,5,6,7: logits and their argmax per position"
-	@$(DEMO_DIR)/transformer_base run --weights $(DEMO_DIR)/weights.safetensors \
-	  --ids 5,6,7,8,9,10,11,12 --decoder-ids 1,5,6,7
+	@sh examples/demo.sh $(TFMC) $(DEMO_DIR)
 
 # Every benchmark of bench/run.py (about 15 minutes on 2 cores; the machine
 # should be otherwise idle). BENCH_FLAGS=--quick for a smoke run.

@@ -25,6 +25,20 @@ config.substitutions.append(("%fixtures", os.path.join(config.tfmc_source_root, 
 config.environment["TFMC_CACHE_DIR"] = os.path.join(config.tfmc_build_root, "kernel-cache")
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
 config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.append(("%{srcroot}", config.tfmc_source_root))
+# tfmc's runtime archives, for tests that link a --emit obj object themselves.
+config.substitutions.append(("%{runtime_dir}", os.path.join(config.tfmc_build_root, "runtime")))
+
+# AVX-512: E2E runs with --target x86-64-avx512 need a CPU with AVX-512F
+# (`REQUIRES: avx512f`; CI machines have it, elsewhere they are UNSUPPORTED).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if any(line.startswith("flags") and " avx512f" in line for line in cpuinfo):
+            config.available_features.add("avx512f")
+except OSError:
+    pass
+if "avx512f" not in config.available_features:
+    lit_config.note("the CPU has no AVX-512F: the x86-64-avx512 runs are UNSUPPORTED")
 
 # gpt-3-encoder (npm), an independent GPT-2 tokenizer that
 # test/Tokenizer/gpt3-encoder.test compares ours with: `make npm-deps`

@@ -2,12 +2,15 @@
 """Runs every unit (GoogleTest) and lit test and prints one closing line,
 `N passed, N failed` (`, N skipped` when some were skipped).
 
-Skipped tests (lit UNSUPPORTED, GTEST_SKIP) are never counted as passed.
-Exit status is 1 when anything failed or when no test ran at all.
+Skipped tests (lit UNSUPPORTED, GTEST_SKIP, a DISABLED_ gtest) are never
+counted as passed. Every gtest binary that test/unit/CMakeLists.txt defines
+must exist in the build tree: a missing one is a failure, not a smaller
+total. Exit status is 1 when anything failed or when no test ran at all.
 """
 import argparse
 import glob
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -26,7 +29,8 @@ def run_gtest(binary, xml_path):
     for case in ET.parse(xml_path).getroot().iter("testcase"):
         if case.find("failure") is not None:
             failed += 1
-        elif case.get("result") == "skipped" or case.find("skipped") is not None:
+        elif case.get("result") in ("skipped", "suppressed") or case.find("skipped") is not None:
+            # "suppressed": a DISABLED_ test, which gtest lists but never runs.
             skipped += 1
         else:
             passed += 1
@@ -57,6 +61,15 @@ def run_lit(build_dir, xml_path):
     return passed, failed, skipped
 
 
+def expected_unit_tests():
+    """The gtest binaries test/unit/CMakeLists.txt defines (add_executable of a
+    tfmc-*-tests target): the list of binaries that must be there."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "CMakeLists.txt")
+    with open(path) as f:
+        text = f.read()
+    return sorted(set(re.findall(r"add_executable\(\s*(tfmc-[A-Za-z0-9_-]+-tests)\b", text)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--build-dir", default="build")
@@ -65,10 +78,16 @@ def main():
 
     totals = [0, 0, 0]
     with tempfile.TemporaryDirectory() as tmp:
-        binaries = sorted(glob.glob(os.path.join(build_dir, "test", "unit", "tfmc-*-tests")))
-        if not binaries:
-            print("error: no unit test binaries found under", build_dir)
+        unit_dir = os.path.join(build_dir, "test", "unit")
+        expected = expected_unit_tests()
+        if not expected:
+            print("error: test/unit/CMakeLists.txt defines no tfmc-*-tests binary")
             totals[1] += 1
+        for name in expected:
+            if not os.access(os.path.join(unit_dir, name), os.X_OK):
+                print(f"error: {os.path.join(unit_dir, name)} is missing (test/unit/CMakeLists.txt defines it)")
+                totals[1] += 1
+        binaries = sorted(glob.glob(os.path.join(unit_dir, "tfmc-*-tests")))
         for binary in binaries:
             print(f"== {os.path.basename(binary)}", flush=True)
             result = run_gtest(binary, os.path.join(tmp, os.path.basename(binary) + ".xml"))

@@ -21,7 +21,7 @@ namespace {
 
 // The README's example description.
 const char *const kTransformerBase = R"(# The original encoder-decoder Transformer.
-model transformer_base {
+model transformer_tiny {
   vocab = 1000              # one vocabulary for source and target
   d_model = 64
   heads = 4
@@ -101,7 +101,7 @@ Diagnostic parseError(const std::string &source) {
 
 TEST(FrontendParser, DesignExampleEveryField) {
   Model model = parseOk(kTransformerBase);
-  EXPECT_EQ(model.name, "transformer_base");
+  EXPECT_EQ(model.name, "transformer_tiny");
   EXPECT_EQ(model.loc.file, "test.tfm");
   EXPECT_EQ(model.loc.line, 2u);
   EXPECT_EQ(model.loc.col, 1u);
@@ -381,7 +381,7 @@ TEST(FrontendParser, TiedOutputWithoutDecoderIsFine) {
 
 TEST(FrontendParser, Dump) {
   Model model = parseOk(kTransformerBase);
-  EXPECT_EQ(dumpModel(model), "model transformer_base  @test.tfm:2:1\n"
+  EXPECT_EQ(dumpModel(model), "model transformer_tiny  @test.tfm:2:1\n"
                               "  vocab = 1000\n"
                               "  d_model = 64\n"
                               "  heads = 4\n"
@@ -758,7 +758,7 @@ TEST(FrontendParserFiles, ReadsAFile) {
   std::remove(path.c_str());
   ASSERT_TRUE(result) << result.error->str();
   EXPECT_EQ(result.model->loc.file, path);
-  EXPECT_EQ(result.model->name, "transformer_base");
+  EXPECT_EQ(result.model->name, "transformer_tiny");
 }
 
 TEST(FrontendParserFiles, ReadInputFileLimits) {

@@ -1603,27 +1603,27 @@ TEST_F(CommandTest, ComparePassesAndFailsAtUnpaddedPositions) {
 
   // Padded positions differ wildly; real ones within tolerance.
   std::vector<float> close = expected;
-  close[0] += 3e-4f; // max |expected| over real positions is 4: tolerance 4e-4
+  close[0] += 3e-5f; // max |expected| over real positions is 4: tolerance 4e-5
   close[10] = 1000;
   std::string closePath =
       writeInputs("close.safetensors", {floatView("logits", {2, 3, 2}, close)});
   Result result =
       compare(expectedPath + " " + closePath + " --inputs " + inputs);
   EXPECT_EQ(result.exitCode, 0) << result.err;
-  EXPECT_EQ(result.out, "logits: max |diff| 3.0e-04 over 4 of 2 x 3 positions "
-                        "(tolerance 4.0e-04)\n");
+  EXPECT_EQ(result.out, "logits: max |diff| 3.0e-05 over 4 of 2 x 3 positions "
+                        "(tolerance 4.0e-05)\n");
 
   // Without the inputs every position counts.
   result = compare(expectedPath + " " + closePath);
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_EQ(result.out,
             "logits[1, 2, 0]: expected 9, got 1000 (|diff| 9.9e+02 > "
-            "tolerance 9.0e-04)\n");
+            "tolerance 9.0e-05)\n");
 
   result = compare(expectedPath + " " + expectedPath + " --inputs " + inputs);
   EXPECT_EQ(result.exitCode, 0);
   EXPECT_EQ(result.out, "logits: max |diff| 0.0e+00 over 4 of 2 x 3 positions "
-                        "(tolerance 4.0e-04)\n");
+                        "(tolerance 4.0e-05)\n");
 
   std::vector<float> far = expected;
   far[3] = 1.7f;
@@ -1632,7 +1632,7 @@ TEST_F(CommandTest, ComparePassesAndFailsAtUnpaddedPositions) {
   result = compare(expectedPath + " " + farPath + " --inputs " + inputs);
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_EQ(result.out, "logits[0, 1, 1]: expected 1, got 1.7 (|diff| 0.7 > "
-                        "tolerance 4.0e-04)\n");
+                        "tolerance 4.0e-05)\n");
   result = compare(expectedPath + " " + farPath + " --inputs " + inputs +
                    " --tolerance 0.2");
   EXPECT_EQ(result.exitCode, 0);
@@ -1646,7 +1646,7 @@ TEST_F(CommandTest, ComparePassesAndFailsAtUnpaddedPositions) {
   result = compare(expectedPath + " " + nanPath + " --inputs " + inputs);
   EXPECT_EQ(result.exitCode, 1);
   EXPECT_EQ(result.out, "logits[0, 0, 1]: expected -2, got nan (|diff| inf > "
-                        "tolerance 4.0e-04)\n");
+                        "tolerance 4.0e-05)\n");
 
   // The decoder's mask is preferred for an encoder-decoder's logits [B, T, V].
   std::vector<int64_t> encoderMask = {1, 1, 1, 1, 1, 1, 1, 1};
@@ -1664,8 +1664,19 @@ TEST_F(CommandTest, ComparePassesAndFailsAtUnpaddedPositions) {
       writeInputs("hidden.safetensors",
                   {floatView("last_hidden_state", {2, 3, 2}, hidden)});
   result = compare(hiddenPath + " " + hiddenPath);
-  EXPECT_EQ(result.out, "last_hidden_state: max |diff| 0.0e+00 over 2 x 3 "
-                        "positions (tolerance 9.0e-04)\n");
+  EXPECT_EQ(result.out, "last_hidden_state: max |diff| 0.0e+00 over 6 of 2 x "
+                        "3 positions (tolerance 9.0e-05)\n");
+
+  // A mask that hides every position leaves nothing to compare: that is a
+  // failure, not a pass, whatever the outputs hold.
+  std::vector<int64_t> none = {0, 0, 0, 0, 0, 0};
+  std::string masked = writeInputs("masked.safetensors",
+                                   {intView("input_ids", {2, 3}, ids),
+                                    intView("attention_mask", {2, 3}, none)});
+  result = compare(expectedPath + " " + farPath + " --inputs " + masked);
+  EXPECT_EQ(result.exitCode, 1);
+  EXPECT_EQ(result.out, "logits: no value compared (0 of 2 x 3 positions, "
+                        "each of 2 values)\n");
 }
 
 TEST_F(CommandTest, CompareErrors) {

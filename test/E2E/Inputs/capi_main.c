@@ -1,8 +1,10 @@
 /* A C application using a tfmc-compiled model through its library alone:
  * model.h and libmodel.a, no other tfmc file.
  *   capi_main WEIGHTS IDS.txt OUT.safetensors
- * IDS.txt: "B S", then B*S token ids, then B*S mask values. Writes the
- * logits as safetensors for tfmc-compare, and checks an error path. */
+ * IDS.txt: "B S", then B*S token ids, then B*S mask values; for an
+ * encoder-decoder then "B T", B*T decoder ids and B*T decoder mask values.
+ * Writes the logits as safetensors for tfmc-compare, and checks an error
+ * path. */
 #include "model.h"
 
 #include <stdint.h>
@@ -38,6 +40,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "short %s\n", argv[2]);
     return 2;
   }
+  /* The decoder's ids and mask, when the file has them. */
+  long long decoderBatch = 0, decoderLength = 0;
+  int64_t *decoderIds = NULL, *decoderMask = NULL;
+  if (fscanf(in, "%lld %lld", &decoderBatch, &decoderLength) == 2) {
+    decoderIds = malloc(sizeof(int64_t) * decoderBatch * decoderLength);
+    decoderMask = malloc(sizeof(int64_t) * decoderBatch * decoderLength);
+    if (!read_values(in, decoderIds, decoderBatch * decoderLength) ||
+        !read_values(in, decoderMask, decoderBatch * decoderLength)) {
+      fprintf(stderr, "short decoder part in %s\n", argv[2]);
+      return 2;
+    }
+  }
   fclose(in);
 
   tfmc_model *model = NULL;
@@ -45,8 +59,12 @@ int main(int argc, char **argv) {
     printf("create failed: %s\n", tfmc_last_error());
     return 1;
   }
-  tfmc_input inputs[2] = {{"input_ids", ids, batch, length},
-                          {"attention_mask", mask, batch, length}};
+  tfmc_input inputs[4] = {
+      {"input_ids", ids, batch, length},
+      {"attention_mask", mask, batch, length},
+      {"decoder_input_ids", decoderIds, decoderBatch, decoderLength},
+      {"decoder_attention_mask", decoderMask, decoderBatch, decoderLength}};
+  int numInputs = decoderIds ? 4 : 2;
 
   /* An error comes back as a code and a message, not a crash. */
   tfmc_input wrong = {"nope", ids, batch, length};
@@ -58,7 +76,7 @@ int main(int argc, char **argv) {
   }
   printf("error: %s\n", tfmc_last_error());
 
-  if (tfmc_forward(model, inputs, 2, &output, shape) != 0) {
+  if (tfmc_forward(model, inputs, numInputs, &output, shape) != 0) {
     printf("forward failed: %s\n", tfmc_last_error());
     return 1;
   }
@@ -85,5 +103,7 @@ int main(int argc, char **argv) {
          (long long)shape[0], (long long)shape[1], (long long)shape[2]);
   free(ids);
   free(mask);
+  free(decoderIds);
+  free(decoderMask);
   return 0;
 }

@@ -86,16 +86,20 @@ def main():
             tensors[n] = [d, [rows, limit + 1], struct.pack("<q", 1) * rows * (limit + 1)]
         write(out, tensors)
     elif kind == "to-text":
-        # "B S", then input_ids and attention_mask row by row, for the C test.
-        ids = tensors["input_ids"]
-        mask = tensors["attention_mask"]
-        rows, cols = ids[1]
-        count = rows * cols
+        # "B S", then input_ids and attention_mask row by row, for the C
+        # test; then "B T" and the decoder's, when the inputs have them.
         with open(out, "w") as f:
-            f.write("%d %d\n" % (rows, cols))
-            for tensor in (ids, mask):
-                values = struct.unpack("<%dq" % count, tensor[2])
-                f.write(" ".join(map(str, values)) + "\n")
+            for prefix in ("", "decoder_"):
+                if prefix + "input_ids" not in tensors:
+                    continue
+                ids = tensors[prefix + "input_ids"]
+                mask = tensors[prefix + "attention_mask"]
+                rows, cols = ids[1]
+                count = rows * cols
+                f.write("%d %d\n" % (rows, cols))
+                for tensor in (ids, mask):
+                    values = struct.unpack("<%dq" % count, tensor[2])
+                    f.write(" ".join(map(str, values)) + "\n")
     elif kind == "batch0":
         for n, (d, s, b) in tensors.items():
             tensors[n] = [d, [0, s[1]], b""]
