@@ -23,8 +23,8 @@
 namespace tfmc::runtime {
 namespace {
 
-/// GPT-2 checkpoints carry the causal-mask buffers; the README says they are
-/// ignored, so they are not worth a warning either.
+/// GPT-2 checkpoints carry the causal-mask buffers; the README (Hugging Face
+/// GPT-2) says they are ignored, so they are not worth a warning either.
 bool isIgnoredBuffer(const std::string &name) {
   auto endsWith = [&](const char *suffix) {
     std::size_t length = std::strlen(suffix);

@@ -117,8 +117,8 @@ const TensorView *expectTensor(const SafetensorsFile &file,
                                const std::vector<int64_t> &shape,
                                std::string &error);
 
-/// Which element types an integer input may have (DESIGN.md: integer inputs
-/// are int64, int32 accepted; masks may also be bool/uint8).
+/// Which element types an integer input may have (README, Usage: integer
+/// inputs are int64, int32 accepted; masks may also be bool/uint8).
 enum class IntegerInputKind {
   Ids,  ///< I64 or I32
   Mask, ///< I64, I32, BOOL or U8

@@ -44,7 +44,7 @@ static volatile float g_sink;
 
 static void settle() {
   // OpenBLAS / OpenMP worker threads spin for a while after a call: let them go to sleep
-  // before the next configuration so it does not lose a core (HALIDE14_NOTES.md, pitfall 8).
+  // before the next configuration so it does not lose a core (bench/peers/README.md).
   usleep(200 * 1000);
 }
 

@@ -45,10 +45,12 @@ std::string kernelSymbol(mlir::Operation *op, const KernelSpec &spec,
                          const target::TargetDescription &target) {
   std::string key = kernelKey(op) + "|" + target.halideKernelTarget() + "|" +
                     kernelGeneratorHash() +
-                    (spec.autoschedule ? "|adams2019" : "");
-  // Adams2019 schedules for its estimates: a kernel scheduled for 1024 rows
-  // must not be reused for a 128-row bound (its ShiftInwards splits would
-  // write before the start of the output).
+                    (spec.autoschedule
+                         ? "|adams2019|cores=" + std::to_string(target.cores)
+                         : std::string());
+  // Adams2019 schedules for the target's cores and for its estimates: a
+  // kernel scheduled for 1024 rows must not be reused for a 128-row bound
+  // (its ShiftInwards splits would write before the start of the output).
   for (const std::vector<int64_t> &extents : spec.estimates) {
     key += "|";
     for (int64_t extent : extents)

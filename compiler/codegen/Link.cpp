@@ -171,10 +171,13 @@ LogicalResult Linker::cachedKernels(std::vector<std::string> &objects) {
 
 LogicalResult Linker::cachedRuntime(std::vector<std::string> &objects) {
   // One Halide runtime per binary; a CUDA target's includes Halide's CUDA
-  // runtime, which loads the driver (libcuda) when the program runs.
+  // runtime, which loads the driver (libcuda) when the program runs. Keyed
+  // like the kernels (the generator hash covers Halide's header), so a new
+  // Halide never reuses an old runtime.
   std::string object =
       options.cacheDir + "/halide_runtime_" +
-      hexDigest(options.target.halideTarget + "|" + TFMC_VERSION) + ".o";
+      hexDigest(options.target.halideTarget + "|" + kernelGeneratorHash()) +
+      ".o";
   objects.push_back(object);
   if (llvm::sys::fs::exists(object) &&
       isObjectDefining(object, "halide_default_do_par_for"))

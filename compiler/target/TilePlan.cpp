@@ -59,7 +59,7 @@ DictionaryAttr toDictionary(Builder &builder, const TargetDescription &target,
             "kind", builder.getStringAttr(decltype(copy)::kFamily)));
         entries.push_back(builder.getNamedAttr(
             "target", builder.getStringAttr(target.name)));
-        copy.fields([&](const char *key, auto &value) {
+        copy.fields([&](const char *key, auto &value, FieldRange = {}) {
           if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>)
             entries.push_back(
                 builder.getNamedAttr(key, builder.getBoolAttr(value)));
@@ -106,7 +106,7 @@ std::optional<TilePlan> readTilePlan(Operation *op,
           ok = false;
           return;
         }
-        typed.fields([&](const char *key, auto &value) {
+        typed.fields([&](const char *key, auto &value, FieldRange range = {}) {
           known.insert(key);
           if (!ok)
             return;
@@ -118,6 +118,12 @@ std::optional<TilePlan> readTilePlan(Operation *op,
             }
           } else if (auto integer = dyn_cast_or_null<IntegerAttr>(attr)) {
             value = integer.getInt();
+            if (value >= range.minimum && value <= range.maximum)
+              return;
+            op->emitError("tile plan's '")
+                << key << "' is " << value << ", outside " << range.minimum
+                << ".." << range.maximum;
+            ok = false;
             return;
           }
           op->emitError("tile plan has no valid '") << key << "'";

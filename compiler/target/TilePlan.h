@@ -7,6 +7,10 @@
 // the reader cannot drift, and a plan with a missing or extra key is an
 // error, never a silent default.
 //
+// `fields` also gives each integer's valid range (FieldRange): a value
+// outside it (a vector of 0 lanes would divide by zero in a schedule) is an
+// error at the op as well.
+//
 // The structs are plain C++ (the kernels, which know nothing of MLIR, read
 // them); only the dictionary conversions below touch MLIR.
 //
@@ -47,6 +51,15 @@ enum class KernelKind {
 /// or an op the middle end should have fused away).
 std::optional<KernelKind> kernelKindOf(mlir::Operation *op);
 
+/// The values an integer field of a plan may take. By default a size, a
+/// count or a factor: positive, and within the `int` the schedules use.
+struct FieldRange {
+  int64_t minimum = 1, maximum = INT32_MAX;
+};
+/// A budget in bytes, written for the reader (codegen schedules nothing
+/// from it).
+constexpr FieldRange kBytes{0, INT64_MAX};
+
 // --- CPU plans ----------------------------------------------------------------
 
 /// GEMM (linear) in dot-product form: a micro_m x micro_n tile of outputs,
@@ -59,7 +72,7 @@ struct CpuGemmPlan {
     visit("vector", vector);
     visit("micro_m", microM);
     visit("micro_n", microN);
-    visit("block_m", blockM);
+    visit("block_m", blockM, FieldRange{0, INT32_MAX});
     visit("tiles_per_task", tilesPerTask);
   }
 };
@@ -81,7 +94,7 @@ struct CpuAttentionPlan {
     visit("pv_queries", pvQueries);
     visit("pv_width", pvWidth);
     visit("stage_kv", stageKv);
-    visit("scratch_bytes", scratchBytes);
+    visit("scratch_bytes", scratchBytes, kBytes);
     visit("skip_masked_blocks", skipMaskedBlocks);
   }
 };
@@ -110,7 +123,7 @@ struct GpuGemmPlan {
     visit("thread_m", threadM);
     visit("thread_n", threadN);
     visit("block_k", blockK);
-    visit("shared_bytes", sharedBytes);
+    visit("shared_bytes", sharedBytes, kBytes);
   }
 };
 
@@ -121,9 +134,11 @@ struct GpuAttentionPlan {
   int64_t queryBlock = 0, keyBlock = 0, sharedBytes = 0;
   bool skipMaskedBlocks = false;
   template <typename Visit> void fields(Visit &&visit) {
-    visit("query_block", queryBlock);
-    visit("key_block", keyBlock);
-    visit("shared_bytes", sharedBytes);
+    // One query per lane of a warp; each lane keeps key_block scores and
+    // probabilities, and more than 32 made ptxas spill.
+    visit("query_block", queryBlock, FieldRange{32, 32});
+    visit("key_block", keyBlock, FieldRange{1, 32});
+    visit("shared_bytes", sharedBytes, kBytes);
     visit("skip_masked_blocks", skipMaskedBlocks);
   }
 };
@@ -147,8 +162,9 @@ mlir::DictionaryAttr toDictionary(mlir::Builder &builder,
 
 /// The plan of kernel `op` for `target`, read from its `tfm.tile`. Returns
 /// nullopt after reporting an error at `op` when the dictionary is missing,
-/// was planned for another target, or does not have exactly the keys of
-/// the plan its kernel kind and target kind call for.
+/// was planned for another target, does not have exactly the keys of the
+/// plan its kernel kind and target kind call for, or has a value outside
+/// its field's range.
 std::optional<TilePlan> readTilePlan(mlir::Operation *op,
                                      const TargetDescription &target);
 

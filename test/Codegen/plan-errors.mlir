@@ -82,6 +82,32 @@ func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?
 
 // -----
 
+// A value outside its field's range: a vector of 0 lanes (it divided by zero
+// in the GEMM's algorithm), and a factor past the int the schedules use.
+module @zero_vector {
+func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?x4xf32> {tfm.output = "logits"}) attributes {tfm.arena_size = 512 : i64, tfm.max_batch = 1 : i64, tfm.max_len = 16 : i64, tfm.max_seq = 16 : i64} {
+  %t = tfm.weight "table" : tensor<10x8xf32>
+  %e = tfm.embedding %t[%x] {tfm.arena = array<i64: 0, 512>, tfm.tile = {kind = "rows", rows_per_task = 512 : i64, target = "x86-64-avx2", unroll = 1 : i64, vector = 8 : i64}} : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  %w = tfm.weight "w" : tensor<4x8xf32>
+  // expected-error @+1 {{tile plan's 'vector' is 0, outside 1..2147483647}}
+  %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 4 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 0 : i64}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
+  return %y : tensor<?x?x4xf32>
+}
+}
+
+// -----
+
+module @huge_rows_per_task {
+func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?x8xf32> {tfm.output = "logits"}) attributes {tfm.arena_size = 512 : i64, tfm.max_batch = 1 : i64, tfm.max_len = 16 : i64, tfm.max_seq = 16 : i64} {
+  %t = tfm.weight "table" : tensor<10x8xf32>
+  // expected-error @+1 {{tile plan's 'rows_per_task' is 4294967296, outside 1..2147483647}}
+  %e = tfm.embedding %t[%x] {tfm.arena = array<i64: 0, 512>, tfm.tile = {kind = "rows", rows_per_task = 4294967296 : i64, target = "x86-64-avx2", unroll = 1 : i64, vector = 8 : i64}} : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  return %e : tensor<?x?x8xf32>
+}
+}
+
+// -----
+
 // No plan at all, and no arena slot: the middle end did not run.
 module @not_planned {
 func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?x8xf32> {tfm.output = "logits"}) attributes {tfm.max_len = 16 : i64} {

@@ -57,6 +57,13 @@ static mlir::LogicalResult processBuffer(
   else
     printer = std::make_unique<mlir::SourceMgrDiagnosticHandler>(sourceMgr,
                                                                 &context);
+  // Counts the errors reported, then lets the handlers above see them.
+  int errors = 0;
+  mlir::ScopedDiagnosticHandler counter(&context, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error)
+      ++errors;
+    return mlir::failure();
+  });
   bool ok = false;
   if (auto module =
           mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context)) {
@@ -72,6 +79,11 @@ static mlir::LogicalResult processBuffer(
       options.autoschedule = adams2019;
       ok = mlir::succeeded(tfmc::codegen::emitArtifact(*module, options, os));
     }
+  }
+  // A failure must say why: codegen failing with no error is itself one.
+  if (!ok && errors == 0) {
+    llvm::errs() << "tfmc-codegen: codegen failed without an error\n";
+    return mlir::failure();
   }
   if (verifyDiagnostics)
     return verifier->verify();

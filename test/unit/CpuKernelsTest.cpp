@@ -1,6 +1,6 @@
 //===- CpuKernelsTest.cpp - The CPU kernels' numbers on odd shapes --------===//
 //
-// Each CPU kernel (HalideKernels.cpp) with explicit tile plans, JIT-compiled
+// Each CPU kernel (compiler/codegen/kernels/) with explicit tile plans, JIT-compiled
 // for the host and compared with the plain references of KernelReference.h
 // on sizes that leave a tail in every tile, block and vector: the paths that
 // the E2E fixtures (a few dozen rows, head sizes of 8) never reach, such as

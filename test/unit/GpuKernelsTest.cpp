@@ -1,6 +1,6 @@
 //===- GpuKernelsTest.cpp - The GPU kernels' numbers, on the CPU ----------===//
 //
-// Every GPU kernel (HalideGpuKernels.cpp) is built in host emulation: the
+// Every GPU kernel (compiler/codegen/kernels/) is built in host emulation: the
 // same algorithm, splits, tails, bounds and compute_at levels as the CUDA
 // kernel, with its block and thread loops serial. It is JIT-compiled for
 // the host and compared with a plain C++ reference on odd sizes (tails in

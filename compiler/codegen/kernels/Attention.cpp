@@ -226,9 +226,9 @@ BuiltKernel gpu(const KernelSpec &spec) {
   // otherwise). The plan's query block is the warp.
   const int queryBlock = int(plan.queryBlock);
   // Each lane keeps its key block's scores and probabilities (2 x
-  // key_block floats): blocks of more than 32 keys made ptxas spill
-  // (255 registers at key_block 128, head size 16).
-  const int keyBlock = int(std::min<int64_t>(plan.keyBlock, 32));
+  // key_block floats): the plan's range stops at 32 keys, since more made
+  // ptxas spill (255 registers at key_block 128, head size 16).
+  const int keyBlock = int(plan.keyBlock);
   const int headDim = int(spec.headDim), valueDim = int(spec.valueHeadDim);
   Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
   Expr query = qo * queryBlock + qi;
