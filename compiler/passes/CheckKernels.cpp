@@ -29,10 +29,9 @@ struct CheckKernelsPass : tfmc::impl::CheckKernelsBase<CheckKernelsPass> {
         continue;
       op.emitError("'")
           << op.getName()
-          << "' is not a kernel: the middle end could not fuse it (tfmc "
-             "compiles embedding, positions, scale, activation, add, linear, "
-             "layer_norm and attention kernels; run tfm-fuse-masked-attention "
-             "with remarks=true to see why a chain was not fused)";
+          << "' is not a kernel: the middle end could not fuse it (run "
+             "tfm-fuse-masked-attention with remarks=true to see why a chain "
+             "was not fused)";
       return signalPassFailure();
     }
   }

@@ -50,8 +50,8 @@ def CheckKernels : Pass<"tfm-check-kernels", "::mlir::func::FuncOp"> {
   let summary = "Checks that every op left after fusion is a kernel tfmc compiles";
   let description = [{
     After fusion every op of an entry point must be one of the kernel kinds
-    (compiler/target/TilePlan.h: embedding, positions, scale, activation,
-    add, linear, layer_norm, attention) or a view of memory (`tfm.weight`,
+    (`KernelKind` and `kernelKindOf` in compiler/target/TilePlan.h) or a
+    view of memory (`tfm.weight`,
     `tfm.split`, `tfm.kv_append`, `tfm.kv_read`). Any other op, e.g. a
     softmax whose chain the fusion could not match, is an error at that op,
     before it is tiled, given an arena slot or lowered.

@@ -352,8 +352,9 @@ BuiltKernel gpu(const KernelSpec &spec) {
   return {out, arguments};
 }
 
-} // namespace
+const KernelRegistration registration({KernelKind::Attention},
+                                      {algorithm, cpuSchedule, gpu});
 
-const KernelDefinition kAttention{algorithm, cpuSchedule, gpu};
+} // namespace
 
 } // namespace tfmc::codegen::kernels

@@ -80,15 +80,6 @@ void scheduleGrid(Halide::Func out, Halide::Var w, Halide::Var r,
 /// Kernels over (D, S, B): a grid over D and the tokens (s, b).
 void gridOverTokens(BuiltKernel &kernel, const KernelSpec &spec);
 
-// --- The kernel kinds' definitions (one file each) ------------------------------
-
-extern const KernelDefinition kEmbedding;
-extern const KernelDefinition kPositions;
-extern const KernelDefinition kElementwise; // scale, activation, add
-extern const KernelDefinition kLinear;
-extern const KernelDefinition kLayerNorm;
-extern const KernelDefinition kAttention;
-
 } // namespace tfmc::codegen::kernels
 
 #endif // TFMC_CODEGEN_KERNELS_COMMON_H

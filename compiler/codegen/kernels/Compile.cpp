@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -20,28 +21,38 @@ namespace tfmc::codegen {
 
 using namespace Halide;
 
-const KernelDefinition &kernelDefinition(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::Embedding:
-    return kernels::kEmbedding;
-  case KernelKind::Positions:
-    return kernels::kPositions;
-  case KernelKind::Scale:
-  case KernelKind::Activation:
-  case KernelKind::Add:
-    return kernels::kElementwise;
-  case KernelKind::Linear:
-    return kernels::kLinear;
-  case KernelKind::LayerNorm:
-    return kernels::kLayerNorm;
-  case KernelKind::Attention:
-    return kernels::kAttention;
-  }
-  return kernels::kElementwise;
+namespace {
+/// Kernel kind -> definition, filled by the kernel files' registrations
+/// during static initialisation (tfmc_kernels is linked whole).
+std::map<KernelKind, KernelDefinition> &registry() {
+  static std::map<KernelKind, KernelDefinition> definitions;
+  return definitions;
+}
+} // namespace
+
+KernelRegistration::KernelRegistration(std::initializer_list<KernelKind> kinds,
+                                       KernelDefinition definition) {
+  for (KernelKind kind : kinds)
+    registry().emplace(kind, definition);
+}
+
+const KernelDefinition *kernelDefinition(KernelKind kind) {
+  auto it = registry().find(kind);
+  return it == registry().end() ? nullptr : &it->second;
+}
+
+/// The definition of `spec`'s kind; a kind no file registered is a bug in
+/// tfmc itself (Lowering only makes specs of kinds it knows).
+static const KernelDefinition &definitionOf(const KernelSpec &spec) {
+  const KernelDefinition *definition = kernelDefinition(spec.kind);
+  if (!definition)
+    throw CompileError("no kernel file registers kernel kind " +
+                       std::to_string(int(spec.kind)));
+  return *definition;
 }
 
 BuiltKernel buildKernel(const KernelSpec &spec) {
-  const KernelDefinition &definition = kernelDefinition(spec.kind);
+  const KernelDefinition &definition = definitionOf(spec);
   if (spec.gpu())
     return definition.gpu(spec);
   BuiltKernel kernel = definition.algorithm(spec);
@@ -52,7 +63,7 @@ BuiltKernel buildKernel(const KernelSpec &spec) {
 
 BuiltKernel buildGpuOnHost(const KernelSpec &spec) {
   kernels::GpuEmulation emulation(true);
-  return kernelDefinition(spec.kind).gpu(spec);
+  return definitionOf(spec).gpu(spec);
 }
 
 namespace {

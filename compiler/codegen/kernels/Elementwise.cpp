@@ -41,8 +41,9 @@ BuiltKernel gpu(const KernelSpec &spec) {
   return kernel;
 }
 
-} // namespace
+const KernelRegistration registration({KernelKind::Scale, KernelKind::Activation, KernelKind::Add},
+                                      {algorithm, cpuSchedule, gpu});
 
-const KernelDefinition kElementwise{algorithm, cpuSchedule, gpu};
+} // namespace
 
 } // namespace tfmc::codegen::kernels

@@ -29,8 +29,9 @@ BuiltKernel gpu(const KernelSpec &spec) {
   return kernel;
 }
 
-} // namespace
+const KernelRegistration registration({KernelKind::Embedding},
+                                      {algorithm, cpuSchedule, gpu});
 
-const KernelDefinition kEmbedding{algorithm, cpuSchedule, gpu};
+} // namespace
 
 } // namespace tfmc::codegen::kernels

@@ -4,7 +4,8 @@
 // each output element is), its CPU schedule and its GPU schedule, read from
 // the kernel's typed tile plan (compiler/target/TilePlan.h), kept apart as in
 // Halide's generators. Schedules never change results. The registry below
-// maps a kernel kind to its file's functions; the plain C++ reference of
+// maps a kernel kind to its file's functions (each file registers itself);
+// the plain C++ reference of
 // each kind, which the kernel tests compare with, is
 // test/unit/KernelReference.h. This layer knows nothing of MLIR:
 // compiler/codegen/Lowering.cpp describes each kernel with a KernelSpec.
@@ -35,6 +36,7 @@
 #include "Halide.h"
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <utility>
@@ -122,8 +124,16 @@ struct KernelDefinition {
   BuiltKernel (*gpu)(const KernelSpec &);
 };
 
-/// The registry: every kernel kind's definition.
-const KernelDefinition &kernelDefinition(KernelKind kind);
+/// Adds a kernel file's definition to the registry for `kinds`: each kernel
+/// file has one, at namespace scope, so adding a kernel kind touches no
+/// list elsewhere in codegen.
+struct KernelRegistration {
+  KernelRegistration(std::initializer_list<KernelKind> kinds,
+                     KernelDefinition definition);
+};
+
+/// The registry: the definition registered for `kind`, or null.
+const KernelDefinition *kernelDefinition(KernelKind kind);
 
 /// The kernel as codegen compiles it: its algorithm with the schedule of its
 /// tile plan for the CPU or the GPU; unscheduled when spec.autoschedule.

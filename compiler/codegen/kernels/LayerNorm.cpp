@@ -110,8 +110,9 @@ BuiltKernel gpu(const KernelSpec &spec) {
   return kernel;
 }
 
-} // namespace
+const KernelRegistration registration({KernelKind::LayerNorm},
+                                      {algorithm, cpuSchedule, gpu});
 
-const KernelDefinition kLayerNorm{algorithm, cpuSchedule, gpu};
+} // namespace
 
 } // namespace tfmc::codegen::kernels

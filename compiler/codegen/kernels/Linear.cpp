@@ -222,8 +222,9 @@ BuiltKernel gpu(const KernelSpec &spec) {
   return {out, arguments};
 }
 
-} // namespace
+const KernelRegistration registration({KernelKind::Linear},
+                                      {algorithm, cpuSchedule, gpu});
 
-const KernelDefinition kLinear{algorithm, cpuSchedule, gpu};
+} // namespace
 
 } // namespace tfmc::codegen::kernels

@@ -49,8 +49,9 @@ BuiltKernel gpu(const KernelSpec &spec) {
   return kernel;
 }
 
-} // namespace
+const KernelRegistration registration({KernelKind::Positions},
+                                      {algorithm, cpuSchedule, gpu});
 
-const KernelDefinition kPositions{algorithm, cpuSchedule, gpu};
+} // namespace
 
 } // namespace tfmc::codegen::kernels
