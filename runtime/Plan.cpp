@@ -301,6 +301,19 @@ private:
           fail(where, fmt::format("weight '{}' is transposed but has rank {}",
                                   weight.name, weight.shape.size()));
       }
+      if (auto it = json.find("init"); it != json.end()) {
+        std::string init = it->is_string() ? it->get<std::string>() : "";
+        if (init == "normal")
+          weight.init = PlanWeight::Init::Normal;
+        else if (init == "ones")
+          weight.init = PlanWeight::Init::Ones;
+        else if (init == "zeros")
+          weight.init = PlanWeight::Init::Zeros;
+        else
+          fail(join(where, "init"),
+               (it->is_string() ? quote(init) : kindOf(*it)) +
+                   " is not 'normal', 'ones' or 'zeros'");
+      }
       plan.weights.push_back(std::move(weight));
     }
   }

@@ -99,6 +99,10 @@ struct PlanWeight {
   /// The file holds the transpose (shape reversed) of this rank-2 weight
   /// (`"transposed": true`, optional; Hugging Face Conv1D's [in, out]).
   bool transposed = false;
+  /// What `NAME init-weights` fills it with (`"init"`, optional: normal):
+  /// the compiler decides from the weight's use (a layer norm's gain is
+  /// ones, its bias zeros), so the runtime needs no model's weight names.
+  enum class Init { Normal, Ones, Zeros } init = Init::Normal;
 };
 
 enum class ValueKind { Input, Weight, Arena, Cache };

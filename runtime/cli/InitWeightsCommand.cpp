@@ -2,7 +2,8 @@
 //
 //   NAME init-weights --seed N --output W.safetensors
 //
-// Deterministic N(0, 0.02^2) weights, LayerNorm gains 1 and biases 0.
+// Deterministic N(0, 0.02^2) weights; what the plan marks as ones or zeros
+// (LayerNorm gains and biases) is filled with them.
 // splitmix64 and Box-Muller in double, rounded once to float, so the file is
 // the same on every machine.
 //
@@ -30,31 +31,14 @@ uint64_t fnv1a(const std::string &text) {
   return hash;
 }
 
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-/// LayerNorm parameters: nn.Transformer's norm1..3 and final norm, and
-/// GPT-2's ln_1, ln_2, ln_f (gains 1, biases 0).
-std::optional<float> layerNormConstant(const std::string &name) {
-  for (const char *norm :
-       {"norm1", "norm2", "norm3", "norm", "ln_1", "ln_2", "ln_f"}) {
-    if (endsWith(name, std::string(norm) + ".weight"))
-      return 1.0f;
-    if (endsWith(name, std::string(norm) + ".bias"))
-      return 0.0f;
-  }
-  return std::nullopt;
-}
-
-void fillWeight(const std::string &name, uint64_t seed,
+void fillWeight(const PlanWeight &weight, uint64_t seed,
                 std::vector<float> &values) {
-  if (std::optional<float> constant = layerNormConstant(name)) {
-    std::fill(values.begin(), values.end(), *constant);
+  if (weight.init != PlanWeight::Init::Normal) {
+    std::fill(values.begin(), values.end(),
+              weight.init == PlanWeight::Init::Ones ? 1.0f : 0.0f);
     return;
   }
-  uint64_t state = seed ^ fnv1a(name);
+  uint64_t state = seed ^ fnv1a(weight.name);
   const double twoPi = 6.283185307179586476925286766559;
   for (std::size_t i = 0; i < values.size(); i += 2) {
     // u1 in (0, 1] keeps the log finite.
@@ -91,7 +75,7 @@ int initWeightsCommand(int argc, char **argv) {
   for (const PlanWeight &weight : plan.weights) {
     int64_t count = elementCount(weight.shape).value_or(0);
     storage.emplace_back(static_cast<std::size_t>(count));
-    fillWeight(weight.name, static_cast<uint64_t>(*seed), storage.back());
+    fillWeight(weight, static_cast<uint64_t>(*seed), storage.back());
     TensorView view;
     view.name = weight.name;
     view.dtype = DType::F32;

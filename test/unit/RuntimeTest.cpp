@@ -345,8 +345,8 @@ const char tfmc_plan_json[] = R"json({
   "weights": [
     {"name": "embed.weight", "shape": [10, 4]},
     {"name": "proj.weight", "shape": [2, 3, 4]},
-    {"name": "final.norm.weight", "shape": [4]},
-    {"name": "final.norm.bias", "shape": [4]}
+    {"name": "final.norm.weight", "shape": [4], "init": "ones"},
+    {"name": "final.norm.bias", "shape": [4], "init": "zeros"}
   ],
   "values": [
     {"kind": "input", "index": 0},
@@ -673,6 +673,10 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        "plan: input 1: input 'input_ids' is listed twice"},
       {[](Json &j) { j["weights"][0]["shape"][0] = -1; },
        "plan: weight 0 shape 0: -1 is less than 0"},
+      {[](Json &j) { j["weights"][0]["init"] = "uniform"; },
+       "plan: weight 0 init: 'uniform' is not 'normal', 'ones' or 'zeros'"},
+      {[](Json &j) { j["weights"][0]["init"] = 1; },
+       "plan: weight 0 init: a number is not 'normal', 'ones' or 'zeros'"},
       {[](Json &j) { j["output"]["value"] = 2; },
        "plan: output: value 2 is not in the arena"},
       {[](Json &j) { j["output"]["value"] = 7; },
