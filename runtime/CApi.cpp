@@ -10,6 +10,7 @@
 
 #include "runtime/Generate.h"
 #include "runtime/Model.h"
+#include "runtime/Text.h"
 #include "runtime/tfmc.h"
 
 #include <fmt/format.h>
@@ -54,7 +55,8 @@ thread_local std::string lastError;
 
 int failWith(const std::string &message) {
   try {
-    lastError = message;
+    // The same one-line form as the command line's errors.
+    lastError = oneLine(message);
   } catch (...) {
     // Keep whatever was there; there is no memory for more.
   }
@@ -138,8 +140,9 @@ extern "C" int tfmc_forward(tfmc_model *model, const tfmc_input *inputs,
       if (!input.name)
         return failWith(fmt::format("tfmc_forward: input {} has no name", i));
       if (input.batch < 0 || input.length < 0)
-        return failWith(fmt::format("input '{}' has shape [{}, {}]", input.name,
-                                    input.batch, input.length));
+        return failWith(fmt::format("input {} has shape [{}, {}]",
+                                    quote(input.name), input.batch,
+                                    input.length));
       views.push_back({input.name, {input.batch, input.length}, input.data});
     }
     std::string error;

@@ -76,14 +76,15 @@ std::optional<GenerateResult> generate(Model &model,
                         request.prompt.size(), plan.maxLen);
     return std::nullopt;
   }
-  if (decoderStart + request.maxNewTokens > plan.maxLen) {
-    error = fmt::format("{} {} plus --max-new-tokens {} is more than max_len "
-                        "{}",
-                        request.encoderDecoder ? "the start token"
-                                               : "a prompt of",
+  // Checked: --max-new-tokens can be any 64-bit count.
+  int64_t decoderEnd = 0;
+  if (__builtin_add_overflow(decoderStart, request.maxNewTokens, &decoderEnd) ||
+      decoderEnd > plan.maxLen) {
+    error = fmt::format("{} plus --max-new-tokens {} is more than max_len {}",
                         request.encoderDecoder
-                            ? std::string()
-                            : fmt::format("{} tokens", request.prompt.size()),
+                            ? fmt::format("the start token {}", request.bos)
+                            : fmt::format("a prompt of {} tokens",
+                                          request.prompt.size()),
                         request.maxNewTokens, plan.maxLen);
     return std::nullopt;
   }

@@ -39,7 +39,8 @@ thread_local std::string lastThreadError;
 std::mutex lastAnyErrorMutex;
 std::string lastAnyError;
 
-std::string oneLine(const char *message) {
+/// Halide's message on one line, without its "Error: " prefix.
+std::string halideErrorLine(const char *message) {
   std::string text = message ? message : "";
   while (!text.empty() &&
          (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
@@ -55,7 +56,7 @@ std::string oneLine(const char *message) {
 extern "C" void tfmcHalideErrorHandler(void *, const char *message) {
   // No allocation may escape into Halide's C code as an exception.
   try {
-    std::string line = oneLine(message);
+    std::string line = halideErrorLine(message);
     {
       std::lock_guard<std::mutex> lock(lastAnyErrorMutex);
       lastAnyError = line;

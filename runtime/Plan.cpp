@@ -11,6 +11,7 @@
 
 #include "runtime/Plan.h"
 #include "runtime/Tensor.h"
+#include "runtime/Text.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -90,7 +91,8 @@ std::string getString(const Json &object, const char *key,
 }
 
 int64_t asInteger(const Json &value, const std::string &where,
-                  int64_t minimum = 0) {
+                  int64_t minimum = 0,
+                  int64_t maximum = std::numeric_limits<int64_t>::max()) {
   int64_t number = 0;
   if (value.is_number_unsigned()) {
     uint64_t unsignedNumber = value.get<uint64_t>();
@@ -105,12 +107,17 @@ int64_t asInteger(const Json &value, const std::string &where,
   }
   if (number < minimum)
     fail(where, fmt::format("{} is less than {}", number, minimum));
+  if (number > maximum)
+    fail(where, fmt::format("{} is more than the limit of {}", number,
+                            maximum));
   return number;
 }
 
 int64_t getInteger(const Json &object, const char *key,
-                   const std::string &where, int64_t minimum = 0) {
-  return asInteger(member(object, key, where), join(where, key), minimum);
+                   const std::string &where, int64_t minimum = 0,
+                   int64_t maximum = std::numeric_limits<int64_t>::max()) {
+  return asInteger(member(object, key, where), join(where, key), minimum,
+                   maximum);
 }
 
 class Parser {
@@ -131,11 +138,11 @@ public:
         fail("device", fmt::format("'{}' is neither 'host' nor 'cuda'",
                                    plan.device));
     }
-    plan.vocab = getInteger(root, "vocab", "", 1);
-    plan.maxLen = getInteger(root, "max_len", "", 1);
-    plan.maxBatch = getInteger(root, "max_batch", "", 1);
-    plan.maxSeq = getInteger(root, "max_seq", "", 1);
-    plan.arenaBytes = getInteger(root, "arena_bytes", "");
+    plan.vocab = getInteger(root, "vocab", "", 1, kMaxPlanExtent);
+    plan.maxLen = getInteger(root, "max_len", "", 1, kMaxPlanExtent);
+    plan.maxBatch = getInteger(root, "max_batch", "", 1, kMaxPlanExtent);
+    plan.maxSeq = getInteger(root, "max_seq", "", 1, kMaxPlanExtent);
+    plan.arenaBytes = getInteger(root, "arena_bytes", "", 0, kMaxPlanBytes);
 
     parseSymbols(member(root, "symbols", ""));
     parseInputs(member(root, "inputs", ""));
@@ -173,6 +180,9 @@ private:
       if (!name.empty() && name.size() < 19 &&
           name.find_first_not_of("0123456789") == std::string::npos) {
         result.value = std::stoll(name);
+        if (result.value > kMaxPlanExtent)
+          fail(where, fmt::format("{} is more than the limit of {}",
+                                  result.value, kMaxPlanExtent));
         return result;
       }
       for (std::size_t i = 0; i < plan.symbols.size(); ++i)
@@ -183,7 +193,7 @@ private:
         }
       fail(where, fmt::format("unknown symbol '{}'", name));
     }
-    result.value = asInteger(term, where);
+    result.value = asInteger(term, where, 0, kMaxPlanExtent);
     return result;
   }
 
@@ -238,6 +248,16 @@ private:
       if (input.optional && input.kind != InputKind::Mask)
         fail(where, fmt::format("input '{}' is optional, but only masks may be",
                                 input.name));
+      for (auto [key, flag] : {std::pair{"unused", &input.unused},
+                               std::pair{"causal", &input.causal}})
+        if (auto it = json.find(key); it != json.end()) {
+          if (!it->is_boolean())
+            fail(join(where, key), "expected a boolean, found " + kindOf(*it));
+          *flag = it->get<bool>();
+        }
+      if (input.unused && !input.optional)
+        fail(where, fmt::format("input '{}' is unused but not optional",
+                                input.name));
       plan.inputs.push_back(std::move(input));
     }
   }
@@ -257,7 +277,8 @@ private:
       for (std::size_t d = 0; d < shape.size(); ++d)
         weight.shape.push_back(
             asInteger(shape[d], fmt::format("{} shape {}", where, d)));
-      if (!elementCount(weight.shape))
+      std::optional<int64_t> count = elementCount(weight.shape);
+      if (!count || *count > kMaxPlanBytes / 4)
         fail(where,
              fmt::format("shape {} is too large", formatShape(weight.shape)));
       if (auto it = json.find("alt_names"); it != json.end()) {
@@ -280,6 +301,19 @@ private:
           fail(where, fmt::format("weight '{}' is transposed but has rank {}",
                                   weight.name, weight.shape.size()));
       }
+      if (auto it = json.find("init"); it != json.end()) {
+        std::string init = it->is_string() ? it->get<std::string>() : "";
+        if (init == "normal")
+          weight.init = PlanWeight::Init::Normal;
+        else if (init == "ones")
+          weight.init = PlanWeight::Init::Ones;
+        else if (init == "zeros")
+          weight.init = PlanWeight::Init::Zeros;
+        else
+          fail(join(where, "init"),
+               (it->is_string() ? quote(init) : kindOf(*it)) +
+                   " is not 'normal', 'ones' or 'zeros'");
+      }
       plan.weights.push_back(std::move(weight));
     }
   }
@@ -291,7 +325,12 @@ private:
       const Json &json = expectObject(cache[i], where);
       PlanCacheSlot slot;
       slot.slot = getString(json, "slot", where);
-      slot.width = getInteger(json, "width", where, 1);
+      slot.width = getInteger(json, "width", where, 1, kMaxPlanExtent);
+      if (slot.width > kMaxPlanBytes / 4 / plan.maxLen)
+        fail(join(where, "width"),
+             fmt::format("{} rows of {} floats are more than the limit of {} "
+                         "bytes",
+                         plan.maxLen, slot.width, kMaxPlanBytes));
       plan.cache.push_back(std::move(slot));
     }
   }
@@ -432,14 +471,6 @@ private:
 
   Plan plan;
 };
-
-/// Keeps a message on one line whatever nlohmann puts in it.
-std::string oneLine(std::string text) {
-  for (char &c : text)
-    if (c == '\n' || c == '\r')
-      c = ' ';
-  return text;
-}
 
 } // namespace
 

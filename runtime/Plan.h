@@ -82,6 +82,12 @@ struct PlanInput {
   InputKind kind = InputKind::Ids;
   std::vector<DimExpr> dims; // row-major, outermost first
   bool optional = false;     // absent: all ones (masks only)
+  /// A mask the model's kind takes but no kernel reads (`"unused": true`,
+  /// optional): all ones is accepted, and zeros only when `causal` (every
+  /// attention over its stack is causal, so right padding cannot change
+  /// the unpadded outputs).
+  bool unused = false;
+  bool causal = false;
 };
 
 struct PlanWeight {
@@ -93,6 +99,10 @@ struct PlanWeight {
   /// The file holds the transpose (shape reversed) of this rank-2 weight
   /// (`"transposed": true`, optional; Hugging Face Conv1D's [in, out]).
   bool transposed = false;
+  /// What `NAME init-weights` fills it with (`"init"`, optional: normal):
+  /// the compiler decides from the weight's use (a layer norm's gain is
+  /// ones, its bias zeros), so the runtime needs no model's weight names.
+  enum class Init { Normal, Ones, Zeros } init = Init::Normal;
 };
 
 enum class ValueKind { Input, Weight, Arena, Cache };
@@ -136,6 +146,16 @@ struct PlanOutput {
   int64_t value = 0;
   std::vector<DimExpr> dims; // row-major, outermost first
 };
+
+/// Upper bounds on every size a plan states, checked by parsePlan, so that
+/// the runtime's own size arithmetic cannot overflow int64_t (each product
+/// it forms stays below 2^63):
+///  - a limit or extent (vocab, max_len, max_batch, max_seq, a cache slot's
+///    width, a constant dim): at most 2^31 - 1, Halide's extent limit;
+///  - a byte count (the arena, a weight, a KV cache slot of max_len rows):
+///    at most 2^46 (64 TiB), more memory than any machine it runs on.
+inline constexpr int64_t kMaxPlanExtent = (int64_t(1) << 31) - 1;
+inline constexpr int64_t kMaxPlanBytes = int64_t(1) << 46;
 
 struct Plan {
   int64_t format = 1;

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Safetensors.h"
+#include "runtime/Text.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -43,22 +44,6 @@ constexpr uint64_t kHeaderLengthBytes = 8;
 constexpr uint64_t kMaxInt64 =
     static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 
-/// A name as messages show it: control characters escaped, so that a hostile
-/// name cannot break the one-line rule.
-std::string quoteName(std::string_view name) {
-  std::string text = "'";
-  for (unsigned char c : name) {
-    if (c == '\n')
-      text += "\\n";
-    else if (c == '\t')
-      text += "\\t";
-    else if (c < 0x20 || c == 0x7f)
-      text += fmt::format("\\x{:02x}", c);
-    else
-      text += static_cast<char>(c);
-  }
-  return text + "'";
-}
 
 /// "an array", "a string", ...: what a JSON value is, for messages.
 std::string withArticle(const Json &value) {
@@ -84,13 +69,6 @@ std::string describe(const Json &value) {
   return text;
 }
 
-/// nlohmann's message, on one line.
-std::string oneLine(std::string text) {
-  for (char &c : text)
-    if (c == '\n' || c == '\r')
-      c = ' ';
-  return text;
-}
 
 /// A non-negative JSON integer as u64, or nothing (negative, float, other).
 std::optional<uint64_t> asU64(const Json &value) {
@@ -125,7 +103,7 @@ bool parseTensorEntry(const std::string &path, const std::string &name,
                       const Json &entry, const unsigned char *data,
                       uint64_t dataBytes, std::vector<TensorView> &tensors,
                       std::vector<Extent> &extents, std::string &error) {
-  std::string where = fmt::format("{}: tensor {}", path, quoteName(name));
+  std::string where = fmt::format("{}: tensor {}", path, quote(name));
   if (!entry.is_object()) {
     error = fmt::format("{}: entry is {}, expected an object with dtype, "
                         "shape and data_offsets",
@@ -137,7 +115,7 @@ bool parseTensorEntry(const std::string &path, const std::string &name,
     if (key != "dtype" && key != "shape" && key != "data_offsets") {
       error = fmt::format("{}: unexpected key {} (expected dtype, shape and "
                           "data_offsets)",
-                          where, quoteName(key));
+                          where, quote(key));
       return false;
     }
   }
@@ -158,7 +136,7 @@ bool parseTensorEntry(const std::string &path, const std::string &name,
   std::optional<DType> dtype = parseDType(dtypeValue.get_ref<const std::string &>());
   if (!dtype) {
     error = fmt::format("{}: unknown dtype {} (expected {})", where,
-                        quoteName(dtypeValue.get_ref<const std::string &>()),
+                        quote(dtypeValue.get_ref<const std::string &>()),
                         allDTypeNames());
     return false;
   }
@@ -286,7 +264,7 @@ bool parseHeader(const std::string &path, const unsigned char *header,
     return false;
   }
   if (!duplicate.empty()) {
-    error = fmt::format("{}: header names {} twice", path, quoteName(duplicate));
+    error = fmt::format("{}: header names {} twice", path, quote(duplicate));
     return false;
   }
 
@@ -303,7 +281,7 @@ bool parseHeader(const std::string &path, const unsigned char *header,
         if (!value.is_string()) {
           error = fmt::format("{}: __metadata__ entry {} is {}, expected a "
                               "string",
-                              path, quoteName(key), withArticle(value));
+                              path, quote(key), withArticle(value));
           return false;
         }
         metadata.emplace(key, value.get<std::string>());
@@ -333,8 +311,8 @@ bool parseHeader(const std::string &path, const unsigned char *header,
     if (furthest && extent.begin < furthest->end) {
       error = fmt::format("{}: tensors {} and {} overlap: data_offsets [{}, {}] "
                           "and [{}, {}]",
-                          path, quoteName(tensors[furthest->tensor].name),
-                          quoteName(tensors[extent.tensor].name),
+                          path, quote(tensors[furthest->tensor].name),
+                          quote(tensors[extent.tensor].name),
                           furthest->begin, furthest->end, extent.begin,
                           extent.end);
       return false;
@@ -347,21 +325,6 @@ bool parseHeader(const std::string &path, const unsigned char *header,
 
 std::string systemError() { return std::strerror(errno); }
 
-/// write(2) until done; false with errno set on failure.
-bool writeAll(int fd, const void *data, std::size_t bytes) {
-  const char *cursor = static_cast<const char *>(data);
-  while (bytes > 0) {
-    ssize_t written = ::write(fd, cursor, bytes);
-    if (written < 0) {
-      if (errno == EINTR)
-        continue;
-      return false;
-    }
-    cursor += written;
-    bytes -= static_cast<std::size_t>(written);
-  }
-  return true;
-}
 
 } // namespace
 
@@ -521,18 +484,18 @@ const TensorView *expectTensor(const SafetensorsFile &file,
   try {
     const TensorView *tensor = file.find(name);
     if (!tensor) {
-      error = fmt::format("{}: missing tensor {}", file.path(), quoteName(name));
+      error = fmt::format("{}: missing tensor {}", file.path(), quote(name));
       return nullptr;
     }
     if (tensor->dtype != dtype) {
       error = fmt::format("{}: tensor {} has dtype {}, expected {}",
-                          file.path(), quoteName(name), dtypeName(tensor->dtype),
+                          file.path(), quote(name), dtypeName(tensor->dtype),
                           dtypeName(dtype));
       return nullptr;
     }
     if (tensor->shape != shape) {
       error = fmt::format("{}: tensor {} has shape {}, expected {}",
-                          file.path(), quoteName(name),
+                          file.path(), quote(name),
                           formatShape(tensor->shape), formatShape(shape));
       return nullptr;
     }
@@ -550,7 +513,7 @@ std::optional<IntegerTensor> readIntegerTensor(const SafetensorsFile &file,
   try {
     const TensorView *tensor = file.find(name);
     if (!tensor) {
-      error = fmt::format("{}: missing tensor {}", file.path(), quoteName(name));
+      error = fmt::format("{}: missing tensor {}", file.path(), quote(name));
       return std::nullopt;
     }
     bool accepted = tensor->dtype == DType::I64 || tensor->dtype == DType::I32;
@@ -559,7 +522,7 @@ std::optional<IntegerTensor> readIntegerTensor(const SafetensorsFile &file,
                  tensor->dtype == DType::U8;
     if (!accepted) {
       error = fmt::format("{}: tensor {} has dtype {}, expected {}",
-                          file.path(), quoteName(name), dtypeName(tensor->dtype),
+                          file.path(), quote(name), dtypeName(tensor->dtype),
                           kind == IntegerInputKind::Mask
                               ? "I64, I32, BOOL or U8"
                               : "I64 or I32");
@@ -594,7 +557,7 @@ std::optional<IntegerTensor> readIntegerTensor(const SafetensorsFile &file,
     return result;
   } catch (const std::exception &e) {
     error = fmt::format("{}: cannot read tensor {}: {}", file.path(),
-                        quoteName(name), oneLine(e.what()));
+                        quote(name), oneLine(e.what()));
     return std::nullopt;
   }
 }
@@ -616,7 +579,7 @@ bool checkTensorsToWrite(const std::string &path,
       return false;
     }
     std::string where =
-        fmt::format("{}: cannot write tensor {}", path, quoteName(tensor.name));
+        fmt::format("{}: cannot write tensor {}", path, quote(tensor.name));
     if (tensor.name == "__metadata__") {
       error = fmt::format("{}: the name is reserved", where);
       return false;
@@ -655,77 +618,89 @@ bool checkTensorsToWrite(const std::string &path,
 
 } // namespace
 
+namespace {
+
+/// The file's bytes for `tensors`, checked: the header, then each tensor's
+/// data in `order`.
+bool layOut(const std::string &path, const std::vector<TensorView> &tensors,
+            const std::map<std::string, std::string> &metadata,
+            std::string &header, std::vector<const TensorView *> &order,
+            std::string &error) {
+  if (!checkTensorsToWrite(path, tensors, error))
+    return false;
+
+  // Largest element size first, so that every tensor starts naturally
+  // aligned (the data section starts at a multiple of 8); no gaps, as the
+  // reference implementation requires.
+  for (const TensorView &tensor : tensors)
+    order.push_back(&tensor);
+  std::sort(order.begin(), order.end(),
+            [](const TensorView *a, const TensorView *b) {
+              if (dtypeSize(a->dtype) != dtypeSize(b->dtype))
+                return dtypeSize(a->dtype) > dtypeSize(b->dtype);
+              return a->name < b->name;
+            });
+
+  Json json = Json::object(); // a std::map: keys come out sorted
+  if (!metadata.empty())
+    json["__metadata__"] = metadata;
+  uint64_t offset = 0;
+  for (const TensorView *tensor : order) {
+    json[tensor->name] = {
+        {"dtype", dtypeName(tensor->dtype)},
+        {"shape", tensor->shape},
+        {"data_offsets", {offset, offset + tensor->bytes}},
+    };
+    offset += tensor->bytes;
+  }
+  // Names and metadata are the caller's strings: invalid UTF-8 is
+  // replaced rather than thrown about.
+  std::string text = json.dump(-1, ' ', false, Json::error_handler_t::replace);
+  text.append((8 - text.size() % 8) % 8, ' ');
+  uint64_t headerBytes = text.size();
+  header.assign(reinterpret_cast<const char *>(&headerBytes),
+                sizeof headerBytes);
+  header += text;
+  return true;
+}
+
+} // namespace
+
+bool writeSafetensors(OutputFile &file, const std::vector<TensorView> &tensors,
+                      std::string &error,
+                      const std::map<std::string, std::string> &metadata) {
+  try {
+    std::string header;
+    std::vector<const TensorView *> order;
+    if (!layOut(file.path(), tensors, metadata, header, order, error)) {
+      file.discard();
+      return false;
+    }
+    if (!file.write(header.data(), header.size(), error))
+      return false;
+    for (const TensorView *tensor : order)
+      if (!file.write(tensor->data, tensor->bytes, error))
+        return false;
+    return file.commit(error);
+  } catch (const std::exception &e) {
+    file.discard();
+    error = fmt::format("{}: cannot write: {}", file.path(), oneLine(e.what()));
+    return false;
+  }
+}
+
 bool writeSafetensors(const std::string &path,
                       const std::vector<TensorView> &tensors,
                       std::string &error,
                       const std::map<std::string, std::string> &metadata) {
   try {
+    // Checked before the temporary exists, so a bad tensor leaves nothing.
     if (!checkTensorsToWrite(path, tensors, error))
       return false;
-
-    // Largest element size first, so that every tensor starts naturally
-    // aligned (the data section starts at a multiple of 8); no gaps, as the
-    // reference implementation requires.
-    std::vector<const TensorView *> order;
-    for (const TensorView &tensor : tensors)
-      order.push_back(&tensor);
-    std::sort(order.begin(), order.end(),
-              [](const TensorView *a, const TensorView *b) {
-                if (dtypeSize(a->dtype) != dtypeSize(b->dtype))
-                  return dtypeSize(a->dtype) > dtypeSize(b->dtype);
-                return a->name < b->name;
-              });
-
-    Json header = Json::object(); // a std::map: keys come out sorted
-    if (!metadata.empty())
-      header["__metadata__"] = metadata;
-    uint64_t offset = 0;
-    for (const TensorView *tensor : order) {
-      header[tensor->name] = {
-          {"dtype", dtypeName(tensor->dtype)},
-          {"shape", tensor->shape},
-          {"data_offsets", {offset, offset + tensor->bytes}},
-      };
-      offset += tensor->bytes;
-    }
-    // Names and metadata are the caller's strings: invalid UTF-8 is
-    // replaced rather than thrown about.
-    std::string text = header.dump(-1, ' ', false, Json::error_handler_t::replace);
-    text.append((8 - text.size() % 8) % 8, ' ');
-    uint64_t headerBytes = text.size();
-
-    std::string temporary = path + ".tmp";
-    int fd = ::open(temporary.c_str(),
-                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) {
-      error = fmt::format("{}: cannot write: {}", path, systemError());
+    std::optional<OutputFile> file = OutputFile::create("", path, {}, error);
+    if (!file)
       return false;
-    }
-    bool ok = writeAll(fd, &headerBytes, sizeof headerBytes) &&
-              writeAll(fd, text.data(), text.size());
-    for (std::size_t i = 0; ok && i < order.size(); ++i)
-      ok = writeAll(fd, order[i]->data, order[i]->bytes);
-    // fsync before rename: after a crash the file is either old or complete.
-    ok = ok && ::fsync(fd) == 0;
-    int savedErrno = errno;
-    if (::close(fd) != 0 && ok) {
-      ok = false;
-      savedErrno = errno;
-    }
-    if (!ok) {
-      ::unlink(temporary.c_str());
-      error = fmt::format("{}: cannot write: {}", path,
-                          std::strerror(savedErrno));
-      return false;
-    }
-    if (::rename(temporary.c_str(), path.c_str()) != 0) {
-      savedErrno = errno;
-      ::unlink(temporary.c_str());
-      error = fmt::format("{}: cannot write: renaming {} failed: {}", path,
-                          temporary, std::strerror(savedErrno));
-      return false;
-    }
-    return true;
+    return writeSafetensors(*file, tensors, error, metadata);
   } catch (const std::exception &e) {
     error = fmt::format("{}: cannot write: {}", path, oneLine(e.what()));
     return false;

@@ -17,6 +17,7 @@
 #ifndef TFMC_RUNTIME_SAFETENSORS_H
 #define TFMC_RUNTIME_SAFETENSORS_H
 
+#include "runtime/FileIO.h"
 #include "runtime/Tensor.h"
 
 #include <cstddef>
@@ -145,8 +146,9 @@ std::optional<IntegerTensor> readIntegerTensor(const SafetensorsFile &file,
 /// Header keys are sorted, the header is padded with spaces to a multiple of
 /// 8 bytes, and tensor data is laid out without gaps, largest element size
 /// first, so every tensor of the written file is naturally aligned when the
-/// file is mapped. Writes `path + ".tmp"` then renames it over `path`, so a
-/// reader never sees a partial file.
+/// file is mapped. Written through an OutputFile (FileIO.h): a unique
+/// temporary renamed over `path`, so a reader never sees a partial file and
+/// a failure leaves an old file at `path` as it was.
 ///
 /// Each tensor needs a unique non-empty name (not `__metadata__`),
 /// non-negative dimensions, and `bytes` equal to its element count times its
@@ -154,6 +156,12 @@ std::optional<IntegerTensor> readIntegerTensor(const SafetensorsFile &file,
 /// the file cannot be written.
 bool writeSafetensors(const std::string &path,
                       const std::vector<TensorView> &tensors,
+                      std::string &error,
+                      const std::map<std::string, std::string> &metadata = {});
+
+/// The same into `file`, which a caller created (and so checked) before
+/// the work that computed the tensors; commits it on success.
+bool writeSafetensors(OutputFile &file, const std::vector<TensorView> &tensors,
                       std::string &error,
                       const std::map<std::string, std::string> &metadata = {});
 

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Tokenizer.h"
+#include "runtime/FileIO.h"
+#include "runtime/Text.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -193,9 +195,11 @@ std::string tokenToBytes(std::string_view token) {
 // Messages
 //===----------------------------------------------------------------------===//
 
-/// `text` quoted on one line: controls, quotes, backslashes and bytes that
-/// are not UTF-8 escaped; long text shortened.
-std::string quote(std::string_view text) {
+/// A token as vocab.json and merges.txt spell it, in double quotes (JSON's
+/// style, so quotes and backslashes are escaped too, unlike Text.h's
+/// quote): controls and bytes that are not UTF-8 escaped; long text
+/// shortened.
+std::string quoteToken(std::string_view text) {
   std::string out = "\"";
   std::size_t i = 0;
   while (i < text.size()) {
@@ -245,33 +249,29 @@ std::string jsonReason(const std::string &what) {
     if (colon != std::string::npos)
       reason = reason.substr(colon + 2);
   }
-  for (char &c : reason)
-    if (c == '\n' || c == '\r')
-      c = ' ';
-  return reason;
+  return oneLine(reason);
 }
 
-/// Reads `path` whole. A missing file is reported by the caller.
-bool readFile(const std::string &path, std::string &contents,
-              std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = fmt::format("{}: cannot read: {}", path, std::strerror(errno));
-    return false;
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    error = fmt::format("{}: cannot read: {}", path, std::strerror(errno));
-    return false;
-  }
-  contents = std::move(buffer).str();
-  return true;
-}
-
-bool isRegularFile(const std::string &path) {
+bool exists(const std::string &path) {
   struct stat info;
-  return ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+/// vocab.json is one object of scalars: nesting past this is refused while
+/// parsing, before a deep value can exhaust the stack of anything that
+/// walks it.
+constexpr int kMaxVocabDepth = 8;
+
+/// Thrown by the parser callback when vocab.json nests past kMaxVocabDepth.
+struct TooDeep {};
+
+/// A JSON value as messages show it: scalars as JSON, cut; containers by
+/// kind only (dumping one could be long or deeply recursive).
+std::string describe(const Json &value) {
+  if (value.is_array() || value.is_object())
+    return value.is_array() ? "an array" : "an object";
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return escapeText(text);
 }
 
 } // namespace
@@ -301,7 +301,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
   const std::string vocabPath = prefix + "vocab.json";
   const std::string mergesPath = prefix + "merges.txt";
   for (const char *name : {"vocab.json", "merges.txt"}) {
-    if (!isRegularFile(prefix + name)) {
+    if (!exists(prefix + name)) {
       error = fmt::format("{}: missing {} (a GPT-2 tokenizer needs "
                           "vocab.json and merges.txt)",
                           dir, name);
@@ -314,7 +314,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
 
   // vocab.json: {"token": id, ...}.
   std::string text;
-  if (!readFile(vocabPath, text, error))
+  if (!readRegularFile(vocabPath, text, error))
     return std::nullopt;
   // nlohmann keeps the last of duplicate keys silently; note them.
   std::string duplicate;
@@ -322,6 +322,8 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
   std::set<std::string> seen;
   Json::parser_callback_t noteDuplicates =
       [&](int depth, Json::parse_event_t event, Json &parsed) {
+        if (depth > kMaxVocabDepth)
+          throw TooDeep{};
         if (depth == 1 && event == Json::parse_event_t::key && !hasDuplicate &&
             parsed.is_string() &&
             !seen.insert(parsed.get<std::string>()).second) {
@@ -333,6 +335,11 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
   Json root;
   try {
     root = Json::parse(text, noteDuplicates);
+  } catch (const TooDeep &) {
+    error = fmt::format("{}: nested more than {} deep; expected one JSON "
+                        "object mapping each token to its id",
+                        vocabPath, kMaxVocabDepth);
+    return std::nullopt;
   } catch (const Json::parse_error &e) {
     // e.byte: 1-based index of the character where parsing stopped.
     std::size_t at = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());
@@ -356,7 +363,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
   }
   if (hasDuplicate) {
     error = fmt::format("{}: token {} appears twice", vocabPath,
-                        quote(duplicate));
+                        quoteToken(duplicate));
     return std::nullopt;
   }
   if (root.empty()) {
@@ -380,9 +387,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
     if (!id) {
       error = fmt::format("{}: token {} has id {}; expected an integer "
                           "in [0, {}]",
-                          vocabPath, quote(it.key()),
-                          value.dump(-1, ' ', false,
-                                     Json::error_handler_t::replace),
+                          vocabPath, quoteToken(it.key()), describe(value),
                           kMaxId);
       return std::nullopt;
     }
@@ -393,7 +398,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
       tokenOfId.resize(*id + 1, nullptr);
     if (tokenOfId[*id]) {
       error = fmt::format("{}: id {} is given to both {} and {}", vocabPath,
-                          *id, quote(*tokenOfId[*id]), quote(it.key()));
+                          *id, quoteToken(*tokenOfId[*id]), quoteToken(it.key()));
       return std::nullopt;
     }
     tokenOfId[*id] = &entry->first;
@@ -414,14 +419,14 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
     if (it == tokenizer.vocab_.end()) {
       error = fmt::format("{}: no token {} for byte 0x{:02x} (a byte-level "
                           "vocabulary has a token for each of the 256 bytes)",
-                          vocabPath, quote(token), b);
+                          vocabPath, quoteToken(token), b);
       return std::nullopt;
     }
     tokenizer.byteIds_[b] = it->second;
   }
 
   // merges.txt: "#version: ..." then "LEFT RIGHT" per line, best first.
-  if (!readFile(mergesPath, text, error))
+  if (!readRegularFile(mergesPath, text, error))
     return std::nullopt;
   std::size_t lineNumber = 0;
   int32_t rank = 0;
@@ -442,7 +447,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
     std::string lineError;
     if (!validateUtf8(line, lineError)) {
       error = fmt::format("{}:{}: not valid UTF-8: {}", mergesPath, lineNumber,
-                          quote(line));
+                          quoteToken(line));
       return std::nullopt;
     }
     std::size_t space = line.find(' ');
@@ -451,7 +456,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
         line.find(' ', space + 1) != std::string_view::npos) {
       error = fmt::format("{}:{}: expected two tokens separated by one "
                           "space, got {}",
-                          mergesPath, lineNumber, quote(line));
+                          mergesPath, lineNumber, quoteToken(line));
       return std::nullopt;
     }
     std::string left(line.substr(0, space));
@@ -465,12 +470,12 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
                                             : nullptr;
     if (missing) {
       error = fmt::format("{}:{}: token {} is not in vocab.json", mergesPath,
-                          lineNumber, quote(*missing));
+                          lineNumber, quoteToken(*missing));
       return std::nullopt;
     }
     if (resultIt == tokenizer.vocab_.end()) {
       error = fmt::format("{}:{}: the merged token {} is not in vocab.json",
-                          mergesPath, lineNumber, quote(left + right));
+                          mergesPath, lineNumber, quoteToken(left + right));
       return std::nullopt;
     }
     // A repeated merge keeps its first (best) rank.
@@ -758,7 +763,7 @@ bool Gpt2Tokenizer::encode(std::string_view utf8, std::vector<int64_t> &ids,
 std::string Gpt2Tokenizer::decode(const std::vector<int64_t> &ids) const {
   std::string text;
   for (int64_t id : ids) {
-    if (id >= 0 && id < vocabSize() && hasToken_[id])
+    if (hasId(id))
       text += tokenBytes_[id];
     else
       text += kReplacement;

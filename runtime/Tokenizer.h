@@ -77,6 +77,11 @@ public:
   /// invalid UTF-8; `toValidUtf8` makes such text printable.
   std::string decode(const std::vector<int64_t> &ids) const;
 
+  /// Whether `id` is a token of vocab.json (decode gives U+FFFD otherwise).
+  bool hasId(int64_t id) const {
+    return id >= 0 && id < vocabSize() && hasToken_[id];
+  }
+
   /// One more than the largest id in vocab.json (50257 for GPT-2).
   int64_t vocabSize() const { return static_cast<int64_t>(tokenBytes_.size()); }
 

@@ -97,3 +97,22 @@ if _ptxas:
     config.substitutions.append(("%ptxas", _ptxas))
 else:
     lit_config.note("ptxas is not installed: CUDA/ptxas.test is UNSUPPORTED")
+
+# Mounting a small tmpfs (test/E2E/outputs/disk-full.test fills one to test
+# a write that runs out of space): needs root or CAP_SYS_ADMIN, which CI has
+# and many containers do not. Without it that test is UNSUPPORTED.
+def _can_mount_tmpfs():
+    import subprocess, tempfile
+    if not shutil.which("mount") or not shutil.which("umount"):
+        return False
+    with tempfile.TemporaryDirectory() as where:
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", where],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+        if mounted:
+            subprocess.run(["umount", where], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return mounted
+
+if _can_mount_tmpfs():
+    config.available_features.add("tmpfs-mount")
+else:
+    lit_config.note("cannot mount a tmpfs: E2E/outputs/disk-full.test is UNSUPPORTED")

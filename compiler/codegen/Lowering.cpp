@@ -6,6 +6,7 @@
 #include "dialects/tfm/TfmDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -411,6 +412,55 @@ LogicalResult EntryLowering::run() {
                       {"kind", mask ? "mask" : "ids"},
                       {"dims", json::array({toJson(shape[0]), toJson(shape[1])})},
                       {"optional", mask}});
+  }
+  // The masks the model's kind takes (attention_mask; an encoder-decoder's
+  // decoder_attention_mask too) that no attention reads are listed as
+  // "unused", with "causal": whether every attention over that stack's keys
+  // is causal, so that right padding cannot change the unpadded outputs and
+  // the runtime may accept zeros (the README's input contract). An
+  // attention's keys are the decoder's when they derive from a decoder_
+  // input.
+  bool hasTarget = llvm::any_of(inputs, [](const json &input) {
+    return input["name"].get<std::string>().rfind("decoder_", 0) == 0;
+  });
+  auto readsTarget = [&](tfm::AttentionOp attention) {
+    SmallVector<Value> work{attention.getKey()};
+    llvm::DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      if (!seen.insert(value).second)
+        continue;
+      if (auto argument = dyn_cast<BlockArgument>(value)) {
+        auto input = func.getArgAttrOfType<StringAttr>(
+            argument.getArgNumber(), "tfm.input");
+        if (input && input.getValue().starts_with("decoder_"))
+          return true;
+      } else if (Operation *producer = value.getDefiningOp()) {
+        work.append(producer->operand_begin(), producer->operand_end());
+      }
+    }
+    return false;
+  };
+  for (const char *maskName : {"attention_mask", "decoder_attention_mask"}) {
+    bool target = StringRef(maskName).starts_with("decoder_");
+    bool listed = llvm::any_of(inputs, [&](const json &input) {
+      return input["name"] == maskName;
+    });
+    if (listed || (target && !hasTarget))
+      continue;
+    bool causal = true;
+    func.walk([&](tfm::AttentionOp attention) {
+      if ((hasTarget && readsTarget(attention)) == target)
+        causal &= attention.getMask().getCausal();
+    });
+    Shape shape{symbol(Symbol::Batch),
+                symbol(target ? Symbol::Target : Symbol::Source)};
+    inputs.push_back({{"name", maskName},
+                      {"kind", "mask"},
+                      {"dims", json::array({toJson(shape[0]), toJson(shape[1])})},
+                      {"optional", true},
+                      {"unused", true},
+                      {"causal", causal}});
   }
 
   for (Operation &op : func.getBody().front()) {

@@ -6,7 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/FileIO.h"
 #include "runtime/Safetensors.h"
+#include "runtime/Text.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace tfmc::runtime;
@@ -669,6 +673,115 @@ TEST_F(SafetensorsLookupTest, IntegerInputFromUnalignedData) {
       readIntegerTensor(*in, "input_ids", IntegerInputKind::Ids, error);
   ASSERT_TRUE(ids) << error;
   EXPECT_EQ(ids->values, (std::vector<int64_t>{42, -42}));
+}
+
+//===----------------------------------------------------------------------===//
+// Text.h: messages quoting untrusted text
+//===----------------------------------------------------------------------===//
+
+TEST(TextTest, EscapesControlsAndBytesThatAreNotUtf8) {
+  EXPECT_EQ(quote("a\nb\tc\x01"), "'a\\nb\\tc\\x01'");
+  // "é" and "😀" stay; a lone continuation byte, a truncated sequence, an
+  // overlong "/" and a surrogate are escaped byte by byte.
+  EXPECT_EQ(escapeText("\xc3\xa9\xf0\x9f\x98\x80"), "\xc3\xa9\xf0\x9f\x98\x80");
+  EXPECT_EQ(escapeText("\x80x\xe2\x82"), "\\x80x\\xe2\\x82");
+  EXPECT_EQ(escapeText("\xc0\xaf"), "\\xc0\\xaf");
+  EXPECT_EQ(escapeText("\xed\xa0\x80"), "\\xed\\xa0\\x80");
+  EXPECT_TRUE(isValidUtf8(escapeText("\xff\xfe name \xc3")));
+  EXPECT_FALSE(isValidUtf8("\xff"));
+}
+
+TEST(TextTest, LongValuesAndLinesAreCut) {
+  std::string token(1'000'000, 'x');
+  EXPECT_EQ(quote(token), "'" + std::string(kMaxQuotedBytes, 'x') + "...'");
+  // Never inside a UTF-8 sequence: 79 ASCII bytes, then "é" (2 bytes).
+  std::string text = std::string(79, 'a') + "\xc3\xa9" + "tail";
+  EXPECT_EQ(escapeText(text), std::string(79, 'a') + "\xc3\xa9...");
+  std::string line = oneLine("error:\n" + token);
+  EXPECT_EQ(line.size(), kMaxMessageBytes + 3);
+  EXPECT_EQ(line.rfind("error: xxx", 0), 0u);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// FileIO.h: atomic outputs, regular-file inputs
+//===----------------------------------------------------------------------===//
+
+TEST_F(SafetensorsTest, OutputFileReplacesOnlyOnCommit) {
+  std::string path = writeBytes("out", "old");
+  std::string error;
+  std::optional<OutputFile> file = OutputFile::create("--output", path, {},
+                                                      error);
+  ASSERT_TRUE(file) << error;
+  std::string temporary = file->temporaryPath();
+  EXPECT_EQ(temporary.rfind(path + ".tmp-", 0), 0u);
+  EXPECT_TRUE(std::filesystem::exists(temporary));
+  ASSERT_TRUE(file->write("new", 3, error)) << error;
+  std::ifstream before(path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(before), {}), "old");
+  ASSERT_TRUE(file->commit(error)) << error;
+  std::ifstream after(path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(after), {}), "new");
+  EXPECT_FALSE(std::filesystem::exists(temporary));
+}
+
+TEST_F(SafetensorsTest, AnOutputFileNotCommittedLeavesNothing) {
+  std::string path = writeBytes("out", "old");
+  std::string temporary;
+  {
+    std::string error;
+    std::optional<OutputFile> file =
+        OutputFile::create("--output", path, {}, error);
+    ASSERT_TRUE(file) << error;
+    temporary = file->temporaryPath();
+    ASSERT_TRUE(file->write("partial", 7, error));
+  }
+  EXPECT_FALSE(std::filesystem::exists(temporary));
+  std::ifstream in(path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "old");
+}
+
+TEST_F(SafetensorsTest, OutputFileRefusesWhatItMustNotReplace) {
+  std::string error;
+  std::string input = writeBytes("w", "weights");
+  EXPECT_FALSE(
+      OutputFile::create("--output", input, {{"--weights", input}}, error));
+  EXPECT_EQ(error, "--output " + input + ": is the same file as --weights " +
+                       input + "; writing it would destroy the input");
+  std::string link = pathOf("link");
+  ASSERT_EQ(::symlink(input.c_str(), link.c_str()), 0);
+  EXPECT_FALSE(OutputFile::create("--output", link, {}, error));
+  EXPECT_EQ(error, "--output " + link +
+                       ": refusing to replace a symbolic link; give its "
+                       "target or a new path");
+  std::string fifo = pathOf("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(OutputFile::create("", fifo, {}, error));
+  EXPECT_EQ(error, fifo + ": refusing to replace a FIFO; give a regular file "
+                          "or a new path");
+  EXPECT_FALSE(OutputFile::create("--output", dir, {}, error));
+  EXPECT_EQ(error, "--output " + dir + ": refusing to replace a directory; "
+                                       "give a regular file or a new path");
+  // Nothing was created next to any of them.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            3);
+}
+
+TEST_F(SafetensorsTest, ReadRegularFileRefusesFifosWithoutBlocking) {
+  std::string fifo = pathOf("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string contents, error;
+  EXPECT_FALSE(readRegularFile(fifo, contents, error));
+  EXPECT_EQ(error, fifo + ": cannot read: a FIFO, not a regular file");
+  EXPECT_FALSE(readRegularFile(dir, contents, error));
+  EXPECT_EQ(error, dir + ": cannot read: a directory, not a regular file");
+  std::string big = writeBytes("big", std::string(100, 'x'));
+  EXPECT_FALSE(readRegularFile(big, contents, error, 99));
+  EXPECT_EQ(error, big + ": cannot read: 100 bytes is more than the limit "
+                         "of 99");
+  ASSERT_TRUE(readRegularFile(big, contents, error, 100)) << error;
+  EXPECT_EQ(contents, std::string(100, 'x'));
 }
 
 } // namespace

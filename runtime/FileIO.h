@@ -1,0 +1,90 @@
+//===- FileIO.h - Reading inputs and writing outputs safely -----*- C++ -*-===//
+//
+// Every file a compiled model's program writes (run --output, generate
+// --dump-logits, init-weights --output, the C API's outputs) goes through
+// OutputFile: a unique temporary in the output's directory (mkstemp), the
+// data, fsync, rename over the output, fsync of the directory. Any failure
+// removes the temporary and leaves an old file at the path untouched, and a
+// process killed mid-write leaves at most the temporary behind, never a
+// partial output. The output is checked when the OutputFile is created,
+// before the caller does the work: an existing symbolic link, device node,
+// FIFO or directory at the path is refused (never replaced or written
+// through), and so is a path that is the same file as one of the inputs.
+//
+// Inputs read whole (id lists, text, tokenizer files) go through
+// readRegularFile: a FIFO or a device is an error, never a blocking read.
+//
+// No function here throws but std::bad_alloc; errors are one line.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_FILEIO_H
+#define TFMC_RUNTIME_FILEIO_H
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tfmc::runtime {
+
+/// Input files larger than this are refused by readRegularFile (id lists,
+/// prompts and tokenizer files are far smaller).
+inline constexpr uint64_t kMaxInputFileBytes = uint64_t(1) << 30;
+
+/// Reads the regular file `path` whole. A missing file, a FIFO, a device, a
+/// directory or a file over `maxBytes` is a one-line error starting with the
+/// path.
+bool readRegularFile(const std::string &path, std::string &contents,
+                     std::string &error,
+                     uint64_t maxBytes = kMaxInputFileBytes);
+
+/// A file being written: see the file comment. Move-only; destroying one
+/// that was not committed removes its temporary.
+class OutputFile {
+public:
+  /// Checks `path` and creates the temporary next to it. `flag` ("--output",
+  /// or empty) starts every message. `inputs` are (flag, path) pairs of the
+  /// files the caller reads; the output may be none of them (same inode).
+  static std::optional<OutputFile>
+  create(const std::string &flag, const std::string &path,
+         const std::vector<std::pair<std::string, std::string>> &inputs,
+         std::string &error);
+
+  OutputFile(OutputFile &&other) noexcept;
+  OutputFile &operator=(OutputFile &&other) noexcept;
+  OutputFile(const OutputFile &) = delete;
+  OutputFile &operator=(const OutputFile &) = delete;
+  ~OutputFile();
+
+  const std::string &path() const { return path_; }
+  const std::string &flag() const { return flag_; }
+  /// The temporary's path (tests and messages).
+  const std::string &temporaryPath() const { return temporary_; }
+
+  /// Appends `bytes` bytes. On failure the temporary is removed.
+  bool write(const void *data, std::size_t bytes, std::string &error);
+
+  /// fsync, rename over the path, fsync the directory. On failure the
+  /// temporary is removed and the path is as it was.
+  bool commit(std::string &error);
+
+  /// Removes the temporary (also what the destructor does).
+  void discard();
+
+private:
+  OutputFile() = default;
+  /// "--output out.safetensors: cannot write: " and the like.
+  std::string where() const;
+
+  std::string flag_;
+  std::string path_;
+  std::string temporary_;
+  int fd_ = -1;
+};
+
+} // namespace tfmc::runtime
+
+#endif // TFMC_RUNTIME_FILEIO_H

@@ -1,0 +1,221 @@
+//===- ModelExecute.cpp - Running a plan's steps --------------------------===//
+//
+// Each step's kernel gets halide_buffer_t descriptors built on this call's
+// reused storage. Every buffer is checked against the memory behind it
+// before the first kernel runs (an arena slot inside the arena, a weight
+// view inside its tensor, an input view inside the input, a cache view
+// inside its slot), so a wrong plan is a `plan: ...` error, not a kernel
+// writing past an allocation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/ModelImpl.h"
+
+#include <chrono>
+#include <limits>
+
+namespace tfmc::runtime {
+namespace {
+
+constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
+
+} // namespace
+
+bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
+                            std::string &error) {
+  const Plan &plan = call.plan;
+  const PlanStep &step = plan.steps[stepIndex];
+  auto *arenaBytes = static_cast<uint8_t *>(arena.data());
+  std::size_t nextDim = 0;
+  for (std::size_t a = 0; a < step.args.size(); ++a) {
+    const PlanArg &arg = step.args[a];
+    const PlanValue &value = plan.values[arg.value];
+    auto where = [&] {
+      return fmt::format("plan: step {} arg {}", stepIndex, a);
+    };
+    const int64_t elementBytes = arg.type == ElementType::F32 ? 4 : 8;
+
+    halide_buffer_t &buffer = buffers[a];
+    buffer = halide_buffer_t();
+    buffer.dimensions = static_cast<int32_t>(arg.dims.size());
+    buffer.dim = dimensions.data() + nextDim;
+    buffer.type = arg.type == ElementType::F32
+                      ? halide_type_t(halide_type_float, 32)
+                      : halide_type_t(halide_type_int, 64);
+    int64_t stride = 1;
+    for (std::size_t d = 0; d < arg.dims.size(); ++d) {
+      int64_t extent = 0, min = 0;
+      if (!call.evaluate(arg.dims[d], extent) || extent > kMaxInt32 ||
+          stride > kMaxInt32 ||
+          (!arg.mins.empty() &&
+           (!call.evaluate(arg.mins[d], min) || min > kMaxInt32))) {
+        error = fmt::format("{}: dims {} exceed Halide's 32-bit extents "
+                            "for {}",
+                            where(), formatDims(plan, arg.dims),
+                            call.symbolText());
+        return false;
+      }
+      dimensions[nextDim + d] = halide_dimension_t(
+          static_cast<int32_t>(min), static_cast<int32_t>(extent),
+          static_cast<int32_t>(stride));
+      stride *= extent; // both below 2^31: no overflow
+    }
+    nextDim += arg.dims.size();
+    const int64_t elements = stride;
+
+    switch (value.kind) {
+    case ValueKind::Input: {
+      auto [data, count] = call.inputData[value.index];
+      if (elements > count) {
+        error = fmt::format("{}: dims {} view {} elements of input {}, "
+                            "which has {} for {}",
+                            where(), formatDims(plan, arg.dims), elements,
+                            quote(plan.inputs[value.index].name), count,
+                            call.symbolText());
+        return false;
+      }
+      buffer.host = reinterpret_cast<uint8_t *>(const_cast<int64_t *>(data));
+      if (onDevice)
+        argDevice[a] = inputDevice[value.index];
+      break;
+    }
+    case ValueKind::Weight: {
+      int64_t available = weightElements[value.index] - value.offset;
+      if (elements > available) {
+        error = fmt::format("{}: dims {} view {} elements at offset {} of "
+                            "weight {}, which has {}",
+                            where(), formatDims(plan, arg.dims), elements,
+                            value.offset, quote(plan.weights[value.index].name),
+                            weightElements[value.index]);
+        return false;
+      }
+      if (onDevice)
+        argDevice[a] = weightDevice[value.index] +
+                       static_cast<std::uint64_t>(value.offset) * 4;
+      else
+        buffer.host = reinterpret_cast<uint8_t *>(
+            const_cast<float *>(weightData[value.index] + value.offset));
+      break;
+    }
+    case ValueKind::Arena: {
+      int64_t available = plan.arenaBytes - value.offset;
+      if (elements > available / elementBytes) {
+        // elements < 2^62 (two extents below 2^31): the product may not fit.
+        int64_t bytes = 0;
+        std::string size =
+            __builtin_mul_overflow(elements, elementBytes, &bytes)
+                ? fmt::format("{} elements of {}", elements, elementBytes)
+                : std::to_string(bytes);
+        error = fmt::format("{}: dims {} ({} bytes) at arena offset {} run "
+                            "past the arena ({} bytes) for {}",
+                            where(), formatDims(plan, arg.dims), size,
+                            value.offset,
+                            plan.arenaBytes, call.symbolText());
+        return false;
+      }
+      if (value.offset % elementBytes != 0) {
+        error = fmt::format("{}: arena offset {} is not a multiple of {}",
+                            where(), value.offset, elementBytes);
+        return false;
+      }
+      buffer.host = arenaBytes + value.offset;
+      if (onDevice)
+        argDevice[a] = arenaDevice + value.offset;
+      break;
+    }
+    case ValueKind::Cache: {
+      const PlanCacheSlot &slot = plan.cache[value.index];
+      int64_t row = value.rowSymbol < 0 ? 0 : call.symbols[value.rowSymbol];
+      int64_t available = (plan.maxLen - row) * slot.width;
+      if (row < 0 || elements > available) {
+        error = fmt::format("{}: dims {} from row {} run past the KV "
+                            "cache slot {} ({} rows of {})",
+                            where(), formatDims(plan, arg.dims), row,
+                            quote(slot.slot), plan.maxLen, slot.width);
+        return false;
+      }
+      buffer.host = static_cast<uint8_t *>(cache[value.index].data()) +
+                    row * slot.width * elementBytes;
+      if (onDevice)
+        argDevice[a] =
+            cacheDevice[value.index] + row * slot.width * elementBytes;
+      break;
+    }
+    }
+    // On the GPU every argument is device memory only.
+    if (onDevice)
+      buffer.host = nullptr;
+    argPointers[a] = &buffer;
+  }
+  return true;
+}
+
+bool Model::Impl::checkSteps(Call &call, std::string &error) {
+  for (std::size_t s = 0; s < call.plan.steps.size(); ++s)
+    if (!buildStep(call, s, error))
+      return false;
+  return true;
+}
+
+bool Model::Impl::executeSteps(Call &call, std::string &error) {
+  const Plan &plan = call.plan;
+  const std::vector<tfmc_kernel_fn> &stepKernels = entryKernels[call.entryIndex];
+  if (stepSeconds)
+    stepSeconds->assign(plan.steps.size(), 0.0);
+  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+    // checkSteps built every step once: this cannot fail.
+    buildStep(call, s, error);
+    const std::size_t args = plan.steps[s].args.size();
+    if (onDevice)
+      for (std::size_t a = 0; a < args; ++a) {
+        std::string message;
+        if (!deviceWrap(buffers[a], argDevice[a], message)) {
+          for (std::size_t b = 0; b < a; ++b)
+            deviceDetach(buffers[b]);
+          error = fmt::format("step {} arg {}: {}", s, a, message);
+          return false;
+        }
+      }
+    std::chrono::steady_clock::time_point start;
+    if (stepSeconds)
+      start = std::chrono::steady_clock::now();
+    int result = stepKernels[s](argPointers.data());
+    std::string syncError;
+    // GPU kernels run asynchronously: a timed step waits for its own.
+    if (result == 0 && stepSeconds && onDevice && !deviceSynchronize(syncError))
+      result = -1;
+    if (stepSeconds)
+      (*stepSeconds)[s] = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+    if (onDevice)
+      for (std::size_t a = 0; a < args; ++a)
+        deviceDetach(buffers[a]);
+    if (result != 0) {
+      std::string message = !syncError.empty() ? syncError : takeHalideError();
+      if (message.empty())
+        message = fmt::format("error code {}", result);
+      error = fmt::format("kernel {} (step {} of {}) failed: {}",
+                          plan.steps[s].kernel, s + 1, plan.steps.size(),
+                          message);
+      return false;
+    }
+  }
+  // A CUDA plan: the output is copied back once per call, into the host
+  // arena where the OutputView points.
+  if (onDevice) {
+    std::string message;
+    const int64_t offset = plan.values[plan.output.value].offset;
+    if (!deviceDownload(static_cast<uint8_t *>(arena.data()) + offset,
+                        arenaDevice + offset,
+                        static_cast<std::size_t>(call.outputCount) * 4,
+                        message)) {
+      error = fmt::format("cannot copy the output {} from the GPU: {}",
+                          quote(plan.output.name), message);
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace tfmc::runtime

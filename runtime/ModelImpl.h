@@ -1,0 +1,206 @@
+//===- ModelImpl.h - A Model's state, shared by its parts -------*- C++ -*-===//
+//
+// Private to the runtime. A call of an entry point (Model::runEntry) is:
+//   input and output binding (ModelInputs.cpp): the given tensors matched
+//     to the plan's inputs, the symbols bound from their shapes, every
+//     shape, size and value checked, the output's arena view;
+//   KV-cache management (ModelCache.cpp): P and L, the prefill's symbols,
+//     the rows the cache holds after the call;
+//   plan execution (ModelExecute.cpp): each step's halide_buffer_t
+//     descriptors built and checked against the memory behind them, then
+//     the kernels run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_MODELIMPL_H
+#define TFMC_RUNTIME_MODELIMPL_H
+
+#include "runtime/HalideHooks.h"
+#include "runtime/Model.h"
+#include "runtime/Text.h"
+
+#include <HalideRuntime.h>
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tfmc::runtime {
+
+struct Model::Impl {
+  /// Each entry point's kernels, step by step.
+  std::vector<std::vector<tfmc_kernel_fn>> entryKernels;
+  std::optional<SafetensorsFile> weightsFile;
+  std::vector<AlignedBuffer> weightCopies;
+  std::vector<const float *> weightData;
+  std::vector<int64_t> weightElements;
+  AlignedBuffer arena;
+  /// KV cache slots, [max_len, width] floats each (generation is batch 1),
+  /// the rows filled so far, and the symbols of the prefill that filled
+  /// them (e.g. S, the source length cross-attention reads).
+  std::vector<AlignedBuffer> cache;
+  int64_t cachedRows = 0;
+  std::map<std::string, int64_t> prefillSymbols;
+
+  // Reused by every forward() so that a call allocates nothing in the common
+  // case.
+  std::vector<int64_t> symbolValues;
+  std::vector<std::vector<int64_t>> defaultInputs; // absent optional masks
+  std::vector<halide_buffer_t> buffers;
+  std::vector<halide_dimension_t> dimensions;
+  std::vector<void *> argPointers;
+
+  /// setStepTimes(): where each kernel call's wall time goes, or null.
+  std::vector<double> *stepSeconds = nullptr;
+
+  // A CUDA plan ("device": "cuda"): the weights, the arena, the KV cache
+  // and a staging buffer per input live in device memory (addresses from
+  // HalideHooks.h), and the kernels get device buffers over them. The host
+  // arena then only receives the output.
+  bool onDevice = false;
+  std::vector<std::uint64_t> weightDevice;
+  std::uint64_t arenaDevice = 0;
+  std::vector<std::uint64_t> cacheDevice;
+  std::vector<std::uint64_t> inputDevice;
+  int64_t inputCapacity = 0; // values each input staging buffer holds
+  std::vector<std::uint64_t> argDevice; // the current step's arguments
+
+  Impl() = default;
+  Impl(const Impl &) = delete;
+  Impl &operator=(const Impl &) = delete;
+  ~Impl() {
+    for (std::uint64_t address : inputDevice)
+      deviceFree(address);
+    for (std::uint64_t address : cacheDevice)
+      deviceFree(address);
+    if (arenaDevice)
+      deviceFree(arenaDevice);
+    for (std::uint64_t address : weightDevice)
+      deviceFree(address);
+  }
+
+  /// `bytes` of device memory (the caller records it for ~Impl).
+  bool allocateOnDevice(std::size_t bytes, std::uint64_t &address,
+                        const std::string &what, std::string &error) {
+    std::string message;
+    if (!deviceAllocate(bytes, address, message)) {
+      error = fmt::format("cannot allocate {} bytes of GPU memory for {}: {}",
+                          bytes, what, message);
+      return false;
+    }
+    return true;
+  }
+
+  /// Copies `bytes` at `host` into device memory at `address`.
+  bool upload(std::uint64_t address, const void *host, std::size_t bytes,
+              const std::string &what, std::string &error) {
+    std::string message;
+    if (!deviceUpload(address, host, bytes, message)) {
+      error = fmt::format("cannot copy {} to the GPU: {}", what, message);
+      return false;
+    }
+    return true;
+  }
+
+  /// Uploads every weight, the zeroed arena and KV cache, and makes the
+  /// input staging buffers: once, at load.
+  bool moveToDevice(const std::vector<Plan> &entries, std::string &error);
+
+  struct Call;
+
+  // Input and output binding (ModelInputs.cpp).
+  /// Matches the given tensors to the plan's inputs, checks their ranks and
+  /// binds the symbols their shapes name.
+  bool bindInputs(Call &call, const std::vector<InputView> &inputs,
+                  std::string &error);
+  /// Checks every given input's whole shape, sizes and values, and points
+  /// absent optional masks at all ones. After bindCacheSymbols.
+  bool checkInputs(Call &call, std::string &error);
+  /// The output's view into the arena.
+  bool bindOutput(Call &call, std::string &error);
+  /// A CUDA plan: copies the inputs to their device buffers.
+  bool uploadInputs(Call &call, std::string &error);
+
+  // KV-cache management (ModelCache.cpp).
+  /// Binds P, L and the prefill's symbols, and checks that the cache can
+  /// take this call.
+  bool bindCacheSymbols(Call &call, std::string &error);
+  /// After a successful call: the rows the cache now holds.
+  void updateCache(const Call &call);
+  /// After a failed call: a half-written cache is no cache.
+  void dropCache(const Call &call);
+
+  // Plan execution (ModelExecute.cpp).
+  /// Builds (and so checks) every step's buffers before any kernel runs.
+  bool checkSteps(Call &call, std::string &error);
+  /// Runs every step's kernel, then (CUDA) copies the output back.
+  bool executeSteps(Call &call, std::string &error);
+
+private:
+  /// Fills buffers/argPointers for step `stepIndex`; false with `error` set
+  /// when an argument does not fit the memory behind it.
+  bool buildStep(Call &call, std::size_t stepIndex, std::string &error);
+};
+
+/// One call of an entry point: what binding computes and execution reads.
+struct Model::Impl::Call {
+  Call(const Plan &plan, const Plan &forward, std::size_t entryIndex,
+       std::vector<int64_t> &symbols)
+      : plan(plan), forward(forward), entryIndex(entryIndex),
+        prefill(plan.entry == "prefill"),
+        usesCache(!plan.cache.empty() && plan.entry != "forward"),
+        symbols(symbols) {}
+
+  const Plan &plan;
+  const Plan &forward; ///< the program's forward plan (messages name its inputs)
+  const std::size_t entryIndex;
+  const bool prefill;
+  const bool usesCache;
+  /// Symbol values (Impl::symbolValues), and the input that bound each (-1:
+  /// none).
+  std::vector<int64_t> &symbols;
+  std::vector<int> boundBy;
+  /// The plan input each given tensor is (null: absent).
+  std::vector<const InputView *> given;
+  /// Rows already in the KV cache (0 for a prefill).
+  int64_t past = 0;
+  /// Where each input's values live and how many there are.
+  std::vector<std::pair<const int64_t *, int64_t>> inputData;
+  OutputView output;
+  int64_t outputCount = 0;
+
+  /// A dim's extent with the symbols bound; false on overflow.
+  bool evaluate(const DimExpr &dim, int64_t &extent) const {
+    extent = 1;
+    for (const DimTerm &term : dim) {
+      int64_t factor = term.isSymbol ? symbols[term.value] : term.value;
+      if (__builtin_mul_overflow(extent, factor, &extent))
+        return false;
+    }
+    return true;
+  }
+  bool evaluateAll(const std::vector<DimExpr> &dims,
+                   std::vector<int64_t> &shape) const {
+    shape.resize(dims.size());
+    for (std::size_t d = 0; d < dims.size(); ++d)
+      if (!evaluate(dims[d], shape[d]))
+        return false;
+    return true;
+  }
+  /// "B=1, S=7": the symbols, for messages.
+  std::string symbolText() const {
+    std::string text;
+    for (std::size_t s = 0; s < plan.symbols.size(); ++s)
+      text +=
+          fmt::format("{}{}={}", s ? ", " : "", plan.symbols[s], symbols[s]);
+    return text;
+  }
+};
+
+
+} // namespace tfmc::runtime
+
+#endif // TFMC_RUNTIME_MODELIMPL_H

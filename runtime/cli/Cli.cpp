@@ -1,0 +1,333 @@
+//===- Cli.cpp - Option parsing, loading, outputs, the dispatcher ---------===//
+//
+//   NAME run --weights W --input IN --output OUT [--threads N]
+//   NAME run --weights W --ids 5,6,7 [--decoder-ids 1,5,9] [--output OUT]
+//            [--threads N]
+//   NAME generate --weights W --prompt 1,2,3 --max-new-tokens N ...
+//   NAME init-weights --seed N --output W
+//   NAME bench --weights W [--seq S] [--batch B] [--repeat N] [--warmup K]
+//              [--threads N] [--entry forward|prefill|decode_step] [--json]
+//   NAME info
+//   NAME help | --help
+//
+// It is a separate library from the runtime because `--emit lib` must not
+// contain a main().
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cli/Cli.h"
+#include "runtime/Safetensors.h"
+#include "runtime/Text.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdio>
+#include <exception>
+#include <new>
+
+namespace tfmc::runtime::cli {
+namespace {
+
+std::string program = "model";
+
+} // namespace
+
+const std::string &programName() { return program; }
+
+[[noreturn]] void fail(std::string message) {
+  throw CliError{std::move(message)};
+}
+
+void printUsage(std::FILE *out) {
+  const char *name = program.c_str();
+  std::fprintf(
+      out,
+      "usage: %s <command> [options]\n"
+      "\n"
+      "commands:\n"
+      "  run --weights W.safetensors --input IN.safetensors --output "
+      "OUT.safetensors [--threads N]\n"
+      "      run the model on the inputs in IN (input_ids, attention_mask, "
+      "...)\n"
+      "      and write its output to OUT\n"
+      "  run --weights W.safetensors --ids 5,6,7|@FILE [--decoder-ids 1,5,9] "
+      "[--output OUT.safetensors] [--threads N]\n"
+      "      run on one sequence; print the output shape and, for logits,\n"
+      "      the most likely next token at each position\n"
+      "  generate --weights W --prompt 1,2,3 --max-new-tokens N [--eos E]\n"
+      "  generate --weights W --source 5,6,7 --bos 1 [--eos 2] --max-new-tokens N\n"
+      "      [--stats] [--threads N] [--dump-logits OUT.safetensors]\n"
+      "      [--tokenizer DIR --text \"...\" | --text-file F]  (GPT-2 BPE: text\n"
+      "      in, text out)\n"
+      "      greedy decoding with a KV cache (decoder-only: --prompt;\n"
+      "      encoder-decoder: --source and --bos); prints the new token ids\n"
+      "      (eos included when reached) on one line; --stats prints prefill\n"
+      "      time and decode tokens/s to stderr\n"
+      "  init-weights --seed N --output W.safetensors\n"
+      "      write deterministic random weights for this model\n"
+      "  bench --weights W [--seq S] [--batch B] [--repeat N] [--warmup K]\n"
+      "      [--threads N] [--entry forward|prefill|decode_step] [--json]\n"
+      "      time the model on random ids (fixed seed; masks all ones) of\n"
+      "      shape [B, S] (defaults: S = min(128, max seq), B = 1, N = 10,\n"
+      "      K = 2): K warm-up runs, then N timed runs; prints the median, min\n"
+      "      and max milliseconds of the whole entry and of each kernel, and\n"
+      "      the sum of medians per op; decode_step prefills S tokens and\n"
+      "      times N decode steps (batch 1, S + N <= max_len); --json prints\n"
+      "      one JSON object a line\n"
+      "  info\n"
+      "      describe the compiled model: inputs, output, weights, memory\n"
+      "  help\n"
+      "      show this message\n",
+      name);
+}
+
+Options::Options(std::string command, std::set<std::string> allowed, int argc,
+                 char **argv, int first, std::set<std::string> flags)
+    : command_(std::move(command)) {
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      helpRequested_ = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2)
+      fail(fmt::format("{}: unexpected argument {}", command_, quote(arg)));
+    std::string name = arg, value;
+    bool hasValue = false;
+    if (std::size_t equals = arg.find('='); equals != std::string::npos) {
+      name = arg.substr(0, equals);
+      value = arg.substr(equals + 1);
+      hasValue = true;
+    }
+    if (flags.count(name)) {
+      if (hasValue)
+        fail(fmt::format("{} takes no value", name));
+      values_[name] = "1";
+      continue;
+    }
+    if (!allowed.count(name))
+      fail(fmt::format("{}: unknown option {}", command_, quote(name)));
+    if (!hasValue) {
+      if (i + 1 >= argc)
+        fail(fmt::format("{} needs a value", name));
+      value = argv[++i];
+    }
+    if (values_.count(name))
+      fail(fmt::format("{} is given twice", name));
+    values_[name] = value;
+  }
+}
+
+const std::string &Options::get(const std::string &name) const {
+  auto it = values_.find(name);
+  if (it == values_.end())
+    fail(fmt::format("{} needs {}", command_, name));
+  return it->second;
+}
+
+/// A whole-string decimal integer, or nothing.
+std::optional<int64_t> parseInteger(const std::string &text) {
+  if (text.empty())
+    return std::nullopt;
+  std::size_t i = text[0] == '-' ? 1 : 0;
+  if (i == text.size())
+    return std::nullopt;
+  int64_t value = 0;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9')
+      return std::nullopt;
+    int digit = text[i] - '0';
+    if (__builtin_mul_overflow(value, 10, &value) ||
+        __builtin_add_overflow(value, text[0] == '-' ? -digit : digit, &value))
+      return std::nullopt;
+  }
+  return value;
+}
+
+int64_t integerOption(const Options &options, const std::string &flag,
+                      int64_t fallback, int64_t least, int64_t most) {
+  if (!options.has(flag))
+    return fallback;
+  const std::string &text = options.get(flag);
+  std::optional<int64_t> value = parseInteger(text);
+  if (!value || *value < least || *value > most)
+    fail(fmt::format("{} expects an integer from {} to {}, got {}", flag,
+                     least, most, quote(text)));
+  return *value;
+}
+
+void applyThreads(const Options &options) {
+  if (!options.has("--threads"))
+    return;
+  const std::string &text = options.get("--threads");
+  std::optional<int64_t> threads = parseInteger(text);
+  if (!threads)
+    fail(fmt::format("--threads expects a positive integer, got {}",
+                     quote(text)));
+  if (*threads < 1 || *threads > 1024)
+    fail(fmt::format("--threads must be between 1 and 1024, got {}", *threads));
+  std::string error;
+  if (!Model::setThreads(static_cast<int>(*threads), error))
+    fail(error);
+}
+
+std::vector<int64_t> parseIdList(const std::string &flag,
+                                 const std::string &argument) {
+  // `@FILE` reads the list from a file (commas or whitespace between ids).
+  std::string text = argument;
+  if (!text.empty() && text[0] == '@') {
+    std::string contents, error;
+    if (!readRegularFile(text.substr(1), contents, error))
+      fail(fmt::format("{}: {}", flag, error));
+    text.clear();
+    for (char c : contents)
+      text += std::isspace(static_cast<unsigned char>(c)) ? ',' : c;
+    while (!text.empty() && text.back() == ',')
+      text.pop_back();
+    while (!text.empty() && text.front() == ',')
+      text.erase(0, 1);
+  }
+  std::vector<int64_t> ids;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t comma = text.find(',', start);
+    std::string item = text.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::optional<int64_t> id = parseInteger(item);
+    if (!id)
+      fail(fmt::format("{} expects comma-separated token ids, got {}", flag,
+                       quote(text)));
+    ids.push_back(*id);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return ids;
+}
+
+const Plan &requirePlan() {
+  std::string error;
+  const Plan *plan = linkedPlan(error);
+  if (!plan)
+    fail(error);
+  return *plan;
+}
+
+std::unique_ptr<Model> loadModel(const std::string &weightsPath) {
+  std::string error;
+  std::unique_ptr<Model> model = Model::createLinked(weightsPath, error);
+  if (!model)
+    fail(error);
+  return model;
+}
+
+std::vector<OutputFile>
+checkOutputs(const std::vector<std::pair<std::string, std::string>> &outputs,
+             const std::vector<std::pair<std::string, std::string>> &inputs) {
+  std::vector<OutputFile> files;
+  for (const auto &[flag, path] : outputs) {
+    std::string error;
+    std::optional<OutputFile> file = OutputFile::create(flag, path, inputs,
+                                                        error);
+    if (!file)
+      fail(error);
+    files.push_back(std::move(*file));
+  }
+  return files;
+}
+
+std::vector<std::pair<std::string, std::string>>
+inputFiles(const Options &options, const std::vector<std::string> &flags) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const std::string &flag : flags) {
+    if (!options.has(flag))
+      continue;
+    const std::string &value = options.get(flag);
+    // Id lists name a file as @FILE; the other flags are paths.
+    if (flag == "--ids" || flag == "--decoder-ids" || flag == "--prompt" ||
+        flag == "--source") {
+      if (!value.empty() && value[0] == '@')
+        files.emplace_back(flag, value.substr(1));
+      continue;
+    }
+    files.emplace_back(flag, value);
+  }
+  return files;
+}
+
+void writeOutput(OutputFile &file, const OutputView &output) {
+  TensorView view;
+  view.name = output.name;
+  view.dtype = DType::F32;
+  view.shape = output.shape;
+  view.data = output.data;
+  view.bytes = static_cast<std::size_t>(output.numElements()) * sizeof(float);
+  std::string error;
+  if (!writeSafetensors(file, {view}, error))
+    fail(error);
+}
+
+uint64_t splitmix64(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+namespace {
+
+int dispatch(int argc, char **argv) {
+  if (argc < 2)
+    fail(fmt::format("missing command (run, init-weights, info); see '{} "
+                     "--help'",
+                     program));
+  std::string command = argv[1];
+  if (command == "help" || command == "--help" || command == "-h") {
+    if (argc > 2)
+      fail(fmt::format("{}: unexpected argument {}", command, quote(argv[2])));
+    printUsage(stdout);
+    return 0;
+  }
+  if (command == "run")
+    return runCommand(argc, argv);
+  if (command == "generate")
+    return generateCommand(argc, argv);
+  if (command == "init-weights")
+    return initWeightsCommand(argc, argv);
+  if (command == "info")
+    return infoCommand(argc, argv);
+  if (command == "bench")
+    return benchCommand(argc, argv);
+  if (command.rfind("-", 0) == 0)
+    fail(fmt::format("unknown option {}; the command comes first (run, "
+                     "init-weights, info, help)",
+                     quote(command)));
+  fail(fmt::format("unknown command {} (run, init-weights, info, help)",
+                   quote(command)));
+}
+
+} // namespace
+} // namespace tfmc::runtime::cli
+
+int main(int argc, char **argv) {
+  using namespace tfmc::runtime;
+  using namespace tfmc::runtime::cli;
+  if (argc > 0 && argv[0] && *argv[0]) {
+    program = argv[0];
+    if (std::size_t slash = program.rfind('/'); slash != std::string::npos)
+      program = program.substr(slash + 1);
+  }
+  try {
+    return dispatch(argc, argv);
+  } catch (const CliError &e) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(),
+                 oneLine(e.message).c_str());
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "%s: error: out of memory\n", program.c_str());
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "%s: error: %s\n", program.c_str(),
+                 oneLine(e.what()).c_str());
+  }
+  return 1;
+}

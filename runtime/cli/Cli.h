@@ -1,0 +1,111 @@
+//===- Cli.h - What the subcommands of a compiled model share --*- C++ -*-===//
+//
+// `tfmc MODEL -o NAME` links libtfmc_runtime_main.a (this folder) with the
+// model's kernels and plan, giving the executable NAME with the subcommands
+// run, generate, bench, init-weights and info, one file each. This header is
+// what they share: option parsing, id lists, model loading and output files.
+//
+// Every failure is one line on stderr, `NAME: error: ...`, and exit code 1:
+// the subcommands throw CliError (through fail()) and main() prints it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_CLI_CLI_H
+#define TFMC_RUNTIME_CLI_CLI_H
+
+#include "runtime/FileIO.h"
+#include "runtime/Model.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tfmc::runtime::cli {
+
+/// A failure that ends the program: one line, exit code 1.
+struct CliError {
+  std::string message;
+};
+
+[[noreturn]] void fail(std::string message);
+
+/// NAME, as argv[0] without its directory: errors and warnings start with
+/// it.
+const std::string &programName();
+
+/// The usage text (`NAME help`).
+void printUsage(std::FILE *out);
+
+/// The options of one subcommand: `--name value` or `--name=value`; `flags`
+/// take no value.
+class Options {
+public:
+  Options(std::string command, std::set<std::string> allowed, int argc,
+          char **argv, int first, std::set<std::string> flags = {});
+
+  bool helpRequested() const { return helpRequested_; }
+  bool has(const std::string &name) const { return values_.count(name) > 0; }
+  /// The value of `name`; a one-line error when it was not given.
+  const std::string &get(const std::string &name) const;
+
+private:
+  std::string command_;
+  std::map<std::string, std::string> values_;
+  bool helpRequested_ = false;
+};
+
+/// A whole-string decimal integer, or nothing (also on overflow).
+std::optional<int64_t> parseInteger(const std::string &text);
+
+/// `flag`'s value as an integer in [least, most]; `fallback` when absent.
+int64_t integerOption(const Options &options, const std::string &flag,
+                      int64_t fallback, int64_t least, int64_t most);
+
+/// --threads, when given, sizes Halide's thread pool.
+void applyThreads(const Options &options);
+
+/// `5,6,7`, or `@FILE` holding ids separated by commas or whitespace.
+std::vector<int64_t> parseIdList(const std::string &flag,
+                                 const std::string &argument);
+
+/// The plan linked into this program.
+const Plan &requirePlan();
+
+/// The model with the weights at `weightsPath`.
+std::unique_ptr<Model> loadModel(const std::string &weightsPath);
+
+/// Writes `output` to `file` (checked by checkOutputs before any work) as a
+/// safetensors file, atomically.
+void writeOutput(OutputFile &file, const OutputView &output);
+
+/// The output files of a command, checked before it does any work: each
+/// must be a new path or a regular file that is none of `inputs` (the
+/// weights, input and id files the command reads). `outputs` are pairs of
+/// flag and path; returns them in the same order.
+std::vector<OutputFile>
+checkOutputs(const std::vector<std::pair<std::string, std::string>> &outputs,
+             const std::vector<std::pair<std::string, std::string>> &inputs);
+
+/// The inputs a command reads from files, for checkOutputs: `--weights W`,
+/// `--input IN`, `--ids @FILE`, ...
+std::vector<std::pair<std::string, std::string>>
+inputFiles(const Options &options, const std::vector<std::string> &flags);
+
+/// splitmix64: init-weights' and bench's random numbers, the same on every
+/// machine.
+uint64_t splitmix64(uint64_t &state);
+
+int runCommand(int argc, char **argv);
+int generateCommand(int argc, char **argv);
+int benchCommand(int argc, char **argv);
+int initWeightsCommand(int argc, char **argv);
+int infoCommand(int argc, char **argv);
+
+} // namespace tfmc::runtime::cli
+
+#endif // TFMC_RUNTIME_CLI_CLI_H

@@ -1,0 +1,72 @@
+//===- InfoCommand.cpp - NAME info: what the program was compiled for -----===//
+//
+//   NAME info
+//
+// Inputs, output, weights, arena and the limits the program was compiled
+// with (vocab, max_len, --max-batch, --max-seq).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cli/Cli.h"
+
+#include <cstdio>
+#include <set>
+
+namespace tfmc::runtime::cli {
+
+int infoCommand(int argc, char **argv) {
+  Options options("info", {}, argc, argv, 2);
+  if (options.helpRequested()) {
+    printUsage(stdout);
+    return 0;
+  }
+  const Plan &plan = requirePlan();
+  // Each weight is at most kMaxPlanBytes; their sum is checked.
+  int64_t parameters = 0, bytes = 0;
+  for (const PlanWeight &weight : plan.weights)
+    if (__builtin_add_overflow(parameters,
+                               elementCount(weight.shape).value_or(0),
+                               &parameters))
+      fail("plan: the weights' parameter count overflows");
+  if (__builtin_mul_overflow(parameters, int64_t(4), &bytes))
+    fail("plan: the weights' byte count overflows");
+  std::set<std::string> kernels;
+  for (const PlanStep &step : plan.steps)
+    kernels.insert(step.kernel);
+
+  std::printf("model: %s\n", plan.model.c_str());
+  std::printf("entry: %s\n", plan.entry.c_str());
+  std::printf("target: %s\n", plan.target.c_str());
+  std::printf("device: %s\n", plan.device == "cuda"
+                                  ? "cuda (weights, arena and KV cache in "
+                                    "GPU memory)"
+                                  : "host");
+  for (const PlanInput &input : plan.inputs)
+    std::printf("input: %s %s (%s%s%s)\n", input.name.c_str(),
+                formatDims(plan, input.dims).c_str(),
+                input.kind == InputKind::Ids ? "token ids" : "mask",
+                input.optional ? ", optional" : "",
+                !input.unused   ? ""
+                : input.causal ? ", not read: causal attention, right "
+                                 "padding accepted"
+                               : ", not read: all ones only");
+  std::printf("output: %s %s f32\n", plan.output.name.c_str(),
+              formatDims(plan, plan.output.dims).c_str());
+  std::printf("weights: %zu tensors, %lld parameters, %lld bytes (%.1f MiB)\n",
+              plan.weights.size(), static_cast<long long>(parameters),
+              static_cast<long long>(bytes),
+              static_cast<double>(parameters) * 4 / (1 << 20));
+  std::printf("arena: %lld bytes (%.1f MiB)\n",
+              static_cast<long long>(plan.arenaBytes),
+              static_cast<double>(plan.arenaBytes) / (1 << 20));
+  std::printf(
+      "limits: vocab %lld, max_len %lld, max batch %lld, max seq %lld\n",
+      static_cast<long long>(plan.vocab), static_cast<long long>(plan.maxLen),
+      static_cast<long long>(plan.maxBatch),
+      static_cast<long long>(plan.maxSeq));
+  std::printf("kernels: %zu steps, %zu distinct kernels\n", plan.steps.size(),
+              kernels.size());
+  return 0;
+}
+
+} // namespace tfmc::runtime::cli
