@@ -3,7 +3,7 @@
 // Bytes as the inputs file of `run --input`, for a small encoder-decoder
 // compiled by tfmc (data/run-input/plan.json: its plans, four inputs:
 // input_ids, attention_mask, decoder_input_ids, decoder_attention_mask):
-// the file is read as the program does (runtime/Main.cpp's run command:
+// the file is read as the program does (runtime/cli/RunCommand.cpp:
 // each tensor must be one of the plan's inputs, read as ids or as a mask),
 // then Model::forward validates the set against the plan before any kernel
 // runs. The kernels are stand-ins that read and write every element of
@@ -125,7 +125,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::optional<SafetensorsFile> file = SafetensorsFile::open(path, error);
   if (!file)
     return 0;
-  // As runtime/Main.cpp's run command reads --input.
+  // As runtime/cli/RunCommand.cpp reads --input.
   std::map<std::string, IntegerTensor> inputs;
   for (const TensorView &tensor : file->tensors()) {
     const PlanInput *input = nullptr;
