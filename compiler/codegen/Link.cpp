@@ -46,6 +46,7 @@ private:
       const std::string &path,
       llvm::function_ref<LogicalResult(const std::string &)> write);
   LogicalResult writeText(const std::string &path, const std::string &text);
+  LogicalResult writeScratch(const std::string &path, const std::string &text);
   LogicalResult cachedKernels(std::vector<std::string> &objects);
   LogicalResult cachedRuntime(std::vector<std::string> &objects);
 
@@ -130,13 +131,26 @@ LogicalResult Linker::writeAtomically(
   return success();
 }
 
+/// Writes `text` to `path` as it is (a file of the private scratch
+/// directory, or a temporary that writeAtomically renames).
+bool writeFile(const std::string &path, const std::string &text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  return bool(out);
+}
+
+LogicalResult Linker::writeScratch(const std::string &path,
+                                   const std::string &text) {
+  if (!writeFile(path, text))
+    return fail("cannot write '" + path + "'");
+  return success();
+}
+
 LogicalResult Linker::writeText(const std::string &path,
                                 const std::string &text) {
   return writeAtomically(path, [&](const std::string &temporary) {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out)
+    if (!writeFile(temporary, text))
       return fail("cannot write '" + path + "'");
     return success();
   });
@@ -210,7 +224,7 @@ LogicalResult Linker::run() {
   std::vector<std::string> kernelNames;
   for (const auto &kernel : lowered.kernels)
     kernelNames.push_back(kernel.first);
-  if (failed(writeText(glueC, glueSource(kernelNames, lowered.plans,
+  if (failed(writeScratch(glueC, glueSource(kernelNames, lowered.plans,
                                          TFMC_VERSION))) ||
       failed(runTool("cc", {"-c", "-O1", "-o", glueO, glueC},
                      "compiling the entry point")))
@@ -266,7 +280,7 @@ LogicalResult Linker::run() {
             mri << "ADDLIB " << runtimeLibrary << "\n";
           mri << "SAVE\nEND\n";
           std::string script = (work + "/archive.mri").str();
-          if (failed(writeText(script, mri.str())))
+          if (failed(writeScratch(script, mri.str())))
             return failure();
           return runTool("ar", {"-M"}, "archiving " + library,
                          llvm::StringRef(script));

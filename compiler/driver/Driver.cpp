@@ -105,11 +105,14 @@ void printDiagnostic(mlir::Diagnostic &diag, bool &errorShown) {
                << frontend::printable(diag.str(), kMaxMessageChars) << "\n";
 }
 
-/// Checks the options that depend on the model, with one-line errors.
-mlir::LogicalResult checkOptions(const CompileOptions &options,
-                                 const frontend::Model &model) {
+/// Checks the options that depend on the model, with one-line errors;
+/// returns the target they name (resolved once: `host` reads the CPU).
+mlir::FailureOr<target::TargetDescription>
+checkOptions(const CompileOptions &options, const frontend::Model &model) {
   std::string error;
-  if (!target::lookupTarget(options.target, error)) {
+  std::optional<target::TargetDescription> description =
+      target::lookupTarget(options.target, error);
+  if (!description) {
     llvm::errs() << "tfmc: error: " << error << "\n";
     return mlir::failure();
   }
@@ -123,7 +126,7 @@ mlir::LogicalResult checkOptions(const CompileOptions &options,
                  << " is too large (maximum " << kMaxBatch << ")\n";
     return mlir::failure();
   }
-  if (options.autoschedule && target::lookupTarget(options.target, error)->isGpu()) {
+  if (options.autoschedule && description->isGpu()) {
     llvm::errs() << "tfmc: error: --scheduler adams2019 schedules CPU kernels "
                     "only (Halide 14 has no GPU autoscheduler); CUDA targets "
                     "use their tile plans\n";
@@ -135,7 +138,7 @@ mlir::LogicalResult checkOptions(const CompileOptions &options,
                  << frontend::quoted(model.name) << ")\n";
     return mlir::failure();
   }
-  return mlir::success();
+  return *description;
 }
 
 } // namespace
@@ -161,8 +164,12 @@ mlir::LogicalResult compile(const CompileOptions &options,
   }
   bool runPipeline = options.stats ||
                      (options.emit && *options.emit != Emit::Mlir);
-  if (runPipeline && failed(checkOptions(options, model)))
-    return mlir::failure();
+  mlir::FailureOr<target::TargetDescription> targetDescription;
+  if (runPipeline) {
+    targetDescription = checkOptions(options, model);
+    if (failed(targetDescription))
+      return mlir::failure();
+  }
 
   mlir::DialectRegistry registry;
   tfm::registerDialects(registry);
@@ -217,8 +224,7 @@ mlir::LogicalResult compile(const CompileOptions &options,
     }
     codegenOptions.outputPath =
         options.outputPath == "-" ? model.name : options.outputPath;
-    std::string error;
-    codegenOptions.target = *target::lookupTarget(options.target, error);
+    codegenOptions.target = *targetDescription;
     codegenOptions.cacheDir = codegen::defaultCacheDir();
     const char *runtimeDir = std::getenv("TFMC_RUNTIME_DIR");
     codegenOptions.runtimeDir =

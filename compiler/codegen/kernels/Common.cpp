@@ -2,6 +2,8 @@
 
 #include "compiler/codegen/kernels/Common.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -89,12 +91,6 @@ void scheduleTokenRows(Func out, const target::CpuRowsPlan &plan) {
 namespace {
 thread_local bool emulating = false;
 
-int powerOfTwoAtLeast(int64_t n) {
-  int p = 1;
-  while (p < n && p < (1 << 20))
-    p *= 2;
-  return p;
-}
 } // namespace
 
 bool emulatingGpu() { return emulating; }
@@ -108,7 +104,10 @@ void inRegisters(Func f) {
 }
 
 void scheduleGrid(Func out, Var w, Var r, int64_t width, int threads) {
-  int tx = std::min(threads, std::max(1, powerOfTwoAtLeast(width)));
+  // Threads along w: the smallest power of two covering the width, at most
+  // `threads`.
+  int tx = int(std::min<uint64_t>(
+      threads, std::max<uint64_t>(1, llvm::PowerOf2Ceil(uint64_t(width)))));
   int ty = std::max(1, threads / tx);
   Var wo("wo"), ro("ro"), wi("wi"), ri("ri");
   if (emulating)
