@@ -169,6 +169,11 @@ LogicalResult EntryLowering::assignShape(Operation *op) {
     shapes[result] = {query[0], query[1], constant(type.getShape().back())};
     return success();
   }
+  if (auto last = dyn_cast<tfm::LastPositionOp>(op)) {
+    Shape input = shapes.lookup(last.getInput());
+    shapes[result] = {input[0], constant(1), input[2]};
+    return success();
+  }
   return op->emitError("tfmc has no kernel for '")
          << op->getName()
          << "' (the middle end fuses every op the frontend writes into "
@@ -345,6 +350,9 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     if (Value keyPadding = attention.getKeyPadding())
       args.push_back(arg(keyPadding, halideDims(shapes[keyPadding]), "i64"));
     args.push_back(heads(result, spec.valueHeadDim));
+  } else if (auto last = dyn_cast<tfm::LastPositionOp>(op)) {
+    args.push_back(arg(last.getInput(), halideDims(shapes[last.getInput()])));
+    args.push_back(matrix(result));
   } else {
     return op->emitError("tfmc has no kernel for '") << op->getName() << "'";
   }

@@ -34,6 +34,9 @@ constexpr size_t kMaxMessageChars = 400;
 /// What --stats reports about a compiled module.
 struct ModuleStats {
   int64_t arenaBytes = 0;
+  /// Each entry point's own plan ("forward", ...); the program's arena is
+  /// the largest.
+  std::vector<std::pair<std::string, int64_t>> entryArenaBytes;
   int64_t weightBytes = 0;
   int64_t kernels = 0;
   int64_t distinctKernels = 0;
@@ -68,8 +71,11 @@ mlir::FailureOr<ModuleStats> collectStats(mlir::ModuleOp module) {
   }
   stats.distinctKernels = kernelKeys.size();
   module.walk([&](mlir::func::FuncOp func) {
-    if (auto size = func->getAttrOfType<mlir::IntegerAttr>("tfm.arena_size"))
+    if (auto size = func->getAttrOfType<mlir::IntegerAttr>("tfm.arena_size")) {
       stats.arenaBytes = std::max(stats.arenaBytes, size.getInt());
+      stats.entryArenaBytes.emplace_back(func.getSymName().str(),
+                                         size.getInt());
+    }
   });
   return stats;
 }
@@ -253,10 +259,16 @@ mlir::LogicalResult compile(const CompileOptions &options,
     statsOs << "model " << model.name << ", target " << options.target
                  << ", max batch " << options.maxBatch << ", max seq "
                  << maxSeq << "\n"
-                 << "peak arena bytes: " << stats.arenaBytes << "\n"
-                 << "weight bytes: " << stats.weightBytes << "\n"
-                 << "kernels: " << stats.kernels << "\n"
-                 << "distinct kernels: " << stats.distinctKernels << "\n";
+                 << "peak arena bytes: " << stats.arenaBytes << "\n";
+    if (stats.entryArenaBytes.size() > 1) {
+      statsOs << "arena bytes by entry:";
+      for (auto [index, entry] : llvm::enumerate(stats.entryArenaBytes))
+        statsOs << (index ? ", " : " ") << entry.first << " " << entry.second;
+      statsOs << "\n";
+    }
+    statsOs << "weight bytes: " << stats.weightBytes << "\n"
+            << "kernels: " << stats.kernels << "\n"
+            << "distinct kernels: " << stats.distinctKernels << "\n";
   }
   return mlir::success();
 }

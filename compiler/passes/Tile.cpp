@@ -32,8 +32,9 @@
 //    broadcast micro-kernels (chooseAttentionTiles). With a causal or
 //    window mask the key loop of each query block is bounded, so fully
 //    masked key blocks are never computed (skip_masked_blocks).
-//  - Row kernels (layer_norm, softmax) and elementwise kernels vectorise the
-//    last dimension and run rows in parallel, unrolled when the width allows.
+//  - Row kernels (layer_norm, softmax), elementwise kernels and the copy of
+//    each sequence's last position vectorise the last dimension and run rows
+//    in parallel, unrolled when the width allows.
 //
 // GPU (CUDA)
 //  - GEMM: a thread block is one warp (Halide 14 keeps a thread's
@@ -164,8 +165,9 @@ bool inDecodeStep(Operation *op) {
 }
 
 /// Shapes of a GEMM: rows M (dynamic for activations), columns N, depth K,
-/// and whether its rows are one per sequence (in a function marked
-/// tfm.decode_step: M is the batch, usually 1).
+/// and whether its rows are one per sequence (M is the batch, usually 1):
+/// in a function marked tfm.decode_step, or on a [B, 1, K] input such as a
+/// prefill's last position (tfm.last_position).
 struct GemmShape {
   int64_t m, n, k;
   bool rowPerSequence = false;
@@ -179,7 +181,9 @@ GemmShape gemmShape(LinearOp linear) {
     m = ShapedType::isDynamic(dim) || ShapedType::isDynamic(m)
             ? ShapedType::kDynamic
             : m * dim;
-  return {m, weight.getDimSize(0), weight.getDimSize(1), inDecodeStep(linear)};
+  bool onePosition = input.getRank() == 3 && input.getDimSize(1) == 1;
+  return {m, weight.getDimSize(0), weight.getDimSize(1),
+          inDecodeStep(linear) || onePosition};
 }
 
 CpuGemmPlan planCpuGemm(const TargetDescription &target, GemmShape shape) {
@@ -343,6 +347,7 @@ TilePlan planKernel(const TargetDescription &target, Operation *op,
   case KernelKind::Scale:
   case KernelKind::Activation:
   case KernelKind::Add:
+  case KernelKind::LastPosition:
     return planRows(target, op, /*reducesRows=*/false);
   }
   llvm_unreachable("every kernel kind has a plan");

@@ -44,7 +44,8 @@ enum class KernelKind {
   Add,
   Linear,
   LayerNorm,
-  Attention
+  Attention,
+  LastPosition
 };
 
 /// The kernel kind of `op`, or nullopt when `op` is not a kernel (a view,

@@ -392,6 +392,27 @@ LogicalResult KvReadOp::verify() {
   return checkRank(getOperation(), getResult(), 3, "result");
 }
 
+LogicalResult LastPositionOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getInput(), 3, "input")) ||
+      failed(checkRank(op, getResult(), 3, "result")))
+    return failure();
+  auto input = getInput().getType().getShape();
+  auto result = getResult().getType().getShape();
+  if (result[1] != 1)
+    return emitOpError() << "result sequence must be 1 (one position per "
+                            "row), got "
+                         << dimStr(result[1]);
+  if (input[1] == 0)
+    return emitOpError("input sequence is empty: it has no last position");
+  if (failed(checkDim(op, result[0], "result batch", input[0],
+                      "input batch")) ||
+      failed(checkDim(op, result[2], "result width", input[2],
+                      "input width")))
+    return failure();
+  return success();
+}
+
 int64_t AttentionOp::getNumHeads() {
   if (std::optional<uint64_t> heads = getHeads())
     return *heads;

@@ -285,6 +285,31 @@ def Tfm_KvReadOp : Tfm_Op<"kv_read", [MemoryEffects<[MemRead]>]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Positions generation reads
+//===----------------------------------------------------------------------===//
+
+def Tfm_LastPositionOp : Tfm_Op<"last_position", [Pure]> {
+  let summary = "the last position of each sequence: [B, S, D] -> [B, 1, D]";
+  let description = [{
+    result[b, 0, :] = input[b, S - 1, :] for every row b. A prefill needs
+    the logits of its last position only (they choose the next token), and
+    the final norm and the output projection act on each position alone, so
+    the builder applies them after this op: the same numbers for that
+    position, for 1/S of the work and memory.
+
+    "Last" is position S - 1 of every row, whatever a padding mask says:
+    generation runs unpadded sequences. With right padding, S - 1 of a
+    shorter row is a padding position and its result is that position's
+    (unspecified but finite); a row's own last token needs its length,
+    which this op does not take.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Fused attention
 //===----------------------------------------------------------------------===//
 

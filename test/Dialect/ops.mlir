@@ -110,3 +110,13 @@ func.func @imported_weights() -> (tensor<24x8xf32>, tensor<24xf32>) {
   %b = tfm.weight "h.0.attn.c_attn.bias" {alt_names = ["transformer.h.0.attn.c_attn.bias", "x.bias"]} : tensor<24xf32>
   return %w, %b : tensor<24x8xf32>, tensor<24xf32>
 }
+
+// A prefill's last position, before its final norm and output projection.
+// CHECK-LABEL: func.func @last_position
+func.func @last_position(%x: tensor<?x?x8xf32>, %s: tensor<2x5x8xf32>) -> (tensor<?x1x8xf32>, tensor<2x1x8xf32>) {
+  // CHECK: tfm.last_position %{{.*}} : tensor<?x?x8xf32> -> tensor<?x1x8xf32>
+  %l = tfm.last_position %x : tensor<?x?x8xf32> -> tensor<?x1x8xf32>
+  // CHECK: tfm.last_position %{{.*}} : tensor<2x5x8xf32> -> tensor<2x1x8xf32>
+  %m = tfm.last_position %s : tensor<2x5x8xf32> -> tensor<2x1x8xf32>
+  return %l, %m : tensor<?x1x8xf32>, tensor<2x1x8xf32>
+}

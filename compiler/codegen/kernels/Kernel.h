@@ -19,6 +19,7 @@
 //   layer_norm  x (W, R) [, residual (W, R)], gamma (W), beta (W) -> (W, R)
 //   attention   q (Dh, H, Sq, B), k (Dh, H, Sk, B), v (Dv, H, Sk, B)
 //               [, key_padding i64 (Sk, B)]                     -> (Dv, H, Sq, B)
+//   last_position  x (D, S, B)                                  -> (D, B): x(d, S-1, b)
 // R and M are rows: the product of the leading (batch, sequence) dims.
 //
 // Tails: outputs are split with GuardWithIf, so a tile past the end of the
