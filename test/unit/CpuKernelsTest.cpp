@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -139,6 +140,29 @@ struct AttentionCase {
   int queries, keys, dim;
   AttentionMask mask;
 };
+
+TEST(CpuKernels, LastPositionOfEachSequence) {
+  // Widths with a vector tail and without; batches that leave a partial
+  // task of rows; one position (a one-token prompt) and several.
+  for (auto [width, lanes, length, batch] :
+       std::vector<std::array<int, 4>>{
+           {37, 8, 5, 3}, {768, 16, 128, 1}, {20, 16, 1, 4}}) {
+    SCOPED_TRACE(std::to_string(width) + " wide, " + std::to_string(length) +
+                 " positions, batch " + std::to_string(batch));
+    KernelSpec spec = cpuSpec(KernelKind::LastPosition,
+                              {{"vector", lanes}, {"unroll", 2},
+                               {"rows_per_task", 2}});
+    spec.width = width;
+    Buffer<float> x = randomFloats({width, length, batch}, 20);
+    Buffer<float> out(width, batch);
+    run(spec, {x}, out);
+    Buffer<float> expected = referenceLastPosition(x);
+    // A copy: exactly the input's values.
+    out.for_each_element([&](int d, int b) {
+      EXPECT_EQ(out(d, b), expected(d, b)) << "at " << d << ", " << b;
+    });
+  }
+}
 
 TEST(CpuKernels, AttentionMicroTilesAndMasks) {
   const int heads = 3, batch = 2;

@@ -148,6 +148,25 @@ TEST(GpuKernels, LayerNormReducesInTwoSteps) {
   }
 }
 
+TEST(GpuKernels, LastPositionOfEachSequence) {
+  // Thread blocks wider than the width (tails along it) and a grid of
+  // several rows of blocks; the sequence's coordinates starting past 0.
+  for (int threads : {256, 32}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    const int width = 70, length = 6, batch = 9;
+    KernelSpec spec = gpuSpec(KernelKind::LastPosition, {{"threads", threads}});
+    spec.width = width;
+    Buffer<float> x = randomFloats({width, length, batch}, 21);
+    x.set_min(0, 3, 0);
+    Buffer<float> out(width, batch);
+    runEmulated(spec, {x}, out);
+    Buffer<float> expected = referenceLastPosition(x);
+    out.for_each_element([&](int d, int b) {
+      EXPECT_EQ(out(d, b), expected(d, b)) << "at " << d << ", " << b;
+    });
+  }
+}
+
 TEST(GpuKernels, EmbeddingPositionsAndElementwise) {
   const int dim = 12, vocab = 9, length = 5, batch = 2;
   {

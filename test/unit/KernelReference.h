@@ -185,6 +185,18 @@ inline Buffer<float> referenceLayerNorm(const Buffer<float> &x,
   return out;
 }
 
+/// Each sequence's last position: x (D, S, B) -> (D, B), out(d, b) =
+/// x(d, S - 1, b), whatever x's coordinates start at.
+inline Buffer<float> referenceLastPosition(const Buffer<float> &x) {
+  const int width = x.dim(0).extent(), last = x.dim(1).max(),
+            batch = x.dim(2).extent();
+  Buffer<float> out(width, batch);
+  for (int b = 0; b < batch; ++b)
+    for (int d = 0; d < width; ++d)
+      out(d, b) = x(d, last, x.dim(2).min() + b);
+  return out;
+}
+
 struct AttentionMask {
   bool causal = false, padding = false;
   int window = 0;
