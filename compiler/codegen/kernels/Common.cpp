@@ -88,6 +88,11 @@ void scheduleTokenRows(Func out, const target::CpuRowsPlan &plan) {
   scheduleRows(out, d, sb, plan);
 }
 
+void scheduleOutputRows(BuiltKernel &kernel, const KernelSpec &spec) {
+  scheduleRows(kernel.output, Var("w"), Var("r"),
+               spec.plan<target::CpuRowsPlan>());
+}
+
 namespace {
 thread_local bool emulating = false;
 
@@ -114,6 +119,11 @@ void scheduleGrid(Func out, Var w, Var r, int64_t width, int threads) {
     out.tile(w, r, wo, ro, wi, ri, tx, ty, TailStrategy::GuardWithIf);
   else
     out.gpu_tile(w, r, wo, ro, wi, ri, tx, ty, TailStrategy::GuardWithIf);
+}
+
+void gridOverRows(BuiltKernel &kernel, const KernelSpec &spec) {
+  scheduleGrid(kernel.output, Var("w"), Var("r"), spec.width,
+               int(spec.plan<target::GpuRowsPlan>().threads));
 }
 
 void gridOverTokens(BuiltKernel &kernel, const KernelSpec &spec) {

@@ -37,6 +37,10 @@ Halide::Var scheduleRows(Halide::Func out, Halide::Var w, Halide::Var r,
 /// Kernels over (D, S, B): every token (s, b) is a row.
 void scheduleTokenRows(Halide::Func out, const target::CpuRowsPlan &plan);
 
+/// Kernels whose output is (w, r): scheduleRows with the spec's plan (a
+/// KernelDefinition's cpuSchedule).
+void scheduleOutputRows(BuiltKernel &kernel, const KernelSpec &spec);
+
 // --- GPU scheduling -------------------------------------------------------------
 
 /// Set while a GPU kernel is built for host emulation (buildGpuOnHost): the
@@ -79,6 +83,9 @@ void scheduleGrid(Halide::Func out, Halide::Var w, Halide::Var r,
 
 /// Kernels over (D, S, B): a grid over D and the tokens (s, b).
 void gridOverTokens(BuiltKernel &kernel, const KernelSpec &spec);
+
+/// Kernels whose output is (w, r): a grid over w and r.
+void gridOverRows(BuiltKernel &kernel, const KernelSpec &spec);
 
 } // namespace tfmc::codegen::kernels
 
