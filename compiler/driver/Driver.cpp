@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -264,7 +265,11 @@ mlir::LogicalResult compile(const CompileOptions &options,
     int64_t maxSeq = options.maxSeq ? options.maxSeq : model.maxLen;
     statsOs << "model " << model.name << ", target " << options.target
                  << ", max batch " << options.maxBatch << ", max seq "
-                 << maxSeq << "\n"
+                 << maxSeq << "\n";
+    if (!targetDescription->narrowDotFeatures.empty())
+      statsOs << "narrow dot products (found, not used): "
+              << llvm::join(targetDescription->narrowDotFeatures, " ") << "\n";
+    statsOs
                  << "peak arena bytes: " << stats.arenaBytes << "\n"
                  << "weight dtype: " << options.weightDtype
                  << (options.weightDtype == "int8" ? " (groups of 64)" : "")
