@@ -45,6 +45,12 @@ for b in gpt_small gpt_small_sm90; do
 done
 step gpt-generate 180 gpt_small generate --weights $W --prompt $(python3 -c 'print(",".join(str((i*7919)%50257) for i in range(128)))') --max-new-tokens 64 --stats
 [ -n "$SKIP_TORCH" ] || step torch-gpt2 300 env PYTHONUNBUFFERED=1 python3 $D/torch_gpt2.py
+# Nsight Compute on one decode step's attention and linear kernels.
+if [ -n "$NCU" ]; then
+  for k in attention linear; do
+    step ncu-decode-$k 180 ncu --kernel-name regex:_kernel_$k --launch-count $([ $k = attention ] && echo 26 || echo 12) --section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis gpt_small bench --weights $W --seq 128 --repeat 1 --warmup 0 --entry decode_step
+  done
+fi
 fi
 # compute-sanitizer on small fixtures (Halide's kernels and the runtime's copies)
 if [ -z "$SKIP_SANITIZER" ]; then
