@@ -16,6 +16,21 @@ for f in decoder_pre encdec_post encoder_post encoder_pre_sinusoidal gpt2_hf enc
   rc=$?; cat "$R/cmp-$f.txt"
   [ $rc = 0 ] && printf 'CHECK: %s\n' "$(positions $prefix)" | "$FC" /dev/stdin --input-file "$R/cmp-$f.txt"; ok $? "run-fixtures $f"
 done
+# --weight-dtype: the CUDA build against the CPU build of the same dtype
+# (the same widened weights; only the order of fp32 sums differs).
+for dt in bf16 int8; do
+  for f in decoder_pre gpt2_hf; do
+    if [ ! -f "$R/run-${f}_$dt.rc" ]; then echo "SKIP weight-dtype $dt $f (not run)"; continue; fi
+    if [ "$(cat $R/run-${f}_$dt.rc)" != 0 ]; then ok 1 "weight-dtype $dt $f: $(head -1 $R/run-${f}_$dt.err)"; continue; fi
+    src=$FX/$f/model.tfm; w=$FX/$f/weights.safetensors
+    [ $f = gpt2_hf ] && src=$FX/$f && w=$FX/$f/model.safetensors
+    cpubin=$(mktemp -d)
+    "$TFMC" "$src" --max-batch 4 --weight-dtype $dt -o $cpubin/m &&
+      $cpubin/m run --weights "$w" --input "$FX/$f/inputs.safetensors" --output $cpubin/out.safetensors &&
+      "$CMP" $cpubin/out.safetensors "$R/${f}_$dt.safetensors" --inputs "$FX/$f/inputs.safetensors"; ok $? "weight-dtype $dt $f: CUDA = CPU"
+    rm -rf $cpubin
+  done
+done
 for g in decoder seq2seq gpt2; do
   [ "$(cat $R/greedy-$g.rc)" = 0 ] && ! grep -q MISMATCH "$R/greedy-$g.out"; ok $? "generate: PyTorch's ids ($g)"
 done

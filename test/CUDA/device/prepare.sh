@@ -30,9 +30,16 @@ cc -std=c99 -Wall -Wextra -Werror -I"$DEST/clib" "$SRC/test/E2E/Inputs/capi_main
   -lstdc++ -lfmt -lpthread -ldl -lm -o "$DEST/bin/capi_app"
 rm -rf "$DEST/clib"
 python3 "$SRC/test/E2E/Inputs/corrupt.py" to-text "$FX/encoder_pre_sinusoidal/inputs.safetensors" "$DEST/capi_ids.txt"
+# Narrow weights (--weight-dtype): checked against the CPU build's output.
+for dt in bf16 int8; do
+  c decoder_pre_$dt "$FX/decoder_pre/model.tfm" --target cuda --max-batch 4 --weight-dtype $dt
+  c gpt2_hf_$dt "$FX/gpt2_hf" --target cuda --max-batch 4 --weight-dtype $dt
+done
 # GPT-2 small (speed only; weights made there by init-weights --seed 1)
 c gpt_small "$SRC/examples/gpt_small.tfm" --target cuda
 c gpt_small_sm90 "$SRC/examples/gpt_small.tfm" --target cuda-sm90
+c gpt_small_bf16 "$SRC/examples/gpt_small.tfm" --target cuda --weight-dtype bf16
+c gpt_small_int8 "$SRC/examples/gpt_small.tfm" --target cuda --weight-dtype int8
 # Libraries the programs need beyond glibc and libstdc++.
 cp -L /lib/x86_64-linux-gnu/libfmt.so.9 "$DEST/lib/"
 cp "$SRC/test/E2E/Inputs/greedy.py" "$SRC/test/E2E/Inputs/ids.py" "$SRC/test/CUDA/device/run.sh" \

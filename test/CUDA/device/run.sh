@@ -19,6 +19,11 @@ for f in decoder_pre encdec_post encoder_post encoder_pre_sinusoidal encdec_wind
   step run-$f 120 $f run --weights $FX/$f/weights.safetensors --input $FX/$f/inputs.safetensors --output $R/$f.safetensors; done
 step run-gpt2_hf 120 gpt2_hf run --weights $FX/gpt2_hf/model.safetensors --input $FX/gpt2_hf/inputs.safetensors --output $R/gpt2_hf.safetensors
 step run-decoder_pre_sm90 120 decoder_pre_sm90 run --weights $FX/decoder_pre/weights.safetensors --input $FX/decoder_pre/inputs.safetensors --output $R/decoder_pre_sm90.safetensors
+# --weight-dtype builds (compared with the CPU build's outputs by check.sh)
+for dt in bf16 int8; do
+  step run-decoder_pre_$dt 120 decoder_pre_$dt run --weights $FX/decoder_pre/weights.safetensors --input $FX/decoder_pre/inputs.safetensors --output $R/decoder_pre_$dt.safetensors
+  step run-gpt2_hf_$dt 120 gpt2_hf_$dt run --weights $FX/gpt2_hf/model.safetensors --input $FX/gpt2_hf/inputs.safetensors --output $R/gpt2_hf_$dt.safetensors
+done
 # generate.test
 step greedy-decoder 120 python3 $D/greedy.py $D/bin/decoder $FX/decoder_pre/weights.safetensors $FX/decoder_pre/generate.json
 step greedy-seq2seq 120 python3 $D/greedy.py $D/bin/seq2seq $FX/encdec_post/weights.safetensors $FX/encdec_post/generate.json
@@ -39,7 +44,7 @@ if [ -z "$SKIP_GPT" ]; then
 W=/tmp/gpt_small.safetensors
 step gpt-init 120 gpt_small init-weights --seed 1 --output $W
 step gpt-info 60 gpt_small info
-for b in gpt_small gpt_small_sm90; do
+for b in gpt_small gpt_small_sm90 gpt_small_bf16 gpt_small_int8; do
   step $b-fwd128 180 $b bench --weights $W --seq 128 --repeat 30 --warmup 3 --json
   step $b-dec128 180 $b bench --weights $W --seq 128 --repeat 100 --warmup 5 --entry decode_step --json
 done
