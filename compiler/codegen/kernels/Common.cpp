@@ -140,7 +140,10 @@ WeightInput::WeightInput(const KernelSpec &spec, const std::string &name)
              : type == WeightType::BF16 ? BFloat(16)
                                         : Float(32),
              2, name),
-      scales(Float(16), 2, name + "_scales") {}
+      scales(Float(16), 2, name + "_scales"), scale(name + "_scale") {
+  Var g("g"), row("row");
+  scale(g, row) = cast<float>(scales(g, row));
+}
 
 std::vector<ImageParam> WeightInput::arguments() const {
   if (type == WeightType::Int8)
@@ -163,7 +166,7 @@ Expr WeightInput::widened(Expr k, Expr row, Expr group) const {
   if (type == WeightType::Int8) {
     if (!group.defined())
       group = k / int(groupSize);
-    value *= cast<float>(scales(group, row));
+    value *= scale(group, row);
   }
   return value;
 }

@@ -42,6 +42,10 @@ struct WeightInput {
   WeightType type;
   int64_t groupSize; // int8: values per scale; otherwise 0
   Halide::ImageParam values, scales;
+  /// int8: scales(g, row) as f32. Inlined unless a schedule computes it
+  /// for a tile: Halide 14 converts a scalar f16 in software (about 20
+  /// instructions), a vector of them with one vcvtph2ps.
+  Halide::Func scale;
 };
 
 // --- CPU schedules of the simple shapes ----------------------------------------

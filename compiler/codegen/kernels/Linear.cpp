@@ -119,9 +119,11 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   }
   Func out("linear");
   out(n, m) = value;
-  return {out, arguments,
-          {{"partial", partial}, {"acc", acc}, {"w_widened", wc}},
-          {{"rk", rk}, {"rl", rl}}};
+  std::map<std::string, Func> stages{
+      {"partial", partial}, {"acc", acc}, {"w_widened", wc}};
+  if (spec.weightType == WeightType::Int8)
+    stages.emplace("w_scale", w.scale);
+  return {out, arguments, std::move(stages), {{"rk", rk}, {"rl", rl}}};
 }
 
 // A micro_m x micro_n tile of outputs keeps micro_m·micro_n vector
@@ -174,6 +176,13 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       .unroll(mi);
   if (plan.widenPanel)
     widened.compute_at(out, tile).vectorize(j, int(plan.vector));
+  // int8's scales of the tile's rows of W, converted to f32 once per tile
+  // and a vector at a time (Halide converts a lone f16 in software).
+  auto scale = kernel.stages.find("w_scale");
+  if (scale != kernel.stages.end()) {
+    Var g("g");
+    scale->second.compute_at(out, tile).vectorize(g, 8, TailStrategy::GuardWithIf);
+  }
   acc.compute_at(out, microTile).bound_extent(n, microN).bound_extent(m, microM);
   // The lanes of each accumulator are summed with a vector reduction.
   acc.update().atomic().vectorize(rl).unroll(n).unroll(m);
