@@ -452,6 +452,8 @@ class Report:
         self.adams()
         self.models()
         self.compile_time()
+        import engines  # bench/engines.py
+        engines.render(self)
         self.notes()
         self.reproduce()
         summary = ["## Summary", "",

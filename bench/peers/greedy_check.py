@@ -6,7 +6,8 @@ precision, must produce PyTorch's fp32 greedy ids for as many steps as the margi
         [--new-tokens 16] [--seed 11] [--tries 12] [--want 6]
 
 Prints one JSON line: {"bench": "greedy_check", "prompt": [...], "expected": [...], "margins": [...],
-"logit_error": {format: e}, "required_margin": {format: m}, "checked_steps": {format: k}}.
+"logit_error": {format: e}, "required_margin": {format: m}, "checked_steps": {format: k},
+"timing_prompt": [...]} (the last: the ids torch_bench.py's GPT-2 timing uses, for the other engines).
 
 For a random prompt (numpy RandomState(seed), then the next, ...) the fp32 reference
 (torch_bench.py's GPT-2, KV cache) generates --new-tokens greedy ids and records each step's
@@ -95,6 +96,8 @@ def main():
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--tries", type=int, default=12)
     p.add_argument("--want", type=int, default=6, help="stop when the worst format has this many checked steps")
+    p.add_argument("--timing-prompt", type=int, default=128,
+                   help="also print the prompt torch_bench.py times (its seed-7 ids) of this length")
     a = p.parse_args()
     import torch
     torch.set_num_threads(max(1, os.cpu_count() or 1))
@@ -127,6 +130,9 @@ def main():
                 best = result
             if best["worst"] >= a.want:
                 break
+    # The timing prompt every engine is given, so that they all run on the same ids.
+    g = torch.Generator().manual_seed(7)
+    best["timing_prompt"] = torch.randint(0, cfg["V"], (a.timing_prompt,), generator=g).tolist()
     print(json.dumps(best))
     return 0
 
