@@ -110,16 +110,15 @@ class Engines:
 
     # ------------------------------------------------------------------ parts
     def read_bandwidth(self):
-        """The read-only bandwidth of this run (peak --only read), for the decode roof."""
-        lim = self.h.results.get("limits", {}).get("read")
-        if not lim:
-            cmd = [os.path.join(PEERS, "build", "peak"), "--only", "read",
-                   "--threads", ",".join(map(str, self.threads))]
-            if self.quick:
-                cmd.append("--quick")
-            lim = {r["threads"]: r for r in json_lines(run(cmd)[0]) if r.get("bench") == "read"}
-            self.h.results.setdefault("limits", {"peak": {}, "triad": {}, "read": {}})["read"] = lim
-        self.res["read_gbs"] = {T: r["gbs"] for T, r in lim.items()}
+        """The read-only bandwidth (peak --only read), measured again right before the engines
+        run: the machine drifts within a run, and the roof should be the one they met."""
+        cmd = [os.path.join(PEERS, "build", "peak"), "--only", "read",
+               "--threads", ",".join(map(str, self.threads))]
+        if self.quick:
+            cmd.append("--quick")
+        self.res["read_gbs"] = {r["threads"]: r["gbs"] for r in json_lines(run(cmd)[0])
+                                if r.get("bench") == "read"}
+        pause()
 
     def reference(self, weights):
         """The margin-checked prompt and the fp32 reference's ids (cached with the weights)."""
@@ -157,18 +156,23 @@ class Engines:
             self.res["rows"].append(row)
             name = "gpt_small" if dtype == "f32" else f"gpt_small_{dtype}"
             try:
-                model = Model(name, source_path=source)
-                if dtype == "f32":
-                    if not os.path.exists(model.exe):
-                        model.compile()
-                    w = weights
-                else:
-                    model.compile(extra=["--weight-dtype", dtype])
-                    w = os.path.join(OUT, f"{name}.safetensors")
-                    if not stamp_ok(w, weights):
-                        run([model.exe, "convert-weights", "--weights", weights, "--output", w])
-                        write_stamp(w, weights)
-                row.file_bytes = os.path.getsize(w)
+                # Always compiled (a warm kernel cache makes it a second): an executable left by
+                # an older tfmc would otherwise be timed.
+                model = Model(name, source_path=source).compile(
+                    extra=["--weight-dtype", dtype] if dtype != "f32" else [])
+                w = weights
+                if dtype != "f32":
+                    converted = os.path.join(OUT, f"{name}.safetensors")
+                    try:
+                        if not stamp_ok(converted, weights):
+                            run([model.exe, "convert-weights", "--weights", weights, "--output", converted])
+                            write_stamp(converted, weights)
+                        w = converted
+                    except CommandFailed as e:
+                        self.h.notes.append(f"engines: tfmc {dtype}: convert-weights failed "
+                                            f"({str(e).splitlines()[0][:150]}): timed with the f32 file, "
+                                            f"converted at load.")
+                row.file_bytes = os.path.getsize(w) if w != weights or dtype == "f32" else None
                 out, _, _ = run([model.exe, "generate", "--weights", w, "--prompt", check_prompt,
                                  "--max-new-tokens", str(len(check["expected"])), "--threads",
                                  str(self.threads[-1])])
@@ -361,7 +365,7 @@ def render(rep):
         f"greedy, {new} new tokens after the prefill's first. Prefill 128: the prompt to the first "
         f"token (last position's logits). Decode: tokens/s over the {new} single-token steps. Each "
         f"engine at 1 and 2 threads: the best in bold, first. Roof: decode tokens/s × bytes read per "
-        f"token ÷ the read bandwidth measured at the same thread count in this run "
+        f"token ÷ the read bandwidth `peak` measured at the same thread count just before this section "
         + ", ".join(f"({fmt_num(bw[T])} GB/s at {T} t)" for T in sorted(bw)) + ".")
     add()
     add("How each engine runs (bench/peers/README.md): tfmc `NAME generate --stats` (one process per "
@@ -397,6 +401,15 @@ def render(rep):
                     _pair(roof, lambda x: f"{100 * x:.0f} %", True), _mb(row.file_bytes), ids])
     add(table(header, out))
     add()
+    over = [r.name for r in rows if not r.skip and any(
+        tps * bytes_per_token(r.fmt, r.kv_bytes, position) / (bw[T] * 1e9) > 1.0
+        for T, tps in r.decode_tps.items() if bw.get(T))]
+    if over:
+        add(f"**Above 100 % of the roof** ({', '.join(over)}): the engines read faster than `peak` "
+            f"measured, so that measurement was taken while other work held the cores or memory "
+            f"(see the load average above); these fractions, and the roof goal, are not reliable in "
+            f"this run.")
+        add()
     add("Bytes read per token: every 2-D weight in its format (f32 4 B, bf16 2 B, tfmc int8 1 + 2/64 B with "
         "its f16 scale per 64, Q8_0 34 B per 32; the tied head reads the whole embedding table), the f32 "
         f"norms and biases, one position row, and the K/V cache at the mean position {position:.0f} "
