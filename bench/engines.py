@@ -429,7 +429,39 @@ def render(rep):
             "weights the margins are small, so the low precisions are checked on few steps; a different id "
             "after them is legitimate.")
         add()
+    summary(rep, res)
     goals(rep, res)
+
+
+# The peers a tfmc precision is compared with in the summary: the same weight bytes or more.
+SUMMARY_PEERS = {"f32": [("ONNX Runtime", "f32"), ("llama.cpp", "F32"), ("PyTorch", "f32")],
+                 "bf16": [("llama.cpp", "BF16")], "int8": [("llama.cpp", "Q8_0")]}
+
+
+def summary(rep, res):
+    """Rows of results.md's summary: tfmc's generation against the fastest checked peer of its
+    precision, each at its best thread count."""
+    rows = {(r.engine, r.dtype): r for r in res["rows"]}
+    bw = res["read_gbs"]
+    position = 128 + res["new_tokens"] / 2
+    for dtype, peers in SUMMARY_PEERS.items():
+        ours = rows.get(("tfmc", dtype))
+        theirs = [rows[p] for p in peers if p in rows and rows[p].comparable()]
+        if not ours or not ours.comparable() or not theirs:
+            continue
+        T, tps = ours.best_decode()
+        peer = max(theirs, key=lambda r: r.best_decode()[1])
+        roof = tps * bytes_per_token(ours.fmt, 4, position) / (bw[T] * 1e9) if bw.get(T) else None
+        rep.summary.append([f"GPT-2 small generation, {dtype} weights: decode tokens/s (best threads)",
+                            f"{tps:.1f} ({T} t)", f"{peer.best_decode()[1]:.1f} ({peer.name}, "
+                            f"{peer.best_decode()[0]} t)", f"{tps / peer.best_decode()[1]:.2f}×",
+                            f"{fmt_pct(roof)} of the read roof" if roof else ""])
+        Tp, pre = ours.best_prefill()
+        peer = min(theirs, key=lambda r: r.best_prefill()[1].median)
+        rep.summary.append([f"GPT-2 small generation, {dtype} weights: prefill 128 ms (last logits)",
+                            f"{fmt_ms(pre)} ({Tp} t)", f"{fmt_ms(peer.best_prefill()[1])} ({peer.name}, "
+                            f"{peer.best_prefill()[0]} t)",
+                            f"{peer.best_prefill()[1].median / pre.median:.2f}×", ""])
 
 
 def goals(rep, res):
