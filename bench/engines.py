@@ -249,16 +249,22 @@ class Engines:
             self.h.notes.append(f"engines: ONNX Runtime skipped: {row.skip}.")
             return
         path = os.path.join(OUT, "gpt2.onnx")
+        self.file_peer(row, weights, path, [PYTHON, os.path.join(PEERS, "onnx_gpt2.py"), "--weights", weights,
+                                            "--heads", "12", "--output", path, "--check"],
+                       "ort_bench.mjs", "ort_check")
+
+    def file_peer(self, row, weights, path, write, script, check_key):
+        """Writes the engine's model file with the command `write` unless it was made from these
+        weights already, then checks and times the engine on it."""
         try:
             if not stamp_ok(path, weights):
-                run([PYTHON, os.path.join(PEERS, "onnx_gpt2.py"), "--weights", weights, "--heads", "12",
-                     "--output", path, "--check"], timeout=900)
+                run(write, timeout=900)
                 write_stamp(path, weights)
             row.file_bytes = os.path.getsize(path)
-            self.node_peer("ort_bench.mjs", path, row, "ort_check")
+            self.node_peer(script, path, row, check_key)
         except CommandFailed as e:
             row.skip = f"failed: {str(e).splitlines()[0][:200]}"
-            self.h.notes.append(f"engines: ONNX Runtime: {row.skip}")
+            self.h.notes.append(f"engines: {row.name}: {row.skip}")
 
     def llama_cpp(self, weights):
         ok = self.npm_has("node-llama-cpp") and self.npm_has("@node-llama-cpp/linux-x64")
@@ -273,16 +279,9 @@ class Engines:
                     self.h.notes.append(f"engines: llama.cpp skipped: {row.skip}.")
                 continue
             path = os.path.join(OUT, f"gpt2_{arg}.gguf")
-            try:
-                if not stamp_ok(path, weights):
-                    run([PYTHON, os.path.join(PEERS, "gguf_gpt2.py"), "--weights", weights, "--dtype", arg,
-                         "--tokenizer", tokenizer, "--output", path], timeout=900)
-                    write_stamp(path, weights)
-                row.file_bytes = os.path.getsize(path)
-                self.node_peer("llama_bench.mjs", path, row, "llama_check")
-            except CommandFailed as e:
-                row.skip = f"failed: {str(e).splitlines()[0][:200]}"
-                self.h.notes.append(f"engines: llama.cpp {dtype}: {row.skip}")
+            self.file_peer(row, weights, path, [PYTHON, os.path.join(PEERS, "gguf_gpt2.py"), "--weights", weights,
+                                                "--dtype", arg, "--tokenizer", tokenizer, "--output", path],
+                           "llama_bench.mjs", "llama_check")
             pause()
 
     def pytorch(self, weights):
