@@ -89,6 +89,15 @@ def write_stamp(path, source):
         f.write(f"{os.path.getsize(source)} {os.path.getmtime(source)}")
 
 
+def reason(error):
+    """A CommandFailed's first line (exit status and command) cut short, and the program's last
+    line of output (its error message)."""
+    lines = [l for l in str(error).splitlines() if l.strip()]
+    first = lines[0] if lines else type(error).__name__
+    first = first if len(first) <= 120 else first[:117] + "..."
+    return first + (f": {lines[-1][:200]}" if len(lines) > 1 else "")
+
+
 def tfmc_dtypes(h):
     from run import TFMC
     out, err, _ = run([TFMC, "--help"], quiet=True, check=False)
@@ -170,7 +179,7 @@ class Engines:
                         w = converted
                     except CommandFailed as e:
                         self.h.notes.append(f"engines: tfmc {dtype}: convert-weights failed "
-                                            f"({str(e).splitlines()[0][:150]}): timed with the f32 file, "
+                                            f"({reason(e)}): timed with the f32 file, "
                                             f"converted at load.")
                 row.file_bytes = os.path.getsize(w) if w != weights or dtype == "f32" else None
                 out, _, _ = run([model.exe, "generate", "--weights", w, "--prompt", check_prompt,
@@ -195,7 +204,7 @@ class Engines:
                     pause()
                 self.startup(model, w, row)
             except CommandFailed as e:
-                row.skip = f"failed: {str(e).splitlines()[0][:200]}"
+                row.skip = f"failed: {reason(e)}"
                 self.h.notes.append(f"engines: tfmc {dtype}: {row.skip}")
 
     def startup(self, model, weights, row):
@@ -263,7 +272,7 @@ class Engines:
             row.file_bytes = os.path.getsize(path)
             self.node_peer(script, path, row, check_key)
         except CommandFailed as e:
-            row.skip = f"failed: {str(e).splitlines()[0][:200]}"
+            row.skip = f"failed: {reason(e)}"
             self.h.notes.append(f"engines: {row.name}: {row.skip}")
 
     def llama_cpp(self, weights):
@@ -300,7 +309,7 @@ class Engines:
                              "--new-tokens", str(self.new), "--prefill-logits", "last",
                              "--runs", str(self.runs)], timeout=1800)
         except CommandFailed as e:
-            row.skip = f"failed: {str(e).splitlines()[0][:200]}"
+            row.skip = f"failed: {reason(e)}"
             self.h.notes.append(f"engines: PyTorch: {row.skip}")
             return
         for r in json_lines(out):
@@ -327,7 +336,7 @@ def run_engines(h):
         try:
             part(weights)
         except CommandFailed as err:
-            h.notes.append(f"engines: {part.__name__} failed: {str(err).splitlines()[0][:200]}")
+            h.notes.append(f"engines: {part.__name__} failed: {reason(err)}")
         pause(2.0)
 
 
