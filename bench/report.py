@@ -438,9 +438,11 @@ class Report:
     def reproduce(self):
         self.add("## Reproducing")
         self.add()
-        self.add("`make bench` (installs missing Debian packages, builds tfmc and the peers, runs "
-                 "`bench/run.py`, ~15 min on 2 cores); `/usr/bin/python3 bench/run.py --quick` "
-                 "for a smoke run. Every command and its output: `bench/out/run.log`.")
+        self.add("`make bench` (installs missing Debian packages and, from npm, the engines of "
+                 "section 7; builds tfmc and the peers, runs `bench/run.py`, ~20 min on 2 cores); "
+                 "`make bench BENCH_ONLY=engines` (or `bench/run.py --only engines`) for one section; "
+                 "`/usr/bin/python3 bench/run.py --quick` for a smoke run. Every command and its "
+                 "output: `bench/out/run.log`.")
         self.add()
 
     def render(self):
@@ -452,6 +454,8 @@ class Report:
         self.adams()
         self.models()
         self.compile_time()
+        import engines  # bench/engines.py
+        engines.render(self)
         self.notes()
         self.reproduce()
         summary = ["## Summary", "",

@@ -9,7 +9,8 @@ this run) and bench/attention.png (attention time against sequence length).
 
   --quick   a smoke run of a minute or two (small S, few repeats)
   --only    a comma-separated subset of: limits, attention, linear, adams,
-            models, compile (default: all)
+            models, engines, compile (default: all); `make bench BENCH_ONLY=engines`
+            passes it
   --no-build  use build/ and bench/peers/build/ as they are
 
 Every figure is the median of >= 5 timed runs after warm-up, with min and max;
@@ -39,10 +40,10 @@ TFMC = os.path.join(BUILD, "tools", "tfmc", "tfmc")
 PYTHON = "/usr/bin/python3"
 CACHE = os.path.join(OUT, "cache")
 
-SECTIONS = ["limits", "attention", "linear", "adams", "models", "compile"]
+SECTIONS = ["limits", "attention", "linear", "adams", "models", "engines", "compile"]
 # Adams2019 runs last: a cold `--scheduler adams2019` compile takes minutes,
 # and it gets what is left of the time budget.
-RUN_ORDER = ["limits", "attention", "linear", "models", "compile", "adams"]
+RUN_ORDER = ["limits", "attention", "linear", "models", "engines", "compile", "adams"]
 # `make bench` must finish in 20 minutes on a fresh machine.
 BUDGET_S = 18.5 * 60
 
@@ -891,13 +892,15 @@ def main():
         sys.exit(f"bench: {TFMC} is missing: run `make build` first (or `make bench`)")
 
     import report  # bench/report.py
+    import engines  # bench/engines.py
     h.deadline = started + (BUDGET_S if not args.quick else 10 * 60)
     for section in RUN_ORDER:
         if section not in only:
             continue
         try:
             {"limits": h.limits, "attention": h.attention, "linear": h.linear,
-             "adams": h.adams, "models": h.models, "compile": h.compile_time}[section]()
+             "adams": h.adams, "models": h.models, "compile": h.compile_time,
+             "engines": lambda: engines.run_engines(h)}[section]()
         except Exception as e:  # report what ran, whatever failed
             import traceback
             h.notes.append(f"section {section} failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
@@ -912,4 +915,7 @@ def main():
 
 if __name__ == "__main__":
     sys.path.insert(0, BENCH)
+    # report.py and engines.py import this file as `run`: the same module, so that they share
+    # its log and globals instead of loading a second copy.
+    sys.modules["run"] = sys.modules["__main__"]
     main()

