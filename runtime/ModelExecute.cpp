@@ -19,6 +19,17 @@ namespace {
 
 constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
 
+halide_type_t halideType(ElementType type) {
+  switch (type) {
+  case ElementType::F32: return halide_type_t(halide_type_float, 32);
+  case ElementType::I64: return halide_type_t(halide_type_int, 64);
+  case ElementType::BF16: return halide_type_t(halide_type_bfloat, 16);
+  case ElementType::I8: return halide_type_t(halide_type_int, 8);
+  case ElementType::F16: return halide_type_t(halide_type_float, 16);
+  }
+  return halide_type_t(halide_type_float, 32);
+}
+
 } // namespace
 
 bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
@@ -33,15 +44,13 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
     auto where = [&] {
       return fmt::format("plan: step {} arg {}", stepIndex, a);
     };
-    const int64_t elementBytes = arg.type == ElementType::F32 ? 4 : 8;
+    const int64_t elementBytes = elementTypeSize(arg.type);
 
     halide_buffer_t &buffer = buffers[a];
     buffer = halide_buffer_t();
     buffer.dimensions = static_cast<int32_t>(arg.dims.size());
     buffer.dim = dimensions.data() + nextDim;
-    buffer.type = arg.type == ElementType::F32
-                      ? halide_type_t(halide_type_float, 32)
-                      : halide_type_t(halide_type_int, 64);
+    buffer.type = halideType(arg.type);
     int64_t stride = 1;
     for (std::size_t d = 0; d < arg.dims.size(); ++d) {
       int64_t extent = 0, min = 0;
@@ -89,12 +98,32 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
                             weightElements[value.index]);
         return false;
       }
+      // parsePlan checked that the arg's type is the weight's.
       if (onDevice)
         argDevice[a] = weightDevice[value.index] +
-                       static_cast<std::uint64_t>(value.offset) * 4;
+                       static_cast<std::uint64_t>(value.offset * elementBytes);
       else
-        buffer.host = reinterpret_cast<uint8_t *>(
-            const_cast<float *>(weightData[value.index] + value.offset));
+        buffer.host = const_cast<uint8_t *>(weightData[value.index] +
+                                            value.offset * elementBytes);
+      break;
+    }
+    case ValueKind::Scales: {
+      const PlanWeight &weight = plan.weights[value.index];
+      int64_t available = weight.scaleCount() - value.offset;
+      if (elements > available) {
+        error = fmt::format("{}: dims {} view {} elements at offset {} of "
+                            "the scales of weight {}, which has {}",
+                            where(), formatDims(plan, arg.dims), elements,
+                            value.offset, quote(weight.name),
+                            weight.scaleCount());
+        return false;
+      }
+      if (onDevice)
+        argDevice[a] = scaleDevice[value.index] +
+                       static_cast<std::uint64_t>(value.offset * elementBytes);
+      else
+        buffer.host = const_cast<uint8_t *>(scaleData[value.index] +
+                                            value.offset * elementBytes);
       break;
     }
     case ValueKind::Arena: {

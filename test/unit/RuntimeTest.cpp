@@ -642,8 +642,12 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        "plan: output dim 0: unknown symbol '-3'"},
       {[](Json &j) { j["output"]["dims"][0] = "T"; },
        "plan: output dim 0: unknown symbol 'T'"},
+      {[](Json &j) { j["steps"][0]["args"][2]["type"] = "f8"; },
+       "plan: step 0 arg 2 type: 'f8' is not 'f32', 'i64', 'bf16', 'i8' or "
+       "'f16'"},
       {[](Json &j) { j["steps"][0]["args"][2]["type"] = "f16"; },
-       "plan: step 0 arg 2 type: 'f16' is neither 'f32' nor 'i64'"},
+       "plan: step 0 arg 2: value 4 is in the arena, which holds f32 or i64, "
+       "but the arg is f16"},
       {[](Json &j) { j["steps"][1]["kernel"] = ""; },
        "plan: step 1 kernel: is empty"},
       {[](Json &j) { j["steps"][1].erase("kernel"); },
@@ -664,7 +668,46 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
       {[](Json &j) { j["values"][4]["offset"] = 1000; },
        "plan: value 4 offset: 1000 is past the end of the arena (528 bytes)"},
       {[](Json &j) { j["values"][4]["kind"] = "stack"; },
-       "plan: value 4 kind: 'stack' is not 'input', 'weight', 'arena' or 'cache'"},
+       "plan: value 4 kind: 'stack' is not 'input', 'weight', 'scales', "
+       "'arena' or 'cache'"},
+      // Low-precision weights (Plan.h).
+      {[](Json &j) { j["weights"][0]["dtype"] = "int4"; },
+       "plan: weight 0 dtype: 'int4' is not 'f32', 'bf16' or 'int8'"},
+      {[](Json &j) { j["weights"][0]["dtype"] = 8; },
+       "plan: weight 0 dtype: a number is not 'f32', 'bf16' or 'int8'"},
+      {[](Json &j) { j["weights"][1]["dtype"] = "bf16"; },
+       "plan: weight 1: weight 'proj.weight' is bf16 but has rank 3, not 2"},
+      {[](Json &j) { j["weights"][0]["dtype"] = "int8"; },
+       "plan: weight 0: weight 'embed.weight' is int8 but has no \"group\""},
+      {[](Json &j) {
+         j["weights"][0]["dtype"] = "int8";
+         j["weights"][0]["group"] = 0;
+       },
+       "plan: weight 0 group: 0 is less than 1"},
+      {[](Json &j) { j["weights"][0]["group"] = 64; },
+       "plan: weight 0 group: weight 'embed.weight' is f32: only int8 "
+       "weights have a group"},
+      {[](Json &j) { j["values"][2]["kind"] = "scales"; },
+       "plan: value 2 index: weight 'embed.weight' is f32: only int8 weights "
+       "have scales"},
+      {[](Json &j) {
+         j["weights"][0]["dtype"] = "int8";
+         j["weights"][0]["group"] = 3; // [10, 4]: 2 scales a row, 20 in all
+         j["values"][3] = {{"kind", "scales"}, {"index", 0}, {"offset", 21}};
+       },
+       "plan: value 3 offset: 21 is past the end of the scales of weight "
+       "'embed.weight' (20 scales)"},
+      {[](Json &j) { j["weights"][0]["dtype"] = "bf16"; },
+       "plan: step 0 arg 1: value 2 is a weight, which is bf16, but the arg "
+       "is f32"},
+      {[](Json &j) {
+         j["weights"][0]["dtype"] = "int8";
+         j["weights"][0]["group"] = 4;
+         j["values"][2]["kind"] = "scales";
+         j["steps"][0]["args"][1]["type"] = "i8";
+       },
+       "plan: step 0 arg 1: value 2 is an int8 weight's scales, which is "
+       "f16, but the arg is i8"},
       {[](Json &j) { j["inputs"][0]["optional"] = true; },
        "plan: input 0: input 'input_ids' is optional, but only masks may be"},
       {[](Json &j) { j["inputs"][0]["kind"] = "tokens"; },
