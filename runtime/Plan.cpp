@@ -609,6 +609,36 @@ const char *weightDTypeName(WeightDType dtype) {
   return "?";
 }
 
+WeightDType programWeightDType(const Plan &plan) {
+  WeightDType dtype = WeightDType::F32;
+  for (const PlanWeight &weight : plan.weights)
+    if (weight.dtype == WeightDType::Int8 ||
+        (weight.dtype == WeightDType::BF16 && dtype == WeightDType::F32))
+      dtype = weight.dtype;
+  return dtype;
+}
+
+int64_t programWeightGroup(const Plan &plan) {
+  for (const PlanWeight &weight : plan.weights)
+    if (weight.dtype == WeightDType::Int8)
+      return weight.group;
+  return 0;
+}
+
+std::optional<int64_t> storedWeightBytes(const Plan &plan) {
+  // Each weight's bytes are below kMaxPlanBytes (parsePlan); their sum is
+  // checked.
+  int64_t bytes = 0;
+  for (const PlanWeight &weight : plan.weights)
+    if (__builtin_add_overflow(bytes,
+                               elementCount(weight.shape).value_or(0) *
+                                       weightDTypeSize(weight.dtype) +
+                                   weight.scaleCount() * 2,
+                               &bytes))
+      return std::nullopt;
+  return bytes;
+}
+
 const char *elementTypeName(ElementType type) {
   switch (type) {
   case ElementType::F32: return "f32";

@@ -226,6 +226,18 @@ struct Plan {
   std::vector<PlanStep> steps;
 };
 
+/// The program's weight dtype, as `tfmc --weight-dtype` chose it: int8 if
+/// any weight is int8, else bf16 if any is bf16, else f32 (norms, biases
+/// and positions stay f32 in every program).
+WeightDType programWeightDType(const Plan &plan);
+
+/// An int8 program's group size (its first int8 weight's), or 0.
+int64_t programWeightGroup(const Plan &plan);
+
+/// Bytes of every weight as the program stores it (int8 scales included),
+/// or nothing when the sum overflows int64_t.
+std::optional<int64_t> storedWeightBytes(const Plan &plan);
+
 /// Parses and checks a plan (indices in range, symbols known, every step's
 /// kernel non-empty). Returns nullopt with a one-line `error` otherwise.
 std::optional<Plan> parsePlan(const std::string &json, std::string &error);
