@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -62,10 +63,11 @@ bool Model::Impl::moveToDevice(const std::vector<Plan> &entries,
   std::fill(weightData.begin(), weightData.end(), nullptr);
   std::fill(scaleData.begin(), scaleData.end(), nullptr);
 
+  // The arena's and the cache's contents are irrelevant (see create):
+  // allocated, never uploaded.
   std::size_t arenaBytes = arena.size();
   if (!allocateOnDevice(std::max<std::size_t>(arenaBytes, 4), arenaDevice,
-                        "the arena", error) ||
-      !upload(arenaDevice, arena.data(), arenaBytes, "the arena", error))
+                        "the arena", error))
     return false;
   for (std::size_t i = 0; i < cache.size(); ++i) {
     std::string what =
@@ -75,8 +77,6 @@ bool Model::Impl::moveToDevice(const std::vector<Plan> &entries,
                           what, error))
       return false;
     cacheDevice.push_back(address);
-    if (!upload(address, cache[i].data(), cache[i].size(), what, error))
-      return false;
   }
   // Inputs are [B, S] (or [B, T]) ids or masks: at most max_batch rows of
   // max(max_seq, max_len) values.
@@ -157,6 +157,7 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
     model->impl_ = std::make_unique<Impl>();
     Impl &impl = *model->impl_;
 
+    impl.poison = poisonArenaRequested();
     // Kernels: every step's name must be in the table.
     if (numKernels < 0 || (numKernels > 0 && !kernels)) {
       error = fmt::format("the kernel table is invalid ({} kernels at {})",
@@ -188,8 +189,9 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
       return nullptr;
 
     // The arena: one allocation for the model's life, as large as the
-    // largest entry's. Zeroed once, so that positions no kernel writes
-    // (padding) read as finite numbers.
+    // largest entry's. Not initialised: every kernel writes what it or a
+    // later one reads, so its initial contents are irrelevant (which
+    // TFMC_POISON_ARENA=1 tests), and untouched pages cost nothing.
     int64_t arenaBytes = 0;
     for (const Plan &entry : entries)
       arenaBytes = std::max(arenaBytes, entry.arenaBytes);
@@ -199,12 +201,13 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
           fmt::format("out of memory: the arena needs {} bytes", arenaBytes);
       return nullptr;
     }
-    std::memset(impl.arena.data(), 0, static_cast<std::size_t>(arenaBytes));
     for (Plan &entry : model->entries_)
       entry.arenaBytes = arenaBytes;
     model->plan_.arenaBytes = arenaBytes;
 
-    // The KV cache: max_len rows per slot, for one sequence.
+    // The KV cache: max_len rows per slot, for one sequence. Not
+    // initialised either: attention reads only the rows a prefill or
+    // decode step wrote (below L); TFMC_POISON_ARENA=1 fills it with NaN.
     for (const PlanCacheSlot &slot : plan.cache) {
       std::size_t bytes =
           static_cast<std::size_t>(plan.maxLen * slot.width) * sizeof(float);
@@ -215,7 +218,8 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
                             quote(slot.slot), bytes);
         return nullptr;
       }
-      std::memset(buffer.data(), 0, bytes);
+      if (impl.poison)
+        std::memset(buffer.data(), 0xff, bytes);
       impl.cache.push_back(std::move(buffer));
     }
 
@@ -319,6 +323,14 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
     error = e.what();
   }
   return std::nullopt;
+}
+
+bool poisonArenaRequested() {
+  static const bool requested = [] {
+    const char *value = std::getenv("TFMC_POISON_ARENA");
+    return value && std::strcmp(value, "1") == 0;
+  }();
+  return requested;
 }
 
 } // namespace tfmc::runtime

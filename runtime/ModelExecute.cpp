@@ -12,6 +12,7 @@
 #include "runtime/ModelImpl.h"
 
 #include <chrono>
+#include <cstring>
 #include <limits>
 
 namespace tfmc::runtime {
@@ -191,6 +192,9 @@ bool Model::Impl::executeSteps(Call &call, std::string &error) {
   const std::vector<tfmc_kernel_fn> &stepKernels = entryKernels[call.entryIndex];
   if (stepSeconds)
     stepSeconds->assign(plan.steps.size(), 0.0);
+  // All ones: NaN as f32, -1 as i64.
+  if (poison && !onDevice)
+    std::memset(arena.data(), 0xff, arena.size());
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
     // checkSteps built every step once: this cannot fail.
     buildStep(call, s, error);

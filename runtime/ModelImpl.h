@@ -61,6 +61,11 @@ struct Model::Impl {
   std::vector<halide_dimension_t> dimensions;
   std::vector<void *> argPointers;
 
+  /// TFMC_POISON_ARENA=1 (a testing aid, read once): the KV cache is
+  /// filled with NaN at load and the arena before every call (host plans),
+  /// so that a kernel reading what no kernel wrote shows in the output.
+  bool poison = false;
+
   /// setStepTimes(): where each kernel call's wall time goes, or null.
   std::vector<double> *stepSeconds = nullptr;
 
@@ -218,6 +223,9 @@ struct Model::Impl::Call {
   }
 };
 
+
+/// Whether TFMC_POISON_ARENA is 1 (read once per process).
+bool poisonArenaRequested();
 
 /// `NAME.scales`: where a converted file keeps an int8 weight's scales.
 std::string scalesName(const std::string &weightName);
