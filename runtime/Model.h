@@ -64,7 +64,7 @@ struct OutputView {
 
 /// What loading the weights took (Model::loadStats()).
 struct LoadStats {
-  double mapSeconds = 0;     ///< opening, mapping and checking the file
+  double mapSeconds = 0; ///< opening, mapping (page-in) and checking the file
   double convertSeconds = 0; ///< f32 to bf16/int8, transposes included
   int64_t convertedTensors = 0;
   double loadSeconds = 0; ///< all of Model::create
