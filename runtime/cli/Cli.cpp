@@ -284,7 +284,8 @@ void printLoadStats(std::FILE *out, const LoadStats &stats) {
                         stats.convertSeconds * 1e3, stats.convertedTensors,
                         stats.convertedTensors == 1 ? "tensor" : "tensors");
   std::fprintf(out,
-               "load: %.1f ms (map, page-in and check %.1f ms, %s; weights %.1f MiB)\n",
+               "load: %.1f ms (map, page-in and check %.1f ms, %s; weights "
+               "%.1f MiB)\n",
                stats.loadSeconds * 1e3, stats.mapSeconds * 1e3,
                conversion.c_str(),
                static_cast<double>(stats.weightBytes) / (1 << 20));
