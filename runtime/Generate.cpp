@@ -1,6 +1,7 @@
 //===- Generate.cpp - Greedy autoregressive decoding ----------------------===//
 
 #include "runtime/Generate.h"
+#include "runtime/Tensor.h"
 
 #include <fmt/format.h>
 
@@ -121,11 +122,18 @@ std::optional<GenerateResult> generate(Model &model,
   if (!logits)
     return std::nullopt;
   result.prefillSeconds = secondsSince(start);
+  // [1, 1, vocab]: the prompt's last position only. A plan whose prefill
+  // returns every position would have its first row read here.
+  if (logits->shape.size() != 3 || logits->shape[1] != 1) {
+    error = fmt::format("plan: prefill returns logits {}, not its last "
+                        "position's [1, 1, {}]",
+                        formatShape(logits->shape), plan.vocab);
+    return std::nullopt;
+  }
   const int64_t vocab = logits->shape.back();
-  const int64_t rows = logits->shape[1];
   if (request.keepLogits)
-    result.logits.assign(logits->data, logits->data + rows * vocab);
-  int64_t next = argmax(logits->data + (rows - 1) * vocab, vocab);
+    result.logits.assign(logits->data, logits->data + vocab);
+  int64_t next = argmax(logits->data, vocab);
   result.tokens.push_back(next);
 
   start = std::chrono::steady_clock::now();

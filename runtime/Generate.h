@@ -2,8 +2,10 @@
 //
 // Generation over a compiled model's prefill and decode_step entry points:
 // the prompt (or, for an encoder-decoder, the source and the start token)
-// fills the KV cache in one prefill, then each decode step feeds the last
-// token and appends one more, until the end token or the token budget.
+// fills the KV cache in one prefill, whose logits are its last position's
+// ([1, 1, vocab]: the compiler runs the final norm and the output head on
+// that position only), then each decode step feeds the last token and
+// appends one more, until the end token or the token budget.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,8 +28,8 @@ struct GenerateRequest {
   int64_t bos = -1;         // encoder-decoder: the decoder's start token
   int64_t eos = -1;         // stop after generating it; -1: never
   int64_t maxNewTokens = 0; // at least 1
-  /// Keep every position's logits (prompt and generated), for checking
-  /// prefill + decode against a full forward.
+  /// Keep the logits each new token was chosen from, for checking prefill
+  /// + decode against a full forward.
   bool keepLogits = false;
 };
 
@@ -36,9 +38,9 @@ struct GenerateResult {
   double prefillSeconds = 0;
   double decodeSeconds = 0;
   int64_t decodeSteps = 0;
-  /// With keepLogits: [positions, vocab], row i the logits after token i of
-  /// the decoder's sequence (prompt, or bos, then the generated tokens but
-  /// the last).
+  /// With keepLogits: [new tokens, vocab], row i the logits that chose new
+  /// token i: those after the prompt's last token (or bos), then after each
+  /// generated token but the last; a full forward's last rows.
   std::vector<float> logits;
   int64_t vocab = 0;
 };

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -34,6 +35,9 @@ constexpr size_t kMaxMessageChars = 400;
 /// What --stats reports about a compiled module.
 struct ModuleStats {
   int64_t arenaBytes = 0;
+  /// Each entry point's own plan ("forward", ...); the program's arena is
+  /// the largest.
+  std::vector<std::pair<std::string, int64_t>> entryArenaBytes;
   int64_t weightBytes = 0;
   int64_t kernels = 0;
   int64_t distinctKernels = 0;
@@ -50,8 +54,8 @@ mlir::FailureOr<ModuleStats> collectStats(mlir::ModuleOp module) {
     if (auto weight = llvm::dyn_cast<tfm::WeightOp>(op)) {
       if (!weights.insert(weight.getName()).second)
         return;
-      std::optional<int64_t> bytes =
-          llvm::checkedMul<int64_t>(weight.getType().getNumElements(), 4);
+      // Within int64: the frontend's limits bound every tensor's elements.
+      std::optional<int64_t> bytes = weight.getStorageBytes();
       std::optional<int64_t> total =
           bytes ? llvm::checkedAdd(stats.weightBytes, *bytes) : std::nullopt;
       overflow |= !total;
@@ -68,8 +72,11 @@ mlir::FailureOr<ModuleStats> collectStats(mlir::ModuleOp module) {
   }
   stats.distinctKernels = kernelKeys.size();
   module.walk([&](mlir::func::FuncOp func) {
-    if (auto size = func->getAttrOfType<mlir::IntegerAttr>("tfm.arena_size"))
+    if (auto size = func->getAttrOfType<mlir::IntegerAttr>("tfm.arena_size")) {
       stats.arenaBytes = std::max(stats.arenaBytes, size.getInt());
+      stats.entryArenaBytes.emplace_back(func.getSymName().str(),
+                                         size.getInt());
+    }
   });
   return stats;
 }
@@ -124,6 +131,13 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
   if (options.maxBatch > kMaxBatch) {
     llvm::errs() << "tfmc: error: --max-batch " << options.maxBatch
                  << " is too large (maximum " << kMaxBatch << ")\n";
+    return mlir::failure();
+  }
+  if (options.weightDtype != "f32" && options.weightDtype != "bf16" &&
+      options.weightDtype != "int8") {
+    llvm::errs() << "tfmc: error: --weight-dtype must be f32, bf16 or int8, "
+                    "got '"
+                 << frontend::printable(options.weightDtype, 64) << "'\n";
     return mlir::failure();
   }
   if (options.autoschedule && description->isGpu()) {
@@ -197,8 +211,13 @@ mlir::LogicalResult compile(const CompileOptions &options,
     return mlir::failure();
   // Adams2019's schedules may compute an output element twice (ShiftInwards
   // tails): no kernel may then write over its own input.
-  buildDefaultPipeline(pm, {options.target, options.maxBatch, options.maxSeq,
-                            /*inPlace=*/!options.autoschedule});
+  PipelineOptions pipeline;
+  pipeline.target = options.target;
+  pipeline.maxBatch = options.maxBatch;
+  pipeline.maxSeq = options.maxSeq;
+  pipeline.inPlace = !options.autoschedule;
+  pipeline.weightDtype = options.weightDtype;
+  buildDefaultPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return mlir::failure();
   if (options.emit == Emit::MlirOpt) {
@@ -252,11 +271,23 @@ mlir::LogicalResult compile(const CompileOptions &options,
     int64_t maxSeq = options.maxSeq ? options.maxSeq : model.maxLen;
     statsOs << "model " << model.name << ", target " << options.target
                  << ", max batch " << options.maxBatch << ", max seq "
-                 << maxSeq << "\n"
-                 << "peak arena bytes: " << stats.arenaBytes << "\n"
-                 << "weight bytes: " << stats.weightBytes << "\n"
-                 << "kernels: " << stats.kernels << "\n"
-                 << "distinct kernels: " << stats.distinctKernels << "\n";
+                 << maxSeq << "\n";
+    if (!targetDescription->narrowDotFeatures.empty())
+      statsOs << "narrow dot products (found, not used): "
+              << llvm::join(targetDescription->narrowDotFeatures, " ") << "\n";
+    statsOs << "peak arena bytes: " << stats.arenaBytes << "\n";
+    if (stats.entryArenaBytes.size() > 1) {
+      statsOs << "arena bytes by entry:";
+      for (auto [index, entry] : llvm::enumerate(stats.entryArenaBytes))
+        statsOs << (index ? ", " : " ") << entry.first << " " << entry.second;
+      statsOs << "\n";
+    }
+    statsOs << "weight dtype: " << options.weightDtype
+            << (options.weightDtype == "int8" ? " (groups of 64)" : "")
+            << " for linear and embedding weights\n"
+            << "weight bytes: " << stats.weightBytes << "\n"
+            << "kernels: " << stats.kernels << "\n"
+            << "distinct kernels: " << stats.distinctKernels << "\n";
   }
   return mlir::success();
 }

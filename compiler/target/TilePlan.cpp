@@ -30,6 +30,8 @@ std::optional<KernelKind> kernelKindOf(Operation *op) {
     return KernelKind::LayerNorm;
   if (isa<AttentionOp>(op))
     return KernelKind::Attention;
+  if (isa<LastPositionOp>(op))
+    return KernelKind::LastPosition;
   return std::nullopt;
 }
 

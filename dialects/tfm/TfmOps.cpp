@@ -87,7 +87,30 @@ LogicalResult WeightOp::verify() {
     return emitOpError("is 'transposed', which needs a rank-2 result, but "
                        "the result has rank ")
            << getType().getRank();
+  std::optional<WeightStorage> storage = getStorage();
+  if (storage && getType().getRank() != 2)
+    return emitOpError("has a storage, which needs a rank-2 result, but the "
+                       "result has rank ")
+           << getType().getRank();
+  bool grouped = storage == WeightStorage::int8;
+  if (grouped != bool(getGroup()))
+    return emitOpError(grouped ? "has int8 storage, which needs a 'group'"
+                               : "has a 'group', which only int8 storage takes");
   return success();
+}
+
+int64_t WeightOp::getStorageBytes() {
+  int64_t elements = getType().getNumElements();
+  switch (getStorage().value_or(WeightStorage(-1))) {
+  case WeightStorage::bf16:
+    return elements * 2;
+  case WeightStorage::int8: {
+    int64_t rows = getType().getDimSize(0), columns = getType().getDimSize(1);
+    int64_t group = *getGroup();
+    return elements + rows * ((columns + group - 1) / group) * 2;
+  }
+  }
+  return elements * 4;
 }
 
 LogicalResult EmbeddingOp::verify() {
@@ -390,6 +413,27 @@ LogicalResult KvReadOp::verify() {
   if (getSlot().empty())
     return emitOpError("needs a non-empty cache slot name");
   return checkRank(getOperation(), getResult(), 3, "result");
+}
+
+LogicalResult LastPositionOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getInput(), 3, "input")) ||
+      failed(checkRank(op, getResult(), 3, "result")))
+    return failure();
+  auto input = getInput().getType().getShape();
+  auto result = getResult().getType().getShape();
+  if (result[1] != 1)
+    return emitOpError() << "result sequence must be 1 (one position per "
+                            "row), got "
+                         << dimStr(result[1]);
+  if (input[1] == 0)
+    return emitOpError("input sequence is empty: it has no last position");
+  if (failed(checkDim(op, result[0], "result batch", input[0],
+                      "input batch")) ||
+      failed(checkDim(op, result[2], "result width", input[2],
+                      "input width")))
+    return failure();
+  return success();
 }
 
 int64_t AttentionOp::getNumHeads() {

@@ -730,3 +730,88 @@ func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
 
 // expected-error @+1 {{attribute 'alt_names' failed to satisfy constraint: string array attribute}}
 %w = tfm.weight "wte.weight" {alt_names = [1, 2]} : tensor<4x2xf32>
+
+// -----
+
+// A narrow storage is for rank-2 weights (linear weights, embedding tables).
+// expected-error @+1 {{has a storage, which needs a rank-2 result, but the result has rank 1}}
+%w = tfm.weight "b" {storage = #tfm.storage<bf16>} : tensor<24xf32>
+
+// -----
+
+// expected-error @+1 {{has int8 storage, which needs a 'group'}}
+%w = tfm.weight "w" {storage = #tfm.storage<int8>} : tensor<24x8xf32>
+
+// -----
+
+// expected-error @+1 {{has a 'group', which only int8 storage takes}}
+%w = tfm.weight "w" {group = 64 : i64, storage = #tfm.storage<bf16>} : tensor<24x8xf32>
+
+// -----
+
+// expected-error @+1 {{attribute 'group' failed to satisfy constraint}}
+%w = tfm.weight "w" {group = 0 : i64, storage = #tfm.storage<int8>} : tensor<24x8xf32>
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{input must have rank 3, got 2}}
+  %l = tfm.last_position %x : tensor<?x8xf32> -> tensor<?x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{result must have rank 3, got 2}}
+  %l = tfm.last_position %x : tensor<?x?x8xf32> -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{result sequence must be 1 (one position per row), got ?}}
+  %l = tfm.last_position %x : tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x5x8xf32>) {
+  // expected-error @+1 {{result sequence must be 1 (one position per row), got 2}}
+  %l = tfm.last_position %x : tensor<?x5x8xf32> -> tensor<?x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x0x8xf32>) {
+  // expected-error @+1 {{input sequence is empty: it has no last position}}
+  %l = tfm.last_position %x : tensor<?x0x8xf32> -> tensor<?x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x?x8xf32>) {
+  // expected-error @+1 {{result batch (3) does not match input batch (2)}}
+  %l = tfm.last_position %x : tensor<2x?x8xf32> -> tensor<3x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{result width (16) does not match input width (8)}}
+  %l = tfm.last_position %x : tensor<?x?x8xf32> -> tensor<?x1x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xi32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values}}
+  %l = tfm.last_position %x : tensor<?x?x8xi32> -> tensor<?x1x8xf32>
+  return
+}

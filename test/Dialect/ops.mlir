@@ -5,8 +5,8 @@
 
 // CHECK-LABEL: func.func @embed_and_positions
 func.func @embed_and_positions(%ids: tensor<?x?xi64>) -> tensor<?x?x8xf32> {
-  // CHECK: %[[T:.*]] = tfm.weight "src_embed.weight" : tensor<10x8xf32>
-  %table = tfm.weight "src_embed.weight" : tensor<10x8xf32>
+  // CHECK: %[[T:.*]] = tfm.weight "src_embed.weight" {group = 32 : i64, storage = #tfm.storage<int8>} : tensor<10x8xf32>
+  %table = tfm.weight "src_embed.weight" {group = 32 : i64, storage = #tfm.storage<int8>} : tensor<10x8xf32>
   // CHECK: tfm.embedding %[[T]][%{{.*}}] : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
   %x = tfm.embedding %table[%ids] : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
   // CHECK: tfm.scale %{{.*}} by 2.8284271247461903 : tensor<?x?x8xf32>
@@ -109,4 +109,14 @@ func.func @imported_weights() -> (tensor<24x8xf32>, tensor<24xf32>) {
   // CHECK: tfm.weight "h.0.attn.c_attn.bias" {alt_names = ["transformer.h.0.attn.c_attn.bias", "x.bias"]} : tensor<24xf32>
   %b = tfm.weight "h.0.attn.c_attn.bias" {alt_names = ["transformer.h.0.attn.c_attn.bias", "x.bias"]} : tensor<24xf32>
   return %w, %b : tensor<24x8xf32>, tensor<24xf32>
+}
+
+// A prefill's last position, before its final norm and output projection.
+// CHECK-LABEL: func.func @last_position
+func.func @last_position(%x: tensor<?x?x8xf32>, %s: tensor<2x5x8xf32>) -> (tensor<?x1x8xf32>, tensor<2x1x8xf32>) {
+  // CHECK: tfm.last_position %{{.*}} : tensor<?x?x8xf32> -> tensor<?x1x8xf32>
+  %l = tfm.last_position %x : tensor<?x?x8xf32> -> tensor<?x1x8xf32>
+  // CHECK: tfm.last_position %{{.*}} : tensor<2x5x8xf32> -> tensor<2x1x8xf32>
+  %m = tfm.last_position %s : tensor<2x5x8xf32> -> tensor<2x1x8xf32>
+  return %l, %m : tensor<?x1x8xf32>, tensor<2x1x8xf32>
 }

@@ -2,7 +2,7 @@
 //
 //   tfmc-compare EXPECTED.safetensors ACTUAL.safetensors [--inputs
 //   IN.safetensors]
-//                [--tolerance X]
+//                [--tolerance X] [--last-positions]
 //
 // Compares the one output tensor (`logits` or `last_hidden_state`, the same
 // name in both files) at unpadded positions only: a position [b, s] counts
@@ -10,6 +10,11 @@
 // of shape [B, S_out]: `decoder_attention_mask` when it has that shape, else
 // `attention_mask` when it has it (and the inputs hold no decoder ids, whose
 // length the output then has); without one every position counts.
+//
+// With --last-positions, ACTUAL [B, n, W] holds the last n positions of
+// EXPECTED [B, S, W] (n <= S): `generate --dump-logits` keeps only the
+// logits each new token was chosen from, which are a full forward's last
+// rows. It takes no --inputs (the mask's positions would not line up).
 //
 // Passes when max |actual - expected| <= X * max(1, max |expected|) over the
 // counted positions (X = 1e-5 unless --tolerance says otherwise: the bound
@@ -145,12 +150,18 @@ int compare(int argc, char **argv) {
   std::vector<std::string> files;
   std::string inputsPath;
   double tolerance = 1e-5;
+  bool lastPositions = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       std::printf("usage: tfmc-compare EXPECTED.safetensors ACTUAL.safetensors "
-                  "[--inputs IN.safetensors] [--tolerance X]\n");
+                  "[--inputs IN.safetensors] [--tolerance X] "
+                  "[--last-positions]\n");
       return 0;
+    }
+    if (arg == "--last-positions") {
+      lastPositions = true;
+      continue;
     }
     if (arg == "--inputs" || arg == "--tolerance") {
       if (i + 1 >= argc)
@@ -174,6 +185,8 @@ int compare(int argc, char **argv) {
   }
   if (files.size() != 2)
     fail("expected two files: EXPECTED.safetensors ACTUAL.safetensors");
+  if (lastPositions && !inputsPath.empty())
+    fail("--last-positions takes no --inputs");
 
   SafetensorsFile expectedFile = openFile(files[0]);
   SafetensorsFile actualFile = openFile(files[1]);
@@ -186,13 +199,30 @@ int compare(int argc, char **argv) {
     fail(fmt::format("{}: tensor '{}' has shape {}, expected rank 3",
                      expectedFile.path(), name,
                      formatShape(expectedTensor.shape)));
-  if (actualTensor->shape != expectedTensor.shape)
-    fail(fmt::format("{}: tensor '{}' has shape {}, but {} has {}",
-                     actualFile.path(), name, formatShape(actualTensor->shape),
-                     expectedFile.path(), formatShape(expectedTensor.shape)));
-  const std::vector<int64_t> &shape = expectedTensor.shape;
+  const std::vector<int64_t> &shape = actualTensor->shape;
+  const std::vector<int64_t> &full = expectedTensor.shape;
+  bool tail = lastPositions && shape.size() == 3 && shape[0] == full[0] &&
+              shape[1] <= full[1] && shape[2] == full[2];
+  if (shape != full && !tail)
+    fail(fmt::format("{}: tensor '{}' has shape {}, but {} has {}{}",
+                     actualFile.path(), name, formatShape(shape),
+                     expectedFile.path(), formatShape(full),
+                     lastPositions ? " (--last-positions: [B, n <= S, W] "
+                                     "against [B, S, W])"
+                                   : ""));
   std::vector<double> expected = readFloats(expectedFile, expectedTensor);
   std::vector<double> actual = readFloats(actualFile, *actualTensor);
+  if (tail) {
+    // EXPECTED's last shape[1] positions of each row, in ACTUAL's layout.
+    std::vector<double> last;
+    last.reserve(actual.size());
+    const int64_t skip = full[1] - shape[1];
+    for (int64_t b = 0; b < full[0]; ++b) {
+      auto row = expected.begin() + (b * full[1] + skip) * full[2];
+      last.insert(last.end(), row, row + shape[1] * full[2]);
+    }
+    expected = std::move(last);
+  }
 
   std::optional<IntegerTensor> mask;
   if (!inputsPath.empty())

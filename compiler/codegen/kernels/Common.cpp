@@ -88,6 +88,11 @@ void scheduleTokenRows(Func out, const target::CpuRowsPlan &plan) {
   scheduleRows(out, d, sb, plan);
 }
 
+void scheduleOutputRows(BuiltKernel &kernel, const KernelSpec &spec) {
+  scheduleRows(kernel.output, Var("w"), Var("r"),
+               spec.plan<target::CpuRowsPlan>());
+}
+
 namespace {
 thread_local bool emulating = false;
 
@@ -116,11 +121,51 @@ void scheduleGrid(Func out, Var w, Var r, int64_t width, int threads) {
     out.gpu_tile(w, r, wo, ro, wi, ri, tx, ty, TailStrategy::GuardWithIf);
 }
 
+void gridOverRows(BuiltKernel &kernel, const KernelSpec &spec) {
+  scheduleGrid(kernel.output, Var("w"), Var("r"), spec.width,
+               int(spec.plan<target::GpuRowsPlan>().threads));
+}
+
 void gridOverTokens(BuiltKernel &kernel, const KernelSpec &spec) {
   Var d("d"), s("s"), b("b"), sb("sb");
   kernel.output.fuse(s, b, sb);
   scheduleGrid(kernel.output, d, sb, spec.width,
                int(spec.plan<target::GpuRowsPlan>().threads));
+}
+
+WeightInput::WeightInput(const KernelSpec &spec, const std::string &name)
+    : type(spec.weightType),
+      groupSize(spec.weightType == WeightType::Int8 ? spec.group : 0),
+      values(type == WeightType::Int8   ? Int(8)
+             : type == WeightType::BF16 ? BFloat(16)
+                                        : Float(32),
+             2, name),
+      scales(Float(16), 2, name + "_scales") {}
+
+std::vector<ImageParam> WeightInput::arguments() const {
+  if (type == WeightType::Int8)
+    return {values, scales};
+  return {values};
+}
+
+Expr WeightInput::widened(Expr k, Expr row, Expr group) const {
+  Expr value = values(k, row);
+  if (type == WeightType::F32)
+    return value;
+  if (type == WeightType::BF16)
+    // bf16 is the upper half of an f32. Written out, since Halide 14's own
+    // bf16 conversion crashes LLVM's PTX backend ("Copy one register into
+    // another with a different width"); on x86 both give a zero-extend and
+    // a shift.
+    return reinterpret<float>(cast<uint32_t>(reinterpret<uint16_t>(value))
+                              << 16);
+  value = cast<float>(value);
+  if (type == WeightType::Int8) {
+    if (!group.defined())
+      group = k / int(groupSize);
+    value *= cast<float>(scales(group, row));
+  }
+  return value;
 }
 
 } // namespace tfmc::codegen::kernels

@@ -27,6 +27,23 @@ Halide::Expr keyAllowed(const MaskSpec &mask, Halide::Expr query,
                         const Halide::ImageParam &keyPadding,
                         Halide::Expr batch, bool keyMayPassEnd);
 
+/// A linear's weight or an embedding's table as the kernel receives it:
+/// values (K, N) in the spec's storage type and, for int8, one f16 scale per
+/// group of `group` values along K: scales (ceil(K/group), N).
+struct WeightInput {
+  explicit WeightInput(const KernelSpec &spec, const std::string &name);
+  /// The kernel's arguments for it, in order: values, then int8's scales.
+  std::vector<Halide::ImageParam> arguments() const;
+  /// Element (k, row) widened to f32; `group` is k's group (int8), which a
+  /// caller that walks K by groups passes so that no vector lane divides.
+  Halide::Expr widened(Halide::Expr k, Halide::Expr row,
+                       Halide::Expr group = Halide::Expr()) const;
+
+  WeightType type;
+  int64_t groupSize; // int8: values per scale; otherwise 0
+  Halide::ImageParam values, scales;
+};
+
 // --- CPU schedules of the simple shapes ----------------------------------------
 
 /// Elementwise and row kernels over (W, R): vectorise W, rows in parallel
@@ -36,6 +53,10 @@ Halide::Var scheduleRows(Halide::Func out, Halide::Var w, Halide::Var r,
 
 /// Kernels over (D, S, B): every token (s, b) is a row.
 void scheduleTokenRows(Halide::Func out, const target::CpuRowsPlan &plan);
+
+/// Kernels whose output is (w, r): scheduleRows with the spec's plan (a
+/// KernelDefinition's cpuSchedule).
+void scheduleOutputRows(BuiltKernel &kernel, const KernelSpec &spec);
 
 // --- GPU scheduling -------------------------------------------------------------
 
@@ -79,6 +100,9 @@ void scheduleGrid(Halide::Func out, Halide::Var w, Halide::Var r,
 
 /// Kernels over (D, S, B): a grid over D and the tokens (s, b).
 void gridOverTokens(BuiltKernel &kernel, const KernelSpec &spec);
+
+/// Kernels whose output is (w, r): a grid over w and r.
+void gridOverRows(BuiltKernel &kernel, const KernelSpec &spec);
 
 } // namespace tfmc::codegen::kernels
 

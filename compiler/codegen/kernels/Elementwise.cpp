@@ -29,20 +29,14 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   return {out, arguments};
 }
 
-void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
-  scheduleRows(kernel.output, Var("w"), Var("r"),
-               spec.plan<target::CpuRowsPlan>());
-}
-
 BuiltKernel gpu(const KernelSpec &spec) {
   BuiltKernel kernel = algorithm(spec);
-  scheduleGrid(kernel.output, Var("w"), Var("r"), spec.width,
-               int(spec.plan<target::GpuRowsPlan>().threads));
+  gridOverRows(kernel, spec);
   return kernel;
 }
 
 const KernelRegistration registration({KernelKind::Scale, KernelKind::Activation, KernelKind::Add},
-                                      {algorithm, cpuSchedule, gpu});
+                                      {algorithm, scheduleOutputRows, gpu});
 
 } // namespace
 
