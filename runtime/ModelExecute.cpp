@@ -89,42 +89,30 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
         argDevice[a] = inputDevice[value.index];
       break;
     }
-    case ValueKind::Weight: {
-      int64_t available = weightElements[value.index] - value.offset;
-      if (elements > available) {
-        error = fmt::format("{}: dims {} view {} elements at offset {} of "
-                            "weight {}, which has {}",
-                            where(), formatDims(plan, arg.dims), elements,
-                            value.offset, quote(plan.weights[value.index].name),
-                            weightElements[value.index]);
-        return false;
-      }
-      // parsePlan checked that the arg's type is the weight's.
-      if (onDevice)
-        argDevice[a] = weightDevice[value.index] +
-                       static_cast<std::uint64_t>(value.offset * elementBytes);
-      else
-        buffer.host = const_cast<uint8_t *>(weightData[value.index] +
-                                            value.offset * elementBytes);
-      break;
-    }
+    case ValueKind::Weight:
     case ValueKind::Scales: {
+      // A view into a weight's elements or an int8 weight's scales (parsePlan
+      // checked that the arg's type is the stored one).
       const PlanWeight &weight = plan.weights[value.index];
-      int64_t available = weight.scaleCount() - value.offset;
-      if (elements > available) {
+      const bool scales = value.kind == ValueKind::Scales;
+      const int64_t count =
+          scales ? weight.scaleCount() : weightElements[value.index];
+      if (elements > count - value.offset) {
         error = fmt::format("{}: dims {} view {} elements at offset {} of "
-                            "the scales of weight {}, which has {}",
+                            "{}weight {}, which has {}",
                             where(), formatDims(plan, arg.dims), elements,
-                            value.offset, quote(weight.name),
-                            weight.scaleCount());
+                            value.offset, scales ? "the scales of " : "",
+                            quote(weight.name), count);
         return false;
       }
+      const auto offsetBytes =
+          static_cast<std::size_t>(value.offset * elementBytes);
       if (onDevice)
-        argDevice[a] = scaleDevice[value.index] +
-                       static_cast<std::uint64_t>(value.offset * elementBytes);
+        argDevice[a] = (scales ? scaleDevice : weightDevice)[value.index] +
+                       offsetBytes;
       else
-        buffer.host = const_cast<uint8_t *>(scaleData[value.index] +
-                                            value.offset * elementBytes);
+        buffer.host = const_cast<uint8_t *>(
+            (scales ? scaleData : weightData)[value.index] + offsetBytes);
       break;
     }
     case ValueKind::Arena: {
