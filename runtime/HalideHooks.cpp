@@ -303,12 +303,10 @@ void deviceDetach(halide_buffer_t &buffer) {
   halide_cuda_detach_device_ptr(nullptr, &buffer);
 }
 
-bool deviceSynchronize(std::string &error) {
+bool deviceSynchronize(halide_buffer_t &wrapped, std::string &error) {
   // Halide's CUDA device_sync synchronises the context's stream, whatever
   // the buffer.
-  halide_buffer_t buffer{};
-  buffer.device_interface = cudaInterface();
-  int result = halide_device_sync(nullptr, &buffer);
+  int result = halide_device_sync(nullptr, &wrapped);
   if (result != 0) {
     error = halideMessage(result, "cuCtxSynchronize");
     return false;

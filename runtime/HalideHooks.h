@@ -62,8 +62,10 @@ bool deviceWrap(halide_buffer_t &buffer, std::uint64_t address,
                 std::string &error);
 void deviceDetach(halide_buffer_t &buffer);
 
-/// Waits until every kernel launched so far has finished.
-bool deviceSynchronize(std::string &error);
+/// Waits until every kernel launched so far has finished. `wrapped` is any
+/// buffer deviceWrap wrapped: Halide synchronises through a buffer's device
+/// interface and rejects one with no device memory.
+bool deviceSynchronize(halide_buffer_t &wrapped, std::string &error);
 
 } // namespace tfmc::runtime
 

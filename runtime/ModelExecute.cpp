@@ -203,7 +203,8 @@ bool Model::Impl::executeSteps(Call &call, std::string &error) {
     int result = stepKernels[s](argPointers.data());
     std::string syncError;
     // GPU kernels run asynchronously: a timed step waits for its own.
-    if (result == 0 && stepSeconds && onDevice && !deviceSynchronize(syncError))
+    if (result == 0 && stepSeconds && onDevice &&
+        !deviceSynchronize(buffers[0], syncError))
       result = -1;
     if (stepSeconds)
       (*stepSeconds)[s] = std::chrono::duration<double>(

@@ -238,11 +238,33 @@ CpuGemmPlan planCpuGemm(const TargetDescription &target, GemmShape shape) {
   return plan;
 }
 
+/// A GEMM's row count when the plan cannot know it (batch x sequence):
+/// planned as a 128-token prompt (longer ones have blocks to spare), or as
+/// one sequence for a row per sequence (generation runs batch 1).
+constexpr int64_t kNominalGemmRows = 128;
+/// One-warp blocks per multiprocessor below which a GEMM leaves the GPU
+/// idle: an H100 ran GPT-2 small's 128 x 768 x 768 linears, tiled for
+/// intensity alone into 24 blocks for 132 multiprocessors, at 0.8 TFLOP/s,
+/// and its decode-step linears (3 blocks) at 25 GB/s.
+constexpr int64_t kMinBlocksPerMultiprocessor = 4;
+
 GpuGemmPlan planGpuGemm(const TargetDescription &target, GemmShape shape) {
   struct Candidate {
     int64_t threadM, threadN, blockK;
   };
   const int64_t warp = target.warpSize;
+  const int64_t rows = !ShapedType::isDynamic(shape.m) ? shape.m
+                       : shape.rowPerSequence      ? 1
+                                                   : kNominalGemmRows;
+  // The fraction of the GPU the grid of blocks can keep busy.
+  auto occupancy = [&](int64_t blockM, int64_t blockN) {
+    if (ShapedType::isDynamic(shape.n) || target.multiprocessors <= 0)
+      return 1.0;
+    int64_t blocks = ((rows + blockM - 1) / blockM) *
+                     ((shape.n + blockN - 1) / blockN);
+    return std::min(1.0, double(blocks) / double(kMinBlocksPerMultiprocessor *
+                                                 target.multiprocessors));
+  };
   Candidate best{1, 1, 8};
   double bestScore = 0;
   for (int64_t threadM : {1, 2, 4, 8, 16})
@@ -260,6 +282,7 @@ GpuGemmPlan planGpuGemm(const TargetDescription &target, GemmShape shape) {
         double intensity = double(blockM * blockN) / double(blockM + blockN);
         // Deeper K slices halve the barriers per FLOP: a small tie-break.
         double score = intensity * utilization(shape.n, blockN) *
+                       occupancy(blockM, blockN) *
                        (1.0 + 0.01 * double(blockK));
         if (score > bestScore + 1e-9) {
           bestScore = score;

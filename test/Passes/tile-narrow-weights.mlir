@@ -14,9 +14,9 @@
 // AVX2: tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = true}
 // AVX512-LABEL: func.func @prefill
 // AVX512: tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64, widen_panel = true}
-// The GPU widens W as it stages it in shared memory: f32's plan.
+// The GPU widens W as it stages it in shared memory: f32's plan (tile.mlir).
 // CUDA-LABEL: func.func @prefill
-// CUDA: tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 10240 : i64, target = "cuda-sm80", thread_m = 16 : i64, thread_n = 2 : i64}
+// CUDA: tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 5120 : i64, target = "cuda-sm80", thread_m = 8 : i64, thread_n = 1 : i64}
 func.func @prefill(%x: tensor<?x?x768xf32>) -> tensor<?x?x768xf32> attributes {tfm.max_len = 1024 : i64} {
   %w = tfm.weight "w" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<768x768xf32>
   %y = tfm.linear %x, %w : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>

@@ -88,7 +88,7 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
 
   // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = false}
   // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64, widen_panel = false}
-  // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 10240 : i64, target = "cuda-sm80", thread_m = 16 : i64, thread_n = 2 : i64}
+  // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 5120 : i64, target = "cuda-sm80", thread_m = 8 : i64, thread_n = 1 : i64}
   %q = tfm.linear %x, %wq : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %k = tfm.linear %x, %wk : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %v = tfm.linear %x, %wv : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
@@ -112,13 +112,15 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   // CUDA-PLAN: tfm.attention {{.*}}mask = #tfm.mask<window(128)>{{.*}}skip_masked_blocks = true,
   %wnd = tfm.attention %p, %k, %v {heads = 12 : i64, mask = #tfm.mask<window(128)>, scale = 0.125 : f64} : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32> -> tensor<?x?x768xf32>
 
-  // N = 200 is not a whole number of AVX2's 3-column tiles (nor of CUDA's
-  // 64-column blocks): the same plans as for N = 768 but fewer tiles per
-  // task. On AVX-512 the 4x5 tile divides it.
+  // N = 200 is not a whole number of AVX2's 3-column tiles: the same plans
+  // as for N = 768 but fewer tiles per task. On AVX-512 the 4x5 tile divides
+  // it. On CUDA (128 nominal rows, 108 multiprocessors), 200 columns make
+  // few blocks: 2-row tiles keep 4 blocks per multiprocessor; for N = 768,
+  // 8-row tiles of 32 columns make 384.
   // CHECK: tfm.weight "w200" : tensor<200x768xf32>
   // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 2 : i64, vector = 8 : i64, widen_panel = false}
   // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 4 : i64, micro_n = 5 : i64, target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64, widen_panel = false}
-  // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 10240 : i64, target = "cuda-sm80", thread_m = 16 : i64, thread_n = 2 : i64}
+  // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 4352 : i64, target = "cuda-sm80", thread_m = 2 : i64, thread_n = 1 : i64}
   %w200 = tfm.weight "w200" : tensor<200x768xf32>
   %r = tfm.linear %wnd, %w200 : (tensor<?x?x768xf32>, tensor<200x768xf32>) -> tensor<?x?x200xf32>
   return %p, %r : tensor<?x?x768xf32>, tensor<?x?x200xf32>

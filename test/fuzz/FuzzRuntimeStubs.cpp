@@ -47,6 +47,6 @@ bool deviceWrap(halide_buffer_t &, std::uint64_t, std::string &error) {
   return false;
 }
 void deviceDetach(halide_buffer_t &) {}
-bool deviceSynchronize(std::string &) { return true; }
+bool deviceSynchronize(halide_buffer_t &, std::string &) { return true; }
 
 } // namespace tfmc::runtime

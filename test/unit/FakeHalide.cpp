@@ -101,7 +101,12 @@ void deviceDetach(halide_buffer_t &buffer) {
   buffer.device_interface = nullptr;
   buffer.flags = 0;
 }
-bool deviceSynchronize(std::string &error) {
+bool deviceSynchronize(halide_buffer_t &wrapped, std::string &error) {
+  // As Halide's halide_device_sync: a buffer with device memory.
+  if (wrapped.device == 0 || wrapped.device_interface != &fakeDeviceInterface) {
+    error = "device sync through a buffer with no device memory";
+    return false;
+  }
   ++fakeSyncs;
   return true;
 }

@@ -93,6 +93,10 @@ template <typename... Vars> void gpuLanes(Halide::Stage stage, Vars... vars) {
 /// a warp when its innermost storage dimension is the lane.
 void inRegisters(Halide::Func f);
 
+/// Adds the lowering pass that puts barriers into one-warp GPU kernels
+/// between lanes' shared-memory writes and reads (LaneBarriers.cpp).
+void addLaneBarrierPass(Halide::Pipeline &pipeline);
+
 /// (w, r) outputs on a grid of tx x ty thread blocks, tx along the
 /// contiguous w so that each warp's loads and stores are coalesced.
 void scheduleGrid(Halide::Func out, Halide::Var w, Halide::Var r,

@@ -76,6 +76,8 @@ lowerable(const KernelSpec &spec, const target::TargetDescription &target) {
   std::vector<Argument> arguments(kernel.arguments.begin(),
                                   kernel.arguments.end());
   Pipeline pipeline(kernel.output);
+  if (spec.gpu())
+    kernels::addLaneBarrierPass(pipeline);
   if (!spec.autoschedule)
     return {pipeline, arguments};
   if (spec.estimates.size() != kernel.arguments.size() + 1)

@@ -9,6 +9,9 @@ linked program) and, with --ptxas, assembles each with NVIDIA's ptxas.
       (F: bytes of per-thread local memory; B: static shared memory, 0 for
       Halide's dynamically sized shared memory),
       then `modules: N`. Exit 1 when ptxas fails.
+  ptx.py FILE --barriers
+      prints one line per kernel entry: `ENTRY shared_stores=S barriers=B`
+      (stores to shared memory and bar.sync instructions in its module)
 """
 import argparse
 import os
@@ -39,6 +42,7 @@ def main():
     parser.add_argument("--out")
     parser.add_argument("--ptxas")
     parser.add_argument("--arch", default="sm_80")
+    parser.add_argument("--barriers", action="store_true")
     args = parser.parse_args()
     with open(args.file, "rb") as f:
         texts = modules(f.read())
@@ -55,6 +59,12 @@ def main():
             entries = re.findall(r"^\.visible \.entry (\w+)", text, re.M)
             print(f"{path}: target {target.group(1) if target else '?'}, "
                   f"{len(entries)} entries")
+    if args.barriers:
+        for text in texts:
+            stores = len(re.findall(r"^\s*st\.shared", text, re.M))
+            barriers = len(re.findall(r"^\s*bar\.sync", text, re.M))
+            for entry in re.findall(r"^\.visible \.entry (\w+)", text, re.M):
+                print(f"{entry} shared_stores={stores} barriers={barriers}")
     if args.ptxas:
         with tempfile.TemporaryDirectory() as tmp:
             for i, text in enumerate(texts):
