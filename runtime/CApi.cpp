@@ -183,6 +183,26 @@ extern "C" const char *tfmc_model_name(void) {
   }
 }
 
+extern "C" const char *tfmc_weight_dtype(void) {
+  try {
+    std::string error;
+    const Plan *plan = linkedPlan(error);
+    return plan ? weightDTypeName(programWeightDType(*plan)) : "";
+  } catch (...) {
+    return "";
+  }
+}
+
+extern "C" int64_t tfmc_weight_group(void) {
+  try {
+    std::string error;
+    const Plan *plan = linkedPlan(error);
+    return plan ? programWeightGroup(*plan) : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
 extern "C" int tfmc_generate(tfmc_model *model, const int64_t *prompt,
                              int64_t length, int64_t bos, int64_t eos,
                              int64_t max_new_tokens, int64_t *out,

@@ -12,6 +12,8 @@
 #include "runtime/ModelImpl.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -21,60 +23,6 @@
 #include <utility>
 
 namespace tfmc::runtime {
-namespace {
-
-/// GPT-2 checkpoints carry the causal-mask buffers; the README (Hugging Face
-/// GPT-2) says they are ignored, so they are not worth a warning either.
-bool isIgnoredBuffer(const std::string &name) {
-  auto endsWith = [&](const char *suffix) {
-    std::size_t length = std::strlen(suffix);
-    return name.size() >= length &&
-           name.compare(name.size() - length, length, suffix) == 0;
-  };
-  return endsWith(".attn.bias") || endsWith(".attn.masked_bias");
-}
-
-/// GPT2LMHeadModel's output layer is wte itself; a checkpoint that also
-/// stores it as `lm_head.weight` holds the same values, so that copy is not
-/// worth a warning. A different lm_head (an untied model, which tfmc does not
-/// compute) is still reported as unused.
-bool isTiedCopy(const SafetensorsFile &file, const TensorView &tensor,
-                const std::set<std::string> &used) {
-  if (tensor.name != "lm_head.weight")
-    return false;
-  for (const char *name : {"wte.weight", "transformer.wte.weight"}) {
-    if (!used.count(name))
-      continue;
-    const TensorView *table = file.find(name);
-    return table && table->dtype == tensor.dtype &&
-           table->shape == tensor.shape && table->bytes == tensor.bytes &&
-           std::memcmp(table->data, tensor.data, tensor.bytes) == 0;
-  }
-  return false;
-}
-
-/// A rank-2 F32 tensor [rows, cols] as a fresh aligned [cols, rows] buffer
-/// (null data when out of memory). The source may be misaligned.
-AlignedBuffer transposeToAligned(const TensorView &tensor) {
-  const int64_t rows = tensor.shape[0], cols = tensor.shape[1];
-  AlignedBuffer out(tensor.bytes);
-  if (!out.data())
-    return out;
-  const auto *source = static_cast<const unsigned char *>(tensor.data);
-  auto *target = static_cast<float *>(out.data());
-  // Blocks of 32 x 32 keep both sides' cache lines in use.
-  constexpr int64_t kBlock = 32;
-  for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
-    for (int64_t c0 = 0; c0 < cols; c0 += kBlock)
-      for (int64_t r = r0; r < std::min(r0 + kBlock, rows); ++r)
-        for (int64_t c = c0; c < std::min(c0 + kBlock, cols); ++c)
-          std::memcpy(&target[c * rows + r],
-                      source + (r * cols + c) * sizeof(float), sizeof(float));
-  return out;
-}
-
-} // namespace
-
 Model::~Model() = default;
 
 bool Model::Impl::moveToDevice(const std::vector<Plan> &entries,
@@ -83,8 +31,10 @@ bool Model::Impl::moveToDevice(const std::vector<Plan> &entries,
   if (!openCudaDevice(error))
     return false;
   for (std::size_t i = 0; i < weightData.size(); ++i) {
-    std::size_t bytes = static_cast<std::size_t>(weightElements[i]) * 4;
-    std::string what = fmt::format("weight {}", quote(plan.weights[i].name));
+    const PlanWeight &weight = plan.weights[i];
+    std::size_t bytes = static_cast<std::size_t>(
+        weightElements[i] * weightDTypeSize(weight.dtype));
+    std::string what = fmt::format("weight {}", quote(weight.name));
     std::uint64_t address = 0;
     if (!allocateOnDevice(std::max<std::size_t>(bytes, 4), address, what,
                           error))
@@ -92,17 +42,32 @@ bool Model::Impl::moveToDevice(const std::vector<Plan> &entries,
     weightDevice.push_back(address);
     if (!upload(address, weightData[i], bytes, what, error))
       return false;
+    address = 0;
+    if (scaleData[i]) {
+      std::size_t scaleBytes = static_cast<std::size_t>(weight.scaleCount()) * 2;
+      what = fmt::format("the scales of weight {}", quote(weight.name));
+      if (!allocateOnDevice(std::max<std::size_t>(scaleBytes, 4), address,
+                            what, error))
+        return false;
+      scaleDevice.push_back(address);
+      if (!upload(address, scaleData[i], scaleBytes, what, error))
+        return false;
+    } else {
+      scaleDevice.push_back(0);
+    }
   }
   // The kernels read the device copies only: host copies (transposed or
   // realigned weights) are not needed any more.
   weightCopies.clear();
   weightCopies.shrink_to_fit();
   std::fill(weightData.begin(), weightData.end(), nullptr);
+  std::fill(scaleData.begin(), scaleData.end(), nullptr);
 
+  // The arena's and the cache's contents are irrelevant (see create):
+  // allocated, never uploaded.
   std::size_t arenaBytes = arena.size();
   if (!allocateOnDevice(std::max<std::size_t>(arenaBytes, 4), arenaDevice,
-                        "the arena", error) ||
-      !upload(arenaDevice, arena.data(), arenaBytes, "the arena", error))
+                        "the arena", error))
     return false;
   for (std::size_t i = 0; i < cache.size(); ++i) {
     std::string what =
@@ -112,8 +77,6 @@ bool Model::Impl::moveToDevice(const std::vector<Plan> &entries,
                           what, error))
       return false;
     cacheDevice.push_back(address);
-    if (!upload(address, cache[i].data(), cache[i].size(), what, error))
-      return false;
   }
   // Inputs are [B, S] (or [B, T]) ids or masks: at most max_batch rows of
   // max(max_seq, max_len) values.
@@ -160,6 +123,8 @@ const Plan *Model::entry(const std::string &name) const {
 
 int64_t Model::cachedTokens() const { return impl_->cachedRows; }
 
+const LoadStats &Model::loadStats() const { return impl_->loadStats; }
+
 void Model::setStepTimes(std::vector<double> *seconds) {
   impl_->stepSeconds = seconds;
 }
@@ -178,6 +143,7 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
                                      int numKernels,
                                      const std::string &weightsPath,
                                      std::string &error) {
+  auto start = std::chrono::steady_clock::now();
   try {
     if (entries.empty()) {
       error = "plan: the program has no entry points";
@@ -191,6 +157,7 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
     model->impl_ = std::make_unique<Impl>();
     Impl &impl = *model->impl_;
 
+    impl.poison = poisonArenaRequested();
     // Kernels: every step's name must be in the table.
     if (numKernels < 0 || (numKernels > 0 && !kernels)) {
       error = fmt::format("the kernel table is invalid ({} kernels at {})",
@@ -216,90 +183,15 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
       }
     }
 
-    // Weights: mapped, checked, used in place unless misaligned.
-    impl.weightsFile = SafetensorsFile::open(weightsPath, error);
-    if (!impl.weightsFile)
+    // Weights: mapped, checked, used in place unless misaligned, or
+    // converted to the program's bf16 or int8.
+    if (!impl.loadWeights(*model, plan, weightsPath, error))
       return nullptr;
-    const SafetensorsFile &file = *impl.weightsFile;
-    std::set<std::string> used;
-    for (const PlanWeight &weight : plan.weights) {
-      // The first of the weight's names that the file holds (a Hugging
-      // Face checkpoint with or without the `transformer.` prefix).
-      std::string name = weight.name;
-      if (!file.find(name)) {
-        for (const std::string &alt : weight.altNames)
-          if (file.find(alt)) {
-            name = alt;
-            break;
-          }
-        if (!file.find(name) && !weight.altNames.empty()) {
-          std::string tried;
-          for (const std::string &alt : weight.altNames)
-            tried += (tried.empty() ? "" : ", ") + quote(alt);
-          error = fmt::format("{}: missing tensor {} (also tried {})",
-                              file.path(), quote(weight.name), tried);
-          return nullptr;
-        }
-      }
-      // A transposed weight is checked against the file's own shape.
-      std::vector<int64_t> fileShape = weight.shape;
-      if (weight.transposed)
-        std::reverse(fileShape.begin(), fileShape.end());
-      const TensorView *tensor =
-          expectTensor(file, name, DType::F32, fileShape, error);
-      if (!tensor)
-        return nullptr;
-      used.insert(name);
-      const void *data = tensor->data;
-      if (weight.transposed) {
-        // Once at load, into memory the model owns; kernels then read
-        // [out, in] like any other linear weight (and tfm.split views of
-        // it, such as c_attn's q/k/v thirds, stay contiguous).
-        AlignedBuffer copy = transposeToAligned(*tensor);
-        if (!copy.data()) {
-          error = fmt::format("{}: out of memory transposing tensor {} ({} "
-                              "bytes)",
-                              file.path(), quote(name), tensor->bytes);
-          return nullptr;
-        }
-        data = copy.data();
-        model->copiedWeightBytes_ += tensor->bytes;
-        impl.weightCopies.push_back(std::move(copy));
-      } else if (!tensor->isNaturallyAligned()) {
-        AlignedBuffer copy = copyToAligned(*tensor);
-        if (!copy.data()) {
-          error = fmt::format("{}: out of memory copying tensor {} ({} bytes) "
-                              "to aligned memory",
-                              file.path(), quote(weight.name), tensor->bytes);
-          return nullptr;
-        }
-        data = copy.data();
-        model->copiedWeightBytes_ += tensor->bytes;
-        impl.weightCopies.push_back(std::move(copy));
-      }
-      impl.weightData.push_back(static_cast<const float *>(data));
-      impl.weightElements.push_back(tensor->numElements());
-    }
-    std::vector<std::string> unused;
-    for (const TensorView &tensor : file.tensors())
-      if (!used.count(tensor.name) && !isIgnoredBuffer(tensor.name) &&
-          !isTiedCopy(file, tensor, used))
-        unused.push_back(tensor.name);
-    if (!unused.empty()) {
-      std::string names;
-      for (std::size_t i = 0; i < unused.size() && i < 5; ++i)
-        names += (i ? ", " : "") + quote(unused[i]);
-      if (unused.size() > 5)
-        names += fmt::format(" and {} more", unused.size() - 5);
-      model->warning_ = fmt::format(
-          "{}: warning: {} {} the model does not use: {}", file.path(),
-          unused.size(), unused.size() == 1 ? "tensor" : "tensors", names);
-      std::fprintf(stderr, "%s\n", model->warning_.c_str());
-    }
 
     // The arena: one allocation for the model's life, as large as the
-    // largest entry's. Zeroed once, so that positions no kernel writes
-    // (padding) read as finite numbers.
+    // largest entry's. Not initialised: every kernel writes what it or a
+    // later one reads, so its initial contents are irrelevant (which
+    // TFMC_POISON_ARENA=1 tests), and untouched pages cost nothing.
     int64_t arenaBytes = 0;
     for (const Plan &entry : entries)
       arenaBytes = std::max(arenaBytes, entry.arenaBytes);
@@ -309,12 +201,13 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
           fmt::format("out of memory: the arena needs {} bytes", arenaBytes);
       return nullptr;
     }
-    std::memset(impl.arena.data(), 0, static_cast<std::size_t>(arenaBytes));
     for (Plan &entry : model->entries_)
       entry.arenaBytes = arenaBytes;
     model->plan_.arenaBytes = arenaBytes;
 
-    // The KV cache: max_len rows per slot, for one sequence.
+    // The KV cache: max_len rows per slot, for one sequence. Not
+    // initialised either: attention reads only the rows a prefill or
+    // decode step wrote (below L); TFMC_POISON_ARENA=1 fills it with NaN.
     for (const PlanCacheSlot &slot : plan.cache) {
       std::size_t bytes =
           static_cast<std::size_t>(plan.maxLen * slot.width) * sizeof(float);
@@ -325,7 +218,8 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
                             quote(slot.slot), bytes);
         return nullptr;
       }
-      std::memset(buffer.data(), 0, bytes);
+      if (impl.poison)
+        std::memset(buffer.data(), 0xff, bytes);
       impl.cache.push_back(std::move(buffer));
     }
 
@@ -354,6 +248,9 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
     impl.onDevice = plan.device == "cuda";
     if (impl.onDevice && !impl.moveToDevice(entries, error))
       return nullptr;
+    impl.loadStats.loadSeconds = std::chrono::duration<double>(
+                                     std::chrono::steady_clock::now() - start)
+                                     .count();
     return model;
   } catch (const std::bad_alloc &) {
     error = "out of memory while loading the model";
@@ -426,6 +323,14 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
     error = e.what();
   }
   return std::nullopt;
+}
+
+bool poisonArenaRequested() {
+  static const bool requested = [] {
+    const char *value = std::getenv("TFMC_POISON_ARENA");
+    return value && std::strcmp(value, "1") == 0;
+  }();
+  return requested;
 }
 
 } // namespace tfmc::runtime

@@ -62,6 +62,16 @@ struct OutputView {
   int64_t numElements() const { return elementCount(shape).value_or(0); }
 };
 
+/// What loading the weights took (Model::loadStats()).
+struct LoadStats {
+  double mapSeconds = 0; ///< opening, mapping (page-in) and checking the file
+  double convertSeconds = 0; ///< f32 to bf16/int8, transposes included
+  int64_t convertedTensors = 0;
+  double loadSeconds = 0; ///< all of Model::create
+  /// The weights as the program stores them (int8 scales included).
+  int64_t weightBytes = 0;
+};
+
 class Model {
 public:
   /// `plan` must be one that parsePlan accepted (its indices are trusted).
@@ -129,8 +139,17 @@ public:
   const Plan &plan() const { return plan_; }
   /// The unused-tensor warning given at creation, or empty.
   const std::string &warning() const { return warning_; }
-  /// Bytes of weights copied because the file did not align them.
+  /// Bytes of f32 weights copied because the file did not align them (or
+  /// held them transposed).
   std::size_t copiedWeightBytes() const { return copiedWeightBytes_; }
+  /// How long loading took and what the weights take.
+  const LoadStats &loadStats() const;
+  /// Every weight as the program stores it, for `convert-weights`: a bf16
+  /// or int8 weight under its plan name in the plan's [rows, cols] (BF16;
+  /// I8 plus `NAME.scales` F16), an f32 weight as the file holds it. Views
+  /// into the model, valid for its life. Nothing (with `error`) for a CUDA
+  /// program, whose weights are in GPU memory.
+  std::optional<std::vector<TensorView>> storedWeights(std::string &error) const;
   /// "input_ids, attention_mask": the inputs this model takes, for messages.
   std::string inputNames() const;
 

@@ -12,12 +12,24 @@
 #include "runtime/ModelImpl.h"
 
 #include <chrono>
+#include <cstring>
 #include <limits>
 
 namespace tfmc::runtime {
 namespace {
 
 constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
+
+halide_type_t halideType(ElementType type) {
+  switch (type) {
+  case ElementType::F32: return halide_type_t(halide_type_float, 32);
+  case ElementType::I64: return halide_type_t(halide_type_int, 64);
+  case ElementType::BF16: return halide_type_t(halide_type_bfloat, 16);
+  case ElementType::I8: return halide_type_t(halide_type_int, 8);
+  case ElementType::F16: return halide_type_t(halide_type_float, 16);
+  }
+  return halide_type_t(halide_type_float, 32);
+}
 
 } // namespace
 
@@ -33,15 +45,13 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
     auto where = [&] {
       return fmt::format("plan: step {} arg {}", stepIndex, a);
     };
-    const int64_t elementBytes = arg.type == ElementType::F32 ? 4 : 8;
+    const int64_t elementBytes = elementTypeSize(arg.type);
 
     halide_buffer_t &buffer = buffers[a];
     buffer = halide_buffer_t();
     buffer.dimensions = static_cast<int32_t>(arg.dims.size());
     buffer.dim = dimensions.data() + nextDim;
-    buffer.type = arg.type == ElementType::F32
-                      ? halide_type_t(halide_type_float, 32)
-                      : halide_type_t(halide_type_int, 64);
+    buffer.type = halideType(arg.type);
     int64_t stride = 1;
     for (std::size_t d = 0; d < arg.dims.size(); ++d) {
       int64_t extent = 0, min = 0;
@@ -79,22 +89,30 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
         argDevice[a] = inputDevice[value.index];
       break;
     }
-    case ValueKind::Weight: {
-      int64_t available = weightElements[value.index] - value.offset;
-      if (elements > available) {
+    case ValueKind::Weight:
+    case ValueKind::Scales: {
+      // A view into a weight's elements or an int8 weight's scales (parsePlan
+      // checked that the arg's type is the stored one).
+      const PlanWeight &weight = plan.weights[value.index];
+      const bool scales = value.kind == ValueKind::Scales;
+      const int64_t count =
+          scales ? weight.scaleCount() : weightElements[value.index];
+      if (elements > count - value.offset) {
         error = fmt::format("{}: dims {} view {} elements at offset {} of "
-                            "weight {}, which has {}",
+                            "{}weight {}, which has {}",
                             where(), formatDims(plan, arg.dims), elements,
-                            value.offset, quote(plan.weights[value.index].name),
-                            weightElements[value.index]);
+                            value.offset, scales ? "the scales of " : "",
+                            quote(weight.name), count);
         return false;
       }
+      const auto offsetBytes =
+          static_cast<std::size_t>(value.offset * elementBytes);
       if (onDevice)
-        argDevice[a] = weightDevice[value.index] +
-                       static_cast<std::uint64_t>(value.offset) * 4;
+        argDevice[a] = (scales ? scaleDevice : weightDevice)[value.index] +
+                       offsetBytes;
       else
-        buffer.host = reinterpret_cast<uint8_t *>(
-            const_cast<float *>(weightData[value.index] + value.offset));
+        buffer.host = const_cast<uint8_t *>(
+            (scales ? scaleData : weightData)[value.index] + offsetBytes);
       break;
     }
     case ValueKind::Arena: {
@@ -162,6 +180,9 @@ bool Model::Impl::executeSteps(Call &call, std::string &error) {
   const std::vector<tfmc_kernel_fn> &stepKernels = entryKernels[call.entryIndex];
   if (stepSeconds)
     stepSeconds->assign(plan.steps.size(), 0.0);
+  // All ones: NaN as f32, -1 as i64.
+  if (poison && !onDevice)
+    std::memset(arena.data(), 0xff, arena.size());
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
     // checkSteps built every step once: this cannot fail.
     buildStep(call, s, error);

@@ -34,9 +34,17 @@ struct Model::Impl {
   /// Each entry point's kernels, step by step.
   std::vector<std::vector<tfmc_kernel_fn>> entryKernels;
   std::optional<SafetensorsFile> weightsFile;
+  /// Weights (and scales) the model owns: transposed, realigned or
+  /// converted at load.
   std::vector<AlignedBuffer> weightCopies;
-  std::vector<const float *> weightData;
+  /// Per plan weight: its elements as the kernels read them (the plan's
+  /// dtype), their count, an int8 weight's f16 scales (else null), and the
+  /// file's tensor it came from.
+  std::vector<const uint8_t *> weightData;
   std::vector<int64_t> weightElements;
+  std::vector<const uint8_t *> scaleData;
+  std::vector<const TensorView *> weightSource;
+  LoadStats loadStats;
   AlignedBuffer arena;
   /// KV cache slots, [max_len, width] floats each (generation is batch 1),
   /// the rows filled so far, and the symbols of the prefill that filled
@@ -53,6 +61,11 @@ struct Model::Impl {
   std::vector<halide_dimension_t> dimensions;
   std::vector<void *> argPointers;
 
+  /// TFMC_POISON_ARENA=1 (a testing aid, read once): the KV cache is
+  /// filled with NaN at load and the arena before every call (host plans),
+  /// so that a kernel reading what no kernel wrote shows in the output.
+  bool poison = false;
+
   /// setStepTimes(): where each kernel call's wall time goes, or null.
   std::vector<double> *stepSeconds = nullptr;
 
@@ -62,6 +75,7 @@ struct Model::Impl {
   // arena then only receives the output.
   bool onDevice = false;
   std::vector<std::uint64_t> weightDevice;
+  std::vector<std::uint64_t> scaleDevice; // 0 where a weight has none
   std::uint64_t arenaDevice = 0;
   std::vector<std::uint64_t> cacheDevice;
   std::vector<std::uint64_t> inputDevice;
@@ -80,6 +94,9 @@ struct Model::Impl {
       deviceFree(arenaDevice);
     for (std::uint64_t address : weightDevice)
       deviceFree(address);
+    for (std::uint64_t address : scaleDevice)
+      if (address)
+        deviceFree(address);
   }
 
   /// `bytes` of device memory (the caller records it for ~Impl).
@@ -110,6 +127,12 @@ struct Model::Impl {
   bool moveToDevice(const std::vector<Plan> &entries, std::string &error);
 
   struct Call;
+
+  /// Maps `weightsPath`, checks every weight the plan uses against it
+  /// (ModelWeights.cpp) and makes each what the kernels read; sets
+  /// `model`'s warning and copied bytes.
+  bool loadWeights(Model &model, const Plan &plan,
+                   const std::string &weightsPath, std::string &error);
 
   // Input and output binding (ModelInputs.cpp).
   /// Matches the given tensors to the plan's inputs, checks their ranks and
@@ -200,6 +223,12 @@ struct Model::Impl::Call {
   }
 };
 
+
+/// Whether TFMC_POISON_ARENA is 1 (read once per process).
+bool poisonArenaRequested();
+
+/// `NAME.scales`: where a converted file keeps an int8 weight's scales.
+std::string scalesName(const std::string &weightName);
 
 } // namespace tfmc::runtime
 

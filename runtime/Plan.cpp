@@ -120,6 +120,25 @@ int64_t getInteger(const Json &object, const char *key,
                    maximum);
 }
 
+std::optional<ElementType> parseElementType(const std::string &name) {
+  for (ElementType type : {ElementType::F32, ElementType::I64,
+                           ElementType::BF16, ElementType::I8,
+                           ElementType::F16})
+    if (name == elementTypeName(type))
+      return type;
+  return std::nullopt;
+}
+
+/// The type a kernel reads a weight as.
+ElementType weightElementType(const PlanWeight &weight) {
+  switch (weight.dtype) {
+  case WeightDType::F32: return ElementType::F32;
+  case WeightDType::BF16: return ElementType::BF16;
+  case WeightDType::Int8: return ElementType::I8;
+  }
+  return ElementType::F32;
+}
+
 class Parser {
 public:
   Plan parse(const Json &root) {
@@ -314,8 +333,42 @@ private:
                (it->is_string() ? quote(init) : kindOf(*it)) +
                    " is not 'normal', 'ones' or 'zeros'");
       }
+      parseWeightDType(json, where, weight);
       plan.weights.push_back(std::move(weight));
     }
+  }
+
+  /// "dtype" and "group" (Plan.h): a low-precision weight is [rows, cols],
+  /// and only int8 has (and needs) a group size.
+  void parseWeightDType(const Json &json, const std::string &where,
+                        PlanWeight &weight) {
+    if (auto it = json.find("dtype"); it != json.end()) {
+      std::string dtype = it->is_string() ? it->get<std::string>() : "";
+      if (dtype == "f32")
+        weight.dtype = WeightDType::F32;
+      else if (dtype == "bf16")
+        weight.dtype = WeightDType::BF16;
+      else if (dtype == "int8")
+        weight.dtype = WeightDType::Int8;
+      else
+        fail(join(where, "dtype"),
+             (it->is_string() ? quote(dtype) : kindOf(*it)) +
+                 " is not 'f32', 'bf16' or 'int8'");
+    }
+    if (weight.dtype != WeightDType::F32 && weight.shape.size() != 2)
+      fail(where, fmt::format("weight '{}' is {} but has rank {}, not 2",
+                              weight.name, weightDTypeName(weight.dtype),
+                              weight.shape.size()));
+    bool hasGroup = json.contains("group");
+    if (weight.dtype == WeightDType::Int8 && !hasGroup)
+      fail(where, fmt::format("weight '{}' is int8 but has no \"group\"",
+                              weight.name));
+    if (weight.dtype != WeightDType::Int8 && hasGroup)
+      fail(join(where, "group"),
+           fmt::format("weight '{}' is {}: only int8 weights have a group",
+                       weight.name, weightDTypeName(weight.dtype)));
+    if (hasGroup)
+      weight.group = getInteger(json, "group", where, 1, kMaxPlanExtent);
   }
 
   void parseCache(const Json &cache) {
@@ -364,6 +417,25 @@ private:
                fmt::format("{} is past the end of weight '{}' ({} elements)",
                            value.offset, plan.weights[value.index].name,
                            elements));
+      } else if (kind == "scales") {
+        value.kind = ValueKind::Scales;
+        value.index = getInteger(json, "index", where);
+        if (value.index >= static_cast<int64_t>(plan.weights.size()))
+          fail(join(where, "index"),
+               fmt::format("weight {} out of range ({} weights)", value.index,
+                           plan.weights.size()));
+        const PlanWeight &weight = plan.weights[value.index];
+        if (weight.dtype != WeightDType::Int8)
+          fail(join(where, "index"),
+               fmt::format("weight '{}' is {}: only int8 weights have scales",
+                           weight.name, weightDTypeName(weight.dtype)));
+        if (json.contains("offset"))
+          value.offset = getInteger(json, "offset", where);
+        if (value.offset > weight.scaleCount())
+          fail(join(where, "offset"),
+               fmt::format("{} is past the end of the scales of weight '{}' "
+                           "({} scales)",
+                           value.offset, weight.name, weight.scaleCount()));
       } else if (kind == "arena") {
         value.kind = ValueKind::Arena;
         value.offset = getInteger(json, "offset", where);
@@ -388,7 +460,8 @@ private:
         }
       } else {
         fail(join(where, "kind"),
-             fmt::format("'{}' is not 'input', 'weight', 'arena' or 'cache'",
+             fmt::format("'{}' is not 'input', 'weight', 'scales', 'arena' "
+                         "or 'cache'",
                          kind));
       }
       plan.values.push_back(value);
@@ -435,22 +508,37 @@ private:
         PlanArg arg;
         arg.value = parseValueIndex(argJson, argWhere);
         std::string type = getString(argJson, "type", argWhere);
-        if (type == "f32")
-          arg.type = ElementType::F32;
-        else if (type == "i64")
-          arg.type = ElementType::I64;
-        else
+        std::optional<ElementType> parsed = parseElementType(type);
+        if (!parsed)
           fail(join(argWhere, "type"),
-               fmt::format("'{}' is neither 'f32' nor 'i64'", type));
+               fmt::format("{} is not 'f32', 'i64', 'bf16', 'i8' or 'f16'",
+                           quote(type)));
+        arg.type = *parsed;
+        // Inputs, weights and scales have one type each: the kernel must
+        // read them as stored.
         const PlanValue &value = plan.values[arg.value];
-        if (value.kind == ValueKind::Input && arg.type != ElementType::I64)
-          fail(argWhere, fmt::format("value {} is an input, which is i64, "
-                                     "but the arg is {}",
-                                     arg.value, type));
-        if (value.kind == ValueKind::Weight && arg.type != ElementType::F32)
-          fail(argWhere, fmt::format("value {} is a weight, which is f32, "
-                                     "but the arg is {}",
-                                     arg.value, type));
+        std::optional<std::pair<const char *, ElementType>> stored;
+        if (value.kind == ValueKind::Input)
+          stored = {"an input", ElementType::I64};
+        else if (value.kind == ValueKind::Weight)
+          stored = {"a weight", weightElementType(plan.weights[value.index])};
+        else if (value.kind == ValueKind::Scales)
+          stored = {"an int8 weight's scales", ElementType::F16};
+        // The arena and the KV cache hold activations and ids only.
+        if (!stored && arg.type != ElementType::F32 &&
+            arg.type != ElementType::I64)
+          fail(argWhere, fmt::format("value {} is in the {}, which holds f32 "
+                                     "or i64, but the arg is {}",
+                                     arg.value,
+                                     value.kind == ValueKind::Arena
+                                         ? "arena"
+                                         : "KV cache",
+                                     type));
+        if (stored && arg.type != stored->second)
+          fail(argWhere, fmt::format("value {} is {}, which is {}, but the "
+                                     "arg is {}",
+                                     arg.value, stored->first,
+                                     elementTypeName(stored->second), type));
         arg.dims = parseDims(argJson, argWhere);
         if (argJson.contains("mins")) {
           const Json &mins = expectArray(member(argJson, "mins", argWhere),
@@ -510,6 +598,56 @@ std::optional<Plan> parsePlan(const std::string &json, std::string &error) {
     error = "plan: " + oneLine(e.what());
   }
   return std::nullopt;
+}
+
+const char *weightDTypeName(WeightDType dtype) {
+  switch (dtype) {
+  case WeightDType::F32: return "f32";
+  case WeightDType::BF16: return "bf16";
+  case WeightDType::Int8: return "int8";
+  }
+  return "?";
+}
+
+WeightDType programWeightDType(const Plan &plan) {
+  WeightDType dtype = WeightDType::F32;
+  for (const PlanWeight &weight : plan.weights)
+    if (weight.dtype == WeightDType::Int8 ||
+        (weight.dtype == WeightDType::BF16 && dtype == WeightDType::F32))
+      dtype = weight.dtype;
+  return dtype;
+}
+
+int64_t programWeightGroup(const Plan &plan) {
+  for (const PlanWeight &weight : plan.weights)
+    if (weight.dtype == WeightDType::Int8)
+      return weight.group;
+  return 0;
+}
+
+std::optional<int64_t> storedWeightBytes(const Plan &plan) {
+  // Each weight's bytes are below kMaxPlanBytes (parsePlan); their sum is
+  // checked.
+  int64_t bytes = 0;
+  for (const PlanWeight &weight : plan.weights)
+    if (__builtin_add_overflow(bytes,
+                               elementCount(weight.shape).value_or(0) *
+                                       weightDTypeSize(weight.dtype) +
+                                   weight.scaleCount() * 2,
+                               &bytes))
+      return std::nullopt;
+  return bytes;
+}
+
+const char *elementTypeName(ElementType type) {
+  switch (type) {
+  case ElementType::F32: return "f32";
+  case ElementType::I64: return "i64";
+  case ElementType::BF16: return "bf16";
+  case ElementType::I8: return "i8";
+  case ElementType::F16: return "f16";
+  }
+  return "?";
 }
 
 std::string formatDims(const Plan &plan, const std::vector<DimExpr> &dims) {

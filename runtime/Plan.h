@@ -28,10 +28,12 @@
 //   "weights": [{"name": "tgt_embed.weight", "shape": [50257, 768]}, ...,
 //               {"name": "h.0.attn.c_attn.weight", "shape": [2304, 768],
 //                "alt_names": ["transformer.h.0.attn.c_attn.weight"],
-//                "transposed": true}],      // the file holds [768, 2304]
+//                "transposed": true,        // the file holds [768, 2304]
+//                "dtype": "int8", "group": 64}],  // stored as (below)
 //   "values": [                          // every tensor a kernel reads or writes
 //     {"kind": "input",  "index": 0},
 //     {"kind": "weight", "index": 3, "offset": 589824},  // element offset (a tfm.split view)
+//     {"kind": "scales", "index": 3, "offset": 9216},    // an int8 weight's scales
 //     {"kind": "arena",  "offset": 3145728},              // byte offset in the arena
 //     {"kind": "cache",  "index": 0, "row": "P"}          // KV cache slot, from row P
 //   ],
@@ -50,8 +52,19 @@
 // [["768"], ["B", "S"]] views a [B, S, 768] tensor as a 2-D matrix of B·S
 // rows. Every buffer is dense row-major: stride of dim 0 is 1, of dim i the
 // product of the extents below it; min is 0. `type` is the element type
-// (f32, i64). A symbol's value comes from the inputs: B and S from the
-// first input whose dims name them.
+// (f32, i64, bf16, i8, f16). A symbol's value comes from the inputs: B and S
+// from the first input whose dims name them.
+//
+// Low-precision weights (`tfmc --weight-dtype`): a weight's "dtype" is "f32"
+// (the default), "bf16" or "int8"; a low-precision weight has rank 2,
+// [rows, cols]. bf16: rows*cols bfloat16 values (f32 rounded to nearest
+// even). int8: rows*cols int8 values q and a companion scales buffer of
+// rows*ceil(cols/group) f16 values, [rows, ceil(cols/group)] row-major, and
+// element (r, c) is q[r][c] * scales[r][c / group] ("group" is present iff
+// the dtype is int8). A weight value's offset counts elements of the
+// weight's own type; a scales value's offset counts scales (a view from row
+// r starts at r * ceil(cols/group)). Args over a bf16 weight have type
+// bf16, over an int8 weight i8, over scales f16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,6 +103,17 @@ struct PlanInput {
   bool causal = false;
 };
 
+/// How a weight is stored in memory (Plan.h's file comment).
+enum class WeightDType { F32, BF16, Int8 };
+
+/// "f32", "bf16", "int8": the plan's (and `tfmc --weight-dtype`'s) spelling.
+const char *weightDTypeName(WeightDType dtype);
+
+/// Bytes per stored element: 4, 2, 1.
+inline int64_t weightDTypeSize(WeightDType dtype) {
+  return dtype == WeightDType::F32 ? 4 : dtype == WeightDType::BF16 ? 2 : 1;
+}
+
 struct PlanWeight {
   std::string name;
   std::vector<int64_t> shape;
@@ -103,14 +127,28 @@ struct PlanWeight {
   /// the compiler decides from the weight's use (a layer norm's gain is
   /// ones, its bias zeros), so the runtime needs no model's weight names.
   enum class Init { Normal, Ones, Zeros } init = Init::Normal;
+  /// How the program stores it (`"dtype"`, optional: f32). The file may
+  /// hold it as F32 (converted at load) or already converted.
+  WeightDType dtype = WeightDType::F32;
+  /// int8: consecutive columns of a row that share one scale (`"group"`).
+  int64_t group = 0;
+
+  /// int8: scales per row, ceil(cols / group); 0 otherwise.
+  int64_t groupsPerRow() const {
+    return dtype == WeightDType::Int8 ? (shape[1] + group - 1) / group : 0;
+  }
+  /// int8: the scales' element count, rows * groupsPerRow(); 0 otherwise.
+  int64_t scaleCount() const {
+    return dtype == WeightDType::Int8 ? shape[0] * groupsPerRow() : 0;
+  }
 };
 
-enum class ValueKind { Input, Weight, Arena, Cache };
+enum class ValueKind { Input, Weight, Scales, Arena, Cache };
 
 struct PlanValue {
   ValueKind kind = ValueKind::Arena;
-  int64_t index = 0;  // input, weight or cache slot index
-  int64_t offset = 0; // weight: element offset; arena: byte offset
+  int64_t index = 0;  // input, weight (also scales) or cache slot index
+  int64_t offset = 0; // weight, scales: element offset; arena: byte offset
   /// Cache: the first row, the value of this symbol (P: the rows already
   /// cached), or row 0 when -1.
   int64_t rowSymbol = -1;
@@ -123,7 +161,21 @@ struct PlanCacheSlot {
   int64_t width = 0;
 };
 
-enum class ElementType { F32, I64 };
+enum class ElementType { F32, I64, BF16, I8, F16 };
+
+/// "f32", "i64", "bf16", "i8", "f16": the plan's spelling.
+const char *elementTypeName(ElementType type);
+
+/// Bytes per element of an argument's type.
+inline int64_t elementTypeSize(ElementType type) {
+  switch (type) {
+  case ElementType::I64: return 8;
+  case ElementType::F32: return 4;
+  case ElementType::BF16: case ElementType::F16: return 2;
+  case ElementType::I8: return 1;
+  }
+  return 0;
+}
 
 struct PlanArg {
   int64_t value = 0;
@@ -173,6 +225,18 @@ struct Plan {
   PlanOutput output;
   std::vector<PlanStep> steps;
 };
+
+/// The program's weight dtype, as `tfmc --weight-dtype` chose it: int8 if
+/// any weight is int8, else bf16 if any is bf16, else f32 (norms, biases
+/// and positions stay f32 in every program).
+WeightDType programWeightDType(const Plan &plan);
+
+/// An int8 program's group size (its first int8 weight's), or 0.
+int64_t programWeightGroup(const Plan &plan);
+
+/// Bytes of every weight as the program stores it (int8 scales included),
+/// or nothing when the sum overflows int64_t.
+std::optional<int64_t> storedWeightBytes(const Plan &plan);
 
 /// Parses and checks a plan (indices in range, symbols known, every step's
 /// kernel non-empty). Returns nullopt with a one-line `error` otherwise.

@@ -48,8 +48,9 @@ typedef struct tfmc_input {
   int64_t length;
 } tfmc_input;
 
-/** Loads the weights at `weights_path` (safetensors, F32) and prepares the
- *  model. On success stores it in `*model` and returns 0. */
+/** Loads the weights at `weights_path` (safetensors: F32, converted at load
+ *  for a bf16 or int8 program, or a file written by `NAME convert-weights`)
+ *  and prepares the model. On success stores it in `*model` and returns 0. */
 int tfmc_create(const char *weights_path, tfmc_model **model);
 
 /** Runs the model on `inputs`. On success `*output` points at the output
@@ -82,6 +83,16 @@ const char *tfmc_last_error(void);
 
 /** The compiled model's name (from its description), "" if unknown. */
 const char *tfmc_model_name(void);
+
+/** How the program stores its linear weights and embedding tables, as
+ *  `tfmc --weight-dtype` chose: "f32", "bf16" or "int8" (norms, biases and
+ *  positions are f32 in every program); "" if unknown. The generated NAME.h
+ *  also states it as the macro TFMC_WEIGHT_DTYPE. */
+const char *tfmc_weight_dtype(void);
+
+/** An int8 program's group size (consecutive inputs sharing one scale),
+ *  else 0. */
+int64_t tfmc_weight_group(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -301,7 +301,16 @@ LogicalResult Linker::run() {
       header << " " << input["name"].get<std::string>() << " [B, "
              << input["dims"][1][0].get<std::string>() << "]";
     header << "; output: " << plan["output"]["name"].get<std::string>()
-           << ". */\n"
+           << ". */\n";
+    // The weight dtype as a macro too (tfmc_weight_dtype() at run time):
+    // int8 if any weight is, else bf16 if any is, else f32.
+    std::string weightDType = "f32";
+    for (const json &weight : plan["weights"]) {
+      std::string dtype = weight.value("dtype", "f32");
+      if (dtype == "int8" || (dtype == "bf16" && weightDType == "f32"))
+        weightDType = dtype;
+    }
+    header << "#define TFMC_WEIGHT_DTYPE \"" << weightDType << "\"\n"
            << api.rdbuf();
     return writeText(output + ".h", header.str());
   }

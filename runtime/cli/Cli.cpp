@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -31,7 +32,21 @@ namespace {
 
 std::string program = "model";
 
+/// As early as the program can note the time: before main() and the other
+/// static constructors (the dynamic loader has run; `generate --stats`
+/// measures start-up from here).
+std::chrono::steady_clock::time_point startTime;
+__attribute__((constructor(101))) void noteStartTime() {
+  startTime = std::chrono::steady_clock::now();
+}
+
 } // namespace
+
+double secondsSinceStart() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       startTime)
+      .count();
+}
 
 const std::string &programName() { return program; }
 
@@ -62,8 +77,9 @@ void printUsage(std::FILE *out) {
       "      in, text out)\n"
       "      greedy decoding with a KV cache (decoder-only: --prompt;\n"
       "      encoder-decoder: --source and --bos); prints the new token ids\n"
-      "      (eos included when reached) on one line; --stats prints prefill\n"
-      "      time and decode tokens/s to stderr\n"
+      "      (eos included when reached) on one line; --stats prints load\n"
+      "      time (conversion included), the time to the first token,\n"
+      "      prefill time and decode tokens/s to stderr\n"
       "  init-weights --seed N --output W.safetensors\n"
       "      write deterministic random weights for this model\n"
       "  bench --weights W [--seq S] [--batch B] [--repeat N] [--warmup K]\n"
@@ -75,8 +91,12 @@ void printUsage(std::FILE *out) {
       "      the sum of medians per op; decode_step prefills S tokens and\n"
       "      times N decode steps (batch 1, S + N <= max_len); --json prints\n"
       "      one JSON object a line\n"
-      "  info\n"
-      "      describe the compiled model: inputs, output, weights, memory\n"
+      "  convert-weights --weights W.safetensors --output W2.safetensors\n"
+      "      (a bf16 or int8 program) write the weights as this program\n"
+      "      stores them: W2 loads by mmap, with no conversion\n"
+      "  info [--weights W.safetensors]\n"
+      "      describe the compiled model: inputs, output, weights (dtype,\n"
+      "      bytes), memory; with --weights, the time loading W takes\n"
       "  help\n"
       "      show this message\n",
       name);
@@ -256,6 +276,21 @@ inputFiles(const Options &options, const std::vector<std::string> &flags) {
   return files;
 }
 
+void printLoadStats(std::FILE *out, const LoadStats &stats) {
+  std::string conversion =
+      stats.convertedTensors == 0
+          ? std::string("no conversion")
+          : fmt::format("conversion {:.1f} ms ({} {})",
+                        stats.convertSeconds * 1e3, stats.convertedTensors,
+                        stats.convertedTensors == 1 ? "tensor" : "tensors");
+  std::fprintf(out,
+               "load: %.1f ms (map, page-in and check %.1f ms, %s; weights "
+               "%.1f MiB)\n",
+               stats.loadSeconds * 1e3, stats.mapSeconds * 1e3,
+               conversion.c_str(),
+               static_cast<double>(stats.weightBytes) / (1 << 20));
+}
+
 void writeOutput(OutputFile &file, const OutputView &output) {
   TensorView view;
   view.name = output.name;
@@ -299,6 +334,8 @@ int dispatch(int argc, char **argv) {
     return infoCommand(argc, argv);
   if (command == "bench")
     return benchCommand(argc, argv);
+  if (command == "convert-weights")
+    return convertWeightsCommand(argc, argv);
   if (command.rfind("-", 0) == 0)
     fail(fmt::format("unknown option {}; the command comes first (run, "
                      "init-weights, info, help)",

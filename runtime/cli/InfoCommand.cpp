@@ -1,35 +1,57 @@
 //===- InfoCommand.cpp - NAME info: what the program was compiled for -----===//
 //
-//   NAME info
+//   NAME info [--weights W.safetensors]
 //
-// Inputs, output, weights, arena and the limits the program was compiled
-// with (vocab, max_len, --max-batch, --max-seq).
+// Inputs, output, weights (count, bytes as stored, dtype), arena and the
+// limits the program was compiled with (vocab, max_len, --max-batch,
+// --max-seq). With --weights, also loads W and says how long that took
+// (mapping and checking, converting f32 to the program's bf16 or int8).
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cli/Cli.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
+#include <map>
 #include <set>
 
 namespace tfmc::runtime::cli {
 
 int infoCommand(int argc, char **argv) {
-  Options options("info", {}, argc, argv, 2);
+  Options options("info", {"--weights"}, argc, argv, 2);
   if (options.helpRequested()) {
     printUsage(stdout);
     return 0;
   }
   const Plan &plan = requirePlan();
   // Each weight is at most kMaxPlanBytes; their sum is checked.
-  int64_t parameters = 0, bytes = 0;
-  for (const PlanWeight &weight : plan.weights)
+  int64_t parameters = 0;
+  std::map<WeightDType, int64_t> tensorsOf;
+  for (const PlanWeight &weight : plan.weights) {
+    ++tensorsOf[weight.dtype];
     if (__builtin_add_overflow(parameters,
                                elementCount(weight.shape).value_or(0),
                                &parameters))
       fail("plan: the weights' parameter count overflows");
-  if (__builtin_mul_overflow(parameters, int64_t(4), &bytes))
+  }
+  std::optional<int64_t> stored = storedWeightBytes(plan);
+  if (!stored)
     fail("plan: the weights' byte count overflows");
+  const int64_t bytes = *stored;
+  // "int8 (group 64): 49 int8, 99 f32 tensors"
+  const WeightDType dtype = programWeightDType(plan);
+  std::string dtypeLine = weightDTypeName(dtype);
+  if (dtype == WeightDType::Int8)
+    dtypeLine += fmt::format(" (group {})", programWeightGroup(plan));
+  if (dtype != WeightDType::F32) {
+    std::string counts;
+    for (auto [kind, count] : tensorsOf)
+      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", count,
+                            weightDTypeName(kind));
+    dtypeLine += ": " + counts + " tensors";
+  }
   std::set<std::string> kernels;
   for (const PlanStep &step : plan.steps)
     kernels.insert(step.kernel);
@@ -55,7 +77,8 @@ int infoCommand(int argc, char **argv) {
   std::printf("weights: %zu tensors, %lld parameters, %lld bytes (%.1f MiB)\n",
               plan.weights.size(), static_cast<long long>(parameters),
               static_cast<long long>(bytes),
-              static_cast<double>(parameters) * 4 / (1 << 20));
+              static_cast<double>(bytes) / (1 << 20));
+  std::printf("weight dtype: %s\n", dtypeLine.c_str());
   std::printf("arena: %lld bytes (%.1f MiB)\n",
               static_cast<long long>(plan.arenaBytes),
               static_cast<double>(plan.arenaBytes) / (1 << 20));
@@ -66,6 +89,10 @@ int infoCommand(int argc, char **argv) {
       static_cast<long long>(plan.maxSeq));
   std::printf("kernels: %zu steps, %zu distinct kernels\n", plan.steps.size(),
               kernels.size());
+  if (options.has("--weights")) {
+    std::unique_ptr<Model> model = loadModel(options.get("--weights"));
+    printLoadStats(stdout, model->loadStats());
+  }
   return 0;
 }
 

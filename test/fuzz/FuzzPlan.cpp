@@ -32,12 +32,17 @@ void checkPlan(const Plan &plan) {
   const int64_t values = static_cast<int64_t>(plan.values.size());
   TFMC_FUZZ_CHECK(plan.output.value >= 0 && plan.output.value < values);
   for (const PlanValue &value : plan.values) {
-    int64_t limit = value.kind == ValueKind::Input    ? plan.inputs.size()
-                    : value.kind == ValueKind::Weight ? plan.weights.size()
-                    : value.kind == ValueKind::Cache  ? plan.cache.size()
-                                                      : 1;
+    const bool ofWeight =
+        value.kind == ValueKind::Weight || value.kind == ValueKind::Scales;
+    int64_t limit = value.kind == ValueKind::Input   ? plan.inputs.size()
+                    : ofWeight                       ? plan.weights.size()
+                    : value.kind == ValueKind::Cache ? plan.cache.size()
+                                                     : 1;
     TFMC_FUZZ_CHECK(value.kind == ValueKind::Arena ||
                     (value.index >= 0 && value.index < limit));
+    // Only int8 weights have scales.
+    TFMC_FUZZ_CHECK(value.kind != ValueKind::Scales ||
+                    plan.weights[value.index].dtype == WeightDType::Int8);
   }
   for (const PlanStep &step : plan.steps) {
     TFMC_FUZZ_CHECK(!step.kernel.empty());

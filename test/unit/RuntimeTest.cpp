@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FakeHalide.h"
 #include "runtime/HalideHooks.h"
 #include "runtime/Model.h"
 #include "runtime/Plan.h"
@@ -29,162 +30,9 @@
 
 using namespace tfmc::runtime;
 
-//===----------------------------------------------------------------------===//
-// Test double of HalideHooks.cpp
-//===----------------------------------------------------------------------===//
-
 namespace {
-std::string fakeHalideError;
-int fakeThreads = 0;
-bool fakeHandlerInstalled = false;
-
 /// What the kernels saw, for the tests of symbol binding.
 std::vector<int32_t> embedIdsExtents;
-} // namespace
-
-namespace tfmc::runtime {
-void installHalideErrorHandler() { fakeHandlerInstalled = true; }
-std::string takeHalideError() { return std::exchange(fakeHalideError, {}); }
-void setHalideThreads(int threads) { fakeThreads = threads; }
-} // namespace tfmc::runtime
-
-// A fake GPU for plans with "device": "cuda": device memory is host memory
-// this double owns, so the executor's device path (uploads at load, device
-// buffers for every kernel argument, one input upload and one output
-// download per call) runs and is checked without CUDA.
-namespace {
-halide_device_interface_t fakeDeviceInterface{};
-std::string fakeDeviceOpenError;     // openCudaDevice's answer when set
-std::string fakeDownloadError;       // deviceDownload's answer when set
-std::map<std::uint64_t, std::vector<uint8_t>> fakeDeviceMemory;
-int fakeUploads = 0, fakeDownloads = 0, fakeSyncs = 0;
-
-/// Whether [address, address + bytes) lies inside one fake allocation.
-bool fakeDeviceHolds(std::uint64_t address, std::size_t bytes) {
-  auto it = fakeDeviceMemory.upper_bound(address);
-  if (it == fakeDeviceMemory.begin())
-    return false;
-  --it;
-  return address + bytes <= it->first + it->second.size();
-}
-} // namespace
-
-namespace tfmc::runtime {
-bool openCudaDevice(std::string &error) {
-  if (fakeDeviceOpenError.empty())
-    return true;
-  error = fakeDeviceOpenError;
-  return false;
-}
-bool deviceAllocate(std::size_t bytes, std::uint64_t &address,
-                    std::string &error) {
-  // Poisoned: what the executor does not upload reads as NaN.
-  std::vector<uint8_t> memory(bytes, 0xff);
-  address = reinterpret_cast<std::uint64_t>(memory.data());
-  fakeDeviceMemory[address] = std::move(memory);
-  return true;
-}
-void deviceFree(std::uint64_t address) { fakeDeviceMemory.erase(address); }
-bool deviceUpload(std::uint64_t address, const void *host, std::size_t bytes,
-                  std::string &error) {
-  if (!fakeDeviceHolds(address, bytes)) {
-    error = "upload outside device memory";
-    return false;
-  }
-  ++fakeUploads;
-  std::memcpy(reinterpret_cast<void *>(address), host, bytes);
-  return true;
-}
-bool deviceDownload(void *host, std::uint64_t address, std::size_t bytes,
-                    std::string &error) {
-  if (!fakeDownloadError.empty()) {
-    error = fakeDownloadError;
-    return false;
-  }
-  if (!fakeDeviceHolds(address, bytes)) {
-    error = "download outside device memory";
-    return false;
-  }
-  ++fakeDownloads;
-  std::memcpy(host, reinterpret_cast<const void *>(address), bytes);
-  return true;
-}
-bool deviceWrap(halide_buffer_t &buffer, std::uint64_t address,
-                std::string &error) {
-  if (buffer.device) {
-    error = "buffer already wrapped";
-    return false;
-  }
-  buffer.device = address;
-  buffer.device_interface = &fakeDeviceInterface;
-  return true;
-}
-void deviceDetach(halide_buffer_t &buffer) {
-  buffer.device = 0;
-  buffer.device_interface = nullptr;
-  buffer.flags = 0;
-}
-bool deviceSynchronize(halide_buffer_t &wrapped, std::string &error) {
-  // As Halide's halide_device_sync: a buffer with device memory.
-  if (wrapped.device == 0 || wrapped.device_interface != &fakeDeviceInterface) {
-    error = "device sync through a buffer with no device memory";
-    return false;
-  }
-  ++fakeSyncs;
-  return true;
-}
-} // namespace tfmc::runtime
-
-//===----------------------------------------------------------------------===//
-// Fake kernels: int NAME(void **args), every arg a halide_buffer_t *
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Checks that `buffer` is a dense, min-0 buffer of `rank` dims and the
-/// given type; records Halide-style errors like a real kernel would.
-bool checkBuffer(const halide_buffer_t *buffer, const char *name, int rank,
-                 halide_type_code_t code, int bits) {
-  auto failWith = [&](const std::string &what) {
-    fakeHalideError = std::string("buffer ") + name + " " + what;
-    return false;
-  };
-  // On the fake GPU, a buffer is device memory only; on the host, host
-  // memory only.
-  const bool onDevice = buffer && buffer->device_interface == &fakeDeviceInterface;
-  if (!buffer || !(onDevice ? buffer->device != 0 : buffer->host != nullptr))
-    return failWith("is null");
-  if (buffer->dimensions != rank)
-    return failWith("has " + std::to_string(buffer->dimensions) + " dims");
-  if (buffer->type.code != code || buffer->type.bits != bits ||
-      buffer->type.lanes != 1)
-    return failWith("has the wrong type");
-  if (onDevice ? (buffer->host || buffer->flags)
-               : (buffer->device || buffer->device_interface || buffer->flags))
-    return failWith(onDevice ? "has host state" : "has device state");
-  int32_t stride = 1;
-  for (int d = 0; d < rank; ++d) {
-    if (buffer->dim[d].min != 0 || buffer->dim[d].stride != stride ||
-        buffer->dim[d].flags != 0)
-      return failWith("is not dense in dim " + std::to_string(d));
-    stride *= buffer->dim[d].extent;
-  }
-  if (onDevice &&
-      !fakeDeviceHolds(buffer->device, std::size_t(stride) * (bits / 8)))
-    return failWith("is outside device memory");
-  return true;
-}
-
-/// Where a buffer's elements are: device memory on the fake GPU.
-uint8_t *dataOf(const halide_buffer_t *buffer) {
-  return buffer->device ? reinterpret_cast<uint8_t *>(buffer->device)
-                        : buffer->host;
-}
-
-halide_buffer_t *arg(void **args, int i) {
-  return static_cast<halide_buffer_t *>(args[i]);
-}
-
 } // namespace
 
 extern "C" {
@@ -647,8 +495,12 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        "plan: output dim 0: unknown symbol '-3'"},
       {[](Json &j) { j["output"]["dims"][0] = "T"; },
        "plan: output dim 0: unknown symbol 'T'"},
+      {[](Json &j) { j["steps"][0]["args"][2]["type"] = "f8"; },
+       "plan: step 0 arg 2 type: 'f8' is not 'f32', 'i64', 'bf16', 'i8' or "
+       "'f16'"},
       {[](Json &j) { j["steps"][0]["args"][2]["type"] = "f16"; },
-       "plan: step 0 arg 2 type: 'f16' is neither 'f32' nor 'i64'"},
+       "plan: step 0 arg 2: value 4 is in the arena, which holds f32 or i64, "
+       "but the arg is f16"},
       {[](Json &j) { j["steps"][1]["kernel"] = ""; },
        "plan: step 1 kernel: is empty"},
       {[](Json &j) { j["steps"][1].erase("kernel"); },
@@ -669,7 +521,46 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
       {[](Json &j) { j["values"][4]["offset"] = 1000; },
        "plan: value 4 offset: 1000 is past the end of the arena (528 bytes)"},
       {[](Json &j) { j["values"][4]["kind"] = "stack"; },
-       "plan: value 4 kind: 'stack' is not 'input', 'weight', 'arena' or 'cache'"},
+       "plan: value 4 kind: 'stack' is not 'input', 'weight', 'scales', "
+       "'arena' or 'cache'"},
+      // Low-precision weights (Plan.h).
+      {[](Json &j) { j["weights"][0]["dtype"] = "int4"; },
+       "plan: weight 0 dtype: 'int4' is not 'f32', 'bf16' or 'int8'"},
+      {[](Json &j) { j["weights"][0]["dtype"] = 8; },
+       "plan: weight 0 dtype: a number is not 'f32', 'bf16' or 'int8'"},
+      {[](Json &j) { j["weights"][1]["dtype"] = "bf16"; },
+       "plan: weight 1: weight 'proj.weight' is bf16 but has rank 3, not 2"},
+      {[](Json &j) { j["weights"][0]["dtype"] = "int8"; },
+       "plan: weight 0: weight 'embed.weight' is int8 but has no \"group\""},
+      {[](Json &j) {
+         j["weights"][0]["dtype"] = "int8";
+         j["weights"][0]["group"] = 0;
+       },
+       "plan: weight 0 group: 0 is less than 1"},
+      {[](Json &j) { j["weights"][0]["group"] = 64; },
+       "plan: weight 0 group: weight 'embed.weight' is f32: only int8 "
+       "weights have a group"},
+      {[](Json &j) { j["values"][2]["kind"] = "scales"; },
+       "plan: value 2 index: weight 'embed.weight' is f32: only int8 weights "
+       "have scales"},
+      {[](Json &j) {
+         j["weights"][0]["dtype"] = "int8";
+         j["weights"][0]["group"] = 3; // [10, 4]: 2 scales a row, 20 in all
+         j["values"][3] = {{"kind", "scales"}, {"index", 0}, {"offset", 21}};
+       },
+       "plan: value 3 offset: 21 is past the end of the scales of weight "
+       "'embed.weight' (20 scales)"},
+      {[](Json &j) { j["weights"][0]["dtype"] = "bf16"; },
+       "plan: step 0 arg 1: value 2 is a weight, which is bf16, but the arg "
+       "is f32"},
+      {[](Json &j) {
+         j["weights"][0]["dtype"] = "int8";
+         j["weights"][0]["group"] = 4;
+         j["values"][2]["kind"] = "scales";
+         j["steps"][0]["args"][1]["type"] = "i8";
+       },
+       "plan: step 0 arg 1: value 2 is an int8 weight's scales, which is "
+       "f16, but the arg is i8"},
       {[](Json &j) { j["inputs"][0]["optional"] = true; },
        "plan: input 0: input 'input_ids' is optional, but only masks may be"},
       {[](Json &j) { j["inputs"][0]["kind"] = "tokens"; },
@@ -1099,9 +990,10 @@ TEST_F(RuntimeTest, ACudaPlanRunsOverDeviceMemory) {
   {
     std::unique_ptr<Model> model = load(plan, weights);
     ASSERT_TRUE(model);
-    // At load: the 4 weights and the zeroed arena are uploaded, and each of
-    // the 2 inputs gets a staging buffer.
-    EXPECT_EQ(fakeUploads, 5);
+    // At load: the 4 weights are uploaded; the arena is not (its contents
+    // are irrelevant: the fake device's are NaN), and each of the 2 inputs
+    // gets a staging buffer.
+    EXPECT_EQ(fakeUploads, 4);
     EXPECT_EQ(fakeDeviceMemory.size(), 7u);
     // Every kernel argument is device memory only (the fake kernels check
     // it), and the numbers are the host plan's.
@@ -1114,12 +1006,12 @@ TEST_F(RuntimeTest, ACudaPlanRunsOverDeviceMemory) {
               referenceLogits(ids, mask));
     EXPECT_EQ(shape, (std::vector<int64_t>{2, 3, 3}));
     // Per call: each input is uploaded once, the output downloaded once.
-    EXPECT_EQ(fakeUploads, 7);
+    EXPECT_EQ(fakeUploads, 6);
     EXPECT_EQ(fakeDownloads, 1);
     // An absent mask is uploaded as ones.
     EXPECT_EQ(run(*model, {{"input_ids", ints({1, 2}, {4, 7})}}),
               referenceLogits({4, 7}, {}));
-    EXPECT_EQ(fakeUploads, 9);
+    EXPECT_EQ(fakeUploads, 8);
     EXPECT_EQ(fakeDownloads, 2);
     // Timed steps wait for their kernel.
     std::vector<double> times;
@@ -1507,6 +1399,7 @@ TEST_F(CommandTest, InfoAndHelp) {
             "input: attention_mask [B, S] (mask, optional)\n"
             "output: logits [B, S, 3] f32\n"
             "weights: 4 tensors, 72 parameters, 288 bytes (0.0 MiB)\n"
+            "weight dtype: f32\n"
             "arena: 528 bytes (0.0 MiB)\n"
             "limits: vocab 10, max_len 8, max batch 2, max seq 6\n"
             "kernels: 3 steps, 3 distinct kernels\n");

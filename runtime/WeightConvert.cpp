@@ -1,0 +1,205 @@
+//===- WeightConvert.cpp - f32 weights to bf16 or int8 --------------------===//
+//
+// Conversion is on the start-up path of every low-precision program that
+// loads an f32 file, so the inner loops are written for the compiler to
+// vectorise (no branches on the data, integer bit tricks instead of library
+// calls) and large tensors are split over a few threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/WeightConvert.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace tfmc::runtime {
+namespace {
+
+uint32_t bitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+float floatOf(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+/// Below this many elements a tensor is converted on the calling thread:
+/// starting a thread costs more than it saves.
+constexpr int64_t kParallelElements = int64_t(1) << 18;
+
+/// Runs `body(part, begin, end)` over [0, count) split into `threads`
+/// contiguous parts, part 0 on the calling thread (and any part whose
+/// thread cannot start). One part when the work is small.
+template <typename Body>
+void splitWork(int64_t count, int64_t elementsPerItem, int threads,
+               Body body) {
+  const int parts = static_cast<int>(std::min<int64_t>(
+      std::max(threads, 1), std::max<int64_t>(count, 1)));
+  if (parts <= 1 || count * elementsPerItem < kParallelElements) {
+    body(0, int64_t(0), count);
+    return;
+  }
+  auto bound = [&](int part) { return count * part / parts; };
+  std::vector<std::thread> workers;
+  int started = 1;
+  for (; started < parts; ++started) {
+    try {
+      workers.emplace_back(body, started, bound(started),
+                           bound(started + 1));
+    } catch (const std::system_error &) {
+      break;
+    }
+  }
+  body(0, int64_t(0), bound(1));
+  for (int part = started; part < parts; ++part)
+    body(part, bound(part), bound(part + 1));
+  for (std::thread &worker : workers)
+    worker.join();
+}
+
+/// One row of quantizeInt8. Returns false with `problem` set.
+bool quantizeRow(const float *row, int64_t cols, int64_t group, int64_t r,
+                 int8_t *q, uint16_t *scales, QuantizeProblem &problem) {
+  for (int64_t start = 0, g = 0; start < cols; start += group, ++g) {
+    const int64_t end = std::min(start + group, cols);
+    // |w| as integer bits orders like |w| for finite values, and infinity
+    // and NaN come above every finite value: one integer max finds both
+    // the largest magnitude and any value that cannot be quantised.
+    uint32_t largest = 0;
+    for (int64_t c = start; c < end; ++c)
+      largest = std::max(largest, bitsOf(row[c]) & 0x7fffffffu);
+    if (largest >= 0x7f800000u) {
+      int64_t c = start;
+      while (c < end && std::isfinite(row[c]))
+        ++c;
+      problem.what = fmt::format("{} at [{}, {}]",
+                                 std::isnan(row[c]) ? "a NaN" : "an infinity",
+                                 r, c);
+      return false;
+    }
+    const float maxAbs = floatOf(largest);
+    const uint16_t scale = floatToF16(maxAbs / 127.0f);
+    if ((scale & 0x7fffu) == 0x7c00u) {
+      problem.what = fmt::format("row {} columns {}..{}: max |w| = {} gives "
+                                 "a scale max |w| / 127 beyond f16's 65504",
+                                 r, start, end - 1, maxAbs);
+      return false;
+    }
+    scales[g] = scale;
+    const float step = f16ToFloat(scale);
+    if (step == 0.0f) {
+      std::fill(q + start, q + end, int8_t(0));
+      continue;
+    }
+    // Adding and subtracting 1.5 * 2^23 rounds a float below 2^22 in
+    // magnitude to an integer, to nearest even (the default rounding mode),
+    // without a library call. |w| / step is at most about 190 (127 times
+    // the worst relative rounding of a subnormal f16 scale, 1.5), so it
+    // applies before the clamp, which is done on integers: float compares
+    // would keep GCC from vectorising the loop.
+    constexpr float kRound = 12582912.0f;
+    for (int64_t c = start; c < end; ++c) {
+      const float rounded = (row[c] / step + kRound) - kRound;
+      const int32_t value = static_cast<int32_t>(rounded);
+      q[c] = static_cast<int8_t>(std::min(std::max(value, -127), 127));
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+uint16_t floatToBf16(float value) {
+  const uint32_t bits = bitsOf(value);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it a quiet NaN
+    return static_cast<uint16_t>((bits >> 16) | 0x0040u);
+  const uint32_t lsb = (bits >> 16) & 1u;
+  return static_cast<uint16_t>((bits + 0x7fffu + lsb) >> 16);
+}
+
+float bf16ToFloat(uint16_t bits) { return floatOf(uint32_t(bits) << 16); }
+
+uint16_t floatToF16(float value) {
+  uint32_t bits = bitsOf(value);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  bits &= 0x7fffffffu;
+  if (bits > 0x7f800000u)
+    return sign | 0x7e00u;
+  // 65520 is halfway between f16's largest finite value (65504, odd
+  // mantissa) and 65536: ties to even round it, and all above, to infinity.
+  if (bits >= 0x477ff000u)
+    return sign | 0x7c00u;
+  if (bits >= 0x38800000u) { // normal in f16 (>= 2^-14)
+    // Rebias the exponent (127 - 15) and round away 13 mantissa bits; a
+    // carry moves into the exponent as it should.
+    uint32_t rebased = bits - 0x38000000u;
+    rebased += 0x0fffu + ((rebased >> 13) & 1u);
+    return sign | static_cast<uint16_t>(rebased >> 13);
+  }
+  // Subnormal (or zero): a multiple of 2^-24. Scaling by 2^24 is exact, and
+  // nearbyint rounds to nearest even; 1024 is the smallest normal's bits.
+  const float units = std::nearbyint(floatOf(bits) * 0x1p24f);
+  return sign | static_cast<uint16_t>(units);
+}
+
+float f16ToFloat(uint16_t half) {
+  const uint32_t sign = uint32_t(half & 0x8000u) << 16;
+  const uint32_t exponent = (half >> 10) & 0x1fu, mantissa = half & 0x3ffu;
+  if (exponent == 0) {
+    float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+    return floatOf(bitsOf(magnitude) | sign);
+  }
+  if (exponent == 31)
+    return floatOf(sign | 0x7f800000u | (mantissa << 13));
+  return floatOf(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+void convertToBf16(const float *source, int64_t count, uint16_t *target,
+                   int threads) {
+  splitWork(count, 1, threads, [=](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const uint32_t bits = bitsOf(source[i]);
+      const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+      const uint32_t quiet = (bits >> 16) | 0x0040u;
+      target[i] = static_cast<uint16_t>(
+          (bits & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
+    }
+  });
+}
+
+bool quantizeInt8(const float *source, int64_t rows, int64_t cols,
+                  int64_t group, int8_t *q, uint16_t *scales,
+                  QuantizeProblem &problem, int threads) {
+  const int64_t groups = (cols + group - 1) / group;
+  // Each part reports its first problem; the first part's first is the
+  // tensor's first in row order.
+  int parts = std::max(threads, 1);
+  std::vector<int64_t> badRow(static_cast<std::size_t>(parts), rows);
+  std::vector<QuantizeProblem> problems(static_cast<std::size_t>(parts));
+  splitWork(rows, cols, parts, [&](int part, int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      if (!quantizeRow(source + r * cols, cols, group, r, q + r * cols,
+                       scales + r * groups, problems[part])) {
+        badRow[part] = r;
+        return;
+      }
+  });
+  std::size_t first = static_cast<std::size_t>(
+      std::min_element(badRow.begin(), badRow.end()) - badRow.begin());
+  if (badRow[first] == rows)
+    return true;
+  problem = problems[first];
+  return false;
+}
+
+} // namespace tfmc::runtime

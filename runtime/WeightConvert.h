@@ -1,0 +1,60 @@
+//===- WeightConvert.h - f32 weights to bf16 or int8 ------------*- C++ -*-===//
+//
+// A program compiled with `tfmc --weight-dtype bf16|int8` stores its linear
+// weights and embedding tables in fewer bytes (Plan.h). These functions are
+// the conversion the plan's format defines, used at load (an f32 file) and
+// by `NAME convert-weights`; they must give bit-identical results wherever
+// they run, so every rounding is spelled out:
+//  - bf16: round to nearest, ties to even, from the f32 bits; NaN stays a
+//    (quiet) NaN and infinities stay infinite, as for an f32 program;
+//  - int8: per row r and group g of `group` consecutive columns,
+//    s = f16(max|w| / 127) (the division in f32, then f16 round to nearest
+//    even), q = clamp(rne(w / float(s)), -127, 127), and q = 0 where s = 0.
+//    A NaN or infinite weight, or a scale beyond f16's range, is refused.
+//
+// Plain C++17, no allocation: callers own every buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_WEIGHTCONVERT_H
+#define TFMC_RUNTIME_WEIGHTCONVERT_H
+
+#include <cstdint>
+#include <string>
+
+namespace tfmc::runtime {
+
+/// f32 to bfloat16 bits, round to nearest even.
+uint16_t floatToBf16(float value);
+/// bfloat16 bits to f32 (exact).
+float bf16ToFloat(uint16_t bits);
+/// f32 to IEEE half bits, round to nearest even (overflow gives infinity,
+/// tiny values subnormals or zero).
+uint16_t floatToF16(float value);
+/// IEEE half bits to f32 (exact).
+float f16ToFloat(uint16_t bits);
+
+/// `count` f32 values to bf16 bits. `source` must be 4-byte aligned.
+/// Runs on up to `threads` threads when the tensor is large.
+void convertToBf16(const float *source, int64_t count, uint16_t *target,
+                   int threads = 1);
+
+/// Why quantizeInt8 refused a tensor, in words for a one-line message
+/// ("a NaN at [3, 17]", "row 2 group 0: max |w| 1e+07 / 127 overflows
+/// f16").
+struct QuantizeProblem {
+  std::string what;
+};
+
+/// `rows` x `cols` f32 values (row-major, 4-byte aligned) to int8 `q`
+/// (rows * cols) and f16 `scales` (rows * ceil(cols / group)), as the file
+/// comment says. False with `problem` set for a NaN or infinite weight or a
+/// scale that overflows f16 (the first in row order); the outputs are then
+/// partly written.
+bool quantizeInt8(const float *source, int64_t rows, int64_t cols,
+                  int64_t group, int8_t *q, uint16_t *scales,
+                  QuantizeProblem &problem, int threads = 1);
+
+} // namespace tfmc::runtime
+
+#endif // TFMC_RUNTIME_WEIGHTCONVERT_H

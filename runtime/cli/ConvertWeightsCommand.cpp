@@ -1,0 +1,65 @@
+//===- ConvertWeightsCommand.cpp - NAME convert-weights -------------------===//
+//
+//   NAME convert-weights --weights W.safetensors --output W2.safetensors
+//
+// A bf16 or int8 program converts an f32 file at every load; this writes
+// the weights as the program stores them, once, so that W2 loads by mmap
+// with no conversion (README, "Low-precision weights", gives the layout).
+// The conversion is the load's own (Model::storedWeights), so running
+// with W2 gives exactly what running with W gives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Safetensors.h"
+#include "runtime/Text.h"
+#include "runtime/cli/Cli.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace tfmc::runtime::cli {
+
+int convertWeightsCommand(int argc, char **argv) {
+  Options options("convert-weights", {"--weights", "--output"}, argc, argv,
+                  2);
+  if (options.helpRequested()) {
+    printUsage(stdout);
+    return 0;
+  }
+  const std::string &weights = options.get("--weights");
+  const std::string &path = options.get("--output");
+  const Plan &plan = requirePlan();
+  const WeightDType dtype = programWeightDType(plan);
+  if (dtype == WeightDType::F32)
+    fail(fmt::format("model '{}' stores every weight as f32: there is "
+                     "nothing to convert (compile it with tfmc "
+                     "--weight-dtype bf16 or int8)",
+                     plan.model));
+  std::vector<OutputFile> outputs =
+      checkOutputs({{"--output", path}}, {{"--weights", weights}});
+
+  std::unique_ptr<Model> model = loadModel(weights);
+  std::string error;
+  std::optional<std::vector<TensorView>> tensors =
+      model->storedWeights(error);
+  if (!tensors)
+    fail(error);
+  std::map<std::string, std::string> metadata = {
+      {"tfmc.weight_dtype", weightDTypeName(dtype)}};
+  if (dtype == WeightDType::Int8)
+    metadata["tfmc.group"] = std::to_string(programWeightGroup(plan));
+  if (!writeSafetensors(outputs.front(), *tensors, error, metadata))
+    fail(error);
+  const LoadStats &stats = model->loadStats();
+  std::fprintf(stderr,
+               "convert-weights: wrote %zu tensors (%.1f MiB, %s) to %s; "
+               "conversion took %.1f ms\n",
+               tensors->size(),
+               static_cast<double>(stats.weightBytes) / (1 << 20),
+               weightDTypeName(dtype), oneLine(path).c_str(),
+               stats.convertSeconds * 1e3);
+  return 0;
+}
+
+} // namespace tfmc::runtime::cli

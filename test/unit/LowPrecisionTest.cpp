@@ -1,0 +1,564 @@
+//===- LowPrecisionTest.cpp - bf16 and int8 weights in the runtime --------===//
+//
+// A tiny hand-written plan in the format `tfmc --weight-dtype` writes
+// (Plan.h): an int8 embedding table with f16 scales in groups of 4 over 6
+// columns (a 2-column tail group), a bf16 linear weight the file holds
+// transposed (Hugging Face Conv1D), and an f32 bias. Fake kernels read them
+// as the real ones do (q * scale; bf16 widened), so the tests check what
+// the runtime hands the kernels: the converted values, the layout after the
+// transpose, the scales at a view's offset, and the halide types.
+//
+// The weights are chosen so that conversion is exact except where the test
+// says otherwise: every int8 group holds +-127 times a power of two (scale
+// that power, q the integers), the linear weight is in quarters (exact in
+// bf16) but for one value, whose bf16 rounding is worked out by hand.
+//
+// Built twice, like RuntimeTest.cpp: as the gtest binary, and with
+// TFMC_RUNTIME_TEST_FAKE_MODEL as `tfmc-runtime-fake-lowprec`, the same
+// plan with the runtime's main(), whose command line the tests run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FakeHalide.h"
+#include "runtime/Model.h"
+#include "runtime/Plan.h"
+#include "runtime/Safetensors.h"
+#include "runtime/tfmc.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace tfmc::runtime;
+
+namespace {
+
+constexpr int kGroup = 4;
+
+float halfToFloat(uint16_t half) {
+  // Only normal halves and zero occur here (scales 0.5, 1, 2).
+  if ((half & 0x7fff) == 0)
+    return 0.0f;
+  uint32_t bits = (uint32_t(half & 0x8000) << 16) |
+                  ((((half >> 10) & 0x1f) + 112u) << 23) |
+                  (uint32_t(half & 0x3ff) << 13);
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+float bf16Value(uint16_t bits) {
+  uint32_t wide = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof value);
+  return value;
+}
+
+} // namespace
+
+extern "C" {
+
+/// out[b, s, :] = q[ids[b, s], :] * scales[ids[b, s], : / 4]
+int tfmc_q_embed(void **args) {
+  halide_buffer_t *ids = arg(args, 0), *table = arg(args, 1),
+                  *scales = arg(args, 2), *out = arg(args, 3);
+  if (!checkBuffer(ids, "ids", 2, halide_type_int, 64) ||
+      !checkBuffer(table, "table", 2, halide_type_int, 8) ||
+      !checkBuffer(scales, "scales", 2, halide_type_float, 16) ||
+      !checkBuffer(out, "out", 3, halide_type_float, 32))
+    return -1;
+  const int32_t width = table->dim[0].extent, rows = table->dim[1].extent;
+  const int32_t groups = scales->dim[0].extent;
+  if (groups != (width + kGroup - 1) / kGroup ||
+      scales->dim[1].extent != rows) {
+    fakeHalideError = "scales have the wrong extents";
+    return -1;
+  }
+  const auto *idData = reinterpret_cast<const int64_t *>(dataOf(ids));
+  const auto *q = reinterpret_cast<const int8_t *>(dataOf(table));
+  const auto *s = reinterpret_cast<const uint16_t *>(dataOf(scales));
+  auto *outData = reinterpret_cast<float *>(dataOf(out));
+  const int32_t tokens = ids->dim[0].extent * ids->dim[1].extent;
+  for (int32_t t = 0; t < tokens; ++t) {
+    int64_t id = idData[t];
+    if (id < 0 || id >= rows) {
+      fakeHalideError = "id out of range";
+      return -1;
+    }
+    for (int32_t d = 0; d < width; ++d)
+      outData[t * width + d] = float(q[id * width + d]) *
+                               halfToFloat(s[id * groups + d / kGroup]);
+  }
+  return 0;
+}
+
+/// out[r, n] = bias[n] + sum_d x[r, d] * w[n, d], w bf16
+int tfmc_bf16_linear(void **args) {
+  halide_buffer_t *x = arg(args, 0), *w = arg(args, 1), *bias = arg(args, 2),
+                  *out = arg(args, 3);
+  if (!checkBuffer(x, "x", 2, halide_type_float, 32) ||
+      !checkBuffer(w, "w", 2, halide_type_bfloat, 16) ||
+      !checkBuffer(bias, "bias", 1, halide_type_float, 32) ||
+      !checkBuffer(out, "out", 2, halide_type_float, 32))
+    return -1;
+  const int32_t inner = x->dim[0].extent, rows = x->dim[1].extent;
+  const int32_t outer = w->dim[1].extent;
+  const auto *xData = reinterpret_cast<const float *>(dataOf(x));
+  const auto *wData = reinterpret_cast<const uint16_t *>(dataOf(w));
+  const auto *bData = reinterpret_cast<const float *>(dataOf(bias));
+  auto *outData = reinterpret_cast<float *>(dataOf(out));
+  for (int32_t r = 0; r < rows; ++r)
+    for (int32_t n = 0; n < outer; ++n) {
+      float sum = bData[n];
+      for (int32_t d = 0; d < inner; ++d)
+        sum += xData[r * inner + d] * bf16Value(wData[n * inner + d]);
+      outData[r * outer + n] = sum;
+    }
+  return 0;
+}
+
+extern const struct tfmc_kernel_entry tfmc_kernels[];
+extern const int tfmc_num_kernels;
+extern const char tfmc_plan_json[];
+
+const struct tfmc_kernel_entry tfmc_kernels[] = {
+    {"tfmc_q_embed", tfmc_q_embed},
+    {"tfmc_bf16_linear", tfmc_bf16_linear},
+};
+const int tfmc_num_kernels = 2;
+
+const char tfmc_plan_json[] = R"json({
+  "format": 1,
+  "model": "tinyq",
+  "entry": "forward",
+  "target": "host",
+  "vocab": 10, "max_len": 8,
+  "max_batch": 2, "max_seq": 6,
+  "arena_bytes": 432,
+  "symbols": ["B", "S"],
+  "inputs": [{"name": "input_ids", "kind": "ids", "dims": ["B", "S"]}],
+  "weights": [
+    {"name": "embed.weight", "shape": [10, 6], "dtype": "int8", "group": 4},
+    {"name": "proj.weight", "shape": [3, 6], "dtype": "bf16",
+     "transposed": true},
+    {"name": "proj.bias", "shape": [3], "init": "zeros"}
+  ],
+  "values": [
+    {"kind": "input", "index": 0},
+    {"kind": "weight", "index": 0},
+    {"kind": "scales", "index": 0},
+    {"kind": "weight", "index": 1},
+    {"kind": "weight", "index": 2},
+    {"kind": "arena", "offset": 0},
+    {"kind": "arena", "offset": 288}
+  ],
+  "output": {"name": "logits", "value": 6, "dims": ["B", "S", 3]},
+  "steps": [
+    {"kernel": "tfmc_q_embed", "args": [
+      {"value": 0, "type": "i64", "dims": [["S"], ["B"]]},
+      {"value": 1, "type": "i8", "dims": [[6], [10]]},
+      {"value": 2, "type": "f16", "dims": [[2], [10]]},
+      {"value": 5, "type": "f32", "dims": [[6], ["S"], ["B"]]}]},
+    {"kernel": "tfmc_bf16_linear", "args": [
+      {"value": 5, "type": "f32", "dims": [[6], ["B", "S"]]},
+      {"value": 3, "type": "bf16", "dims": [[6], [3]]},
+      {"value": 4, "type": "f32", "dims": [[3]]},
+      {"value": 6, "type": "f32", "dims": [[3], ["B", "S"]]}]}
+  ]
+})json";
+} // extern "C"
+
+#ifndef TFMC_RUNTIME_TEST_FAKE_MODEL
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int64_t kVocab = 10, kWidth = 6, kOutputs = 3;
+
+/// Row v: integers within +-127 with a +-127 in each group, times
+/// 2^(v % 3 - 1): the scales are 0.5, 1 or 2, q the integers.
+float rowScale(int64_t v) { return std::ldexp(1.0f, int(v % 3) - 1); }
+std::vector<float> embedIntegers(int64_t v) {
+  float sign = v % 2 ? 1.0f : -1.0f;
+  return {float(127 - v), float(v), float(-v), 127 * sign, float(2 * v),
+          -127.0f};
+}
+std::vector<float> embedValues() {
+  std::vector<float> values;
+  for (int64_t v = 0; v < kVocab; ++v)
+    for (float integer : embedIntegers(v))
+      values.push_back(integer * rowScale(v));
+  return values;
+}
+
+/// The linear weight in the plan's [3, 6] layout: quarters, exact in bf16,
+/// but for [1][2] = 1 + 2^-8 + 2^-9: 0.75 of bf16's step 2^-7 above 1,
+/// which rounds to 1 + 2^-7.
+float projValue(int64_t n, int64_t d) {
+  return n == 1 && d == 2 ? 1.0f + 0x1p-8f + 0x1p-9f
+                          : float(n * kWidth + d) * 0.25f - 2.0f;
+}
+float projAsBf16(int64_t n, int64_t d) {
+  return n == 1 && d == 2 ? 1.0f + 0x1p-7f : projValue(n, d);
+}
+/// As the file holds it: [6, 3] (Conv1D).
+std::vector<float> projFileValues() {
+  std::vector<float> values;
+  for (int64_t d = 0; d < kWidth; ++d)
+    for (int64_t n = 0; n < kOutputs; ++n)
+      values.push_back(projValue(n, d));
+  return values;
+}
+const std::vector<float> kBias = {0.5f, -1.0f, 2.0f};
+
+/// The logits, from the values as the fake kernels would see them after an
+/// exact conversion.
+std::vector<float> referenceLogits(const std::vector<int64_t> &ids) {
+  std::vector<float> logits;
+  for (int64_t id : ids) {
+    std::vector<float> hidden = embedIntegers(id);
+    for (float &value : hidden)
+      value *= rowScale(id);
+    for (int64_t n = 0; n < kOutputs; ++n) {
+      float sum = kBias[n];
+      for (int64_t d = 0; d < kWidth; ++d)
+        sum += hidden[d] * projAsBf16(n, d);
+      logits.push_back(sum);
+    }
+  }
+  return logits;
+}
+
+TensorView view(const std::string &name, DType dtype,
+                std::vector<int64_t> shape, const void *data,
+                std::size_t bytes) {
+  TensorView tensor;
+  tensor.name = name;
+  tensor.dtype = dtype;
+  tensor.shape = std::move(shape);
+  tensor.data = data;
+  tensor.bytes = bytes;
+  return tensor;
+}
+
+class LowPrecisionTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/tfmc-lowprec-test-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir = pattern;
+    fakeHalideError.clear();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+
+  std::string pathOf(const std::string &name) const { return dir + "/" + name; }
+
+  /// The f32 weights, with `replace` in place of tensors of the same name.
+  std::string writeF32(const std::string &name,
+                       std::vector<TensorView> replace = {}) {
+    static const std::vector<float> embed = embedValues(),
+                                    proj = projFileValues();
+    std::vector<TensorView> tensors = {
+        view("embed.weight", DType::F32, {kVocab, kWidth}, embed.data(),
+             embed.size() * 4),
+        view("proj.weight", DType::F32, {kWidth, kOutputs}, proj.data(),
+             proj.size() * 4),
+        view("proj.bias", DType::F32, {kOutputs}, kBias.data(), 12)};
+    return write(name, tensors, replace);
+  }
+
+  std::string write(const std::string &name, std::vector<TensorView> tensors,
+                    const std::vector<TensorView> &replace) {
+    for (const TensorView &other : replace) {
+      bool replaced = false;
+      for (TensorView &tensor : tensors)
+        if (tensor.name == other.name) {
+          tensor = other;
+          replaced = true;
+        }
+      if (!replaced)
+        tensors.push_back(other);
+    }
+    tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                                 [](const TensorView &t) {
+                                   return t.data == nullptr;
+                                 }),
+                  tensors.end());
+    std::string path = pathOf(name), error;
+    EXPECT_TRUE(writeSafetensors(path, tensors, error)) << error;
+    return path;
+  }
+
+  static Plan plan() {
+    std::string error;
+    std::optional<Plan> parsed = parsePlan(tfmc_plan_json, error);
+    EXPECT_TRUE(parsed) << error;
+    return parsed ? *parsed : Plan();
+  }
+
+  std::unique_ptr<Model> load(const std::string &weights, std::string &error,
+                              const Plan &use = plan()) {
+    return Model::create(use, tfmc_kernels, tfmc_num_kernels, weights,
+                         error);
+  }
+
+  std::vector<float> run(Model &model, std::vector<int64_t> ids,
+                         int64_t batch) {
+    std::string error;
+    InputView input{"input_ids", {batch, int64_t(ids.size()) / batch},
+                    ids.data()};
+    std::optional<OutputView> out = model.forward({input}, error);
+    EXPECT_TRUE(out) << error;
+    if (!out)
+      return {};
+    return std::vector<float>(out->data, out->data + out->numElements());
+  }
+
+  /// The error of loading the f32 weights with `replace`d tensors.
+  std::string loadError(std::vector<TensorView> replace) {
+    std::string path = writeF32("bad.safetensors", std::move(replace)),
+                error;
+    EXPECT_EQ(load(path, error), nullptr);
+    EXPECT_EQ(error.find('\n'), std::string::npos);
+    return error.substr(path.size() + 2); // past "PATH: "
+  }
+
+  std::string dir;
+};
+
+TEST_F(LowPrecisionTest, AnF32FileIsConvertedAtLoad) {
+  std::string error;
+  std::unique_ptr<Model> model = load(writeF32("w.safetensors"), error);
+  ASSERT_TRUE(model) << error;
+  const std::vector<int64_t> ids = {1, 2, 3, 9, 0, 5};
+  EXPECT_EQ(run(*model, ids, 2), referenceLogits(ids));
+  const LoadStats &stats = model->loadStats();
+  EXPECT_EQ(stats.convertedTensors, 2);
+  // int8 60 + f16 scales 10 x 2 x 2 + bf16 18 x 2 + f32 3 x 4.
+  EXPECT_EQ(stats.weightBytes, 60 + 40 + 36 + 12);
+  EXPECT_EQ(storedWeightBytes(model->plan()), 148);
+  EXPECT_GE(stats.loadSeconds, stats.convertSeconds);
+}
+
+TEST_F(LowPrecisionTest, AConvertedFileLoadsInPlaceAndRunsTheSame) {
+  std::string error;
+  std::unique_ptr<Model> model = load(writeF32("w.safetensors"), error);
+  ASSERT_TRUE(model) << error;
+  std::optional<std::vector<TensorView>> stored = model->storedWeights(error);
+  ASSERT_TRUE(stored) << error;
+  std::vector<std::string> layout;
+  for (const TensorView &tensor : *stored)
+    layout.push_back(tensor.name + " " + dtypeName(tensor.dtype) + " " +
+                     formatShape(tensor.shape));
+  EXPECT_EQ(layout, (std::vector<std::string>{
+                        "embed.weight I8 [10, 6]",
+                        "embed.weight.scales F16 [10, 2]",
+                        "proj.weight BF16 [3, 6]", "proj.bias F32 [3]"}));
+  // Hand-derived: row 0's scale is 0.5 (0x3800), its q the integers.
+  const auto *q = static_cast<const int8_t *>((*stored)[0].data);
+  const auto *scales = static_cast<const uint16_t *>((*stored)[1].data);
+  EXPECT_EQ(std::vector<int>(q, q + 6),
+            (std::vector<int>{127, 0, 0, -127, 0, -127}));
+  EXPECT_EQ(scales[0], 0x3800);
+  EXPECT_EQ(scales[2], 0x3c00); // row 1: scale 1
+  EXPECT_EQ(scales[4], 0x4000); // row 2: scale 2
+  // proj [1][2] rounded to bf16: 1 + 2^-7 = 0x3f81.
+  EXPECT_EQ(static_cast<const uint16_t *>((*stored)[2].data)[1 * 6 + 2],
+            0x3f81);
+
+  std::string converted = pathOf("w2.safetensors");
+  ASSERT_TRUE(writeSafetensors(converted, *stored, error)) << error;
+  std::unique_ptr<Model> again = load(converted, error);
+  ASSERT_TRUE(again) << error;
+  EXPECT_EQ(again->loadStats().convertedTensors, 0);
+  EXPECT_EQ(again->copiedWeightBytes(), 0u); // mapped, aligned by the writer
+  EXPECT_EQ(again->warning(), "");
+  const std::vector<int64_t> ids = {4, 8, 7, 6, 1, 0};
+  EXPECT_EQ(run(*again, ids, 1), run(*model, ids, 1));
+  EXPECT_EQ(run(*again, ids, 1), referenceLogits(ids));
+}
+
+TEST_F(LowPrecisionTest, ViewsOfAnInt8WeightStartTheirScalesAtTheirRow) {
+  // The table's rows 2..9 (a tfm.split view): element offset 2 * 6, scales
+  // offset 2 * ceil(6 / 4).
+  Json json = Json::parse(tfmc_plan_json);
+  json["values"][1]["offset"] = 12;
+  json["values"][2]["offset"] = 4;
+  json["steps"][0]["args"][1]["dims"] = {{6}, {8}};
+  json["steps"][0]["args"][2]["dims"] = {{2}, {8}};
+  std::string error;
+  std::optional<Plan> view = parsePlan(json.dump(), error);
+  ASSERT_TRUE(view) << error;
+  std::unique_ptr<Model> model =
+      load(writeF32("w.safetensors"), error, *view);
+  ASSERT_TRUE(model) << error;
+  std::vector<float> logits = run(*model, {0, 7}, 1);
+  EXPECT_EQ(logits, referenceLogits({2, 9}));
+  // One row too many is a plan error before any kernel runs.
+  json["steps"][0]["args"][2]["dims"] = {{2}, {9}};
+  view = parsePlan(json.dump(), error);
+  ASSERT_TRUE(view) << error;
+  model = load(writeF32("w.safetensors"), error, *view);
+  ASSERT_TRUE(model) << error;
+  std::vector<int64_t> ids = {0};
+  InputView input{"input_ids", {1, 1}, ids.data()};
+  EXPECT_FALSE(model->forward({input}, error));
+  EXPECT_EQ(error, "plan: step 0 arg 2: dims [2, 9] view 18 elements at "
+                   "offset 4 of the scales of weight 'embed.weight', which "
+                   "has 20");
+}
+
+TEST_F(LowPrecisionTest, WrongFilesAreOneLineErrorsNamingTheTensor) {
+  static const std::vector<int8_t> i8(60, 1);
+  static const std::vector<uint16_t> halves(60, 0x3c00);
+  static const std::vector<float> f32(60, 1.0f);
+  // A converted tensor of the wrong dtype for the program.
+  EXPECT_EQ(loadError({view("proj.weight", DType::I8, {3, 6}, i8.data(), 18)}),
+            "tensor 'proj.weight' has dtype I8, expected BF16 or F32 (the "
+            "program stores it as bf16)");
+  EXPECT_EQ(loadError({view("embed.weight", DType::BF16, {10, 6},
+                            halves.data(), 120)}),
+            "tensor 'embed.weight' has dtype BF16, expected I8 or F32 (the "
+            "program stores it as int8)");
+  EXPECT_EQ(
+      loadError({view("proj.bias", DType::BF16, {3}, halves.data(), 6)}),
+      "tensor 'proj.bias' has dtype BF16, expected F32");
+  // A converted tensor is never transposed.
+  EXPECT_EQ(loadError({view("proj.weight", DType::BF16, {6, 3},
+                            halves.data(), 36)}),
+            "tensor 'proj.weight' has shape [6, 3], expected [3, 6]");
+  // int8 without its scales, or with another group size's.
+  TensorView table = view("embed.weight", DType::I8, {10, 6}, i8.data(), 60);
+  EXPECT_EQ(loadError({table}), "tensor 'embed.weight' is I8 but its scales "
+                                "'embed.weight.scales' are missing");
+  EXPECT_EQ(loadError({table, view("embed.weight.scales", DType::F16, {10, 3},
+                                   halves.data(), 60)}),
+            "tensor 'embed.weight.scales' has shape [10, 3], expected [10, "
+            "2] (int8 groups of 4 over 6 columns: the file was converted "
+            "with another group size)");
+  EXPECT_EQ(loadError({table, view("embed.weight.scales", DType::F32, {10, 2},
+                                   f32.data(), 80)}),
+            "tensor 'embed.weight.scales' has dtype F32, expected F16");
+  // f32 values that int8 cannot hold.
+  std::vector<float> embed = embedValues();
+  embed[3 * 6 + 5] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(loadError({view("embed.weight", DType::F32, {10, 6}, embed.data(),
+                            240)}),
+            "tensor 'embed.weight' cannot be quantised to int8: a NaN at "
+            "[3, 5]");
+  embed[3 * 6 + 5] = 1e7f; // 1e7 / 127 > 65504
+  EXPECT_EQ(loadError({view("embed.weight", DType::F32, {10, 6}, embed.data(),
+                            240)}),
+            "tensor 'embed.weight' cannot be quantised to int8: row 3 "
+            "columns 4..5: max |w| = 10000000 gives a scale max |w| / 127 "
+            "beyond f16's 65504");
+}
+
+TEST_F(LowPrecisionTest, CApiStatesTheWeightDType) {
+  EXPECT_STREQ(tfmc_weight_dtype(), "int8");
+  EXPECT_EQ(tfmc_weight_group(), 4);
+}
+
+//===----------------------------------------------------------------------===//
+// The command line (tfmc-runtime-fake-lowprec)
+//===----------------------------------------------------------------------===//
+
+/// Runs `command` with stdout and stderr to files; returns the exit code.
+int shell(const std::string &command, std::string &out, std::string &err,
+          const std::string &dir) {
+  std::string outPath = dir + "/out.txt", errPath = dir + "/err.txt";
+  int status =
+      std::system((command + " >" + outPath + " 2>" + errPath).c_str());
+  auto slurp = [](const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  out = slurp(outPath);
+  err = slurp(errPath);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(LowPrecisionTest, ConvertWeightsThenRunGivesTheSameOutputs) {
+  const std::string program = TFMC_FAKE_LOWPREC, weights = writeF32("w.safetensors");
+  const std::string converted = pathOf("w8.safetensors");
+  std::string out, err;
+  ASSERT_EQ(shell(program + " convert-weights --weights " + weights +
+                      " --output " + converted,
+                  out, err, dir),
+            0)
+      << err;
+  EXPECT_EQ(err.rfind("convert-weights: wrote 4 tensors (0.0 MiB, int8) to " +
+                          converted + "; conversion took ",
+                      0),
+            0u)
+      << err;
+  std::string error;
+  std::optional<SafetensorsFile> file =
+      SafetensorsFile::open(converted, error);
+  ASSERT_TRUE(file) << error;
+  EXPECT_EQ(file->metadata(),
+            (std::map<std::string, std::string>{{"tfmc.group", "4"},
+                                                {"tfmc.weight_dtype", "int8"}}));
+  for (const std::string &w : {weights, converted})
+    ASSERT_EQ(shell(program + " run --weights " + w +
+                        " --ids 1,5,9 --output " + w + ".out",
+                    out, err, dir),
+              0)
+        << err;
+  std::ifstream a(weights + ".out", std::ios::binary),
+      b(converted + ".out", std::ios::binary);
+  std::string first(std::istreambuf_iterator<char>(a), {}),
+      second(std::istreambuf_iterator<char>(b), {});
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(first, second);
+
+  // info states the dtype and the bytes as stored, and with --weights the
+  // time loading took.
+  ASSERT_EQ(shell(program + " info --weights " + weights, out, err, dir), 0)
+      << err;
+  EXPECT_NE(out.find("weights: 3 tensors, 81 parameters, 148 bytes (0.0 "
+                     "MiB)\nweight dtype: int8 (group 4): 1 f32, 1 bf16, 1 "
+                     "int8 tensors\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("conversion "), std::string::npos) << out;
+  ASSERT_EQ(shell(program + " info --weights " + converted, out, err, dir), 0);
+  EXPECT_NE(out.find("no conversion"), std::string::npos) << out;
+
+  // Errors: one line, exit code 1, no output.
+  EXPECT_EQ(shell(program + " convert-weights --weights " + weights +
+                      " --output " + weights,
+                  out, err, dir),
+            1);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(shell(std::string(TFMC_FAKE_MODEL) + " convert-weights --weights " +
+                      weights + " --output " + pathOf("x.safetensors"),
+                  out, err, dir),
+            1);
+  EXPECT_EQ(err, "tfmc-runtime-fake-model: error: model 'tiny' stores every "
+                 "weight as f32: there is nothing to convert (compile it "
+                 "with tfmc --weight-dtype bf16 or int8)\n");
+  EXPECT_FALSE(std::filesystem::exists(pathOf("x.safetensors")));
+}
+
+} // namespace
+
+#endif // TFMC_RUNTIME_TEST_FAKE_MODEL

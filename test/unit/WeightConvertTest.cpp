@@ -1,0 +1,209 @@
+//===- WeightConvertTest.cpp - f32 to bf16/f16/int8, hand-derived ---------===//
+//
+// Every expected value here is derived by hand from the formats' bit
+// layouts (bf16: the top 16 bits of an f32; f16: 1-5-10), never from a run
+// of the code under test. The large-tensor tests check properties that
+// hold for any correct quantisation (|w - q s| <= s / 2, the scale is
+// f16(max|w| / 127)) and that threads change nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/WeightConvert.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace tfmc::runtime;
+
+namespace {
+
+float fromBits(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+TEST(WeightConvert, Bf16RoundsToNearestEven) {
+  EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBf16(-1.5f), 0xbfc0);
+  // 1 + 2^-8 is halfway between 0x3f80 and 0x3f81: ties go to the even one.
+  EXPECT_EQ(floatToBf16(fromBits(0x3f808000)), 0x3f80);
+  // 1 + 3 * 2^-8 is halfway between 0x3f81 and 0x3f82: even is 0x3f82.
+  EXPECT_EQ(floatToBf16(fromBits(0x3f818000)), 0x3f82);
+  EXPECT_EQ(floatToBf16(fromBits(0x3f808001)), 0x3f81); // just above half
+  EXPECT_EQ(floatToBf16(fromBits(0x3f807fff)), 0x3f80); // just below
+  // Subnormals round the same way.
+  EXPECT_EQ(floatToBf16(fromBits(0x00008000)), 0x0000);
+  EXPECT_EQ(floatToBf16(fromBits(0x00018000)), 0x0002);
+  // f32's largest value is past bf16's largest plus half an ulp.
+  EXPECT_EQ(floatToBf16(std::numeric_limits<float>::max()), 0x7f80);
+  EXPECT_EQ(floatToBf16(std::numeric_limits<float>::infinity()), 0x7f80);
+  EXPECT_EQ(floatToBf16(-std::numeric_limits<float>::infinity()), 0xff80);
+  // A NaN stays a NaN, even one whose payload is only in the low bits
+  // (truncating 0x7f800001 would give infinity).
+  EXPECT_EQ(floatToBf16(fromBits(0x7fc00000)), 0x7fc0);
+  EXPECT_EQ(floatToBf16(fromBits(0x7f800001)), 0x7fc0);
+  EXPECT_EQ(bf16ToFloat(0x3f82), 1.015625f);
+}
+
+TEST(WeightConvert, Bf16ArrayMatchesTheScalarOnEveryThreadCount) {
+  std::vector<float> values(1 << 19);
+  uint32_t bits = 0x12345678;
+  for (float &value : values) {
+    bits = bits * 1664525u + 1013904223u; // every bit pattern, NaNs included
+    value = fromBits(bits);
+  }
+  for (int threads : {1, 2, 3}) {
+    std::vector<uint16_t> converted(values.size());
+    convertToBf16(values.data(), static_cast<int64_t>(values.size()),
+                  converted.data(), threads);
+    for (std::size_t i = 0; i < values.size(); ++i)
+      ASSERT_EQ(converted[i], floatToBf16(values[i])) << i;
+  }
+}
+
+TEST(WeightConvert, F16RoundsToNearestEven) {
+  EXPECT_EQ(floatToF16(1.0f), 0x3c00);
+  EXPECT_EQ(floatToF16(-2.0f), 0xc000);
+  EXPECT_EQ(floatToF16(0.1f), 0x2e66); // 0.0999755859375
+  EXPECT_EQ(floatToF16(65504.0f), 0x7bff);
+  EXPECT_EQ(floatToF16(65519.0f), 0x7bff);
+  // 65520 is halfway to 65536, and 65504's mantissa is odd: infinity.
+  EXPECT_EQ(floatToF16(65520.0f), 0x7c00);
+  EXPECT_EQ(floatToF16(-1e9f), 0xfc00);
+  // 1 + 2^-11 ties between 0x3c00 and 0x3c01; 1 + 3 * 2^-11 between
+  // 0x3c01 and 0x3c02.
+  EXPECT_EQ(floatToF16(1.0f + 0x1p-11f), 0x3c00);
+  EXPECT_EQ(floatToF16(1.0f + 3 * 0x1p-11f), 0x3c02);
+  // Rounding carries into the exponent: 2 - 2^-12 rounds up to 2.
+  EXPECT_EQ(floatToF16(2.0f - 0x1p-12f), 0x4000);
+  // Subnormals: units of 2^-24, ties to even.
+  EXPECT_EQ(floatToF16(0x1p-14f), 0x0400);
+  EXPECT_EQ(floatToF16(0x1p-24f), 0x0001);
+  EXPECT_EQ(floatToF16(0x1p-25f), 0x0000);
+  EXPECT_EQ(floatToF16(3 * 0x1p-25f), 0x0002);
+  EXPECT_EQ(floatToF16(0x1p-14f - 0x1p-25f), 0x0400); // 1023.5 units: even
+  EXPECT_EQ(floatToF16(-0.0f), 0x8000);
+  EXPECT_EQ(floatToF16(std::nanf("")) & 0x7e00, 0x7e00);
+
+  EXPECT_EQ(f16ToFloat(0x7bff), 65504.0f);
+  EXPECT_EQ(f16ToFloat(0x0001), 0x1p-24f);
+  EXPECT_EQ(f16ToFloat(0x0400), 0x1p-14f);
+  EXPECT_EQ(f16ToFloat(0xc000), -2.0f);
+  EXPECT_EQ(f16ToFloat(0x2e66), 0.0999755859375f);
+  EXPECT_TRUE(std::isinf(f16ToFloat(0x7c00)));
+  // Every half survives the round trip.
+  for (uint32_t half = 0; half < 0x10000; ++half)
+    if ((half & 0x7c00) != 0x7c00 || (half & 0x3ff) == 0)
+      ASSERT_EQ(floatToF16(f16ToFloat(static_cast<uint16_t>(half))), half);
+}
+
+TEST(WeightConvert, Int8HandDerived) {
+  // 3 rows of 5 columns in groups of 2: the last group is 1 column.
+  const std::vector<float> w = {
+      // group max 127 -> scale 1; 63.5 ties to 64 (even)
+      63.5f, -127.0f,
+      // max 254 -> scale 2; 127 / 2 = 63.5 -> 64
+      254.0f, 127.0f,
+      // the tail group: scale f16(12.7 / 127) = f16(0.1) = 0.0999755859375,
+      // 12.7 / that = 127.03 -> clamped to 127
+      12.7f,
+      // row 1: scale 1, 0.5 -> 0; scale 1, 2.5 -> 2; the tail's scale
+      // f16(1.5 / 127) = 0x220c = 0.011810302734375, -1.5 / that =
+      // -127.007 -> -127
+      0.5f, -127.0f, 2.5f, 127.0f, -1.5f,
+      // row 2: zeros (scale 0, q 0), a subnormal scale 2^-24, an f16
+      // scale at its largest (65504)
+      0.0f, -0.0f, 127 * 0x1p-24f, 0.0f, -127.0f * 65504.0f};
+  std::vector<int8_t> q(15, 99);
+  std::vector<uint16_t> scales(9, 0xffff);
+  QuantizeProblem problem;
+  ASSERT_TRUE(quantizeInt8(w.data(), 3, 5, 2, q.data(), scales.data(),
+                           problem))
+      << problem.what;
+  const std::vector<int8_t> expectedQ = {64, -127, 127, 64,  127,  //
+                                         0,  -127, 2,   127, -127, //
+                                         0,  0,    127, 0,   -127};
+  const std::vector<uint16_t> expectedScales = {
+      0x3c00, 0x4000, 0x2e66, //
+      0x3c00, 0x3c00, 0x220c, //
+      0x0000, 0x0001, 0x7bff};
+  EXPECT_EQ(q, expectedQ);
+  EXPECT_EQ(scales, expectedScales);
+}
+
+TEST(WeightConvert, Int8RefusesWhatItCannotQuantise) {
+  std::vector<int8_t> q(8);
+  std::vector<uint16_t> scales(4);
+  QuantizeProblem problem;
+  std::vector<float> w(8, 1.0f);
+  w[6] = std::nanf("");
+  EXPECT_FALSE(quantizeInt8(w.data(), 2, 4, 4, q.data(), scales.data(),
+                            problem));
+  EXPECT_EQ(problem.what, "a NaN at [1, 2]");
+  w[6] = 1.0f;
+  w[1] = -std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(quantizeInt8(w.data(), 2, 4, 4, q.data(), scales.data(),
+                            problem));
+  EXPECT_EQ(problem.what, "an infinity at [0, 1]");
+  // 127 * 65520: the scale rounds to f16 infinity.
+  w[1] = 127.0f * 65520.0f;
+  EXPECT_FALSE(quantizeInt8(w.data(), 2, 4, 4, q.data(), scales.data(),
+                            problem));
+  EXPECT_EQ(problem.what, "row 0 columns 0..3: max |w| = 8321040 gives a "
+                          "scale max |w| / 127 beyond f16's 65504");
+}
+
+TEST(WeightConvert, Int8ErrorIsBoundedAndThreadsChangeNothing) {
+  const int64_t rows = 512, cols = 770, group = 64; // a 2-column tail group
+  const int64_t groups = (cols + group - 1) / group;
+  std::vector<float> w(static_cast<std::size_t>(rows * cols));
+  std::mt19937 random(7);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  for (float &value : w)
+    value = normal(random);
+  std::vector<int8_t> q1(w.size());
+  std::vector<uint16_t> s1(static_cast<std::size_t>(rows * groups));
+  QuantizeProblem problem;
+  ASSERT_TRUE(quantizeInt8(w.data(), rows, cols, group, q1.data(), s1.data(),
+                           problem, 1));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t g = 0; g < groups; ++g) {
+      float maxAbs = 0;
+      for (int64_t c = g * group; c < std::min(cols, (g + 1) * group); ++c)
+        maxAbs = std::max(maxAbs, std::fabs(w[r * cols + c]));
+      const uint16_t scale = s1[r * groups + g];
+      ASSERT_EQ(scale, floatToF16(maxAbs / 127.0f));
+      const double step = f16ToFloat(scale);
+      for (int64_t c = g * group; c < std::min(cols, (g + 1) * group); ++c) {
+        const int8_t value = q1[r * cols + c];
+        ASSERT_GE(value, -127);
+        // Within half a step, plus f16's relative rounding of the scale
+        // (2^-11) times 127 steps for the clamped extremes.
+        ASSERT_LE(std::fabs(w[r * cols + c] - value * step),
+                  step / 2 + std::fabs(w[r * cols + c]) * 0x1p-11)
+            << r << ", " << c;
+      }
+    }
+  for (int threads : {2, 4}) {
+    std::vector<int8_t> q(w.size());
+    std::vector<uint16_t> s(s1.size());
+    ASSERT_TRUE(quantizeInt8(w.data(), rows, cols, group, q.data(), s.data(),
+                             problem, threads));
+    EXPECT_EQ(q, q1);
+    EXPECT_EQ(s, s1);
+  }
+  // The first problem in row order is reported, whichever thread finds it.
+  w[(rows - 1) * cols + 5] = std::nanf("");
+  w[3 * cols + 769] = std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(quantizeInt8(w.data(), rows, cols, group, q1.data(), s1.data(),
+                            problem, 4));
+  EXPECT_EQ(problem.what, "an infinity at [3, 769]");
+}
+
+} // namespace
