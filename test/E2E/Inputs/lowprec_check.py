@@ -118,7 +118,8 @@ def check_converted(path, fixtures, name, dtype):
     for tname, (tdtype, array) in sorted(tensors.items()):
         if tname.endswith(".scales") and tname[:-len(".scales")] in quantised and dtype == "int8":
             continue
-        source = quantised.get(tname) or next((n for n in fixture.weights if primary(n) == tname), None)
+        source = quantised.get(tname) or (tname if tname in fixture.weights else
+                                          next((n for n in fixture.weights if primary(n) == tname), None))
         if source is None:
             sys.exit(f"FAIL {path}: tensor '{tname}' is no weight of {name}")
         w = fixture.weights[source]
