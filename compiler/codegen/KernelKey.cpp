@@ -4,6 +4,7 @@
 
 #include "compiler/codegen/kernels/Kernel.h"
 #include "compiler/target/Target.h"
+#include "dialects/tfm/TfmDialect.h"
 
 // Written by the build from the generator sources (compiler/CMakeLists.txt).
 #include "compiler/codegen/GeneratorHash.h"
@@ -26,6 +27,15 @@ std::string kernelKey(mlir::Operation *op) {
   for (mlir::NamedAttribute attr : op->getAttrs())
     if (attr.getName() != "tfm.arena")
       os << ' ' << attr.getName().getValue() << '=' << attr.getValue();
+  // A weight stored in bf16 or int8 is another kernel argument type.
+  for (auto [index, operand] : llvm::enumerate(op->getOperands()))
+    if (tfm::WeightOp weight = tfm::sourceWeight(operand))
+      if (std::optional<tfm::WeightStorage> storage = weight.getStorage()) {
+        os << " operand" << index << '='
+           << tfm::stringifyWeightStorage(*storage);
+        if (std::optional<uint64_t> group = weight.getGroup())
+          os << '/' << *group;
+      }
   return key;
 }
 

@@ -10,6 +10,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace mlir;
 namespace tfm = tfmc::tfm;
 
@@ -60,6 +62,11 @@ struct ModuleTables {
       }
       if (weight.getTransposed())
         entry["transposed"] = true;
+      if (std::optional<tfm::WeightStorage> storage = weight.getStorage()) {
+        entry["dtype"] = tfm::stringifyWeightStorage(*storage).str();
+        if (std::optional<uint64_t> group = weight.getGroup())
+          entry["group"] = *group;
+      }
       weights.push_back(std::move(entry));
     });
     // What `init-weights` fills each weight with: a layer norm's gain is 1
@@ -115,6 +122,7 @@ private:
   FailureOr<int64_t> valueIndex(Value value);
   LogicalResult lowerKernel(Operation *op);
   json arg(Value value, json dims, const char *type = "f32");
+  void addWeightArgs(Value value, KernelSpec &spec, json &args);
 
   func::FuncOp func;
   const TargetDescription &target;
@@ -222,6 +230,44 @@ FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
   return index;
 }
 
+/// The arg of the weight `value` reads (a tfm.weight or a row split of
+/// one) in its storage type, viewed as (K, N), followed for int8 by its
+/// scales (ceil(K/group), N), whose offset is that of the split's first row.
+void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
+  json dims = json::array({toJson(constant(columns)), toJson(constant(rows))});
+  tfm::WeightOp weight = tfm::sourceWeight(value);
+  std::optional<tfm::WeightStorage> storage =
+      weight ? weight.getStorage() : std::nullopt;
+  if (!storage) {
+    args.push_back(arg(value, std::move(dims)));
+    return;
+  }
+  if (*storage == tfm::WeightStorage::bf16) {
+    spec.weightType = WeightType::BF16;
+    args.push_back(arg(value, std::move(dims), "bf16"));
+    return;
+  }
+  spec.weightType = WeightType::Int8;
+  spec.group = int64_t(*weight.getGroup());
+  args.push_back(arg(value, std::move(dims), "i8"));
+  int64_t groups = (columns + spec.group - 1) / spec.group;
+  const json &data = valuesJson[values.lookup(value)];
+  int64_t firstRow = data["offset"].get<int64_t>() / columns;
+  json scales = {{"kind", "scales"},
+                 {"index", data["index"]},
+                 {"offset", firstRow * groups}};
+  auto it = std::find(valuesJson.begin(), valuesJson.end(), scales);
+  int64_t index = it - valuesJson.begin();
+  if (it == valuesJson.end())
+    valuesJson.push_back(std::move(scales));
+  args.push_back({{"value", index},
+                  {"type", "f16"},
+                  {"dims", json::array({toJson(constant(groups)),
+                                        toJson(constant(rows))})}});
+}
+
 json EntryLowering::arg(Value value, json dims, const char *type) {
   return {{"value", values.lookup(value)}, {"type", type},
           {"dims", std::move(dims)}};
@@ -258,9 +304,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     vocab = std::max(vocab, spec.vocab);
     args.push_back(arg(embedding.getIds(),
                        halideDims(shapes[embedding.getIds()]), "i64"));
-    args.push_back(arg(embedding.getTable(),
-                       json::array({toJson(constant(table.getDimSize(1))),
-                                    toJson(constant(table.getDimSize(0)))})));
+    addWeightArgs(embedding.getTable(), spec, args);
     args.push_back(arg(result, halideDims(out)));
   } else if (auto positions = dyn_cast<tfm::PositionsOp>(op)) {
     // In a decode step the sequence dimension starts at P, the number of
@@ -298,9 +342,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     spec.inWidth = weight.getDimSize(1);
     spec.activation = activationOf(linear.getActivation());
     args.push_back(matrix(linear.getInput()));
-    args.push_back(arg(linear.getWeight(),
-                       json::array({toJson(constant(weight.getDimSize(1))),
-                                    toJson(constant(weight.getDimSize(0)))})));
+    addWeightArgs(linear.getWeight(), spec, args);
     if (Value bias = linear.getBias()) {
       spec.hasBias = true;
       args.push_back(vector(bias));

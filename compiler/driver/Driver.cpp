@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -50,8 +51,8 @@ mlir::FailureOr<ModuleStats> collectStats(mlir::ModuleOp module) {
     if (auto weight = llvm::dyn_cast<tfm::WeightOp>(op)) {
       if (!weights.insert(weight.getName()).second)
         return;
-      std::optional<int64_t> bytes =
-          llvm::checkedMul<int64_t>(weight.getType().getNumElements(), 4);
+      // Within int64: the frontend's limits bound every tensor's elements.
+      std::optional<int64_t> bytes = weight.getStorageBytes();
       std::optional<int64_t> total =
           bytes ? llvm::checkedAdd(stats.weightBytes, *bytes) : std::nullopt;
       overflow |= !total;
@@ -126,6 +127,13 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
                  << " is too large (maximum " << kMaxBatch << ")\n";
     return mlir::failure();
   }
+  if (options.weightDtype != "f32" && options.weightDtype != "bf16" &&
+      options.weightDtype != "int8") {
+    llvm::errs() << "tfmc: error: --weight-dtype must be f32, bf16 or int8, "
+                    "got '"
+                 << frontend::printable(options.weightDtype, 64) << "'\n";
+    return mlir::failure();
+  }
   if (options.autoschedule && description->isGpu()) {
     llvm::errs() << "tfmc: error: --scheduler adams2019 schedules CPU kernels "
                     "only (Halide 14 has no GPU autoscheduler); CUDA targets "
@@ -197,8 +205,13 @@ mlir::LogicalResult compile(const CompileOptions &options,
     return mlir::failure();
   // Adams2019's schedules may compute an output element twice (ShiftInwards
   // tails): no kernel may then write over its own input.
-  buildDefaultPipeline(pm, {options.target, options.maxBatch, options.maxSeq,
-                            /*inPlace=*/!options.autoschedule});
+  PipelineOptions pipeline;
+  pipeline.target = options.target;
+  pipeline.maxBatch = options.maxBatch;
+  pipeline.maxSeq = options.maxSeq;
+  pipeline.inPlace = !options.autoschedule;
+  pipeline.weightDtype = options.weightDtype;
+  buildDefaultPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return mlir::failure();
   if (options.emit == Emit::MlirOpt) {
@@ -252,8 +265,15 @@ mlir::LogicalResult compile(const CompileOptions &options,
     int64_t maxSeq = options.maxSeq ? options.maxSeq : model.maxLen;
     statsOs << "model " << model.name << ", target " << options.target
                  << ", max batch " << options.maxBatch << ", max seq "
-                 << maxSeq << "\n"
+                 << maxSeq << "\n";
+    if (!targetDescription->narrowDotFeatures.empty())
+      statsOs << "narrow dot products (found, not used): "
+              << llvm::join(targetDescription->narrowDotFeatures, " ") << "\n";
+    statsOs
                  << "peak arena bytes: " << stats.arenaBytes << "\n"
+                 << "weight dtype: " << options.weightDtype
+                 << (options.weightDtype == "int8" ? " (groups of 64)" : "")
+                 << " for linear and embedding weights\n"
                  << "weight bytes: " << stats.weightBytes << "\n"
                  << "kernels: " << stats.kernels << "\n"
                  << "distinct kernels: " << stats.distinctKernels << "\n";

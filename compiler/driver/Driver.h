@@ -27,6 +27,8 @@ struct CompileOptions {
   std::string target = "host";
   int64_t maxBatch = 1;
   int64_t maxSeq = 0; // 0: the model's max_len
+  /// Storage of linear and embedding weights: f32, bf16 or int8.
+  std::string weightDtype = "f32";
   /// Print arena, weight and kernel statistics after the middle end.
   bool stats = false;
   /// Print which kernels were compiled and which came from the cache.

@@ -110,7 +110,8 @@ Value ModuleBuilder::weight(const std::string &name, ArrayRef<int64_t> shape,
       altNames = builder.getStrArrayAttr(SmallVector<StringRef>(
           binding->altNames.begin(), binding->altNames.end()));
     it->second = builder.create<tfm::WeightOp>(
-        where, f32(shape), binding->name, altNames, binding->transposed);
+        where, f32(shape), binding->name, altNames, binding->transposed,
+        /*storage=*/nullptr, /*group=*/nullptr);
   }
   return it->second;
 }

@@ -25,10 +25,13 @@ struct PipelineOptions {
   /// Elementwise kernels may write over an operand that dies there (false
   /// for Adams2019's schedules, which compute some elements twice).
   bool inPlace = true;
+  /// How linear and embedding weights are stored: f32, bf16 or int8
+  /// (tfm-weight-storage).
+  std::string weightDtype = "f32";
 };
 
-/// fuse masked attention -> fuse epilogues -> check kernels -> tile -> plan
-/// memory.
+/// fuse masked attention -> fuse epilogues -> check kernels -> weight
+/// storage -> tile -> plan memory.
 void buildDefaultPipeline(mlir::OpPassManager &pm,
                           const PipelineOptions &options);
 

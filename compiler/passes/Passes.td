@@ -59,6 +59,28 @@ def CheckKernels : Pass<"tfm-check-kernels", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];
 }
 
+def WeightStorage : Pass<"tfm-weight-storage", "::mlir::ModuleOp"> {
+  let summary = "Stores the weights of linears and embeddings in bf16 or int8";
+  let description = [{
+    The user's `--weight-dtype`: every `tfm.weight` whose every use is a
+    linear's weight or an embedding's table (directly or through
+    `tfm.split` views along rows) gets `storage = #tfm.storage<bf16>`, or
+    `#tfm.storage<int8>` with `group`. Those kernels widen the weight in
+    registers, and accumulate in f32. Every other weight (norms, biases,
+    learned positions) stays f32, as do activations and the KV cache. Weights
+    of the same name in several entry points are one tensor at run time, so
+    the decision is made per name over the whole module. With `dtype=f32`
+    the pass changes nothing.
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
+           "f32, bf16 or int8">,
+    Option<"group", "group", "int64_t", /*default=*/"64",
+           "int8: consecutive columns of a row that share one scale">
+  ];
+  let dependentDialects = ["::tfmc::tfm::TfmDialect"];
+}
+
 def Tile : Pass<"tfm-tile", "::mlir::ModuleOp"> {
   let summary = "Chooses tile sizes, vector widths, unrolling and parallel loops per kernel";
   let description = [{

@@ -20,6 +20,10 @@ struct DefaultPipelineOptions
   Option<int64_t> maxSeq{*this, "max-seq",
                          llvm::cl::desc("Longest sequence (0: tfm.max_len)"),
                          llvm::cl::init(0)};
+  Option<std::string> weightDtype{
+      *this, "weight-dtype",
+      llvm::cl::desc("Storage of linear and embedding weights: f32, bf16, int8"),
+      llvm::cl::init("f32")};
 };
 } // namespace
 
@@ -28,6 +32,7 @@ void buildDefaultPipeline(mlir::OpPassManager &pm,
   pm.addNestedPass<mlir::func::FuncOp>(createFuseMaskedAttention());
   pm.addNestedPass<mlir::func::FuncOp>(createFuseEpilogues());
   pm.addNestedPass<mlir::func::FuncOp>(createCheckKernels());
+  pm.addPass(createWeightStorage({options.weightDtype}));
   pm.addPass(createTile({options.target, options.maxSeq}));
   pm.addNestedPass<mlir::func::FuncOp>(
       createPlanMemory({options.maxBatch, options.maxSeq, options.inPlace}));
@@ -39,8 +44,12 @@ void registerPasses() {
       "tfm-default-pipeline",
       "Fuse masked attention and epilogues, tile for a target, plan memory",
       [](mlir::OpPassManager &pm, const DefaultPipelineOptions &options) {
-        buildDefaultPipeline(pm, {options.target, options.maxBatch,
-                                  options.maxSeq});
+        PipelineOptions pipeline;
+        pipeline.target = options.target;
+        pipeline.maxBatch = options.maxBatch;
+        pipeline.maxSeq = options.maxSeq;
+        pipeline.weightDtype = options.weightDtype;
+        buildDefaultPipeline(pm, pipeline);
       });
 }
 

@@ -23,6 +23,16 @@
 //    and W streams from memory once per block (M = 128 with N = 50257: once
 //    instead of 26 times). K past a multiple of the vector reads
 //    zeros; M and N tails are guarded.
+//  - GEMM with a bf16 or int8 weight (tfm-weight-storage). One row
+//    (decode) reads each weight once, so the kernel must stay bound by
+//    those bytes: each W vector is widened in registers as it is loaded
+//    (int8: sign-extend, convert, times the group's f16 scale; bf16: a
+//    shift), which costs one register per column of the micro tile for the
+//    widened vector's scale. With more rows each weight is used once per
+//    row, and widening it per row tile would cost more than the FMAs it
+//    feeds: widen_panel widens micro_n rows of W once per row block into
+//    an f32 panel (micro_n·K·4 bytes, 36 KiB at K = 3072: L1 or L2), and
+//    the f32 micro-kernel reads the panel for every row tile of the block.
 //  - Attention. One task per (batch, head, query block) of 16 queries (a
 //    whole number of vectors; the causal diagonal wastes 8 keys per query
 //    on average). The block's scores and probabilities sit in per-task
@@ -137,13 +147,16 @@ AttentionTiles chooseAttentionTiles(const TargetDescription &target,
 /// `columns` rows of W, one vector accumulator (along K) per output. Per
 /// step it loads rows + columns vectors and does rows x columns FMAs, with
 /// rows·columns + rows + columns registers live.
+/// `registersPerColumn` is 1, or 2 when each column's W vector is widened
+/// in registers (its scale or shift besides the vector).
 MicroTile chooseDotTile(const TargetDescription &target, int64_t n,
-                        int64_t maxRows) {
+                        int64_t maxRows, int64_t registersPerColumn) {
   MicroTile best;
   double bestScore = 0;
   for (int64_t rows = 1; rows <= maxRows; ++rows) {
     for (int64_t columns = 1; columns <= 8; ++columns) {
-      if (rows * columns + rows + columns > target.vectorRegisters)
+      if (rows * columns + rows + registersPerColumn * columns >
+          target.vectorRegisters)
         continue;
       double fmasPerLoad = double(rows * columns) / double(rows + columns);
       double score = fmasPerLoad * utilization(n, columns);
@@ -169,6 +182,8 @@ bool inDecodeStep(Operation *op) {
 struct GemmShape {
   int64_t m, n, k;
   bool rowPerSequence = false;
+  /// W is stored in bf16 or int8 (widened to f32 by the kernel).
+  bool narrowWeight = false;
 };
 
 GemmShape gemmShape(LinearOp linear) {
@@ -179,13 +194,19 @@ GemmShape gemmShape(LinearOp linear) {
     m = ShapedType::isDynamic(dim) || ShapedType::isDynamic(m)
             ? ShapedType::kDynamic
             : m * dim;
-  return {m, weight.getDimSize(0), weight.getDimSize(1), inDecodeStep(linear)};
+  return {m, weight.getDimSize(0), weight.getDimSize(1), inDecodeStep(linear),
+          weightStorageOf(linear.getWeight()).has_value()};
 }
 
 CpuGemmPlan planCpuGemm(const TargetDescription &target, GemmShape shape) {
   // A decode step has one row per sequence: a micro tile of more rows
   // would only repeat that row.
-  MicroTile micro = chooseDotTile(target, shape.n, shape.rowPerSequence ? 1 : 8);
+  // A narrow W is widened in registers only with one row; otherwise the
+  // micro-kernel reads an f32 panel.
+  bool widenPanel = shape.narrowWeight && !shape.rowPerSequence;
+  MicroTile micro =
+      chooseDotTile(target, shape.n, shape.rowPerSequence ? 1 : 8,
+                    shape.narrowWeight && !widenPanel ? 2 : 1);
   // Enough tasks for every core four times over when there is one row
   // (decode: the tiles along N are all the work); otherwise tasks of about
   // 8 tiles keep the dispatch cost small.
@@ -209,6 +230,7 @@ CpuGemmPlan planCpuGemm(const TargetDescription &target, GemmShape shape) {
   plan.microN = micro.vectors;
   plan.blockM = blockM;
   plan.tilesPerTask = tilesPerTask;
+  plan.widenPanel = widenPanel;
   return plan;
 }
 

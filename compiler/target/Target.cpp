@@ -123,6 +123,9 @@ std::optional<TargetDescription> detectHost(std::string &error) {
     t.l1Bytes = sysconfOr(_SC_LEVEL1_DCACHE_SIZE, t.l1Bytes);
     t.l2Bytes = sysconfOr(_SC_LEVEL2_CACHE_SIZE, t.l2Bytes);
     t.cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+    for (const char *feature : {"avx512bf16", "avx512vnni", "amx-bf16", "amx-int8"})
+      if (has(feature))
+        t.narrowDotFeatures.push_back(feature);
     return t;
   }
   error = "the host CPU has the features of no CPU target (it needs AVX2 and "

@@ -43,6 +43,12 @@ struct TargetDescription {
   int64_t l1Bytes = 0;         // L1 data cache per core
   int64_t l2Bytes = 0;         // L2 per core
   int64_t cores = 0;           // cores the plan makes enough tasks for
+  /// Dot-product instructions on narrow operands that `host` found (LLVM's
+  /// names: avx512bf16 for vdpbf16ps, avx512vnni for vpdpbusd, amx-bf16,
+  /// amx-int8); none for the named targets. Recorded, not used: each needs
+  /// the activations narrowed too, where tfmc's bf16 and int8 weights keep
+  /// them f32 (README, "Weight precision").
+  std::vector<std::string> narrowDotFeatures;
 
   // GPU (CUDA): per-block and per-SM limits.
   int64_t computeCapability = 0; // 80 for sm_80, 90 for sm_90

@@ -68,12 +68,17 @@ constexpr FieldRange kBytes{0, INT64_MAX};
 struct CpuGemmPlan {
   static constexpr const char *kFamily = "gemm";
   int64_t vector = 0, microM = 0, microN = 0, blockM = 0, tilesPerTask = 0;
+  /// A bf16 or int8 weight: widened once per row block into an f32 panel
+  /// of micro_n rows of W that every row tile of the block reads (true), or
+  /// widened in registers as it is read (false; one row, decode).
+  bool widenPanel = false;
   template <typename Visit> void fields(Visit &&visit) {
     visit("vector", vector);
     visit("micro_m", microM);
     visit("micro_n", microN);
     visit("block_m", blockM, FieldRange{0, INT32_MAX});
     visit("tiles_per_task", tilesPerTask);
+    visit("widen_panel", widenPanel);
   }
 };
 

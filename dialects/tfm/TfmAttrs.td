@@ -35,6 +35,17 @@ def Tfm_PositionKindAttr : EnumAttr<Tfm_Dialect, Tfm_PositionKind, "positions"> 
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Tfm_WeightStorage : I32EnumAttr<"WeightStorage", "how a weight is stored", [
+    I32EnumAttrCase<"bf16", 0>,  // bfloat16, rounded to nearest even
+    I32EnumAttrCase<"int8", 1>   // symmetric int8 with an f16 scale per group
+  ]> {
+  let cppNamespace = "::tfmc::tfm";
+  let genSpecializedAttr = 0;
+}
+def Tfm_WeightStorageAttr : EnumAttr<Tfm_Dialect, Tfm_WeightStorage, "storage"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Tfm_MaskAttr : Tfm_Attr<"Mask", "mask"> {
   let summary = "the masks a fused attention applies";
   let description = [{

@@ -35,6 +35,20 @@ inline bool computesTensor(mlir::Operation *op) {
   return llvm::isa<TfmDialect>(op->getDialect()) && !isMemoryView(op);
 }
 
+/// The weight a kernel operand reads: a tfm.weight, or a row split of one
+/// (the packed in_proj_weight); null for any other value.
+inline WeightOp sourceWeight(mlir::Value value) {
+  if (auto split = value.getDefiningOp<SplitOp>())
+    value = split.getInput();
+  return value.getDefiningOp<WeightOp>();
+}
+
+/// The storage of the weight `value` reads (none: f32, or not a weight).
+inline std::optional<WeightStorage> weightStorageOf(mlir::Value value) {
+  WeightOp weight = sourceWeight(value);
+  return weight ? weight.getStorage() : std::nullopt;
+}
+
 /// The cache slot a kernel writes its result into (the operand of a
 /// tfm.kv_append), or null: such a result lives in the cache, not the arena.
 inline KvAppendOp cacheWriteOf(mlir::Operation *op) {

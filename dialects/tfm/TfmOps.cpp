@@ -87,7 +87,30 @@ LogicalResult WeightOp::verify() {
     return emitOpError("is 'transposed', which needs a rank-2 result, but "
                        "the result has rank ")
            << getType().getRank();
+  std::optional<WeightStorage> storage = getStorage();
+  if (storage && getType().getRank() != 2)
+    return emitOpError("has a storage, which needs a rank-2 result, but the "
+                       "result has rank ")
+           << getType().getRank();
+  bool grouped = storage == WeightStorage::int8;
+  if (grouped != bool(getGroup()))
+    return emitOpError(grouped ? "has int8 storage, which needs a 'group'"
+                               : "has a 'group', which only int8 storage takes");
   return success();
+}
+
+int64_t WeightOp::getStorageBytes() {
+  int64_t elements = getType().getNumElements();
+  switch (getStorage().value_or(WeightStorage(-1))) {
+  case WeightStorage::bf16:
+    return elements * 2;
+  case WeightStorage::int8: {
+    int64_t rows = getType().getDimSize(0), columns = getType().getDimSize(1);
+    int64_t group = *getGroup();
+    return elements + rows * ((columns + group - 1) / group) * 2;
+  }
+  }
+  return elements * 4;
 }
 
 LogicalResult EmbeddingOp::verify() {

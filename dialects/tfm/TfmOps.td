@@ -37,19 +37,34 @@ def Tfm_WeightOp : Tfm_Op<"weight", [Pure]> {
     `transformer.` prefix). `transposed` (rank 2 only): the file stores the
     transpose of the result, shape reversed (Conv1D's [in, out]); the
     runtime transposes it once at load.
+
+    `storage` (rank 2 only, set by tfm-weight-storage from the user's
+    --weight-dtype): the weight is stored in fewer bits than its f32 result
+    type, which is the value the kernels compute with:
+    `#tfm.storage<bf16>` (each value rounded to nearest even) or
+    `#tfm.storage<int8>` with `group` (each row in groups of `group`
+    consecutive columns, one f16 scale per group: value = q · scale, q in
+    [-127, 127]). Only kernels that widen the weight in registers read such
+    a weight (linear's weight, embedding's table).
   }];
   let arguments = (ins StrAttr:$name, OptionalAttr<StrArrayAttr>:$alt_names,
-                       UnitAttr:$transposed);
+                       UnitAttr:$transposed,
+                       OptionalAttr<Tfm_WeightStorageAttr>:$storage,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$group);
   let results = (outs StaticShapeTensorOf<[F32]>:$result);
   let builders = [
     // A parameter under its own name only (every .tfm model's).
     OpBuilder<(ins "::mlir::Type":$result, "::llvm::StringRef":$name), [{
       build($_builder, $_state, result, name, /*alt_names=*/nullptr,
-            /*transposed=*/false);
+            /*transposed=*/false, /*storage=*/nullptr, /*group=*/nullptr);
     }]>
   ];
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Bytes the weight occupies in its storage (with int8's scales).
+    int64_t getStorageBytes();
+  }];
 }
 
 def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure]> {

@@ -13,7 +13,7 @@ func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?
   %t = tfm.weight "table" : tensor<10x8xf32>
   %e = tfm.embedding %t[%x] {tfm.arena = array<i64: 0, 512>, tfm.tile = {kind = "rows", rows_per_task = 512 : i64, target = "x86-64-avx2", unroll = 1 : i64, vector = 8 : i64}} : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
   %w = tfm.weight "w" : tensor<4x8xf32>
-  %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 4 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 8 : i64}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
+  %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 4 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 8 : i64, widen_panel = false}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
   return %y : tensor<?x?x4xf32>
 }
 }
@@ -39,7 +39,7 @@ func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?
   %e = tfm.embedding %t[%x] {tfm.arena = array<i64: 0, 512>, tfm.tile = {kind = "rows", rows_per_task = 512 : i64, target = "x86-64-avx2", unroll = 1 : i64, vector = 8 : i64}} : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
   %w = tfm.weight "w" : tensor<4x8xf32>
   // expected-error @+1 {{tile plan has no valid 'micro_n'}}
-  %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 8 : i64}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
+  %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 8 : i64, widen_panel = false}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
   return %y : tensor<?x?x4xf32>
 }
 }
@@ -63,7 +63,7 @@ module @wrong_family {
 func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?x8xf32> {tfm.output = "logits"}) attributes {tfm.arena_size = 512 : i64, tfm.max_batch = 1 : i64, tfm.max_len = 16 : i64, tfm.max_seq = 16 : i64} {
   %t = tfm.weight "table" : tensor<10x8xf32>
   // expected-error @+1 {{tile plan of kind 'gemm' for a kernel that needs a 'rows' plan}}
-  %e = tfm.embedding %t[%x] {tfm.arena = array<i64: 0, 512>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 4 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 8 : i64}} : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  %e = tfm.embedding %t[%x] {tfm.arena = array<i64: 0, 512>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 4 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 8 : i64, widen_panel = false}} : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
   return %e : tensor<?x?x8xf32>
 }
 }
@@ -90,7 +90,7 @@ func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?
   %e = tfm.embedding %t[%x] {tfm.arena = array<i64: 0, 512>, tfm.tile = {kind = "rows", rows_per_task = 512 : i64, target = "x86-64-avx2", unroll = 1 : i64, vector = 8 : i64}} : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
   %w = tfm.weight "w" : tensor<4x8xf32>
   // expected-error @+1 {{tile plan's 'vector' is 0, outside 1..2147483647}}
-  %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 4 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 0 : i64}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
+  %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 4 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 0 : i64, widen_panel = false}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
   return %y : tensor<?x?x4xf32>
 }
 }

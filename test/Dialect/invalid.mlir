@@ -730,3 +730,24 @@ func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
 
 // expected-error @+1 {{attribute 'alt_names' failed to satisfy constraint: string array attribute}}
 %w = tfm.weight "wte.weight" {alt_names = [1, 2]} : tensor<4x2xf32>
+
+// -----
+
+// A narrow storage is for rank-2 weights (linear weights, embedding tables).
+// expected-error @+1 {{has a storage, which needs a rank-2 result, but the result has rank 1}}
+%w = tfm.weight "b" {storage = #tfm.storage<bf16>} : tensor<24xf32>
+
+// -----
+
+// expected-error @+1 {{has int8 storage, which needs a 'group'}}
+%w = tfm.weight "w" {storage = #tfm.storage<int8>} : tensor<24x8xf32>
+
+// -----
+
+// expected-error @+1 {{has a 'group', which only int8 storage takes}}
+%w = tfm.weight "w" {group = 64 : i64, storage = #tfm.storage<bf16>} : tensor<24x8xf32>
+
+// -----
+
+// expected-error @+1 {{attribute 'group' failed to satisfy constraint}}
+%w = tfm.weight "w" {group = 0 : i64, storage = #tfm.storage<int8>} : tensor<24x8xf32>

@@ -5,8 +5,8 @@
 
 // CHECK-LABEL: func.func @embed_and_positions
 func.func @embed_and_positions(%ids: tensor<?x?xi64>) -> tensor<?x?x8xf32> {
-  // CHECK: %[[T:.*]] = tfm.weight "src_embed.weight" : tensor<10x8xf32>
-  %table = tfm.weight "src_embed.weight" : tensor<10x8xf32>
+  // CHECK: %[[T:.*]] = tfm.weight "src_embed.weight" {group = 32 : i64, storage = #tfm.storage<int8>} : tensor<10x8xf32>
+  %table = tfm.weight "src_embed.weight" {group = 32 : i64, storage = #tfm.storage<int8>} : tensor<10x8xf32>
   // CHECK: tfm.embedding %[[T]][%{{.*}}] : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
   %x = tfm.embedding %table[%ids] : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
   // CHECK: tfm.scale %{{.*}} by 2.8284271247461903 : tensor<?x?x8xf32>

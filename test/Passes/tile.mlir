@@ -86,8 +86,8 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   %w = tfm.weight "w" : tensor<2304x768xf32>
   %wq, %wk, %wv = tfm.split %w {axis = 0 : i64} : tensor<2304x768xf32> -> tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>
 
-  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64}
-  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64}
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = false}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64, widen_panel = false}
   // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 10240 : i64, target = "cuda-sm80", thread_m = 16 : i64, thread_n = 2 : i64}
   %q = tfm.linear %x, %wq : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %k = tfm.linear %x, %wk : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
@@ -116,8 +116,8 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   // 64-column blocks): the same plans as for N = 768 but fewer tiles per
   // task. On AVX-512 the 4x5 tile divides it.
   // CHECK: tfm.weight "w200" : tensor<200x768xf32>
-  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 2 : i64, vector = 8 : i64}
-  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 4 : i64, micro_n = 5 : i64, target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64}
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 2 : i64, vector = 8 : i64, widen_panel = false}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 4 : i64, micro_n = 5 : i64, target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64, widen_panel = false}
   // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 10240 : i64, target = "cuda-sm80", thread_m = 16 : i64, thread_n = 2 : i64}
   %w200 = tfm.weight "w200" : tensor<200x768xf32>
   %r = tfm.linear %wnd, %w200 : (tensor<?x?x768xf32>, tensor<200x768xf32>) -> tensor<?x?x200xf32>

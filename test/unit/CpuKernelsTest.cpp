@@ -85,6 +85,85 @@ TEST(CpuKernels, LinearBlocksTilesAndTails) {
   }
 }
 
+TEST(CpuKernels, LinearNarrowWeights) {
+  struct NarrowCase {
+    const char *name;
+    int M, N, K;
+    std::map<std::string, int64_t> plan;
+  };
+  for (const NarrowCase &c : std::vector<NarrowCase>{
+           // Prefill: an f32 panel per column tile of each row block; K
+           // leaves a partial group (100 = 64 + 36) and a partial vector.
+           {"panel", 45, 29, 100,
+            {{"vector", 16}, {"micro_m", 3}, {"micro_n", 4}, {"block_m", 6},
+             {"tiles_per_task", 3}, {"widen_panel", 1}}},
+           // Decode: one row, widened in registers.
+           {"one row", 1, 70, 200,
+            {{"vector", 16}, {"micro_m", 1}, {"micro_n", 4}, {"block_m", 256},
+             {"tiles_per_task", 2}}},
+           // 8 lanes, no blocks, widened in registers with several rows.
+           {"registers", 13, 11, 72,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 3}}},
+       }) {
+    for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
+             {WeightType::BF16, 0},
+             {WeightType::Int8, 64},
+             {WeightType::Int8, 16},
+             // Not a whole number of vectors: each lane reads its scale.
+             {WeightType::Int8, 12}}) {
+      SCOPED_TRACE(std::string(c.name) + ", " +
+                   (type == WeightType::BF16 ? "bf16" : "int8") + " group " +
+                   std::to_string(group));
+      KernelSpec spec = cpuSpec(KernelKind::Linear, c.plan);
+      spec.width = c.N;
+      spec.inWidth = c.K;
+      spec.weightType = type;
+      spec.group = group;
+      spec.activation = ActivationFn::GeluTanh;
+      spec.hasBias = spec.hasResidual = true;
+      Buffer<float> x = randomFloats({c.K, c.M}, 1, 2.0f),
+                    w = randomFloats({c.K, c.N}, 2),
+                    bias = randomFloats({c.N}, 3),
+                    residual = randomFloats({c.N, c.M}, 4);
+      NarrowWeight stored = narrow(w, type, group);
+      std::vector<Buffer<>> inputs{x};
+      for (const Buffer<> &argument : stored.arguments)
+        inputs.push_back(argument);
+      inputs.push_back(bias);
+      inputs.push_back(residual);
+      Buffer<float> out(c.N, c.M);
+      run(spec, inputs, out);
+      expectClose(out, referenceLinear(x, stored.meaning, bias, residual,
+                                       ActivationFn::GeluTanh));
+    }
+  }
+}
+
+TEST(CpuKernels, EmbeddingNarrowTable) {
+  const int D = 40, V = 9, S = 5, B = 2;
+  for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
+           {WeightType::BF16, 0}, {WeightType::Int8, 16}}) {
+    KernelSpec spec = cpuSpec(KernelKind::Embedding,
+                              {{"vector", 16}, {"rows_per_task", 2}});
+    spec.width = D;
+    spec.vocab = V;
+    spec.weightType = type;
+    spec.group = group;
+    NarrowWeight table = narrow(randomFloats({D, V}, 5), type, group);
+    Buffer<int64_t> ids(S, B);
+    ids.for_each_element([&](int s, int b) { ids(s, b) = (3 * s + 5 * b) % V; });
+    std::vector<Buffer<>> inputs{ids};
+    for (const Buffer<> &argument : table.arguments)
+      inputs.push_back(argument);
+    Buffer<float> out(D, S, B), expected(D, S, B);
+    run(spec, inputs, out);
+    expected.for_each_element([&](int d, int s, int b) {
+      expected(d, s, b) = table.meaning(d, int(ids(s, b)));
+    });
+    expectClose(out, expected);
+  }
+}
+
 TEST(CpuKernels, GeluTanhOverItsRange) {
   // x / (1 + exp(-2u)) against 0.5·x·(1 + tanh(u)) far into both tails,
   // where exp's argument is clamped.

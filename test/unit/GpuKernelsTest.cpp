@@ -77,6 +77,30 @@ TEST(GpuKernels, LinearOneRow) {
   expectClose(out, expected);
 }
 
+TEST(GpuKernels, LinearNarrowWeights) {
+  // bf16 and int8 W widened as the warp stages it; K = 100 leaves a partial
+  // scale group and a partial K block.
+  const int M = 9, N = 70, K = 100;
+  for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
+           {WeightType::BF16, 0}, {WeightType::Int8, 64}}) {
+    KernelSpec spec = gpuSpec(KernelKind::Linear,
+                              {{"block_k", 16}, {"thread_m", 4}, {"thread_n", 2}});
+    spec.width = N;
+    spec.inWidth = K;
+    spec.weightType = type;
+    spec.group = group;
+    Buffer<float> x = randomFloats({K, M}, 7);
+    NarrowWeight w = narrow(randomFloats({K, N}, 8), type, group);
+    std::vector<Buffer<>> inputs{x};
+    for (const Buffer<> &argument : w.arguments)
+      inputs.push_back(argument);
+    Buffer<float> out(N, M);
+    runEmulated(spec, inputs, out);
+    expectClose(out, referenceLinear(x, w.meaning, Buffer<float>(),
+                                     Buffer<float>(), ActivationFn::None));
+  }
+}
+
 struct AttentionCase {
   const char *name;
   int queries, keys;

@@ -74,6 +74,7 @@ inline target::TilePlan planFromValues(codegen::KernelKind kind, bool gpu,
     plan.microN = get("micro_n", 3);
     plan.blockM = get("block_m", 0);
     plan.tilesPerTask = get("tiles_per_task", 8);
+    plan.widenPanel = get("widen_panel", 0) != 0;
     return plan;
   }
   if (kind == KernelKind::Attention) {
@@ -101,6 +102,54 @@ inline void realizeKernel(codegen::BuiltKernel kernel,
   for (std::size_t i = 0; i < inputs.size(); ++i)
     kernel.arguments[i].set(inputs[i]);
   kernel.output.realize(out, Halide::get_jit_target_from_environment());
+}
+
+/// A weight (K, N) in a narrow storage: the kernel's arguments and the f32
+/// values they mean, which the reference multiplies with.
+struct NarrowWeight {
+  std::vector<Buffer<>> arguments;
+  Buffer<float> meaning;
+};
+
+/// Rounds `w` to bf16 (nearest even) or to int8 with one f16 scale per
+/// `group` values of each row along K, as the README's weight-file layout
+/// says, written here independently of the runtime's converter.
+inline NarrowWeight narrow(const Buffer<float> &w, codegen::WeightType type,
+                           int group) {
+  int K = w.dim(0).extent(), N = w.dim(1).extent();
+  NarrowWeight result{{}, Buffer<float>(K, N)};
+  if (type == codegen::WeightType::BF16) {
+    Buffer<> bits(halide_type_t(halide_type_bfloat, 16), {K, N});
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < K; ++k) {
+        Halide::bfloat16_t value(w(k, n));
+        static_cast<uint16_t *>(bits.data())[n * K + k] = value.to_bits();
+        result.meaning(k, n) = float(value);
+      }
+    result.arguments.push_back(bits);
+    return result;
+  }
+  int groups = (K + group - 1) / group;
+  Buffer<int8_t> q(K, N);
+  Buffer<> scales(halide_type_t(halide_type_float, 16), {groups, N});
+  for (int n = 0; n < N; ++n)
+    for (int g = 0; g < groups; ++g) {
+      int end = std::min(K, (g + 1) * group);
+      float largest = 0;
+      for (int k = g * group; k < end; ++k)
+        largest = std::max(largest, std::abs(w(k, n)));
+      Halide::float16_t scale(largest / 127.0f);
+      static_cast<uint16_t *>(scales.data())[n * groups + g] = scale.to_bits();
+      float s = float(scale);
+      for (int k = g * group; k < end; ++k) {
+        float value = s == 0 ? 0.0f : std::nearbyint(w(k, n) / s);
+        q(k, n) = int8_t(std::clamp(value, -127.0f, 127.0f));
+        result.meaning(k, n) = float(q(k, n)) * s;
+      }
+    }
+  result.arguments.push_back(q);
+  result.arguments.push_back(scales);
+  return result;
 }
 
 /// max |a - b| <= 1e-4 * max(1, max |b|), as the E2E tests compare.

@@ -63,6 +63,12 @@ static cl::opt<int64_t> maxSeq(
     cl::desc("Longest sequence the memory plan holds (default: max_len)"),
     cl::value_desc("N"), cl::init(0), cl::cat(tfmcCategory));
 
+static cl::opt<std::string> weightDtype(
+    "weight-dtype",
+    cl::desc("Storage of linear and embedding weights (default: f32); norms, "
+             "biases, positions, activations and the KV cache stay f32"),
+    cl::value_desc("f32|bf16|int8"), cl::init("f32"), cl::cat(tfmcCategory));
+
 enum class Scheduler { Tfmc, Adams2019 };
 static cl::opt<Scheduler> scheduler(
     "scheduler", cl::desc("Who schedules the Halide kernels:"),
@@ -174,6 +180,7 @@ int main(int argc, char **argv) {
   }
   options.target = target;
   options.maxBatch = maxBatch;
+  options.weightDtype = weightDtype;
   options.maxSeq = maxSeq;
   options.stats = printStats;
   options.verbose = verbose;

@@ -123,4 +123,39 @@ void gridOverTokens(BuiltKernel &kernel, const KernelSpec &spec) {
                int(spec.plan<target::GpuRowsPlan>().threads));
 }
 
+WeightInput::WeightInput(const KernelSpec &spec, const std::string &name)
+    : type(spec.weightType),
+      groupSize(spec.weightType == WeightType::Int8 ? spec.group : 0),
+      values(type == WeightType::Int8   ? Int(8)
+             : type == WeightType::BF16 ? BFloat(16)
+                                        : Float(32),
+             2, name),
+      scales(Float(16), 2, name + "_scales") {}
+
+std::vector<ImageParam> WeightInput::arguments() const {
+  if (type == WeightType::Int8)
+    return {values, scales};
+  return {values};
+}
+
+Expr WeightInput::widened(Expr k, Expr row, Expr group) const {
+  Expr value = values(k, row);
+  if (type == WeightType::F32)
+    return value;
+  if (type == WeightType::BF16)
+    // bf16 is the upper half of an f32. Written out, since Halide 14's own
+    // bf16 conversion crashes LLVM's PTX backend ("Copy one register into
+    // another with a different width"); on x86 both give a zero-extend and
+    // a shift.
+    return reinterpret<float>(cast<uint32_t>(reinterpret<uint16_t>(value))
+                              << 16);
+  value = cast<float>(value);
+  if (type == WeightType::Int8) {
+    if (!group.defined())
+      group = k / int(groupSize);
+    value *= cast<float>(scales(group, row));
+  }
+  return value;
+}
+
 } // namespace tfmc::codegen::kernels

@@ -27,6 +27,23 @@ Halide::Expr keyAllowed(const MaskSpec &mask, Halide::Expr query,
                         const Halide::ImageParam &keyPadding,
                         Halide::Expr batch, bool keyMayPassEnd);
 
+/// A linear's weight or an embedding's table as the kernel receives it:
+/// values (K, N) in the spec's storage type and, for int8, one f16 scale per
+/// group of `group` values along K: scales (ceil(K/group), N).
+struct WeightInput {
+  explicit WeightInput(const KernelSpec &spec, const std::string &name);
+  /// The kernel's arguments for it, in order: values, then int8's scales.
+  std::vector<Halide::ImageParam> arguments() const;
+  /// Element (k, row) widened to f32; `group` is k's group (int8), which a
+  /// caller that walks K by groups passes so that no vector lane divides.
+  Halide::Expr widened(Halide::Expr k, Halide::Expr row,
+                       Halide::Expr group = Halide::Expr()) const;
+
+  WeightType type;
+  int64_t groupSize; // int8: values per scale; otherwise 0
+  Halide::ImageParam values, scales;
+};
+
 // --- CPU schedules of the simple shapes ----------------------------------------
 
 /// Elementwise and row kernels over (W, R): vectorise W, rows in parallel

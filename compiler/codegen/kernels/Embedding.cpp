@@ -9,14 +9,19 @@ using namespace Halide;
 
 BuiltKernel algorithm(const KernelSpec &spec) {
   ImageParam ids(Int(64), 2, "ids");
-  ImageParam table(Float(32), 2, "table");
+  WeightInput table(spec, "table");
   Var d("d"), s("s"), b("b");
   Func out("embedding");
   // The runtime rejects ids outside [0, vocab); the clamp keeps bounds
   // inference finite.
   Expr row = clamp(cast<int32_t>(ids(s, b)), 0, int(spec.vocab) - 1);
-  out(d, s, b) = table(d, row);
-  return {out, {ids, table}};
+  // A bf16 or int8 table is widened row by row (one row per token: its
+  // cost is nothing next to the layers').
+  out(d, s, b) = table.widened(d, row);
+  std::vector<ImageParam> arguments{ids};
+  for (const ImageParam &argument : table.arguments())
+    arguments.push_back(argument);
+  return {out, arguments};
 }
 
 void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {

@@ -12,10 +12,12 @@
 //
 // Buffer conventions (Halide dimensions, innermost first; f32 unless noted):
 //   embedding   ids i64 (S, B), table (D, V)                    -> (D, S, B)
+//               (int8: table i8 (D, V), scales f16 (ceil(D/G), V); bf16: table bf16)
 //   positions   x (D, S, B) [, table (D, max_len)]              -> (D, S, B)
 //   scale, activation   x (W, R)                                -> (W, R)
 //   add         a (W, R), b (W, R)                              -> (W, R)
 //   linear      x (K, M), w (K, N) [, bias (N)] [, residual (N, M)] -> (N, M)
+//               (int8: w i8 (K, N), scales f16 (ceil(K/G), N); bf16: w bf16)
 //   layer_norm  x (W, R) [, residual (W, R)], gamma (W), beta (W) -> (W, R)
 //   attention   q (Dh, H, Sq, B), k (Dh, H, Sk, B), v (Dv, H, Sk, B)
 //               [, key_padding i64 (Sk, B)]                     -> (Dv, H, Sq, B)
@@ -48,6 +50,10 @@ using target::KernelKind;
 
 enum class ActivationFn { None, Relu, Gelu, GeluTanh };
 
+/// How a linear's weight or an embedding's table is stored; the kernel
+/// widens it to f32 (tfm-weight-storage).
+enum class WeightType { F32, BF16, Int8 };
+
 /// Which keys a query may attend to.
 struct MaskSpec {
   bool causal = false;
@@ -65,6 +71,10 @@ struct KernelSpec {
 
   // Embedding: rows of the table (ids are clamped into it).
   int64_t vocab = 0;
+  // Linear's weight and embedding's table: their storage; int8's group of
+  // consecutive columns sharing one scale.
+  WeightType weightType = WeightType::F32;
+  int64_t group = 0;
   // Positions: a learned table instead of sinusoids.
   bool learnedPositions = false;
   // Scale.

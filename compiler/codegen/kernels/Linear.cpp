@@ -5,6 +5,10 @@
 // K and sums its lanes at the end; no transpose of W is needed, for one row
 // (decode) or many (prefill).
 //
+// bf16 and int8 weights (tfm-weight-storage) are widened to f32 in
+// registers as they are read, or once per row block into an f32 panel
+// (widen_panel); accumulation is f32 either way.
+//
 // GPU: a thread block is one warp computing (32·thread_n) x thread_m
 // outputs, each lane a thread_n x thread_m tile of accumulators in
 // registers; x and W are staged through shared memory block_k columns of
@@ -42,36 +46,63 @@ Expr epilogue(const KernelSpec &spec, Expr value, ImageParam bias,
   return value;
 }
 
+/// How the CPU kernel walks K: in steps of `step` values (int8: one scale
+/// group, so that each step reads one scale and no vector lane divides by
+/// the group; otherwise one vector), each a whole number of vectors.
+struct DepthWalk {
+  int64_t lanes, step, padded;
+  bool stepIsGroup;
+};
+
+DepthWalk depthWalk(const KernelSpec &spec) {
+  int64_t lanes = spec.plan<CpuGemmPlan>().vector;
+  // A group that is not a whole number of vectors (only tfm-opt's group
+  // option makes one) is walked by vectors, reading each lane's scale.
+  bool stepIsGroup =
+      spec.weightType == WeightType::Int8 && spec.group % lanes == 0;
+  int64_t step = stepIsGroup ? spec.group : lanes;
+  return {lanes, step, (spec.inWidth + step - 1) / step * step, stepIsGroup};
+}
+
 BuiltKernel algorithm(const KernelSpec &spec) {
   ImageParam x(Float(32), 2, "x");
-  ImageParam w(Float(32), 2, "w");
+  WeightInput w(spec, "w");
   ImageParam bias(Float(32), 1, "bias");
   ImageParam residual(Float(32), 2, "residual");
-  std::vector<ImageParam> arguments{x, w};
+  std::vector<ImageParam> arguments{x};
+  for (const ImageParam &argument : w.arguments())
+    arguments.push_back(argument);
   Var n("n"), m("m"), lane("lane");
 
   // The accumulators have one partial sum per vector lane.
-  int lanes = int(spec.plan<CpuGemmPlan>().vector);
+  DepthWalk walk = depthWalk(spec);
+  int lanes = int(walk.lanes), step = int(walk.step);
   int64_t depth = spec.inWidth;
-  int64_t paddedDepth = (depth + lanes - 1) / lanes * lanes;
   // Rows and columns past the end (whole micro tiles) read clamped memory;
-  // depth past K (when K is not a multiple of the vector) reads zeros.
-  Func xc("x_clamped"), wc("w_clamped");
-  Var k("k"), row("row");
+  // depth past K (when K is not a multiple of the step) reads zeros.
+  // W is indexed by (j, g): element g·step + j, widened to f32.
+  Func xc("x_clamped"), wc("w_widened");
+  Var k("k"), row("row"), j("j"), g("g");
   Expr kIn = clamp(k, 0, int(depth) - 1);
   Expr xValue = x(kIn, clamp(row, 0, x.dim(1).extent() - 1));
-  Expr wValue = w(kIn, clamp(row, 0, w.dim(1).extent() - 1));
-  if (paddedDepth != depth) {
+  Expr wk = g * step + j;
+  Expr wValue =
+      w.widened(clamp(wk, 0, int(depth) - 1),
+                clamp(row, 0, w.values.dim(1).extent() - 1),
+                walk.stepIsGroup ? Expr(g) : Expr());
+  if (walk.padded != depth) {
     xValue = select(k < int(depth), xValue, 0.0f);
-    wValue = select(k < int(depth), wValue, 0.0f);
+    wValue = select(wk < int(depth), wValue, 0.0f);
   }
   xc(k, row) = xValue;
-  wc(k, row) = wValue;
+  wc(j, g, row) = wValue;
 
-  RDom rk(0, int(paddedDepth / lanes), "rk");
+  RDom rk(0, step / lanes, 0, int(walk.padded / step), "rk");
+  RVar rv = rk.x, rg = rk.y;
   Func partial("partial");
   partial(lane, n, m) = 0.0f;
-  partial(lane, n, m) += xc(rk * lanes + lane, m) * wc(rk * lanes + lane, n);
+  partial(lane, n, m) += xc(rg * step + rv * lanes + lane, m) *
+                         wc(rv * lanes + lane, rg, n);
   RDom rl(0, lanes, "rl");
   Func acc("acc");
   if (spec.hasBias) {
@@ -88,7 +119,8 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   }
   Func out("linear");
   out(n, m) = value;
-  return {out, arguments, {{"partial", partial}, {"acc", acc}},
+  return {out, arguments,
+          {{"partial", partial}, {"acc", acc}, {"w_widened", wc}},
           {{"rk", rk}, {"rl", rl}}};
 }
 
@@ -97,28 +129,42 @@ BuiltKernel algorithm(const KernelSpec &spec) {
 // consecutive tiles walk down the rows (the same rows of W), then along
 // N; groups of tiles run in parallel, so one row (decode) still spreads
 // over every core. The epilogue is applied to micro_n-wide vectors.
+// A bf16 or int8 W is widened in registers as it is read, or, with
+// widen_panel, once per block into an f32 panel of micro_n rows of W that
+// the block's tiles read.
 void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
   Func out = kernel.output, acc = kernel.stages.at("acc"),
-       partial = kernel.stages.at("partial");
+       partial = kernel.stages.at("partial"),
+       widened = kernel.stages.at("w_widened");
   RDom rk = kernel.domains.at("rk"), rl = kernel.domains.at("rl");
-  Var n("n"), m("m"), lane("lane");
+  Var n("n"), m("m"), lane("lane"), j("j");
   int microM = int(plan.microM);
   int microN = int(plan.microN);
   Var no("no"), mo("mo"), ni("ni"), mi("mi"), tile("tile"), task("task");
   Var mb("mb"), moi("moi");
   int64_t blockM = plan.blockM;
   out.tile(n, m, no, mo, ni, mi, microN, microM, TailStrategy::GuardWithIf);
-  if (blockM > 0) {
+  // Where one micro tile's accumulators live.
+  Var microTile = tile;
+  if (blockM > 0 || plan.widenPanel) {
     // Never more row tiles per block than there are rows (one row, decode:
     // a block of one tile).
     Expr rowTiles = (out.output_buffer().dim(1).extent() + microM - 1) / microM;
     Expr blockTiles =
-        clamp(rowTiles, 1, int(std::max<int64_t>(1, blockM / microM)));
+        blockM > 0
+            ? clamp(rowTiles, 1, int(std::max<int64_t>(1, blockM / microM)))
+            : rowTiles;
     out.split(mo, mb, moi, blockTiles, TailStrategy::GuardWithIf)
-        .reorder(ni, mi, moi, no, mb)
-        .fuse(moi, no, tile)
-        .fuse(tile, mb, tile);
+        .reorder(ni, mi, moi, no, mb);
+    if (plan.widenPanel) {
+      // A task's unit is a column tile of a block; its row tiles (moi)
+      // share the panel.
+      out.fuse(no, mb, tile);
+      microTile = moi;
+    } else {
+      out.fuse(moi, no, tile).fuse(tile, mb, tile);
+    }
   } else {
     out.fuse(no, mo, tile);
   }
@@ -126,17 +172,19 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       .parallel(task)
       .vectorize(ni)
       .unroll(mi);
-  acc.compute_at(out, tile).bound_extent(n, microN).bound_extent(m, microM);
+  if (plan.widenPanel)
+    widened.compute_at(out, tile).vectorize(j, int(plan.vector));
+  acc.compute_at(out, microTile).bound_extent(n, microN).bound_extent(m, microM);
   // The lanes of each accumulator are summed with a vector reduction.
   acc.update().atomic().vectorize(rl).unroll(n).unroll(m);
-  partial.compute_at(out, tile)
+  partial.compute_at(out, microTile)
       .bound_extent(n, microN)
       .bound_extent(m, microM)
       .vectorize(lane)
       .unroll(n)
       .unroll(m);
   partial.update()
-      .reorder(lane, n, m, rk)
+      .reorder(lane, n, m, rk.x, rk.y)
       .vectorize(lane)
       .unroll(n)
       .unroll(m);
@@ -144,10 +192,12 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
 
 BuiltKernel gpu(const KernelSpec &spec) {
   ImageParam x(Float(32), 2, "x");
-  ImageParam w(Float(32), 2, "w");
+  WeightInput w(spec, "w");
   ImageParam bias(Float(32), 1, "bias");
   ImageParam residual(Float(32), 2, "residual");
-  std::vector<ImageParam> arguments{x, w};
+  std::vector<ImageParam> arguments{x};
+  for (const ImageParam &argument : w.arguments())
+    arguments.push_back(argument);
   Var n("n"), m("m"), k("k"), row("row");
 
   const int depth = int(spec.inWidth);
@@ -155,7 +205,9 @@ BuiltKernel gpu(const KernelSpec &spec) {
   // their products are never summed (K is guarded) or never stored.
   Func xTile("x_tile"), wTile("w_tile");
   xTile(k, row) = x(clamp(k, 0, depth - 1), clamp(row, 0, x.dim(1).extent() - 1));
-  wTile(k, row) = w(clamp(k, 0, depth - 1), clamp(row, 0, w.dim(1).extent() - 1));
+  // A bf16 or int8 W is widened as it is staged.
+  wTile(k, row) = w.widened(clamp(k, 0, depth - 1),
+                            clamp(row, 0, w.values.dim(1).extent() - 1));
   RDom rk(0, depth, "rk");
   Func prod("prod");
   prod(n, m) = 0.0f;

@@ -1,0 +1,101 @@
+//===- WeightStorage.cpp - bf16 and int8 weights, chosen by the user ------===//
+//
+// Decode reads every weight once per token, so its speed is the bytes of
+// weights over the memory bandwidth: bf16 halves them, int8 with one f16
+// scale per 64 values cuts them to 1.03 bytes a value. Only the kernels
+// that widen a weight in registers (linear, embedding) can read such a
+// weight; a weight with any other use keeps f32. The choice is the user's
+// (tfmc --weight-dtype): lower precision is never a default.
+//
+// Why 64 values a scale: llama.cpp's Q8_0 keeps one f16 scale per 32
+// (1.0625 bytes a value); 64 gives 1.03, which keeps an int8 GPT-2 small
+// file within 0.27 of its f32 size while the norms and positions stay f32,
+// and the rounding step of a group is still its largest value / 127.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/passes/Passes.h"
+
+#include "llvm/ADT/StringMap.h"
+
+namespace tfmc {
+#define GEN_PASS_DEF_WEIGHTSTORAGE
+#include "compiler/passes/Passes.h.inc"
+} // namespace tfmc
+
+using namespace mlir;
+using namespace tfmc::tfm;
+
+namespace {
+
+/// Whether every use of `value` reads it as a weight that a kernel widens
+/// in registers: a linear's weight, an embedding's table, or a row split of
+/// it whose parts are such weights.
+bool onlyWidenedUses(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto linear = dyn_cast<LinearOp>(user)) {
+      if (linear.getWeight() != value)
+        return false;
+    } else if (auto embedding = dyn_cast<EmbeddingOp>(user)) {
+      if (embedding.getTable() != value)
+        return false;
+    } else if (auto split = dyn_cast<SplitOp>(user)) {
+      if (split.getAxis() != 0 || !llvm::all_of(split.getParts(), onlyWidenedUses))
+        return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+struct WeightStoragePass
+    : tfmc::impl::WeightStorageBase<WeightStoragePass> {
+  using WeightStorageBase::WeightStorageBase;
+
+  void runOnOperation() override {
+    std::optional<WeightStorage> storage;
+    if (dtype == "bf16")
+      storage = WeightStorage::bf16;
+    else if (dtype == "int8")
+      storage = WeightStorage::int8;
+    else if (dtype != "f32") {
+      getOperation().emitError("tfm-weight-storage: dtype must be f32, bf16 "
+                               "or int8, got '")
+          << dtype << "'";
+      return signalPassFailure();
+    }
+    if (storage == WeightStorage::int8 && group < 1) {
+      getOperation().emitError("tfm-weight-storage: group must be positive, "
+                               "got ")
+          << group;
+      return signalPassFailure();
+    }
+    if (!storage)
+      return;
+
+    // One decision per name: every entry point's op of that name must
+    // qualify, since the runtime loads one tensor for all of them.
+    llvm::StringMap<SmallVector<WeightOp>> byName;
+    getOperation().walk(
+        [&](WeightOp weight) { byName[weight.getName()].push_back(weight); });
+    MLIRContext *context = &getContext();
+    OpBuilder builder(context);
+    for (auto &entry : byName) {
+      ArrayRef<WeightOp> ops = entry.getValue();
+      if (!llvm::all_of(ops, [](WeightOp weight) {
+            return weight.getType().getRank() == 2 &&
+                   onlyWidenedUses(weight.getResult());
+          }))
+        continue;
+      for (WeightOp weight : ops) {
+        weight.setStorageAttr(WeightStorageAttr::get(context, *storage));
+        if (*storage == WeightStorage::int8)
+          weight.setGroupAttr(builder.getI64IntegerAttr(group));
+      }
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,68 @@
+"""Checks the plan (JSON) of a program compiled with --weight-dtype against
+the weight-storage contract in runtime/Plan.h, independently of codegen:
+
+- exactly the linear weights and embedding tables are narrow (dtype, and
+  group for int8); positions, norms and biases stay f32;
+- each narrow weight argument has its storage type, and an int8 one is
+  followed by its f16 scales, viewed (ceil(K / group), N), whose element
+  offset is the weight view's first row times ceil(K / group).
+
+Prints one summary line per entry point for FileCheck; exits 1 with the
+reason on the first violation."""
+import json
+import sys
+
+TYPES = {"bf16": "bf16", "int8": "i8"}
+
+
+def fail(message):
+    print("narrow_plan.py: " + message)
+    sys.exit(1)
+
+
+def main(path, dtype):
+    plans = json.load(open(path))
+    plans = plans if isinstance(plans, list) else [plans]
+    for plan in plans:
+        weights, values = plan["weights"], plan["values"]
+        narrow_args = 0
+        for step in plan["steps"]:
+            args = step["args"]
+            if step["op"] not in ("tfm.linear", "tfm.embedding"):
+                for arg in args:
+                    value = values[arg["value"]]
+                    if value["kind"] == "weight" and "dtype" in weights[value["index"]]:
+                        fail(f"{step['op']} reads narrow weight {weights[value['index']]['name']}")
+                continue
+            position = 1  # linear: x, w; embedding: ids, table
+            arg = args[position]
+            value = values[arg["value"]]
+            weight = weights[value["index"]]
+            if weight.get("dtype") != dtype:
+                fail(f"{weight['name']} of {step['op']} is {weight.get('dtype', 'f32')}")
+            if arg["type"] != TYPES[dtype]:
+                fail(f"{weight['name']} is passed as {arg['type']}")
+            narrow_args += 1
+            if dtype != "int8":
+                continue
+            group = weight["group"]
+            columns, rows = arg["dims"][0][0], arg["dims"][1][0]
+            groups = -(-columns // group)
+            scales = args[position + 1]
+            scale_value = values[scales["value"]]
+            if scales["type"] != "f16" or scale_value["kind"] != "scales":
+                fail(f"{weight['name']}: no f16 scales after it")
+            if scale_value["index"] != value["index"]:
+                fail(f"{weight['name']}: the scales of another weight")
+            if scales["dims"] != [[groups], [rows]]:
+                fail(f"{weight['name']}: scales dims {scales['dims']}, expected [[{groups}], [{rows}]]")
+            first_row = value["offset"] // columns
+            if scale_value["offset"] != first_row * groups:
+                fail(f"{weight['name']}: scales offset {scale_value['offset']}, expected {first_row * groups}")
+        narrow = sorted(w["name"] for w in weights if "dtype" in w)
+        f32 = sorted(w["name"] for w in weights if "dtype" not in w)
+        print(f"{plan['entry']}: {narrow_args} narrow weight args; narrow: {' '.join(narrow)}; f32: {' '.join(f32)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,65 @@
+// RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int8" | FileCheck %s --check-prefix=INT8
+// RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int8 group=32" | FileCheck %s --check-prefix=GROUP32
+// RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=bf16" | FileCheck %s --check-prefix=BF16
+// f32 (the default) changes nothing.
+// RUN: tfm-opt %s -split-input-file -tfm-weight-storage | FileCheck %s --check-prefix=F32 --implicit-check-not=storage
+// RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=fp16" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: tfm-weight-storage: dtype must be f32, bf16 or int8, got 'fp16'
+
+// A GPT-2-like layer: the embedding table is also the output head's weight
+// (tied), the packed Q/K/V weight is split along rows; the learned position
+// table, the norm's gain and bias and the linear's bias stay f32.
+// INT8-LABEL: func.func @decoder
+// INT8-DAG: tfm.weight "wte" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<10x8xf32>
+// INT8-DAG: tfm.weight "wpe" : tensor<16x8xf32>
+// INT8-DAG: tfm.weight "qkv" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<24x8xf32>
+// INT8-DAG: tfm.weight "qkv_bias" : tensor<24xf32>
+// INT8-DAG: tfm.weight "ln.weight" : tensor<8xf32>
+// INT8-DAG: tfm.weight "ln.bias" : tensor<8xf32>
+// GROUP32-DAG: tfm.weight "wte" {group = 32 : i64, storage = #tfm.storage<int8>} : tensor<10x8xf32>
+// BF16-DAG: tfm.weight "wte" {storage = #tfm.storage<bf16>} : tensor<10x8xf32>
+// BF16-DAG: tfm.weight "qkv" {storage = #tfm.storage<bf16>} : tensor<24x8xf32>
+// BF16-DAG: tfm.weight "wpe" : tensor<16x8xf32>
+// F32: tfm.weight "wte" : tensor<10x8xf32>
+func.func @decoder(%ids: tensor<?x?xi64>) -> tensor<?x?x10xf32> {
+  %table = tfm.weight "wte" : tensor<10x8xf32>
+  %x = tfm.embedding %table[%ids] : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  %pt = tfm.weight "wpe" : tensor<16x8xf32>
+  %p = tfm.positions %x, %pt {kind = #tfm.positions<learned>} : tensor<?x?x8xf32>, tensor<16x8xf32>
+  %g = tfm.weight "ln.weight" : tensor<8xf32>
+  %b = tfm.weight "ln.bias" : tensor<8xf32>
+  %n = tfm.layer_norm %p, %g, %b {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %w = tfm.weight "qkv" : tensor<24x8xf32>
+  %wb = tfm.weight "qkv_bias" : tensor<24xf32>
+  %parts:3 = tfm.split %w {axis = 0 : i64} : tensor<24x8xf32> -> tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+  %bparts:3 = tfm.split %wb {axis = 0 : i64} : tensor<24xf32> -> tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+  %q = tfm.linear %n, %parts#0 bias %bparts#0 : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %k = tfm.linear %q, %parts#1 bias %bparts#1 : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %v = tfm.linear %k, %parts#2 bias %bparts#2 : (tensor<?x?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %logits = tfm.linear %v, %table : (tensor<?x?x8xf32>, tensor<10x8xf32>) -> tensor<?x?x10xf32>
+  return %logits : tensor<?x?x10xf32>
+}
+
+// -----
+
+// A weight with a use that no kernel widens (here a learned position table
+// that is also a linear's weight) stays f32 in every function: the runtime
+// loads one tensor per name for all entry points.
+// INT8-LABEL: func.func @forward
+// INT8: tfm.weight "shared" : tensor<16x8xf32>
+// INT8-LABEL: func.func @decode
+// INT8: tfm.weight "shared" : tensor<16x8xf32>
+// INT8: tfm.weight "only_linear" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<16x8xf32>
+func.func @forward(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  %pt = tfm.weight "shared" : tensor<16x8xf32>
+  %p = tfm.positions %x, %pt {kind = #tfm.positions<learned>} : tensor<?x?x8xf32>, tensor<16x8xf32>
+  return %p : tensor<?x?x8xf32>
+}
+func.func @decode(%x: tensor<?x?x8xf32>) -> tensor<?x?x16xf32> {
+  %w = tfm.weight "shared" : tensor<16x8xf32>
+  %y = tfm.linear %x, %w : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %w2 = tfm.weight "only_linear" : tensor<16x8xf32>
+  %z = tfm.linear %x, %w2 : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %s = tfm.add %y, %z : tensor<?x?x16xf32>
+  return %s : tensor<?x?x16xf32>
+}
