@@ -36,6 +36,16 @@ const char *toString(NormPlacement value) {
   return "?";
 }
 
+const char *toString(NormType value) {
+  switch (value) {
+  case NormType::LayerNorm:
+    return "layer_norm";
+  case NormType::RmsNorm:
+    return "rms_norm";
+  }
+  return "?";
+}
+
 const char *toString(Activation value) {
   switch (value) {
   case Activation::Relu:
@@ -44,6 +54,8 @@ const char *toString(Activation value) {
     return "gelu";
   case Activation::GeluTanh:
     return "gelu_tanh";
+  case Activation::Silu:
+    return "silu";
   }
   return "?";
 }
@@ -54,6 +66,8 @@ const char *toString(PositionKind value) {
     return "sinusoidal";
   case PositionKind::Learned:
     return "learned";
+  case PositionKind::Rope:
+    return "rope";
   }
   return "?";
 }
@@ -108,6 +122,8 @@ const char *toString(WeightNaming value) {
     return "nn-transformer";
   case WeightNaming::HfGpt2:
     return "hf-gpt2";
+  case WeightNaming::HfLlama:
+    return "hf-llama";
   }
   return "?";
 }
@@ -160,6 +176,22 @@ std::string dumpModel(const Model &model) {
   line(1, fmt::format("final_norm = {}", model.finalNorm ? "true" : "false"));
   line(1, fmt::format("output = {}", toString(model.output)));
   // Only imported models say so: .tfm dumps stay as they were.
+  // The Llama family's settings print when they differ from their defaults,
+  // so dumps of models without them stay as they were.
+  if (model.normType != NormType::LayerNorm)
+    line(1, fmt::format("norm_type = {}", toString(model.normType)));
+  if (model.positions == PositionKind::Rope)
+    line(1, fmt::format("rope_theta = {:g}", model.ropeTheta));
+  if (model.kvHeads != model.heads)
+    line(1, fmt::format("kv_heads = {}", model.kvHeads));
+  if (model.headDim * model.heads != model.dModel)
+    line(1, fmt::format("head_dim = {}", model.headDim));
+  if (!model.bias)
+    line(1, "bias = false");
+  if (model.attentionBias != model.bias)
+    line(1, fmt::format("attention_bias = {}",
+                        model.attentionBias ? "true" : "false"));
+  // Only imported models say so: .tfm dumps stay as they were.
   if (model.weightNaming != WeightNaming::NnTransformer)
     line(1, fmt::format("weights = {}", toString(model.weightNaming)));
 
@@ -170,7 +202,8 @@ std::string dumpModel(const Model &model) {
                         (*stack)->layers));
     for (const Sublayer &sublayer : (*stack)->sublayers) {
       if (sublayer.kind == SublayerKind::FeedForward)
-        line(2, toString(sublayer.kind));
+        line(2, sublayer.gated ? "feed_forward(gated)"
+                               : toString(sublayer.kind));
       else
         line(2, fmt::format("{} mask = {}", toString(sublayer.kind),
                             toString(sublayer.mask)));

@@ -25,15 +25,20 @@ struct SourceLoc {
 };
 
 enum class NormPlacement { Post, Pre };
-enum class Activation { Relu, Gelu, GeluTanh };
-enum class PositionKind { Sinusoidal, Learned };
+/// LayerNorm (weight and bias) or RMSNorm (x · rsqrt(mean(x²) + eps) · w).
+enum class NormType { LayerNorm, RmsNorm };
+enum class Activation { Relu, Gelu, GeluTanh, Silu };
+/// Rope rotates Q and K in each attention ("rotate half" pairs (i, i + Dh/2),
+/// Hugging Face Llama's layout) instead of adding to the embedding.
+enum class PositionKind { Sinusoidal, Learned, Rope };
 enum class EmbedScale { One, SqrtDModel };
 enum class OutputKind { Linear, Tied, None };
 enum class StackKind { Encoder, Decoder };
 enum class SublayerKind { SelfAttention, CrossAttention, FeedForward };
 /// How the weights file names (and lays out) the parameters: PyTorch's
-/// nn.Transformer names (.tfm models), or a Hugging Face GPT-2 checkpoint's.
-enum class WeightNaming { NnTransformer, HfGpt2 };
+/// nn.Transformer names (.tfm models), or a Hugging Face GPT-2 checkpoint's,
+/// or a Llama-family (Llama, Mistral, Qwen2) checkpoint's.
+enum class WeightNaming { NnTransformer, HfGpt2, HfLlama };
 
 /// Which masks an attention sublayer applies. `window == 0` means no window.
 struct MaskSpec {
@@ -47,6 +52,8 @@ struct MaskSpec {
 struct Sublayer {
   SublayerKind kind = SublayerKind::FeedForward;
   MaskSpec mask; // Only meaningful for the two attention kinds.
+  /// feed_forward(gated): down(act(gate(x)) · up(x)).
+  bool gated = false;
   SourceLoc loc; // The sublayer's keyword.
 };
 
@@ -71,6 +78,7 @@ struct Model {
 
   // Optional settings, with the README's defaults.
   NormPlacement norm = NormPlacement::Post;
+  NormType normType = NormType::LayerNorm;
   Activation activation = Activation::Relu;
   PositionKind positions = PositionKind::Sinusoidal;
   EmbedScale embedScale = EmbedScale::One;
@@ -78,6 +86,15 @@ struct Model {
   bool finalNorm = false;
   OutputKind output = OutputKind::Linear;
   WeightNaming weightNaming = WeightNaming::NnTransformer;
+  /// Rope's base: inv_freq[i] = 1 / rope_theta^(2i / head_dim).
+  double ropeTheta = 10000.0;
+  // Resolved by validation: never 0 in a parsed or imported model.
+  int64_t kvHeads = 0; ///< K/V heads (grouped-query attention); = heads by default
+  int64_t headDim = 0; ///< per-head width; = d_model / heads by default
+  /// Biases on every linear (attention, feed-forward, `output = linear`).
+  bool bias = true;
+  /// Biases on the Q, K and V projections (Qwen2 has them with bias = false).
+  bool attentionBias = true;
 
   std::optional<Stack> encoder;
   std::optional<Stack> decoder;
@@ -94,7 +111,15 @@ struct Model {
     return loc;
   }
 
-  int64_t dHead() const { return dModel / heads; }
+  int64_t dHead() const { return headDim; }
+  /// Q width heads·head_dim, and K/V width kv_heads·head_dim.
+  int64_t queryWidth() const { return heads * headDim; }
+  int64_t kvWidth() const { return kvHeads * headDim; }
+  /// Whether the attention's Q, K and V weights are one packed tensor
+  /// (nn.Transformer's in_proj) or three (Hugging Face Llama's q/k/v_proj).
+  bool packedProjections() const {
+    return weightNaming != WeightNaming::HfLlama;
+  }
   bool isEncoderDecoder() const { return encoder && decoder; }
   bool isDecoderOnly() const { return decoder && !encoder; }
   bool isEncoderOnly() const { return encoder && !decoder; }
@@ -124,6 +149,7 @@ std::string dumpModel(const Model &model);
 
 // Spellings used in the language, in dumps and in diagnostics.
 const char *toString(NormPlacement value);
+const char *toString(NormType value);
 const char *toString(Activation value);
 const char *toString(PositionKind value);
 const char *toString(EmbedScale value);

@@ -259,6 +259,8 @@ private:
       return failKey("n_head",
                      fmt::format("n_embd = {} is not divisible by n_head = {}",
                                  model.dModel, model.heads));
+    model.kvHeads = model.heads;
+    model.headDim = model.dModel / model.heads;
 
     // n_inner: null (or absent) means 4 * n_embd, as in GPT2MLP.
     model.dFF = 4 * model.dModel;

@@ -11,8 +11,10 @@ int64_t maxOfSetting(std::string_view setting) {
     return kMaxVocab;
   if (setting == "d_model")
     return kMaxDModel;
-  if (setting == "heads")
+  if (setting == "heads" || setting == "kv_heads")
     return kMaxHeads;
+  if (setting == "head_dim")
+    return kMaxDModel;
   if (setting == "d_ff")
     return kMaxDFF;
   if (setting == "max_len" || setting == "window")
@@ -38,11 +40,12 @@ std::optional<LimitProblem> checkWeightSizes(const Model &model) {
       {"the embedding", "vocab", "vocab", model.vocab},
       {"the learned positions", "max_len", "max_len",
        model.positions == PositionKind::Learned ? model.maxLen : 0},
-      {"the packed attention projection (in_proj)", "d_model", "3 * d_model",
-       attention ? 3 * model.dModel : 0},
+      {"the packed attention projection (in_proj)", "d_model",
+       "(heads + 2 * kv_heads) * head_dim",
+       attention ? (model.heads + 2 * model.kvHeads) * model.headDim : 0},
       {"the feed-forward layer", "d_ff", "d_ff", feedForward ? model.dFF : 0},
   };
-  // Each factor is at most 2^24 (3 * kMaxDModel < 2^18): no overflow.
+  // Rows are at most 3 · 2^16 · 2^16 < 2^34 and d_model 2^16: no overflow.
   for (const Shape &shape : shapes) {
     int64_t elements = shape.rows * model.dModel;
     if (elements > kMaxTensorElements)

@@ -31,7 +31,9 @@ namespace {
 constexpr const char *kSettingNames[] = {
     "vocab",      "d_model",   "heads",       "d_ff",
     "max_len",    "norm",      "activation",  "positions",
-    "embed_scale", "layer_norm_eps", "final_norm", "output"};
+    "embed_scale", "layer_norm_eps", "final_norm", "output",
+    "norm_type",  "rope_theta", "kv_heads",   "head_dim",
+    "bias",       "attention_bias"};
 constexpr const char *kRequiredSettings[] = {"vocab", "d_model", "heads",
                                              "max_len"};
 
@@ -252,13 +254,15 @@ private:
       return parseChoice<Activation>(name,
                                      {{"relu", Activation::Relu},
                                       {"gelu", Activation::Gelu},
-                                      {"gelu_tanh", Activation::GeluTanh}},
+                                      {"gelu_tanh", Activation::GeluTanh},
+                                      {"silu", Activation::Silu}},
                                      model.activation);
     if (name == "positions")
       return parseChoice<PositionKind>(
           name,
           {{"sinusoidal", PositionKind::Sinusoidal},
-           {"learned", PositionKind::Learned}},
+           {"learned", PositionKind::Learned},
+           {"rope", PositionKind::Rope}},
           model.positions);
     if (name == "embed_scale")
       return parseChoice<EmbedScale>(
@@ -270,6 +274,23 @@ private:
     if (name == "final_norm")
       return parseChoice<bool>(name, {{"true", true}, {"false", false}},
                                model.finalNorm);
+    if (name == "norm_type")
+      return parseChoice<NormType>(name,
+                                   {{"layer_norm", NormType::LayerNorm},
+                                    {"rms_norm", NormType::RmsNorm}},
+                                   model.normType);
+    if (name == "rope_theta")
+      return parsePositiveNumber(name, model.ropeTheta);
+    if (name == "kv_heads")
+      return parsePositiveInt(name, model.kvHeads);
+    if (name == "head_dim")
+      return parsePositiveInt(name, model.headDim);
+    if (name == "bias")
+      return parseChoice<bool>(name, {{"true", true}, {"false", false}},
+                               model.bias);
+    if (name == "attention_bias")
+      return parseChoice<bool>(name, {{"true", true}, {"false", false}},
+                               model.attentionBias);
     return parseChoice<OutputKind>(name,
                                    {{"linear", OutputKind::Linear},
                                     {"tied", OutputKind::Tied},
@@ -446,8 +467,20 @@ private:
     if (name == "feed_forward") {
       sublayer.kind = SublayerKind::FeedForward;
       advance();
-      if (tok.is(TokenKind::LParen))
-        return fail("'feed_forward' takes no arguments, found '('");
+      if (tok.is(TokenKind::LParen)) {
+        advance();
+        if (!tok.is(TokenKind::Identifier) || tok.text != "gated")
+          return fail(fmt::format("expected 'gated' in 'feed_forward(...)', "
+                                  "found {}",
+                                  describe(tok)));
+        sublayer.gated = true;
+        advance();
+        if (!tok.is(TokenKind::RParen))
+          return fail(fmt::format("expected ')' after 'feed_forward(gated', "
+                                  "found {}",
+                                  describe(tok)));
+        advance();
+      }
       return addSublayer(stack, sublayer, keywordTok, stackKeyword);
     }
 
@@ -578,10 +611,34 @@ private:
                                 missing.size() > 1 ? "s" : "",
                                 alternatives(missing, "and"), printable(model.name)));
 
-    if (model.dModel % model.heads != 0)
+    // head_dim, when written, sets the heads' width; otherwise the heads
+    // share d_model.
+    bool headDimGiven = model.headDim != 0;
+    if (!headDimGiven && model.dModel % model.heads != 0)
       return failAt(model.locOf("heads"),
                     fmt::format("d_model = {} is not divisible by heads = {}",
                                 model.dModel, model.heads));
+    if (!headDimGiven)
+      model.headDim = model.dModel / model.heads;
+    if (model.kvHeads == 0)
+      model.kvHeads = model.heads;
+    if (model.heads % model.kvHeads != 0)
+      return failAt(model.locOf("kv_heads"),
+                    fmt::format("heads = {} is not a multiple of kv_heads = "
+                                "{}: each K/V head serves heads / kv_heads "
+                                "query heads",
+                                model.heads, model.kvHeads));
+    if (model.positions == PositionKind::Rope && model.headDim % 2 != 0)
+      return failAt(model.locOf("positions"),
+                    fmt::format("rope rotates pairs of features, but the "
+                                "head width {} is odd",
+                                model.headDim));
+    // attention_bias defaults to bias.
+    bool attentionBiasGiven = std::any_of(
+        model.settingLocs.begin(), model.settingLocs.end(),
+        [](const auto &entry) { return entry.first == "attention_bias"; });
+    if (!attentionBiasGiven)
+      model.attentionBias = model.bias;
 
     if (std::optional<LimitProblem> problem = checkWeightSizes(model))
       return failAt(model.locOf(problem->setting), problem->message);

@@ -250,7 +250,7 @@ TEST(FrontendParser, Limits) {
       26754);
   EXPECT_PARSE_ERROR(replaced(minimal(), "d_model = 8", "d_model = 26756"), 3, 3,
                      "the packed attention projection (in_proj) weight "
-                     "[3 * d_model, d_model] = [80268, 26756] would hold "
+                     "[(heads + 2 * kv_heads) * head_dim, d_model] = [80268, 26756] would hold "
                      "2147650608 elements; tfmc's kernels index at most "
                      "2147483647 per tensor");
   // The embedding [vocab, d_model]: 16777216 * 256 = 2^32 elements, blamed
