@@ -30,6 +30,8 @@ ActivationFn activationOf(std::optional<tfm::ActivationKind> kind) {
     return ActivationFn::Gelu;
   case tfm::ActivationKind::gelu_tanh:
     return ActivationFn::GeluTanh;
+  case tfm::ActivationKind::silu:
+    return ActivationFn::Silu;
   }
   return ActivationFn::None;
 }
@@ -149,7 +151,7 @@ LogicalResult EntryLowering::assignShape(Operation *op) {
     return success();
   }
   if (isa<tfm::PositionsOp, tfm::ScaleOp, tfm::ActivationOp, tfm::AddOp,
-          tfm::LayerNormOp>(op))
+          tfm::MulOp, tfm::LayerNormOp, tfm::RmsNormOp, tfm::RopeOp>(op))
     return same(op->getOperand(0));
   if (auto append = dyn_cast<tfm::KvAppendOp>(op)) {
     // Every valid row of the slot: the new rows themselves in a prefill,
@@ -166,8 +168,8 @@ LogicalResult EntryLowering::assignShape(Operation *op) {
                       constant(type.getShape().back())};
     return success();
   }
-  if (auto linear = dyn_cast<tfm::LinearOp>(op)) {
-    Shape shape = shapes.lookup(linear.getInput());
+  if (isa<tfm::LinearOp, tfm::GatedLinearOp>(op)) {
+    Shape shape = shapes.lookup(op->getOperand(0));
     shape.back() = constant(type.getShape().back());
     shapes[result] = shape;
     return success();
@@ -216,11 +218,10 @@ FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
     auto source = split.getInput().getDefiningOp<tfm::WeightOp>();
     if (!source || split.getAxis() != 0)
       return split.emitError("tfmc can only split weights along axis 0");
-    auto part = cast<RankedTensorType>(value.getType());
-    int64_t index = cast<OpResult>(value).getResultNumber();
+    unsigned index = cast<OpResult>(value).getResultNumber();
     entry = {{"kind", "weight"},
              {"index", tables.weightIndex.lookup(source.getName())},
-             {"offset", index * part.getNumElements()}};
+             {"offset", split.getPartOffset(index)}};
   } else {
     auto slot = value.getDefiningOp()->getAttrOfType<DenseI64ArrayAttr>(
         "tfm.arena");
@@ -338,9 +339,46 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     spec.activation = activationOf(activation.getKind());
     args.push_back(matrix(activation.getInput()));
     args.push_back(matrix(result));
-  } else if (auto add = dyn_cast<tfm::AddOp>(op)) {
-    args.push_back(matrix(add.getLhs()));
-    args.push_back(matrix(add.getRhs()));
+  } else if (isa<tfm::AddOp, tfm::MulOp>(op)) {
+    args.push_back(matrix(op->getOperand(0)));
+    args.push_back(matrix(op->getOperand(1)));
+    args.push_back(matrix(result));
+  } else if (auto rope = dyn_cast<tfm::RopeOp>(op)) {
+    // In a decode step the sequence dimension starts at P, the number of
+    // cached tokens: the kernel rotates by positions P .. P+S-1.
+    spec.heads = rope.getHeads();
+    spec.headDim = spec.width / spec.heads;
+    spec.ropeTheta = rope.getTheta().convertToDouble();
+    auto sequenceView = [&](Value value) {
+      json view = arg(value, halideDims(out));
+      if (rope.getFromCache())
+        view["mins"] = json::array({json::array({0}),
+                                    json::array({symbolName(Symbol::Past)}),
+                                    json::array({0})});
+      return view;
+    };
+    args.push_back(sequenceView(rope.getInput()));
+    args.push_back(sequenceView(result));
+  } else if (auto gated = dyn_cast<tfm::GatedLinearOp>(op)) {
+    spec.inWidth = gated.getGate().getType().getDimSize(1);
+    spec.activation = activationOf(gated.getActivation());
+    args.push_back(matrix(gated.getInput()));
+    addWeightArgs(gated.getGate(), spec, args);
+    addWeightArgs(gated.getUp(), spec, args);
+    if (gated.getGateBias()) {
+      spec.hasBias = true;
+      args.push_back(vector(gated.getGateBias()));
+      args.push_back(vector(gated.getUpBias()));
+    }
+    args.push_back(matrix(result));
+  } else if (auto norm = dyn_cast<tfm::RmsNormOp>(op)) {
+    spec.eps = norm.getEps().convertToDouble();
+    args.push_back(matrix(norm.getInput()));
+    if (Value residual = norm.getResidual()) {
+      spec.hasResidual = true;
+      args.push_back(matrix(residual));
+    }
+    args.push_back(vector(norm.getGamma()));
     args.push_back(matrix(result));
   } else if (auto linear = dyn_cast<tfm::LinearOp>(op)) {
     auto weight = linear.getWeight().getType();
@@ -372,6 +410,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
       return op->emitError("tfmc compiles attention in the [B, S, H*D] "
                            "layout only; run tfm-fuse-epilogues first");
     spec.heads = attention.getNumHeads();
+    spec.kvHeads = attention.getNumKvHeads();
     spec.headDim = attention.getHeadSize();
     spec.valueHeadDim = attention.getValueHeadSize();
     spec.attentionScale = attention.getScale().convertToDouble();
@@ -379,19 +418,21 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     spec.mask.causal = mask.getCausal();
     spec.mask.padding = mask.getPadding();
     spec.mask.window = mask.getWindow();
-    // [B, S, H*D] viewed as (D, H, S, B).
-    auto heads = [&](Value value, int64_t headWidth) {
+    spec.mask.queriesAtEnd = attention.getFromCache();
+    // [B, S, H*D] viewed as (D, H, S, B); K and V have kv_heads heads.
+    auto heads = [&](Value value, int64_t headWidth, int64_t count) {
       const Shape &shape = shapes[value];
       return arg(value, json::array({toJson(constant(headWidth)),
-                                     toJson(constant(spec.heads)),
+                                     toJson(constant(count)),
                                      toJson(shape[1]), toJson(shape[0])}));
     };
-    args.push_back(heads(attention.getQuery(), spec.headDim));
-    args.push_back(heads(attention.getKey(), spec.headDim));
-    args.push_back(heads(attention.getValue(), spec.valueHeadDim));
+    args.push_back(heads(attention.getQuery(), spec.headDim, spec.heads));
+    args.push_back(heads(attention.getKey(), spec.headDim, spec.kvHeads));
+    args.push_back(
+        heads(attention.getValue(), spec.valueHeadDim, spec.kvHeads));
     if (Value keyPadding = attention.getKeyPadding())
       args.push_back(arg(keyPadding, halideDims(shapes[keyPadding]), "i64"));
-    args.push_back(heads(result, spec.valueHeadDim));
+    args.push_back(heads(result, spec.valueHeadDim, spec.heads));
   } else if (auto last = dyn_cast<tfm::LastPositionOp>(op)) {
     args.push_back(arg(last.getInput(), halideDims(shapes[last.getInput()])));
     args.push_back(matrix(result));

@@ -66,14 +66,19 @@ private:
   /// The parameter `name`; a second use of one name reuses the first op.
   Value weight(const std::string &name, ArrayRef<int64_t> shape,
                Location where);
+  /// input · Wᵀ (+ b when `bias`), W = `prefix`.weight [out, in].
   Value linear(Value input, const std::string &prefix, int64_t out,
-               int64_t in, Location where);
-  Value layerNorm(Value input, const std::string &prefix, Location where);
+               int64_t in, bool bias, Location where);
+  /// The model's norm (LayerNorm or RMSNorm) with the weights at `prefix`.
+  Value norm(Value input, const std::string &prefix, Location where);
+  /// Rotary positions on [B, S, heads·Dh] queries or keys.
+  Value rope(Value input, int64_t heads, Location where);
 
   Value embed(const Stack &stack, Value ids);
   Value attention(const std::string &prefix, const Sublayer &sublayer,
                   Value queries, Value keysValues, Value keyMask);
-  Value feedForward(const std::string &prefix, Value input, Location where);
+  Value feedForward(const std::string &prefix, const Sublayer &sublayer,
+                    Value input, Location where);
   Value stack(const Stack &stack, StackInputs inputs, Value memory,
               Value memoryMask);
 
@@ -88,8 +93,7 @@ Value ModuleBuilder::cached(Value rows, const std::string &slot,
                             Location where) {
   if (entry == Entry::Forward || !inDecoder)
     return rows;
-  return builder.create<tfm::KvAppendOp>(where, hidden(model.dModel), rows,
-                                         slot);
+  return builder.create<tfm::KvAppendOp>(where, rows.getType(), rows, slot);
 }
 
 Value ModuleBuilder::weight(const std::string &name, ArrayRef<int64_t> shape,
@@ -117,9 +121,10 @@ Value ModuleBuilder::weight(const std::string &name, ArrayRef<int64_t> shape,
 }
 
 Value ModuleBuilder::linear(Value input, const std::string &prefix,
-                            int64_t out, int64_t in, Location where) {
+                            int64_t out, int64_t in, bool bias,
+                            Location where) {
   Value w = weight(prefix + ".weight", {out, in}, where);
-  Value b = weight(prefix + ".bias", {out}, where);
+  Value b = bias ? weight(prefix + ".bias", {out}, where) : Value();
   auto inType = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape(inType.getShape());
   shape.back() = out;
@@ -128,13 +133,24 @@ Value ModuleBuilder::linear(Value input, const std::string &prefix,
                                        /*activation=*/nullptr);
 }
 
-Value ModuleBuilder::layerNorm(Value input, const std::string &prefix,
-                               Location where) {
+Value ModuleBuilder::norm(Value input, const std::string &prefix,
+                          Location where) {
   Value gamma = weight(prefix + ".weight", {model.dModel}, where);
+  if (model.normType == NormType::RmsNorm)
+    return builder.create<tfm::RmsNormOp>(
+        where, input.getType(), input, /*residual=*/Value(), gamma,
+        builder.getF64FloatAttr(model.layerNormEps));
   Value beta = weight(prefix + ".bias", {model.dModel}, where);
   return builder.create<tfm::LayerNormOp>(
       where, input.getType(), input, /*residual=*/Value(), gamma, beta,
       builder.getF64FloatAttr(model.layerNormEps));
+}
+
+Value ModuleBuilder::rope(Value input, int64_t heads, Location where) {
+  return builder.create<tfm::RopeOp>(
+      where, input.getType(), input, builder.getI64IntegerAttr(heads),
+      builder.getF64FloatAttr(model.ropeTheta),
+      /*from_cache=*/entry == Entry::Decode ? builder.getUnitAttr() : nullptr);
 }
 
 Value ModuleBuilder::embed(const Stack &stack, Value ids) {
@@ -148,6 +164,9 @@ Value ModuleBuilder::embed(const Stack &stack, Value ids) {
   if (model.embedScale == EmbedScale::SqrtDModel)
     x = builder.create<tfm::ScaleOp>(
         where, x, builder.getF64FloatAttr(std::sqrt(double(d))));
+  // Rotary positions act in each attention instead (see attention()).
+  if (model.positions == PositionKind::Rope)
+    return x;
   Value positionTable;
   tfm::PositionKind kind = tfm::PositionKind::sinusoidal;
   if (model.positions == PositionKind::Learned) {
@@ -166,39 +185,81 @@ Value ModuleBuilder::attention(const std::string &prefix,
                                const Sublayer &sublayer, Value queries,
                                Value keysValues, Value keyMask) {
   Location where = loc(sublayer.loc);
-  int64_t d = model.dModel, heads = model.heads, dHead = model.dHead();
+  int64_t d = model.dModel, heads = model.heads, kvHeads = model.kvHeads,
+          dHead = model.dHead();
+  int64_t qWidth = model.queryWidth(), kvWidth = model.kvWidth();
+  bool qkvBias = model.attentionBias;
 
-  Value packedWeight = weight(prefix + ".in_proj_weight", {3 * d, d}, where);
-  Value packedBias = weight(prefix + ".in_proj_bias", {3 * d}, where);
-  auto w = builder.create<tfm::SplitOp>(
-      where, SmallVector<Type>(3, f32({d, d})), packedWeight, 0);
-  auto b = builder.create<tfm::SplitOp>(
-      where, SmallVector<Type>(3, f32({d})), packedBias, 0);
-  auto project = [&](Value input, unsigned part) -> Value {
-    Value projected = builder.create<tfm::LinearOp>(
-        where, hidden(d), input, w.getResult(part), b.getResult(part),
-        /*residual=*/Value(), /*activation=*/nullptr);
-    return builder.create<tfm::SplitHeadsOp>(
-        where, f32({kDynamic, heads, kDynamic, dHead}), projected);
-  };
+  // Q, K and V weights (and biases): row views of nn.Transformer's packed
+  // in_proj, or Hugging Face Llama's three tensors.
+  Value weights[3], biases[3];
+  const int64_t widths[3] = {qWidth, kvWidth, kvWidth};
+  if (model.packedProjections()) {
+    int64_t packed = qWidth + 2 * kvWidth;
+    Value packedWeight =
+        weight(prefix + ".in_proj_weight", {packed, d}, where);
+    Value packedBias =
+        qkvBias ? weight(prefix + ".in_proj_bias", {packed}, where) : Value();
+    auto w = builder.create<tfm::SplitOp>(
+        where,
+        SmallVector<Type>{f32({qWidth, d}), f32({kvWidth, d}),
+                          f32({kvWidth, d})},
+        packedWeight, 0);
+    for (unsigned part = 0; part < 3; ++part)
+      weights[part] = w.getResult(part);
+    if (qkvBias) {
+      auto b = builder.create<tfm::SplitOp>(
+          where,
+          SmallVector<Type>{f32({qWidth}), f32({kvWidth}), f32({kvWidth})},
+          packedBias, 0);
+      for (unsigned part = 0; part < 3; ++part)
+        biases[part] = b.getResult(part);
+    }
+  } else {
+    const char *names[3] = {".q_proj", ".k_proj", ".v_proj"};
+    for (unsigned part = 0; part < 3; ++part) {
+      std::string name = prefix + names[part];
+      weights[part] = weight(name + ".weight", {widths[part], d}, where);
+      if (qkvBias)
+        biases[part] = weight(name + ".bias", {widths[part]}, where);
+    }
+  }
   bool cross = keysValues != queries;
+  // Rotary positions turn the self-attention's queries and keys, before
+  // the keys are cached.
+  bool rotate = model.positions == PositionKind::Rope && !cross;
+  auto projectPart = [&](Value input, unsigned part) -> Value {
+    return builder.create<tfm::LinearOp>(
+        where, hidden(widths[part]), input, weights[part], biases[part],
+        /*residual=*/Value(), /*activation=*/nullptr);
+  };
+  // [B, S, n·Dh] -> [B, n, S, Dh], then each K/V head repeated for the
+  // heads / kv_heads query heads that share it (grouped-query attention).
+  auto splitHeads = [&](Value merged, int64_t count) -> Value {
+    Value split = builder.create<tfm::SplitHeadsOp>(
+        where, f32({kDynamic, count, kDynamic, dHead}), merged);
+    if (count == heads)
+      return split;
+    return builder.create<tfm::RepeatHeadsOp>(
+        where, f32({kDynamic, heads, kDynamic, dHead}), split);
+  };
+  Value qProjected = projectPart(queries, 0);
+  if (rotate)
+    qProjected = rope(qProjected, heads, where);
+  Value q = splitHeads(qProjected, heads);
   auto keysOrValues = [&](unsigned part, const char *slot) -> Value {
     std::string name = prefix + "." + slot;
     // A decode step reads the cross-attention keys and values the prefill
     // computed from the encoder's output: the encoder does not run again.
     if (cross && entry == Entry::Decode) {
-      Value all = builder.create<tfm::KvReadOp>(where, hidden(d), name);
-      return builder.create<tfm::SplitHeadsOp>(
-          where, f32({kDynamic, heads, kDynamic, dHead}), all);
+      Value all = builder.create<tfm::KvReadOp>(where, hidden(kvWidth), name);
+      return splitHeads(all, kvHeads);
     }
-    Value projected = builder.create<tfm::LinearOp>(
-        where, hidden(d), keysValues, w.getResult(part), b.getResult(part),
-        /*residual=*/Value(), /*activation=*/nullptr);
-    return builder.create<tfm::SplitHeadsOp>(
-        where, f32({kDynamic, heads, kDynamic, dHead}),
-        cached(projected, name, where));
+    Value projected = projectPart(keysValues, part);
+    if (rotate && part == 1)
+      projected = rope(projected, kvHeads, where);
+    return splitHeads(cached(projected, name, where), kvHeads);
   };
-  Value q = project(queries, 0);
   Value k = keysOrValues(1, "k");
   Value v = keysOrValues(2, "v");
 
@@ -222,8 +283,12 @@ Value ModuleBuilder::attention(const std::string &prefix,
     scores = builder.create<tfm::ApplyMaskOp>(where, scores, causal);
   }
   if (sublayer.mask.window != 0) {
+    // A decode step's query is the newest position: the window counts back
+    // from it over the cached keys.
     Value window = builder.create<tfm::WindowMaskOp>(
-        where, square, queries, sublayer.mask.window);
+        where, square, queries,
+        builder.getI64IntegerAttr(sublayer.mask.window),
+        /*from_cache=*/decodeSelf ? builder.getUnitAttr() : nullptr);
     scores = builder.create<tfm::ApplyMaskOp>(where, scores, window);
   }
   if (sublayer.mask.padding && !decodeSelf) {
@@ -239,13 +304,15 @@ Value ModuleBuilder::attention(const std::string &prefix,
   Value context = builder.create<tfm::MatmulOp>(
       where, f32({kDynamic, heads, kDynamic, dHead}), probs, v);
   Value merged =
-      builder.create<tfm::MergeHeadsOp>(where, hidden(d), context);
-  return linear(merged, prefix + ".out_proj", d, d, where);
+      builder.create<tfm::MergeHeadsOp>(where, hidden(qWidth), context);
+  return linear(merged, prefix + ".out_proj", d, qWidth, model.bias, where);
 }
 
-Value ModuleBuilder::feedForward(const std::string &prefix, Value input,
+Value ModuleBuilder::feedForward(const std::string &prefix,
+                                 const Sublayer &sublayer, Value input,
                                  Location where) {
-  Value h = linear(input, prefix + "linear1", model.dFF, model.dModel, where);
+  Value h = linear(input, prefix + "linear1", model.dFF, model.dModel,
+                   model.bias, where);
   tfm::ActivationKind kind = tfm::ActivationKind::relu;
   switch (model.activation) {
   case Activation::Relu:
@@ -257,10 +324,23 @@ Value ModuleBuilder::feedForward(const std::string &prefix, Value input,
   case Activation::GeluTanh:
     kind = tfm::ActivationKind::gelu_tanh;
     break;
+  case Activation::Silu:
+    kind = tfm::ActivationKind::silu;
+    break;
   }
-  h = builder.create<tfm::ActivationOp>(
-      where, h, tfm::ActivationKindAttr::get(&context, kind));
-  return linear(h, prefix + "linear2", model.dModel, model.dFF, where);
+  if (sublayer.gated) {
+    // down(act(gate(x)) · up(x)); linear1 is the up projection.
+    Value gate = linear(input, prefix + "gate", model.dFF, model.dModel,
+                        model.bias, where);
+    gate = builder.create<tfm::ActivationOp>(
+        where, gate, tfm::ActivationKindAttr::get(&context, kind));
+    h = builder.create<tfm::MulOp>(where, gate, h);
+  } else {
+    h = builder.create<tfm::ActivationOp>(
+        where, h, tfm::ActivationKindAttr::get(&context, kind));
+  }
+  return linear(h, prefix + "linear2", model.dModel, model.dFF, model.bias,
+                where);
 }
 
 Value ModuleBuilder::stack(const Stack &stack, StackInputs inputs,
@@ -274,7 +354,7 @@ Value ModuleBuilder::stack(const Stack &stack, StackInputs inputs,
     unsigned normIndex = 0;
     for (const Sublayer &sublayer : stack.sublayers) {
       Location where = loc(sublayer.loc);
-      std::string norm = prefix + "norm" + std::to_string(++normIndex);
+      std::string normName = prefix + "norm" + std::to_string(++normIndex);
       auto apply = [&](Value input) -> Value {
         switch (sublayer.kind) {
         case SublayerKind::SelfAttention:
@@ -284,15 +364,15 @@ Value ModuleBuilder::stack(const Stack &stack, StackInputs inputs,
           return attention(prefix + "multihead_attn", sublayer, input,
                            memory, memoryMask);
         case SublayerKind::FeedForward:
-          return feedForward(prefix, input, where);
+          return feedForward(prefix, sublayer, input, where);
         }
         llvm_unreachable("unknown sublayer kind");
       };
       if (model.norm == NormPlacement::Post) {
         Value sum = builder.create<tfm::AddOp>(where, x, apply(x));
-        x = layerNorm(sum, norm, where);
+        x = norm(sum, normName, where);
       } else {
-        Value normed = layerNorm(x, norm, where);
+        Value normed = norm(x, normName, where);
         x = builder.create<tfm::AddOp>(where, x, apply(normed));
       }
     }
@@ -308,7 +388,7 @@ Value ModuleBuilder::stack(const Stack &stack, StackInputs inputs,
                                             f32({kDynamic, 1, model.dModel}),
                                             x);
   if (model.finalNorm)
-    x = layerNorm(x, stackName + ".norm", loc(model.locOf("final_norm")));
+    x = norm(x, stackName + ".norm", loc(model.locOf("final_norm")));
   return x;
 }
 
@@ -317,15 +397,6 @@ bool readsPadding(const std::optional<Stack> &stack, SublayerKind kind) {
     return false;
   for (const Sublayer &sublayer : stack->sublayers)
     if (sublayer.kind == kind && sublayer.mask.padding)
-      return true;
-  return false;
-}
-
-bool hasWindowMask(const std::optional<Stack> &stack) {
-  if (!stack)
-    return false;
-  for (const Sublayer &sublayer : stack->sublayers)
-    if (sublayer.mask.window != 0)
       return true;
   return false;
 }
@@ -404,7 +475,8 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
 
   Location outputLoc = loc(model.locOf("output"));
   if (model.output == OutputKind::Linear) {
-    x = linear(x, "generator", model.vocab, model.dModel, outputLoc);
+    x = linear(x, "generator", model.vocab, model.dModel, model.bias,
+               outputLoc);
   } else if (model.output == OutputKind::Tied) {
     Value table = weight(model.decoder ? "tgt_embed.weight"
                                        : "src_embed.weight",
@@ -420,9 +492,8 @@ OwningOpRef<ModuleOp> ModuleBuilder::build() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc(model.loc), model.name);
   buildEntry(*module, Entry::Forward);
   // Models with a decoder generate: a prefill fills the KV cache and each
-  // decode step appends one token. (A window mask would need the cache's
-  // positions in the decode step's mask; those models run forward only.)
-  if (model.decoder && !hasWindowMask(model.decoder)) {
+  // decode step appends one token.
+  if (model.decoder) {
     buildEntry(*module, Entry::Prefill);
     buildEntry(*module, Entry::Decode);
   }

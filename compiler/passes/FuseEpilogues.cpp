@@ -108,13 +108,64 @@ struct HeadsIntoAttention : OpRewritePattern<MergeHeadsOp> {
     auto v = attention.getValue().getDefiningOp<SplitHeadsOp>();
     if (!q || !k || !v)
       return rewriter.notifyMatchFailure(merge, "operands are not split heads");
+    int64_t heads = attention.getNumHeads();
+    int64_t kvHeads = attention.getNumKvHeads();
     rewriter.replaceOpWithNewOp<AttentionOp>(
         merge, merge.getType(), q.getInput(), k.getInput(), v.getInput(),
         attention.getKeyPadding(), attention.getMaskAttr(),
-        attention.getScaleAttr(),
-        rewriter.getI64IntegerAttr(attention.getNumHeads()));
+        attention.getScaleAttr(), rewriter.getI64IntegerAttr(heads),
+        kvHeads != heads ? rewriter.getI64IntegerAttr(kvHeads) : nullptr,
+        attention.getFromCacheAttr());
     rewriter.eraseOp(attention);
     return success();
+  }
+};
+
+/// mul(act(linear(x, G)), linear(x, U)) -> gated_linear(x, G, U) {act}:
+/// a gated FFN's gate and up projections in one GEMM that writes only
+/// their product. The activation may already sit in the gate's epilogue.
+struct GateIntoLinear : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The gate: an activation of a plain linear, in either form.
+  static std::pair<LinearOp, ActivationKindAttr> gateOf(Value value) {
+    if (auto activation = value.getDefiningOp<ActivationOp>()) {
+      LinearOp linear = plainLinear(activation.getInput());
+      if (linear && !linear.getActivationAttr() &&
+          activation.getResult().hasOneUse())
+        return {linear, activation.getKindAttr()};
+      return {};
+    }
+    LinearOp linear = plainLinear(value);
+    if (linear && linear.getActivationAttr())
+      return {linear, linear.getActivationAttr()};
+    return {};
+  }
+
+  LogicalResult matchAndRewrite(MulOp mul,
+                                PatternRewriter &rewriter) const override {
+    for (bool gateFirst : {true, false}) {
+      Value gateValue = gateFirst ? mul.getLhs() : mul.getRhs();
+      Value upValue = gateFirst ? mul.getRhs() : mul.getLhs();
+      auto [gate, kind] = gateOf(gateValue);
+      LinearOp up = plainLinear(upValue);
+      if (!gate || !up || up.getActivationAttr() || gate == up ||
+          gate.getInput() != up.getInput() ||
+          gate.getWeight().getType() != up.getWeight().getType() ||
+          bool(gate.getBias()) != bool(up.getBias()))
+        continue;
+      Operation *activation = gateValue.getDefiningOp<ActivationOp>();
+      rewriter.replaceOpWithNewOp<GatedLinearOp>(
+          mul, mul.getType(), gate.getInput(), gate.getWeight(),
+          up.getWeight(), gate.getBias(), up.getBias(), kind);
+      if (activation)
+        rewriter.eraseOp(activation);
+      rewriter.eraseOp(gate);
+      rewriter.eraseOp(up);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(
+        mul, "not act(linear(x, G)) · linear(x, U) of one x");
   }
 };
 
@@ -122,7 +173,8 @@ struct FuseEpiloguesPass : tfmc::impl::FuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<ActivationIntoLinear, ResidualIntoLayerNorm,
-                 ResidualIntoLinear, HeadsIntoAttention>(&getContext());
+                 ResidualIntoLinear, HeadsIntoAttention, GateIntoLinear>(
+        &getContext());
     if (failed(applyPatternsAndFoldGreedily(getOperation(),
                                             std::move(patterns))))
       signalPassFailure();

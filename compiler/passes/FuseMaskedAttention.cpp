@@ -33,6 +33,7 @@ struct AttentionChain {
   Value query, key, value, keyPadding;
   bool causal = false;
   int64_t window = 0; // 0: none
+  bool fromCache = false; // queries are the newest of the keys' positions
   double scale = 1.0;
   MatmulOp output;                       // softmax(...) · V
   SmallVector<Operation *> intermediates; // softmax back to Q·Kᵀ
@@ -48,6 +49,7 @@ LogicalResult collectMask(Value mask, AttentionChain &chain, std::string &why) {
   if (auto window = dyn_cast_or_null<WindowMaskOp>(producer)) {
     int64_t size = window.getSize();
     chain.window = chain.window == 0 ? size : std::min(chain.window, size);
+    chain.fromCache |= window.getFromCache();
     return success();
   }
   if (auto padding = dyn_cast_or_null<PaddingMaskOp>(producer)) {
@@ -143,6 +145,23 @@ FailureOr<AttentionChain> matchChain(SoftmaxOp softmax, std::string &why) {
       }
       chain.query = qk.getLhs();
       chain.key = qk.getRhs();
+      // Grouped-query attention: K and V heads repeated alike become the
+      // kernel's kv_heads; the repeats are never materialised.
+      auto keyRepeat = chain.key.getDefiningOp<RepeatHeadsOp>();
+      auto valueRepeat = chain.value.getDefiningOp<RepeatHeadsOp>();
+      if (bool(keyRepeat) != bool(valueRepeat)) {
+        why = "only one of the keys and values has its heads repeated";
+        return failure();
+      }
+      if (keyRepeat) {
+        if (keyRepeat.getInput().getType().getDimSize(1) !=
+            valueRepeat.getInput().getType().getDimSize(1)) {
+          why = "the keys and values have different numbers of heads";
+          return failure();
+        }
+        chain.key = keyRepeat.getInput();
+        chain.value = valueRepeat.getInput();
+      }
       return chain;
     }
     why = "the scores come from '" + producer->getName().getStringRef().str() +
@@ -184,7 +203,8 @@ void rewriteChain(AttentionChain &chain) {
   auto attention = builder.create<AttentionOp>(
       chain.output.getLoc(), chain.output.getType(), query, key, chain.value,
       chain.keyPadding, mask, builder.getF64FloatAttr(scale),
-      /*heads=*/nullptr);
+      /*heads=*/nullptr, /*kv_heads=*/nullptr,
+      /*from_cache=*/chain.fromCache ? builder.getUnitAttr() : nullptr);
   chain.output.replaceAllUsesWith(attention.getResult());
   chain.output.erase();
   for (Operation *op : chain.intermediates) // softmax first: users go first

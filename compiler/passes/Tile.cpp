@@ -149,17 +149,20 @@ AttentionTiles chooseAttentionTiles(const TargetDescription &target,
 /// step it loads rows + columns vectors and does rows x columns FMAs, with
 /// rows·columns + rows + columns registers live.
 /// `registersPerColumn` is 1, or 2 when each column's W vector is widened
-/// in registers (its scale or shift besides the vector).
+/// in registers (its scale or shift besides the vector). A gated linear has
+/// `parts` = 2 weights: each column is two accumulators and two W vectors.
 MicroTile chooseDotTile(const TargetDescription &target, int64_t n,
-                        int64_t maxRows, int64_t registersPerColumn) {
+                        int64_t maxRows, int64_t registersPerColumn,
+                        int64_t parts) {
   MicroTile best;
   double bestScore = 0;
   for (int64_t rows = 1; rows <= maxRows; ++rows) {
     for (int64_t columns = 1; columns <= 8; ++columns) {
-      if (rows * columns + rows + registersPerColumn * columns >
+      int64_t wVectors = parts * columns;
+      if (rows * wVectors + rows + registersPerColumn * wVectors >
           target.vectorRegisters)
         continue;
-      double fmasPerLoad = double(rows * columns) / double(rows + columns);
+      double fmasPerLoad = double(rows * wVectors) / double(rows + wVectors);
       double score = fmasPerLoad * utilization(n, columns);
       if (score > bestScore + 1e-9) {
         bestScore = score;
@@ -186,20 +189,30 @@ struct GemmShape {
   bool rowPerSequence = false;
   /// W is stored in bf16 or int8 (widened to f32 by the kernel).
   bool narrowWeight = false;
+  /// Weights per output: 2 for a gated linear (gate and up), else 1.
+  int64_t parts = 1;
 };
 
-GemmShape gemmShape(LinearOp linear) {
-  auto weight = linear.getWeight().getType();
-  auto input = linear.getInput().getType();
+/// The GEMM of a linear or of a gated linear (whose gate and up weights
+/// share x and the output tile).
+GemmShape gemmShape(Operation *op) {
+  Value weightValue = isa<GatedLinearOp>(op)
+                          ? cast<GatedLinearOp>(op).getGate()
+                          : cast<LinearOp>(op).getWeight();
+  auto weight = cast<RankedTensorType>(weightValue.getType());
+  auto input = cast<RankedTensorType>(op->getOperand(0).getType());
   int64_t m = 1;
   for (int64_t dim : input.getShape().drop_back())
     m = ShapedType::isDynamic(dim) || ShapedType::isDynamic(m)
             ? ShapedType::kDynamic
             : m * dim;
   bool onePosition = input.getRank() == 3 && input.getDimSize(1) == 1;
-  return {m, weight.getDimSize(0), weight.getDimSize(1),
-          inDecodeStep(linear) || onePosition,
-          weightStorageOf(linear.getWeight()).has_value()};
+  return {m,
+          weight.getDimSize(0),
+          weight.getDimSize(1),
+          inDecodeStep(op) || onePosition,
+          weightStorageOf(weightValue).has_value(),
+          isa<GatedLinearOp>(op) ? 2 : 1};
 }
 
 CpuGemmPlan planCpuGemm(const TargetDescription &target, GemmShape shape) {
@@ -210,7 +223,7 @@ CpuGemmPlan planCpuGemm(const TargetDescription &target, GemmShape shape) {
   bool widenPanel = shape.narrowWeight && !shape.rowPerSequence;
   MicroTile micro =
       chooseDotTile(target, shape.n, shape.rowPerSequence ? 1 : 8,
-                    shape.narrowWeight && !widenPanel ? 2 : 1);
+                    shape.narrowWeight && !widenPanel ? 2 : 1, shape.parts);
   // Enough tasks for every core four times over when there is one row
   // (decode: the tiles along N are all the work); otherwise tasks of about
   // 8 tiles keep the dispatch cost small.
@@ -273,13 +286,17 @@ GpuGemmPlan planGpuGemm(const TargetDescription &target, GemmShape shape) {
         if (shape.rowPerSequence && threadM != 1)
           continue;
         int64_t blockM = threadM, blockN = warp * threadN;
-        int64_t shared = (blockM + blockN) * blockK * kFloatBytes;
+        // A gated linear stages and accumulates both weights.
+        int64_t wRows = shape.parts * blockN;
+        int64_t shared = (blockM + wRows) * blockK * kFloatBytes;
         // Accumulators, one column of A and one row of B, addressing.
-        int64_t registers = threadM * threadN + threadM + threadN + 16;
+        int64_t registers = shape.parts * threadM * threadN + threadM +
+                            shape.parts * threadN + 16;
         if (shared > target.sharedBytesPerBlock / 2 ||
             registers > target.registersPerThread)
           continue;
-        double intensity = double(blockM * blockN) / double(blockM + blockN);
+        double intensity =
+            double(blockM * wRows) / double(blockM + wRows);
         // Deeper K slices halve the barriers per FLOP: a small tie-break.
         double score = intensity * utilization(shape.n, blockN) *
                        occupancy(blockM, blockN) *
@@ -293,8 +310,8 @@ GpuGemmPlan planGpuGemm(const TargetDescription &target, GemmShape shape) {
   plan.threadM = best.threadM;
   plan.threadN = best.threadN;
   plan.blockK = best.blockK;
-  plan.sharedBytes =
-      (best.threadM + warp * best.threadN) * best.blockK * kFloatBytes;
+  plan.sharedBytes = (best.threadM + shape.parts * warp * best.threadN) *
+                    best.blockK * kFloatBytes;
   return plan;
 }
 
@@ -377,8 +394,9 @@ TilePlan planRows(const TargetDescription &target, Operation *op,
 TilePlan planKernel(const TargetDescription &target, Operation *op,
                     KernelKind kind, int64_t maxSeq) {
   switch (kind) {
-  case KernelKind::Linear: {
-    GemmShape shape = gemmShape(cast<LinearOp>(op));
+  case KernelKind::Linear:
+  case KernelKind::GatedLinear: {
+    GemmShape shape = gemmShape(op);
     if (target.isGpu())
       return planGpuGemm(target, shape);
     return planCpuGemm(target, shape);
@@ -386,6 +404,7 @@ TilePlan planKernel(const TargetDescription &target, Operation *op,
   case KernelKind::Attention:
     return planAttention(target, cast<AttentionOp>(op), maxSeq);
   case KernelKind::LayerNorm:
+  case KernelKind::RmsNorm:
     return planRows(target, op, /*reducesRows=*/true);
   case KernelKind::Embedding:
   case KernelKind::Positions:
@@ -393,6 +412,8 @@ TilePlan planKernel(const TargetDescription &target, Operation *op,
   case KernelKind::Activation:
   case KernelKind::Add:
   case KernelKind::LastPosition:
+  case KernelKind::Mul:
+  case KernelKind::Rope:
     return planRows(target, op, /*reducesRows=*/false);
   }
   llvm_unreachable("every kernel kind has a plan");

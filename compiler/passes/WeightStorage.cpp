@@ -29,13 +29,17 @@ using namespace tfmc::tfm;
 namespace {
 
 /// Whether every use of `value` reads it as a weight that a kernel widens
-/// in registers: a linear's weight, an embedding's table, or a row split of
+/// in registers: a linear's weight (or a gated linear's gate or up), an
+/// embedding's table, or a row split of
 /// it whose parts are such weights.
 bool onlyWidenedUses(Value value) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (auto linear = dyn_cast<LinearOp>(user)) {
       if (linear.getWeight() != value)
+        return false;
+    } else if (auto gated = dyn_cast<GatedLinearOp>(user)) {
+      if (gated.getGate() != value && gated.getUp() != value)
         return false;
     } else if (auto embedding = dyn_cast<EmbeddingOp>(user)) {
       if (embedding.getTable() != value)

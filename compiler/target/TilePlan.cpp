@@ -32,6 +32,14 @@ std::optional<KernelKind> kernelKindOf(Operation *op) {
     return KernelKind::Attention;
   if (isa<LastPositionOp>(op))
     return KernelKind::LastPosition;
+  if (isa<GatedLinearOp>(op))
+    return KernelKind::GatedLinear;
+  if (isa<MulOp>(op))
+    return KernelKind::Mul;
+  if (isa<RmsNormOp>(op))
+    return KernelKind::RmsNorm;
+  if (isa<RopeOp>(op))
+    return KernelKind::Rope;
   return std::nullopt;
 }
 
@@ -42,6 +50,7 @@ TilePlan emptyPlanFor(KernelKind kind, const TargetDescription &target) {
   bool gpu = target.isGpu();
   switch (kind) {
   case KernelKind::Linear:
+  case KernelKind::GatedLinear:
     return gpu ? TilePlan(GpuGemmPlan{}) : TilePlan(CpuGemmPlan{});
   case KernelKind::Attention:
     return gpu ? TilePlan(GpuAttentionPlan{}) : TilePlan(CpuAttentionPlan{});

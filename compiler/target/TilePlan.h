@@ -45,7 +45,11 @@ enum class KernelKind {
   Linear,
   LayerNorm,
   Attention,
-  LastPosition
+  LastPosition,
+  GatedLinear,
+  Mul,
+  RmsNorm,
+  Rope
 };
 
 /// The kernel kind of `op`, or nullopt when `op` is not a kernel (a view,

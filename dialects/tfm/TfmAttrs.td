@@ -15,7 +15,8 @@ class Tfm_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 def Tfm_ActivationKind : I32EnumAttr<"ActivationKind", "activation function", [
     I32EnumAttrCase<"relu", 0>,
     I32EnumAttrCase<"gelu", 1>,      // exact, with erf
-    I32EnumAttrCase<"gelu_tanh", 2>  // GPT-2's tanh approximation
+    I32EnumAttrCase<"gelu_tanh", 2>, // GPT-2's tanh approximation
+    I32EnumAttrCase<"silu", 3>       // x · sigmoid(x) (Llama's gated FFN)
   ]> {
   let cppNamespace = "::tfmc::tfm";
   let genSpecializedAttr = 0;

@@ -182,6 +182,46 @@ LogicalResult LinearOp::verify() {
   return success();
 }
 
+LogicalResult GatedLinearOp::verify() {
+  Operation *op = getOperation();
+  auto input = getInput().getType();
+  auto result = getResult().getType();
+  if (input.getRank() < 2)
+    return emitOpError() << "input must have rank >= 2, got "
+                         << input.getRank();
+  if (failed(checkRank(op, getGate(), 2, "gate weight")) ||
+      failed(checkRank(op, getResult(), input.getRank(), "result")))
+    return failure();
+  if (getGate().getType().getShape() != getUp().getType().getShape())
+    return emitOpError() << "gate weight " << getGate().getType()
+                         << " and up weight " << getUp().getType()
+                         << " differ in shape";
+  auto weight = getGate().getType().getShape();
+  if (failed(checkDim(op, input.getShape().back(), "input features", weight[1],
+                      "weight in-features")) ||
+      failed(checkDim(op, result.getShape().back(), "result features",
+                      weight[0], "weight out-features")))
+    return failure();
+  for (int64_t i = 0, e = input.getRank() - 1; i < e; ++i)
+    if (failed(checkDim(op, result.getDimSize(i),
+                        "result dimension " + std::to_string(i),
+                        input.getDimSize(i),
+                        "input dimension " + std::to_string(i))))
+      return failure();
+  if (bool(getGateBias()) != bool(getUpBias()))
+    return emitOpError("the gate and up biases must be both present or both "
+                       "absent");
+  for (Value bias : {getGateBias(), getUpBias()}) {
+    if (!bias)
+      continue;
+    if (failed(checkRank(op, bias, 1, "bias")) ||
+        failed(checkDim(op, tensorType(bias).getDimSize(0), "bias size",
+                        weight[0], "weight out-features")))
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult MatmulOp::verify() {
   Operation *op = getOperation();
   auto lhs = getLhs().getType();
@@ -223,32 +263,40 @@ LogicalResult SplitOp::verify() {
                          << input.getRank();
   if (getParts().empty())
     return emitOpError("needs at least one result");
-  auto partType = cast<RankedTensorType>(getParts().front().getType());
-  for (Value part : getParts())
-    if (part.getType() != partType)
-      return emitOpError("results must all have one type");
-  if (failed(checkRank(getOperation(), getParts().front(), input.getRank(),
-                       "each part")))
-    return failure();
-  for (int64_t i = 0; i < input.getRank(); ++i) {
-    int64_t in = input.getDimSize(i), part = partType.getDimSize(i);
-    if (i != axis) {
-      if (failed(checkDim(getOperation(), part,
-                          "part dimension " + std::to_string(i), in,
+  int64_t total = 0;
+  bool known = true;
+  for (Value part : getParts()) {
+    auto partType = cast<RankedTensorType>(part.getType());
+    if (partType.getElementType() != input.getElementType())
+      return emitOpError("parts must have the input's element type");
+    if (failed(checkRank(getOperation(), part, input.getRank(), "each part")))
+      return failure();
+    for (int64_t i = 0; i < input.getRank(); ++i) {
+      if (i == axis)
+        continue;
+      if (failed(checkDim(getOperation(), partType.getDimSize(i),
+                          "part dimension " + std::to_string(i),
+                          input.getDimSize(i),
                           "input dimension " + std::to_string(i))))
         return failure();
-      continue;
     }
-    int64_t parts = getParts().size();
-    if (!ShapedType::isDynamic(in) && in % parts != 0)
-      return emitOpError() << "cannot split dimension " << axis << " of size "
-                           << in << " into " << parts << " equal parts";
-    if (!ShapedType::isDynamic(in) && !ShapedType::isDynamic(part) &&
-        part * parts != in)
-      return emitOpError() << "parts of size " << part << " along axis "
-                           << axis << " do not add up to " << in;
+    int64_t size = partType.getDimSize(axis);
+    known = known && !ShapedType::isDynamic(size);
+    if (known)
+      total += size;
   }
+  int64_t in = input.getDimSize(axis);
+  if (known && !ShapedType::isDynamic(in) && total != in)
+    return emitOpError() << "parts of sizes adding up to " << total
+                         << " along axis " << axis << " do not make " << in;
   return success();
+}
+
+int64_t SplitOp::getPartOffset(unsigned index) {
+  int64_t offset = 0;
+  for (unsigned i = 0; i < index; ++i)
+    offset += cast<RankedTensorType>(getParts()[i].getType()).getNumElements();
+  return offset;
 }
 
 LogicalResult SplitHeadsOp::verify() {
@@ -318,6 +366,63 @@ LogicalResult LayerNormOp::verify() {
     return failure();
   return checkFinite(op, "eps", getEps().convertToDouble(),
                      /*mustBePositive=*/true);
+}
+
+LogicalResult RmsNormOp::verify() {
+  Operation *op = getOperation();
+  auto input = getInput().getType();
+  if (input.getRank() < 1)
+    return emitOpError("input must have rank >= 1");
+  if (getResult().getType() != input)
+    return emitOpError() << "result type " << getResult().getType()
+                         << " does not match input type " << input;
+  if (Value residual = getResidual(); residual && residual.getType() != input)
+    return emitOpError() << "residual type " << residual.getType()
+                         << " does not match input type " << input;
+  if (failed(checkRank(op, getGamma(), 1, "gamma")) ||
+      failed(checkDim(op, getGamma().getType().getDimSize(0), "gamma size",
+                      input.getShape().back(), "normalized width")))
+    return failure();
+  return checkFinite(op, "eps", getEps().convertToDouble(),
+                     /*mustBePositive=*/true);
+}
+
+LogicalResult RopeOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getInput(), 3, "input ([B, S, H*Dh])")))
+    return failure();
+  int64_t heads = getHeads();
+  if (heads <= 0)
+    return emitOpError() << "heads must be positive, got " << heads;
+  int64_t width = getInput().getType().getDimSize(2);
+  if (ShapedType::isDynamic(width))
+    return emitOpError("the feature width must be static");
+  if (width % heads != 0 || (width / heads) % 2 != 0)
+    return emitOpError() << "width " << width << " is not " << heads
+                         << " heads of an even size (rope rotates pairs)";
+  return checkFinite(op, "theta", getTheta().convertToDouble(),
+                     /*mustBePositive=*/true);
+}
+
+LogicalResult RepeatHeadsOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getInput(), 4, "input ([B, Hkv, S, D])")) ||
+      failed(checkRank(op, getResult(), 4, "result")))
+    return failure();
+  auto in = getInput().getType().getShape();
+  auto out = getResult().getType().getShape();
+  if (failed(checkDim(op, out[0], "result batch", in[0], "input batch")) ||
+      failed(checkDim(op, out[2], "result length", in[2], "input length")) ||
+      failed(checkDim(op, out[3], "result head size", in[3],
+                      "input head size")))
+    return failure();
+  if (ShapedType::isDynamic(in[1]) || ShapedType::isDynamic(out[1]))
+    return emitOpError("head counts must be static");
+  if (out[1] % in[1] != 0)
+    return emitOpError() << "result heads (" << out[1]
+                         << ") are not a multiple of input heads (" << in[1]
+                         << ")";
+  return success();
 }
 
 LogicalResult SoftmaxOp::verify() {
@@ -442,11 +547,20 @@ int64_t AttentionOp::getNumHeads() {
   return getQuery().getType().getDimSize(1);
 }
 
+int64_t AttentionOp::getNumKvHeads() {
+  if (!isMergedLayout())
+    return getKey().getType().getDimSize(1);
+  if (std::optional<uint64_t> kvHeads = getKvHeads())
+    return *kvHeads;
+  return getNumHeads();
+}
+
 int64_t AttentionOp::headSizeOf(Value operand) {
   int64_t width = cast<ShapedType>(operand.getType()).getShape().back();
   if (!isMergedLayout() || ShapedType::isDynamic(width))
     return width;
-  return width / getNumHeads();
+  bool keysOrValues = operand == getKey() || operand == getValue();
+  return width / (keysOrValues ? getNumKvHeads() : getNumHeads());
 }
 
 LogicalResult AttentionOp::verify() {
@@ -468,32 +582,53 @@ LogicalResult AttentionOp::verify() {
   if (merged != getHeads().has_value())
     return emitOpError() << (merged ? "the [B, S, H*D] layout needs a heads attribute"
                                     : "the [B, H, S, D] layout takes no heads attribute");
+  if (!merged && getKvHeads())
+    return emitOpError("the [B, H, S, D] layout takes no kv_heads attribute: "
+                       "the key's heads dimension gives it");
   // Positions of the sequence and feature dimensions in either layout.
   unsigned seq = merged ? 1 : 2, feat = merged ? 2 : 3;
   if (failed(checkDim(op, k[0], "key batch", q[0], "query batch")) ||
       failed(checkDim(op, v[0], "value batch", q[0], "query batch")) ||
-      failed(checkDim(op, k[feat], "key head size", q[feat],
-                      "query head size")) ||
       failed(checkDim(op, v[seq], "value length", k[seq], "key length")) ||
       failed(checkDim(op, out[0], "result batch", q[0], "query batch")) ||
       failed(checkDim(op, out[seq], "result length", q[seq],
-                      "query length")) ||
-      failed(checkDim(op, out[feat], "result head size", v[feat],
-                      "value head size")))
+                      "query length")))
     return failure();
   if (merged) {
     int64_t heads = *getHeads();
     if (heads <= 0)
       return emitOpError() << "heads must be positive, got " << heads;
-    for (auto [what, width] : {std::pair{"query", q[2]}, std::pair{"value", v[2]}})
-      if (!ShapedType::isDynamic(width) && width % heads != 0)
+    int64_t kvHeads = getNumKvHeads();
+    if (kvHeads <= 0 || heads % kvHeads != 0)
+      return emitOpError() << "kv_heads " << kvHeads
+                           << " does not divide heads " << heads;
+    for (auto [what, width, count] :
+         {std::tuple{"query", q[2], heads}, std::tuple{"key", k[2], kvHeads},
+          std::tuple{"value", v[2], kvHeads},
+          std::tuple{"result", out[2], heads}})
+      if (!ShapedType::isDynamic(width) && width % count != 0)
         return emitOpError() << what << " width " << width
-                             << " is not divisible by " << heads << " heads";
-  } else if (failed(checkDim(op, k[1], "key heads", q[1], "query heads")) ||
-             failed(checkDim(op, v[1], "value heads", q[1], "query heads")) ||
-             failed(checkDim(op, out[1], "result heads", q[1],
-                             "query heads"))) {
-    return failure();
+                             << " is not divisible by " << count << " heads";
+    auto perHead = [](int64_t width, int64_t count) {
+      return ShapedType::isDynamic(width) ? width : width / count;
+    };
+    if (failed(checkDim(op, perHead(k[2], kvHeads), "key head size",
+                        perHead(q[2], heads), "query head size")) ||
+        failed(checkDim(op, perHead(out[2], heads), "result head size",
+                        perHead(v[2], kvHeads), "value head size")))
+      return failure();
+  } else {
+    if (failed(checkDim(op, k[feat], "key head size", q[feat],
+                        "query head size")) ||
+        failed(checkDim(op, out[feat], "result head size", v[feat],
+                        "value head size")) ||
+        failed(checkDim(op, v[1], "value heads", k[1], "key heads")) ||
+        failed(checkDim(op, out[1], "result heads", q[1], "query heads")))
+      return failure();
+    if (!ShapedType::isDynamic(q[1]) && !ShapedType::isDynamic(k[1]) &&
+        (k[1] <= 0 || q[1] % k[1] != 0))
+      return emitOpError() << "key heads (" << k[1]
+                           << ") do not divide query heads (" << q[1] << ")";
   }
   if (failed(checkFinite(op, "scale", getScale().convertToDouble(),
                          /*mustBePositive=*/true)))

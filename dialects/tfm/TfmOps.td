@@ -119,6 +119,28 @@ def Tfm_LinearOp : Tfm_Op<"linear", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def Tfm_GatedLinearOp : Tfm_Op<"gated_linear",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "act(x · Gᵀ + bg) · (x · Uᵀ + bu): a gated FFN's gate and up in one GEMM";
+  let description = [{
+    tfm-fuse-epilogues writes it for mul(activation(linear(x, G)),
+    linear(x, U)): one pass over x computes both products of each output
+    element and the kernel writes only their gated product. Both weights are
+    [N, K] (PyTorch layout); the biases are both present or both absent.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$gate,
+                       Tfm_F32Tensor:$up,
+                       Optional<Tfm_F32Tensor>:$gate_bias,
+                       Optional<Tfm_F32Tensor>:$up_bias,
+                       Tfm_ActivationAttr:$activation);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gate `,` $up (`bias` $gate_bias^ `,` $up_bias)? $activation
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tfm_MatmulOp : Tfm_Op<"matmul", [Pure]> {
   let summary = "batched matrix product with optional transposes";
   let description = [{
@@ -135,15 +157,21 @@ def Tfm_MatmulOp : Tfm_Op<"matmul", [Pure]> {
 }
 
 def Tfm_SplitOp : Tfm_Op<"split", [Pure]> {
-  let summary = "splits a tensor into equal parts along one axis";
+  let summary = "splits a tensor into consecutive parts along one axis";
   let description = [{
-    Used for the packed `in_proj_weight` [3d, d] and `in_proj_bias` [3d]
-    of an attention sublayer. The number of parts is the number of results.
+    Used for the packed `in_proj_weight` [(H + 2·Hkv)·Dh, d] and
+    `in_proj_bias` of an attention sublayer: Q, K and V, which differ in
+    size with grouped-query attention. The number of parts is the number of
+    results; their sizes along `axis` add up to the input's.
   }];
   let arguments = (ins Tfm_F32Tensor:$input, I64Attr:$axis);
   let results = (outs Variadic<Tfm_F32Tensor>:$parts);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($parts)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Elements of the input before part `index` (static shapes).
+    int64_t getPartOffset(unsigned index);
+  }];
 }
 
 def Tfm_SplitHeadsOp : Tfm_Op<"split_heads", [Pure]> {
@@ -177,8 +205,15 @@ def Tfm_AddOp : Tfm_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
+def Tfm_MulOp : Tfm_Op<"mul", [Pure, Commutative, SameOperandsAndResultType]> {
+  let summary = "elementwise product of two tensors of one type (a gated FFN's act(gate) · up)";
+  let arguments = (ins Tfm_F32Tensor:$lhs, Tfm_F32Tensor:$rhs);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
 def Tfm_ActivationOp : Tfm_Op<"activation", [Pure, SameOperandsAndResultType]> {
-  let summary = "elementwise relu, gelu (erf) or gelu_tanh";
+  let summary = "elementwise relu, gelu (erf), gelu_tanh or silu";
   let arguments = (ins Tfm_F32Tensor:$input, Tfm_ActivationAttr:$kind);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = "$input $kind attr-dict `:` type($input)";
@@ -197,6 +232,54 @@ def Tfm_LayerNormOp : Tfm_Op<"layer_norm", [Pure]> {
     $input (`residual` $residual^)? `,` $gamma `,` $beta attr-dict `:`
     functional-type(operands, results)
   }];
+  let hasVerifier = 1;
+}
+
+def Tfm_RmsNormOp : Tfm_Op<"rms_norm", [Pure]> {
+  let summary = "RMSNorm(x + residual) over the last dimension: x · rsqrt(mean(x²) + eps) · gamma";
+  let description = [{
+    Llama's norm: no mean is subtracted and there is no bias. The optional
+    `residual` is added before normalising, as in tfm.layer_norm.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input, Optional<Tfm_F32Tensor>:$residual,
+                       Tfm_F32Tensor:$gamma, F64Attr:$eps);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input (`residual` $residual^)? `,` $gamma attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tfm_RopeOp : Tfm_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary position embedding of [B, S, H·Dh] queries or keys";
+  let description = [{
+    Hugging Face Llama's "rotate half" layout: within each of the `heads`
+    heads, feature i < Dh/2 pairs with i + Dh/2. With
+    inv_freq[i] = 1 / theta^(2i/Dh) and a = p · inv_freq[i mod Dh/2] (f32),
+      result[i]        = x[i] · cos a - x[i + Dh/2] · sin a
+      result[i + Dh/2] = x[i + Dh/2] · cos a + x[i] · sin a
+    at position p = s (0 .. S-1, whatever the padding). With `from_cache`
+    (a decode step) positions continue after the tokens in the KV cache:
+    P .. P+S-1.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input, I64Attr:$heads, F64Attr:$theta,
+                       UnitAttr:$from_cache);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Tfm_RepeatHeadsOp : Tfm_Op<"repeat_heads", [Pure]> {
+  let summary = "grouped-query attention's K/V heads, each repeated: [B, Hkv, S, D] -> [B, Hkv·n, S, D]";
+  let description = [{
+    Result head h is input head h / n (Hugging Face's repeat_kv). It is a
+    step of the unfused form only: tfm-fuse-masked-attention folds it into
+    tfm.attention's kv_heads, so the repeated heads are never materialised.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
@@ -226,7 +309,13 @@ def Tfm_CausalMaskOp : Tfm_Op<"causal_mask", [Pure]> {
 
 def Tfm_WindowMaskOp : Tfm_Op<"window_mask", [Pure]> {
   let summary = "the local-attention mask of a sequence: [S, S], true where |query - key| < size";
-  let arguments = (ins Tfm_F32Tensor:$sequence, I64Attr:$size);
+  let description = [{
+    With `from_cache` (a decode step's self-attention) the queries are the
+    newest positions, after the tokens in the KV cache: query i is at
+    position Sk - Sq + i of the Sk keys.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$sequence, I64Attr:$size,
+                       UnitAttr:$from_cache);
   let results = (outs Tfm_BoolTensor:$result);
   let assemblyFormat = "$sequence attr-dict `:` type($sequence) `->` type($result)";
   let hasVerifier = 1;
@@ -337,6 +426,16 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [Pure]> {
     columns h·Dh .. (h+1)·Dh - 1: the layout the projections produce, so no
     transpose is materialised around the kernel.
 
+    Grouped-query attention: K and V may have fewer heads (Hkv, dividing
+    H); query head h reads K/V head h / (H / Hkv). In the split layout Hkv
+    is K's dimension 1; in the merged layout it is `kv_heads` (default
+    `heads`) and K, V are [B, Sk, Hkv·Dh].
+
+    With `from_cache` (a decode step's self-attention) the queries are the
+    last Sq of the Sk positions (the one new query is at Sk - 1): causal and
+    window masks compare query position Sk - Sq + i with key position j.
+    Without it query i is at position i.
+
     `mask` says which masks apply; with `padding`, the `key_padding`
     operand [B, Sk] (1 = token, 0 = padding) is required, and without it
     forbidden. A query row whose keys are all masked yields zeros.
@@ -345,7 +444,9 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [Pure]> {
                        Tfm_F32Tensor:$value,
                        Optional<Tfm_KeyMaskTensor>:$key_padding,
                        Tfm_MaskAttr:$mask, F64Attr:$scale,
-                       OptionalAttr<I64Attr>:$heads);
+                       OptionalAttr<I64Attr>:$heads,
+                       OptionalAttr<I64Attr>:$kv_heads,
+                       UnitAttr:$from_cache);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`,` `key_padding` $key_padding^)? attr-dict `:`
@@ -354,8 +455,9 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [Pure]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// Number of heads, in either layout.
+    /// Number of query heads, and of K/V heads, in either layout.
     int64_t getNumHeads();
+    int64_t getNumKvHeads();
     /// True for the merged [B, S, H·D] layout.
     bool isMergedLayout() { return getQuery().getType().getRank() == 3; }
     /// Per-head size of the queries and keys, and of the values, in either

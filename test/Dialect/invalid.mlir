@@ -230,7 +230,7 @@ func.func @f(%w: tensor<24x8xf32>) {
 // -----
 
 func.func @f(%w: tensor<25x8xf32>) {
-  // expected-error @+1 {{cannot split dimension 0 of size 25 into 3 equal parts}}
+  // expected-error @+1 {{parts of sizes adding up to 24 along axis 0 do not make 25}}
   %a, %b, %c = tfm.split %w {axis = 0 : i64} : tensor<25x8xf32> -> tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
   return
 }
@@ -238,7 +238,7 @@ func.func @f(%w: tensor<25x8xf32>) {
 // -----
 
 func.func @f(%w: tensor<24x8xf32>) {
-  // expected-error @+1 {{parts of size 6 along axis 0 do not add up to 24}}
+  // expected-error @+1 {{parts of sizes adding up to 18 along axis 0 do not make 24}}
   %a, %b, %c = tfm.split %w {axis = 0 : i64} : tensor<24x8xf32> -> tensor<6x8xf32>, tensor<6x8xf32>, tensor<6x8xf32>
   return
 }
@@ -246,7 +246,7 @@ func.func @f(%w: tensor<24x8xf32>) {
 // -----
 
 func.func @f(%w: tensor<24x8xf32>) {
-  // expected-error @+1 {{results must all have one type}}
+  // expected-error @+1 {{part dimension 1 (4) does not match input dimension 1 (8)}}
   %a, %b = tfm.split %w {axis = 0 : i64} : tensor<24x8xf32> -> tensor<12x8xf32>, tensor<12x4xf32>
   return
 }
@@ -559,8 +559,17 @@ func.func @f(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x
 // -----
 
 func.func @f(%q: tensor<?x2x?x4xf32>, %k: tensor<?x3x?x4xf32>, %v: tensor<?x2x?x4xf32>) {
-  // expected-error @+1 {{key heads (3) does not match query heads (2)}}
+  // expected-error @+1 {{value heads (2) does not match key heads (3)}}
   %a = tfm.attention %q, %k, %v {mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x3x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+// Grouped-query attention: K/V heads must divide the query heads.
+func.func @f(%q: tensor<?x4x?x4xf32>, %k: tensor<?x3x?x4xf32>, %v: tensor<?x3x?x4xf32>) {
+  // expected-error @+1 {{key heads (3) do not divide query heads (4)}}
+  %a = tfm.attention %q, %k, %v {mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x4x?x4xf32>, tensor<?x3x?x4xf32>, tensor<?x3x?x4xf32> -> tensor<?x4x?x4xf32>
   return
 }
 

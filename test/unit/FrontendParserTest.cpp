@@ -196,6 +196,65 @@ TEST(FrontendParser, EveryChoice) {
             OutputKind::Linear);
 }
 
+// The Llama family's settings, and the defaults validation resolves.
+TEST(FrontendParser, LlamaSettings) {
+  Model plain = parseOk(minimal());
+  EXPECT_EQ(plain.normType, NormType::LayerNorm);
+  EXPECT_EQ(plain.kvHeads, 2);
+  EXPECT_EQ(plain.headDim, 4);
+  EXPECT_TRUE(plain.bias);
+  EXPECT_TRUE(plain.attentionBias);
+  EXPECT_TRUE(plain.packedProjections());
+
+  Model model = parseOk(minimal("  norm_type = rms_norm\n"
+                                "  activation = silu\n"
+                                "  positions = rope\n"
+                                "  rope_theta = 500000.0\n"
+                                "  kv_heads = 1\n"
+                                "  head_dim = 6\n"
+                                "  bias = false\n"));
+  EXPECT_EQ(model.normType, NormType::RmsNorm);
+  EXPECT_EQ(model.activation, Activation::Silu);
+  EXPECT_EQ(model.positions, PositionKind::Rope);
+  EXPECT_DOUBLE_EQ(model.ropeTheta, 500000.0);
+  EXPECT_EQ(model.kvHeads, 1);
+  EXPECT_EQ(model.headDim, 6);
+  EXPECT_EQ(model.queryWidth(), 12);
+  EXPECT_EQ(model.kvWidth(), 6);
+  EXPECT_FALSE(model.bias);
+  EXPECT_FALSE(model.attentionBias); // follows bias
+  Model qwen = parseOk(minimal("  bias = false\n  attention_bias = true\n"));
+  EXPECT_FALSE(qwen.bias);
+  EXPECT_TRUE(qwen.attentionBias);
+  // head_dim frees d_model from being a multiple of heads.
+  EXPECT_EQ(parseOk(replaced(minimal("  head_dim = 4\n"), "d_model = 8",
+                             "d_model = 9"))
+                .headDim,
+            4);
+  // feed_forward(gated)
+  Model gated = parseOk(replaced(minimal("  d_ff = 12\n"),
+                                 "self_attention(mask = causal)\n",
+                                 "self_attention(mask = causal)\n"
+                                 "    feed_forward(gated)\n"));
+  ASSERT_EQ(gated.decoder->sublayers.size(), 2u);
+  EXPECT_TRUE(gated.decoder->sublayers[1].gated);
+}
+
+TEST(FrontendParserErrors, LlamaSettings) {
+  EXPECT_PARSE_ERROR(minimal("  kv_heads = 3\n"), 6, 3,
+                     "heads = 2 is not a multiple of kv_heads = 3");
+  EXPECT_PARSE_ERROR(minimal("  positions = rope\n  head_dim = 5\n"), 6, 3,
+                     "rope rotates pairs of features, but the head width 5 "
+                     "is odd");
+  EXPECT_PARSE_ERROR(minimal("  kv_heads = 0\n"), 6, 14,
+                     "setting 'kv_heads' must be positive");
+  EXPECT_PARSE_ERROR(minimal("  norm_type = batch_norm\n"), 6, 15,
+                     "unknown value 'batch_norm' for setting 'norm_type'; "
+                     "expected 'layer_norm' or 'rms_norm'");
+  EXPECT_PARSE_ERROR(minimal("  rope_theta = 0\n"), 6, 16,
+                     "setting 'rope_theta' must be positive");
+}
+
 TEST(FrontendParser, Numbers) {
   EXPECT_DOUBLE_EQ(parseOk(minimal("  layer_norm_eps = 1e-5\n")).layerNormEps,
                    1e-5);
@@ -486,7 +545,7 @@ TEST(FrontendParserErrors, UnknownValue) {
                      "'post' or 'pre'");
   EXPECT_PARSE_ERROR(minimal("  activation = swish\n"), 6, 16,
                      "unknown value 'swish' for setting 'activation'; "
-                     "expected 'relu', 'gelu' or 'gelu_tanh'");
+                     "expected 'relu', 'gelu', 'gelu_tanh' or 'silu'");
   EXPECT_PARSE_ERROR(minimal("  embed_scale = 2\n"), 6, 17,
                      "unknown value '2' for setting 'embed_scale'; expected "
                      "'sqrt_d_model' or '1'");
@@ -494,7 +553,7 @@ TEST(FrontendParserErrors, UnknownValue) {
                      "unknown value 'softmax' for setting 'output'; expected "
                      "'linear', 'tied' or 'none'");
   EXPECT_PARSE_ERROR(minimal("  positions = rotary\n"), 6, 15,
-                     "expected 'sinusoidal' or 'learned'");
+                     "expected 'sinusoidal', 'learned' or 'rope'");
 }
 
 TEST(FrontendParserErrors, NonPositiveSizes) {
@@ -594,7 +653,12 @@ TEST(FrontendParserErrors, Stacks) {
                      "'decoder' block");
   EXPECT_PARSE_ERROR(head + " decoder(layers = 1) {\n  self_attention\n"
                             "  feed_forward(d_ff = 4)\n }\n}\n",
-                     5, 15, "'feed_forward' takes no arguments, found '('");
+                     5, 16,
+                     "expected 'gated' in 'feed_forward(...)', found 'd_ff'");
+  EXPECT_PARSE_ERROR(head + " decoder(layers = 1) {\n  self_attention\n"
+                            "  feed_forward(gated\n }\n}\n",
+                     6, 2,
+                     "expected ')' after 'feed_forward(gated', found");
   EXPECT_PARSE_ERROR(head + " decoder(layers = 1) {\n }\n}\n", 3, 2,
                      "'decoder' block has no sublayers");
   EXPECT_PARSE_ERROR(head + "}\n", 1, 1,

@@ -19,6 +19,12 @@
 // block: a predicate over outer loop variables is what lets bounds
 // inference trim the reduction and its producers' scratch.
 //
+// Grouped-query attention: query head h reads K/V head h / (H / Hkv), so
+// the K/V heads are read (and staged) once, never repeated in memory. In a
+// decode step's self-attention the queries are the newest positions
+// (queries_at_end): query i is at position Sk - Sq + i, which the causal
+// and window masks and their block skipping compare with the keys.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/kernels/Common.h"
@@ -48,6 +54,10 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   // Blocks and micro tiles past the ends read the last query / key row.
   Expr queryIn = clamp(query, 0, queries - 1);
   Expr keyIn = clamp(kk, 0, keys - 1);
+  // Where query 0 is among the keys' positions.
+  Expr firstPosition = spec.mask.queriesAtEnd ? keys - queries : Expr(0);
+  // Query heads per K/V head (kv_heads 0: as many as query heads).
+  const int group = spec.kvHeads > 0 ? int(spec.heads / spec.kvHeads) : 1;
 
   // Q of one block, transposed and pre-scaled: (qi, d).
   Func queryT("query_t");
@@ -61,24 +71,34 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   // evicted each other at S >= 1024; and the micro-kernels then read each
   // key row at a fixed offset, without a clamped index per load.
   Func keyRows("key_rows"), valueRows("value_rows");
+  // Indexed by K/V head.
   keyRows(d, kk, h, b) = k(d, h, keyIn, b);
   valueRows(e, kk, h, b) = v(e, h, keyIn, b);
-  dot(qi, kk, qo, h, b) += queryT(qi, rd, qo, h, b) * keyRows(rd, kk, h, b);
+  dot(qi, kk, qo, h, b) +=
+      queryT(qi, rd, qo, h, b) * keyRows(rd, kk, h / group, b);
   score(qi, kk, qo, h, b) = dot(qi, kk, qo, h, b);
 
   if (spec.mask.padding)
     arguments.push_back(keyPadding);
   auto allowedAt = [&](Expr key) {
-    return keyAllowed(spec.mask, query, key, keys, keyPadding, b,
-                      /*keyMayPassEnd=*/false);
+    return keyAllowed(spec.mask, firstPosition + query, key, keys, keyPadding,
+                      b, /*keyMayPassEnd=*/false);
   };
 
   // With a causal mask the keys of block qo stop at its last query: key
-  // blocks above the diagonal are never computed. Within the diagonal
-  // block `allowed` masks the rest.
+  // blocks above the diagonal are never computed; a window also starts
+  // them at its first query's window. Within those bounds `allowed` masks
+  // the rest.
   RDom rk(0, keys, "rk");
+  Expr firstQuery = firstPosition + qo * queryBlock;
+  Expr lastQuery = firstQuery + queryBlock - 1;
   if (spec.mask.causal)
-    rk.where(rk < (qo + 1) * queryBlock);
+    rk.where(rk <= lastQuery);
+  if (spec.mask.window > 0) {
+    rk.where(rk > firstQuery - int(spec.mask.window));
+    if (!spec.mask.causal)
+      rk.where(rk < lastQuery + int(spec.mask.window));
+  }
   // Masking is arithmetic, never a select around a Func call, which would
   // change bounds inference (triangular, dynamically sized regions).
   Func rowMax("row_max"), probs("probs"), rowSum("row_sum"),
@@ -99,7 +119,8 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   rowSum(qi, qo, h, b) = 0.0f;
   rowSum(qi, qo, h, b) += probs(qi, rk, qo, h, b);
   weighted(e, qi, qo, h, b) = 0.0f;
-  weighted(e, qi, qo, h, b) += probs(qi, rk, qo, h, b) * valueRows(e, rk, h, b);
+  weighted(e, qi, qo, h, b) +=
+      probs(qi, rk, qo, h, b) * valueRows(e, rk, h / group, b);
   Func blockOut("block_out"), out("attention");
   Expr total = rowSum(qi, qo, h, b);
   blockOut(e, qi, qo, h, b) =
@@ -233,14 +254,17 @@ BuiltKernel gpu(const KernelSpec &spec) {
   Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
   Expr query = qo * queryBlock + qi;
   const Expr minusInf = negativeInfinity();
+  Expr firstPosition = spec.mask.queriesAtEnd ? keys - queries : Expr(0);
+  // Query heads per K/V head (kv_heads 0: as many as query heads).
+  const int group = spec.kvHeads > 0 ? int(spec.heads / spec.kvHeads) : 1;
 
   // The block's rows past the last query (or key) read the last one; their
   // results are never stored (or are masked out).
   Func queryRow("query_row"), keyTile("key_tile"), valueTile("value_tile");
   queryRow(d, qi, qo, h, b) =
       q(d, h, min(query, queries - 1), b) * float(spec.attentionScale);
-  keyTile(d, kk, h, b) = k(d, h, min(kk, keys - 1), b);
-  valueTile(e, kk, h, b) = v(e, h, min(kk, keys - 1), b);
+  keyTile(d, kk, h, b) = k(d, h / group, min(kk, keys - 1), b);
+  valueTile(e, kk, h, b) = v(e, h / group, min(kk, keys - 1), b);
 
   RDom rd(0, headDim, "rd");
   Func score("score");
@@ -250,8 +274,8 @@ BuiltKernel gpu(const KernelSpec &spec) {
   // Every key block but the last is whole; the last one's keys past the
   // end are masked.
   auto allowedAt = [&](Expr key) {
-    return keyAllowed(spec.mask, query, key, keys, keyPadding, b,
-                      /*keyMayPassEnd=*/true);
+    return keyAllowed(spec.mask, firstPosition + query, key, keys, keyPadding,
+                      b, /*keyMayPassEnd=*/true);
   };
 
   // One key block j of one query: its max, probabilities relative to that
@@ -278,7 +302,8 @@ BuiltKernel gpu(const KernelSpec &spec) {
   // rescaled whenever the max grows. A block with every key masked has
   // max -inf and contributes nothing (never exp(nan)).
   RDom rj(0, (keys + keyBlock - 1) / keyBlock, "rj");
-  Expr firstQuery = qo * queryBlock, lastQuery = qo * queryBlock + queryBlock - 1;
+  Expr firstQuery = firstPosition + qo * queryBlock;
+  Expr lastQuery = firstQuery + queryBlock - 1;
   if (spec.mask.causal)
     rj.where(rj * keyBlock <= lastQuery);
   if (spec.mask.window > 0) {

@@ -51,6 +51,9 @@ Expr activation(ActivationFn fn, Expr x) {
     Expr u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
     return x / (1.0f + exp(min(-2.0f * u, 88.0f)));
   }
+  case ActivationFn::Silu:
+    // x · sigmoid(x), with exp's argument clamped as above.
+    return x / (1.0f + exp(min(-x, 88.0f)));
   }
   return x;
 }

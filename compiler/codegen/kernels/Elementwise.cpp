@@ -1,4 +1,4 @@
-//===- Elementwise.cpp - scale, activation and add over (W, R) ------------===//
+//===- Elementwise.cpp - scale, activation, add and mul over (W, R) -------===//
 
 #include "compiler/codegen/kernels/Common.h"
 
@@ -21,7 +21,8 @@ BuiltKernel algorithm(const KernelSpec &spec) {
     break;
   default: {
     ImageParam y(Float(32), 2, "y");
-    out(w, r) = x(w, r) + y(w, r);
+    out(w, r) = spec.kind == KernelKind::Mul ? x(w, r) * y(w, r)
+                                             : x(w, r) + y(w, r);
     arguments.push_back(y);
     break;
   }
@@ -35,7 +36,8 @@ BuiltKernel gpu(const KernelSpec &spec) {
   return kernel;
 }
 
-const KernelRegistration registration({KernelKind::Scale, KernelKind::Activation, KernelKind::Add},
+const KernelRegistration registration({KernelKind::Scale, KernelKind::Activation,
+                                       KernelKind::Add, KernelKind::Mul},
                                       {algorithm, scheduleOutputRows, gpu});
 
 } // namespace

@@ -18,8 +18,13 @@
 //   add         a (W, R), b (W, R)                              -> (W, R)
 //   linear      x (K, M), w (K, N) [, bias (N)] [, residual (N, M)] -> (N, M)
 //               (int8: w i8 (K, N), scales f16 (ceil(K/G), N); bf16: w bf16)
+//   gated_linear x (K, M), gate (K, N), up (K, N) [, bias_gate (N), bias_up (N)]
+//               -> (N, M): act(x·gateᵀ + bg) · (x·upᵀ + bu)
+//   mul         a (W, R), b (W, R)                              -> (W, R)
 //   layer_norm  x (W, R) [, residual (W, R)], gamma (W), beta (W) -> (W, R)
-//   attention   q (Dh, H, Sq, B), k (Dh, H, Sk, B), v (Dv, H, Sk, B)
+//   rms_norm    x (W, R) [, residual (W, R)], gamma (W)         -> (W, R)
+//   rope        x (H·Dh, S, B)                                  -> (H·Dh, S, B)
+//   attention   q (Dh, H, Sq, B), k (Dh, Hkv, Sk, B), v (Dv, Hkv, Sk, B)
 //               [, key_padding i64 (Sk, B)]                     -> (Dv, H, Sq, B)
 //   last_position  x (D, S, B)                                  -> (D, B): x(d, S-1, b)
 // R and M are rows: the product of the leading (batch, sequence) dims.
@@ -49,7 +54,7 @@ namespace tfmc::codegen {
 
 using target::KernelKind;
 
-enum class ActivationFn { None, Relu, Gelu, GeluTanh };
+enum class ActivationFn { None, Relu, Gelu, GeluTanh, Silu };
 
 /// How a linear's weight or an embedding's table is stored; the kernel
 /// widens it to f32 (tfm-weight-storage).
@@ -60,6 +65,9 @@ struct MaskSpec {
   bool causal = false;
   bool padding = false; // a key_padding input (1 = token, 0 = padding)
   int64_t window = 0;   // 0: none; else |query - key| < window
+  /// Query i is at position Sk - Sq + i (a decode step's self-attention),
+  /// not at i.
+  bool queriesAtEnd = false;
 };
 
 /// One kernel as codegen asks for it: its kind, shapes and attributes, and
@@ -87,8 +95,10 @@ struct KernelSpec {
   bool hasBias = false, hasResidual = false;
   // Layer norm.
   double eps = 1e-5;
-  // Attention.
-  int64_t heads = 0, headDim = 0, valueHeadDim = 0;
+  // Attention (and rope's heads and head width); kvHeads 0 means heads.
+  int64_t heads = 0, kvHeads = 0, headDim = 0, valueHeadDim = 0;
+  // Rope: inv_freq[i] = 1 / theta^(2i / headDim).
+  double ropeTheta = 10000.0;
   double attentionScale = 1.0;
   MaskSpec mask;
 

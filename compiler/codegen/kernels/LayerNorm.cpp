@@ -1,7 +1,8 @@
-//===- LayerNorm.cpp - LayerNorm over the last dimension ------------------===//
+//===- LayerNorm.cpp - LayerNorm and RMSNorm over the last dimension -------===//
 //
 // Post-norm sublayers fuse their residual add: the kernel normalises
-// x + residual.
+// x + residual. RMSNorm (Llama) is LayerNorm without the mean and the bias:
+// x · rsqrt(mean(x²) + eps) · gamma, the same schedule with one sum less.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,9 +28,17 @@ BuiltKernel algorithm(const KernelSpec &spec) {
     sum(w, r) = x(w, r);
   }
   arguments.push_back(gamma);
-  arguments.push_back(beta);
   float width = float(spec.width);
   RDom rw(0, int(spec.width), "rw");
+  if (spec.kind == KernelKind::RmsNorm) {
+    Func squares("variance"), out("rms_norm");
+    squares(r) = 0.0f;
+    squares(r) += sum(rw, r) * sum(rw, r);
+    Expr inverse = 1.0f / sqrt(squares(r) / width + float(spec.eps));
+    out(w, r) = sum(w, r) * inverse * gamma(w);
+    return {out, arguments, {{"sum_in", sum}, {"variance", squares}}};
+  }
+  arguments.push_back(beta);
   Func mean("mean"), variance("variance"), out("layer_norm");
   mean(r) = 0.0f;
   mean(r) += sum(rw, r);
@@ -57,6 +66,8 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   // vectors, each is a vector of partial sums (rfactor) and then one sum
   // across lanes, instead of a scalar loop over the width.
   for (const char *name : {"mean", "variance"}) {
+    if (!kernel.stages.count(name))
+      continue; // RMSNorm has no mean
     Func sumOverRow = kernel.stages[name];
     sumOverRow.compute_at(kernel.output, row);
     if (spec.width % lanes != 0)
@@ -79,8 +90,9 @@ BuiltKernel gpu(const KernelSpec &spec) {
   const int threadCount = int(spec.plan<target::GpuRowsPlan>().threads);
   Func out = kernel.output;
   Func sum = kernel.stages.at("sum_in");
-  Func mean = kernel.stages.at("mean");
-  Func variance = kernel.stages.at("variance");
+  std::vector<Func> rowSums{kernel.stages.at("variance")};
+  if (kernel.stages.count("mean"))
+    rowSums.push_back(kernel.stages.at("mean"));
   Var w("w"), r("r"), wo("wo"), wi("wi"), u("u");
 
   out.bound(w, 0, int(spec.width))
@@ -92,7 +104,7 @@ BuiltKernel gpu(const KernelSpec &spec) {
       .split(w, wo, wi, threadCount, TailStrategy::GuardWithIf)
       .reorder(wo, wi);
   gpuThreads(sum, wi);
-  for (Func total : {mean, variance}) {
+  for (Func total : rowSums) {
     // The reduction's RDom is the only RVar of the update: split it into
     // `threads` strided lanes and reduce each lane on its own thread.
     RVar rw(total.update().get_schedule().rvars().front().var);
@@ -110,7 +122,8 @@ BuiltKernel gpu(const KernelSpec &spec) {
   return kernel;
 }
 
-const KernelRegistration registration({KernelKind::LayerNorm},
+const KernelRegistration registration({KernelKind::LayerNorm,
+                                       KernelKind::RmsNorm},
                                       {algorithm, cpuSchedule, gpu});
 
 } // namespace

@@ -9,6 +9,12 @@
 // registers as they are read, or once per row block into an f32 panel
 // (widen_panel); accumulation is f32 either way.
 //
+// A gated linear (a gated FFN's gate and up, tfm.gated_linear) is the same
+// GEMM with a second weight: every Func of the K loop gains a dimension p
+// (0: gate, 1: up) that the schedule unrolls, so a micro tile holds both
+// accumulators of its outputs and reads x once for both; the epilogue
+// writes act(gate) · up.
+//
 // GPU: a thread block is one warp computing (32·thread_n) x thread_m
 // outputs, each lane a thread_n x thread_m tile of accumulators in
 // registers; x and W are staged through shared memory block_k columns of
@@ -64,15 +70,28 @@ DepthWalk depthWalk(const KernelSpec &spec) {
   return {lanes, step, (spec.inWidth + step - 1) / step * step, stepIsGroup};
 }
 
+/// Func arguments with the gated linear's part dimension last.
+std::vector<Expr> withPart(bool gated, std::vector<Expr> args, Expr part) {
+  if (gated)
+    args.push_back(part);
+  return args;
+}
+
 BuiltKernel algorithm(const KernelSpec &spec) {
+  const bool gated = spec.kind == KernelKind::GatedLinear;
   ImageParam x(Float(32), 2, "x");
   WeightInput w(spec, "w");
+  WeightInput up(spec, "w_up");
   ImageParam bias(Float(32), 1, "bias");
+  ImageParam upBias(Float(32), 1, "bias_up");
   ImageParam residual(Float(32), 2, "residual");
   std::vector<ImageParam> arguments{x};
   for (const ImageParam &argument : w.arguments())
     arguments.push_back(argument);
-  Var n("n"), m("m"), lane("lane");
+  if (gated)
+    for (const ImageParam &argument : up.arguments())
+      arguments.push_back(argument);
+  Var n("n"), m("m"), lane("lane"), p("p");
 
   // The accumulators have one partial sum per vector lane.
   DepthWalk walk = depthWalk(spec);
@@ -86,43 +105,56 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   Expr kIn = clamp(k, 0, int(depth) - 1);
   Expr xValue = x(kIn, clamp(row, 0, x.dim(1).extent() - 1));
   Expr wk = g * step + j;
-  Expr wValue =
-      w.widened(clamp(wk, 0, int(depth) - 1),
-                clamp(row, 0, w.values.dim(1).extent() - 1),
-                walk.stepIsGroup ? Expr(g) : Expr());
+  auto widened = [&](const WeightInput &weight) {
+    return weight.widened(clamp(wk, 0, int(depth) - 1),
+                          clamp(row, 0, weight.values.dim(1).extent() - 1),
+                          walk.stepIsGroup ? Expr(g) : Expr());
+  };
+  // The schedule unrolls p: each copy reads one of the weights.
+  Expr wValue = gated ? select(p == 0, widened(w), widened(up)) : widened(w);
   if (walk.padded != depth) {
     xValue = select(k < int(depth), xValue, 0.0f);
     wValue = select(wk < int(depth), wValue, 0.0f);
   }
   xc(k, row) = xValue;
-  wc(j, g, row) = wValue;
+  wc(withPart(gated, {j, g, row}, p)) = wValue;
 
   RDom rk(0, step / lanes, 0, int(walk.padded / step), "rk");
   RVar rv = rk.x, rg = rk.y;
   Func partial("partial");
-  partial(lane, n, m) = 0.0f;
-  partial(lane, n, m) += xc(rg * step + rv * lanes + lane, m) *
-                         wc(rv * lanes + lane, rg, n);
+  partial(withPart(gated, {lane, n, m}, p)) = 0.0f;
+  partial(withPart(gated, {lane, n, m}, p)) +=
+      xc(rg * step + rv * lanes + lane, m) *
+      wc(withPart(gated, {rv * lanes + lane, rg, n}, p));
   RDom rl(0, lanes, "rl");
   Func acc("acc");
   if (spec.hasBias) {
     arguments.push_back(bias);
-    acc(n, m) = bias(min(n, int(spec.width) - 1));
+    Expr first = bias(min(n, int(spec.width) - 1));
+    if (gated) {
+      arguments.push_back(upBias);
+      first = select(p == 0, first, upBias(min(n, int(spec.width) - 1)));
+    }
+    acc(withPart(gated, {n, m}, p)) = first;
   } else {
-    acc(n, m) = 0.0f;
+    acc(withPart(gated, {n, m}, p)) = 0.0f;
   }
-  acc(n, m) += partial(rl, n, m);
-  Expr value = activation(spec.activation, acc(n, m));
+  acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
+  Expr value = gated ? activation(spec.activation, acc(n, m, 0)) * acc(n, m, 1)
+                     : activation(spec.activation, acc(n, m));
   if (spec.hasResidual) {
     arguments.push_back(residual);
     value += residual(n, m);
   }
-  Func out("linear");
+  Func out(gated ? "gated_linear" : "linear");
   out(n, m) = value;
   std::map<std::string, Func> stages{
       {"partial", partial}, {"acc", acc}, {"w_widened", wc}};
-  if (spec.weightType == WeightType::Int8)
+  if (spec.weightType == WeightType::Int8) {
     stages.emplace("w_scale", w.scale);
+    if (gated)
+      stages.emplace("w_up_scale", up.scale);
+  }
   return {out, arguments, std::move(stages), {{"rk", rk}, {"rl", rl}}};
 }
 
@@ -140,7 +172,8 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
        partial = kernel.stages.at("partial"),
        widened = kernel.stages.at("w_widened");
   RDom rk = kernel.domains.at("rk"), rl = kernel.domains.at("rl");
-  Var n("n"), m("m"), lane("lane"), j("j");
+  Var n("n"), m("m"), lane("lane"), j("j"), p("p");
+  const bool gated = spec.kind == KernelKind::GatedLinear;
   int microM = int(plan.microM);
   int microN = int(plan.microN);
   Var no("no"), mo("mo"), ni("ni"), mi("mi"), tile("tile"), task("task");
@@ -174,12 +207,17 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       .parallel(task)
       .vectorize(ni)
       .unroll(mi);
-  if (plan.widenPanel)
+  if (plan.widenPanel) {
     widened.compute_at(out, tile).vectorize(j, int(plan.vector));
+    if (gated)
+      widened.bound(p, 0, 2).unroll(p);
+  }
   // int8's scales of the tile's rows of W, converted to f32 once per tile
   // and a vector at a time (Halide converts a lone f16 in software).
-  auto scale = kernel.stages.find("w_scale");
-  if (scale != kernel.stages.end()) {
+  for (const char *name : {"w_scale", "w_up_scale"}) {
+    auto scale = kernel.stages.find(name);
+    if (scale == kernel.stages.end())
+      continue;
     Var g("g");
     scale->second.compute_at(out, tile).vectorize(g, 8, TailStrategy::GuardWithIf);
   }
@@ -192,6 +230,20 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       .vectorize(lane)
       .unroll(n)
       .unroll(m);
+  if (gated) {
+    // Both parts' accumulators of the tile stay in registers; each
+    // unrolled copy reads one weight.
+    acc.bound(p, 0, 2).unroll(p);
+    acc.update().unroll(p);
+    partial.bound(p, 0, 2).unroll(p);
+    partial.update()
+        .reorder(lane, n, m, p, rk.x, rk.y)
+        .vectorize(lane)
+        .unroll(n)
+        .unroll(m)
+        .unroll(p);
+    return;
+  }
   partial.update()
       .reorder(lane, n, m, rk.x, rk.y)
       .vectorize(lane)
@@ -200,29 +252,53 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
 }
 
 BuiltKernel gpu(const KernelSpec &spec) {
+  const bool gated = spec.kind == KernelKind::GatedLinear;
   ImageParam x(Float(32), 2, "x");
   WeightInput w(spec, "w");
+  WeightInput up(spec, "w_up");
   ImageParam bias(Float(32), 1, "bias");
+  ImageParam upBias(Float(32), 1, "bias_up");
   ImageParam residual(Float(32), 2, "residual");
   std::vector<ImageParam> arguments{x};
   for (const ImageParam &argument : w.arguments())
     arguments.push_back(argument);
-  Var n("n"), m("m"), k("k"), row("row");
+  if (gated)
+    for (const ImageParam &argument : up.arguments())
+      arguments.push_back(argument);
+  Var n("n"), m("m"), k("k"), row("row"), p("p");
 
   const int depth = int(spec.inWidth);
   // Staged slices past K, M or N read the last column or row (clamped):
   // their products are never summed (K is guarded) or never stored.
   Func xTile("x_tile"), wTile("w_tile");
   xTile(k, row) = x(clamp(k, 0, depth - 1), clamp(row, 0, x.dim(1).extent() - 1));
-  // A bf16 or int8 W is widened as it is staged.
-  wTile(k, row) = w.widened(clamp(k, 0, depth - 1),
-                            clamp(row, 0, w.values.dim(1).extent() - 1));
+  // A bf16 or int8 W is widened as it is staged. A gated linear stages
+  // both weights (p unrolled: each copy reads one).
+  auto widened = [&](const WeightInput &weight) {
+    return weight.widened(clamp(k, 0, depth - 1),
+                          clamp(row, 0, weight.values.dim(1).extent() - 1));
+  };
+  wTile(withPart(gated, {k, row}, p)) =
+      gated ? select(p == 0, widened(w), widened(up)) : widened(w);
   RDom rk(0, depth, "rk");
   Func prod("prod");
-  prod(n, m) = 0.0f;
-  prod(n, m) += xTile(rk, m) * wTile(rk, n);
-  Expr value = epilogue(spec, prod(n, m), bias, residual, n, m, arguments);
-  Func out("linear");
+  prod(withPart(gated, {n, m}, p)) = 0.0f;
+  prod(withPart(gated, {n, m}, p)) +=
+      xTile(rk, m) * wTile(withPart(gated, {rk, n}, p));
+  Expr value;
+  if (gated) {
+    Expr gate = prod(n, m, 0), upValue = prod(n, m, 1);
+    if (spec.hasBias) {
+      arguments.push_back(bias);
+      arguments.push_back(upBias);
+      gate += bias(min(n, int(spec.width) - 1));
+      upValue += upBias(min(n, int(spec.width) - 1));
+    }
+    value = activation(spec.activation, gate) * upValue;
+  } else {
+    value = epilogue(spec, prod(n, m), bias, residual, n, m, arguments);
+  }
+  Func out(gated ? "gated_linear" : "linear");
   out(n, m) = value;
 
   // One warp per thread block. Halide 14 keeps a block-level register
@@ -253,6 +329,8 @@ BuiltKernel gpu(const KernelSpec &spec) {
       .reorder(lane, nr, m)
       .unroll(nr)
       .unroll(m);
+  if (gated)
+    prod.bound(p, 0, 2).unroll(p);
   inRegisters(prod);
   gpuLanes(prod, lane);
   RVar rko("rko"), rki("rki");
@@ -262,28 +340,34 @@ BuiltKernel gpu(const KernelSpec &spec) {
       .reorder(lane, nr, m, rki, rko)
       .unroll(nr)
       .unroll(m);
+  if (gated)
+    prod.update().unroll(p);
   gpuLanes(prod.update(), lane);
   // Slices of block_k columns of x and W in shared memory, loaded by the
   // whole warp (consecutive lanes read consecutive k), stored k-outermost
   // so that consecutive lanes read consecutive columns of W (no bank
   // conflicts) and one broadcast row of x.
-  auto stage = [&](Func tile, int rows) {
+  auto stage = [&](Func tile, int rows, bool parts) {
     Var f("f"), fo("fo"), fl("fl");
     tile.compute_at(prod, rko)
         .bound_extent(k, blockK)
-        .bound_extent(row, rows)
-        .reorder_storage(row, k)
-        .fuse(k, row, f)
+        .bound_extent(row, rows);
+    if (parts)
+      tile.bound(p, 0, 2).reorder_storage(row, k, p);
+    else
+      tile.reorder_storage(row, k);
+    tile.fuse(k, row, f)
         .split(f, fo, fl, warp, TailStrategy::GuardWithIf)
         .reorder(fo, fl);
     gpuLanes(tile, fl);
   };
-  stage(xTile, blockM);
-  stage(wTile, blockN);
+  stage(xTile, blockM, false);
+  stage(wTile, blockN, gated);
   return {out, arguments};
 }
 
-const KernelRegistration registration({KernelKind::Linear},
+const KernelRegistration registration({KernelKind::Linear,
+                                       KernelKind::GatedLinear},
                                       {algorithm, cpuSchedule, gpu});
 
 } // namespace

@@ -1,0 +1,76 @@
+//===- Rope.cpp - Rotary position embedding of queries or keys ------------===//
+//
+// Hugging Face Llama's "rotate half" layout: in each head of Dh features,
+// feature i < Dh/2 turns with feature i + Dh/2 by the angle
+// p · inv_freq[i], p the token's position. The numbers follow
+// LlamaRotaryEmbedding's f32 arithmetic: inv_freq[i] = 1 / theta^(2i/Dh)
+// rounded to f32 (a table computed here, at compile time), the angle one f32
+// product, and cos and sin of that f32 angle rounded from double (so
+// correctly rounded, as torch's are to within an ulp).
+//
+// In a decode step the sequence dimension starts at P, the number of cached
+// tokens (the plan gives the buffers that min): positions P .. P+S-1.
+//
+// CPU: the cos and sin table of the call's positions is computed once per
+// call (Dh/2 x S values, parallel over positions); the rotation then
+// streams the rows as the other elementwise kernels do.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/kernels/Common.h"
+
+#include <cmath>
+
+namespace tfmc::codegen::kernels {
+namespace {
+
+using namespace Halide;
+
+BuiltKernel algorithm(const KernelSpec &spec) {
+  ImageParam x(Float(32), 3, "x");
+  Var d("d"), s("s"), b("b"), f("f");
+  const int headDim = int(spec.headDim), half = headDim / 2;
+
+  // torch: 1.0 / (base ** (arange(0, Dh, 2).float() / Dh)), all in f32.
+  Buffer<float> inverseFrequency(half, "inv_freq");
+  for (int i = 0; i < half; ++i) {
+    float exponent = float(2 * i) / float(headDim);
+    float power = float(std::pow(double(float(spec.ropeTheta)), double(exponent)));
+    inverseFrequency(i) = 1.0f / power;
+  }
+  Func angle("angle"), cosine("cosine"), sine("sine");
+  angle(f, s) = cast<float>(s) * inverseFrequency(f);
+  cosine(f, s) = cast<float>(cos(cast<double>(angle(f, s))));
+  sine(f, s) = cast<float>(sin(cast<double>(angle(f, s))));
+
+  Expr within = d % headDim;
+  Expr first = within < half;
+  Expr pair = clamp(select(first, d + half, d - half), 0, x.dim(0).extent() - 1);
+  // Clamped for bounds inference, which cannot see that both arms are in
+  // [0, Dh/2).
+  Expr frequency = clamp(select(first, within, within - half), 0, half - 1);
+  Expr turned = select(first, -x(pair, s, b), x(pair, s, b));
+  Func out("rope");
+  out(d, s, b) = x(d, s, b) * cosine(frequency, s) + turned * sine(frequency, s);
+  return {out, {x}, {{"cosine", cosine}, {"sine", sine}}};
+}
+
+void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  for (const char *name : {"cosine", "sine"})
+    kernel.stages[name].compute_root().parallel(Var("s"));
+  scheduleTokenRows(kernel.output, spec.plan<target::CpuRowsPlan>());
+}
+
+BuiltKernel gpu(const KernelSpec &spec) {
+  // cos and sin are computed inline, per element, in double (as on the CPU).
+  BuiltKernel kernel = algorithm(spec);
+  gridOverTokens(kernel, spec);
+  return kernel;
+}
+
+const KernelRegistration registration({KernelKind::Rope},
+                                      {algorithm, cpuSchedule, gpu});
+
+} // namespace
+
+} // namespace tfmc::codegen::kernels
