@@ -33,6 +33,18 @@
 //    feeds: widen_panel widens micro_n rows of W once per row block into
 //    an f32 panel (micro_n·K·4 bytes, 36 KiB at K = 3072: L1 or L2), and
 //    the f32 micro-kernel reads the panel for every row tile of the block.
+//  - Gated GEMM (tfm.gated_linear: a gated FFN's gate and up). Each output
+//    needs two dot products over the same x, so a micro tile of micro_n
+//    columns holds 2·micro_n accumulators per row and reads 2·micro_n W
+//    vectors per step: chooseDotTile counts both (parts = 2), which gives
+//    half the columns of a plain linear of the same N for the same registers
+//    and the same FMAs per load. One kernel instead of two linears, a mul
+//    and the activation reads x once and writes one [M, d_ff] output
+//    instead of three (TinyLlama: 2 x 46 MB of intermediates per 128-token
+//    prefill).
+//  - Grouped-query attention plans as multi-head attention: its cost per
+//    query head is the same; the K/V heads are read (and staged) once per
+//    call and shared by their query heads.
 //  - Attention. One task per (batch, head, query block) of 16 queries (a
 //    whole number of vectors; the causal diagonal wastes 8 keys per query
 //    on average). The block's scores and probabilities sit in per-task
@@ -42,12 +54,15 @@
 //    broadcast micro-kernels (chooseAttentionTiles). With a causal or
 //    window mask the key loop of each query block is bounded, so fully
 //    masked key blocks are never computed (skip_masked_blocks).
-//  - Row kernels (layer_norm, softmax), elementwise kernels and the copy of
-//    each sequence's last position vectorise the last dimension and run rows
-//    in parallel, unrolled when the width allows.
+//  - Row kernels (layer_norm, rms_norm, softmax), elementwise kernels
+//    (mul, rope) and the copy of each sequence's last position vectorise the
+//    last dimension and run rows in parallel, unrolled when the width
+//    allows. Rope's cos/sin table (head_dim/2 x S values) is computed once
+//    per call by its kernel, not per row.
 //
 // GPU (CUDA)
-//  - GEMM: a thread block is one warp (Halide 14 keeps a thread's
+//  - GEMM (and gated GEMM, whose two weights double the staged slice and
+//    the accumulators the plan budgets): a thread block is one warp (Halide 14 keeps a thread's
 //    accumulators in registers only when they are striped across the lanes
 //    of a warp; otherwise every thread holds the whole block's tile in local
 //    memory). Lane l computes columns j·32 + l (j < thread_n) of thread_m
