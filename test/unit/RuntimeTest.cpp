@@ -649,7 +649,8 @@ TEST_F(RuntimeTest, CreateChecksKernelsAndWeights) {
   std::string wrongType = writeWeights(
       "dtype.safetensors", {intView("proj.weight", {2, 3, 4}, asInts)});
   EXPECT_EQ(createError(plan, wrongType),
-            wrongType + ": tensor 'proj.weight' has dtype I64, expected F32");
+            wrongType + ": tensor 'proj.weight' has dtype I64, expected F32, "
+                        "BF16 or F16");
 }
 
 TEST_F(RuntimeTest, UnusedTensorsAreOneWarningLine) {
