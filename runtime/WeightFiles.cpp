@@ -123,8 +123,9 @@ bool readIndex(const std::string &path, std::vector<IndexEntry> &entries,
     error = fmt::format("{}: weight_map is {}, expected an object mapping "
                         "each tensor to its shard file",
                         path,
-                        map.is_object() ? "empty"
-                                        : std::string(map.type_name()));
+                        map.is_object()
+                            ? "empty"
+                            : fmt::format("a JSON {}", map.type_name()));
     return false;
   }
   const fs::path directory = fs::path(path).parent_path();
@@ -133,8 +134,9 @@ bool readIndex(const std::string &path, std::vector<IndexEntry> &entries,
       error = fmt::format("{}: weight_map's tensor {} maps to {}, expected a "
                           "shard file name",
                           path, quote(tensor),
-                          shard.is_string() ? "an empty string"
-                                            : std::string(shard.type_name()));
+                          shard.is_string()
+                              ? "an empty string"
+                              : fmt::format("a JSON {}", shard.type_name()));
       return false;
     }
     const std::string &name = shard.get_ref<const std::string &>();
