@@ -70,7 +70,7 @@ def main():
     for k, part in enumerate(parts):
         file = f"model-{k + 1:05d}-of-{args.shards:05d}.safetensors"
         assert part, "more shards than tensors"
-        write(os.path.join(args.outdir, file), part)
+        write(os.path.join(args.outdir, file), part, pad=True)
         weight_map.update({n: file for n in part})
     with open(os.path.join(args.outdir, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2, sort_keys=True)
