@@ -36,15 +36,19 @@
 namespace tfmc::runtime {
 namespace {
 
-/// GPT-2 checkpoints carry the causal-mask buffers; the README (Hugging Face
-/// GPT-2) says they are ignored, so they are not worth a warning either.
+/// GPT-2 checkpoints carry the causal-mask buffers, and Llama checkpoints
+/// saved by older transformers the rotary inverse frequencies (recomputed
+/// from rope_theta; a rope_scaling that would change them is refused by the
+/// importer); the README says they are ignored, so they are not worth a
+/// warning either.
 bool isIgnoredBuffer(const std::string &name) {
   auto endsWith = [&](const char *suffix) {
     std::size_t length = std::strlen(suffix);
     return name.size() >= length &&
            name.compare(name.size() - length, length, suffix) == 0;
   };
-  return endsWith(".attn.bias") || endsWith(".attn.masked_bias");
+  return endsWith(".attn.bias") || endsWith(".attn.masked_bias") ||
+         endsWith(".rotary_emb.inv_freq");
 }
 
 /// GPT2LMHeadModel's output layer is wte itself; a checkpoint that also
