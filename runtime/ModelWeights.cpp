@@ -16,8 +16,8 @@
 //    (WeightConvert.h): so a bf16 checkpoint gives bit for bit what its
 //    values written as f32 give, at every program dtype. This is the time
 //    load reports as conversion.
-// A transposed weight stored narrow is read in the plan's layout only from
-// a file convert-weights wrote (its `tfmc.weight_dtype` metadata): a
+// A transposed weight stored BF16 is read in the plan's layout only from a
+// file convert-weights wrote (its `tfmc.weight_dtype` metadata): a
 // checkpoint's BF16 Conv1D weight is in the checkpoint's layout, and a
 // square one could not tell by its shape.
 //
@@ -175,8 +175,10 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
     const std::string &path = file.path();
     Found entry;
     const DType stored = storedDType(weight.dtype);
+    // I8 comes only from convert-weights; BF16 also from checkpoints.
     if (weight.dtype != WeightDType::F32 && tensor->dtype == stored &&
-        (!weight.transposed || writtenByConvertWeights(file))) {
+        (weight.dtype == WeightDType::Int8 || !weight.transposed ||
+         writtenByConvertWeights(file))) {
       // Already narrow: the plan's [rows, cols].
       if (tensor->shape != weight.shape) {
         error = fmt::format("{}: tensor {} has shape {}, expected {}", path,
