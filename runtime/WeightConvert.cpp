@@ -158,16 +158,19 @@ float f16ToFloat(uint16_t half) {
   // a subnormal is mantissa * 2^-24, exact as an int-to-float conversion
   // and a power-of-two scale (the result is a normal f32, so no denormal
   // arithmetic, whatever the FTZ/DAZ flags); exponent 31 keeps the payload.
-  const uint32_t sign = uint32_t(half & 0x8000u) << 16;
-  const uint32_t magnitude = half & 0x7fffu;
-  const uint32_t normal = (magnitude + (112u << 10)) << 13;
-  const uint32_t special = 0x7f800000u | ((magnitude & 0x3ffu) << 13);
-  const uint32_t subnormal =
-      bitsOf(static_cast<float>(static_cast<int32_t>(magnitude)) * 0x1p-24f);
-  const uint32_t bits = magnitude < 0x400u    ? subnormal
-                        : magnitude >= 0x7c00u ? special
-                                               : normal;
-  return floatOf(sign | bits);
+  // Signed 32-bit lanes throughout: SSE2 compares only signed integers.
+  const int32_t sign = int32_t(half & 0x8000) << 16;
+  const int32_t magnitude = half & 0x7fff;
+  const int32_t normal = (magnitude + (112 << 10)) << 13;
+  const int32_t special = 0x7f800000 | ((magnitude & 0x3ff) << 13);
+  const int32_t subnormal = static_cast<int32_t>(
+      bitsOf(static_cast<float>(magnitude) * 0x1p-24f));
+  // All-ones masks rather than ?:, which GCC leaves as branches here.
+  const int32_t isSubnormal = -static_cast<int32_t>(magnitude < 0x400);
+  const int32_t isSpecial = -static_cast<int32_t>(magnitude >= 0x7c00);
+  const int32_t bits = (subnormal & isSubnormal) | (special & isSpecial) |
+                       (normal & ~(isSubnormal | isSpecial));
+  return floatOf(static_cast<uint32_t>(sign | bits));
 }
 
 void widenBf16(const void *source, int64_t count, float *target,
