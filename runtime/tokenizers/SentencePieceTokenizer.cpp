@@ -28,7 +28,14 @@ public:
     sentencepiece::util::Status status = 
         processor_.LoadFromSerializedProto(bytes);
     if (!status.ok()) {
-      error = fmt::format("{}: {}", path_, oneLine(status.ToString()));
+      // Its messages start with the library's source position.
+      std::string reason = status.error_message();
+      if (std::size_t end = reason.find("] "); end != std::string::npos)
+        reason = reason.substr(end + 2);
+      if (reason.empty() || reason.find("ParseFromArray") != std::string::npos)
+        reason = "the protobuf does not parse";
+      error = fmt::format("{}: not a valid SentencePiece model ({})", path_,
+                          oneLine(reason));
       return false;
     }
     return true;

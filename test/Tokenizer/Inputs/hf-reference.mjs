@@ -26,5 +26,5 @@ const lines = texts.map(text => {
   const decoded = tokenizer.decode(ids, { clean_up_tokenization_spaces: false });
   return JSON.stringify({ ids, text: decoded });
 });
-lines.push('special: ' + JSON.stringify(tokenizer.encode(texts[0]).ids));
+lines.push('special: ' + tokenizer.encode(texts[0]).ids.join(' '));
 process.stdout.write(lines.map(line => line + '\n').join(''));
