@@ -109,6 +109,12 @@ struct PromptTokens {
   std::vector<int64_t> prefix; // BOS, when the files say to add it
   std::vector<int64_t> suffix; // e.g. EOS with add_eos_token
   std::vector<int64_t> eos;    // stop at any of these (may be empty)
+
+  /// A text's ids as the model gets them: prefix + ids + suffix.
+  void surround(std::vector<int64_t> &ids) const {
+    ids.insert(ids.begin(), prefix.begin(), prefix.end());
+    ids.insert(ids.end(), suffix.begin(), suffix.end());
+  }
 };
 
 /// Reads config.json, generation_config.json and tokenizer_config.json in

@@ -72,9 +72,7 @@ std::vector<int64_t> encodeText(const Options &options, Tokenizer *tokenizer,
     fail(error);
   if (ids.empty())
     fail("--text is empty");
-  ids.insert(ids.begin(), promptTokens.prefix.begin(),
-             promptTokens.prefix.end());
-  ids.insert(ids.end(), promptTokens.suffix.begin(), promptTokens.suffix.end());
+  promptTokens.surround(ids);
   return ids;
 }
 

@@ -86,8 +86,7 @@ int main(int argc, char **argv) {
     if (!readPromptTokens(dir, *tokenizer, tokens, error) ||
         !tokenizer->encode(input, ids, error))
       return fail(error);
-    ids.insert(ids.begin(), tokens.prefix.begin(), tokens.prefix.end());
-    ids.insert(ids.end(), tokens.suffix.begin(), tokens.suffix.end());
+    tokens.surround(ids);
     fmt::print("ids: {}\neos: {}\n", fmt::join(ids, " "),
                fmt::join(tokens.eos, " "));
     return 0;
