@@ -23,7 +23,8 @@ const lines = texts.map(text => {
   const ids = tokenizer.encode(text, { add_special_tokens: false }).ids;
   // No clean-up of spaces before punctuation: a display option of
   // transformers, not the tokenizer's decoding.
-  const decoded = tokenizer.decode(ids, { clean_up_tokenization_spaces: false });
+  const decoded = ids.length
+    ? tokenizer.decode(ids, { clean_up_tokenization_spaces: false }) : '';
   return JSON.stringify({ ids, text: decoded });
 });
 lines.push('special: ' + tokenizer.encode(texts[0]).ids.join(' '));
