@@ -343,8 +343,20 @@ bool readJsonFile(const std::string &path, nlohmann::json &root,
   std::string text;
   if (!readRegularFile(path, text, error))
     return false;
+  // Nesting is bounded while parsing, before a deep value can exhaust the
+  // stack of the code that walks it (a Sequence of Sequences...).
+  constexpr int kMaxDepth = 64;
+  struct TooDeepJson {};
   try {
-    root = nlohmann::json::parse(text);
+    root = nlohmann::json::parse(
+        text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json &) {
+          if (depth > kMaxDepth)
+            throw TooDeepJson{};
+          return true;
+        });
+  } catch (const TooDeepJson &) {
+    error = fmt::format("{}: nested more than {} deep", path, kMaxDepth);
+    return false;
   } catch (const nlohmann::json::parse_error &e) {
     // e.byte: 1-based index of the character where parsing stopped.
     std::size_t at = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());

@@ -45,8 +45,8 @@ std::string quoteToken(std::string_view text);
 std::string jsonReason(const std::string &what);
 bool exists(const std::string &path);
 
-/// Reads and parses the JSON file `path`; the error names the file (and the
-/// line and column of a syntax error).
+/// Reads and parses the JSON file `path` (nesting at most 64 deep); the
+/// error names the file (and the line and column of a syntax error).
 bool readJsonFile(const std::string &path, nlohmann::json &root,
                   std::string &error);
 
