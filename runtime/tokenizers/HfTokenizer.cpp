@@ -79,6 +79,15 @@ std::string typeOf(const Json &component, const std::string &path) {
   return stringMember(component, path, "type");
 }
 
+/// A JSON scalar as messages show it (cut); containers by kind.
+std::string describeValue(const Json &value) {
+  if (value.is_string())
+    return quoteToken(value.get<std::string>());
+  if (value.is_array() || value.is_object())
+    return value.is_array() ? "(an array)" : "(an object)";
+  return value.dump();
+}
+
 [[noreturn]] void unsupported(const std::string &path, const char *what,
                               const std::string &type) {
   refuse(path, fmt::format("{} type {} is not supported", what,
@@ -704,7 +713,9 @@ void HfTokenizer::parseModel(const Json &model) {
   for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (model.contains(key) && !model[key].is_null() &&
         !(model[key].is_string() && model[key].get<std::string>().empty()))
-      refuse(std::string("model.") + key, "is not supported");
+      refuse(std::string("model.") + key,
+             fmt::format("{} {} is not supported", key,
+                         describeValue(model[key])));
   byteFallback_ = boolMember(model, path, "byte_fallback", false);
   fuseUnk_ = boolMember(model, path, "fuse_unk", false);
   ignoreMerges_ = boolMember(model, path, "ignore_merges", false);
