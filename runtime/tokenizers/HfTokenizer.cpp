@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <mutex>
 
 namespace tfmc::runtime {
@@ -27,8 +26,6 @@ namespace {
 
 using Json = nlohmann::json;
 using namespace tokenizers;
-
-const char kMetaspace[] = "\xe2\x96\x81"; // U+2581 ▁
 
 /// A text piece on its way through the pipeline; `atStart`: it begins at
 /// offset 0 of the text given to encode (Metaspace's prepend_scheme
