@@ -446,6 +446,10 @@ inline const std::vector<GroupedCase> groupedCases{
     {"ratio 4, padding (cross)", 8, 2, 7, 30, {false, true}},
     {"decode, 1 query, causal", 4, 2, 1, 21, {true, false, 0, true}},
     {"decode, 1 query, causal window", 8, 2, 1, 21, {true, false, 6, true}},
+    // What a decode step's self-attention is given: a window from the
+    // newest position, no causal mask.
+    {"decode, 1 query, window", 4, 2, 1, 21, {false, false, 6, true}},
+    {"3 queries at the end, window", 4, 2, 3, 21, {false, false, 5, true}},
     {"3 queries at the end, causal", 4, 2, 3, 21, {true, false, 0, true}},
     {"3 queries at the end, causal window", 8, 2, 3, 40,
      {true, false, 6, true}},
