@@ -386,20 +386,10 @@ TEST(CpuKernels, RmsNormRowSums) {
       spec.width = width;
       spec.eps = 1e-6;
       spec.hasResidual = withResidual;
-      // An offset in every row: RMSNorm subtracts no mean (LayerNorm's
-      // answer would differ).
-      Buffer<float> x = randomFloats({width, rows}, 40, 3.0f), residual;
-      x.for_each_element([&](int w, int r) { x(w, r) += 1.5f; });
-      Buffer<float> gamma = randomFloats({width}, 41);
-      std::vector<Buffer<>> inputs{x};
-      if (withResidual) {
-        residual = randomFloats({width, rows}, 42);
-        inputs.push_back(residual);
-      }
-      inputs.push_back(gamma);
+      KernelCase in = rmsNormInputs(width, rows, withResidual, spec.eps);
       Buffer<float> out(width, rows);
-      run(spec, inputs, out);
-      expectClose(out, referenceRmsNorm(x, residual, gamma, spec.eps));
+      run(spec, in.inputs, out);
+      expectClose(out, in.expected);
     }
   }
 }
@@ -408,18 +398,14 @@ TEST(CpuKernels, RopeRotatesHalvesAtEachPosition) {
   const int batch = 2;
   for (const RopeCase &c : ropeCases) {
     SCOPED_TRACE(describe(c));
-    KernelSpec spec = cpuSpec(KernelKind::Rope,
-                              {{"vector", c.lanes}, {"rows_per_task", 2}});
-    spec.width = c.heads * c.headDim;
-    spec.heads = c.heads;
-    spec.headDim = c.headDim;
-    spec.ropeTheta = c.theta;
-    Buffer<float> x = randomFloats({int(spec.width), c.length, batch}, 43, 2.0f);
-    x.set_min(0, c.first, 0);
+    KernelSpec spec = ropeSpec(
+        cpuSpec(KernelKind::Rope, {{"vector", c.lanes}, {"rows_per_task", 2}}),
+        c);
+    KernelCase in = ropeInputs(c, batch);
     Buffer<float> out(int(spec.width), c.length, batch);
     out.set_min(0, c.first, 0);
-    run(spec, {x}, out);
-    expectClose(out, referenceRope(x, c.heads, c.theta));
+    run(spec, in.inputs, out);
+    expectClose(out, in.expected);
   }
 }
 
@@ -462,7 +448,7 @@ TEST(CpuKernels, GroupedQueryAttention) {
                    std::to_string(plan["vector"]) + " lanes");
       KernelSpec spec =
           groupedSpec(cpuSpec(KernelKind::Attention, plan), c, dim);
-      GroupedInputs in = groupedInputs(c, dim, batch, spec.attentionScale);
+      KernelCase in = groupedInputs(c, dim, batch, spec.attentionScale);
       Buffer<float> out(dim, c.heads, c.queries, batch);
       run(spec, in.inputs, out);
       expectClose(out, in.expected);

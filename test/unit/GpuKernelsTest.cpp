@@ -308,18 +308,10 @@ TEST(GpuKernels, RmsNormReducesInTwoSteps) {
       spec.width = width;
       spec.eps = 1e-6;
       spec.hasResidual = withResidual;
-      Buffer<float> x = randomFloats({width, rows}, 40, 3.0f), residual;
-      x.for_each_element([&](int w, int r) { x(w, r) += 1.5f; });
-      Buffer<float> gamma = randomFloats({width}, 41);
-      std::vector<Buffer<>> inputs{x};
-      if (withResidual) {
-        residual = randomFloats({width, rows}, 42);
-        inputs.push_back(residual);
-      }
-      inputs.push_back(gamma);
+      KernelCase in = rmsNormInputs(width, rows, withResidual, spec.eps);
       Buffer<float> out(width, rows);
-      runEmulated(spec, inputs, out);
-      expectClose(out, referenceRmsNorm(x, residual, gamma, spec.eps));
+      runEmulated(spec, in.inputs, out);
+      expectClose(out, in.expected);
     }
   }
 }
@@ -330,18 +322,13 @@ TEST(GpuKernels, RopeRotatesHalvesAtEachPosition) {
     // Thread blocks narrower than a row and wider than one (tails).
     for (int threads : {32, 256}) {
       SCOPED_TRACE(describe(c) + ", " + std::to_string(threads) + " threads");
-      KernelSpec spec = gpuSpec(KernelKind::Rope, {{"threads", threads}});
-      spec.width = c.heads * c.headDim;
-      spec.heads = c.heads;
-      spec.headDim = c.headDim;
-      spec.ropeTheta = c.theta;
-      Buffer<float> x =
-          randomFloats({int(spec.width), c.length, batch}, 43, 2.0f);
-      x.set_min(0, c.first, 0);
+      KernelSpec spec =
+          ropeSpec(gpuSpec(KernelKind::Rope, {{"threads", threads}}), c);
+      KernelCase in = ropeInputs(c, batch);
       Buffer<float> out(int(spec.width), c.length, batch);
       out.set_min(0, c.first, 0);
-      runEmulated(spec, {x}, out);
-      expectClose(out, referenceRope(x, c.heads, c.theta));
+      runEmulated(spec, in.inputs, out);
+      expectClose(out, in.expected);
     }
   }
 }
@@ -377,7 +364,7 @@ TEST(GpuKernels, GroupedQueryAttention) {
     KernelSpec spec = groupedSpec(
         gpuSpec(KernelKind::Attention, {{"query_block", 16}, {"key_block", 8}}),
         c, dim);
-    GroupedInputs in = groupedInputs(c, dim, batch, spec.attentionScale);
+    KernelCase in = groupedInputs(c, dim, batch, spec.attentionScale);
     Buffer<float> out(dim, c.heads, c.queries, batch);
     runEmulated(spec, in.inputs, out);
     expectClose(out, in.expected);

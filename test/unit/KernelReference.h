@@ -457,13 +457,14 @@ inline const std::vector<GroupedCase> groupedCases{
      {true, true, 7, true}},
 };
 
-/// Random inputs of a grouped case and the reference's answer.
-struct GroupedInputs {
+/// A kernel's inputs, in argument order, and the reference's answer.
+struct KernelCase {
   std::vector<Buffer<>> inputs;
   Buffer<float> expected;
 };
 
-inline GroupedInputs groupedInputs(const GroupedCase &c, int dim, int batch,
+/// Random inputs of a grouped case and the reference's answer.
+inline KernelCase groupedInputs(const GroupedCase &c, int dim, int batch,
                                    double scale) {
   Buffer<float> q = randomFloats({dim, c.heads, c.queries, batch}, 50, 2.0f);
   Buffer<float> k = randomFloats({dim, c.kvHeads, c.keys, batch}, 51, 2.0f);
@@ -474,10 +475,48 @@ inline GroupedInputs groupedInputs(const GroupedCase &c, int dim, int batch,
     keep(j, 0) = j < c.keys - 4 ? 1 : 0;
     keep(j, 1) = j >= 3 ? 1 : 0;
   }
-  GroupedInputs result{{q, k, v},
+  KernelCase result{{q, k, v},
                        referenceAttention(q, k, v, keep, c.mask, scale)};
   if (c.mask.padding)
     result.inputs.push_back(keep);
+  return result;
+}
+
+/// `spec` (a CPU or GPU rows plan) for rope case `c`.
+inline codegen::KernelSpec ropeSpec(codegen::KernelSpec spec,
+                                    const RopeCase &c) {
+  spec.width = c.heads * c.headDim;
+  spec.heads = c.heads;
+  spec.headDim = c.headDim;
+  spec.ropeTheta = c.theta;
+  return spec;
+}
+
+/// Rope case `c`'s input over `batch` sequences, its sequence coordinate
+/// starting at the first position, and the reference's answer (the output
+/// buffer must start there too).
+inline KernelCase ropeInputs(const RopeCase &c, int batch) {
+  Buffer<float> x =
+      randomFloats({c.heads * c.headDim, c.length, batch}, 43, 2.0f);
+  x.set_min(0, c.first, 0);
+  return {{x}, referenceRope(x, c.heads, c.theta)};
+}
+
+/// Random inputs of an RMSNorm of `rows` rows of `width` (with a residual
+/// or not) and the reference's answer. Every row is offset by 1.5: RMSNorm
+/// subtracts no mean, so LayerNorm's answer would differ.
+inline KernelCase rmsNormInputs(int width, int rows, bool withResidual,
+                                double eps) {
+  Buffer<float> x = randomFloats({width, rows}, 40, 3.0f), residual;
+  x.for_each_element([&](int w, int r) { x(w, r) += 1.5f; });
+  Buffer<float> gamma = randomFloats({width}, 41);
+  KernelCase result{{x}, {}};
+  if (withResidual) {
+    residual = randomFloats({width, rows}, 42);
+    result.inputs.push_back(residual);
+  }
+  result.inputs.push_back(gamma);
+  result.expected = referenceRmsNorm(x, residual, gamma, eps);
   return result;
 }
 
