@@ -179,7 +179,7 @@ TEST(CpuKernels, GeluTanhOverItsRange) {
   expected.for_each_element([&](int w, int r) {
     expected(w, r) = float(referenceActivation(ActivationFn::GeluTanh, x(w, r)));
   });
-  expectClose(out, expected);
+  expectCloseEach(out, expected);
 }
 
 TEST(CpuKernels, LayerNormRowSums) {
@@ -328,27 +328,14 @@ TEST(CpuKernels, GatedLinearBothWeightsOneTile) {
         std::map<std::string, int64_t> plan = c.plan;
         plan["widen_panel"] = panel;
         KernelSpec spec = cpuSpec(KernelKind::GatedLinear, plan);
-        spec.width = c.N;
-        spec.inWidth = c.K;
         spec.weightType = type;
         spec.group = group;
         spec.activation = ActivationFn::Silu;
         spec.hasBias = withBias;
-        Buffer<float> x = randomFloats({c.K, c.M}, 30, 2.0f), gateBias, upBias;
-        GatedWeights w = gatedWeights(c.K, c.N, type, group);
-        std::vector<Buffer<>> inputs{x};
-        for (const Buffer<> &argument : w.arguments)
-          inputs.push_back(argument);
-        if (withBias) {
-          gateBias = randomFloats({c.N}, 33);
-          upBias = randomFloats({c.N}, 34);
-          inputs.push_back(gateBias);
-          inputs.push_back(upBias);
-        }
+        KernelCase in = gatedInputs(spec, c.M, c.N, c.K);
         Buffer<float> out(c.N, c.M);
-        run(spec, inputs, out);
-        expectClose(out, referenceGatedLinear(x, w.gate, w.up, gateBias,
-                                              upBias, ActivationFn::Silu));
+        run(spec, in.inputs, out);
+        expectClose(out, in.expected);
       }
     }
   }
@@ -361,15 +348,11 @@ TEST(CpuKernels, GatedLinearOtherActivations) {
     SCOPED_TRACE(int(fn));
     KernelSpec spec = cpuSpec(KernelKind::GatedLinear,
                               {{"vector", 8}, {"micro_m", 3}, {"micro_n", 2}});
-    spec.width = N;
-    spec.inWidth = K;
     spec.activation = fn;
-    Buffer<float> x = randomFloats({K, M}, 35);
-    GatedWeights w = gatedWeights(K, N, WeightType::F32, 0);
+    KernelCase in = gatedInputs(spec, M, N, K);
     Buffer<float> out(N, M);
-    run(spec, {x, w.gate, w.up}, out);
-    expectClose(out, referenceGatedLinear(x, w.gate, w.up, Buffer<float>(),
-                                          Buffer<float>(), fn));
+    run(spec, in.inputs, out);
+    expectClose(out, in.expected);
   }
 }
 
@@ -422,7 +405,7 @@ TEST(CpuKernels, SiluAndMul) {
   expected.for_each_element([&](int w, int r) {
     expected(w, r) = float(referenceActivation(ActivationFn::Silu, x(w, r)));
   });
-  expectClose(out, expected);
+  expectCloseEach(out, expected);
 
   Buffer<float> a = randomFloats({width, rows}, 44),
                 b = randomFloats({width, rows}, 45);

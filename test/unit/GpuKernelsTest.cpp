@@ -272,27 +272,14 @@ TEST(GpuKernels, GatedLinearStagesBothWeights) {
         SCOPED_TRACE(std::to_string(c.M) + " rows, weights " +
                      std::to_string(int(type)) + (withBias ? ", biases" : ""));
         KernelSpec spec = gpuSpec(KernelKind::GatedLinear, c.plan);
-        spec.width = c.N;
-        spec.inWidth = c.K;
         spec.weightType = type;
         spec.group = group;
         spec.activation = ActivationFn::Silu;
         spec.hasBias = withBias;
-        Buffer<float> x = randomFloats({c.K, c.M}, 30, 2.0f), gateBias, upBias;
-        GatedWeights w = gatedWeights(c.K, c.N, type, group);
-        std::vector<Buffer<>> inputs{x};
-        for (const Buffer<> &argument : w.arguments)
-          inputs.push_back(argument);
-        if (withBias) {
-          gateBias = randomFloats({c.N}, 33);
-          upBias = randomFloats({c.N}, 34);
-          inputs.push_back(gateBias);
-          inputs.push_back(upBias);
-        }
+        KernelCase in = gatedInputs(spec, c.M, c.N, c.K);
         Buffer<float> out(c.N, c.M);
-        runEmulated(spec, inputs, out);
-        expectClose(out, referenceGatedLinear(x, w.gate, w.up, gateBias, upBias,
-                                              ActivationFn::Silu));
+        runEmulated(spec, in.inputs, out);
+        expectClose(out, in.expected);
       }
     }
   }
@@ -346,7 +333,7 @@ TEST(GpuKernels, SiluAndMul) {
   expected.for_each_element([&](int w, int r) {
     expected(w, r) = float(referenceActivation(ActivationFn::Silu, x(w, r)));
   });
-  expectClose(out, expected);
+  expectCloseEach(out, expected);
 
   Buffer<float> a = randomFloats({width, rows}, 44), b = randomFloats({width, rows}, 45);
   KernelSpec mul = gpuSpec(KernelKind::Mul, {{"threads", 32}});

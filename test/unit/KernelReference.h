@@ -154,28 +154,6 @@ inline NarrowWeight narrow(const Buffer<float> &w, codegen::WeightType type,
   return result;
 }
 
-/// The weight arguments of a gated linear's gate and up, and the f32 values
-/// they mean.
-struct GatedWeights {
-  std::vector<Buffer<>> arguments;
-  Buffer<float> gate, up;
-};
-
-/// Random gate and up weights (K, N) stored as `type`.
-inline GatedWeights gatedWeights(int K, int N, codegen::WeightType type,
-                                 int group) {
-  Buffer<float> gate = randomFloats({K, N}, 31), up = randomFloats({K, N}, 32);
-  if (type == codegen::WeightType::F32)
-    return {{gate, up}, gate, up};
-  NarrowWeight narrowGate = narrow(gate, type, group),
-               narrowUp = narrow(up, type, group);
-  GatedWeights result{narrowGate.arguments, narrowGate.meaning,
-                      narrowUp.meaning};
-  for (const Buffer<> &argument : narrowUp.arguments)
-    result.arguments.push_back(argument);
-  return result;
-}
-
 /// max |a - b| <= 1e-4 * max(1, max |b|), as the E2E tests compare.
 inline void expectClose(const Buffer<float> &actual,
                         const Buffer<float> &expected) {
@@ -191,6 +169,21 @@ inline void expectClose(const Buffer<float> &actual,
   });
   EXPECT_TRUE(finite);
   EXPECT_LE(worst, 1e-4f * largest) << "max |diff| " << worst;
+}
+
+/// |a - b| <= 1e-5 · max(1, |b|) at every element: for values over a
+/// wide range, where expectClose's bound (relative to the largest value)
+/// would hide errors in the small ones.
+inline void expectCloseEach(const Buffer<float> &actual,
+                            const Buffer<float> &expected) {
+  int wrong = 0;
+  actual.for_each_element([&](const int *pos) {
+    float a = actual(pos), b = expected(pos);
+    if (!(std::abs(a - b) <= 1e-5f * std::max(1.0f, std::abs(b))) && wrong++ < 5)
+      ADD_FAILURE() << "at " << pos[0] << ", " << pos[1] << ": " << a
+                    << " instead of " << b;
+  });
+  EXPECT_EQ(wrong, 0);
 }
 
 inline double referenceActivation(codegen::ActivationFn fn, double x) {
@@ -479,6 +472,39 @@ inline KernelCase groupedInputs(const GroupedCase &c, int dim, int batch,
                        referenceAttention(q, k, v, keep, c.mask, scale)};
   if (c.mask.padding)
     result.inputs.push_back(keep);
+  return result;
+}
+
+/// A gated linear's inputs and the reference's answer: x of M rows and
+/// depth K, gate and up weights of N outputs stored as spec.weightType
+/// (int8 with spec.group), both biases when spec.hasBias, spec.activation
+/// on the gate. Sets spec's widths.
+inline KernelCase gatedInputs(codegen::KernelSpec &spec, int M, int N,
+                              int K) {
+  spec.width = N;
+  spec.inWidth = K;
+  Buffer<float> x = randomFloats({K, M}, 30, 2.0f);
+  Buffer<float> gate = randomFloats({K, N}, 31), up = randomFloats({K, N}, 32),
+                gateBias, upBias;
+  KernelCase result{{x}, {}};
+  for (Buffer<float> *weight : {&gate, &up}) {
+    if (spec.weightType == codegen::WeightType::F32) {
+      result.inputs.push_back(*weight);
+      continue;
+    }
+    NarrowWeight stored = narrow(*weight, spec.weightType, int(spec.group));
+    for (const Buffer<> &argument : stored.arguments)
+      result.inputs.push_back(argument);
+    *weight = stored.meaning;
+  }
+  if (spec.hasBias) {
+    gateBias = randomFloats({N}, 33);
+    upBias = randomFloats({N}, 34);
+    result.inputs.push_back(gateBias);
+    result.inputs.push_back(upBias);
+  }
+  result.expected =
+      referenceGatedLinear(x, gate, up, gateBias, upBias, spec.activation);
   return result;
 }
 
