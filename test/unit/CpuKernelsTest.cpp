@@ -418,17 +418,14 @@ TEST(CpuKernels, SiluAndMul) {
   });
 }
 
-TEST(CpuKernels, GroupedQueryAttention) {
-  const int batch = 2, dim = 16;
-  for (const GroupedCase &c : groupedCases) {
-    for (auto plan : std::vector<std::map<std::string, int64_t>>{
-             {{"vector", 8}, {"query_block", 16}, {"micro_k", 6},
-              {"pv_queries", 2}, {"pv_width", 16}},
-             // A decode step's plan: keys and values read in place.
-             {{"vector", 16}, {"query_block", 16}, {"micro_k", 16},
-              {"pv_queries", 4}, {"pv_width", 16}, {"stage_kv", 0}}}) {
+/// Each grouped case with heads of `dim` under each plan, for 2 sequences.
+void checkGrouped(const std::vector<GroupedCase> &cases, int dim,
+                  const std::vector<std::map<std::string, int64_t>> &plans) {
+  const int batch = 2;
+  for (const GroupedCase &c : cases) {
+    for (const auto &plan : plans) {
       SCOPED_TRACE(std::string(c.name) + ", " +
-                   std::to_string(plan["vector"]) + " lanes");
+                   std::to_string(plan.at("vector")) + " lanes");
       KernelSpec spec =
           groupedSpec(cpuSpec(KernelKind::Attention, plan), c, dim);
       KernelCase in = groupedInputs(c, dim, batch, spec.attentionScale);
@@ -439,29 +436,26 @@ TEST(CpuKernels, GroupedQueryAttention) {
   }
 }
 
+TEST(CpuKernels, GroupedQueryAttention) {
+  checkGrouped(groupedCases, 16,
+               {{{"vector", 8}, {"query_block", 16}, {"micro_k", 6},
+                 {"pv_queries", 2}, {"pv_width", 16}},
+                // A decode step's plan: keys and values read in place.
+                {{"vector", 16}, {"query_block", 16}, {"micro_k", 16},
+                 {"pv_queries", 4}, {"pv_width", 16}, {"stage_kv", 0}}});
+}
+
 TEST(CpuKernels, GroupedQueryAttentionWideHeads) {
   // Heads of 64, the AVX2 and AVX-512 plans' P·V widths (32 and 64), 4
   // query heads per K/V head, a prompt (causal + padding) and a decode
   // step's one query after 40 keys with a window.
-  const int batch = 2, dim = 64;
-  for (const GroupedCase &c : std::vector<GroupedCase>{
-           {"prompt", 8, 2, 37, 37, {true, true}},
-           {"decode", 8, 2, 1, 40, {false, false, 16, true}}}) {
-    for (auto plan : std::vector<std::map<std::string, int64_t>>{
-             {{"vector", 8}, {"query_block", 16}, {"micro_k", 6},
-              {"pv_queries", 2}, {"pv_width", 32}},
-             {{"vector", 16}, {"query_block", 16}, {"micro_k", 16},
-              {"pv_queries", 4}, {"pv_width", 64}, {"stage_kv", 0}}}) {
-      SCOPED_TRACE(std::string(c.name) + ", " +
-                   std::to_string(plan["vector"]) + " lanes");
-      KernelSpec spec =
-          groupedSpec(cpuSpec(KernelKind::Attention, plan), c, dim);
-      KernelCase in = groupedInputs(c, dim, batch, spec.attentionScale);
-      Buffer<float> out(dim, c.heads, c.queries, batch);
-      run(spec, in.inputs, out);
-      expectClose(out, in.expected);
-    }
-  }
+  checkGrouped({{"prompt", 8, 2, 37, 37, {true, true}},
+                {"decode", 8, 2, 1, 40, {false, false, 16, true}}},
+               64,
+               {{{"vector", 8}, {"query_block", 16}, {"micro_k", 6},
+                 {"pv_queries", 2}, {"pv_width", 32}},
+                {{"vector", 16}, {"query_block", 16}, {"micro_k", 16},
+                 {"pv_queries", 4}, {"pv_width", 64}, {"stage_kv", 0}}});
 }
 
 } // namespace
