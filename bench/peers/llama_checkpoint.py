@@ -5,6 +5,7 @@ measures by default (d 2048, 22 layers, 32 heads, 4 KV heads, FFN 5632, vocab 32
     /usr/bin/python3 llama_checkpoint.py --output DIR [--seed 1] [--std 0.02]
         [--d-model 2048] [--layers 22] [--heads 32] [--kv-heads 4] [--d-ff 5632] [--vocab 32000]
         [--max-len 2048]
+    /usr/bin/python3 llama_checkpoint.py --output DIR --nn-transformer FILE.safetensors
 
 DIR gets:
     config.json             model_type llama, LlamaForCausalLM, rms_norm_eps 1e-5, rope_theta 10000,
@@ -129,6 +130,47 @@ def write_tokenizer(directory, size, seed):
                    "legacy": False, "model_max_length": 2048}, f, indent=1)
 
 
+# nn.Transformer-style names (a .tfm model's, README "Weight names") of the Hugging Face ones;
+# q/k/v_proj are stacked into in_proj_weight (rows Q, then K, then V).
+NN_TRANSFORMER = {"input_layernorm.weight": "norm1.weight", "post_attention_layernorm.weight": "norm2.weight",
+                  "self_attn.o_proj.weight": "self_attn.out_proj.weight", "mlp.gate_proj.weight": "gate.weight",
+                  "mlp.up_proj.weight": "linear1.weight", "mlp.down_proj.weight": "linear2.weight"}
+
+
+def write_nn_transformer(directory, path):
+    """The checkpoint's weights under the names a .tfm Llama asks for, for a tfmc that cannot
+    import the Hugging Face directory itself."""
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from torch_bench import read_safetensors
+    with open(os.path.join(directory, "config.json")) as f:
+        c = json.load(f)
+    W = read_safetensors(os.path.join(directory, "model.safetensors"), mmap=True)
+    parts = [("tgt_embed.weight", [W["model.embed_tokens.weight"]])]
+    for i in range(c["num_hidden_layers"]):
+        src, dst = f"model.layers.{i}.", f"decoder.layers.{i}."
+        parts.append((dst + "self_attn.in_proj_weight",
+                      [W[src + f"self_attn.{x}_proj.weight"] for x in "qkv"]))
+        parts += [(dst + theirs, [W[src + ours]]) for ours, theirs in NN_TRANSFORMER.items()]
+    parts += [("decoder.norm.weight", [W["model.norm.weight"]]),
+              ("generator.weight", [W.get("lm_head.weight", W["model.embed_tokens.weight"])])]
+    header, offset = {}, 0
+    for name, arrays in parts:
+        shape = [sum(a.shape[0] for a in arrays)] + list(arrays[0].shape[1:])
+        size = 4 * int(np.prod(shape))
+        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    blob = json.dumps(header, separators=(",", ":")).encode()
+    blob += b" " * ((-len(blob)) % 8)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(blob)) + blob)
+        for _, arrays in parts:
+            for a in arrays:
+                f.write(np.ascontiguousarray(a, dtype="<f4").tobytes())
+    os.replace(tmp, path)
+
+
 def config_of(a):
     return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": a.d_model,
             "intermediate_size": a.d_ff, "num_hidden_layers": a.layers, "num_attention_heads": a.heads,
@@ -151,7 +193,15 @@ def main():
     p.add_argument("--d-ff", type=int, default=5632)
     p.add_argument("--vocab", type=int, default=32000)
     p.add_argument("--max-len", type=int, default=2048)
+    p.add_argument("--nn-transformer", metavar="FILE",
+                   help="instead: write the checkpoint in --output (already written) to FILE under a "
+                        ".tfm model's weight names")
     a = p.parse_args()
+    if a.nn_transformer:
+        write_nn_transformer(a.output, a.nn_transformer)
+        print(json.dumps({"bench": "llama_checkpoint", "nn_transformer": a.nn_transformer,
+                          "bytes": os.path.getsize(a.nn_transformer)}))
+        return
     if a.d_model % a.heads or a.heads % a.kv_heads:
         raise SystemExit("llama_checkpoint: d_model must be a multiple of heads, heads of kv_heads")
     os.makedirs(a.output, exist_ok=True)
