@@ -109,7 +109,7 @@ def tfmc_dtypes(h):
 
 class Engines:
     def __init__(self, h, key="engines", new_tokens=None):
-        self.h = h
+        self.h, self.key = h, key
         self.quick = h.quick
         self.threads = h.threads
         self.new = new_tokens or (32 if h.quick else 128)
@@ -150,7 +150,7 @@ class Engines:
                      "agree": next((i for i, (a, b) in enumerate(zip(ids, ref["expected"])) if a != b),
                                    min(len(ids), len(ref["expected"])))}
         if not row.check["ok"]:
-            self.h.notes.append(f"engines: {row.name} gives ids {ids[:k]} on the check prompt where the "
+            self.h.notes.append(f"{self.key}: {row.name} gives ids {ids[:k]} on the check prompt where the "
                                 f"fp32 reference gives {ref['expected'][:k]}: its figures are marked and "
                                 f"enter no ratio.")
 
@@ -278,7 +278,7 @@ class Engines:
             self.node_peer(script, path, row, check_key)
         except CommandFailed as e:
             row.skip = f"failed: {reason(e)}"
-            self.h.notes.append(f"engines: {row.name}: {row.skip}")
+            self.h.notes.append(f"{self.key}: {row.name}: {row.skip}")
 
     def llama_cpp(self, weights):
         ok = self.npm_has("node-llama-cpp") and self.npm_has("@node-llama-cpp/linux-x64")
