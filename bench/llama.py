@@ -315,7 +315,9 @@ def render(rep):
         "the engines ran (" + ", ".join(f"{bw[T]:.1f} GB/s at {T} t" for T in sorted(bw)) + "). "
         f"Prefill of the FMA peak: {flop / 1e9:.0f} GFLOP (the linear layers at every position, the "
         "head at the last, causal attention) ÷ time ÷ the FMA peak measured in the same run ("
-        + ", ".join(f"{peak[T]:.0f} GFLOP/s at {T} t" for T in sorted(peak)) + "). "
+        + ", ".join(f"{peak[T]:.0f} GFLOP/s at {T} t" for T in sorted(peak)) + "; llama.cpp's Q8_0 "
+        "multiplies int8 activations by int8 weights (VNNI/AMX where the CPU has them), so its fraction "
+        "of the fp32 peak can exceed 100 %). "
         "File: the weights file the engine loads (tfmc: safetensors, bf16/int8 from `convert-weights`; "
         "GGUF). † marks an engine whose ids differ from the reference: its figures enter no ratio.")
     add()
