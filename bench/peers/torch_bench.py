@@ -90,21 +90,26 @@ _ST_DTYPES = {"F32": ("<f4", 4), "F64": ("<f8", 8), "F16": ("<f2", 2), "BF16": (
               "I64": ("<i8", 8), "I32": ("<i4", 4), "U8": ("u1", 1), "BOOL": ("?", 1)}
 
 
-def read_safetensors(path):
-    """A tiny safetensors reader: {name: numpy array} (BF16 is widened to float32)."""
+def read_safetensors(path, mmap=False):
+    """A tiny safetensors reader: {name: numpy array} (BF16 is widened to float32). mmap: the
+    arrays are read-only views of the file (for checkpoints of several GB), BF16 still widened."""
     import numpy as np
     with open(path, "rb") as f:
         n = struct.unpack("<Q", f.read(8))[0]
         header = json.loads(f.read(n))
         base = 8 + n
+        whole = np.memmap(path, dtype=np.uint8, mode="r") if mmap else None
         out = {}
         for name, info in header.items():
             if name == "__metadata__":
                 continue
             dt, size = _ST_DTYPES[info["dtype"]]
             b, e = info["data_offsets"]
-            f.seek(base + b)
-            a = np.frombuffer(f.read(e - b), dtype=dt).reshape(info["shape"])
+            if mmap:
+                a = whole[base + b:base + e].view(dt).reshape(info["shape"])
+            else:
+                f.seek(base + b)
+                a = np.frombuffer(f.read(e - b), dtype=dt).reshape(info["shape"])
             if info["dtype"] == "BF16":
                 a = (a.astype(np.uint32) << 16).view(np.float32)
             out[name] = a

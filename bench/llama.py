@@ -1,0 +1,400 @@
+"""bench/run.py's `llama` section: a TinyLlama-1.1B-shaped model (random weights) in tfmc and in
+llama.cpp, at every weight precision each offers, on the same weights and the same 128-token prompt
+(issue 14's goals): tfmc's compile time with a cold and a warm kernel cache, prefill time, and
+decode tokens/s.
+
+The weights are one random Hugging Face checkpoint (bench/peers/llama_checkpoint.py) in
+bench/out/tinyllama_hf/: tfmc compiles that directory (`tfmc DIR`) and loads its
+model.safetensors; llama.cpp loads GGUF files bench/peers/gguf_llama.py writes from it. Before any
+timing every engine generates from a margin-checked prompt and its ids are compared with the fp32
+PyTorch reference's (bench/peers/llama_check.py), as the engines section does for GPT-2.
+
+A tfmc that cannot import a Hugging Face Llama directory compiles the same model from a .tfm
+description with the same weights under a .tfm model's names (llama_checkpoint.py
+--nn-transformer), and the report says so.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import statistics
+
+from engines import Engines, Row, _mb, _pair, reason, stamp_ok, write_stamp
+from run import (OUT, PEERS, PYTHON, TFMC, CommandFailed, Figure, fmt_ms, json_lines, note, pause,
+                 run, table)
+
+# TinyLlama-1.1B's shape (issue 14).
+SHAPE = {"d_model": 2048, "layers": 22, "heads": 32, "kv_heads": 4, "d_ff": 5632, "vocab": 32000,
+         "max_len": 2048}
+PROMPT = 128
+# Fewer new tokens than GPT-2's 128: an f32 decode step reads 4.4 GB, and each engine runs
+# 2 thread counts x 6 processes; 32 steps per run keep the section within ~15 minutes.
+NEW_TOKENS = 32
+TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("int8", "int8_g64")]
+LLAMA_DTYPES = [("F32", "f32", "f32"), ("BF16", "bf16", "bf16"), ("Q8_0", "q8_0", "q8_0")]
+BYTES_PER_ELEMENT = {"f32": 4.0, "bf16": 2.0, "int8_g64": 1.0 + 2.0 / 64, "q8_0": 34.0 / 32}
+# tfmc's precision -> llama.cpp's with the same weight bytes or more.
+PAIRS = [("f32", "F32"), ("bf16", "BF16"), ("int8", "Q8_0")]
+
+
+def shape_of(s):
+    D = s["d_model"] // s["heads"]
+    return dict(s, head_dim=D, q=s["heads"] * D, kv=s["kv_heads"] * D)
+
+
+def matrix_elements(s):
+    """Elements of the linear weights one token passes through (every layer and the head)."""
+    s = shape_of(s)
+    d = s["d_model"]
+    per_layer = d * s["q"] + 2 * d * s["kv"] + s["q"] * d + 3 * d * s["d_ff"]
+    return s["layers"] * per_layer + s["vocab"] * d
+
+
+def bytes_per_token(s, fmt, kv_bytes, position):
+    """What one decode step reads: every linear weight and the output head in its format, one
+    embedding row, the f32 norm weights, and the K/V cache up to `position` (f32; f16 in
+    llama.cpp)."""
+    s = shape_of(s)
+    vectors = (2 * s["layers"] + 1) * s["d_model"]
+    kv = s["layers"] * 2 * position * s["kv"] * kv_bytes
+    return (matrix_elements(s) + s["d_model"]) * BYTES_PER_ELEMENT[fmt] + vectors * 4 + kv
+
+
+def prefill_flop(s, S):
+    """Multiply-adds x 2 of a prefill of S tokens: the linear layers at every position (the
+    output head at the last only, as both engines compute it) and causal attention."""
+    s = shape_of(s)
+    linear = (matrix_elements(s) - s["vocab"] * s["d_model"]) * S + s["vocab"] * s["d_model"]
+    attention = s["layers"] * s["heads"] * s["head_dim"] * S * (S + 1)  # QK^T and PV, causal half
+    return 2.0 * (linear + attention)
+
+
+def tfm_text(name, c):
+    """The .tfm description of a Llama config.json (the fallback when tfmc cannot import it)."""
+    return f"""# {name}: {c['model_type']} config.json as a .tfm (bench/llama.py)
+model {name} {{
+  vocab = {c['vocab_size']}
+  d_model = {c['hidden_size']}
+  heads = {c['num_attention_heads']}
+  kv_heads = {c['num_key_value_heads']}
+  d_ff = {c['intermediate_size']}
+  max_len = {c['max_position_embeddings']}
+  norm = pre
+  norm_type = rms_norm
+  layer_norm_eps = {c['rms_norm_eps']}
+  activation = silu
+  positions = rope
+  rope_theta = {c['rope_theta']}
+  bias = false
+  final_norm = true
+  output = {'tied' if c['tie_word_embeddings'] else 'linear'}
+
+  decoder(layers = {c['num_hidden_layers']}) {{
+    self_attention(mask = causal + padding)
+    feed_forward(gated)
+  }}
+}}
+"""
+
+
+class Llama(Engines):
+    def __init__(self, h, shape=SHAPE):
+        super().__init__(h, key="llama", new_tokens=NEW_TOKENS)
+        self.shape = shape
+        self.checkpoint = os.path.join(OUT, "tinyllama_hf")
+        self.weights = os.path.join(self.checkpoint, "model.safetensors")
+        self.source = self.checkpoint  # what tfmc compiles: the directory, or the .tfm fallback
+        self.tfmc_weights = self.weights
+        self.res.update({"shape": shape, "compile": None, "peak_gflops": {}, "source": "directory",
+                         "prompt": PROMPT})
+
+    # ------------------------------------------------------------------ inputs
+    def make_checkpoint(self):
+        args = [f"--{k.replace('_', '-')}={v}" for k, v in sorted(self.shape.items())] + ["--seed=1"]
+        script = os.path.join(PEERS, "llama_checkpoint.py")
+        # The writer's own bytes are part of the stamp: a change of its initialisation rewrites.
+        want = " ".join(args) + " " + hashlib.sha256(open(script, "rb").read()).hexdigest()
+        stamp = os.path.join(self.checkpoint, "bench.stamp")
+        if not (os.path.exists(self.weights) and os.path.exists(stamp) and open(stamp).read() == want):
+            run([PYTHON, script, "--output", self.checkpoint] + args, timeout=1800)
+            with open(stamp, "w") as f:
+                f.write(want)
+
+    def peak(self):
+        """The FMA peak at each thread count, right before the engines run (prefill's roof)."""
+        cmd = [os.path.join(PEERS, "build", "peak"), "--only", "peak",
+               "--threads", ",".join(map(str, self.threads))]
+        if self.quick:
+            cmd.append("--quick")
+        best = {}
+        for r in json_lines(run(cmd)[0]):
+            if r.get("bench") == "peak":
+                best[r["threads"]] = max(best.get(r["threads"], 0.0), r["gflops"])
+        self.res["peak_gflops"] = best
+        pause()
+
+    def reference(self, weights):
+        path = os.path.join(OUT, "llama_check.json")
+        if not stamp_ok(path, weights):
+            out, _, _ = run([PYTHON, os.path.join(PEERS, "llama_check.py"), "--checkpoint", self.checkpoint,
+                             "--tries", "4" if self.quick else "8", "--timing-prompt", str(PROMPT)],
+                            timeout=1800)
+            rows = [r for r in json_lines(out) if r.get("bench") == "greedy_check"]
+            with open(path, "w") as f:
+                json.dump(rows[0], f)
+            write_stamp(path, weights)
+        self.res["check"] = json.load(open(path))
+        return self.res["check"]
+
+    def choose_source(self):
+        """`tfmc DIR` when this tfmc imports Llama directories, else the .tfm fallback."""
+        _, err, _ = run([TFMC, self.checkpoint, "--emit", "ast", "-o", os.devnull], check=False, quiet=True)
+        ok = not err.strip()
+        if ok:
+            return
+        first = err.strip().splitlines()[0][:200]
+        with open(os.path.join(self.checkpoint, "config.json")) as f:
+            c = json.load(f)
+        self.source = os.path.join(OUT, "tinyllama.tfm")
+        with open(self.source, "w") as f:
+            f.write(tfm_text("tinyllama", c))
+        self.tfmc_weights = os.path.join(OUT, "tinyllama_nn.safetensors")
+        if not stamp_ok(self.tfmc_weights, self.weights):
+            run([PYTHON, os.path.join(PEERS, "llama_checkpoint.py"), "--output", self.checkpoint,
+                 "--nn-transformer", self.tfmc_weights], timeout=1800)
+            write_stamp(self.tfmc_weights, self.weights)
+        self.res["source"] = "tinyllama.tfm"
+        self.res["source_why"] = first
+        self.h.notes.append(f"llama: this tfmc does not compile the checkpoint directory ({first}): "
+                            f"tfmc's rows use bench/out/tinyllama.tfm, the same model, with the same "
+                            f"weights under a .tfm model's names.")
+
+    # ------------------------------------------------------------------ tfmc
+    def compile_times(self):
+        """Wall time of `tfmc SOURCE -o EXE` with an empty kernel cache, then again with the cache
+        that run filled (warm); 3 pairs."""
+        cold, warm = [], []
+        exe = os.path.join(OUT, "tinyllama_compile")
+        cache = os.path.join(OUT, "cache-cold-llama")
+        for _ in range(1 if self.quick else 3):
+            shutil.rmtree(cache, ignore_errors=True)
+            for times in (cold, warm):
+                _, _, seconds = run([TFMC, self.source, "-o", exe], env={"TFMC_CACHE_DIR": cache},
+                                    timeout=1800)
+                times.append(seconds)
+            shutil.rmtree(cache, ignore_errors=True)
+            pause()
+        self.res["compile"] = {"cold": sorted(cold), "warm": sorted(warm)}
+
+    def tfmc(self, weights):
+        check = self.res["check"]
+        prompt = ",".join(map(str, check["timing_prompt"]))
+        check_prompt = ",".join(map(str, check["prompt"]))
+        for dtype, fmt in TFMC_DTYPES:
+            row = Row("tfmc", dtype, fmt)
+            self.res["rows"].append(row)
+            exe = os.path.join(OUT, "tinyllama" if dtype == "f32" else f"tinyllama_{dtype}")
+            try:
+                run([TFMC, self.source, "-o", exe] + (["--weight-dtype", dtype] if dtype != "f32" else []),
+                    timeout=1800)
+                w = self.tfmc_weights
+                if dtype != "f32":
+                    converted = exe + ".safetensors"
+                    if not stamp_ok(converted, self.tfmc_weights):
+                        run([exe, "convert-weights", "--weights", self.tfmc_weights, "--output", converted],
+                            timeout=1800)
+                        write_stamp(converted, self.tfmc_weights)
+                    w = converted
+                row.file_bytes = os.path.getsize(w)
+                out, _, _ = run([exe, "generate", "--weights", w, "--prompt", check_prompt,
+                                 "--max-new-tokens", str(len(check["expected"])), "--threads",
+                                 str(self.threads[-1])], timeout=1800)
+                self.judge(row, [int(x) for x in out.split()])
+                self.time_generate(row, exe, w, prompt)
+            except CommandFailed as e:
+                row.skip = f"failed: {reason(e)}"
+                self.h.notes.append(f"llama: tfmc {dtype}: {row.skip}")
+            pause(2.0)
+
+    # ------------------------------------------------------------------ llama.cpp
+    def llama_cpp(self, weights):
+        ok = self.npm_has("node-llama-cpp") and self.npm_has("@node-llama-cpp/linux-x64")
+        for dtype, arg, fmt in LLAMA_DTYPES:
+            row = Row("llama.cpp", dtype, fmt, kv_bytes=2)
+            self.res["rows"].append(row)
+            if not ok:
+                row.skip = "node-llama-cpp or @node-llama-cpp/linux-x64 is not installed (make bench-npm)"
+                if dtype == LLAMA_DTYPES[0][0]:
+                    self.h.notes.append(f"llama: llama.cpp skipped: {row.skip}.")
+                continue
+            path = os.path.join(OUT, f"tinyllama_{arg}.gguf")
+            self.file_peer(row, weights, path, [PYTHON, os.path.join(PEERS, "gguf_llama.py"), "--checkpoint",
+                                                self.checkpoint, "--dtype", arg, "--output", path],
+                           "llama_bench.mjs", "llama_check")
+            pause(2.0)
+
+
+def run_llama(h):
+    note("llama: TinyLlama-1.1B-shaped generation in tfmc (each weight dtype) and llama.cpp")
+    e = Llama(h)
+    e.make_checkpoint()
+    e.reference(e.weights)
+    e.choose_source()
+    try:
+        e.compile_times()
+    except CommandFailed as err:
+        h.notes.append(f"llama: compile time not measured: {reason(err)}")
+    e.read_bandwidth()
+    e.peak()
+    for part in (e.tfmc, e.llama_cpp):
+        try:
+            part(e.weights)
+        except CommandFailed as err:
+            h.notes.append(f"llama: {part.__name__} failed: {reason(err)}")
+        pause(2.0)
+
+
+# --------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------
+
+def render(rep):
+    res = rep.r.get("llama")
+    if not res:
+        return
+    rows, check, bw, peak = res["rows"], res["check"], res["read_gbs"], res["peak_gflops"]
+    s, new = res["shape"], res["new_tokens"]
+    position = res["prompt"] + new / 2
+    flop = prefill_flop(s, res["prompt"])
+    add = rep.add
+    add("## 8. Llama: a TinyLlama-1.1B-shaped model, tfmc vs llama.cpp")
+    add()
+    add(f"Random weights in a Hugging Face checkpoint (bench/peers/llama_checkpoint.py --seed 1, its "
+        f"docstring says how they are drawn: "
+        f"d_model {s['d_model']}, {s['layers']} layers, {s['heads']} heads, {s['kv_heads']} KV heads, "
+        f"FFN {s['d_ff']}, vocab {s['vocab']}, RMSNorm, rope θ 10000, untied head; "
+        f"{matrix_elements(s) / 1e9:.2f} G weights in the linear layers and the head). tfmc compiles "
+        + ("the checkpoint directory (`tfmc DIR`)" if res["source"] == "directory" else
+           f"`bench/out/{res['source']}` (the same model and weights: this tfmc does not compile the "
+           f"directory: `{res.get('source_why', '')}`)") +
+        "; llama.cpp (npm node-llama-cpp 3.22, prebuilt CPU binaries, its default f16 K/V cache) "
+        "loads GGUF v3 files bench/peers/gguf_llama.py writes from the same checkpoint (Q and K rows "
+        f"permuted to ggml's rope layout). Prompt: {res['prompt']} ids (llama_check.py's seed-7 ids); "
+        f"greedy, {new} new tokens after the prefill's first. Prefill: the prompt to the first token "
+        f"(last position's logits). Decode: tokens/s over the {new} single-token steps. Each engine at "
+        "1 and 2 threads, one process per run (tfmc: `generate --stats`; llama.cpp: one context per "
+        "thread count), the median of 5 runs after one: the best thread count in bold, first.")
+    add()
+    header = ["engine", "dtype", f"prefill {res['prompt']} ms", "prefill of the FMA peak",
+              "decode tokens/s", "bytes read / token", "of the read roof", "file", "same ids"]
+    out = []
+    for row in rows:
+        if row.skip:
+            out.append([row.engine, row.dtype, "skipped: " + row.skip, "", "", "", "", _mb(row.file_bytes), ""])
+            continue
+        b = bytes_per_token(s, row.fmt, row.kv_bytes, position)
+        roof = {T: tps * b / (bw[T] * 1e9) for T, tps in row.decode_tps.items() if bw.get(T)}
+        of_peak = {T: flop / (f.median * 1e-3) / (peak[T] * 1e9) for T, f in row.prefill.items() if peak.get(T)}
+        mark = "" if row.comparable() else " †"
+        pre = {T: f.median for T, f in row.prefill.items()}
+        c = row.check
+        ids = ("not checked" if c is None else
+               f"{'yes' if c['ok'] else '**no**'}: {c['steps']} checked steps ({c['agree']} of "
+               f"{len(check['expected'])} equal)")
+        out.append([row.engine, row.dtype, _pair(pre, lambda x: f"{x:.0f}", False) + mark,
+                    _pair(of_peak, lambda x: f"{100 * x:.0f} %", True),
+                    _pair(row.decode_tps, lambda x: f"{x:.2f}", True) + mark, _mb(b),
+                    _pair(roof, lambda x: f"{100 * x:.0f} %", True), _mb(row.file_bytes), ids])
+    add(table(header, out))
+    add()
+    add("Bytes read per token: every linear weight and the output head in its format (f32 4 B, bf16 2 B, "
+        "tfmc int8 1 + 2/64 B with its f16 scale per 64, Q8_0 34 B per 32), one embedding row, the f32 "
+        f"norm weights, and the K/V cache at the mean position {position:.0f} (f32; f16 in llama.cpp). "
+        "Read roof: decode tokens/s × bytes per token ÷ the read bandwidth `peak` measured right before "
+        "the engines ran (" + ", ".join(f"{bw[T]:.1f} GB/s at {T} t" for T in sorted(bw)) + "). "
+        f"Prefill of the FMA peak: {flop / 1e9:.0f} GFLOP (the linear layers at every position, the "
+        "head at the last, causal attention) ÷ time ÷ the FMA peak measured in the same run ("
+        + ", ".join(f"{peak[T]:.0f} GFLOP/s at {T} t" for T in sorted(peak)) + "; llama.cpp's Q8_0 "
+        "multiplies int8 activations by int8 weights (VNNI/AMX where the CPU has them), so its fraction "
+        "of the fp32 peak can exceed 100 %). "
+        "File: the weights file the engine loads (tfmc: safetensors, bf16/int8 from `convert-weights`; "
+        "GGUF). † marks an engine whose ids differ from the reference: its figures enter no ratio.")
+    add()
+    if check:
+        k = check["checked_steps"]
+        add(f"Same ids: before timing, every engine generates {len(check['expected'])} tokens from a "
+            f"{len(check['prompt'])}-token prompt chosen by bench/peers/llama_check.py (the fp32 PyTorch "
+            "reference written from Hugging Face's Llama semantics) and must give the reference's ids on "
+            "the leading steps whose top-1 margin exceeds twice the largest logit change its weight "
+            f"format causes on that sequence plus {check['tolerance']:g}: "
+            + ", ".join(f"{fmt} e = {check['logit_error'][fmt]:.4f}, {k[fmt]} steps" for fmt in k)
+            + f". Reference margins per step: {', '.join(f'{m:.3f}' for m in check['margins'])}.")
+        add()
+    comp = res.get("compile")
+    if comp:
+        cold, warm = comp["cold"], comp["warm"]
+        add(f"Compile time (`tfmc {'DIR' if res['source'] == 'directory' else 'tinyllama.tfm'} -o EXE`, "
+            f"wall time: parse, passes, Halide, link): cold (an empty kernel cache) "
+            f"{fmt_ms(Figure(statistics.median(cold), cold[0], cold[-1]))} s over {len(cold)} runs, "
+            f"warm (the cache the cold run filled) {fmt_ms(Figure(statistics.median(warm), warm[0], warm[-1]))} s "
+            f"over {len(warm)} runs.")
+        add()
+    goals(rep, res)
+
+
+def goals(rep, res):
+    rows = {(r.engine, r.dtype): r for r in res["rows"]}
+    out = []
+
+    def get(engine, dtype):
+        r = rows.get((engine, dtype))
+        if r is None:
+            return None, f"no {engine} {dtype} row"
+        if r.skip:
+            return None, f"{engine} {dtype} {r.skip}"
+        if not r.comparable():
+            return None, f"{engine} {dtype}: ids differ"
+        return r, None
+
+    def goal(what, value, target, met, why=None):
+        out.append([what, value if value is not None else "n/a", target,
+                    ("met" if met else "**not met**") if value is not None else f"not measured ({why})"])
+
+    comp = res.get("compile")
+    for kind, bound in (("cold", 20.0), ("warm", 2.0)):
+        v = statistics.median(comp[kind]) if comp else None
+        goal(f"compile, {kind} kernel cache (median s)", f"{v:.1f} s" if v is not None else None,
+             f"≤ {bound:g} s", v is not None and v <= bound, "tfmc did not compile")
+    for ours, theirs in PAIRS:
+        a, why_a = get("tfmc", ours)
+        b, why_b = get("llama.cpp", theirs)
+        v = a.best_decode()[1] / b.best_decode()[1] if a and b else None
+        goal(f"decode: tfmc {ours} ÷ llama.cpp {theirs} tokens/s (best threads each)",
+             f"{v:.2f}×" if v is not None else None, "≥ 1.20×", v is not None and v >= 1.2, why_a or why_b)
+        if v is not None:
+            T, tps = a.best_decode()
+            rep.summary.append([f"TinyLlama-shaped decode, {ours} weights: tokens/s (best threads)",
+                                f"{tps:.2f} ({T} t)", f"{b.best_decode()[1]:.2f} (llama.cpp {theirs}, "
+                                f"{b.best_decode()[0]} t)", f"{v:.2f}×", ""])
+    for ours, theirs in PAIRS:
+        a, why_a = get("tfmc", ours)
+        b, why_b = get("llama.cpp", theirs)
+        v = b.best_prefill()[1].median / a.best_prefill()[1].median if a and b else None
+        goal(f"prefill {res['prompt']}: llama.cpp {theirs} ÷ tfmc {ours} time (best threads each)"
+             + ("" if ours == "f32" else " (not an issue goal)"),
+             f"{v:.2f}×" if v is not None else None, "≥ 1.20×", v is not None and v >= 1.2, why_a or why_b)
+        if v is not None:
+            T, pre = a.best_prefill()
+            Tb, preb = b.best_prefill()
+            rep.summary.append([f"TinyLlama-shaped prefill {res['prompt']}, {ours} weights: ms (best threads)",
+                                f"{fmt_ms(pre)} ({T} t)", f"{fmt_ms(preb)} (llama.cpp {theirs}, {Tb} t)",
+                                f"{v:.2f}×", ""])
+    if comp:
+        rep.summary.append(["compile TinyLlama-shaped, cold / warm kernel cache (s)",
+                            f"{statistics.median(comp['cold']):.1f} / {statistics.median(comp['warm']):.2f}",
+                            "", "", ""])
+    rep.add("### Issue 14's goals (ratios of this run)")
+    rep.add()
+    rep.add(table(["goal", "this run", "target", ""], out))
+    rep.add()

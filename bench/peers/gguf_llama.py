@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""Writes a GGUF (version 3) file of architecture "llama" for llama.cpp from a Hugging Face Llama
+checkpoint directory (what llama_checkpoint.py writes: config.json, model.safetensors,
+tokenizer.json).
+
+    /usr/bin/python3 gguf_llama.py --checkpoint DIR --dtype f32|bf16|q8_0 --output OUT.gguf
+
+The file's layout and the tensor encodings: gguf.py. Tensors (llama.cpp's names for LLM_ARCH_LLAMA):
+
+    token_embd.weight            [V, d]          model.embed_tokens
+    blk.N.attn_norm.weight       [d]   F32       input_layernorm
+    blk.N.attn_q.weight          [H·D, d]        self_attn.q_proj, rows permuted (below)
+    blk.N.attn_k.weight          [KV·D, d]       self_attn.k_proj, rows permuted (below)
+    blk.N.attn_v.weight          [KV·D, d]       self_attn.v_proj
+    blk.N.attn_output.weight     [d, H·D]        self_attn.o_proj
+    blk.N.ffn_norm.weight        [d]   F32       post_attention_layernorm
+    blk.N.ffn_gate.weight        [ff, d]         mlp.gate_proj
+    blk.N.ffn_up.weight          [ff, d]         mlp.up_proj
+    blk.N.ffn_down.weight        [d, ff]         mlp.down_proj
+    output_norm.weight           [d]   F32       model.norm
+    output.weight                [V, d]          lm_head (token_embd when the head is tied)
+
+The rotary layouts differ: Hugging Face rotates the pairs (i, i + D/2) of each head ("rotate
+half"), ggml's LLAMA rope (GGML_ROPE_TYPE_NORM) the adjacent pairs (2i, 2i + 1). As llama.cpp's
+convert_hf_to_gguf.py does for LlamaModel, the rows of each head of q_proj (and k_proj, with the
+KV head count) are reordered so that row i of the head's first half and row i of its second half
+become rows 2i and 2i + 1: reshape [heads, 2, D/2, d] -> swap the middle axes -> [heads·D, d].
+Q·Kᵀ is unchanged by the same reordering of Q's and K's columns, so attention is unchanged;
+bench's greedy-ids check proves it end to end.
+
+The 2-D weights take --dtype; norms stay F32, as tfmc's --weight-dtype does.
+
+Metadata: general.architecture "llama", llama.{context_length, embedding_length,
+feed_forward_length, block_count, attention.head_count, attention.head_count_kv,
+rope.dimension_count, rope.freq_base, attention.layer_norm_rms_epsilon, vocab_size}, and the
+tokenizer: tokenizer.ggml.model "llama" (SentencePiece), tokens by id, scores (minus the merge
+rank of the merge that makes the piece, 0 for the others: llama.cpp's SentencePiece tokenizer
+merges the highest score first), token_type (2 unknown, 3 control, 6 byte, 1 normal), bos, eos
+and unknown ids.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from gguf import (DTYPES, GGML_F32, T_FLOAT32, T_INT32, T_STRING, T_UINT32,  # noqa: E402
+                  Writer)
+from torch_bench import read_safetensors  # noqa: E402  (no torch import at load)
+
+TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_BYTE = 1, 2, 3, 6
+
+
+def rotate_half_to_interleaved(w, heads):
+    """Rows (i, i + D/2) of each head -> rows (2i, 2i + 1) (convert_hf_to_gguf.py's permute)."""
+    rows, cols = w.shape
+    return w.reshape(heads, 2, rows // heads // 2, cols).swapaxes(1, 2).reshape(rows, cols)
+
+
+def tokenizer(writer, directory, config):
+    with open(os.path.join(directory, "tokenizer.json"), encoding="utf-8") as f:
+        t = json.load(f)
+    model = t["model"]
+    if model.get("type") != "BPE" or not model.get("byte_fallback"):
+        raise SystemExit(f"gguf_llama: {directory}/tokenizer.json: not a SentencePiece-style BPE "
+                         "with byte fallback")
+    vocab = model["vocab"]
+    tokens = [None] * len(vocab)
+    for text, i in vocab.items():
+        tokens[i] = text
+    if any(x is None for x in tokens):
+        raise SystemExit(f"gguf_llama: {directory}/tokenizer.json: token ids are not 0..{len(tokens) - 1}")
+    scores = [0.0] * len(tokens)
+    for rank, merge in enumerate(model["merges"]):
+        a, b = merge.split(" ") if isinstance(merge, str) else merge
+        scores[vocab[a + b]] = float(-rank)
+    special = {a["id"] for a in t.get("added_tokens", []) if a.get("special")}
+    unk = vocab.get(model.get("unk_token") or "<unk>", 0)
+
+    def kind(i, text):
+        if i == unk:
+            return TOKEN_UNKNOWN
+        if i in special:
+            return TOKEN_CONTROL
+        if len(text) == 6 and text.startswith("<0x") and text.endswith(">"):
+            return TOKEN_BYTE
+        return TOKEN_NORMAL
+
+    writer.add("tokenizer.ggml.model", T_STRING, "llama")
+    writer.add_array("tokenizer.ggml.tokens", T_STRING, tokens)
+    writer.add_array("tokenizer.ggml.scores", T_FLOAT32, scores)
+    writer.add_array("tokenizer.ggml.token_type", T_INT32, [kind(i, x) for i, x in enumerate(tokens)])
+    eos = config.get("eos_token_id", 2)
+    writer.add("tokenizer.ggml.bos_token_id", T_UINT32, config.get("bos_token_id", 1))
+    writer.add("tokenizer.ggml.eos_token_id", T_UINT32, eos[0] if isinstance(eos, list) else eos)
+    writer.add("tokenizer.ggml.unknown_token_id", T_UINT32, unk)
+    return len(tokens)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--checkpoint", required=True, help="a Hugging Face Llama directory")
+    p.add_argument("--dtype", choices=sorted(DTYPES), required=True)
+    p.add_argument("--output", required=True)
+    a = p.parse_args()
+
+    with open(os.path.join(a.checkpoint, "config.json")) as f:
+        c = json.load(f)
+    if c.get("model_type") != "llama":
+        raise SystemExit(f"gguf_llama: {a.checkpoint}/config.json: model_type is "
+                         f"{c.get('model_type')!r}, not 'llama'")
+    W = read_safetensors(os.path.join(a.checkpoint, "model.safetensors"), mmap=True)
+    H, KV = c["num_attention_heads"], c.get("num_key_value_heads", c["num_attention_heads"])
+    D = c.get("head_dim") or c["hidden_size"] // H
+    L = c["num_hidden_layers"]
+    wide = DTYPES[a.dtype]
+
+    w = Writer("gguf_llama")
+    w.add("general.architecture", T_STRING, "llama")
+    w.add("general.name", T_STRING, f"tfmc-bench llama {a.dtype}")
+    w.add("llama.context_length", T_UINT32, c["max_position_embeddings"])
+    w.add("llama.embedding_length", T_UINT32, c["hidden_size"])
+    w.add("llama.feed_forward_length", T_UINT32, c["intermediate_size"])
+    w.add("llama.block_count", T_UINT32, L)
+    w.add("llama.attention.head_count", T_UINT32, H)
+    w.add("llama.attention.head_count_kv", T_UINT32, KV)
+    w.add("llama.rope.dimension_count", T_UINT32, D)
+    w.add("llama.rope.freq_base", T_FLOAT32, c.get("rope_theta", 10000.0))
+    w.add("llama.attention.layer_norm_rms_epsilon", T_FLOAT32, c.get("rms_norm_eps", 1e-6))
+    w.add("llama.vocab_size", T_UINT32, c["vocab_size"])
+    n_tokens = tokenizer(w, a.checkpoint, c)
+    if n_tokens != c["vocab_size"]:
+        raise SystemExit(f"gguf_llama: the tokenizer has {n_tokens} tokens, vocab_size is {c['vocab_size']}")
+
+    w.add_tensor("token_embd.weight", W["model.embed_tokens.weight"], wide)
+    for i in range(L):
+        src, dst = f"model.layers.{i}.", f"blk.{i}."
+        w.add_tensor(dst + "attn_norm.weight", W[src + "input_layernorm.weight"], GGML_F32)
+        w.add_tensor(dst + "attn_q.weight", rotate_half_to_interleaved(W[src + "self_attn.q_proj.weight"], H), wide)
+        w.add_tensor(dst + "attn_k.weight", rotate_half_to_interleaved(W[src + "self_attn.k_proj.weight"], KV), wide)
+        for ours, theirs in (("self_attn.v_proj", "attn_v"), ("self_attn.o_proj", "attn_output")):
+            w.add_tensor(dst + theirs + ".weight", W[src + ours + ".weight"], wide)
+        w.add_tensor(dst + "ffn_norm.weight", W[src + "post_attention_layernorm.weight"], GGML_F32)
+        for ours, theirs in (("gate_proj", "ffn_gate"), ("up_proj", "ffn_up"), ("down_proj", "ffn_down")):
+            w.add_tensor(dst + theirs + ".weight", W[src + "mlp." + ours + ".weight"], wide)
+    w.add_tensor("output_norm.weight", W["model.norm.weight"], GGML_F32)
+    w.add_tensor("output.weight", W.get("lm_head.weight", W["model.embed_tokens.weight"]), wide)
+    w.write(a.output)
+    print(json.dumps({"bench": "gguf", "dtype": a.dtype, "output": a.output,
+                      "bytes": os.path.getsize(a.output), "tensors": len(w.tensors)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""The fp32 PyTorch reference of a Hugging Face Llama checkpoint, and bench's same-ids check for
+the Llama engines (greedy_check.py's method, for this model family).
+
+    /usr/bin/python3 llama_check.py --checkpoint DIR [--prompt-length 32] [--new-tokens 16]
+        [--seed 11] [--tries 8] [--timing-prompt 128]
+
+Prints one JSON line with greedy_check.py's keys ("prompt", "expected", "margins",
+"logit_error", "required_margin", "checked_steps", "timing_prompt", ...): see that file for what
+they mean and why a step is checked only when its margin exceeds 2e + TOLERANCE.
+
+The model is written from Hugging Face's LlamaForCausalLM semantics (modeling_llama.py), not
+from any engine: RMSNorm in f32 (x · rsqrt(mean(x²) + eps) · w); rotary positions on Q and K
+after their projections in the "rotate half" layout (pairs (i, i + D/2), inv_freq[i] =
+theta^(-2i/D), angle = position · inv_freq[i] in f32); grouped-query attention (query head h
+reads K/V head h // (H / KV)) with a causal mask and a K/V cache; the gated SiLU feed-forward
+down(silu(gate(x)) · up(x)); pre-norm residuals, a final norm and the output head.
+
+Memory: the f32 weights are a read-only memory map of model.safetensors (4.4 GB for TinyLlama's
+shape, shared with the page cache); a weight format's rounded copy is made one tensor at a time
+while the teacher-forced pass uses it, so no second copy of the model is ever held.
+All candidate prompts run as one batch: the generation and each teacher-forced pass read the
+weights once for every prompt.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from greedy_check import FORMATS, TOLERANCE, leading  # noqa: E402
+from torch_bench import read_safetensors  # noqa: E402
+
+
+class Llama:
+    def __init__(self, torch, directory):
+        self.torch = torch
+        with open(os.path.join(directory, "config.json")) as f:
+            c = json.load(f)
+        self.c = c
+        self.H, self.d = c["num_attention_heads"], c["hidden_size"]
+        self.KV = c.get("num_key_value_heads") or self.H
+        self.D = c.get("head_dim") or self.d // self.H
+        self.L, self.V = c["num_hidden_layers"], c["vocab_size"]
+        self.eps = c.get("rms_norm_eps", 1e-6)
+        self.raw = read_safetensors(os.path.join(directory, "model.safetensors"), mmap=True)
+        self.fmt = FORMATS["f32"]
+        theta = float(c.get("rope_theta", 10000.0))
+        self.inv_freq = 1.0 / (theta ** (torch.arange(0, self.D, 2, dtype=torch.float32) / self.D))
+
+    def w(self, name):
+        a = self.raw[name if name in self.raw or name != "lm_head.weight" else "model.embed_tokens.weight"]
+        if a.ndim == 2 and self.fmt is not FORMATS["f32"]:
+            return self.torch.from_numpy(np.ascontiguousarray(self.fmt(np.asarray(a)), dtype=np.float32))
+        import warnings
+        with warnings.catch_warnings():  # a read-only map: the model never writes its weights
+            warnings.simplefilter("ignore")
+            return self.torch.from_numpy(np.asarray(a))
+
+    def rms_norm(self, x, name):
+        return x * self.torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.w(name)
+
+    def rope(self, x, positions):
+        torch = self.torch
+        angle = positions[:, None].float() * self.inv_freq[None, :]      # [S, D/2]
+        cos, sin = torch.cat([angle.cos()] * 2, -1), torch.cat([angle.sin()] * 2, -1)
+        half = self.D // 2
+        rotated = torch.cat([-x[..., half:], x[..., :half]], -1)
+        return x * cos[None, None] + rotated * sin[None, None]          # x: [B, heads, S, D]
+
+    def new_cache(self):
+        return [None] * self.L
+
+    def __call__(self, ids, start, cache, last_only=False):
+        """ids [B, S] at positions start..start+S-1 after `start` cached ones -> logits [B, S, V]."""
+        torch, F = self.torch, self.torch.nn.functional
+        B, S = ids.shape
+        x = F.embedding(ids, self.w("model.embed_tokens.weight"))
+        positions = torch.arange(start, start + S)
+        T = start + S
+        causal = torch.ones(S, T, dtype=torch.bool).tril(diagonal=start)
+        group = self.H // self.KV
+        for i in range(self.L):
+            p = f"model.layers.{i}."
+            h = self.rms_norm(x, p + "input_layernorm.weight")
+            q = (h @ self.w(p + "self_attn.q_proj.weight").T).view(B, S, self.H, self.D).transpose(1, 2)
+            k = (h @ self.w(p + "self_attn.k_proj.weight").T).view(B, S, self.KV, self.D).transpose(1, 2)
+            v = (h @ self.w(p + "self_attn.v_proj.weight").T).view(B, S, self.KV, self.D).transpose(1, 2)
+            q, k = self.rope(q, positions), self.rope(k, positions)
+            if cache[i] is not None:
+                k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
+            cache[i] = (k, v)
+            k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
+            scores = (q @ k.transpose(-1, -2)) / (self.D ** 0.5)
+            scores = scores.masked_fill(~causal, float("-inf"))
+            a = (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, S, self.H * self.D)
+            x = x + a @ self.w(p + "self_attn.o_proj.weight").T
+            h = self.rms_norm(x, p + "post_attention_layernorm.weight")
+            g = F.silu(h @ self.w(p + "mlp.gate_proj.weight").T) * (h @ self.w(p + "mlp.up_proj.weight").T)
+            x = x + g @ self.w(p + "mlp.down_proj.weight").T
+        if last_only:
+            x = x[:, -1:]
+        return self.rms_norm(x, "model.norm.weight") @ self.w("lm_head.weight").T
+
+
+def greedy(m, prompts, new_tokens):
+    """Greedy ids of every prompt (one batch, K/V cache): [B, new_tokens]."""
+    torch = m.torch
+    cache = m.new_cache()
+    logits = m(prompts, 0, cache, last_only=True)[:, -1]
+    out = [logits.argmax(-1)]
+    for step in range(new_tokens - 1):
+        logits = m(out[-1][:, None], prompts.shape[1] + step, cache)[:, -1]
+        out.append(logits.argmax(-1))
+    return torch.stack(out, 1)
+
+
+def teacher_forced(m, prompts, ids):
+    """Logits after the prompt and after each of ids[:, :-1]: [B, new_tokens, V], one pass."""
+    seq = m.torch.cat([prompts, ids[:, :-1]], 1)
+    return m(seq, 0, m.new_cache())[:, prompts.shape[1] - 1:]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--prompt-length", type=int, default=32)
+    p.add_argument("--new-tokens", type=int, default=16)
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--tries", type=int, default=8)
+    p.add_argument("--timing-prompt", type=int, default=128)
+    p.add_argument("--formats", default=",".join(FORMATS), help="weight formats to bound (f32 first)")
+    a = p.parse_args()
+    import torch
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    m = Llama(torch, a.checkpoint)
+    rng = np.random.RandomState(a.seed)
+    prompts = torch.from_numpy(rng.randint(0, m.V, size=(a.tries, a.prompt_length)).astype(np.int64))
+    formats = a.formats.split(",")
+    with torch.no_grad():
+        ids = greedy(m, prompts, a.new_tokens)
+        ref = teacher_forced(m, prompts, ids)
+        if not torch.equal(ref.argmax(-1), ids):
+            raise SystemExit("llama_check: the teacher-forced pass does not reproduce the greedy ids")
+        top2 = torch.topk(ref, 2, dim=-1).values
+        margins = top2[..., 0] - top2[..., 1]                           # [B, new_tokens]
+        errors = {"f32": torch.zeros(a.tries)}
+        for fmt in formats:
+            if fmt == "f32":
+                continue
+            m.fmt = FORMATS[fmt]
+            errors[fmt] = (teacher_forced(m, prompts, ids) - ref).abs().amax(dim=(1, 2))
+            m.fmt = FORMATS["f32"]
+    best = None
+    for b in range(a.tries):
+        e = {fmt: float(errors[fmt][b]) for fmt in formats}
+        required = {fmt: 2 * x + TOLERANCE for fmt, x in e.items()}
+        row_margins = margins[b].tolist()
+        steps = {fmt: leading(row_margins, r) for fmt, r in required.items()}
+        result = {"bench": "greedy_check", "model": "llama", "attempt": b, "seed": a.seed,
+                  "prompt": prompts[b].tolist(), "expected": ids[b].tolist(),
+                  "margins": [round(x, 6) for x in row_margins], "logit_error": e,
+                  "required_margin": required, "tolerance": TOLERANCE, "checked_steps": steps,
+                  "worst": min(steps.values())}
+        if best is None or (result["worst"], sum(steps.values())) > (best["worst"], sum(best["checked_steps"].values())):
+            best = result
+    g = torch.Generator().manual_seed(7)
+    best["timing_prompt"] = torch.randint(0, m.V, (a.timing_prompt,), generator=g).tolist()
+    print(json.dumps(best))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
