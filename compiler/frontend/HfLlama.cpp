@@ -435,12 +435,12 @@ private:
                             windowed, layers));
       else
         failKey("max_window_layers",
-                fmt::format("{} keeps layers 0..{} without a sliding window "
-                            "and gives the later {} one; tfmc gives every "
-                            "layer the same attention mask (with "
-                            "use_sliding_window true, use 0 or at least "
-                            "num_hidden_layers = {})",
-                            firstWindowed, firstWindowed - 1, windowed, layers));
+                fmt::format("{} gives layers {}..{} a sliding window and "
+                            "layers 0..{} none; tfmc gives every layer the "
+                            "same attention mask (with use_sliding_window "
+                            "true, use 0 or at least num_hidden_layers = {})",
+                            firstWindowed, firstWindowed, layers - 1,
+                            firstWindowed - 1, layers));
       return std::nullopt;
     }
     if (size == 0) {
