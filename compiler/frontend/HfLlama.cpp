@@ -16,6 +16,7 @@
 
 #include "compiler/frontend/HfConfigImpl.h"
 #include "compiler/frontend/Limits.h"
+#include "compiler/frontend/Quote.h"
 
 #include <cmath>
 
@@ -57,8 +58,8 @@ constexpr std::string_view kHonouredKeys[] = {
     "intermediate_size",   "num_hidden_layers",   "num_attention_heads",
     "num_key_value_heads", "head_dim",            "hidden_act",
     "max_position_embeddings", "rms_norm_eps",    "rope_theta",
-    "rope_scaling",        "tie_word_embeddings", "bos_token_id",
-    "eos_token_id"};
+    "rope_scaling",        "rope_parameters",     "tie_word_embeddings",
+    "bos_token_id",        "eos_token_id"};
 /// Keys only one family has: LlamaConfig's biases and tensor-parallel
 /// split, Mistral's window, Qwen2's per-layer windows.
 constexpr std::string_view kLlamaKeys[] = {"attention_bias", "mlp_bias",
@@ -200,6 +201,8 @@ public:
                      fmt::format("{} is not supported: tfmc's rotary "
                                  "positions are unscaled (null only)",
                                  describe(*it)));
+    if (!ropeParameters(model.ropeTheta))
+      return std::nullopt;
 
     bool tied = false;
     if (!boolean("tie_word_embeddings", tied))
@@ -308,6 +311,56 @@ private:
       return false;
     }
     field = it->get<double>();
+    return true;
+  }
+
+  /// transformers 5's rope_parameters, which replaces rope_theta and
+  /// rope_scaling: only the unscaled "default" rope, whose rope_theta (when
+  /// given) sets `theta`.
+  bool ropeParameters(double &theta) {
+    auto it = config.find("rope_parameters");
+    if (it == config.end() || it->is_null())
+      return true;
+    if (!it->is_object()) {
+      failKey("rope_parameters",
+              fmt::format("expected null or an object, found {}",
+                          describe(*it)));
+      return false;
+    }
+    for (auto entry = it->begin(); entry != it->end(); ++entry) {
+      const Json &value = entry.value();
+      if (entry.key() == "rope_type") {
+        if (value.is_string() && value.get<std::string>() == "default")
+          continue;
+        failKey("rope_parameters",
+                fmt::format("rope_type {} is not supported: tfmc's rotary "
+                            "positions are unscaled (\"default\" only)",
+                            describe(value)));
+        return false;
+      }
+      if (entry.key() == "rope_theta") {
+        if (value.is_number() && value.get<double>() > 0.0 &&
+            std::isfinite(value.get<double>())) {
+          if (config.contains("rope_theta") &&
+              config.at("rope_theta") != value) {
+            failKey("rope_parameters",
+                    "its rope_theta differs from the config's rope_theta");
+            return false;
+          }
+          theta = value.get<double>();
+          continue;
+        }
+        failKey("rope_parameters",
+                fmt::format("rope_theta: expected a positive number, found {}",
+                            describe(value)));
+        return false;
+      }
+      failKey("rope_parameters",
+              fmt::format("'{}' is not supported: tfmc's rotary positions "
+                          "take rope_type \"default\" and rope_theta only",
+                          printable(entry.key())));
+      return false;
+    }
     return true;
   }
 
