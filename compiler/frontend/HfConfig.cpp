@@ -12,6 +12,7 @@
 #include "compiler/frontend/Quote.h"
 
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -77,6 +78,34 @@ std::optional<int64_t> ImportErrors::positive(std::string_view key,
   }
   failKey(key, fmt::format("expected {}, found {}", expected, describe(value)));
   return std::nullopt;
+}
+
+bool ImportErrors::positiveNumber(const Json &config, const char *key,
+                                  double &field) {
+  auto it = config.find(key);
+  if (it == config.end())
+    return true;
+  if (!it->is_number() || !(it->get<double>() > 0.0) ||
+      !std::isfinite(it->get<double>())) {
+    failKey(key, fmt::format("expected a positive number, found {}",
+                             describe(*it)));
+    return false;
+  }
+  field = it->get<double>();
+  return true;
+}
+
+bool ImportErrors::boolean(const Json &config, const char *key, bool &field) {
+  auto it = config.find(key);
+  if (it == config.end())
+    return true;
+  if (!it->is_boolean()) {
+    failKey(key, fmt::format("expected true or false, found {}",
+                             describe(*it)));
+    return false;
+  }
+  field = it->get<bool>();
+  return true;
 }
 
 } // namespace hf

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,30 @@ bool contains(const std::string_view (&list)[N], std::string_view key) {
   return std::find(std::begin(list), std::end(list), key) != std::end(list);
 }
 
+/// A size key of a family's config and the .tfm setting it gives (whose
+/// maximum, Limits.h, bounds it).
+using KeyToSetting = std::pair<std::string_view, std::string_view>;
+
+/// The setting `key` gives (`key` itself when the table has no entry).
+template <size_t N>
+std::string_view settingOfKey(const KeyToSetting (&table)[N],
+                              std::string_view key) {
+  for (const auto &[hfKey, setting] : table)
+    if (hfKey == key)
+      return setting;
+  return key;
+}
+
+/// The first key that gives `setting`, to blame for a limit it exceeds.
+template <size_t N>
+std::string_view keyOfSetting(const KeyToSetting (&table)[N],
+                              std::string_view setting) {
+  for (const auto &[hfKey, name] : table)
+    if (name == setting)
+      return hfKey;
+  return setting;
+}
+
 /// The first error an importer finds, as `key 'K': ...`.
 class ImportErrors {
 public:
@@ -51,6 +76,12 @@ public:
   std::optional<int64_t> positive(std::string_view key, const Json &value,
                                   int64_t max,
                                   const char *expected = "a positive integer");
+
+  /// `field` from a positive, finite number under `key` of `config`, if
+  /// given; false (with the message set) for any other value.
+  bool positiveNumber(const Json &config, const char *key, double &field);
+  /// `field` from true or false under `key` of `config`, if given.
+  bool boolean(const Json &config, const char *key, bool &field);
 
   std::string message;
 };

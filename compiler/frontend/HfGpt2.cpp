@@ -19,26 +19,12 @@
 namespace tfmc::frontend::hf {
 namespace {
 
-/// The .tfm setting each size key gives (their maxima: Limits.h).
-constexpr std::pair<std::string_view, std::string_view> kSettingOfKey[] = {
-    {"n_embd", "d_model"},     {"n_head", "heads"},    {"n_layer", "layers"},
+/// The .tfm setting each size key gives (their maxima: Limits.h); n_ctx
+/// after n_positions, which is blamed for max_len.
+constexpr KeyToSetting kSizeKeys[] = {
+    {"n_embd", "d_model"},      {"n_head", "heads"},   {"n_layer", "layers"},
     {"n_positions", "max_len"}, {"n_ctx", "max_len"},  {"vocab_size", "vocab"},
     {"n_inner", "d_ff"}};
-
-std::string_view settingOfKey(std::string_view key) {
-  for (const auto &[hfKey, setting] : kSettingOfKey)
-    if (hfKey == key)
-      return setting;
-  return key;
-}
-
-/// The key that gives `setting` (n_positions, not n_ctx, for max_len).
-std::string_view keyOfSetting(std::string_view setting) {
-  for (const auto &[hfKey, name] : kSettingOfKey)
-    if (name == setting)
-      return hfKey;
-  return setting;
-}
 
 /// Keys that cannot change what the forward pass computes, accepted with any
 /// value: dropout (inference has none), the heads of other tasks
@@ -147,14 +133,8 @@ public:
     }
 
     model.layerNormEps = 1e-5;
-    if (auto it = config.find("layer_norm_epsilon"); it != config.end()) {
-      if (!it->is_number() || !(it->get<double>() > 0.0) ||
-          !std::isfinite(it->get<double>()))
-        return failKey("layer_norm_epsilon",
-                       fmt::format("expected a positive number, found {}",
-                                   describe(*it)));
-      model.layerNormEps = it->get<double>();
-    }
+    if (!errors.positiveNumber(config, "layer_norm_epsilon", model.layerNormEps))
+      return std::nullopt;
 
     if (auto it = config.find("n_ctx"); it != config.end()) {
       std::optional<int64_t> value = positive("n_ctx", *it);
@@ -219,7 +199,8 @@ public:
     decoder.sublayers = {attention, feedForward};
     model.decoder = std::move(decoder);
     if (std::optional<LimitProblem> problem = checkWeightSizes(model))
-      return failKey(keyOfSetting(problem->setting), problem->message);
+      return failKey(keyOfSetting(kSizeKeys, problem->setting),
+                     problem->message);
     return model;
   }
 
@@ -237,7 +218,8 @@ private:
   /// A positive integer up to the maximum of the setting the key gives.
   std::optional<int64_t> positive(std::string_view key, const Json &value,
                                   const char *expected = "a positive integer") {
-    return errors.positive(key, value, maxOfSetting(settingOfKey(key)),
+    return errors.positive(key, value,
+                           maxOfSetting(settingOfKey(kSizeKeys, key)),
                            expected);
   }
 };

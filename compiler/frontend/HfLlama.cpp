@@ -26,7 +26,7 @@ namespace tfmc::frontend::hf {
 namespace {
 
 /// The .tfm setting each size key gives (their maxima: Limits.h).
-constexpr std::pair<std::string_view, std::string_view> kSettingOfKey[] = {
+constexpr KeyToSetting kSizeKeys[] = {
     {"hidden_size", "d_model"},
     {"intermediate_size", "d_ff"},
     {"num_hidden_layers", "layers"},
@@ -37,20 +37,6 @@ constexpr std::pair<std::string_view, std::string_view> kSettingOfKey[] = {
     {"vocab_size", "vocab"},
     {"sliding_window", "window"},
 };
-
-std::string_view settingOfKey(std::string_view key) {
-  for (const auto &[hfKey, setting] : kSettingOfKey)
-    if (hfKey == key)
-      return setting;
-  return key;
-}
-
-std::string_view keyOfSetting(std::string_view setting) {
-  for (const auto &[hfKey, name] : kSettingOfKey)
-    if (name == setting)
-      return hfKey;
-  return setting;
-}
 
 /// Keys every family reads (or checks) below.
 constexpr std::string_view kHonouredKeys[] = {
@@ -266,7 +252,8 @@ public:
     decoder.sublayers = {attention, feedForward};
     model.decoder = std::move(decoder);
     if (std::optional<LimitProblem> problem = checkWeightSizes(model))
-      return failKey(keyOfSetting(problem->setting), problem->message);
+      return failKey(keyOfSetting(kSizeKeys, problem->setting),
+                     problem->message);
     return model;
   }
 
@@ -294,24 +281,16 @@ private:
   /// A positive integer up to the maximum of the setting the key gives.
   std::optional<int64_t> positive(std::string_view key, const Json &value,
                                   const char *expected = "a positive integer") {
-    return errors.positive(key, value, maxOfSetting(settingOfKey(key)),
+    return errors.positive(key, value,
+                           maxOfSetting(settingOfKey(kSizeKeys, key)),
                            expected);
   }
 
-  /// `field` from a positive, finite number under `key`, if given.
   bool positiveNumber(const char *key, double &field) {
-    auto it = config.find(key);
-    if (it == config.end())
-      return true;
-    if (!it->is_number() || !(it->get<double>() > 0.0) ||
-        !std::isfinite(it->get<double>())) {
-      failKey(key,
-              fmt::format("expected a positive number, found {}",
-                          describe(*it)));
-      return false;
-    }
-    field = it->get<double>();
-    return true;
+    return errors.positiveNumber(config, key, field);
+  }
+  bool boolean(const char *key, bool &field) {
+    return errors.boolean(config, key, field);
   }
 
   /// transformers 5's rope_parameters, which replaces rope_theta and
@@ -361,20 +340,6 @@ private:
                           printable(entry.key())));
       return false;
     }
-    return true;
-  }
-
-  /// `field` from true or false under `key`, if given.
-  bool boolean(const char *key, bool &field) {
-    auto it = config.find(key);
-    if (it == config.end())
-      return true;
-    if (!it->is_boolean()) {
-      failKey(key, fmt::format("expected true or false, found {}",
-                               describe(*it)));
-      return false;
-    }
-    field = it->get<bool>();
     return true;
   }
 
