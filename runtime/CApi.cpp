@@ -220,7 +220,8 @@ extern "C" int tfmc_generate(tfmc_model *model, const int64_t *prompt,
     for (const PlanInput &input : model->model->plan().inputs)
       request.encoderDecoder |= input.name == "decoder_input_ids";
     request.bos = bos;
-    request.eos = eos;
+    if (eos != -1)
+      request.eos.push_back(eos);
     request.maxNewTokens = max_new_tokens;
     std::string error;
     std::optional<GenerateResult> result =

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace tfmc::runtime {
@@ -65,8 +66,9 @@ std::optional<GenerateResult> generate(Model &model,
       return std::nullopt;
   if (request.encoderDecoder && !checkToken(request.bos, "--bos"))
     return std::nullopt;
-  if (request.eos != -1 && !checkToken(request.eos, "--eos"))
-    return std::nullopt;
+  for (int64_t eos : request.eos)
+    if (!checkToken(eos, "--eos"))
+      return std::nullopt;
   // The decoder's sequence: the prompt (or bos) and the new tokens.
   int64_t decoderStart = request.encoderDecoder
                              ? 1
@@ -139,7 +141,8 @@ std::optional<GenerateResult> generate(Model &model,
   start = std::chrono::steady_clock::now();
   std::vector<int64_t> token(1);
   while (static_cast<int64_t>(result.tokens.size()) < request.maxNewTokens &&
-         next != request.eos) {
+         std::find(request.eos.begin(), request.eos.end(), next) ==
+             request.eos.end()) {
     token[0] = next;
     std::vector<InputView> step;
     if (request.encoderDecoder) {

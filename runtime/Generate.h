@@ -26,7 +26,7 @@ struct GenerateRequest {
   std::vector<int64_t> prompt;
   bool encoderDecoder = false;
   int64_t bos = -1;         // encoder-decoder: the decoder's start token
-  int64_t eos = -1;         // stop after generating it; -1: never
+  std::vector<int64_t> eos; // stop after generating any of them
   int64_t maxNewTokens = 0; // at least 1
   /// Keep the logits each new token was chosen from, for checking prefill
   /// + decode against a full forward.

@@ -8,6 +8,7 @@
 #include "runtime/Tokenizer.h"
 #include "runtime/FileIO.h"
 #include "runtime/Text.h"
+#include "runtime/tokenizers/Common.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -27,16 +28,13 @@
 
 namespace tfmc::runtime {
 
-namespace {
-
-using Json = nlohmann::json;
+namespace tokenizers {
 
 //===----------------------------------------------------------------------===//
 // Code points
 //===----------------------------------------------------------------------===//
 
-enum CharClass : uint8_t { kOther, kLetter, kNumber, kSpace };
-
+namespace {
 struct CharRange {
   uint32_t first;
   uint32_t last;
@@ -46,6 +44,7 @@ struct CharRange {
 constexpr CharRange kCharRanges[] = {
 #include "runtime/UnicodeTables.inc"
 };
+} // namespace
 
 CharClass classify(uint32_t cp) {
   if (cp < 0x80) {
@@ -138,6 +137,7 @@ const char kReplacement[] = "\xef\xbf\xbd"; // U+FFFD
 // GPT-2's bytes_to_unicode
 //===----------------------------------------------------------------------===//
 
+namespace {
 /// byte -> code point: the printable bytes ('!'..'~', '¡'..'¬', '®'..'ÿ')
 /// stand for themselves; the other 68, in byte order, for U+0100 onwards.
 std::array<uint32_t, 256> byteToCodePoint() {
@@ -151,11 +151,14 @@ std::array<uint32_t, 256> byteToCodePoint() {
   return table;
 }
 
+} // namespace
+
 const std::array<uint32_t, 256> &byteTable() {
   static const std::array<uint32_t, 256> table = byteToCodePoint();
   return table;
 }
 
+namespace {
 /// code point -> byte, or -1 for a code point no byte maps to.
 int codePointToByte(uint32_t cp) {
   static const std::array<int16_t, 324> inverse = [] {
@@ -168,6 +171,8 @@ int codePointToByte(uint32_t cp) {
   }();
   return cp < inverse.size() ? inverse[cp] : -1;
 }
+
+} // namespace
 
 /// The bytes a vocabulary token stands for (characters outside the mapping
 /// kept as their UTF-8). `token` is valid UTF-8 (nlohmann checks strings).
@@ -256,6 +261,124 @@ bool exists(const std::string &path) {
   struct stat info;
   return ::stat(path.c_str(), &info) == 0;
 }
+
+void applyMerges(std::vector<int32_t> &ids, const MergeTable &table) {
+  const std::size_t n = ids.size();
+  if (n < 2)
+    return;
+  // One symbol per initial id in a linked list; a symbol keeps its first
+  // index, and a merge keeps the left one (the right one dies).
+  struct Symbol {
+    int32_t id;
+    int32_t prev;
+    int32_t next;
+  };
+  std::vector<Symbol> symbols(n);
+  for (std::size_t k = 0; k < n; ++k)
+    symbols[k] = Symbol{ids[k], static_cast<int32_t>(k) - 1,
+                        k + 1 < n ? static_cast<int32_t>(k + 1) : -1};
+
+  // Candidate merges, best rank first, then leftmost; stale entries (a
+  // symbol since merged away or changed) are skipped when they come up.
+  struct Candidate {
+    int32_t rank;
+    int32_t left;
+    int32_t right;
+    int32_t leftId;
+    int32_t rightId;
+    bool operator>(const Candidate &other) const {
+      return rank != other.rank ? rank > other.rank : left > other.left;
+    }
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>,
+                      std::greater<Candidate>>
+      queue;
+  auto consider = [&](int32_t left, int32_t right) {
+    if (left < 0 || right < 0)
+      return;
+    auto it = table.merges.find(MergeTable::key(symbols[left].id, symbols[right].id));
+    if (it != table.merges.end())
+      queue.push(Candidate{it->second.rank, left, right, symbols[left].id,
+                           symbols[right].id});
+  };
+  for (std::size_t k = 0; k + 1 < n; ++k)
+    consider(static_cast<int32_t>(k), static_cast<int32_t>(k + 1));
+
+  std::vector<Candidate> batch;
+  while (!queue.empty()) {
+    // All occurrences of the best pair, left to right, as one pass (as
+    // GPT-2 does): pairs this pass creates wait for the next one, even a
+    // better one (possible only with an inconsistent merges.txt).
+    const int32_t rank = queue.top().rank;
+    batch.clear();
+    while (!queue.empty() && queue.top().rank == rank) {
+      batch.push_back(queue.top());
+      queue.pop();
+    }
+    const int32_t result = table.merges.at(MergeTable::key(batch[0].leftId, batch[0].rightId)).result;
+    for (const Candidate &c : batch) {
+      Symbol &left = symbols[c.left];
+      if (left.id != c.leftId || left.next != c.right ||
+          symbols[c.right].id != c.rightId)
+        continue; // stale
+      Symbol &right = symbols[c.right];
+      left.id = result;
+      left.next = right.next;
+      if (right.next >= 0)
+        symbols[right.next].prev = c.left;
+      right.id = -1;
+      right.prev = right.next = -1;
+      consider(left.prev, c.left);
+      consider(c.left, left.next);
+    }
+  }
+
+  ids.clear();
+  for (int32_t k = 0; k >= 0; k = symbols[k].next)
+    ids.push_back(symbols[k].id);
+}
+
+bool readJsonFile(const std::string &path, nlohmann::json &root,
+                  std::string &error) {
+  std::string text;
+  if (!readRegularFile(path, text, error))
+    return false;
+  // Nesting is bounded while parsing, before a deep value can exhaust the
+  // stack of the code that walks it (a Sequence of Sequences...).
+  constexpr int kMaxDepth = 64;
+  struct TooDeepJson {};
+  try {
+    root = nlohmann::json::parse(
+        text, [](int depth, nlohmann::json::parse_event_t, nlohmann::json &) {
+          if (depth > kMaxDepth)
+            throw TooDeepJson{};
+          return true;
+        });
+  } catch (const TooDeepJson &) {
+    error = fmt::format("{}: nested more than {} deep", path, kMaxDepth);
+    return false;
+  } catch (const nlohmann::json::parse_error &e) {
+    // e.byte: 1-based index of the character where parsing stopped.
+    std::size_t at = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());
+    std::size_t line = 1 + std::count(text.begin(), text.begin() + at, '\n');
+    std::size_t lineStart = text.rfind('\n', at ? at - 1 : 0);
+    lineStart = lineStart == std::string::npos || at == 0 ? 0 : lineStart + 1;
+    error = fmt::format("{}:{}:{}: invalid JSON: {}", path, line,
+                        at - lineStart + 1, jsonReason(e.what()));
+    return false;
+  } catch (const nlohmann::json::exception &e) {
+    error = fmt::format("{}: invalid JSON: {}", path, jsonReason(e.what()));
+    return false;
+  }
+  return true;
+}
+
+} // namespace tokenizers
+
+namespace {
+
+using Json = nlohmann::json;
+using namespace tokenizers;
 
 /// vocab.json is one object of scalars: nesting past this is refused while
 /// parsing, before a deep value can exhaust the stack of anything that
@@ -479,8 +602,9 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
       return std::nullopt;
     }
     // A repeated merge keeps its first (best) rank.
-    tokenizer.merges_.emplace(pairKey(leftIt->second, rightIt->second),
-                              Merge{rank, resultIt->second});
+    tokenizer.merges_.merges.emplace(
+        MergeTable::key(leftIt->second, rightIt->second),
+        MergeTable::Merge{rank, resultIt->second});
     if (rank == INT32_MAX) {
       error = fmt::format("{}:{}: too many merges", mergesPath, lineNumber);
       return std::nullopt;
@@ -501,7 +625,7 @@ std::optional<int64_t> Gpt2Tokenizer::tokenId(std::string_view token) const {
 // UTF-8
 //===----------------------------------------------------------------------===//
 
-bool Gpt2Tokenizer::validateUtf8(std::string_view text, std::string &error) {
+bool Tokenizer::validateUtf8(std::string_view text, std::string &error) {
   std::size_t i = 0;
   while (i < text.size()) {
     unsigned char c = static_cast<unsigned char>(text[i]);
@@ -521,7 +645,7 @@ bool Gpt2Tokenizer::validateUtf8(std::string_view text, std::string &error) {
   return true;
 }
 
-std::string Gpt2Tokenizer::toValidUtf8(std::string_view bytes) {
+std::string Tokenizer::toValidUtf8(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());
   std::size_t i = 0;
@@ -670,77 +794,10 @@ void Gpt2Tokenizer::encodePiece(std::string_view piece,
     }
   }
 
-  // One symbol per byte in a linked list; a symbol keeps the index of its
-  // first byte, and a merge keeps the left one (the right one dies).
-  struct Symbol {
-    int32_t id;
-    int32_t prev;
-    int32_t next;
-  };
-  std::vector<Symbol> symbols(n);
+  std::vector<int32_t> pieceIds(n);
   for (std::size_t k = 0; k < n; ++k)
-    symbols[k] = Symbol{byteIds_[static_cast<unsigned char>(piece[k])],
-                        static_cast<int32_t>(k) - 1,
-                        k + 1 < n ? static_cast<int32_t>(k + 1) : -1};
-
-  // Candidate merges, best rank first, then leftmost; stale entries (a
-  // symbol since merged away or changed) are skipped when they come up.
-  struct Candidate {
-    int32_t rank;
-    int32_t left;
-    int32_t right;
-    int32_t leftId;
-    int32_t rightId;
-    bool operator>(const Candidate &other) const {
-      return rank != other.rank ? rank > other.rank : left > other.left;
-    }
-  };
-  std::priority_queue<Candidate, std::vector<Candidate>,
-                      std::greater<Candidate>>
-      queue;
-  auto consider = [&](int32_t left, int32_t right) {
-    if (left < 0 || right < 0)
-      return;
-    auto it = merges_.find(pairKey(symbols[left].id, symbols[right].id));
-    if (it != merges_.end())
-      queue.push(Candidate{it->second.rank, left, right, symbols[left].id,
-                           symbols[right].id});
-  };
-  for (std::size_t k = 0; k + 1 < n; ++k)
-    consider(static_cast<int32_t>(k), static_cast<int32_t>(k + 1));
-
-  std::vector<Candidate> batch;
-  while (!queue.empty()) {
-    // All occurrences of the best pair, left to right, as one pass (as
-    // GPT-2 does): pairs this pass creates wait for the next one, even a
-    // better one (possible only with an inconsistent merges.txt).
-    const int32_t rank = queue.top().rank;
-    batch.clear();
-    while (!queue.empty() && queue.top().rank == rank) {
-      batch.push_back(queue.top());
-      queue.pop();
-    }
-    const int32_t result = merges_.at(pairKey(batch[0].leftId, batch[0].rightId)).result;
-    for (const Candidate &c : batch) {
-      Symbol &left = symbols[c.left];
-      if (left.id != c.leftId || left.next != c.right ||
-          symbols[c.right].id != c.rightId)
-        continue; // stale
-      Symbol &right = symbols[c.right];
-      left.id = result;
-      left.next = right.next;
-      if (right.next >= 0)
-        symbols[right.next].prev = c.left;
-      right.id = -1;
-      right.prev = right.next = -1;
-      consider(left.prev, c.left);
-      consider(c.left, left.next);
-    }
-  }
-
-  std::vector<int32_t> pieceIds;
-  for (int32_t k = 0; k >= 0; k = symbols[k].next)
-    pieceIds.push_back(symbols[k].id);
+    pieceIds[k] = byteIds_[static_cast<unsigned char>(piece[k])];
+  applyMerges(pieceIds, merges_);
   ids.insert(ids.end(), pieceIds.begin(), pieceIds.end());
   if (n <= kMaxCachedPiece) {
     if (cache_.size() >= kMaxCacheEntries)

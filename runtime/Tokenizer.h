@@ -1,4 +1,10 @@
-//===- Tokenizer.h - GPT-2 byte-level BPE tokenizer -------------*- C++ -*-===//
+//===- Tokenizer.h - Text <-> token ids ------------------------*- C++ -*-===//
+//
+// `Tokenizer` is what generate and tfmc-tokenize use; `loadTokenizer` picks
+// the kind from the files in a model's directory (tokenizer.json:
+// runtime/tokenizers/HfTokenizer.h; tokenizer.model:
+// runtime/tokenizers/SentencePieceTokenizer.h; vocab.json + merges.txt:
+// Gpt2Tokenizer below) and `readPromptTokens` the BOS/EOS rules.
 //
 // The tokenizer of GPT-2 (and of every model that reuses its files): byte-level
 // byte-pair encoding over the two files that sit beside a Hugging Face
@@ -38,9 +44,12 @@
 #ifndef TFMC_RUNTIME_TOKENIZER_H
 #define TFMC_RUNTIME_TOKENIZER_H
 
+#include "runtime/tokenizers/Common.h"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,7 +58,72 @@
 
 namespace tfmc::runtime {
 
-class Gpt2Tokenizer {
+class Tokenizer {
+public:
+  virtual ~Tokenizer() = default;
+
+  /// Replaces `ids` with the ids of `utf8` (no BOS/EOS added: see
+  /// PromptTokens). Fails on text that is not valid UTF-8, with `ids` empty
+  /// and `error` as validateUtf8's. Not thread-safe (caches).
+  virtual bool encode(std::string_view utf8, std::vector<int64_t> &ids,
+                      std::string &error) = 0;
+  /// The bytes `ids` stand for, raw (may split a character; see
+  /// toValidUtf8); U+FFFD for an id that is no token.
+  virtual std::string decode(const std::vector<int64_t> &ids) const = 0;
+  virtual bool hasId(int64_t id) const = 0;
+  /// One more than the largest id.
+  virtual int64_t vocabSize() const = 0;
+  /// The id of a token spelled as the tokenizer's files spell it.
+  virtual std::optional<int64_t> tokenId(std::string_view token) const = 0;
+  /// The directory (or file) it was loaded from, for messages.
+  virtual const std::string &directory() const = 0;
+  /// The ids the tokenizer's own file adds before and after a text's
+  /// (tokenizer.json's post_processor, SentencePiece's BOS), if it says.
+  virtual bool ownSpecials(std::vector<int64_t> &prefix,
+                           std::vector<int64_t> &suffix) const {
+    (void)prefix;
+    (void)suffix;
+    return false;
+  }
+
+  /// Checks that `text` is valid UTF-8; the error is
+  ///   text is not valid UTF-8: byte 0xff at offset 3
+  static bool validateUtf8(std::string_view text, std::string &error);
+
+  /// `bytes` with each maximal ill-formed subsequence replaced by U+FFFD (as
+  /// Python's errors="replace" does); valid UTF-8 is returned unchanged.
+  static std::string toValidUtf8(std::string_view bytes);
+};
+
+/// The tokenizer in `dir`, from the first of these present: tokenizer.json,
+/// tokenizer.model, vocab.json (with merges.txt). On failure nothing, and
+/// `error` is one line naming the file, e.g.
+///   DIR: no tokenizer (expected tokenizer.json, tokenizer.model, or vocab.json and merges.txt)
+std::unique_ptr<Tokenizer> loadTokenizer(const std::string &dir,
+                                         std::string &error);
+
+/// What a prompt gets around its text, and where generation stops, from the
+/// tokenizer directory's JSON files (runtime/tokenizers/PromptTokens.cpp
+/// documents the rules).
+struct PromptTokens {
+  std::vector<int64_t> prefix; // BOS, when the files say to add it
+  std::vector<int64_t> suffix; // e.g. EOS with add_eos_token
+  std::vector<int64_t> eos;    // stop at any of these (may be empty)
+
+  /// A text's ids as the model gets them: prefix + ids + suffix.
+  void surround(std::vector<int64_t> &ids) const {
+    ids.insert(ids.begin(), prefix.begin(), prefix.end());
+    ids.insert(ids.end(), suffix.begin(), suffix.end());
+  }
+};
+
+/// Reads config.json, generation_config.json and tokenizer_config.json in
+/// `dir` (each optional) for `tokenizer`. Fails with one line naming the
+/// file and key on a malformed file or a token the tokenizer lacks.
+bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
+                      PromptTokens &tokens, std::string &error);
+
+class Gpt2Tokenizer : public Tokenizer {
 public:
   /// Reads DIR/vocab.json and DIR/merges.txt. On failure returns nothing and
   /// sets `error`, e.g.
@@ -70,27 +144,27 @@ public:
   /// naming the first byte of the first ill-formed sequence.
   /// Not thread-safe: it fills a cache.
   bool encode(std::string_view utf8, std::vector<int64_t> &ids,
-              std::string &error);
+              std::string &error) override;
 
   /// The bytes of `ids` concatenated (U+FFFD for an id that is no token; see
   /// above). Ids that split a character (a generation cut short) give
   /// invalid UTF-8; `toValidUtf8` makes such text printable.
-  std::string decode(const std::vector<int64_t> &ids) const;
+  std::string decode(const std::vector<int64_t> &ids) const override;
 
   /// Whether `id` is a token of vocab.json (decode gives U+FFFD otherwise).
-  bool hasId(int64_t id) const {
+  bool hasId(int64_t id) const override {
     return id >= 0 && id < vocabSize() && hasToken_[id];
   }
 
   /// One more than the largest id in vocab.json (50257 for GPT-2).
-  int64_t vocabSize() const { return static_cast<int64_t>(tokenBytes_.size()); }
+  int64_t vocabSize() const override { return static_cast<int64_t>(tokenBytes_.size()); }
 
   /// The id of `token` as spelled in vocab.json (e.g. "<|endoftext|>",
   /// "Ġthe"), or nothing.
-  std::optional<int64_t> tokenId(std::string_view token) const;
+  std::optional<int64_t> tokenId(std::string_view token) const override;
 
   /// The directory given to `load`.
-  const std::string &directory() const { return dir_; }
+  const std::string &directory() const override { return dir_; }
 
   /// Step 1 alone: the pieces of `utf8` (views into it, in order, covering
   /// it exactly). Fails like `encode` on text that is not valid UTF-8.
@@ -98,27 +172,11 @@ public:
                           std::vector<std::string_view> &pieces,
                           std::string &error);
 
-  /// Checks that `text` is valid UTF-8; the error is encode's.
-  static bool validateUtf8(std::string_view text, std::string &error);
-
-  /// `bytes` with each maximal ill-formed subsequence replaced by U+FFFD (as
-  /// Python's errors="replace" does); valid UTF-8 is returned unchanged.
-  static std::string toValidUtf8(std::string_view bytes);
-
 private:
   Gpt2Tokenizer() = default;
 
   /// Appends the ids of one piece (step 2).
   void encodePiece(std::string_view piece, std::vector<int64_t> &ids);
-
-  struct Merge {
-    int32_t rank;
-    int32_t result;
-  };
-  static uint64_t pairKey(int32_t left, int32_t right) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
-           static_cast<uint32_t>(right);
-  }
 
   std::string dir_;
   /// vocab.json as read: token string -> id.
@@ -129,7 +187,7 @@ private:
   /// byte -> the id of its one-byte token.
   std::array<int32_t, 256> byteIds_{};
   /// (left id, right id) -> rank in merges.txt and the merged token's id.
-  std::unordered_map<uint64_t, Merge> merges_;
+  tokenizers::MergeTable merges_;
   /// piece bytes -> ids (bounded: cleared when it grows past a limit).
   std::unordered_map<std::string, std::vector<int32_t>> cache_;
 };

@@ -60,6 +60,25 @@ else:
                     "Tokenizer/gpt3-encoder.test is UNSUPPORTED; `make npm-deps` installs it")
 config.substitutions.append(("%gpt3_encoder", gpt3_encoder))
 
+# @huggingface/tokenizers (npm, tokenizers.js), the independent
+# tokenizer.json implementation test/Tokenizer/hf-tokenizers.test compares
+# ours with; `make npm-deps` installs it beside gpt-3-encoder.
+hf_tokenizers = os.path.join(config.tfmc_build_root, "npm", "node_modules", "@huggingface", "tokenizers")
+if os.path.isfile(os.path.join(hf_tokenizers, "package.json")) and shutil.which("node"):
+    config.available_features.add("hf-tokenizers")
+else:
+    lit_config.note(f"@huggingface/tokenizers is not in {hf_tokenizers} (or node is missing): "
+                    "Tokenizer/hf-tokenizers.test is UNSUPPORTED; `make npm-deps` installs it")
+config.substitutions.append(("%hf_tokenizers", hf_tokenizers))
+
+# python3-sentencepiece (Debian), the reference for tokenizer.model.
+import subprocess
+if subprocess.run(["/usr/bin/python3", "-c", "import sentencepiece"],
+                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("python-sentencepiece")
+else:
+    lit_config.note("python3-sentencepiece is missing: Tokenizer/sentencepiece.test is UNSUPPORTED")
+
 # CUDA. Compiling for --target cuda needs no GPU and no CUDA toolkit, so the
 # compile-only tests in CUDA/ run everywhere. Tests that run a CUDA build
 # need a GPU: `REQUIRES: cuda-device` (the driver, libcuda.so.1, loads,

@@ -239,8 +239,10 @@ LogicalResult Linker::run() {
       if (!llvm::sys::fs::exists(library))
         return fail("tfmc's runtime library '" + library +
                     "' is missing (set TFMC_RUNTIME_DIR)");
-  const std::vector<std::string> systemLibraries{"-lfmt", "-lpthread", "-ldl",
-                                                 "-lm"};
+  // The runtime's tokenizers use SentencePiece, Oniguruma and utf8proc.
+  const std::vector<std::string> systemLibraries{
+      "-lfmt", "-lsentencepiece", "-lonig", "-lutf8proc", "-lpthread", "-ldl",
+      "-lm"};
   const std::string &output = options.outputPath;
   const json &plan = lowered.plans.front();
 

@@ -70,11 +70,13 @@ void printUsage(std::FILE *out) {
       "[--output OUT.safetensors] [--threads N]\n"
       "      run on one sequence; print the output shape and, for logits,\n"
       "      the most likely next token at each position\n"
-      "  generate --weights W --prompt 1,2,3 --max-new-tokens N [--eos E]\n"
+      "  generate --weights W --prompt 1,2,3 --max-new-tokens N [--eos E]...\n"
       "  generate --weights W --source 5,6,7 --bos 1 [--eos 2] --max-new-tokens N\n"
       "      [--stats] [--threads N] [--dump-logits OUT.safetensors]\n"
-      "      [--tokenizer DIR --text \"...\" | --text-file F]  (GPT-2 BPE: text\n"
-      "      in, text out)\n"
+      "      [--tokenizer DIR --text \"...\" | --text-file F]  (text in, text\n"
+      "      out: DIR's tokenizer.json, tokenizer.model, or vocab.json and\n"
+      "      merges.txt; BOS and EOS from DIR's JSON files)\n"
+      "      --eos may be repeated or a comma list: stop at any\n"
       "      greedy decoding with a KV cache (decoder-only: --prompt;\n"
       "      encoder-decoder: --source and --bos); prints the new token ids\n"
       "      (eos included when reached) on one line; --stats prints load\n"
@@ -103,7 +105,8 @@ void printUsage(std::FILE *out) {
 }
 
 Options::Options(std::string command, std::set<std::string> allowed, int argc,
-                 char **argv, int first, std::set<std::string> flags)
+                 char **argv, int first, std::set<std::string> flags,
+                 std::set<std::string> repeatable)
     : command_(std::move(command)) {
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
@@ -132,6 +135,10 @@ Options::Options(std::string command, std::set<std::string> allowed, int argc,
       if (i + 1 >= argc)
         fail(fmt::format("{} needs a value", name));
       value = argv[++i];
+    }
+    if (values_.count(name) && repeatable.count(name)) {
+      values_[name] += "," + value;
+      continue;
     }
     if (values_.count(name))
       fail(fmt::format("{} is given twice", name));

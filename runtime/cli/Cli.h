@@ -45,8 +45,11 @@ void printUsage(std::FILE *out);
 /// take no value.
 class Options {
 public:
+  /// `repeatable` options may be given several times: their values are
+  /// joined with commas.
   Options(std::string command, std::set<std::string> allowed, int argc,
-          char **argv, int first, std::set<std::string> flags = {});
+          char **argv, int first, std::set<std::string> flags = {},
+          std::set<std::string> repeatable = {});
 
   bool helpRequested() const { return helpRequested_; }
   bool has(const std::string &name) const { return values_.count(name) > 0; }

@@ -1,6 +1,6 @@
 //===- GenerateCommand.cpp - NAME generate: greedy decoding ---------------===//
 //
-//   NAME generate --weights W --prompt 1,2,3 --max-new-tokens N [--eos E]
+//   NAME generate --weights W --prompt 1,2,3 --max-new-tokens N [--eos E]...
 //   NAME generate --weights W --source 5,6,7 --bos 1 --max-new-tokens N
 //   NAME generate ... --tokenizer DIR --text "..." | --text-file F
 //                 [--stats] [--threads N] [--dump-logits OUT]
@@ -31,24 +31,30 @@ int64_t integer(const Options &options, const std::string &flag) {
   return *value;
 }
 
-/// With --tokenizer, the GPT-2 byte-level BPE tokenizer in DIR.
-std::optional<Gpt2Tokenizer> loadTokenizer(const Options &options) {
+/// With --tokenizer, the tokenizer in DIR (loadTokenizer picks the kind)
+/// and its prompt tokens (BOS, EOS).
+std::unique_ptr<Tokenizer> loadTokenizer(const Options &options,
+                                         PromptTokens &promptTokens) {
   if (!options.has("--tokenizer")) {
     if (options.has("--text") || options.has("--text-file"))
-      fail("--text needs --tokenizer DIR (vocab.json and merges.txt)");
-    return std::nullopt;
+      fail("--text needs --tokenizer DIR (tokenizer.json, tokenizer.model, "
+           "or vocab.json and merges.txt)");
+    return nullptr;
   }
   std::string error;
-  std::optional<Gpt2Tokenizer> tokenizer =
-      Gpt2Tokenizer::load(options.get("--tokenizer"), error);
-  if (!tokenizer)
+  std::unique_ptr<Tokenizer> tokenizer =
+      runtime::loadTokenizer(options.get("--tokenizer"), error);
+  if (!tokenizer ||
+      !readPromptTokens(options.get("--tokenizer"), *tokenizer, promptTokens,
+                        error))
     fail(error);
   return tokenizer;
 }
 
-/// The ids of --text or --text-file (empty without either).
-std::vector<int64_t> encodeText(const Options &options,
-                                std::optional<Gpt2Tokenizer> &tokenizer) {
+/// The ids of --text or --text-file (empty without either), with the BOS
+/// (and suffix) the tokenizer's files ask for.
+std::vector<int64_t> encodeText(const Options &options, Tokenizer *tokenizer,
+                                const PromptTokens &promptTokens) {
   if (!options.has("--text") && !options.has("--text-file"))
     return {};
   if (options.has("--prompt") || options.has("--source") ||
@@ -66,11 +72,13 @@ std::vector<int64_t> encodeText(const Options &options,
     fail(error);
   if (ids.empty())
     fail("--text is empty");
+  promptTokens.surround(ids);
   return ids;
 }
 
 GenerateRequest makeRequest(const Options &options, const Plan &plan,
-                            std::vector<int64_t> textIds) {
+                            std::vector<int64_t> textIds,
+                            const PromptTokens *promptTokens) {
   GenerateRequest request;
   for (const PlanInput &input : plan.inputs)
     request.encoderDecoder |= input.name == "decoder_input_ids";
@@ -92,16 +100,26 @@ GenerateRequest makeRequest(const Options &options, const Plan &plan,
                        plan.model));
     request.prompt = parseIdList("--prompt", options.get("--prompt"));
   }
-  if (options.has("--eos"))
-    request.eos = integer(options, "--eos");
+  if (options.has("--eos")) {
+    request.eos = parseIdList("--eos", options.get("--eos"));
+  } else if (promptTokens) {
+    // From the tokenizer directory's config: an id the model's vocabulary
+    // lacks can never be generated, so it cannot stop anything.
+    for (int64_t eos : promptTokens->eos)
+      if (eos < plan.vocab)
+        request.eos.push_back(eos);
+  }
   request.maxNewTokens = integer(options, "--max-new-tokens");
   request.keepLogits = options.has("--dump-logits");
   return request;
 }
 
 /// The new tokens as text, with a warning on stderr for ids the tokenizer
-/// has no token for (they print as U+FFFD).
-std::string decodeText(const Gpt2Tokenizer &tokenizer,
+/// has no token for (they print as U+FFFD). They are decoded after the
+/// prompt, whose text is then cut off: a SentencePiece-style decoder drops
+/// the text's first space, which is no first space after a prompt.
+std::string decodeText(const Tokenizer &tokenizer,
+                       const std::vector<int64_t> &prompt,
                        const std::vector<int64_t> &tokens) {
   std::vector<int64_t> unknown;
   for (int64_t token : tokens)
@@ -122,7 +140,13 @@ std::string decodeText(const Gpt2Tokenizer &tokenizer,
                  unknown.size() == 1 ? "has" : "have",
                  oneLine(tokenizer.directory()).c_str());
   }
-  return Gpt2Tokenizer::toValidUtf8(tokenizer.decode(tokens));
+  std::string before = tokenizer.decode(prompt);
+  std::vector<int64_t> all = prompt;
+  all.insert(all.end(), tokens.begin(), tokens.end());
+  std::string whole = tokenizer.decode(all);
+  if (whole.compare(0, before.size(), before) == 0)
+    return Tokenizer::toValidUtf8(whole.substr(before.size()));
+  return Tokenizer::toValidUtf8(tokenizer.decode(tokens));
 }
 
 /// When the steps of a one-shot generate happened, in seconds since the
@@ -162,7 +186,7 @@ int generateCommand(int argc, char **argv) {
                   {"--weights", "--prompt", "--source", "--bos", "--eos",
                    "--max-new-tokens", "--threads", "--dump-logits",
                    "--tokenizer", "--text", "--text-file"},
-                  argc, argv, 2, {"--stats"});
+                  argc, argv, 2, {"--stats"}, {"--eos"});
   if (options.helpRequested()) {
     printUsage(stdout);
     return 0;
@@ -173,17 +197,21 @@ int generateCommand(int argc, char **argv) {
     std::vector<std::pair<std::string, std::string>> inputs = inputFiles(
         options, {"--weights", "--text-file", "--prompt", "--source"});
     if (options.has("--tokenizer"))
-      for (const char *file : {"/vocab.json", "/merges.txt"})
+      for (const char *file :
+           {"/vocab.json", "/merges.txt", "/tokenizer.json", "/tokenizer.model",
+            "/tokenizer_config.json", "/config.json", "/generation_config.json"})
         inputs.emplace_back("--tokenizer", options.get("--tokenizer") + file);
     outputs = checkOutputs({{"--dump-logits", options.get("--dump-logits")}},
                            inputs);
   }
 
-  // With --tokenizer, --text is encoded (GPT-2 byte-level BPE) into the
-  // prompt (or source), and the new tokens are printed as text.
-  std::optional<Gpt2Tokenizer> tokenizer = loadTokenizer(options);
-  GenerateRequest request =
-      makeRequest(options, plan, encodeText(options, tokenizer));
+  // With --tokenizer, --text is encoded into the prompt (or source), and
+  // the new tokens are printed as text.
+  PromptTokens promptTokens;
+  std::unique_ptr<Tokenizer> tokenizer = loadTokenizer(options, promptTokens);
+  GenerateRequest request = makeRequest(
+      options, plan, encodeText(options, tokenizer.get(), promptTokens),
+      tokenizer ? &promptTokens : nullptr);
 
   StartUp startUp;
   startUp.loadStart = secondsSinceStart();
@@ -198,7 +226,10 @@ int generateCommand(int argc, char **argv) {
 
   std::string line;
   if (tokenizer) {
-    line = decodeText(*tokenizer, result->tokens);
+    line = decodeText(*tokenizer,
+                      request.encoderDecoder ? std::vector<int64_t>()
+                                             : request.prompt,
+                      result->tokens);
   } else {
     for (int64_t token : result->tokens)
       line += fmt::format("{}{}", line.empty() ? "" : " ", token);

@@ -1,9 +1,14 @@
-//===- FuzzTokenizer.cpp - The GPT-2 BPE tokenizer ------------------------===//
+//===- FuzzTokenizer.cpp - The runtime's tokenizers -----------------------===//
 //
 // The first byte picks what the rest is:
 //   0: vocab.json (with data/tokenizer's merges.txt), 1: merges.txt (with
 //      its vocab.json): Gpt2Tokenizer::load either accepts the files, and
 //      the tokenizer then round-trips a fixed text, or fails with one line;
+//   3: a tokenizer.json, 4: a tokenizer.model: loadTokenizer either
+//      accepts it, and encoding a fixed text gives ids of the vocabulary,
+//      or fails with one line naming the file;
+//   5: text for test/fixtures/tokenizers/bytelevel (a byte-level
+//      tokenizer.json with special tokens), checked as below;
 //   else: text for `generate --text`, with data/tokenizer: valid UTF-8
 //      encodes to ids of the vocabulary that decode to the same bytes;
 //      anything else is an error naming the first bad byte, and no ids.
@@ -34,7 +39,7 @@ void writeFile(const std::string &path, std::string_view bytes) {
   TFMC_FUZZ_CHECK(out.good());
 }
 
-void checkRoundTrip(Gpt2Tokenizer &tokenizer, std::string_view text) {
+void checkRoundTrip(Tokenizer &tokenizer, std::string_view text) {
   std::vector<int64_t> ids;
   std::string error;
   if (Gpt2Tokenizer::validateUtf8(text, error)) {
@@ -54,6 +59,17 @@ void checkRoundTrip(Gpt2Tokenizer &tokenizer, std::string_view text) {
   }
 }
 
+/// A directory of this process for tokenizer.json / tokenizer.model.
+std::string hfDirectory() {
+  static const std::string directory = [] {
+    static char pattern[] = "/tmp/tfmc-fuzz-hf-tokenizer-XXXXXX";
+    TFMC_FUZZ_CHECK(::mkdtemp(pattern) != nullptr);
+    std::atexit([] { std::filesystem::remove_all(pattern); });
+    return std::string(pattern);
+  }();
+  return directory;
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -70,7 +86,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0)
     return 0;
   std::string_view rest = tfmc::fuzz::asText(data + 1, size - 1);
-  if (data[0] > 1) {
+  if (data[0] == 5) {
+    static std::unique_ptr<Tokenizer> byteLevel = [] {
+      std::string error;
+      std::unique_ptr<Tokenizer> loaded =
+          loadTokenizer(TFMC_TOKENIZER_FIXTURES "/bytelevel", error);
+      if (!loaded) {
+        std::fprintf(stderr, "fuzz set-up: %s\n", error.c_str());
+        std::abort();
+      }
+      return loaded;
+    }();
+    checkRoundTrip(*byteLevel, rest);
+    return 0;
+  }
+  if (data[0] > 1 && data[0] != 3 && data[0] != 4) {
     checkRoundTrip(*tokenizer, rest);
     return 0;
   }
@@ -84,6 +114,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     });
     return std::string(pattern);
   }();
+  if (data[0] == 3 || data[0] == 4) {
+    const std::string directory = hfDirectory();
+    const std::string file =
+        directory + (data[0] == 3 ? "/tokenizer.json" : "/tokenizer.model");
+    std::filesystem::remove(directory + "/tokenizer.json");
+    writeFile(file, rest);
+    std::string error;
+    std::unique_ptr<Tokenizer> loaded = loadTokenizer(directory, error);
+    if (loaded) {
+      std::vector<int64_t> ids;
+      TFMC_FUZZ_CHECK(loaded->encode("Hello, world! \xc3\xa9t\xc3\xa9 2024 <s>",
+                                     ids, error));
+      for (int64_t id : ids)
+        TFMC_FUZZ_CHECK(loaded->hasId(id));
+      loaded->decode(ids);
+      PromptTokens tokens;
+      TFMC_FUZZ_CHECK(readPromptTokens(directory, *loaded, tokens, error));
+    } else {
+      TFMC_FUZZ_CHECK(error.rfind(file, 0) == 0 &&
+                      error.find('\n') == std::string::npos);
+    }
+    std::filesystem::remove(file);
+    return 0;
+  }
   static const std::string vocab = readFile(fixed + "/vocab.json");
   static const std::string merges = readFile(fixed + "/merges.txt");
   writeFile(directory + "/vocab.json", data[0] == 0 ? rest : vocab);

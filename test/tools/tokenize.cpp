@@ -1,16 +1,23 @@
-//===- tokenize.cpp - tfmc-tokenize: the runtime's GPT-2 tokenizer --------===//
+//===- tokenize.cpp - tfmc-tokenize: the runtime's tokenizers -------------===//
 //
 //   tfmc-tokenize DIR --text TEXT
 //   tfmc-tokenize DIR --file FILE
 //   tfmc-tokenize DIR --json TEXTS.json
+//   tfmc-tokenize DIR --decode IDS_FILE
+//   tfmc-tokenize DIR --prompt TEXT
 //
-// Loads the tokenizer in DIR (vocab.json + merges.txt) and encodes one text
+// Loads the tokenizer in DIR (loadTokenizer: tokenizer.json,
+// tokenizer.model, or vocab.json + merges.txt) and encodes one text
 // (TEXT, or FILE's bytes exactly), printing
 //   ids: 15496 995
 //   text: Hello world
 // (the ids, then their decoding, raw, followed by a newline), or each string
 // of TEXTS.json (a JSON array of strings), printing one JSON line per text:
 //   {"ids":[15496,995],"text":"Hello world"}
+// --prompt prints the ids generate --text would give the model (with the
+// BOS/suffix of readPromptTokens) and the ids generation stops at:
+//   ids: 1 15043
+//   eos: 2
 // Errors (bad tokenizer, text that is not UTF-8, bad arguments) are one line
 // `tfmc-tokenize: error: ...` and exit 1.
 //
@@ -30,7 +37,8 @@
 #include <string>
 #include <vector>
 
-using tfmc::runtime::Gpt2Tokenizer;
+using tfmc::runtime::PromptTokens;
+using tfmc::runtime::Tokenizer;
 using Json = nlohmann::json;
 
 namespace {
@@ -53,7 +61,7 @@ bool readFile(const std::string &path, std::string &contents) {
 
 const char kUsage[] =
     "usage: tfmc-tokenize DIR (--text TEXT | --file FILE | --json TEXTS.json "
-    "| --decode IDS_FILE)";
+    "| --decode IDS_FILE | --prompt TEXT)";
 
 } // namespace
 
@@ -62,15 +70,27 @@ int main(int argc, char **argv) {
     return fail(kUsage);
   const std::string dir = argv[1], mode = argv[2], value = argv[3];
   if (mode != "--text" && mode != "--file" && mode != "--json" &&
-      mode != "--decode")
+      mode != "--decode" && mode != "--prompt")
     return fail(kUsage);
 
   std::string error;
-  std::optional<Gpt2Tokenizer> tokenizer = Gpt2Tokenizer::load(dir, error);
+  std::unique_ptr<Tokenizer> tokenizer =
+      tfmc::runtime::loadTokenizer(dir, error);
   if (!tokenizer)
     return fail(error);
 
   std::string input = value;
+  if (mode == "--prompt") {
+    PromptTokens tokens;
+    std::vector<int64_t> ids;
+    if (!readPromptTokens(dir, *tokenizer, tokens, error) ||
+        !tokenizer->encode(input, ids, error))
+      return fail(error);
+    tokens.surround(ids);
+    fmt::print("ids: {}\neos: {}\n", fmt::join(ids, " "),
+               fmt::join(tokens.eos, " "));
+    return 0;
+  }
   if (mode != "--text" && !readFile(value, input))
     return fail(fmt::format("{}: cannot read", value));
 
@@ -87,7 +107,7 @@ int main(int argc, char **argv) {
       for (int64_t id; numbers >> id;)
         ids.push_back(id);
     }
-    fmt::print("{}\n", Gpt2Tokenizer::toValidUtf8(tokenizer->decode(ids)));
+    fmt::print("{}\n", Tokenizer::toValidUtf8(tokenizer->decode(ids)));
     return 0;
   }
   if (mode != "--json") {

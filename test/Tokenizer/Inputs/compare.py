@@ -1,24 +1,34 @@
 #!/usr/bin/env python3
-"""compare.py TEXTS.json REFERENCE.jsonl OURS.jsonl
+"""compare.py [--reference NAME] TEXTS.json REFERENCE.jsonl OURS.jsonl
 
-TEXTS.json: a JSON array of strings. REFERENCE.jsonl: one JSON array of ids
-per text (reference.js, gpt-3-encoder). OURS.jsonl: one JSON object
+TEXTS.json: a JSON array of strings. REFERENCE.jsonl: per text, one JSON
+array of ids (reference.js, gpt-3-encoder), or an object {"ids": [...],
+"text": decoded} (hf-reference.mjs; --reference names it); lines after the
+texts' are ignored. OURS.jsonl: one JSON object
 {"ids": [...], "text": decoded} per text (tfmc-tokenize --json).
 
-Requires identical ids for every text and decode(encode(text)) == text.
-Prints `N texts: ids identical to gpt-3-encoder's, decode(encode(text)) ==
-text` and exits 0, or prints each mismatch and exits 1.
+Requires identical ids for every text, and decode(encode(text)) == text
+(with a reference's decoded text: the same decoded text; a normalizer or a
+legacy prefix space can make a tokenizer's round trip lossy). Prints
+`N texts: ids identical to NAME's, decode(encode(text)) == text` (or `...,
+decoded text identical, M of them text itself`) and exits 0, or prints
+each mismatch and exits 1.
 """
 import json
 import sys
 
 
 def main():
-    texts_path, reference_path, ours_path = sys.argv[1:]
+    args = sys.argv[1:]
+    name = "gpt-3-encoder"
+    if args[:1] == ["--reference"]:
+        name, args = args[1], args[2:]
+    texts_path, reference_path, ours_path = args
     with open(texts_path, encoding="utf-8") as f:
         texts = json.load(f)
     with open(reference_path, encoding="utf-8") as f:
-        reference = [json.loads(line) for line in f]
+        reference = [json.loads(line)
+                     for line in f.read().splitlines()[:len(texts)]]
     with open(ours_path, encoding="utf-8") as f:
         ours = [json.loads(line) for line in f]
     if not (len(texts) == len(reference) == len(ours)):
@@ -26,21 +36,32 @@ def main():
               f"{len(ours)} lines of ours")
         return 1
     failures = 0
+    decodes = any(isinstance(ref, dict) for ref in reference)
+    round_trips = 0
     for k, (text, ref, our) in enumerate(zip(texts, reference, ours)):
+        expected = text
+        if isinstance(ref, dict):
+            ref, expected = ref["ids"], ref["text"]
+        round_trips += our["text"] == text
         if our["ids"] != ref:
             at = next((i for i, (a, b) in enumerate(zip(ref, our["ids"])) if a != b),
                       min(len(ref), len(our["ids"])))
             print(f"text {k} {text!r}: ids differ from position {at}:\n"
-                  f"  gpt-3-encoder: {ref}\n  tfmc:          {our['ids']}")
+                  f"  {name}: {ref}\n  tfmc: {our['ids']}")
             failures += 1
-        if our["text"] != text:
-            print(f"text {k} {text!r}: decodes to {our['text']!r}")
+        if our["text"] != expected:
+            print(f"text {k} {text!r}: decodes to {our['text']!r}, "
+                  f"expected {expected!r}")
             failures += 1
     if failures:
         print(f"{failures} mismatches over {len(texts)} texts")
         return 1
-    print(f"{len(texts)} texts: ids identical to gpt-3-encoder's, "
-          "decode(encode(text)) == text")
+    if decodes:
+        print(f"{len(texts)} texts: ids identical to {name}'s, decoded text "
+              f"identical, {round_trips} of them text itself")
+    else:
+        print(f"{len(texts)} texts: ids identical to {name}'s, "
+              "decode(encode(text)) == text")
     return 0
 
 

@@ -1,0 +1,72 @@
+//===- Common.h - What the runtime's tokenizers share -----------*- C++ -*-===//
+//
+// Internal to runtime/Tokenizer.cpp and runtime/tokenizers/: UTF-8, the
+// code point classes of UnicodeTables.inc, GPT-2's byte-to-character
+// mapping (byte-level BPE), the merge loop of byte-pair encoding and the
+// messages' quoting. Defined in runtime/Tokenizer.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_TOKENIZERS_COMMON_H
+#define TFMC_RUNTIME_TOKENIZERS_COMMON_H
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace tfmc::runtime::tokenizers {
+
+enum CharClass : uint8_t { kOther, kLetter, kNumber, kSpace };
+
+/// \p{L}, \p{N}, White_Space (UnicodeTables.inc), or none of them.
+CharClass classify(uint32_t cp);
+
+/// Decodes the well-formed UTF-8 sequence at `text[i]`: its length, with
+/// `cp` set, or 0 when it is ill-formed.
+std::size_t decodeUtf8(std::string_view text, std::size_t i, uint32_t &cp);
+void appendUtf8(std::string &out, uint32_t cp);
+
+extern const char kReplacement[]; // U+FFFD in UTF-8
+
+/// GPT-2's bytes_to_unicode: byte -> the code point that stands for it.
+const std::array<uint32_t, 256> &byteTable();
+/// The bytes a byte-level token stands for (other characters kept).
+std::string tokenToBytes(std::string_view token);
+
+/// A token in JSON-style double quotes, escaped and cut for messages.
+std::string quoteToken(std::string_view text);
+/// nlohmann's message without its position prefix, on one line.
+std::string jsonReason(const std::string &what);
+bool exists(const std::string &path);
+
+/// Reads and parses the JSON file `path` (nesting at most 64 deep); the
+/// error names the file (and the line and column of a syntax error).
+bool readJsonFile(const std::string &path, nlohmann::json &root,
+                  std::string &error);
+
+/// Byte-pair merges: (left id, right id) -> rank (lower first) and result.
+struct MergeTable {
+  struct Merge {
+    int32_t rank;
+    int32_t result;
+  };
+  static uint64_t key(int32_t left, int32_t right) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
+           static_cast<uint32_t>(right);
+  }
+  std::unordered_map<uint64_t, Merge> merges;
+};
+
+/// Merges `symbols` in place: always the best-ranked adjacent pair, every
+/// non-overlapping occurrence left to right, until no pair merges.
+void applyMerges(std::vector<int32_t> &symbols, const MergeTable &table);
+
+} // namespace tfmc::runtime::tokenizers
+
+#endif // TFMC_RUNTIME_TOKENIZERS_COMMON_H

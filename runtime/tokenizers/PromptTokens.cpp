@@ -1,0 +1,165 @@
+//===- PromptTokens.cpp - Which tokenizer, and BOS/EOS --------------------===//
+//
+// loadTokenizer: the first of tokenizer.json, tokenizer.model, vocab.json
+// (+ merges.txt) present in the directory.
+//
+// readPromptTokens, the rules (a Hugging Face checkpoint's files):
+//   BOS (prefix) and suffix:
+//     1. tokenizer_config.json's add_bos_token / add_eos_token, where
+//        present, decide each side: bos_token (eos_token) is added, a
+//        string or {"content": ...}, looked up in the tokenizer;
+//     2. otherwise what the tokenizer's own file says: tokenizer.json's
+//        post_processor (TemplateProcessing: the special tokens before and
+//        after $A), tokenizer.model's bos_id (as Hugging Face's
+//        LlamaTokenizer, whose add_bos_token defaults to true);
+//     3. otherwise nothing (GPT-2's vocab.json + merges.txt).
+//   EOS (where generation stops): generation_config.json's eos_token_id,
+//   else config.json's (an integer or a list of integers: stop at any),
+//   else none. `generate --eos` replaces them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Tokenizer.h"
+#include "runtime/tokenizers/Common.h"
+#include "runtime/tokenizers/HfTokenizer.h"
+#include "runtime/tokenizers/SentencePieceTokenizer.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+
+namespace tfmc::runtime {
+
+using Json = nlohmann::json;
+using namespace tokenizers;
+
+std::unique_ptr<Tokenizer> loadTokenizer(const std::string &dir,
+                                         std::string &error) {
+  struct stat info;
+  if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    error = fmt::format("{}: {} (a tokenizer is a directory holding "
+                        "tokenizer.json, tokenizer.model, or vocab.json and "
+                        "merges.txt)",
+                        dir,
+                        ::stat(dir.c_str(), &info) != 0 ? "no such directory"
+                                                        : "not a directory");
+    return nullptr;
+  }
+  std::string prefix = dir;
+  if (!prefix.empty() && prefix.back() != '/')
+    prefix += '/';
+  if (exists(prefix + "tokenizer.json"))
+    return loadHfTokenizer(prefix + "tokenizer.json", error);
+  if (exists(prefix + "tokenizer.model"))
+    return loadSentencePieceTokenizer(prefix + "tokenizer.model", error);
+  if (exists(prefix + "vocab.json") || exists(prefix + "merges.txt")) {
+    std::optional<Gpt2Tokenizer> gpt2 = Gpt2Tokenizer::load(dir, error);
+    if (!gpt2)
+      return nullptr;
+    return std::make_unique<Gpt2Tokenizer>(std::move(*gpt2));
+  }
+  error = fmt::format("{}: no tokenizer (expected tokenizer.json, "
+                      "tokenizer.model, or vocab.json and merges.txt)",
+                      dir);
+  return nullptr;
+}
+
+namespace {
+
+/// A JSON file of the directory, or null when it is absent.
+bool readOptional(const std::string &path, Json &root, std::string &error) {
+  root = Json();
+  if (!exists(path))
+    return true;
+  if (!readJsonFile(path, root, error))
+    return false;
+  if (!root.is_object()) {
+    error = fmt::format("{}: expected a JSON object", path);
+    return false;
+  }
+  return true;
+}
+
+/// tokenizer_config.json's bos_token / eos_token: a string or an added
+/// token object {"content": ...}.
+bool specialTokenId(const Json &config, const std::string &path,
+                    const char *key, const Tokenizer &tokenizer, int64_t &id,
+                    std::string &error) {
+  const Json *value = config.contains(key) ? &config[key] : nullptr;
+  if (value && value->is_object() && value->contains("content"))
+    value = &(*value)["content"];
+  if (!value || !value->is_string()) {
+    error = fmt::format("{}: {} needs {} (a token string)", path,
+                        key[4] == 'b' ? "add_bos_token" : "add_eos_token", key);
+    return false;
+  }
+  std::optional<int64_t> found = tokenizer.tokenId(value->get<std::string>());
+  if (!found) {
+    error = fmt::format("{}: {} {} is not a token of {}", path, key,
+                        quoteToken(value->get<std::string>()),
+                        tokenizer.directory());
+    return false;
+  }
+  id = *found;
+  return true;
+}
+
+} // namespace
+
+bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
+                      PromptTokens &tokens, std::string &error) {
+  tokens = PromptTokens();
+  std::string prefix = dir;
+  if (!prefix.empty() && prefix.back() != '/')
+    prefix += '/';
+
+  tokenizer.ownSpecials(tokens.prefix, tokens.suffix);
+  const std::string configPath = prefix + "tokenizer_config.json";
+  Json config;
+  if (!readOptional(configPath, config, error))
+    return false;
+  for (const char *flag : {"add_bos_token", "add_eos_token"}) {
+    if (config.is_null() || !config.contains(flag) || config[flag].is_null())
+      continue;
+    if (!config[flag].is_boolean()) {
+      error = fmt::format("{}: {} must be true or false", configPath, flag);
+      return false;
+    }
+    bool bos = flag[4] == 'b';
+    std::vector<int64_t> &side = bos ? tokens.prefix : tokens.suffix;
+    side.clear();
+    if (config[flag].get<bool>()) {
+      int64_t id = 0;
+      if (!specialTokenId(config, configPath, bos ? "bos_token" : "eos_token",
+                          tokenizer, id, error))
+        return false;
+      side.push_back(id);
+    }
+  }
+
+  for (const char *name : {"generation_config.json", "config.json"}) {
+    Json root;
+    if (!readOptional(prefix + name, root, error))
+      return false;
+    if (root.is_null() || !root.contains("eos_token_id") ||
+        root["eos_token_id"].is_null())
+      continue;
+    const Json &eos = root["eos_token_id"];
+    std::vector<Json> items = eos.is_array() ? std::vector<Json>(eos.begin(), eos.end())
+                                             : std::vector<Json>{eos};
+    for (const Json &item : items) {
+      if (!item.is_number_integer() || item.get<int64_t>() < 0) {
+        error = fmt::format("{}{}: eos_token_id must be a non-negative "
+                            "integer or a list of them",
+                            prefix, name);
+        return false;
+      }
+      tokens.eos.push_back(item.get<int64_t>());
+    }
+    break;
+  }
+  return true;
+}
+
+} // namespace tfmc::runtime
