@@ -65,7 +65,8 @@ struct OutputView {
 /// What loading the weights took (Model::loadStats()).
 struct LoadStats {
   double mapSeconds = 0; ///< opening, mapping (page-in) and checking the file
-  double convertSeconds = 0; ///< f32 to bf16/int8, transposes included
+  /// Widening bf16/f16 tensors, transposes, f32 to bf16/int8.
+  double convertSeconds = 0;
   int64_t convertedTensors = 0;
   double loadSeconds = 0; ///< all of Model::create
   /// The weights as the program stores them (int8 scales included).
@@ -76,7 +77,9 @@ class Model {
 public:
   /// `plan` must be one that parsePlan accepted (its indices are trusted).
   /// Resolves every kernel the plan calls in `kernels`, maps `weightsPath`
-  /// and checks each weight the plan uses (F32, exact shape), and allocates
+  /// (a safetensors file, a sharded checkpoint's index, or a checkpoint
+  /// directory: WeightFiles.h) and checks each weight the plan uses (F32,
+  /// BF16 or F16, exact shape; converted to the plan's dtype), and allocates
   /// the arena. Tensors of the file that the plan does not use are reported
   /// as one warning line on stderr (and by `warning()`). On failure returns
   /// null and sets `error`.

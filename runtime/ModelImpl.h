@@ -18,6 +18,7 @@
 #include "runtime/HalideHooks.h"
 #include "runtime/Model.h"
 #include "runtime/Text.h"
+#include "runtime/WeightFiles.h"
 
 #include <HalideRuntime.h>
 #include <fmt/format.h>
@@ -33,7 +34,7 @@ namespace tfmc::runtime {
 struct Model::Impl {
   /// Each entry point's kernels, step by step.
   std::vector<std::vector<tfmc_kernel_fn>> entryKernels;
-  std::optional<SafetensorsFile> weightsFile;
+  std::optional<WeightFiles> weightFiles;
   /// Weights (and scales) the model owns: transposed, realigned or
   /// converted at load.
   std::vector<AlignedBuffer> weightCopies;

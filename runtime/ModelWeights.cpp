@@ -1,17 +1,25 @@
 //===- ModelWeights.cpp - Weights: found, checked, stored as compiled -----===//
 //
-// Loading is two passes over the plan's weights. The first finds each
-// tensor in the file and checks its dtype and shape (and an int8 weight's
-// scales) against the plan, so that a wrong file is a one-line error naming
-// the tensor before any work. The second makes each weight what the
-// kernels read:
+// Loading is two passes over the plan's weights, read from one safetensors
+// file or a sharded checkpoint (WeightFiles.h). The first finds each
+// tensor and checks its dtype and shape (and an int8 weight's scales)
+// against the plan, so that a wrong file is a one-line error naming the
+// tensor before any work. The second makes each weight what the kernels
+// read:
 //  - a tensor already stored as the program stores it (F32 for an f32
-//    weight, BF16 or I8 + F16 scales from `NAME convert-weights`) is used in
-//    place in the mapping, or copied once when the file does not align it;
-//  - a transposed F32 weight (Hugging Face Conv1D) is transposed once;
-//  - an F32 tensor for a bf16 or int8 weight is converted
-//    (WeightConvert.h), after its transpose: this is the time load reports
-//    as conversion.
+//    weight, BF16 from a checkpoint or `NAME convert-weights`, I8 + F16
+//    scales from convert-weights) is used in place in the mapping, or
+//    copied once when the file does not align it;
+//  - any other F32, BF16 or F16 tensor is widened to f32 (exact), then
+//    transposed once when the file holds the transpose (Hugging Face
+//    Conv1D), then converted to the program's bf16 or int8
+//    (WeightConvert.h): so a bf16 checkpoint gives bit for bit what its
+//    values written as f32 give, at every program dtype. This is the time
+//    load reports as conversion.
+// A transposed weight stored BF16 is read in the plan's layout only from a
+// file convert-weights wrote (its `tfmc.weight_dtype` metadata): a
+// checkpoint's BF16 Conv1D weight is in the checkpoint's layout, and a
+// square one could not tell by its shape.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,29 +36,33 @@
 namespace tfmc::runtime {
 namespace {
 
-/// GPT-2 checkpoints carry the causal-mask buffers; the README (Hugging Face
-/// GPT-2) says they are ignored, so they are not worth a warning either.
+/// GPT-2 checkpoints carry the causal-mask buffers, and Llama checkpoints
+/// saved by older transformers the rotary inverse frequencies (recomputed
+/// from rope_theta; a rope_scaling that would change them is refused by the
+/// importer); the README says they are ignored, so they are not worth a
+/// warning either.
 bool isIgnoredBuffer(const std::string &name) {
   auto endsWith = [&](const char *suffix) {
     std::size_t length = std::strlen(suffix);
     return name.size() >= length &&
            name.compare(name.size() - length, length, suffix) == 0;
   };
-  return endsWith(".attn.bias") || endsWith(".attn.masked_bias");
+  return endsWith(".attn.bias") || endsWith(".attn.masked_bias") ||
+         endsWith(".rotary_emb.inv_freq");
 }
 
 /// GPT2LMHeadModel's output layer is wte itself; a checkpoint that also
 /// stores it as `lm_head.weight` holds the same values, so that copy is not
 /// worth a warning. A different lm_head (an untied model, which tfmc does not
 /// compute) is still reported as unused.
-bool isTiedCopy(const SafetensorsFile &file, const TensorView &tensor,
+bool isTiedCopy(const WeightFiles &files, const TensorView &tensor,
                 const std::set<std::string> &used) {
   if (tensor.name != "lm_head.weight")
     return false;
   for (const char *name : {"wte.weight", "transformer.wte.weight"}) {
     if (!used.count(name))
       continue;
-    const TensorView *table = file.find(name);
+    const TensorView *table = files.find(name);
     return table && table->dtype == tensor.dtype &&
            table->shape == tensor.shape && table->bytes == tensor.bytes &&
            std::memcmp(table->data, tensor.data, tensor.bytes) == 0;
@@ -58,14 +70,14 @@ bool isTiedCopy(const SafetensorsFile &file, const TensorView &tensor,
   return false;
 }
 
-/// A rank-2 F32 tensor [rows, cols] as a fresh aligned [cols, rows] buffer
-/// (null data when out of memory). The source may be misaligned.
-AlignedBuffer transposeToAligned(const TensorView &tensor) {
-  const int64_t rows = tensor.shape[0], cols = tensor.shape[1];
-  AlignedBuffer out(tensor.bytes);
+/// `rows` x `cols` f32 values (any alignment) as a fresh aligned
+/// [cols, rows] buffer (null data when out of memory).
+AlignedBuffer transposeToAligned(const void *data, int64_t rows,
+                                 int64_t cols) {
+  AlignedBuffer out(static_cast<std::size_t>(rows * cols) * sizeof(float));
   if (!out.data())
     return out;
-  const auto *source = static_cast<const unsigned char *>(tensor.data);
+  const auto *source = static_cast<const unsigned char *>(data);
   auto *target = static_cast<float *>(out.data());
   // Blocks of 32 x 32 keep both sides' cache lines in use.
   constexpr int64_t kBlock = 32;
@@ -78,14 +90,18 @@ AlignedBuffer transposeToAligned(const TensorView &tensor) {
   return out;
 }
 
-/// The file's dtypes a weight may have: "F32", "BF16 or F32", "I8 or F32".
+bool isFloatSource(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16;
+}
+
+/// The file's dtypes a weight may have, the program's own first.
 std::string acceptedDTypes(const PlanWeight &weight) {
   switch (weight.dtype) {
-  case WeightDType::F32: return "F32";
-  case WeightDType::BF16: return "BF16 or F32";
-  case WeightDType::Int8: return "I8 or F32";
+  case WeightDType::F32: return "F32, BF16 or F16";
+  case WeightDType::BF16: return "BF16, F32 or F16";
+  case WeightDType::Int8: return "I8, F32, BF16 or F16";
   }
-  return "F32";
+  return "F32, BF16 or F16";
 }
 
 DType storedDType(WeightDType dtype) {
@@ -95,6 +111,12 @@ DType storedDType(WeightDType dtype) {
   case WeightDType::Int8: return DType::I8;
   }
   return DType::F32;
+}
+
+/// Whether convert-weights wrote `file` (its narrow tensors are then in the
+/// plan's layout, never transposed).
+bool writtenByConvertWeights(const SafetensorsFile &file) {
+  return file.metadata().count("tfmc.weight_dtype") != 0;
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -113,11 +135,10 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
                               const std::string &weightsPath,
                               std::string &error) {
   auto start = std::chrono::steady_clock::now();
-  weightsFile = SafetensorsFile::open(weightsPath, error);
-  if (!weightsFile)
+  weightFiles = WeightFiles::open(weightsPath, error);
+  if (!weightFiles)
     return false;
-  const SafetensorsFile &file = *weightsFile;
-  const std::string &path = file.path();
+  const WeightFiles &files = *weightFiles;
   loadStats.mapSeconds = secondsSince(start);
 
   // Pass 1: every tensor found and checked.
@@ -129,30 +150,36 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
   std::vector<Found> found;
   std::set<std::string> used;
   for (const PlanWeight &weight : plan.weights) {
-    // The first of the weight's names that the file holds (a Hugging
+    // The first of the weight's names that the files hold (a Hugging
     // Face checkpoint with or without the `transformer.` prefix).
     std::string name = weight.name;
-    if (!file.find(name)) {
+    if (!files.find(name)) {
       for (const std::string &alt : weight.altNames)
-        if (file.find(alt)) {
+        if (files.find(alt)) {
           name = alt;
           break;
         }
-      if (!file.find(name) && !weight.altNames.empty()) {
-        std::string tried;
-        for (const std::string &alt : weight.altNames)
-          tried += (tried.empty() ? "" : ", ") + quote(alt);
-        error = fmt::format("{}: missing tensor {} (also tried {})", path,
-                            quote(weight.name), tried);
-        return false;
-      }
     }
+    const TensorView *tensor = files.find(name);
+    if (!tensor) {
+      std::string tried;
+      for (const std::string &alt : weight.altNames)
+        tried += (tried.empty() ? "" : ", ") + quote(alt);
+      error = fmt::format("{}: missing tensor {}{}", files.path(),
+                          quote(weight.name),
+                          tried.empty() ? "" : " (also tried " + tried + ")");
+      return false;
+    }
+    // Messages about the tensor name the file (the shard) that holds it.
+    const SafetensorsFile &file = *files.holder(name);
+    const std::string &path = file.path();
     Found entry;
-    const TensorView *tensor = file.find(name);
     const DType stored = storedDType(weight.dtype);
-    if (tensor && weight.dtype != WeightDType::F32 && tensor->dtype == stored) {
-      // Converted by convert-weights: the plan's [rows, cols], never
-      // transposed.
+    // I8 comes only from convert-weights; BF16 also from checkpoints.
+    if (weight.dtype != WeightDType::F32 && tensor->dtype == stored &&
+        (weight.dtype == WeightDType::Int8 || !weight.transposed ||
+         writtenByConvertWeights(file))) {
+      // Already narrow: the plan's [rows, cols].
       if (tensor->shape != weight.shape) {
         error = fmt::format("{}: tensor {} has shape {}, expected {}", path,
                             quote(name), formatShape(tensor->shape),
@@ -164,16 +191,18 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
         const std::string scales = scalesName(name);
         const std::vector<int64_t> scaleShape = {weight.shape[0],
                                                  weight.groupsPerRow()};
-        entry.scales = file.find(scales);
+        entry.scales = files.find(scales);
         if (!entry.scales) {
           error = fmt::format("{}: tensor {} is I8 but its scales {} are "
                               "missing",
                               path, quote(name), quote(scales));
           return false;
         }
+        const std::string &scalesPath = files.holder(scales)->path();
         if (entry.scales->dtype != DType::F16) {
-          error = fmt::format("{}: tensor {} has dtype {}, expected F16", path,
-                              quote(scales), dtypeName(entry.scales->dtype));
+          error = fmt::format("{}: tensor {} has dtype {}, expected F16",
+                              scalesPath, quote(scales),
+                              dtypeName(entry.scales->dtype));
           return false;
         }
         if (entry.scales->shape != scaleShape) {
@@ -181,14 +210,14 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
               "{}: tensor {} has shape {}, expected {} (int8 groups of {} "
               "over {} columns: the file was converted with another group "
               "size)",
-              path, quote(scales), formatShape(entry.scales->shape),
+              scalesPath, quote(scales), formatShape(entry.scales->shape),
               formatShape(scaleShape), weight.group, weight.shape[1]);
           return false;
         }
         used.insert(scales);
       }
     } else {
-      if (tensor && tensor->dtype != DType::F32) {
+      if (!isFloatSource(tensor->dtype)) {
         error = fmt::format("{}: tensor {} has dtype {}, expected {}{}", path,
                             quote(name), dtypeName(tensor->dtype),
                             acceptedDTypes(weight),
@@ -202,10 +231,14 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
       std::vector<int64_t> fileShape = weight.shape;
       if (weight.transposed)
         std::reverse(fileShape.begin(), fileShape.end());
-      tensor = expectTensor(file, name, DType::F32, fileShape, error);
-      if (!tensor)
+      if (tensor->shape != fileShape) {
+        error = fmt::format("{}: tensor {} has shape {}, expected {}", path,
+                            quote(name), formatShape(tensor->shape),
+                            formatShape(fileShape));
         return false;
-      entry.stored = weight.dtype == WeightDType::F32 && !weight.transposed;
+      }
+      entry.stored = weight.dtype == WeightDType::F32 && !weight.transposed &&
+                     tensor->dtype == DType::F32;
     }
     entry.tensor = tensor;
     used.insert(name);
@@ -221,6 +254,7 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
     const PlanWeight &weight = plan.weights[i];
     const TensorView &tensor = *found[i].tensor;
     const std::string &name = tensor.name;
+    const std::string &path = files.holder(name)->path();
     auto keep = [&](AlignedBuffer buffer) {
       const void *data = buffer.data();
       weightCopies.push_back(std::move(buffer));
@@ -251,25 +285,38 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
           (found[i].scales && !inPlace(*found[i].scales, scales)))
         return false;
     } else {
-      // F32 rows in the plan's layout: transposed once (Conv1D) or
-      // realigned, else read in place.
+      // F32 rows in the plan's layout: widened (BF16, F16), transposed once
+      // (Conv1D) or realigned, else read in place.
       auto convertStart = std::chrono::steady_clock::now();
+      const int64_t count = tensor.numElements();
+      const std::size_t f32Bytes = static_cast<std::size_t>(count) * 4;
       AlignedBuffer rows;
-      const float *source = nullptr;
-      if (weight.transposed) {
-        rows = transposeToAligned(tensor);
+      const void *fileRows = tensor.data; // f32, the file's layout
+      if (tensor.dtype != DType::F32) {
+        rows = AlignedBuffer(f32Bytes);
         if (!rows.data())
-          return outOfMemory("transposing", tensor.bytes);
-      } else if (!tensor.isNaturallyAligned()) {
+          return outOfMemory("widening", f32Bytes);
+        auto *wide = static_cast<float *>(rows.data());
+        if (tensor.dtype == DType::BF16)
+          widenBf16(tensor.data, count, wide, threads);
+        else
+          widenF16(tensor.data, count, wide, threads);
+        fileRows = wide;
+      }
+      if (weight.transposed) {
+        rows = transposeToAligned(fileRows, tensor.shape[0], tensor.shape[1]);
+        if (!rows.data())
+          return outOfMemory("transposing", f32Bytes);
+      } else if (!rows.data() && !tensor.isNaturallyAligned()) {
         rows = copyToAligned(tensor);
         if (!rows.data())
           return outOfMemory("copying to aligned memory", tensor.bytes);
       }
-      source = rows.data() ? rows.as<float>()
-                           : static_cast<const float *>(tensor.data);
-      const int64_t count = tensor.numElements();
+      const float *source = rows.data()
+                                ? rows.as<float>()
+                                : static_cast<const float *>(tensor.data);
       if (weight.dtype == WeightDType::F32) {
-        model.copiedWeightBytes_ += tensor.bytes;
+        model.copiedWeightBytes_ += f32Bytes;
         data = keep(std::move(rows));
       } else if (weight.dtype == WeightDType::BF16) {
         AlignedBuffer converted(static_cast<std::size_t>(count) * 2);
@@ -297,7 +344,7 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
         data = keep(std::move(quantized));
         scales = keep(std::move(scaleBuffer));
       }
-      if (weight.dtype != WeightDType::F32) {
+      if (weight.dtype != WeightDType::F32 || tensor.dtype != DType::F32) {
         loadStats.convertSeconds += secondsSince(convertStart);
         ++loadStats.convertedTensors;
       }
@@ -312,20 +359,22 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
   }
 
   std::vector<std::string> unused;
-  for (const TensorView &tensor : file.tensors())
-    if (!used.count(tensor.name) && !isIgnoredBuffer(tensor.name) &&
-        !isTiedCopy(file, tensor, used))
-      unused.push_back(tensor.name);
+  for (const SafetensorsFile &file : files.files())
+    for (const TensorView &tensor : file.tensors())
+      if (!used.count(tensor.name) && !isIgnoredBuffer(tensor.name) &&
+          !isTiedCopy(files, tensor, used))
+        unused.push_back(tensor.name);
   if (!unused.empty()) {
+    std::sort(unused.begin(), unused.end()); // name order across shards
     std::string names;
     for (std::size_t i = 0; i < unused.size() && i < 5; ++i)
       names += (i ? ", " : "") + quote(unused[i]);
     if (unused.size() > 5)
       names += fmt::format(" and {} more", unused.size() - 5);
     model.warning_ =
-        fmt::format("{}: warning: {} {} the model does not use: {}", path,
-                    unused.size(), unused.size() == 1 ? "tensor" : "tensors",
-                    names);
+        fmt::format("{}: warning: {} {} the model does not use: {}",
+                    files.path(), unused.size(),
+                    unused.size() == 1 ? "tensor" : "tensors", names);
     std::fprintf(stderr, "%s\n", model.warning_.c_str());
   }
   return true;
@@ -342,7 +391,19 @@ Model::storedWeights(std::string &error) const {
   for (std::size_t i = 0; i < plan_.weights.size(); ++i) {
     const PlanWeight &weight = plan_.weights[i];
     if (weight.dtype == WeightDType::F32) {
-      views.push_back(*impl.weightSource[i]); // as the source holds it
+      // As f32 (a checkpoint's bf16 norm widened), under the file's name;
+      // a transposed one as the source holds it, in the source's layout,
+      // which is what loading the written file expects of an f32 weight.
+      const TensorView &source = *impl.weightSource[i];
+      if (weight.transposed || source.dtype == DType::F32) {
+        views.push_back(source);
+        continue;
+      }
+      TensorView view = source;
+      view.dtype = DType::F32;
+      view.data = impl.weightData[i];
+      view.bytes = static_cast<std::size_t>(impl.weightElements[i]) * 4;
+      views.push_back(std::move(view));
       continue;
     }
     TensorView view;

@@ -153,15 +153,47 @@ uint16_t floatToF16(float value) {
 }
 
 float f16ToFloat(uint16_t half) {
-  const uint32_t sign = uint32_t(half & 0x8000u) << 16;
-  const uint32_t exponent = (half >> 10) & 0x1fu, mantissa = half & 0x3ffu;
-  if (exponent == 0) {
-    float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
-    return floatOf(bitsOf(magnitude) | sign);
-  }
-  if (exponent == 31)
-    return floatOf(sign | 0x7f800000u | (mantissa << 13));
-  return floatOf(sign | ((exponent + 112) << 23) | (mantissa << 13));
+  // Without branches, so that widenF16's loop vectorises. A normal half
+  // moves its exponent from bias 15 to bias 127 (+112 << 10, then << 13);
+  // a subnormal is mantissa * 2^-24, exact as an int-to-float conversion
+  // and a power-of-two scale (the result is a normal f32, so no denormal
+  // arithmetic, whatever the FTZ/DAZ flags); exponent 31 keeps the payload.
+  // Signed 32-bit lanes throughout: SSE2 compares only signed integers.
+  const int32_t sign = int32_t(half & 0x8000) << 16;
+  const int32_t magnitude = half & 0x7fff;
+  const int32_t normal = (magnitude + (112 << 10)) << 13;
+  const int32_t special = 0x7f800000 | ((magnitude & 0x3ff) << 13);
+  const int32_t subnormal = static_cast<int32_t>(
+      bitsOf(static_cast<float>(magnitude) * 0x1p-24f));
+  // All-ones masks rather than ?:, which GCC leaves as branches here.
+  const int32_t isSubnormal = -static_cast<int32_t>(magnitude < 0x400);
+  const int32_t isSpecial = -static_cast<int32_t>(magnitude >= 0x7c00);
+  const int32_t bits = (subnormal & isSubnormal) | (special & isSpecial) |
+                       (normal & ~(isSubnormal | isSpecial));
+  return floatOf(static_cast<uint32_t>(sign | bits));
+}
+
+void widenBf16(const void *source, int64_t count, float *target,
+               int threads) {
+  const auto *bytes = static_cast<const unsigned char *>(source);
+  splitWork(count, 1, threads, [=](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, bytes + 2 * i, sizeof bits); // little-endian host
+      target[i] = bf16ToFloat(bits);
+    }
+  });
+}
+
+void widenF16(const void *source, int64_t count, float *target, int threads) {
+  const auto *bytes = static_cast<const unsigned char *>(source);
+  splitWork(count, 1, threads, [=](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, bytes + 2 * i, sizeof bits);
+      target[i] = f16ToFloat(bits);
+    }
+  });
 }
 
 void convertToBf16(const float *source, int64_t count, uint16_t *target,

@@ -2,8 +2,9 @@
 //
 // A program compiled with `tfmc --weight-dtype bf16|int8` stores its linear
 // weights and embedding tables in fewer bytes (Plan.h). These functions are
-// the conversion the plan's format defines, used at load (an f32 file) and
-// by `NAME convert-weights`; they must give bit-identical results wherever
+// the conversion the plan's format defines, used at load (an f32, bf16 or f16
+// checkpoint: a narrow one is first widened to f32, exactly) and by
+// `NAME convert-weights`; they must give bit-identical results wherever
 // they run, so every rounding is spelled out:
 //  - bf16: round to nearest, ties to even, from the f32 bits; NaN stays a
 //    (quiet) NaN and infinities stay infinite, as for an f32 program;
@@ -33,6 +34,16 @@ float bf16ToFloat(uint16_t bits);
 uint16_t floatToF16(float value);
 /// IEEE half bits to f32 (exact).
 float f16ToFloat(uint16_t bits);
+
+/// `count` bfloat16 values to f32, exactly (every bf16 value, NaN payloads
+/// included, is an f32 value). `source` may have any alignment (a tensor of
+/// a mapped file). Runs on up to `threads` threads when the tensor is large.
+void widenBf16(const void *source, int64_t count, float *target,
+               int threads = 1);
+/// `count` IEEE half values to f32, exactly (subnormals become normal f32
+/// values; infinities and NaN payloads are kept). Any alignment.
+void widenF16(const void *source, int64_t count, float *target,
+              int threads = 1);
 
 /// `count` f32 values to bf16 bits. `source` must be 4-byte aligned.
 /// Runs on up to `threads` threads when the tensor is large.

@@ -48,9 +48,11 @@ typedef struct tfmc_input {
   int64_t length;
 } tfmc_input;
 
-/** Loads the weights at `weights_path` (safetensors: F32, converted at load
- *  for a bf16 or int8 program, or a file written by `NAME convert-weights`)
- *  and prepares the model. On success stores it in `*model` and returns 0. */
+/** Loads the weights at `weights_path` (a safetensors file, a Hugging Face
+ *  checkpoint directory or a sharded checkpoint's index.json; tensors F32,
+ *  BF16 or F16, converted at load to the program's weight dtype, or a file
+ *  written by `NAME convert-weights`) and prepares the model. On success
+ *  stores it in `*model` and returns 0. */
 int tfmc_create(const char *weights_path, tfmc_model **model);
 
 /** Runs the model on `inputs`. On success `*output` points at the output

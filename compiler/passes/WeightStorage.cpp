@@ -3,8 +3,9 @@
 // Decode reads every weight once per token, so its speed is the bytes of
 // weights over the memory bandwidth: bf16 halves them, int8 with one f16
 // scale per 64 values cuts them to 1.03 bytes a value. Only the kernels
-// that widen a weight in registers (linear, embedding) can read such a
-// weight; a weight with any other use keeps f32. The choice is the user's
+// that widen a weight in registers (linear, gated linear, embedding) can
+// read such a weight; a weight with any other use keeps f32, and so does
+// the other weight of a gated linear it feeds (one storage for both). The choice is the user's
 // (tfmc --weight-dtype): lower precision is never a default.
 //
 // Why 64 values a scale: llama.cpp's Q8_0 keeps one f16 scale per 32
@@ -17,6 +18,7 @@
 #include "compiler/passes/Passes.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace tfmc {
 #define GEN_PASS_DEF_WEIGHTSTORAGE
@@ -84,16 +86,40 @@ struct WeightStoragePass
     llvm::StringMap<SmallVector<WeightOp>> byName;
     getOperation().walk(
         [&](WeightOp weight) { byName[weight.getName()].push_back(weight); });
-    MLIRContext *context = &getContext();
-    OpBuilder builder(context);
-    for (auto &entry : byName) {
-      ArrayRef<WeightOp> ops = entry.getValue();
-      if (!llvm::all_of(ops, [](WeightOp weight) {
+    llvm::StringSet<> narrow;
+    for (auto &entry : byName)
+      if (llvm::all_of(entry.getValue(), [](WeightOp weight) {
             return weight.getType().getRank() == 2 &&
                    onlyWidenedUses(weight.getResult());
           }))
+        narrow.insert(entry.getKey());
+    // A gated linear's kernel reads its gate and up with one storage: the
+    // partner of a weight that keeps f32 keeps f32 too. Repeated until no
+    // pair is mixed, since a weight may be the partner of several.
+    SmallVector<GatedLinearOp> gatedLinears;
+    getOperation().walk(
+        [&](GatedLinearOp gated) { gatedLinears.push_back(gated); });
+    auto isNarrow = [&](Value value) {
+      WeightOp weight = sourceWeight(value);
+      return weight && narrow.contains(weight.getName());
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (GatedLinearOp gated : gatedLinears) {
+        bool gateNarrow = isNarrow(gated.getGate());
+        if (gateNarrow == isNarrow(gated.getUp()))
+          continue;
+        narrow.erase(
+            sourceWeight(gateNarrow ? gated.getGate() : gated.getUp()).getName());
+        changed = true;
+      }
+    }
+    MLIRContext *context = &getContext();
+    OpBuilder builder(context);
+    for (auto &entry : byName) {
+      if (!narrow.contains(entry.getKey()))
         continue;
-      for (WeightOp weight : ops) {
+      for (WeightOp weight : entry.getValue()) {
         weight.setStorageAttr(WeightStorageAttr::get(context, *storage));
         if (*storage == WeightStorage::int8)
           weight.setGroupAttr(builder.getI64IntegerAttr(group));

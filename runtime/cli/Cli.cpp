@@ -18,6 +18,7 @@
 #include "runtime/cli/Cli.h"
 #include "runtime/Safetensors.h"
 #include "runtime/Text.h"
+#include "runtime/WeightFiles.h"
 
 #include <fmt/format.h>
 
@@ -100,7 +101,12 @@ void printUsage(std::FILE *out) {
       "      describe the compiled model: inputs, output, weights (dtype,\n"
       "      bytes), memory; with --weights, the time loading W takes\n"
       "  help\n"
-      "      show this message\n",
+      "      show this message\n"
+      "\n"
+      "W (--weights) is a safetensors file, a Hugging Face checkpoint\n"
+      "directory (its model.safetensors, else model.safetensors.index.json\n"
+      "and its shards) or such an index; tensors F32, BF16 or F16, converted\n"
+      "at load to the program's weight dtype\n",
       name);
 }
 
@@ -276,6 +282,12 @@ inputFiles(const Options &options, const std::vector<std::string> &flags) {
         flag == "--source") {
       if (!value.empty() && value[0] == '@')
         files.emplace_back(flag, value.substr(1));
+      continue;
+    }
+    // A checkpoint directory or index stands for its files.
+    if (flag == "--weights") {
+      for (const std::string &path : WeightFiles::inputPaths(value))
+        files.emplace_back(flag, path);
       continue;
     }
     files.emplace_back(flag, value);

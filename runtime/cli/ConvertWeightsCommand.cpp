@@ -1,6 +1,9 @@
 //===- ConvertWeightsCommand.cpp - NAME convert-weights -------------------===//
 //
-//   NAME convert-weights --weights W.safetensors --output W2.safetensors
+//   NAME convert-weights --weights W --output W2.safetensors
+//
+// W: a safetensors file, a checkpoint directory or a sharded index, with
+// F32, BF16 or F16 tensors (README, "Weight files").
 //
 // A bf16 or int8 program converts an f32 file at every load; this writes
 // the weights as the program stores them, once, so that W2 loads by mmap
@@ -36,8 +39,9 @@ int convertWeightsCommand(int argc, char **argv) {
                      "nothing to convert (compile it with tfmc "
                      "--weight-dtype bf16 or int8)",
                      plan.model));
+  // Not over the weights, nor any shard of them.
   std::vector<OutputFile> outputs =
-      checkOutputs({{"--output", path}}, {{"--weights", weights}});
+      checkOutputs({{"--output", path}}, inputFiles(options, {"--weights"}));
 
   std::unique_ptr<Model> model = loadModel(weights);
   std::string error;

@@ -824,3 +824,336 @@ func.func @f(%x: tensor<?x?x8xi32>) {
   %l = tfm.last_position %x : tensor<?x?x8xi32> -> tensor<?x1x8xf32>
   return
 }
+
+// -----
+
+// The Llama family's ops (issue 14). Q, K and V of unequal sizes whose sizes do not make the packed rows.
+func.func @f(%w: tensor<16x8xf32>) {
+  // expected-error @+1 {{parts of sizes adding up to 15 along axis 0 do not make 16}}
+  %a, %b, %c = tfm.split %w {axis = 0 : i64} : tensor<16x8xf32> -> tensor<8x8xf32>, tensor<4x8xf32>, tensor<3x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<16x8xf32>) {
+  // expected-error @+1 {{part dimension 1 (6) does not match input dimension 1 (8)}}
+  %a, %b, %c = tfm.split %w {axis = 0 : i64} : tensor<16x8xf32> -> tensor<8x8xf32>, tensor<4x8xf32>, tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{result type 'tensor<?x?x4xf32>' does not match input type 'tensor<?x?x8xf32>'}}
+  %n = tfm.rms_norm %x, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %r: tensor<2x?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{residual type 'tensor<2x?x8xf32>' does not match input type 'tensor<?x?x8xf32>'}}
+  %n = tfm.rms_norm %x residual %r, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<2x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<2x8xf32>) {
+  // expected-error @+1 {{gamma must have rank 1, got 2}}
+  %n = tfm.rms_norm %x, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<2x8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<6xf32>) {
+  // expected-error @+1 {{gamma size (6) does not match normalized width (8)}}
+  %n = tfm.rms_norm %x, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<6xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{eps must be positive, got 0.000000e+00}}
+  %n = tfm.rms_norm %x, %g {eps = 0.0 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{eps must be finite, got nan}}
+  %n = tfm.rms_norm %x, %g {eps = 0x7FF8000000000000 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<f32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{input must have rank >= 1}}
+  %n = tfm.rms_norm %x, %g {eps = 1.0e-5 : f64} : (tensor<f32>, tensor<8xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{input ([B, S, H*Dh]) must have rank 3, got 2}}
+  %r = tfm.rope %x {heads = 2 : i64, theta = 1.0e4 : f64} : tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{heads must be positive, got 0}}
+  %r = tfm.rope %x {heads = 0 : i64, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x?xf32>) {
+  // expected-error @+1 {{the feature width must be static}}
+  %r = tfm.rope %x {heads = 2 : i64, theta = 1.0e4 : f64} : tensor<?x?x?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{width 8 is not 3 heads of an even size (rope rotates pairs)}}
+  %r = tfm.rope %x {heads = 3 : i64, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+// Heads of 3 features: the pairs (i, i + Dh/2) need an even head size.
+func.func @f(%x: tensor<?x?x6xf32>) {
+  // expected-error @+1 {{width 6 is not 2 heads of an even size (rope rotates pairs)}}
+  %r = tfm.rope %x {heads = 2 : i64, theta = 1.0e4 : f64} : tensor<?x?x6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{theta must be positive, got -1.000000e+04}}
+  %r = tfm.rope %x {heads = 2 : i64, theta = -1.0e4 : f64} : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x4xf32>) {
+  // expected-error @+1 {{input ([B, Hkv, S, D]) must have rank 4, got 3}}
+  %r = tfm.repeat_heads %x : tensor<?x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x1x?x4xf32>) {
+  // expected-error @+1 {{result must have rank 4, got 3}}
+  %r = tfm.repeat_heads %x : tensor<?x1x?x4xf32> -> tensor<?x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x1x?x4xf32>) {
+  // expected-error @+1 {{result batch (3) does not match input batch (2)}}
+  %r = tfm.repeat_heads %x : tensor<2x1x?x4xf32> -> tensor<3x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x1x5x4xf32>) {
+  // expected-error @+1 {{result length (6) does not match input length (5)}}
+  %r = tfm.repeat_heads %x : tensor<?x1x5x4xf32> -> tensor<?x2x6x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x1x?x4xf32>) {
+  // expected-error @+1 {{result head size (8) does not match input head size (4)}}
+  %r = tfm.repeat_heads %x : tensor<?x1x?x4xf32> -> tensor<?x2x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x?x4xf32>) {
+  // expected-error @+1 {{head counts must be static}}
+  %r = tfm.repeat_heads %x : tensor<?x?x?x4xf32> -> tensor<?x4x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{result heads (3) are not a multiple of input heads (2)}}
+  %r = tfm.repeat_heads %x : tensor<?x2x?x4xf32> -> tensor<?x3x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<8xf32>, %g: tensor<16x8xf32>) {
+  // expected-error @+1 {{input must have rank >= 2, got 1}}
+  %y = tfm.gated_linear %x, %g, %g <silu> : (tensor<8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<128xf32>) {
+  // expected-error @+1 {{gate weight must have rank 2, got 1}}
+  %y = tfm.gated_linear %x, %g, %g <silu> : (tensor<?x?x8xf32>, tensor<128xf32>, tensor<128xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<16x8xf32>) {
+  // expected-error @+1 {{result must have rank 3, got 2}}
+  %y = tfm.gated_linear %x, %g, %g <silu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<16x8xf32>, %u: tensor<12x8xf32>) {
+  // expected-error @+1 {{gate weight 'tensor<16x8xf32>' and up weight 'tensor<12x8xf32>' differ in shape}}
+  %y = tfm.gated_linear %x, %g, %u <silu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<12x8xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x4xf32>, %g: tensor<16x8xf32>) {
+  // expected-error @+1 {{input features (4) does not match weight in-features (8)}}
+  %y = tfm.gated_linear %x, %g, %g <silu> : (tensor<?x?x4xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<16x8xf32>) {
+  // expected-error @+1 {{result features (8) does not match weight out-features (16)}}
+  %y = tfm.gated_linear %x, %g, %g <silu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x?x8xf32>, %g: tensor<16x8xf32>) {
+  // expected-error @+1 {{result dimension 0 (3) does not match input dimension 0 (2)}}
+  %y = tfm.gated_linear %x, %g, %g <silu> : (tensor<2x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<3x?x16xf32>
+  return
+}
+
+// -----
+
+// Only the custom form's `bias` takes both; the generic form can give one.
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<16x8xf32>, %b: tensor<16xf32>) {
+  // expected-error @+1 {{the gate and up biases must be both present or both absent}}
+  %y = "tfm.gated_linear"(%x, %g, %g, %b) <{activation = #tfm.activation<silu>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>}> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<16x8xf32>, %b: tensor<16xf32>, %c: tensor<12xf32>) {
+  // expected-error @+1 {{bias size (12) does not match weight out-features (16)}}
+  %y = tfm.gated_linear %x, %g, %g bias %b, %c <silu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<12xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<16x8xf32>, %b: tensor<2x16xf32>) {
+  // expected-error @+1 {{bias must have rank 1, got 2}}
+  %y = tfm.gated_linear %x, %g, %g bias %b, %b <silu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x4x?x4xf32>, %k: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{the [B, H, S, D] layout takes no kv_heads attribute: the key's heads dimension gives it}}
+  %a = tfm.attention %q, %k, %k {kv_heads = 2 : i64, mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x4x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x4x?x4xf32>, %k: tensor<?x2x?x4xf32>) {
+  // expected-error @+1 {{result heads (2) does not match query heads (4)}}
+  %a = tfm.attention %q, %k, %k {mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x4x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x?x16xf32>, %k: tensor<?x?x12xf32>) {
+  // expected-error @+1 {{kv_heads 3 does not divide heads 4}}
+  %a = tfm.attention %q, %k, %k {heads = 4 : i64, kv_heads = 3 : i64, mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x16xf32>, tensor<?x?x12xf32>, tensor<?x?x12xf32> -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x?x16xf32>, %k: tensor<?x?x12xf32>) {
+  // expected-error @+1 {{kv_heads 0 does not divide heads 4}}
+  %a = tfm.attention %q, %k, %k {heads = 4 : i64, kv_heads = 0 : i64, mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x16xf32>, tensor<?x?x12xf32>, tensor<?x?x12xf32> -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x?x16xf32>, %k: tensor<?x?x9xf32>) {
+  // expected-error @+1 {{key width 9 is not divisible by 2 heads}}
+  %a = tfm.attention %q, %k, %k {heads = 4 : i64, kv_heads = 2 : i64, mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x16xf32>, tensor<?x?x9xf32>, tensor<?x?x9xf32> -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x?x16xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x7xf32>) {
+  // expected-error @+1 {{value width 7 is not divisible by 2 heads}}
+  %a = tfm.attention %q, %k, %v {heads = 4 : i64, kv_heads = 2 : i64, mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x7xf32> -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x?x16xf32>, %k: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{result width 18 is not divisible by 4 heads}}
+  %a = tfm.attention %q, %k, %k {heads = 4 : i64, kv_heads = 2 : i64, mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x18xf32>
+  return
+}
+
+// -----
+
+// 2 K/V heads of 8 against query heads of 4.
+func.func @f(%q: tensor<?x?x16xf32>, %k: tensor<?x?x16xf32>) {
+  // expected-error @+1 {{key head size (8) does not match query head size (4)}}
+  %a = tfm.attention %q, %k, %k {heads = 4 : i64, kv_heads = 2 : i64, mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32> -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+// The result has the query heads, each of the value head size (8 / 2 = 4).
+func.func @f(%q: tensor<?x?x16xf32>, %k: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{result head size (2) does not match value head size (4)}}
+  %a = tfm.attention %q, %k, %k {heads = 4 : i64, kv_heads = 2 : i64, mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
+  return
+}

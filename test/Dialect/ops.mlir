@@ -120,3 +120,66 @@ func.func @last_position(%x: tensor<?x?x8xf32>, %s: tensor<2x5x8xf32>) -> (tenso
   %m = tfm.last_position %s : tensor<2x5x8xf32> -> tensor<2x1x8xf32>
   return %l, %m : tensor<?x1x8xf32>, tensor<2x1x8xf32>
 }
+
+// The Llama family's ops: RMSNorm, rotary positions, grouped-query heads,
+// the gated feed-forward, and a decode step's masks and attention.
+// CHECK-LABEL: func.func @llama_ops
+func.func @llama_ops(%x: tensor<?x?x8xf32>, %r: tensor<?x?x8xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?x8xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x2x?x4xf32>, tensor<?x?x8xf32>, tensor<?x?xi1>) {
+  %g = tfm.weight "g" : tensor<8xf32>
+  // CHECK: tfm.rms_norm %{{.*}}, %{{.*}} {eps = 9.9999999999999995E-7 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %n = tfm.rms_norm %x, %g {eps = 1.0e-6 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  // CHECK: tfm.rms_norm %{{.*}} residual %{{.*}}, %{{.*}} {eps = 1.000000e-05 : f64} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %n2 = tfm.rms_norm %n residual %r, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+
+  // Q, K and V rows of unequal sizes (2 query heads, 1 K/V head of 4).
+  %w = tfm.weight "w" : tensor<16x8xf32>
+  // CHECK: tfm.split %{{.*}} {axis = 0 : i64} : tensor<16x8xf32> -> tensor<8x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  %wq, %wk, %wv = tfm.split %w {axis = 0 : i64} : tensor<16x8xf32> -> tensor<8x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  %q = tfm.linear %n2, %wq : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %k = tfm.linear %n2, %wk : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
+  %v = tfm.linear %n2, %wv : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
+  // CHECK: tfm.rope %{{.*}} {heads = 2 : i64, theta = 1.000000e+04 : f64} : tensor<?x?x8xf32>
+  %qr = tfm.rope %q {heads = 2 : i64, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
+  // CHECK: tfm.rope %{{.*}} {from_cache, heads = 1 : i64, theta = 5.000000e+05 : f64} : tensor<?x?x4xf32>
+  %kr = tfm.rope %k {from_cache, heads = 1 : i64, theta = 5.0e5 : f64} : tensor<?x?x4xf32>
+  %kh = tfm.split_heads %kr : tensor<?x?x4xf32> -> tensor<?x1x?x4xf32>
+  // CHECK: tfm.repeat_heads %{{.*}} : tensor<?x1x?x4xf32> -> tensor<?x2x?x4xf32>
+  %kk = tfm.repeat_heads %kh : tensor<?x1x?x4xf32> -> tensor<?x2x?x4xf32>
+
+  // CHECK: tfm.attention %{{.*}}, %{{.*}}, %{{.*}}, key_padding %{{.*}} {heads = 2 : i64, kv_heads = 1 : i64, mask = #tfm.mask<causal, padding>, scale = 5.000000e-01 : f64} : tensor<?x?x8xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  %a = tfm.attention %qr, %kr, %v, key_padding %kp {heads = 2 : i64, kv_heads = 1 : i64, mask = #tfm.mask<causal, padding>, scale = 0.5 : f64} : tensor<?x?x8xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  // CHECK: tfm.attention %{{.*}}, %{{.*}}, %{{.*}} {from_cache, heads = 2 : i64, kv_heads = 1 : i64, mask = #tfm.mask<causal, window(4)>, scale = 5.000000e-01 : f64}
+  %d = tfm.attention %a, %kr, %v {from_cache, heads = 2 : i64, kv_heads = 1 : i64, mask = #tfm.mask<causal, window(4)>, scale = 0.5 : f64} : tensor<?x?x8xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32> -> tensor<?x?x8xf32>
+  // CHECK: tfm.window_mask %{{.*}} {from_cache, size = 4 : i64} : tensor<?x?x8xf32> -> tensor<?x?xi1>
+  %wm = tfm.window_mask %x {from_cache, size = 4 : i64} : tensor<?x?x8xf32> -> tensor<?x?xi1>
+
+  // The gated feed-forward, unfused and fused.
+  %wg = tfm.weight "wg" : tensor<16x8xf32>
+  %wu = tfm.weight "wu" : tensor<16x8xf32>
+  %bg = tfm.weight "bg" : tensor<16xf32>
+  %bu = tfm.weight "bu" : tensor<16xf32>
+  %gl = tfm.linear %d, %wg : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %ul = tfm.linear %d, %wu : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  // CHECK: tfm.activation %{{.*}} <silu> : tensor<?x?x16xf32>
+  %ga = tfm.activation %gl <silu> : tensor<?x?x16xf32>
+  // CHECK: tfm.mul %{{.*}}, %{{.*}} : tensor<?x?x16xf32>
+  %h = tfm.mul %ga, %ul : tensor<?x?x16xf32>
+  // CHECK: tfm.gated_linear %{{.*}}, %{{.*}}, %{{.*}} <silu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %f = tfm.gated_linear %d, %wg, %wu <silu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  // CHECK: tfm.gated_linear %{{.*}}, %{{.*}}, %{{.*}} bias %{{.*}}, %{{.*}} <gelu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  %fb = tfm.gated_linear %d, %wg, %wu bias %bg, %bu <gelu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  // CHECK: tfm.linear %{{.*}}, %{{.*}} {activation = #tfm.activation<silu>}
+  %s = tfm.linear %d, %wg {activation = #tfm.activation<silu>} : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %fs = tfm.add %f, %fb : tensor<?x?x16xf32>
+  %ft = tfm.add %fs, %s : tensor<?x?x16xf32>
+  return %d, %h, %ft, %kk, %n2, %wm : tensor<?x?x8xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x2x?x4xf32>, tensor<?x?x8xf32>, tensor<?x?xi1>
+}
+
+// Grouped-query attention in the [B, H, S, D] layout: K and V's heads
+// dimension is the K/V head count.
+// CHECK-LABEL: func.func @grouped_split_layout
+func.func @grouped_split_layout(%q: tensor<?x4x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x2x?x4xf32>) -> tensor<?x4x?x4xf32> {
+  // CHECK: tfm.attention %{{.*}}, %{{.*}}, %{{.*}} {from_cache, mask = #tfm.mask<causal>, scale = 5.000000e-01 : f64} : tensor<?x4x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
+  %a = tfm.attention %q, %k, %v {from_cache, mask = #tfm.mask<causal>, scale = 0.5 : f64} : tensor<?x4x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
+  return %a : tensor<?x4x?x4xf32>
+}

@@ -26,3 +26,32 @@ func.func @kernels(%x: tensor<?x?x8xf32>) -> tensor<?x?x4xf32> attributes {tfm.m
   %z = tfm.activation %y <relu> : tensor<?x?x4xf32>
   return %z : tensor<?x?x4xf32>
 }
+
+// -----
+
+// The Llama family's kernels pass the check: rms_norm, rope, mul, silu,
+// gated_linear, and attention over fewer K/V heads.
+func.func @llama_kernels(%x: tensor<?x?x8xf32>, %k: tensor<?x?x4xf32>) -> tensor<?x?x8xf32> attributes {tfm.max_len = 16 : i64} {
+  %g = tfm.weight "g" : tensor<8xf32>
+  %n = tfm.rms_norm %x, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %q = tfm.rope %n {heads = 2 : i64, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
+  %a = tfm.attention %q, %k, %k {heads = 2 : i64, kv_heads = 1 : i64, mask = #tfm.mask<causal>, scale = 0.5 : f64} : tensor<?x?x8xf32>, tensor<?x?x4xf32>, tensor<?x?x4xf32> -> tensor<?x?x8xf32>
+  %wg = tfm.weight "wg" : tensor<16x8xf32>
+  %wu = tfm.weight "wu" : tensor<16x8xf32>
+  %h = tfm.gated_linear %a, %wg, %wu <silu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %s = tfm.activation %h <silu> : tensor<?x?x16xf32>
+  %m = tfm.mul %s, %h : tensor<?x?x16xf32>
+  %wd = tfm.weight "wd" : tensor<8x16xf32>
+  %y = tfm.linear %m, %wd : (tensor<?x?x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// repeat_heads is a step of the unfused form only: no kernel repeats heads
+// (fused attention reads K/V heads in place).
+func.func @repeated_heads_left(%k: tensor<?x2x?x4xf32>) -> tensor<?x4x?x4xf32> attributes {tfm.max_len = 16 : i64} {
+  // expected-error @+1 {{'tfm.repeat_heads' is not a kernel: the middle end could not fuse it}}
+  %r = tfm.repeat_heads %k : tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
+  return %r : tensor<?x4x?x4xf32>
+}

@@ -299,3 +299,171 @@ func.func @no_heads_operand_not_split(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf3
   %m = tfm.merge_heads %a : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
   return %m : tensor<?x?x8xf32>
 }
+
+// -----
+
+// Guards (heads): grouped-query attention keeps its K/V head count in the
+// merged layout (kv_heads), and a decode step's from_cache survives.
+// CHECK-LABEL: func.func @grouped_heads_into_attention
+// CHECK-NOT: {{tfm\.(split_heads|merge_heads)}}
+// CHECK: %[[A:.*]] = tfm.attention %arg0, %arg1, %arg2 {from_cache, heads = 4 : i64, kv_heads = 2 : i64, mask = #tfm.mask<window(3)>, scale = 5.000000e-01 : f64} : tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x16xf32>
+// CHECK-NOT: {{tfm\.(split_heads|merge_heads)}}
+// CHECK: return %[[A]]
+func.func @grouped_heads_into_attention(%q: tensor<?x?x16xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>) -> tensor<?x?x16xf32> {
+  %qh = tfm.split_heads %q : tensor<?x?x16xf32> -> tensor<?x4x?x4xf32>
+  %kh = tfm.split_heads %k : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %vh = tfm.split_heads %v : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %a = tfm.attention %qh, %kh, %vh {from_cache, mask = #tfm.mask<window(3)>, scale = 0.5 : f64} : tensor<?x4x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
+  %m = tfm.merge_heads %a : tensor<?x4x?x4xf32> -> tensor<?x?x16xf32>
+  return %m : tensor<?x?x16xf32>
+}
+
+// -----
+
+// Guards (heads): as many K/V heads as query heads: no kv_heads attribute.
+// CHECK-LABEL: func.func @ungrouped_heads_have_no_kv_heads
+// CHECK: tfm.attention %arg0, %arg1, %arg2 {heads = 2 : i64, mask = #tfm.mask<causal>, scale = 5.000000e-01 : f64}
+func.func @ungrouped_heads_have_no_kv_heads(%q: tensor<?x?x8xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  %qh = tfm.split_heads %q : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %kh = tfm.split_heads %k : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %vh = tfm.split_heads %v : tensor<?x?x8xf32> -> tensor<?x2x?x4xf32>
+  %a = tfm.attention %qh, %kh, %vh {mask = #tfm.mask<causal>, scale = 0.5 : f64} : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x4xf32>
+  %m = tfm.merge_heads %a : tensor<?x2x?x4xf32> -> tensor<?x?x8xf32>
+  return %m : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Guards (gated): a gated FFN's mul(silu(linear(x, G)), linear(x, U)) ->
+// gated_linear(x, G, U) <silu>: no linear, activation or mul is left for
+// gate and up; the down projection is untouched.
+// CHECK-LABEL: func.func @gate_into_linear
+// CHECK-NOT: {{tfm\.(activation|mul)}}
+// CHECK: %[[H:.*]] = tfm.gated_linear %arg0, %arg1, %arg2 <silu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+// CHECK-NOT: {{tfm\.(activation|mul)}}
+// CHECK: %[[Y:.*]] = tfm.linear %[[H]], %arg3 : (tensor<?x?x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
+// CHECK: return %[[Y]]
+func.func @gate_into_linear(%x: tensor<?x?x8xf32>, %wg: tensor<16x8xf32>, %wu: tensor<16x8xf32>, %wd: tensor<8x16xf32>) -> tensor<?x?x8xf32> {
+  %g = tfm.linear %x, %wg : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %ga = tfm.activation %g <silu> : tensor<?x?x16xf32>
+  %u = tfm.linear %x, %wu : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %h = tfm.mul %ga, %u : tensor<?x?x16xf32>
+  %y = tfm.linear %h, %wd : (tensor<?x?x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Guards (gated): the activation already in the gate's linear, up on the
+// left of the mul, and both biases.
+// CHECK-LABEL: func.func @gate_activation_in_linear
+// CHECK-NOT: {{tfm\.(linear|mul)}}
+// CHECK: %[[H:.*]] = tfm.gated_linear %arg0, %arg1, %arg2 bias %arg3, %arg4 <gelu_tanh> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+// CHECK-NOT: {{tfm\.(linear|mul)}}
+// CHECK: return %[[H]]
+func.func @gate_activation_in_linear(%x: tensor<?x?x8xf32>, %wg: tensor<16x8xf32>, %wu: tensor<16x8xf32>, %bg: tensor<16xf32>, %bu: tensor<16xf32>) -> tensor<?x?x16xf32> {
+  %g = tfm.linear %x, %wg bias %bg {activation = #tfm.activation<gelu_tanh>} : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  %u = tfm.linear %x, %wu bias %bu : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  %h = tfm.mul %u, %g : tensor<?x?x16xf32>
+  return %h : tensor<?x?x16xf32>
+}
+
+// -----
+
+// Guards (gated, negative): gate and up of different inputs are two GEMMs.
+// CHECK-LABEL: func.func @no_gate_different_inputs
+// CHECK-NOT: tfm.gated_linear
+// CHECK: tfm.linear %arg0, %arg2 {activation = #tfm.activation<silu>}
+// CHECK: tfm.linear %arg1, %arg3 :
+// CHECK: tfm.mul
+// CHECK-NOT: tfm.gated_linear
+func.func @no_gate_different_inputs(%x: tensor<?x?x8xf32>, %y: tensor<?x?x8xf32>, %wg: tensor<16x8xf32>, %wu: tensor<16x8xf32>) -> tensor<?x?x16xf32> {
+  %g = tfm.linear %x, %wg : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %ga = tfm.activation %g <silu> : tensor<?x?x16xf32>
+  %u = tfm.linear %y, %wu : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %h = tfm.mul %ga, %u : tensor<?x?x16xf32>
+  return %h : tensor<?x?x16xf32>
+}
+
+// -----
+
+// Guards (gated, negative): with an activation on both sides neither is the
+// plain up projection (the kernel applies one activation, to the gate).
+// CHECK-LABEL: func.func @no_gate_up_has_activation
+// CHECK-NOT: tfm.gated_linear
+// CHECK: tfm.linear %arg0, %arg1 {activation = #tfm.activation<silu>}
+// CHECK: tfm.linear %arg0, %arg2 {activation = #tfm.activation<relu>}
+// CHECK: tfm.mul
+// CHECK-NOT: tfm.gated_linear
+func.func @no_gate_up_has_activation(%x: tensor<?x?x8xf32>, %wg: tensor<16x8xf32>, %wu: tensor<16x8xf32>) -> tensor<?x?x16xf32> {
+  %g = tfm.linear %x, %wg : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %ga = tfm.activation %g <silu> : tensor<?x?x16xf32>
+  %u = tfm.linear %x, %wu : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %ua = tfm.activation %u <relu> : tensor<?x?x16xf32>
+  %h = tfm.mul %ga, %ua : tensor<?x?x16xf32>
+  return %h : tensor<?x?x16xf32>
+}
+
+// -----
+
+// Guards (gated, negative): no activation at all (a bilinear product) is
+// not the act(gate) · up the kernel computes.
+// CHECK-LABEL: func.func @no_gate_without_activation
+// CHECK-NOT: tfm.gated_linear
+// CHECK: tfm.mul
+func.func @no_gate_without_activation(%x: tensor<?x?x8xf32>, %wg: tensor<16x8xf32>, %wu: tensor<16x8xf32>) -> tensor<?x?x16xf32> {
+  %g = tfm.linear %x, %wg : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %u = tfm.linear %x, %wu : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %h = tfm.mul %g, %u : tensor<?x?x16xf32>
+  return %h : tensor<?x?x16xf32>
+}
+
+// -----
+
+// Guards (gated, negative): a bias on the gate only: gated_linear takes both
+// or neither.
+// CHECK-LABEL: func.func @no_gate_one_bias
+// CHECK-NOT: tfm.gated_linear
+// CHECK: tfm.linear %arg0, %arg1 bias %arg3 {activation = #tfm.activation<silu>}
+// CHECK: tfm.linear %arg0, %arg2 :
+// CHECK: tfm.mul
+// CHECK-NOT: tfm.gated_linear
+func.func @no_gate_one_bias(%x: tensor<?x?x8xf32>, %wg: tensor<16x8xf32>, %wu: tensor<16x8xf32>, %bg: tensor<16xf32>) -> tensor<?x?x16xf32> {
+  %g = tfm.linear %x, %wg bias %bg : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x?x16xf32>
+  %ga = tfm.activation %g <silu> : tensor<?x?x16xf32>
+  %u = tfm.linear %x, %wu : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %h = tfm.mul %ga, %u : tensor<?x?x16xf32>
+  return %h : tensor<?x?x16xf32>
+}
+
+// -----
+
+// Guards (gated, negative): weights of different shapes (here one with a
+// dynamic row count) are not one GEMM's two parts.
+// CHECK-LABEL: func.func @no_gate_weight_shapes_differ
+// CHECK-NOT: tfm.gated_linear
+// CHECK: tfm.mul
+func.func @no_gate_weight_shapes_differ(%x: tensor<?x?x8xf32>, %wg: tensor<16x8xf32>, %wu: tensor<?x8xf32>) -> tensor<?x?x16xf32> {
+  %g = tfm.linear %x, %wg : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %ga = tfm.activation %g <silu> : tensor<?x?x16xf32>
+  %u = tfm.linear %x, %wu : (tensor<?x?x8xf32>, tensor<?x8xf32>) -> tensor<?x?x16xf32>
+  %h = tfm.mul %ga, %u : tensor<?x?x16xf32>
+  return %h : tensor<?x?x16xf32>
+}
+
+// -----
+
+// Guards (gated, negative): the activated gate has another user, so it
+// cannot disappear into the GEMM (the activation still joins its linear).
+// CHECK-LABEL: func.func @no_gate_activation_reused
+// CHECK-NOT: tfm.gated_linear
+// CHECK: %[[G:.*]] = tfm.linear %arg0, %arg1 {activation = #tfm.activation<silu>}
+// CHECK: %[[H:.*]] = tfm.mul
+// CHECK: return %[[H]], %[[G]]
+func.func @no_gate_activation_reused(%x: tensor<?x?x8xf32>, %wg: tensor<16x8xf32>, %wu: tensor<16x8xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>) {
+  %g = tfm.linear %x, %wg : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %ga = tfm.activation %g <silu> : tensor<?x?x16xf32>
+  %u = tfm.linear %x, %wu : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %h = tfm.mul %ga, %u : tensor<?x?x16xf32>
+  return %h, %ga : tensor<?x?x16xf32>, tensor<?x?x16xf32>
+}

@@ -327,3 +327,61 @@ func.func @softmax_not_attention(%logits: tensor<?x?x10xf32>) -> tensor<?x?x10xf
   %p = tfm.softmax %logits {axis = 2 : i64} : tensor<?x?x10xf32>
   return %p : tensor<?x?x10xf32>
 }
+
+// -----
+
+// Guards: grouped-query attention needs K and V repeated alike; with only
+// the keys repeated, V's heads are already the query heads and folding the
+// repeat into kv_heads would read V by the wrong heads.
+// CHECK-LABEL: func.func @only_keys_repeated
+// CHECK-NOT: tfm.attention
+// CHECK: tfm.repeat_heads %arg1
+// CHECK: tfm.matmul %arg0, %{{.*}} {transpose_rhs}
+// CHECK: tfm.softmax
+// CHECK: tfm.matmul %{{.*}}, %arg2
+// CHECK-NOT: tfm.attention
+func.func @only_keys_repeated(%q: tensor<?x4x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x4x?x4xf32>) -> tensor<?x4x?x4xf32> {
+  %kr = tfm.repeat_heads %k : tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
+  %s = tfm.matmul %q, %kr {transpose_rhs} : (tensor<?x4x?x4xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x?xf32>
+  // expected-remark @+1 {{not fused into tfm.attention: only one of the keys and values has its heads repeated}}
+  %p = tfm.softmax %s {axis = 3 : i64} : tensor<?x4x?x?xf32>
+  %o = tfm.matmul %p, %v : (tensor<?x4x?x?xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x4xf32>
+  return %o : tensor<?x4x?x4xf32>
+}
+
+// -----
+
+// Guards: the same with only the values repeated.
+// CHECK-LABEL: func.func @only_values_repeated
+// CHECK-NOT: tfm.attention
+// CHECK: tfm.repeat_heads %arg2
+// CHECK: tfm.softmax
+// CHECK-NOT: tfm.attention
+func.func @only_values_repeated(%q: tensor<?x4x?x4xf32>, %k: tensor<?x4x?x4xf32>, %v: tensor<?x2x?x4xf32>) -> tensor<?x4x?x4xf32> {
+  %vr = tfm.repeat_heads %v : tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
+  %s = tfm.matmul %q, %k {transpose_rhs} : (tensor<?x4x?x4xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x?xf32>
+  // expected-remark @+1 {{not fused into tfm.attention: only one of the keys and values has its heads repeated}}
+  %p = tfm.softmax %s {axis = 3 : i64} : tensor<?x4x?x?xf32>
+  %o = tfm.matmul %p, %vr : (tensor<?x4x?x?xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x4xf32>
+  return %o : tensor<?x4x?x4xf32>
+}
+
+// -----
+
+// Guards: K and V repeated from different head counts (1 and 2 heads, each
+// repeated to 4) have no single kv_heads.
+// CHECK-LABEL: func.func @different_kv_head_counts
+// CHECK-NOT: tfm.attention
+// CHECK: tfm.repeat_heads %arg1
+// CHECK: tfm.repeat_heads %arg2
+// CHECK: tfm.softmax
+// CHECK-NOT: tfm.attention
+func.func @different_kv_head_counts(%q: tensor<?x4x?x4xf32>, %k: tensor<?x1x?x4xf32>, %v: tensor<?x2x?x4xf32>) -> tensor<?x4x?x4xf32> {
+  %kr = tfm.repeat_heads %k : tensor<?x1x?x4xf32> -> tensor<?x4x?x4xf32>
+  %vr = tfm.repeat_heads %v : tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
+  %s = tfm.matmul %q, %kr {transpose_rhs} : (tensor<?x4x?x4xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x?xf32>
+  // expected-remark @+1 {{not fused into tfm.attention: the keys and values have different numbers of heads}}
+  %p = tfm.softmax %s {axis = 3 : i64} : tensor<?x4x?x?xf32>
+  %o = tfm.matmul %p, %vr : (tensor<?x4x?x?xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x4xf32>
+  return %o : tensor<?x4x?x4xf32>
+}

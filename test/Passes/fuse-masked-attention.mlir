@@ -367,3 +367,48 @@ func.func @negative_scale_on_q_stays(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x?x4
   %o = tfm.matmul %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
   return %o : tensor<?x2x?x4xf32>
 }
+
+// -----
+
+// Guards: grouped-query attention. K and V heads repeated alike (2 K/V heads
+// for 4 query heads) become the attention's own K/V heads: the attention
+// reads the un-repeated K and V, and the repeats are gone.
+// CHECK-LABEL: func.func @repeated_heads
+// CHECK-NOT: {{tfm\.(matmul|scale|causal_mask|apply_mask|softmax|repeat_heads)}}
+// CHECK: %[[A:.*]] = tfm.attention %arg0, %arg1, %arg2 {mask = #tfm.mask<causal>, scale = 5.000000e-01 : f64} : tensor<?x4x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
+// CHECK-NOT: {{tfm\.(matmul|scale|causal_mask|apply_mask|softmax|repeat_heads)}}
+// CHECK: return %[[A]]
+func.func @repeated_heads(%q: tensor<?x4x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x2x?x4xf32>, %x: tensor<?x?x8xf32>) -> tensor<?x4x?x4xf32> {
+  %kr = tfm.repeat_heads %k : tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
+  %vr = tfm.repeat_heads %v : tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
+  %s = tfm.matmul %q, %kr {transpose_rhs} : (tensor<?x4x?x4xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x?xf32>
+  %ss = tfm.scale %s by 0.5 : tensor<?x4x?x?xf32>
+  %cm = tfm.causal_mask %x : tensor<?x?x8xf32> -> tensor<?x?xi1>
+  %m = tfm.apply_mask %ss, %cm : tensor<?x4x?x?xf32>, tensor<?x?xi1>
+  %p = tfm.softmax %m {axis = 3 : i64} : tensor<?x4x?x?xf32>
+  %o = tfm.matmul %p, %vr : (tensor<?x4x?x?xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x4xf32>
+  return %o : tensor<?x4x?x4xf32>
+}
+
+// -----
+
+// Guards: a decode step's self-attention (the builder's form): one query,
+// the newest position, and a window counted back from it over the cached
+// keys (window_mask from_cache) -> tfm.attention from_cache with the window
+// (the kernel then places the query at Sk - 1); 1 K/V head for 4 query heads.
+// CHECK-LABEL: func.func @decode_window
+// CHECK-NOT: {{tfm\.(matmul|scale|window_mask|apply_mask|softmax|repeat_heads)}}
+// CHECK: %[[A:.*]] = tfm.attention %arg0, %arg1, %arg2 {from_cache, mask = #tfm.mask<window(4)>, scale = 5.000000e-01 : f64} : tensor<?x4x1x4xf32>, tensor<?x1x?x4xf32>, tensor<?x1x?x4xf32> -> tensor<?x4x1x4xf32>
+// CHECK-NOT: {{tfm\.(matmul|scale|window_mask|apply_mask|softmax|repeat_heads)}}
+// CHECK: return %[[A]]
+func.func @decode_window(%q: tensor<?x4x1x4xf32>, %k: tensor<?x1x?x4xf32>, %v: tensor<?x1x?x4xf32>, %x: tensor<?x1x8xf32>) -> tensor<?x4x1x4xf32> {
+  %kr = tfm.repeat_heads %k : tensor<?x1x?x4xf32> -> tensor<?x4x?x4xf32>
+  %vr = tfm.repeat_heads %v : tensor<?x1x?x4xf32> -> tensor<?x4x?x4xf32>
+  %s = tfm.matmul %q, %kr {transpose_rhs} : (tensor<?x4x1x4xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x1x?xf32>
+  %ss = tfm.scale %s by 0.5 : tensor<?x4x1x?xf32>
+  %wm = tfm.window_mask %x {from_cache, size = 4 : i64} : tensor<?x1x8xf32> -> tensor<?x?xi1>
+  %m = tfm.apply_mask %ss, %wm : tensor<?x4x1x?xf32>, tensor<?x?xi1>
+  %p = tfm.softmax %m {axis = 3 : i64} : tensor<?x4x1x?xf32>
+  %o = tfm.matmul %p, %vr : (tensor<?x4x1x?xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x1x4xf32>
+  return %o : tensor<?x4x1x4xf32>
+}

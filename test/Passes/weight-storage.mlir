@@ -63,3 +63,58 @@ func.func @decode(%x: tensor<?x?x8xf32>) -> tensor<?x?x16xf32> {
   %s = tfm.add %y, %z : tensor<?x?x16xf32>
   return %s : tensor<?x?x16xf32>
 }
+
+// -----
+
+// A Llama layer's fused FFN: the gate and up weights of tfm.gated_linear are
+// widened by the kernel like a linear's; the down projection too; RMSNorm's
+// gain stays f32.
+// INT8-LABEL: func.func @gated
+// INT8-DAG: tfm.weight "gate" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<16x8xf32>
+// INT8-DAG: tfm.weight "up" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<16x8xf32>
+// INT8-DAG: tfm.weight "down" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<8x16xf32>
+// INT8-DAG: tfm.weight "norm.weight" : tensor<8xf32>
+// GROUP32-DAG: tfm.weight "up" {group = 32 : i64, storage = #tfm.storage<int8>} : tensor<16x8xf32>
+// BF16-DAG: tfm.weight "gate" {storage = #tfm.storage<bf16>} : tensor<16x8xf32>
+// BF16-DAG: tfm.weight "up" {storage = #tfm.storage<bf16>} : tensor<16x8xf32>
+// BF16-DAG: tfm.weight "down" {storage = #tfm.storage<bf16>} : tensor<8x16xf32>
+// BF16-DAG: tfm.weight "norm.weight" : tensor<8xf32>
+// F32: tfm.weight "gate" : tensor<16x8xf32>
+func.func @gated(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  %g = tfm.weight "norm.weight" : tensor<8xf32>
+  %n = tfm.rms_norm %x, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  %wg = tfm.weight "gate" : tensor<16x8xf32>
+  %wu = tfm.weight "up" : tensor<16x8xf32>
+  %h = tfm.gated_linear %n, %wg, %wu <silu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %wd = tfm.weight "down" : tensor<8x16xf32>
+  %y = tfm.linear %h, %wd residual %x : (tensor<?x?x16xf32>, tensor<8x16xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// A gated linear's kernel reads its gate and up in one storage. A gate that
+// must stay f32 (it is also a learned position table) keeps its up weight
+// f32; that up weight is also the up of a second gated linear, whose gate
+// then stays f32 too. The down projection is narrow.
+// INT8-LABEL: func.func @gated_partners
+// INT8-DAG: tfm.weight "gate_and_table" : tensor<16x8xf32>
+// INT8-DAG: tfm.weight "up" : tensor<16x8xf32>
+// INT8-DAG: tfm.weight "gate2" : tensor<16x8xf32>
+// INT8-DAG: tfm.weight "down" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<8x16xf32>
+// BF16-DAG: tfm.weight "gate_and_table" : tensor<16x8xf32>
+// BF16-DAG: tfm.weight "up" : tensor<16x8xf32>
+// BF16-DAG: tfm.weight "gate2" : tensor<16x8xf32>
+// BF16-DAG: tfm.weight "down" {storage = #tfm.storage<bf16>} : tensor<8x16xf32>
+func.func @gated_partners(%x: tensor<?x?x8xf32>) -> tensor<?x?x8xf32> {
+  %table = tfm.weight "gate_and_table" : tensor<16x8xf32>
+  %p = tfm.positions %x, %table {kind = #tfm.positions<learned>} : tensor<?x?x8xf32>, tensor<16x8xf32>
+  %wu = tfm.weight "up" : tensor<16x8xf32>
+  %h = tfm.gated_linear %p, %table, %wu <silu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %wd = tfm.weight "down" : tensor<8x16xf32>
+  %y = tfm.linear %h, %wd : (tensor<?x?x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
+  %wg2 = tfm.weight "gate2" : tensor<16x8xf32>
+  %h2 = tfm.gated_linear %y, %wg2, %wu <silu> : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %y2 = tfm.linear %h2, %wd : (tensor<?x?x16xf32>, tensor<8x16xf32>) -> tensor<?x?x8xf32>
+  return %y2 : tensor<?x?x8xf32>
+}

@@ -179,7 +179,7 @@ TEST(CpuKernels, GeluTanhOverItsRange) {
   expected.for_each_element([&](int w, int r) {
     expected(w, r) = float(referenceActivation(ActivationFn::GeluTanh, x(w, r)));
   });
-  expectClose(out, expected);
+  expectCloseEach(out, expected);
 }
 
 TEST(CpuKernels, LayerNormRowSums) {
@@ -293,6 +293,169 @@ TEST(CpuKernels, AttentionMicroTilesAndMasks) {
       expectClose(out, referenceAttention(q, k, v, keep, c.mask, spec.attentionScale));
     }
   }
+}
+
+// ---- The Llama family's kernels (issue 14) ---------------------------------
+
+TEST(CpuKernels, GatedLinearBothWeightsOneTile) {
+  struct GatedCase {
+    const char *name;
+    int M, N, K;
+    std::map<std::string, int64_t> plan;
+  };
+  for (const GatedCase &c : std::vector<GatedCase>{
+           // Blocks of 4 rows (2 tiles of 2) over 11 rows; N = 29 and
+           // K = 37 leave tails in the 3-column tile and the vector.
+           {"blocks of rows", 11, 29, 37,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 3}, {"block_m", 4},
+             {"tiles_per_task", 3}}},
+           // A decode step: one row, 16 lanes; K = 100 leaves a partial
+           // int8 group and a partial vector.
+           {"one row", 1, 70, 100,
+            {{"vector", 16}, {"micro_m", 1}, {"micro_n", 5}, {"block_m", 256},
+             {"tiles_per_task", 2}}},
+       }) {
+    for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
+             {WeightType::F32, 0}, {WeightType::BF16, 0},
+             {WeightType::Int8, 16}}) {
+      for (bool withBias : {false, true}) {
+        // A narrow W with several rows is read from an f32 panel (the
+        // planner's choice); f32 and one row widen in registers.
+        bool panel = type != WeightType::F32 && c.M > 1;
+        SCOPED_TRACE(std::string(c.name) + ", weights " +
+                     std::to_string(int(type)) +
+                     (withBias ? ", biases" : "") + (panel ? ", panel" : ""));
+        std::map<std::string, int64_t> plan = c.plan;
+        plan["widen_panel"] = panel;
+        KernelSpec spec = cpuSpec(KernelKind::GatedLinear, plan);
+        spec.weightType = type;
+        spec.group = group;
+        spec.activation = ActivationFn::Silu;
+        spec.hasBias = withBias;
+        KernelCase in = gatedInputs(spec, c.M, c.N, c.K);
+        Buffer<float> out(c.N, c.M);
+        run(spec, in.inputs, out);
+        expectClose(out, in.expected);
+      }
+    }
+  }
+}
+
+TEST(CpuKernels, GatedLinearOtherActivations) {
+  // The epilogue applies the activation to the gate only, never to up.
+  const int M = 7, N = 13, K = 20;
+  for (ActivationFn fn : {ActivationFn::Gelu, ActivationFn::Relu}) {
+    SCOPED_TRACE(int(fn));
+    KernelSpec spec = cpuSpec(KernelKind::GatedLinear,
+                              {{"vector", 8}, {"micro_m", 3}, {"micro_n", 2}});
+    spec.activation = fn;
+    KernelCase in = gatedInputs(spec, M, N, K);
+    Buffer<float> out(N, M);
+    run(spec, in.inputs, out);
+    expectClose(out, in.expected);
+  }
+}
+
+TEST(CpuKernels, RmsNormRowSums) {
+  // Widths that are and are not a whole number of vectors.
+  for (auto [width, lanes] :
+       std::vector<std::pair<int, int>>{{37, 8}, {64, 16}, {20, 16}, {768, 16}}) {
+    for (bool withResidual : {false, true}) {
+      SCOPED_TRACE(std::to_string(width) + " wide, " + std::to_string(lanes) +
+                   " lanes" + (withResidual ? ", residual" : ""));
+      const int rows = 11;
+      KernelSpec spec = cpuSpec(KernelKind::RmsNorm,
+                                {{"vector", lanes}, {"rows_per_task", 3}});
+      spec.width = width;
+      spec.eps = 1e-6;
+      spec.hasResidual = withResidual;
+      KernelCase in = rmsNormInputs(width, rows, withResidual, spec.eps);
+      Buffer<float> out(width, rows);
+      run(spec, in.inputs, out);
+      expectClose(out, in.expected);
+    }
+  }
+}
+
+TEST(CpuKernels, RopeRotatesHalvesAtEachPosition) {
+  const int batch = 2;
+  for (const RopeCase &c : ropeCases) {
+    SCOPED_TRACE(describe(c));
+    KernelSpec spec = ropeSpec(
+        cpuSpec(KernelKind::Rope, {{"vector", c.lanes}, {"rows_per_task", 2}}),
+        c);
+    KernelCase in = ropeInputs(c, batch);
+    Buffer<float> out(int(spec.width), c.length, batch);
+    out.set_min(0, c.first, 0);
+    run(spec, in.inputs, out);
+    expectClose(out, in.expected);
+  }
+}
+
+TEST(CpuKernels, SiluAndMul) {
+  const int width = 70, rows = 5; // 70: a vector tail with 16 lanes
+  Buffer<float> x(width, rows);
+  // Far into both tails, where exp's argument is clamped.
+  x.for_each_element([&](int w, int r) { x(w, r) = (w + width * r - 175) / 2.0f; });
+  KernelSpec silu = cpuSpec(KernelKind::Activation, {{"vector", 16}});
+  silu.width = width;
+  silu.activation = ActivationFn::Silu;
+  Buffer<float> out(width, rows), expected(width, rows);
+  run(silu, {x}, out);
+  expected.for_each_element([&](int w, int r) {
+    expected(w, r) = float(referenceActivation(ActivationFn::Silu, x(w, r)));
+  });
+  expectCloseEach(out, expected);
+
+  Buffer<float> a = randomFloats({width, rows}, 44),
+                b = randomFloats({width, rows}, 45);
+  KernelSpec mul = cpuSpec(KernelKind::Mul, {{"vector", 16}, {"rows_per_task", 2}});
+  mul.width = width;
+  run(mul, {a, b}, out);
+  // One f32 product: exactly the C++ one.
+  out.for_each_element([&](int w, int r) {
+    EXPECT_EQ(out(w, r), a(w, r) * b(w, r)) << "at " << w << ", " << r;
+  });
+}
+
+/// Each grouped case with heads of `dim` under each plan, for 2 sequences.
+void checkGrouped(const std::vector<GroupedCase> &cases, int dim,
+                  const std::vector<std::map<std::string, int64_t>> &plans) {
+  const int batch = 2;
+  for (const GroupedCase &c : cases) {
+    for (const auto &plan : plans) {
+      SCOPED_TRACE(std::string(c.name) + ", " +
+                   std::to_string(plan.at("vector")) + " lanes");
+      KernelSpec spec =
+          groupedSpec(cpuSpec(KernelKind::Attention, plan), c, dim);
+      KernelCase in = groupedInputs(c, dim, batch, spec.attentionScale);
+      Buffer<float> out(dim, c.heads, c.queries, batch);
+      run(spec, in.inputs, out);
+      expectClose(out, in.expected);
+    }
+  }
+}
+
+TEST(CpuKernels, GroupedQueryAttention) {
+  checkGrouped(groupedCases, 16,
+               {{{"vector", 8}, {"query_block", 16}, {"micro_k", 6},
+                 {"pv_queries", 2}, {"pv_width", 16}},
+                // A decode step's plan: keys and values read in place.
+                {{"vector", 16}, {"query_block", 16}, {"micro_k", 16},
+                 {"pv_queries", 4}, {"pv_width", 16}, {"stage_kv", 0}}});
+}
+
+TEST(CpuKernels, GroupedQueryAttentionWideHeads) {
+  // Heads of 64, the AVX2 and AVX-512 plans' P·V widths (32 and 64), 4
+  // query heads per K/V head, a prompt (causal + padding) and a decode
+  // step's one query after 40 keys with a window.
+  checkGrouped({{"prompt", 8, 2, 37, 37, {true, true}},
+                {"decode", 8, 2, 1, 40, {false, false, 16, true}}},
+               64,
+               {{{"vector", 8}, {"query_block", 16}, {"micro_k", 6},
+                 {"pv_queries", 2}, {"pv_width", 32}},
+                {{"vector", 16}, {"query_block", 16}, {"micro_k", 16},
+                 {"pv_queries", 4}, {"pv_width", 64}, {"stage_kv", 0}}});
 }
 
 } // namespace

@@ -252,4 +252,110 @@ TEST(GpuKernels, EmbeddingPositionsAndElementwise) {
   }
 }
 
+// ---- The Llama family's kernels (issue 14) ---------------------------------
+
+TEST(GpuKernels, GatedLinearStagesBothWeights) {
+  // Blocks of (32 lanes x thread_n) columns and thread_m rows, K slices of
+  // block_k: N = 70 and K = 37 (or 100, a partial int8 group) leave tails
+  // in each; M = 1 is a decode step.
+  struct GatedCase {
+    int M, N, K;
+    std::map<std::string, int64_t> plan;
+  };
+  for (const GatedCase &c : std::vector<GatedCase>{
+           {9, 70, 37, {{"block_k", 16}, {"thread_m", 4}, {"thread_n", 2}}},
+           {1, 70, 100, {{"block_k", 32}, {"thread_m", 1}, {"thread_n", 1}}}}) {
+    for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
+             {WeightType::F32, 0}, {WeightType::BF16, 0},
+             {WeightType::Int8, 64}}) {
+      for (bool withBias : {false, true}) {
+        SCOPED_TRACE(std::to_string(c.M) + " rows, weights " +
+                     std::to_string(int(type)) + (withBias ? ", biases" : ""));
+        KernelSpec spec = gpuSpec(KernelKind::GatedLinear, c.plan);
+        spec.weightType = type;
+        spec.group = group;
+        spec.activation = ActivationFn::Silu;
+        spec.hasBias = withBias;
+        KernelCase in = gatedInputs(spec, c.M, c.N, c.K);
+        Buffer<float> out(c.N, c.M);
+        runEmulated(spec, in.inputs, out);
+        expectClose(out, in.expected);
+      }
+    }
+  }
+}
+
+TEST(GpuKernels, RmsNormReducesInTwoSteps) {
+  for (auto [width, threads] : std::vector<std::pair<int, int>>{
+           {37, 16}, {20, 32}, {64, 64}}) {
+    for (bool withResidual : {false, true}) {
+      SCOPED_TRACE(std::to_string(width) + (withResidual ? ", residual" : ""));
+      const int rows = 11;
+      KernelSpec spec = gpuSpec(KernelKind::RmsNorm, {{"threads", threads}});
+      spec.width = width;
+      spec.eps = 1e-6;
+      spec.hasResidual = withResidual;
+      KernelCase in = rmsNormInputs(width, rows, withResidual, spec.eps);
+      Buffer<float> out(width, rows);
+      runEmulated(spec, in.inputs, out);
+      expectClose(out, in.expected);
+    }
+  }
+}
+
+TEST(GpuKernels, RopeRotatesHalvesAtEachPosition) {
+  const int batch = 2;
+  for (const RopeCase &c : ropeCases) {
+    // Thread blocks narrower than a row and wider than one (tails).
+    for (int threads : {32, 256}) {
+      SCOPED_TRACE(describe(c) + ", " + std::to_string(threads) + " threads");
+      KernelSpec spec =
+          ropeSpec(gpuSpec(KernelKind::Rope, {{"threads", threads}}), c);
+      KernelCase in = ropeInputs(c, batch);
+      Buffer<float> out(int(spec.width), c.length, batch);
+      out.set_min(0, c.first, 0);
+      runEmulated(spec, in.inputs, out);
+      expectClose(out, in.expected);
+    }
+  }
+}
+
+TEST(GpuKernels, SiluAndMul) {
+  const int width = 70, rows = 3;
+  Buffer<float> x(width, rows);
+  // Far into both tails, where exp's argument is clamped.
+  x.for_each_element([&](int w, int r) { x(w, r) = (w + width * r - 105) / 1.5f; });
+  Buffer<float> out(width, rows), expected(width, rows);
+  KernelSpec silu = gpuSpec(KernelKind::Activation, {{"threads", 32}});
+  silu.width = width;
+  silu.activation = ActivationFn::Silu;
+  runEmulated(silu, {x}, out);
+  expected.for_each_element([&](int w, int r) {
+    expected(w, r) = float(referenceActivation(ActivationFn::Silu, x(w, r)));
+  });
+  expectCloseEach(out, expected);
+
+  Buffer<float> a = randomFloats({width, rows}, 44), b = randomFloats({width, rows}, 45);
+  KernelSpec mul = gpuSpec(KernelKind::Mul, {{"threads", 32}});
+  mul.width = width;
+  runEmulated(mul, {a, b}, out);
+  out.for_each_element([&](int w, int r) { EXPECT_EQ(out(w, r), a(w, r) * b(w, r)); });
+}
+
+TEST(GpuKernels, GroupedQueryAttention) {
+  const int batch = 2, dim = 8;
+  for (const GroupedCase &c : groupedCases) {
+    SCOPED_TRACE(c.name);
+    // Query blocks of 16 and key blocks of 8: several of each, partial
+    // ones at the ends, and blocks skipped by the causal and window bounds.
+    KernelSpec spec = groupedSpec(
+        gpuSpec(KernelKind::Attention, {{"query_block", 16}, {"key_block", 8}}),
+        c, dim);
+    KernelCase in = groupedInputs(c, dim, batch, spec.attentionScale);
+    Buffer<float> out(dim, c.heads, c.queries, batch);
+    runEmulated(spec, in.inputs, out);
+    expectClose(out, in.expected);
+  }
+}
+
 } // namespace

@@ -22,6 +22,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace tfmc::test {
@@ -40,7 +41,8 @@ inline Buffer<float> randomFloats(const std::vector<int> &extents,
   return buffer;
 }
 
-/// A typed tile plan for a kernel of `kind` from `values` by attribute
+/// A typed tile plan for a kernel of `kind` (a gated linear takes a GEMM
+/// plan, as a linear does) from `values` by attribute
 /// name; a key left out takes the value the tests' cases were written for.
 inline target::TilePlan planFromValues(codegen::KernelKind kind, bool gpu,
                                        std::map<std::string, int64_t> values) {
@@ -50,7 +52,7 @@ inline target::TilePlan planFromValues(codegen::KernelKind kind, bool gpu,
   };
   using codegen::KernelKind;
   if (gpu) {
-    if (kind == KernelKind::Linear) {
+    if (kind == KernelKind::Linear || kind == KernelKind::GatedLinear) {
       target::GpuGemmPlan plan;
       plan.threadM = get("thread_m", 4);
       plan.threadN = get("thread_n", 4);
@@ -67,7 +69,7 @@ inline target::TilePlan planFromValues(codegen::KernelKind kind, bool gpu,
     plan.threads = get("threads", 256);
     return plan;
   }
-  if (kind == KernelKind::Linear) {
+  if (kind == KernelKind::Linear || kind == KernelKind::GatedLinear) {
     target::CpuGemmPlan plan;
     plan.vector = get("vector", 8);
     plan.microM = get("micro_m", 3);
@@ -169,6 +171,21 @@ inline void expectClose(const Buffer<float> &actual,
   EXPECT_LE(worst, 1e-4f * largest) << "max |diff| " << worst;
 }
 
+/// |a - b| <= 1e-5 · max(1, |b|) at every element: for values over a
+/// wide range, where expectClose's bound (relative to the largest value)
+/// would hide errors in the small ones.
+inline void expectCloseEach(const Buffer<float> &actual,
+                            const Buffer<float> &expected) {
+  int wrong = 0;
+  actual.for_each_element([&](const int *pos) {
+    float a = actual(pos), b = expected(pos);
+    if (!(std::abs(a - b) <= 1e-5f * std::max(1.0f, std::abs(b))) && wrong++ < 5)
+      ADD_FAILURE() << "at " << pos[0] << ", " << pos[1] << ": " << a
+                    << " instead of " << b;
+  });
+  EXPECT_EQ(wrong, 0);
+}
+
 inline double referenceActivation(codegen::ActivationFn fn, double x) {
   switch (fn) {
   case codegen::ActivationFn::None:
@@ -180,6 +197,8 @@ inline double referenceActivation(codegen::ActivationFn fn, double x) {
   case codegen::ActivationFn::GeluTanh:
     return 0.5 * x *
            (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  case codegen::ActivationFn::Silu:
+    return x / (1 + std::exp(-x));
   }
   return x;
 }
@@ -204,6 +223,81 @@ inline Buffer<float> referenceLinear(const Buffer<float> &x,
         acc += residual(n, m);
       out(n, m) = float(acc);
     }
+  return out;
+}
+
+/// A gated FFN's gate and up in one: out(n, m) = act(gate·x + bg) ·
+/// (up·x + bu), gate and up (K, N); the biases may be empty buffers.
+inline Buffer<float> referenceGatedLinear(const Buffer<float> &x,
+                                          const Buffer<float> &gate,
+                                          const Buffer<float> &up,
+                                          const Buffer<float> &gateBias,
+                                          const Buffer<float> &upBias,
+                                          codegen::ActivationFn fn) {
+  const int K = x.dim(0).extent(), M = x.dim(1).extent(),
+            N = gate.dim(1).extent();
+  Buffer<float> out(N, M);
+  for (int m = 0; m < M; ++m)
+    for (int n = 0; n < N; ++n) {
+      double g = gateBias.defined() ? double(gateBias(n)) : 0.0;
+      double u = upBias.defined() ? double(upBias(n)) : 0.0;
+      for (int k = 0; k < K; ++k) {
+        g += double(x(k, m)) * gate(k, n);
+        u += double(x(k, m)) * up(k, n);
+      }
+      out(n, m) = float(referenceActivation(fn, g) * u);
+    }
+  return out;
+}
+
+/// RMSNorm over each row of (x + residual) (residual may be empty):
+/// y = v / sqrt(mean(v²) + eps) · gamma, no mean subtracted, no bias.
+inline Buffer<float> referenceRmsNorm(const Buffer<float> &x,
+                                      const Buffer<float> &residual,
+                                      const Buffer<float> &gamma, double eps) {
+  const int width = x.dim(0).extent(), rows = x.dim(1).extent();
+  Buffer<float> out(width, rows);
+  for (int r = 0; r < rows; ++r) {
+    std::vector<double> v(width);
+    double squares = 0;
+    for (int w = 0; w < width; ++w) {
+      v[w] = double(x(w, r)) + (residual.defined() ? residual(w, r) : 0.0f);
+      squares += v[w] * v[w];
+    }
+    double inverse = 1.0 / std::sqrt(squares / width + eps);
+    for (int w = 0; w < width; ++w)
+      out(w, r) = float(v[w] * inverse * gamma(w));
+  }
+  return out;
+}
+
+/// Rotary positions, Hugging Face Llama's "rotate half" layout, over x
+/// (H·Dh, S, B) whose sequence coordinate is the token's position (a decode
+/// step's buffer starts at P). As the contract and tfm.rope's
+/// description say: inv_freq[i] = 1 / theta^(2i/Dh) and the angle
+/// p·inv_freq[i] are f32 values (torch's LlamaRotaryEmbedding); the
+/// rotation itself is in double.
+inline Buffer<float> referenceRope(const Buffer<float> &x, int heads,
+                                   double theta) {
+  const int width = x.dim(0).extent(), headDim = width / heads,
+            half = headDim / 2;
+  Buffer<float> out(x.dim(0).extent(), x.dim(1).extent(), x.dim(2).extent());
+  out.set_min(0, x.dim(1).min(), x.dim(2).min());
+  std::vector<float> inverseFrequency(half);
+  for (int i = 0; i < half; ++i) {
+    float exponent = float(2 * i) / float(headDim);
+    inverseFrequency[i] = 1.0f / std::pow(float(theta), exponent);
+  }
+  out.for_each_element([&](int d, int s, int b) {
+    int h = d / headDim, i = d % headDim, f = i % half;
+    float angle = float(s) * inverseFrequency[f];
+    double c = std::cos(double(angle)), sn = std::sin(double(angle));
+    double self = x(d, s, b);
+    if (i < half)
+      out(d, s, b) = float(self * c - double(x(h * headDim + i + half, s, b)) * sn);
+    else
+      out(d, s, b) = float(self * c + double(x(h * headDim + i - half, s, b)) * sn);
+  });
   return out;
 }
 
@@ -249,11 +343,15 @@ inline Buffer<float> referenceLastPosition(const Buffer<float> &x) {
 struct AttentionMask {
   bool causal = false, padding = false;
   int window = 0;
+  /// Query i is at position Sk - Sq + i (a decode step's newest queries).
+  bool queriesAtEnd = false;
 };
 
 /// Masked softmax attention per (batch, head): q (D, H, Sq, B), k and v
-/// (D, H, Sk, B), keep (Sk, B) (padding only; 0 = masked). Query i is at
-/// position i. A query whose keys are all masked gets zeros.
+/// (D, Hkv, Sk, B) with Hkv dividing H (grouped-query attention: query head
+/// h reads K/V head h / (H / Hkv)), keep (Sk, B) (padding only; 0 =
+/// masked). Query i is at position i, or Sk - Sq + i with queriesAtEnd; key
+/// j at position j. A query whose keys are all masked gets zeros.
 inline Buffer<float> referenceAttention(const Buffer<float> &q,
                                         const Buffer<float> &k,
                                         const Buffer<float> &v,
@@ -261,11 +359,14 @@ inline Buffer<float> referenceAttention(const Buffer<float> &q,
                                         AttentionMask mask, double scale) {
   const int D = q.dim(0).extent(), H = q.dim(1).extent(),
             Sq = q.dim(2).extent(), B = q.dim(3).extent(),
-            Sk = k.dim(2).extent(), Dv = v.dim(0).extent();
+            Sk = k.dim(2).extent(), Dv = v.dim(0).extent(),
+            group = H / k.dim(1).extent();
   Buffer<float> out(Dv, H, Sq, B);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h)
-      for (int i = 0; i < Sq; ++i) {
+      for (int query = 0; query < Sq; ++query) {
+        const int i = mask.queriesAtEnd ? Sk - Sq + query : query,
+                  hk = h / group;
         std::vector<double> p(Sk, 0.0);
         std::vector<bool> allowed(Sk);
         double largest = -std::numeric_limits<double>::infinity();
@@ -279,7 +380,7 @@ inline Buffer<float> referenceAttention(const Buffer<float> &q,
             continue;
           double s = 0;
           for (int d = 0; d < D; ++d)
-            s += double(q(d, h, i, b)) * k(d, h, j, b);
+            s += double(q(d, h, query, b)) * k(d, hk, j, b);
           p[j] = s * scale;
           largest = std::max(largest, p[j]);
         }
@@ -291,11 +392,173 @@ inline Buffer<float> referenceAttention(const Buffer<float> &q,
         for (int e = 0; e < Dv; ++e) {
           double acc = 0;
           for (int j = 0; j < Sk; ++j)
-            acc += p[j] * v(e, h, j, b);
-          out(e, h, i, b) = total > 0 ? float(acc / total) : 0.0f;
+            acc += p[j] * v(e, hk, j, b);
+          out(e, h, query, b) = total > 0 ? float(acc / total) : 0.0f;
         }
       }
   return out;
+}
+
+// ---- Cases that the CPU and GPU kernel tests share -----------------------
+
+struct RopeCase {
+  int heads, headDim;
+  double theta;
+  int length, first; // positions first .. first + length - 1
+  int lanes;
+};
+
+inline std::string describe(const RopeCase &c) {
+  return std::to_string(c.heads) + " heads of " + std::to_string(c.headDim) +
+         ", theta " + std::to_string(c.theta) + ", positions " +
+         std::to_string(c.first) + ".." +
+         std::to_string(c.first + c.length - 1);
+}
+
+/// Rope's cases: head sizes whose half is and is not a whole number of
+/// vectors, Llama's and Llama 3's theta, prompts from position 0 and
+/// decode steps whose sequence coordinate starts at P > 0.
+inline const std::vector<RopeCase> ropeCases{
+    {3, 8, 10000.0, 5, 0, 8},      {2, 64, 10000.0, 7, 0, 16},
+    {4, 6, 10000.0, 3, 5, 8},      {2, 64, 10000.0, 1, 37, 16},
+    {1, 128, 500000.0, 3, 900, 16}};
+
+struct GroupedCase {
+  const char *name;
+  int heads, kvHeads, queries, keys;
+  AttentionMask mask;
+};
+
+/// Grouped-query attention's cases: K/V heads shared by 2 and by 4 query
+/// heads under each mask, and a decode step's newest queries (Sq < Sk).
+inline const std::vector<GroupedCase> groupedCases{
+    {"ratio 2, causal", 4, 2, 37, 37, {true}},
+    {"ratio 4, causal + padding", 8, 2, 37, 37, {true, true}},
+    {"ratio 2, causal window", 4, 2, 45, 45, {true, false, 5}},
+    {"ratio 4, window", 4, 1, 30, 30, {false, false, 4}},
+    {"ratio 4, padding (cross)", 8, 2, 7, 30, {false, true}},
+    {"decode, 1 query, causal", 4, 2, 1, 21, {true, false, 0, true}},
+    {"decode, 1 query, causal window", 8, 2, 1, 21, {true, false, 6, true}},
+    // What a decode step's self-attention is given: a window from the
+    // newest position, no causal mask.
+    {"decode, 1 query, window", 4, 2, 1, 21, {false, false, 6, true}},
+    {"3 queries at the end, window", 4, 2, 3, 21, {false, false, 5, true}},
+    {"3 queries at the end, causal", 4, 2, 3, 21, {true, false, 0, true}},
+    {"3 queries at the end, causal window", 8, 2, 3, 40,
+     {true, false, 6, true}},
+    {"3 queries at the end, causal window + padding", 4, 1, 3, 40,
+     {true, true, 7, true}},
+};
+
+/// A kernel's inputs, in argument order, and the reference's answer.
+struct KernelCase {
+  std::vector<Buffer<>> inputs;
+  Buffer<float> expected;
+};
+
+/// Random inputs of a grouped case and the reference's answer.
+inline KernelCase groupedInputs(const GroupedCase &c, int dim, int batch,
+                                   double scale) {
+  Buffer<float> q = randomFloats({dim, c.heads, c.queries, batch}, 50, 2.0f);
+  Buffer<float> k = randomFloats({dim, c.kvHeads, c.keys, batch}, 51, 2.0f);
+  Buffer<float> v = randomFloats({dim, c.kvHeads, c.keys, batch}, 52);
+  // Sequence 0 pads its last 4 keys; sequence 1 its first 3 (left padding).
+  Buffer<int64_t> keep(c.keys, batch);
+  for (int j = 0; j < c.keys; ++j) {
+    keep(j, 0) = j < c.keys - 4 ? 1 : 0;
+    keep(j, 1) = j >= 3 ? 1 : 0;
+  }
+  KernelCase result{{q, k, v},
+                       referenceAttention(q, k, v, keep, c.mask, scale)};
+  if (c.mask.padding)
+    result.inputs.push_back(keep);
+  return result;
+}
+
+/// A gated linear's inputs and the reference's answer: x of M rows and
+/// depth K, gate and up weights of N outputs stored as spec.weightType
+/// (int8 with spec.group), both biases when spec.hasBias, spec.activation
+/// on the gate. Sets spec's widths.
+inline KernelCase gatedInputs(codegen::KernelSpec &spec, int M, int N,
+                              int K) {
+  spec.width = N;
+  spec.inWidth = K;
+  Buffer<float> x = randomFloats({K, M}, 30, 2.0f);
+  Buffer<float> gate = randomFloats({K, N}, 31), up = randomFloats({K, N}, 32),
+                gateBias, upBias;
+  KernelCase result{{x}, {}};
+  for (Buffer<float> *weight : {&gate, &up}) {
+    if (spec.weightType == codegen::WeightType::F32) {
+      result.inputs.push_back(*weight);
+      continue;
+    }
+    NarrowWeight stored = narrow(*weight, spec.weightType, int(spec.group));
+    for (const Buffer<> &argument : stored.arguments)
+      result.inputs.push_back(argument);
+    *weight = stored.meaning;
+  }
+  if (spec.hasBias) {
+    gateBias = randomFloats({N}, 33);
+    upBias = randomFloats({N}, 34);
+    result.inputs.push_back(gateBias);
+    result.inputs.push_back(upBias);
+  }
+  result.expected =
+      referenceGatedLinear(x, gate, up, gateBias, upBias, spec.activation);
+  return result;
+}
+
+/// `spec` (a CPU or GPU rows plan) for rope case `c`.
+inline codegen::KernelSpec ropeSpec(codegen::KernelSpec spec,
+                                    const RopeCase &c) {
+  spec.width = c.heads * c.headDim;
+  spec.heads = c.heads;
+  spec.headDim = c.headDim;
+  spec.ropeTheta = c.theta;
+  return spec;
+}
+
+/// Rope case `c`'s input over `batch` sequences, its sequence coordinate
+/// starting at the first position, and the reference's answer (the output
+/// buffer must start there too).
+inline KernelCase ropeInputs(const RopeCase &c, int batch) {
+  Buffer<float> x =
+      randomFloats({c.heads * c.headDim, c.length, batch}, 43, 2.0f);
+  x.set_min(0, c.first, 0);
+  return {{x}, referenceRope(x, c.heads, c.theta)};
+}
+
+/// Random inputs of an RMSNorm of `rows` rows of `width` (with a residual
+/// or not) and the reference's answer. Every row is offset by 1.5: RMSNorm
+/// subtracts no mean, so LayerNorm's answer would differ.
+inline KernelCase rmsNormInputs(int width, int rows, bool withResidual,
+                                double eps) {
+  Buffer<float> x = randomFloats({width, rows}, 40, 3.0f), residual;
+  x.for_each_element([&](int w, int r) { x(w, r) += 1.5f; });
+  Buffer<float> gamma = randomFloats({width}, 41);
+  KernelCase result{{x}, {}};
+  if (withResidual) {
+    residual = randomFloats({width, rows}, 42);
+    result.inputs.push_back(residual);
+  }
+  result.inputs.push_back(gamma);
+  result.expected = referenceRmsNorm(x, residual, gamma, eps);
+  return result;
+}
+
+/// `spec` (a CPU or GPU attention plan) for case `c` with heads of `dim`.
+inline codegen::KernelSpec groupedSpec(codegen::KernelSpec spec,
+                                       const GroupedCase &c, int dim) {
+  spec.width = c.heads * dim;
+  spec.heads = c.heads;
+  spec.kvHeads = c.kvHeads;
+  spec.headDim = spec.valueHeadDim = dim;
+  spec.attentionScale = 1.0 / std::sqrt(double(dim));
+  spec.mask.causal = c.mask.causal;
+  spec.mask.padding = c.mask.padding;
+  spec.mask.window = c.mask.window;
+  spec.mask.queriesAtEnd = c.mask.queriesAtEnd;
+  return spec;
 }
 
 } // namespace tfmc::test

@@ -273,7 +273,8 @@ protected:
 
   /// The f32 weights, with `replace` in place of tensors of the same name.
   std::string writeF32(const std::string &name,
-                       std::vector<TensorView> replace = {}) {
+                       std::vector<TensorView> replace = {},
+                       const std::map<std::string, std::string> &metadata = {}) {
     static const std::vector<float> embed = embedValues(),
                                     proj = projFileValues();
     std::vector<TensorView> tensors = {
@@ -282,11 +283,12 @@ protected:
         view("proj.weight", DType::F32, {kWidth, kOutputs}, proj.data(),
              proj.size() * 4),
         view("proj.bias", DType::F32, {kOutputs}, kBias.data(), 12)};
-    return write(name, tensors, replace);
+    return write(name, tensors, replace, metadata);
   }
 
   std::string write(const std::string &name, std::vector<TensorView> tensors,
-                    const std::vector<TensorView> &replace) {
+                    const std::vector<TensorView> &replace,
+                    const std::map<std::string, std::string> &metadata = {}) {
     for (const TensorView &other : replace) {
       bool replaced = false;
       for (TensorView &tensor : tensors)
@@ -303,7 +305,7 @@ protected:
                                  }),
                   tensors.end());
     std::string path = pathOf(name), error;
-    EXPECT_TRUE(writeSafetensors(path, tensors, error)) << error;
+    EXPECT_TRUE(writeSafetensors(path, tensors, error, metadata)) << error;
     return path;
   }
 
@@ -333,8 +335,11 @@ protected:
   }
 
   /// The error of loading the f32 weights with `replace`d tensors.
-  std::string loadError(std::vector<TensorView> replace) {
-    std::string path = writeF32("bad.safetensors", std::move(replace)),
+  std::string
+  loadError(std::vector<TensorView> replace,
+            const std::map<std::string, std::string> &metadata = {}) {
+    std::string path =
+                    writeF32("bad.safetensors", std::move(replace), metadata),
                 error;
     EXPECT_EQ(load(path, error), nullptr);
     EXPECT_EQ(error.find('\n'), std::string::npos);
@@ -384,8 +389,12 @@ TEST_F(LowPrecisionTest, AConvertedFileLoadsInPlaceAndRunsTheSame) {
   EXPECT_EQ(static_cast<const uint16_t *>((*stored)[2].data)[1 * 6 + 2],
             0x3f81);
 
+  // The metadata marks the narrow tensors as in the program's layout (the
+  // Conv1D proj.weight is [3, 6] here, not the checkpoint's [6, 3]).
   std::string converted = pathOf("w2.safetensors");
-  ASSERT_TRUE(writeSafetensors(converted, *stored, error)) << error;
+  ASSERT_TRUE(writeSafetensors(converted, *stored, error,
+                               {{"tfmc.weight_dtype", "int8"}}))
+      << error;
   std::unique_ptr<Model> again = load(converted, error);
   ASSERT_TRUE(again) << error;
   EXPECT_EQ(again->loadStats().convertedTensors, 0);
@@ -394,6 +403,102 @@ TEST_F(LowPrecisionTest, AConvertedFileLoadsInPlaceAndRunsTheSame) {
   const std::vector<int64_t> ids = {4, 8, 7, 6, 1, 0};
   EXPECT_EQ(run(*again, ids, 1), run(*model, ids, 1));
   EXPECT_EQ(run(*again, ids, 1), referenceLogits(ids));
+}
+
+/// `value`'s bfloat16 bits when it is exact in bf16 (its low 16 bits zero),
+/// and its half bits when it is a normal half or zero: the test's values
+/// are, so no rounding is involved in writing the narrow checkpoints.
+uint16_t exactBf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  EXPECT_EQ(bits & 0xffffu, 0u) << value << " is not exact in bf16";
+  return static_cast<uint16_t>(bits >> 16);
+}
+uint16_t exactHalf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  const uint32_t sign = (bits >> 16) & 0x8000u;
+  if ((bits & 0x7fffffffu) == 0)
+    return static_cast<uint16_t>(sign);
+  const int exponent = int((bits >> 23) & 0xff) - 127;
+  EXPECT_TRUE(exponent >= -14 && exponent <= 15 && (bits & 0x1fffu) == 0)
+      << value << " is not a normal half";
+  return static_cast<uint16_t>(sign | uint32_t(exponent + 15) << 10 |
+                               ((bits >> 13) & 0x3ffu));
+}
+
+TEST_F(LowPrecisionTest, ABf16OrF16CheckpointIsItsValues) {
+  // A checkpoint as Hugging Face stores one: every tensor narrow, proj in
+  // the Conv1D [6, 3] layout. BF16 holds proj [1][2] already rounded
+  // (1 + 2^-7); F16 holds 1 + 2^-8 + 2^-9 exactly, which the program then
+  // rounds to bf16 as for an f32 file. Either way the program sees what
+  // an f32 file of the same values gives it: referenceLogits, exactly.
+  for (DType dtype : {DType::BF16, DType::F16}) {
+    SCOPED_TRACE(dtypeName(dtype));
+    auto narrow = [&](const std::vector<float> &values) {
+      std::vector<uint16_t> bits;
+      for (float value : values)
+        bits.push_back(dtype == DType::BF16 ? exactBf16(value)
+                                            : exactHalf(value));
+      return bits;
+    };
+    std::vector<float> proj = projFileValues();
+    if (dtype == DType::BF16)
+      proj[2 * kOutputs + 1] = projAsBf16(1, 2);
+    const std::vector<uint16_t> embed = narrow(embedValues()),
+                                projBits = narrow(proj), bias = narrow(kBias);
+    std::string path = write(
+        "narrow.safetensors",
+        {view("embed.weight", dtype, {kVocab, kWidth}, embed.data(), 120),
+         view("proj.weight", dtype, {kWidth, kOutputs}, projBits.data(), 36),
+         view("proj.bias", dtype, {kOutputs}, bias.data(), 6)},
+        {});
+    std::string error;
+    std::unique_ptr<Model> model = load(path, error);
+    ASSERT_TRUE(model) << error;
+    const std::vector<int64_t> ids = {1, 2, 3, 9, 0, 5};
+    EXPECT_EQ(run(*model, ids, 2), referenceLogits(ids));
+    // Widened and quantised, widened, transposed and rounded, widened.
+    EXPECT_EQ(model->loadStats().convertedTensors, 3);
+    // The bias becomes f32: convert-weights writes it so.
+    std::optional<std::vector<TensorView>> stored =
+        model->storedWeights(error);
+    ASSERT_TRUE(stored) << error;
+    ASSERT_EQ(stored->size(), 4u);
+    EXPECT_EQ((*stored)[3].dtype, DType::F32);
+    const auto *storedBias = static_cast<const float *>((*stored)[3].data);
+    EXPECT_EQ(std::vector<float>(storedBias, storedBias + 3), kBias);
+    EXPECT_EQ(static_cast<const uint16_t *>((*stored)[2].data)[1 * 6 + 2],
+              0x3f81);
+  }
+}
+
+TEST_F(LowPrecisionTest, ABf16WeightInTheProgramsLayoutIsUsedInPlace) {
+  // proj not transposed: the checkpoint's BF16 [3, 6] is what the kernel
+  // reads, mapped, with no copy; only the f32 bias (widened) is copied.
+  Json json = Json::parse(tfmc_plan_json);
+  json["weights"][1].erase("transposed");
+  std::string error;
+  std::optional<Plan> plan = parsePlan(json.dump(), error);
+  ASSERT_TRUE(plan) << error;
+  std::vector<uint16_t> projBits;
+  for (int64_t n = 0; n < kOutputs; ++n)
+    for (int64_t d = 0; d < kWidth; ++d)
+      projBits.push_back(exactBf16(projAsBf16(n, d)));
+  std::vector<uint16_t> bias;
+  for (float value : kBias)
+    bias.push_back(exactBf16(value));
+  std::string path = writeF32(
+      "w.safetensors",
+      {view("proj.weight", DType::BF16, {kOutputs, kWidth}, projBits.data(),
+            36),
+       view("proj.bias", DType::BF16, {kOutputs}, bias.data(), 6)});
+  std::unique_ptr<Model> model = load(path, error, *plan);
+  ASSERT_TRUE(model) << error;
+  const std::vector<int64_t> ids = {4, 8, 7, 6, 1, 0};
+  EXPECT_EQ(run(*model, ids, 1), referenceLogits(ids));
+  EXPECT_EQ(model->copiedWeightBytes(), 3u * 4u);
+  EXPECT_EQ(model->loadStats().convertedTensors, 2); // embed and bias
 }
 
 TEST_F(LowPrecisionTest, ViewsOfAnInt8WeightStartTheirScalesAtTheirRow) {
@@ -432,19 +537,25 @@ TEST_F(LowPrecisionTest, WrongFilesAreOneLineErrorsNamingTheTensor) {
   static const std::vector<float> f32(60, 1.0f);
   // A converted tensor of the wrong dtype for the program.
   EXPECT_EQ(loadError({view("proj.weight", DType::I8, {3, 6}, i8.data(), 18)}),
-            "tensor 'proj.weight' has dtype I8, expected BF16 or F32 (the "
-            "program stores it as bf16)");
-  EXPECT_EQ(loadError({view("embed.weight", DType::BF16, {10, 6},
+            "tensor 'proj.weight' has dtype I8, expected BF16, F32 or F16 "
+            "(the program stores it as bf16)");
+  EXPECT_EQ(loadError({view("embed.weight", DType::I16, {10, 6},
                             halves.data(), 120)}),
-            "tensor 'embed.weight' has dtype BF16, expected I8 or F32 (the "
-            "program stores it as int8)");
+            "tensor 'embed.weight' has dtype I16, expected I8, F32, BF16 or "
+            "F16 (the program stores it as int8)");
   EXPECT_EQ(
-      loadError({view("proj.bias", DType::BF16, {3}, halves.data(), 6)}),
-      "tensor 'proj.bias' has dtype BF16, expected F32");
-  // A converted tensor is never transposed.
+      loadError({view("proj.bias", DType::I16, {3}, halves.data(), 6)}),
+      "tensor 'proj.bias' has dtype I16, expected F32, BF16 or F16");
+  // A tensor convert-weights wrote is never transposed; a checkpoint's
+  // BF16 Conv1D weight is (ABf16OrF16CheckpointIsItsValues).
   EXPECT_EQ(loadError({view("proj.weight", DType::BF16, {6, 3},
-                            halves.data(), 36)}),
+                            halves.data(), 36)},
+                      {{"tfmc.weight_dtype", "bf16"}}),
             "tensor 'proj.weight' has shape [6, 3], expected [3, 6]");
+  // A checkpoint's narrow tensor in the wrong shape names both shapes.
+  EXPECT_EQ(loadError({view("proj.weight", DType::F16, {3, 6},
+                            halves.data(), 36)}),
+            "tensor 'proj.weight' has shape [3, 6], expected [6, 3]");
   // int8 without its scales, or with another group size's.
   TensorView table = view("embed.weight", DType::I8, {10, 6}, i8.data(), 60);
   EXPECT_EQ(loadError({table}), "tensor 'embed.weight' is I8 but its scales "

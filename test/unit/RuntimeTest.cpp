@@ -649,7 +649,8 @@ TEST_F(RuntimeTest, CreateChecksKernelsAndWeights) {
   std::string wrongType = writeWeights(
       "dtype.safetensors", {intView("proj.weight", {2, 3, 4}, asInts)});
   EXPECT_EQ(createError(plan, wrongType),
-            wrongType + ": tensor 'proj.weight' has dtype I64, expected F32");
+            wrongType + ": tensor 'proj.weight' has dtype I64, expected F32, "
+                        "BF16 or F16");
 }
 
 TEST_F(RuntimeTest, UnusedTensorsAreOneWarningLine) {
@@ -657,7 +658,8 @@ TEST_F(RuntimeTest, UnusedTensorsAreOneWarningLine) {
   std::vector<std::string> names = {
       "extra0", "extra1",        "extra2",
       "extra3", "extra4",        "extra5",
-      "extra6", "h.0.attn.bias", "h.0.attn.masked_bias"};
+      "extra6", "h.0.attn.bias", "h.0.attn.masked_bias",
+      "model.layers.0.self_attn.rotary_emb.inv_freq"};
   std::vector<TensorView> extra;
   for (const std::string &name : names)
     extra.push_back(floatView(name, {1}, one));

@@ -103,6 +103,99 @@ TEST(WeightConvert, F16RoundsToNearestEven) {
       ASSERT_EQ(floatToF16(f16ToFloat(static_cast<uint16_t>(half))), half);
 }
 
+uint32_t bitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+/// The f32 bits widenBf16 / widenF16 give for each 16-bit pattern, read
+/// from a buffer one byte past an aligned address (a mapped tensor may lie
+/// anywhere).
+std::vector<uint32_t> widened(const std::vector<uint16_t> &halves, bool bf16,
+                              int threads = 1) {
+  std::vector<unsigned char> bytes(2 * halves.size() + 1);
+  std::memcpy(bytes.data() + 1, halves.data(), 2 * halves.size());
+  std::vector<float> wide(halves.size());
+  if (bf16)
+    widenBf16(bytes.data() + 1, int64_t(halves.size()), wide.data(), threads);
+  else
+    widenF16(bytes.data() + 1, int64_t(halves.size()), wide.data(), threads);
+  std::vector<uint32_t> bits;
+  for (float value : wide)
+    bits.push_back(bitsOf(value));
+  return bits;
+}
+
+TEST(WeightConvert, Bf16WidensToItsUpperHalf) {
+  // bf16 is f32's upper 16 bits: 1.0, -1.5, the smallest subnormal
+  // (2^-133), the largest subnormal, the smallest normal (2^-126), the
+  // largest finite value, +-infinity, a quiet NaN, a signalling NaN whose
+  // payload must survive, and -0.
+  const std::vector<uint16_t> in = {0x3f80, 0xbfc0, 0x0001, 0x007f, 0x0080,
+                                    0x7f7f, 0x7f80, 0xff80, 0x7fc0, 0x7f81,
+                                    0x8000};
+  const std::vector<uint32_t> out = {
+      0x3f800000, 0xbfc00000, 0x00010000, 0x007f0000, 0x00800000, 0x7f7f0000,
+      0x7f800000, 0xff800000, 0x7fc00000, 0x7f810000, 0x80000000};
+  EXPECT_EQ(widened(in, true), out);
+  EXPECT_EQ(fromBits(0x00010000), 0x1p-133f);
+  EXPECT_EQ(fromBits(0x7f7f0000), 0x1.fep127f);
+}
+
+TEST(WeightConvert, F16WidensExactly) {
+  // Hand-derived from 1-5-10 (bias 15) to 1-8-23 (bias 127):
+  //   0x3c00 = 1, 0xc000 = -2, 0x2e66 = 0.0999755859375,
+  //   0x0001 = 2^-24 (smallest subnormal: 0x33800000),
+  //   0x0003 = 3 * 2^-24 (0x34400000), 0x03ff = 1023 * 2^-24 (largest
+  //   subnormal: 0x387fc000), 0x8001 = -2^-24, 0x0400 = 2^-14 (smallest
+  //   normal: 0x38800000), 0x7bff = 65504 (0x477fe000), 0x7c00 = inf,
+  //   0xfc00 = -inf, 0x7e00 = a quiet NaN (0x7fc00000), 0x7c01 = a
+  //   signalling NaN (payload 1 << 13: 0x7f802000), 0x8000 = -0.
+  const std::vector<uint16_t> in = {0x3c00, 0xc000, 0x2e66, 0x0001, 0x0003,
+                                    0x03ff, 0x8001, 0x0400, 0x7bff, 0x7c00,
+                                    0xfc00, 0x7e00, 0x7c01, 0x8000, 0x0000};
+  const std::vector<uint32_t> out = {
+      0x3f800000, 0xc0000000, 0x3dccc000, 0x33800000, 0x34400000,
+      0x387fc000, 0xb3800000, 0x38800000, 0x477fe000, 0x7f800000,
+      0xff800000, 0x7fc00000, 0x7f802000, 0x80000000, 0x00000000};
+  EXPECT_EQ(widened(in, false), out);
+  EXPECT_EQ(fromBits(0x3dccc000), 0.0999755859375f);
+  EXPECT_EQ(fromBits(0x387fc000), 1023 * 0x1p-24f);
+}
+
+TEST(WeightConvert, WideningEveryPatternOnEveryThreadCount) {
+  // Every 16-bit pattern, many times over (past the size at which the
+  // work is split): bf16 against the shift, f16 against the value
+  // sign * mantissa * 2^(exponent - 25) computed in double (exact), with
+  // infinities and NaN payloads as the format says.
+  std::vector<uint16_t> all(1 << 19);
+  for (std::size_t i = 0; i < all.size(); ++i)
+    all[i] = static_cast<uint16_t>(i * 40503u);
+  for (int threads : {1, 2, 3, 8}) {
+    SCOPED_TRACE(threads);
+    std::vector<uint32_t> bf16 = widened(all, true, threads);
+    std::vector<uint32_t> f16 = widened(all, false, threads);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const uint32_t h = all[i];
+      ASSERT_EQ(bf16[i], h << 16) << std::hex << h;
+      const uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1f,
+                     mantissa = h & 0x3ff;
+      uint32_t expected;
+      if (exponent == 31) {
+        expected = sign | 0x7f800000u | mantissa << 13;
+      } else {
+        const double magnitude =
+            exponent == 0 ? std::ldexp(double(mantissa), -24)
+                          : std::ldexp(double(mantissa + 1024),
+                                       int(exponent) - 25);
+        expected = sign | bitsOf(static_cast<float>(magnitude));
+      }
+      ASSERT_EQ(f16[i], expected) << std::hex << h;
+    }
+  }
+}
+
 TEST(WeightConvert, Int8HandDerived) {
   // 3 rows of 5 columns in groups of 2: the last group is 1 column.
   const std::vector<float> w = {

@@ -1,8 +1,9 @@
 """Checks the plan (JSON) of a program compiled with --weight-dtype against
 the weight-storage contract in runtime/Plan.h, independently of codegen:
 
-- exactly the linear weights and embedding tables are narrow (dtype, and
-  group for int8); positions, norms and biases stay f32;
+- exactly the linear weights (a gated linear's gate and up included) and
+  embedding tables are narrow (dtype, and group for int8); positions,
+  norms and biases stay f32;
 - each narrow weight argument has its storage type, and an int8 one is
   followed by its f16 scales, viewed (ceil(K / group), N), whose element
   offset is the weight view's first row times ceil(K / group).
@@ -20,6 +21,33 @@ def fail(message):
     sys.exit(1)
 
 
+def check_weight_arg(args, position, values, weights, dtype):
+    """The narrow weight at args[position] and, for int8, its scales after it."""
+    arg = args[position]
+    value = values[arg["value"]]
+    weight = weights[value["index"]]
+    if weight.get("dtype") != dtype:
+        fail(f"{weight['name']} is {weight.get('dtype', 'f32')}")
+    if arg["type"] != TYPES[dtype]:
+        fail(f"{weight['name']} is passed as {arg['type']}")
+    if dtype != "int8":
+        return
+    group = weight["group"]
+    columns, rows = arg["dims"][0][0], arg["dims"][1][0]
+    groups = -(-columns // group)
+    scales = args[position + 1]
+    scale_value = values[scales["value"]]
+    if scales["type"] != "f16" or scale_value["kind"] != "scales":
+        fail(f"{weight['name']}: no f16 scales after it")
+    if scale_value["index"] != value["index"]:
+        fail(f"{weight['name']}: the scales of another weight")
+    if scales["dims"] != [[groups], [rows]]:
+        fail(f"{weight['name']}: scales dims {scales['dims']}, expected [[{groups}], [{rows}]]")
+    first_row = value["offset"] // columns
+    if scale_value["offset"] != first_row * groups:
+        fail(f"{weight['name']}: scales offset {scale_value['offset']}, expected {first_row * groups}")
+
+
 def main(path, dtype):
     plans = json.load(open(path))
     plans = plans if isinstance(plans, list) else [plans]
@@ -28,37 +56,21 @@ def main(path, dtype):
         narrow_args = 0
         for step in plan["steps"]:
             args = step["args"]
-            if step["op"] not in ("tfm.linear", "tfm.embedding"):
+            # Weight arguments: linear's (x, w), embedding's (ids, table),
+            # gated_linear's (x, gate, up); int8 adds scales after each.
+            weight_args = {"tfm.linear": 1, "tfm.embedding": 1,
+                           "tfm.gated_linear": 2}.get(step["op"], 0)
+            if weight_args == 0:
                 for arg in args:
                     value = values[arg["value"]]
                     if value["kind"] == "weight" and "dtype" in weights[value["index"]]:
                         fail(f"{step['op']} reads narrow weight {weights[value['index']]['name']}")
                 continue
-            position = 1  # linear: x, w; embedding: ids, table
-            arg = args[position]
-            value = values[arg["value"]]
-            weight = weights[value["index"]]
-            if weight.get("dtype") != dtype:
-                fail(f"{weight['name']} of {step['op']} is {weight.get('dtype', 'f32')}")
-            if arg["type"] != TYPES[dtype]:
-                fail(f"{weight['name']} is passed as {arg['type']}")
-            narrow_args += 1
-            if dtype != "int8":
-                continue
-            group = weight["group"]
-            columns, rows = arg["dims"][0][0], arg["dims"][1][0]
-            groups = -(-columns // group)
-            scales = args[position + 1]
-            scale_value = values[scales["value"]]
-            if scales["type"] != "f16" or scale_value["kind"] != "scales":
-                fail(f"{weight['name']}: no f16 scales after it")
-            if scale_value["index"] != value["index"]:
-                fail(f"{weight['name']}: the scales of another weight")
-            if scales["dims"] != [[groups], [rows]]:
-                fail(f"{weight['name']}: scales dims {scales['dims']}, expected [[{groups}], [{rows}]]")
-            first_row = value["offset"] // columns
-            if scale_value["offset"] != first_row * groups:
-                fail(f"{weight['name']}: scales offset {scale_value['offset']}, expected {first_row * groups}")
+            position = 1
+            for _ in range(weight_args):
+                check_weight_arg(args, position, values, weights, dtype)
+                narrow_args += 1
+                position += 2 if dtype == "int8" else 1
         narrow = sorted(w["name"] for w in weights if "dtype" in w)
         f32 = sorted(w["name"] for w in weights if "dtype" not in w)
         print(f"{plan['entry']}: {narrow_args} narrow weight args; narrow: {' '.join(narrow)}; f32: {' '.join(f32)}")

@@ -18,7 +18,10 @@ def read(path):
     return tensors
 
 
-def write(path, tensors, raw_header=None):
+def write(path, tensors, raw_header=None, pad=False):
+    """pad: the header padded with spaces to a multiple of 8 bytes, as the
+    reference implementation writes it (every tensor then naturally aligned
+    when mapped); without, the tests get misaligned tensors too."""
     header, body = {}, b""
     for name in sorted(tensors):
         dtype, shape, data = tensors[name]
@@ -26,5 +29,7 @@ def write(path, tensors, raw_header=None):
                         "data_offsets": [len(body), len(body) + len(data)]}
         body += data
     text = raw_header if raw_header is not None else json.dumps(header).encode()
+    if pad:
+        text += b" " * (-len(text) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)) + text + body)
