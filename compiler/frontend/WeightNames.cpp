@@ -15,6 +15,21 @@ bool consumePrefix(std::string_view &text, std::string_view prefix) {
   return true;
 }
 
+/// The layer index and parameter of `decoder.layers.{i}.{parameter}`.
+std::optional<std::pair<std::string_view, std::string_view>>
+splitLayerName(std::string_view canonical) {
+  std::string_view rest = canonical;
+  if (!consumePrefix(rest, "decoder.layers."))
+    return std::nullopt;
+  std::size_t digits = 0;
+  while (digits < rest.size() &&
+         std::isdigit(static_cast<unsigned char>(rest[digits])))
+    ++digits;
+  if (digits == 0 || digits >= rest.size() || rest[digits] != '.')
+    return std::nullopt;
+  return std::make_pair(rest.substr(0, digits), rest.substr(digits + 1));
+}
+
 /// The GPT-2 name (without `transformer.`) of an nn.Transformer name, and
 /// whether Conv1D stores it transposed.
 std::optional<std::pair<std::string, bool>>
@@ -32,17 +47,10 @@ gpt2Name(std::string_view canonical) {
   if (canonical == "decoder.norm.bias")
     return std::make_pair(std::string("ln_f.bias"), false);
 
-  std::string_view rest = canonical;
-  if (!consumePrefix(rest, "decoder.layers."))
+  auto layerName = splitLayerName(canonical);
+  if (!layerName)
     return std::nullopt;
-  std::size_t digits = 0;
-  while (digits < rest.size() &&
-         std::isdigit(static_cast<unsigned char>(rest[digits])))
-    ++digits;
-  if (digits == 0 || digits >= rest.size() || rest[digits] != '.')
-    return std::nullopt;
-  std::string_view layer = rest.substr(0, digits);
-  std::string_view parameter = rest.substr(digits + 1);
+  auto [layer, parameter] = *layerName;
   static constexpr Entry kLayerParameters[] = {
       {"self_attn.in_proj_weight", "attn.c_attn.weight", true},
       {"self_attn.in_proj_bias", "attn.c_attn.bias", false},
@@ -65,6 +73,47 @@ gpt2Name(std::string_view canonical) {
   return std::nullopt;
 }
 
+/// LlamaModel's name (without the `model.` LlamaForCausalLM adds) of an
+/// nn.Transformer name; `lm_head.weight` is outside LlamaModel, so it
+/// comes back with `outsideModel` set.
+std::optional<std::string> llamaName(std::string_view canonical,
+                                     bool &outsideModel) {
+  outsideModel = false;
+  if (canonical == "tgt_embed.weight")
+    return std::string("embed_tokens.weight");
+  if (canonical == "decoder.norm.weight")
+    return std::string("norm.weight");
+  if (canonical == "generator.weight") {
+    outsideModel = true;
+    return std::string("lm_head.weight");
+  }
+  auto layerName = splitLayerName(canonical);
+  if (!layerName)
+    return std::nullopt;
+  auto [layer, parameter] = *layerName;
+  struct Entry {
+    std::string_view ours, theirs;
+  };
+  static constexpr Entry kLayerParameters[] = {
+      {"self_attn.q_proj.weight", "self_attn.q_proj.weight"},
+      {"self_attn.q_proj.bias", "self_attn.q_proj.bias"},
+      {"self_attn.k_proj.weight", "self_attn.k_proj.weight"},
+      {"self_attn.k_proj.bias", "self_attn.k_proj.bias"},
+      {"self_attn.v_proj.weight", "self_attn.v_proj.weight"},
+      {"self_attn.v_proj.bias", "self_attn.v_proj.bias"},
+      {"self_attn.out_proj.weight", "self_attn.o_proj.weight"},
+      {"gate.weight", "mlp.gate_proj.weight"},
+      {"linear1.weight", "mlp.up_proj.weight"},
+      {"linear2.weight", "mlp.down_proj.weight"},
+      {"norm1.weight", "input_layernorm.weight"},
+      {"norm2.weight", "post_attention_layernorm.weight"},
+  };
+  for (const Entry &entry : kLayerParameters)
+    if (parameter == entry.ours)
+      return "layers." + std::string(layer) + "." + std::string(entry.theirs);
+  return std::nullopt;
+}
+
 } // namespace
 
 std::optional<WeightBinding> bindWeight(WeightNaming naming,
@@ -80,6 +129,17 @@ std::optional<WeightBinding> bindWeight(WeightNaming naming,
     // GPT2LMHeadModel's puts the same tensors under `transformer.`.
     return WeightBinding{gpt2->first, {"transformer." + gpt2->first},
                          gpt2->second};
+  }
+  case WeightNaming::HfLlama: {
+    bool outsideModel = false;
+    auto llama = llamaName(canonical, outsideModel);
+    if (!llama)
+      return std::nullopt;
+    if (outsideModel)
+      return WeightBinding{*llama, {}, false};
+    // LlamaForCausalLM's state dict (every hub checkpoint) puts LlamaModel's
+    // tensors under `model.`; a bare LlamaModel's has no prefix.
+    return WeightBinding{"model." + *llama, {*llama}, false};
   }
   }
   return std::nullopt;

@@ -39,8 +39,21 @@ struct WeightBinding {
 ///   decoder.layers.i.norm1.*, norm2.*         -> h.i.ln_1.*, h.i.ln_2.*
 ///   decoder.norm.*                            -> ln_f.*
 /// each also under `transformer.` (GPT2LMHeadModel's state dict) as the
-/// alternative. Returns nullopt for a parameter the naming has no name for
-/// (an encoder's, a generator's).
+/// alternative. Hugging Face Llama (Mistral, Qwen2: LlamaForCausalLM's
+/// names) has separate Q/K/V projections and the gated MLP, nothing
+/// transposed:
+///   tgt_embed.weight                          -> model.embed_tokens.weight
+///   decoder.layers.i.self_attn.{q,k,v}_proj.* -> model.layers.i.self_attn.{q,k,v}_proj.*
+///   decoder.layers.i.self_attn.out_proj.weight-> model.layers.i.self_attn.o_proj.weight
+///   decoder.layers.i.gate/linear1/linear2.weight -> model.layers.i.mlp.gate_proj/up_proj/down_proj.weight
+///   decoder.layers.i.norm1.weight, norm2.weight -> model.layers.i.input_layernorm.weight,
+///                                                post_attention_layernorm.weight
+///   decoder.norm.weight                       -> model.norm.weight
+///   generator.weight                          -> lm_head.weight
+/// each but lm_head also without `model.` (a bare LlamaModel's state dict)
+/// as the alternative. Returns nullopt for a parameter the naming has no
+/// name for (an encoder's, a GPT-2 generator's, a Llama bias other than
+/// q/k/v_proj's).
 std::optional<WeightBinding> bindWeight(WeightNaming naming,
                                         const std::string &canonical);
 

@@ -1,12 +1,10 @@
 //===- FrontendParserTest.cpp - Tests of the .tfm lexer and parser --------===//
 
 #include "compiler/frontend/AST.h"
-#include "compiler/frontend/HfConfig.h"
 #include "compiler/frontend/Lexer.h"
 #include "compiler/frontend/ModelFile.h"
 #include "compiler/frontend/Quote.h"
 #include "compiler/frontend/ReadFile.h"
-#include "compiler/frontend/WeightNames.h"
 
 #include <gtest/gtest.h>
 
@@ -938,105 +936,6 @@ TEST(FrontendLexer, Utf8Lengths) {
   EXPECT_EQ(utf8SequenceLength("\xe0\x80\x80", 0), 0u);     // overlong
   EXPECT_EQ(utf8SequenceLength("\x80", 0), 0u);
   EXPECT_EQ(utf8SequenceLength("\xc3", 0), 0u);
-}
-
-//===----------------------------------------------------------------------===//
-// Hugging Face GPT-2 import and its weight names
-//===----------------------------------------------------------------------===//
-
-const char *const kGpt2Config = R"({
-  "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"],
-  "attn_pdrop": 0.1, "layer_norm_epsilon": 1e-05, "model_type": "gpt2",
-  "n_ctx": 1024, "n_embd": 768, "n_head": 12, "n_inner": null, "n_layer": 12,
-  "n_positions": 1024, "vocab_size": 50257, "summary_type": "cls_index",
-  "task_specific_params": {"text-generation": {"max_length": 50}}})";
-
-TEST(HfConfig, Gpt2SmallIsTheSameModelAsGptSmallTfm) {
-  ParseResult imported = importHfConfigText(kGpt2Config, "hub/gpt2/config.json");
-  ASSERT_TRUE(imported) << imported.error->str();
-  const Model &model = *imported.model;
-  EXPECT_EQ(model.name, "gpt2");
-  EXPECT_EQ(model.weightNaming, WeightNaming::HfGpt2);
-  EXPECT_EQ(model.vocab, 50257);
-  EXPECT_EQ(model.dModel, 768);
-  EXPECT_EQ(model.heads, 12);
-  EXPECT_EQ(model.dFF, 3072);
-  EXPECT_EQ(model.maxLen, 1024);
-  EXPECT_EQ(model.norm, NormPlacement::Pre);
-  EXPECT_EQ(model.activation, Activation::GeluTanh);
-  EXPECT_EQ(model.positions, PositionKind::Learned);
-  EXPECT_EQ(model.embedScale, EmbedScale::One);
-  EXPECT_TRUE(model.finalNorm);
-  EXPECT_EQ(model.output, OutputKind::Tied);
-  ASSERT_TRUE(model.isDecoderOnly());
-  EXPECT_EQ(model.decoder->layers, 12);
-  ASSERT_EQ(model.decoder->sublayers.size(), 2u);
-  EXPECT_EQ(toString(model.decoder->sublayers[0].mask), "causal + padding");
-  EXPECT_EQ(model.decoder->sublayers[1].kind, SublayerKind::FeedForward);
-}
-
-TEST(HfConfig, ModelNamedAfterItsFolder) {
-  ParseResult imported =
-      importHfConfigText(kGpt2Config, "/models/gpt2-medium/config.json");
-  ASSERT_TRUE(imported);
-  EXPECT_EQ(imported.model->name, "gpt2_medium");
-}
-
-TEST(HfConfig, ErrorsNameTheKey) {
-  ParseResult bad = importHfConfigText(
-      R"({"model_type": "gpt2", "n_embd": 48, "n_head": 4, "n_layer": 1,
-          "n_positions": 8, "vocab_size": 9, "activation_function": "gelu_fast"})",
-      "m/config.json");
-  ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error->str(),
-            "m/config.json: error: key 'activation_function': \"gelu_fast\" "
-            "is not supported; expected \"gelu_new\", \"gelu_pytorch_tanh\", "
-            "\"gelu\" or \"relu\"");
-}
-
-TEST(WeightNames, NnTransformerIsTheIdentity) {
-  auto binding = bindWeight(WeightNaming::NnTransformer,
-                            "decoder.layers.3.self_attn.in_proj_weight");
-  ASSERT_TRUE(binding);
-  EXPECT_EQ(binding->name, "decoder.layers.3.self_attn.in_proj_weight");
-  EXPECT_TRUE(binding->altNames.empty());
-  EXPECT_FALSE(binding->transposed);
-}
-
-TEST(WeightNames, Gpt2) {
-  struct Case {
-    const char *ours, *theirs;
-    bool transposed;
-  } cases[] = {
-      {"tgt_embed.weight", "wte.weight", false},
-      {"tgt_pos.weight", "wpe.weight", false},
-      {"decoder.layers.3.self_attn.in_proj_weight", "h.3.attn.c_attn.weight", true},
-      {"decoder.layers.3.self_attn.in_proj_bias", "h.3.attn.c_attn.bias", false},
-      {"decoder.layers.3.self_attn.out_proj.weight", "h.3.attn.c_proj.weight", true},
-      {"decoder.layers.3.self_attn.out_proj.bias", "h.3.attn.c_proj.bias", false},
-      {"decoder.layers.11.linear1.weight", "h.11.mlp.c_fc.weight", true},
-      {"decoder.layers.11.linear1.bias", "h.11.mlp.c_fc.bias", false},
-      {"decoder.layers.0.linear2.weight", "h.0.mlp.c_proj.weight", true},
-      {"decoder.layers.0.linear2.bias", "h.0.mlp.c_proj.bias", false},
-      {"decoder.layers.0.norm1.weight", "h.0.ln_1.weight", false},
-      {"decoder.layers.0.norm2.bias", "h.0.ln_2.bias", false},
-      {"decoder.norm.weight", "ln_f.weight", false},
-      {"decoder.norm.bias", "ln_f.bias", false},
-  };
-  for (const Case &c : cases) {
-    auto binding = bindWeight(WeightNaming::HfGpt2, c.ours);
-    ASSERT_TRUE(binding) << c.ours;
-    EXPECT_EQ(binding->name, c.theirs);
-    ASSERT_EQ(binding->altNames.size(), 1u);
-    EXPECT_EQ(binding->altNames[0], std::string("transformer.") + c.theirs);
-    EXPECT_EQ(binding->transposed, c.transposed) << c.ours;
-  }
-  for (const char *none : {"src_embed.weight", "generator.weight",
-                           "decoder.layers.0.norm3.weight",
-                           "decoder.layers.0.multihead_attn.in_proj_weight",
-                           "encoder.layers.0.linear1.weight",
-                           "decoder.layers.x.linear1.weight"})
-    EXPECT_FALSE(bindWeight(WeightNaming::HfGpt2, none)) << none;
 }
 
 } // namespace

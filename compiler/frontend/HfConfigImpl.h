@@ -1,0 +1,101 @@
+//===- HfConfigImpl.h - Shared parts of the config.json importers -*- C++ -*-===//
+//
+// HfConfig.cpp reads the JSON and picks the importer by `model_type`; each
+// model family's importer (HfGpt2.cpp, HfLlama.cpp) maps its keys onto the
+// AST with the helpers here, so every family's messages read alike.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_FRONTEND_HFCONFIGIMPL_H
+#define TFMC_FRONTEND_HFCONFIGIMPL_H
+
+#include "compiler/frontend/AST.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+namespace tfmc::frontend::hf {
+
+using Json = nlohmann::ordered_json;
+
+/// A value as messages show it: scalars as JSON, strings cut and escaped,
+/// containers by kind only.
+std::string describe(const Json &value);
+
+/// The config's folder name as a .tfm identifier (`gpt2-medium` ->
+/// `gpt2_medium`); `family` when the folder gives no usable name, and the
+/// prefix `family_` when it starts with a digit.
+std::string modelNameFor(const std::string &configPath,
+                         std::string_view family);
+
+template <size_t N>
+bool contains(const std::string_view (&list)[N], std::string_view key) {
+  return std::find(std::begin(list), std::end(list), key) != std::end(list);
+}
+
+/// A size key of a family's config and the .tfm setting it gives (whose
+/// maximum, Limits.h, bounds it).
+using KeyToSetting = std::pair<std::string_view, std::string_view>;
+
+/// The setting `key` gives (`key` itself when the table has no entry).
+template <size_t N>
+std::string_view settingOfKey(const KeyToSetting (&table)[N],
+                              std::string_view key) {
+  for (const auto &[hfKey, setting] : table)
+    if (hfKey == key)
+      return setting;
+  return key;
+}
+
+/// The first key that gives `setting`, to blame for a limit it exceeds.
+template <size_t N>
+std::string_view keyOfSetting(const KeyToSetting (&table)[N],
+                              std::string_view setting) {
+  for (const auto &[hfKey, name] : table)
+    if (name == setting)
+      return hfKey;
+  return setting;
+}
+
+/// The first error an importer finds, as `key 'K': ...`.
+class ImportErrors {
+public:
+  std::optional<Model> fail(const std::string &text) {
+    message = text;
+    return std::nullopt;
+  }
+  std::optional<Model> failKey(std::string_view key, const std::string &text);
+
+  /// A positive integer up to `max`; nullopt (with the message set) else.
+  std::optional<int64_t> positive(std::string_view key, const Json &value,
+                                  int64_t max,
+                                  const char *expected = "a positive integer");
+
+  /// `field` from a positive, finite number under `key` of `config`, if
+  /// given; false (with the message set) for any other value.
+  bool positiveNumber(const Json &config, const char *key, double &field);
+  /// `field` from true or false under `key` of `config`, if given.
+  bool boolean(const Json &config, const char *key, bool &field);
+
+  std::string message;
+};
+
+/// Each importer fills `errors.message` when it returns nullopt.
+std::optional<Model> importGpt2(const Json &config,
+                                const std::string &configPath,
+                                ImportErrors &errors);
+/// model_type llama, mistral or qwen2.
+std::optional<Model> importLlamaFamily(const Json &config,
+                                       const std::string &modelType,
+                                       const std::string &configPath,
+                                       ImportErrors &errors);
+
+} // namespace tfmc::frontend::hf
+
+#endif // TFMC_FRONTEND_HFCONFIGIMPL_H
