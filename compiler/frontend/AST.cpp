@@ -175,7 +175,6 @@ std::string dumpModel(const Model &model) {
   line(1, fmt::format("layer_norm_eps = {:g}", model.layerNormEps));
   line(1, fmt::format("final_norm = {}", model.finalNorm ? "true" : "false"));
   line(1, fmt::format("output = {}", toString(model.output)));
-  // Only imported models say so: .tfm dumps stay as they were.
   // The Llama family's settings print when they differ from their defaults,
   // so dumps of models without them stay as they were.
   if (model.normType != NormType::LayerNorm)
