@@ -42,6 +42,10 @@ c gpt_small_bf16 "$SRC/examples/gpt_small.tfm" --target cuda --weight-dtype bf16
 c gpt_small_int8 "$SRC/examples/gpt_small.tfm" --target cuda --weight-dtype int8
 # Libraries the programs need beyond glibc and libstdc++.
 cp -L /lib/x86_64-linux-gnu/libfmt.so.9 "$DEST/lib/"
+# The programs' tokenizers (generate --tokenizer): SentencePiece, Oniguruma
+# (tokenizer.json's Split regexes) and utf8proc (NFC).
+for lib in libsentencepiece.so.0 libonig.so.5 libutf8proc.so.2; do
+  cp -L "/lib/x86_64-linux-gnu/$lib" "$DEST/lib/"; done
 cp "$SRC/test/E2E/Inputs/greedy.py" "$SRC/test/E2E/Inputs/ids.py" "$SRC/test/CUDA/device/run.sh" \
    "$SRC/test/CUDA/device/torch_gpt2.py" "$DEST/"
 du -sh "$DEST"
