@@ -303,6 +303,17 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   auto vector = [&](Value value) {
     return arg(value, json::array({toJson(constant(lastDim(value)))}));
   };
+  // A token-row view (D, S, B). In a decode step (`fromCache`) the sequence
+  // dimension starts at P, the number of cached tokens: positions and rope
+  // act on positions P .. P+S-1.
+  auto tokenRows = [&](Value value, bool fromCache) {
+    json view = arg(value, halideDims(out));
+    if (fromCache)
+      view["mins"] = json::array({json::array({0}),
+                                  json::array({symbolName(Symbol::Past)}),
+                                  json::array({0})});
+    return view;
+  };
 
   if (auto embedding = dyn_cast<tfm::EmbeddingOp>(op)) {
     auto table = embedding.getTable().getType();
@@ -313,24 +324,15 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     addWeightArgs(embedding.getTable(), spec, args);
     args.push_back(arg(result, halideDims(out)));
   } else if (auto positions = dyn_cast<tfm::PositionsOp>(op)) {
-    // In a decode step the sequence dimension starts at P, the number of
-    // cached tokens: the kernel computes positions P .. P+S-1.
-    auto sequenceView = [&](Value value) {
-      json view = arg(value, halideDims(out));
-      if (positions.getFromCache())
-        view["mins"] = json::array({json::array({0}),
-                                    json::array({symbolName(Symbol::Past)}),
-                                    json::array({0})});
-      return view;
-    };
-    args.push_back(sequenceView(positions.getInput()));
+    bool fromCache = positions.getFromCache();
+    args.push_back(tokenRows(positions.getInput(), fromCache));
     if (Value table = positions.getTable()) {
       spec.learnedPositions = true;
       auto type = cast<RankedTensorType>(table.getType());
       args.push_back(arg(table, json::array({toJson(constant(type.getDimSize(1))),
                                              toJson(constant(type.getDimSize(0)))})));
     }
-    args.push_back(sequenceView(result));
+    args.push_back(tokenRows(result, fromCache));
   } else if (auto scale = dyn_cast<tfm::ScaleOp>(op)) {
     spec.scale = scale.getFactor().convertToDouble();
     args.push_back(matrix(scale.getInput()));
@@ -344,21 +346,11 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     args.push_back(matrix(op->getOperand(1)));
     args.push_back(matrix(result));
   } else if (auto rope = dyn_cast<tfm::RopeOp>(op)) {
-    // In a decode step the sequence dimension starts at P, the number of
-    // cached tokens: the kernel rotates by positions P .. P+S-1.
     spec.heads = rope.getHeads();
     spec.headDim = spec.width / spec.heads;
     spec.ropeTheta = rope.getTheta().convertToDouble();
-    auto sequenceView = [&](Value value) {
-      json view = arg(value, halideDims(out));
-      if (rope.getFromCache())
-        view["mins"] = json::array({json::array({0}),
-                                    json::array({symbolName(Symbol::Past)}),
-                                    json::array({0})});
-      return view;
-    };
-    args.push_back(sequenceView(rope.getInput()));
-    args.push_back(sequenceView(result));
+    args.push_back(tokenRows(rope.getInput(), rope.getFromCache()));
+    args.push_back(tokenRows(result, rope.getFromCache()));
   } else if (auto gated = dyn_cast<tfm::GatedLinearOp>(op)) {
     spec.inWidth = gated.getGate().getType().getDimSize(1);
     spec.activation = activationOf(gated.getActivation());
@@ -370,15 +362,6 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
       args.push_back(vector(gated.getGateBias()));
       args.push_back(vector(gated.getUpBias()));
     }
-    args.push_back(matrix(result));
-  } else if (auto norm = dyn_cast<tfm::RmsNormOp>(op)) {
-    spec.eps = norm.getEps().convertToDouble();
-    args.push_back(matrix(norm.getInput()));
-    if (Value residual = norm.getResidual()) {
-      spec.hasResidual = true;
-      args.push_back(matrix(residual));
-    }
-    args.push_back(vector(norm.getGamma()));
     args.push_back(matrix(result));
   } else if (auto linear = dyn_cast<tfm::LinearOp>(op)) {
     auto weight = linear.getWeight().getType();
@@ -395,15 +378,23 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
       args.push_back(matrix(residual));
     }
     args.push_back(matrix(result));
-  } else if (auto norm = dyn_cast<tfm::LayerNormOp>(op)) {
-    spec.eps = norm.getEps().convertToDouble();
-    args.push_back(matrix(norm.getInput()));
-    if (Value residual = norm.getResidual()) {
-      spec.hasResidual = true;
-      args.push_back(matrix(residual));
+  } else if (isa<tfm::LayerNormOp, tfm::RmsNormOp>(op)) {
+    // x [, residual], gamma [, beta]: RMSNorm has no beta.
+    auto norm = [&](auto typed) {
+      spec.eps = typed.getEps().convertToDouble();
+      args.push_back(matrix(typed.getInput()));
+      if (Value residual = typed.getResidual()) {
+        spec.hasResidual = true;
+        args.push_back(matrix(residual));
+      }
+      args.push_back(vector(typed.getGamma()));
+    };
+    if (auto layerNorm = dyn_cast<tfm::LayerNormOp>(op)) {
+      norm(layerNorm);
+      args.push_back(vector(layerNorm.getBeta()));
+    } else {
+      norm(cast<tfm::RmsNormOp>(op));
     }
-    args.push_back(vector(norm.getGamma()));
-    args.push_back(vector(norm.getBeta()));
     args.push_back(matrix(result));
   } else if (auto attention = dyn_cast<tfm::AttentionOp>(op)) {
     if (!attention.isMergedLayout())

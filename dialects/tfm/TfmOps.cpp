@@ -59,6 +59,63 @@ LogicalResult checkFinite(Operation *op, StringRef name, double value,
   return success();
 }
 
+/// x · Wᵀ (+ b) of a linear or a gated linear (operand 0 is x, result 0
+/// the output): x of rank >= 2, W [out, in], the result shaped like x with
+/// `out` features, and each bias [out].
+LogicalResult checkProjection(Operation *op, Value weightValue,
+                              StringRef weightName, ArrayRef<Value> biases) {
+  Value inputValue = op->getOperand(0), resultValue = op->getResult(0);
+  auto input = tensorType(inputValue), result = tensorType(resultValue);
+  if (input.getRank() < 2)
+    return op->emitOpError() << "input must have rank >= 2, got "
+                             << input.getRank();
+  if (failed(checkRank(op, weightValue, 2, weightName)) ||
+      failed(checkRank(op, resultValue, input.getRank(), "result")))
+    return failure();
+  auto weight = tensorType(weightValue).getShape();
+  if (failed(checkDim(op, input.getShape().back(), "input features", weight[1],
+                      "weight in-features")) ||
+      failed(checkDim(op, result.getShape().back(), "result features",
+                      weight[0], "weight out-features")))
+    return failure();
+  for (int64_t i = 0, e = input.getRank() - 1; i < e; ++i)
+    if (failed(checkDim(op, result.getDimSize(i),
+                        "result dimension " + std::to_string(i),
+                        input.getDimSize(i),
+                        "input dimension " + std::to_string(i))))
+      return failure();
+  for (Value bias : biases) {
+    if (!bias)
+      continue;
+    if (failed(checkRank(op, bias, 1, "bias")) ||
+        failed(checkDim(op, tensorType(bias).getDimSize(0), "bias size",
+                        weight[0], "weight out-features")))
+      return failure();
+  }
+  return success();
+}
+
+/// A norm over the last dimension (operand 0 is x, result 0 the output):
+/// the result and an optional residual typed like x, and gamma [width].
+/// (LayerNorm's beta and both eps checks are the callers'.)
+LogicalResult checkNorm(Operation *op, Value residual, Value gamma) {
+  auto input = tensorType(op->getOperand(0));
+  Type resultType = op->getResult(0).getType();
+  if (input.getRank() < 1)
+    return op->emitOpError("input must have rank >= 1");
+  if (resultType != input)
+    return op->emitOpError() << "result type " << resultType
+                             << " does not match input type " << input;
+  if (residual && residual.getType() != input)
+    return op->emitOpError() << "residual type " << residual.getType()
+                             << " does not match input type " << input;
+  if (failed(checkRank(op, gamma, 1, "gamma")) ||
+      failed(checkDim(op, tensorType(gamma).getDimSize(0), "gamma size",
+                      input.getShape().back(), "normalized width")))
+    return failure();
+  return success();
+}
+
 /// A mask over one sequence's own positions: [B, S, d] -> [S, S].
 LogicalResult verifySequenceMask(Operation *op, Value sequence, Value mask) {
   if (failed(checkRank(op, sequence, 3, "sequence")) ||
@@ -149,33 +206,10 @@ LogicalResult PositionsOp::verify() {
 }
 
 LogicalResult LinearOp::verify() {
-  Operation *op = getOperation();
-  auto input = getInput().getType();
+  if (failed(checkProjection(getOperation(), getWeight(), "weight",
+                             getBias())))
+    return failure();
   auto result = getResult().getType();
-  if (input.getRank() < 2)
-    return emitOpError() << "input must have rank >= 2, got "
-                         << input.getRank();
-  if (failed(checkRank(op, getWeight(), 2, "weight")) ||
-      failed(checkRank(op, getResult(), input.getRank(), "result")))
-    return failure();
-  auto weight = getWeight().getType().getShape();
-  if (failed(checkDim(op, input.getShape().back(), "input features", weight[1],
-                      "weight in-features")) ||
-      failed(checkDim(op, result.getShape().back(), "result features",
-                      weight[0], "weight out-features")))
-    return failure();
-  for (int64_t i = 0, e = input.getRank() - 1; i < e; ++i)
-    if (failed(checkDim(op, result.getDimSize(i),
-                        "result dimension " + std::to_string(i),
-                        input.getDimSize(i),
-                        "input dimension " + std::to_string(i))))
-      return failure();
-  if (Value bias = getBias()) {
-    if (failed(checkRank(op, bias, 1, "bias")) ||
-        failed(checkDim(op, tensorType(bias).getDimSize(0), "bias size",
-                        weight[0], "weight out-features")))
-      return failure();
-  }
   if (Value residual = getResidual(); residual && residual.getType() != result)
     return emitOpError() << "residual type " << residual.getType()
                          << " does not match result type " << result;
@@ -183,43 +217,15 @@ LogicalResult LinearOp::verify() {
 }
 
 LogicalResult GatedLinearOp::verify() {
-  Operation *op = getOperation();
-  auto input = getInput().getType();
-  auto result = getResult().getType();
-  if (input.getRank() < 2)
-    return emitOpError() << "input must have rank >= 2, got "
-                         << input.getRank();
-  if (failed(checkRank(op, getGate(), 2, "gate weight")) ||
-      failed(checkRank(op, getResult(), input.getRank(), "result")))
-    return failure();
   if (getGate().getType().getShape() != getUp().getType().getShape())
     return emitOpError() << "gate weight " << getGate().getType()
                          << " and up weight " << getUp().getType()
                          << " differ in shape";
-  auto weight = getGate().getType().getShape();
-  if (failed(checkDim(op, input.getShape().back(), "input features", weight[1],
-                      "weight in-features")) ||
-      failed(checkDim(op, result.getShape().back(), "result features",
-                      weight[0], "weight out-features")))
-    return failure();
-  for (int64_t i = 0, e = input.getRank() - 1; i < e; ++i)
-    if (failed(checkDim(op, result.getDimSize(i),
-                        "result dimension " + std::to_string(i),
-                        input.getDimSize(i),
-                        "input dimension " + std::to_string(i))))
-      return failure();
   if (bool(getGateBias()) != bool(getUpBias()))
     return emitOpError("the gate and up biases must be both present or both "
                        "absent");
-  for (Value bias : {getGateBias(), getUpBias()}) {
-    if (!bias)
-      continue;
-    if (failed(checkRank(op, bias, 1, "bias")) ||
-        failed(checkDim(op, tensorType(bias).getDimSize(0), "bias size",
-                        weight[0], "weight out-features")))
-      return failure();
-  }
-  return success();
+  return checkProjection(getOperation(), getGate(), "gate weight",
+                         {getGateBias(), getUpBias()});
 }
 
 LogicalResult MatmulOp::verify() {
@@ -347,22 +353,11 @@ LogicalResult ScaleOp::verify() {
 
 LogicalResult LayerNormOp::verify() {
   Operation *op = getOperation();
-  auto input = getInput().getType();
-  if (input.getRank() < 1)
-    return emitOpError("input must have rank >= 1");
-  if (getResult().getType() != input)
-    return emitOpError() << "result type " << getResult().getType()
-                         << " does not match input type " << input;
-  if (Value residual = getResidual(); residual && residual.getType() != input)
-    return emitOpError() << "residual type " << residual.getType()
-                         << " does not match input type " << input;
-  int64_t width = input.getShape().back();
-  if (failed(checkRank(op, getGamma(), 1, "gamma")) ||
+  if (failed(checkNorm(op, getResidual(), getGamma())) ||
       failed(checkRank(op, getBeta(), 1, "beta")) ||
-      failed(checkDim(op, getGamma().getType().getDimSize(0), "gamma size",
-                      width, "normalized width")) ||
       failed(checkDim(op, getBeta().getType().getDimSize(0), "beta size",
-                      width, "normalized width")))
+                      getInput().getType().getShape().back(),
+                      "normalized width")))
     return failure();
   return checkFinite(op, "eps", getEps().convertToDouble(),
                      /*mustBePositive=*/true);
@@ -370,18 +365,7 @@ LogicalResult LayerNormOp::verify() {
 
 LogicalResult RmsNormOp::verify() {
   Operation *op = getOperation();
-  auto input = getInput().getType();
-  if (input.getRank() < 1)
-    return emitOpError("input must have rank >= 1");
-  if (getResult().getType() != input)
-    return emitOpError() << "result type " << getResult().getType()
-                         << " does not match input type " << input;
-  if (Value residual = getResidual(); residual && residual.getType() != input)
-    return emitOpError() << "residual type " << residual.getType()
-                         << " does not match input type " << input;
-  if (failed(checkRank(op, getGamma(), 1, "gamma")) ||
-      failed(checkDim(op, getGamma().getType().getDimSize(0), "gamma size",
-                      input.getShape().back(), "normalized width")))
+  if (failed(checkNorm(op, getResidual(), getGamma())))
     return failure();
   return checkFinite(op, "eps", getEps().convertToDouble(),
                      /*mustBePositive=*/true);

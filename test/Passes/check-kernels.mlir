@@ -1,9 +1,11 @@
 // RUN: tfm-opt %s -split-input-file -tfm-check-kernels -verify-diagnostics
 // The default pipeline stops at the check: the op that was not fused is the
-// one error, and nothing after it (no tile plan, no arena slot) ran.
+// one error, and nothing after it (no tile plan, no arena slot) ran. Without
+// threads, functions are checked in order and the first failure stops the
+// pass (with threads a later function's error may also be printed).
 // The one error (tfm-opt adds the source line and a caret, tfmc prints the
 // error line alone), no note, and no IR comes out.
-// RUN: not tfm-opt %s -tfm-default-pipeline="target=x86-64-avx2" --mlir-print-op-on-diagnostic=false > %t.out 2> %t.err
+// RUN: not tfm-opt %s -tfm-default-pipeline="target=x86-64-avx2" --mlir-print-op-on-diagnostic=false --mlir-disable-threading > %t.out 2> %t.err
 // RUN: FileCheck %s --check-prefix=PIPELINE --input-file=%t.err --implicit-check-not=error: --implicit-check-not=note:
 // RUN: count 0 < %t.out
 // PIPELINE: check-kernels.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'tfm.matmul' is not a kernel: the middle end could not fuse it
