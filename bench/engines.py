@@ -201,7 +201,7 @@ class Engines:
                 _, err, _ = run([exe, "generate", "--weights", weights, "--prompt", prompt,
                                  "--max-new-tokens", str(self.new + 1), "--stats",
                                  "--threads", str(T)], quiet=i > 0)
-                p = re.search(r"prefill: \d+ tokens in ([\d.]+) ms", err)
+                p = re.search(r"prefill: (?:\d+ prompts?, )?\d+ tokens in ([\d.]+) ms", err)
                 d = re.search(r"decode: \d+ steps in [\d.]+ ms, ([\d.]+) tokens/s", err)
                 if not (p and d):
                     raise CommandFailed(f"generate --stats printed no prefill/decode line: {err[-300:]}")

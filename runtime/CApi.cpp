@@ -216,7 +216,7 @@ extern "C" int tfmc_generate(tfmc_model *model, const int64_t *prompt,
       return failWith("tfmc_generate: the prompt is empty");
     *count = 0;
     GenerateRequest request;
-    request.prompt.assign(prompt, prompt + length);
+    request.prompts.emplace_back(prompt, prompt + length);
     for (const PlanInput &input : model->model->plan().inputs)
       request.encoderDecoder |= input.name == "decoder_input_ids";
     request.bos = bos;
@@ -228,9 +228,9 @@ extern "C" int tfmc_generate(tfmc_model *model, const int64_t *prompt,
         generate(*model->model, request, error);
     if (!result)
       return failWith(error);
-    for (std::size_t i = 0; i < result->tokens.size(); ++i)
-      out[i] = result->tokens[i];
-    *count = static_cast<int64_t>(result->tokens.size());
+    const std::vector<int64_t> &tokens = result->sequences.front().tokens;
+    std::copy(tokens.begin(), tokens.end(), out);
+    *count = static_cast<int64_t>(tokens.size());
     return 0;
   });
 }

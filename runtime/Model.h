@@ -127,6 +127,8 @@ public:
 
   /// Rows of the KV cache filled so far (the tokens the decoder has seen).
   int64_t cachedTokens() const;
+  // TEMP(lead)
+  bool reorderCache(const std::vector<int64_t> &sources, int64_t firstPosition, bool crossToo, std::string &error);
 
   /// Per-kernel timing (for `NAME bench`): while `seconds` is non-null,
   /// every successful run of an entry point overwrites it with one wall time

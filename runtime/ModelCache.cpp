@@ -83,4 +83,6 @@ void Model::Impl::dropCache(const Call &call) {
     cachedRows = 0;
 }
 
+bool Model::reorderCache(const std::vector<int64_t> &, int64_t, bool, std::string &error) { error = "TEMP"; return false; }
+
 } // namespace tfmc::runtime

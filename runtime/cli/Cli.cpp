@@ -23,6 +23,9 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -73,16 +76,26 @@ void printUsage(std::FILE *out) {
       "      the most likely next token at each position\n"
       "  generate --weights W --prompt 1,2,3 --max-new-tokens N [--eos E]...\n"
       "  generate --weights W --source 5,6,7 --bos 1 [--eos 2] --max-new-tokens N\n"
-      "      [--stats] [--threads N] [--dump-logits OUT.safetensors]\n"
+      "      [--prompts-file F | --source-file F]  (one prompt per line, run in\n"
+      "      batches of up to the compiled --max-batch; one output line each)\n"
       "      [--tokenizer DIR --text \"...\" | --text-file F]  (text in, text\n"
       "      out: DIR's tokenizer.json, tokenizer.model, or vocab.json and\n"
-      "      merges.txt; BOS and EOS from DIR's JSON files)\n"
+      "      merges.txt; BOS and EOS from DIR's JSON files; with one prompt\n"
+      "      the text is printed as it is generated)\n"
+      "      [--temperature T] [--top-k K] [--top-p P] [--seed S]\n"
+      "      [--repetition-penalty R]  (sampling; temperature 0, the default,\n"
+      "      is greedy decoding)\n"
+      "      [--num-beams N] [--length-penalty L] [--early-stopping]  (beam\n"
+      "      search)\n"
+      "      [--stop TEXT]...  (with --tokenizer: end a sequence whose text\n"
+      "      ends with TEXT)\n"
+      "      [--stats] [--threads N] [--dump-logits OUT.safetensors]\n"
       "      --eos may be repeated or a comma list: stop at any\n"
-      "      greedy decoding with a KV cache (decoder-only: --prompt;\n"
-      "      encoder-decoder: --source and --bos); prints the new token ids\n"
-      "      (eos included when reached) on one line; --stats prints load\n"
-      "      time (conversion included), the time to the first token,\n"
-      "      prefill time and decode tokens/s to stderr\n"
+      "      generation with a KV cache (decoder-only: --prompt; encoder-\n"
+      "      decoder: --source and --bos); prints the new token ids (eos\n"
+      "      included when reached) or text, one line per prompt; --stats\n"
+      "      prints load time, prefill time, the time to the first token and\n"
+      "      decode tokens/s (batch and per sequence) to stderr\n"
       "  init-weights --seed N --output W.safetensors\n"
       "      write deterministic random weights for this model\n"
       "  bench --weights W [--seq S] [--batch B] [--repeat N] [--warmup K]\n"
@@ -142,6 +155,7 @@ Options::Options(std::string command, std::set<std::string> allowed, int argc,
         fail(fmt::format("{} needs a value", name));
       value = argv[++i];
     }
+    lists_[name].push_back(value);
     if (values_.count(name) && repeatable.count(name)) {
       values_[name] += "," + value;
       continue;
@@ -157,6 +171,23 @@ const std::string &Options::get(const std::string &name) const {
   if (it == values_.end())
     fail(fmt::format("{} needs {}", command_, name));
   return it->second;
+}
+
+std::vector<std::string> Options::all(const std::string &name) const {
+  auto it = lists_.find(name);
+  return it == lists_.end() ? std::vector<std::string>() : it->second;
+}
+
+std::optional<double> parseReal(const std::string &text) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
+    return std::nullopt;
+  char *end = nullptr;
+  errno = 0;
+  double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE ||
+      !std::isfinite(value))
+    return std::nullopt;
+  return value;
 }
 
 /// A whole-string decimal integer, or nothing.

@@ -55,15 +55,22 @@ public:
   bool has(const std::string &name) const { return values_.count(name) > 0; }
   /// The value of `name`; a one-line error when it was not given.
   const std::string &get(const std::string &name) const;
+  /// Every value a repeatable option was given, in order (empty when
+  /// absent): for values that may hold commas themselves.
+  std::vector<std::string> all(const std::string &name) const;
 
 private:
   std::string command_;
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> lists_;
   bool helpRequested_ = false;
 };
 
 /// A whole-string decimal integer, or nothing (also on overflow).
 std::optional<int64_t> parseInteger(const std::string &text);
+
+/// A whole-string finite decimal number (as strtod reads it), or nothing.
+std::optional<double> parseReal(const std::string &text);
 
 /// `flag`'s value as an integer in [least, most]; `fallback` when absent.
 int64_t integerOption(const Options &options, const std::string &flag,
