@@ -123,6 +123,8 @@ const Plan *Model::entry(const std::string &name) const {
 
 int64_t Model::cachedTokens() const { return impl_->cachedRows; }
 
+int64_t Model::cachedSequences() const { return impl_->cachedBatch; }
+
 const LoadStats &Model::loadStats() const { return impl_->loadStats; }
 
 void Model::setStepTimes(std::vector<double> *seconds) {
@@ -205,12 +207,13 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
       entry.arenaBytes = arenaBytes;
     model->plan_.arenaBytes = arenaBytes;
 
-    // The KV cache: max_len rows per slot, for one sequence. Not
-    // initialised either: attention reads only the rows a prefill or
+    // The KV cache: max_len rows per slot for each of max_batch sequences.
+    // Not initialised either: attention reads only the rows a prefill or
     // decode step wrote (below L); TFMC_POISON_ARENA=1 fills it with NaN.
     for (const PlanCacheSlot &slot : plan.cache) {
-      std::size_t bytes =
-          static_cast<std::size_t>(plan.maxLen * slot.width) * sizeof(float);
+      std::size_t bytes = static_cast<std::size_t>(plan.maxBatch) *
+                          static_cast<std::size_t>(plan.maxLen * slot.width) *
+                          sizeof(float);
       AlignedBuffer buffer(bytes);
       if (!buffer.data()) {
         error = fmt::format("out of memory: the KV cache slot {} needs {} "
@@ -222,6 +225,13 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
         std::memset(buffer.data(), 0xff, bytes);
       impl.cache.push_back(std::move(buffer));
     }
+    impl.slotRows.assign(plan.cache.size(), 0);
+    impl.appendedByDecode.assign(plan.cache.size(), false);
+    for (const Plan &entry : entries)
+      if (entry.entry == "decode_step")
+        for (const PlanValue &value : entry.values)
+          if (value.kind == ValueKind::Cache && value.rowSymbol >= 0)
+            impl.appendedByDecode[value.index] = true;
 
     std::size_t maxArgs = 0, maxDims = 0;
     for (const Plan &entry : entries)

@@ -119,16 +119,28 @@ public:
   const Plan *entry(const std::string &name) const;
 
   /// Runs entry point `name` (e.g. "prefill", "decode_step"). A prefill
-  /// empties the KV cache and fills it with its sequence; each decode step
-  /// appends one token (batch 1). Inputs are validated as in forward().
+  /// empties the KV cache and fills it with its batch of B sequences (B up
+  /// to max_batch); each decode step appends one token to each of its first
+  /// B' <= B rows. Inputs are validated as in forward().
   std::optional<OutputView> run(const std::string &name,
                                 const std::vector<InputView> &inputs,
                                 std::string &error);
 
   /// Rows of the KV cache filled so far (the tokens the decoder has seen).
   int64_t cachedTokens() const;
-  // TEMP(lead)
-  bool reorderCache(const std::vector<int64_t> &sources, int64_t firstPosition, bool crossToo, std::string &error);
+  /// Sequences (batch rows) the KV cache holds.
+  int64_t cachedSequences() const;
+
+  /// Rearranges the KV cache's sequences: row r becomes what row
+  /// sources[r] holds (a beam continuing another, or a batch closing the
+  /// holes of finished sequences), and the cache then holds sources.size()
+  /// rows. Only what can differ is copied: positions from `firstPosition`
+  /// of the decoder's own keys and values, and the cross-attention keys and
+  /// values of the source only with `crossToo`. Rows with sources[r] == r
+  /// are not touched. False with a message if the cache is empty, a source
+  /// is not a row it holds, or the rows exceed max_batch.
+  bool reorderCache(const std::vector<int64_t> &sources, int64_t firstPosition,
+                    bool crossToo, std::string &error);
 
   /// Per-kernel timing (for `NAME bench`): while `seconds` is non-null,
   /// every successful run of an entry point overwrites it with one wall time

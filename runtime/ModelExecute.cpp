@@ -144,12 +144,31 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
     case ValueKind::Cache: {
       const PlanCacheSlot &slot = plan.cache[value.index];
       int64_t row = value.rowSymbol < 0 ? 0 : call.symbols[value.rowSymbol];
-      int64_t available = (plan.maxLen - row) * slot.width;
-      if (row < 0 || elements > available) {
+      // One sequence's rows of the slot.
+      const int64_t block = plan.maxLen * slot.width;
+      // A prefill writes its B sequences densely from row 0 (updateCache
+      // spreads them out); a decode step's views step from one sequence's
+      // rows to the next (the outermost dim is the batch).
+      bool fits;
+      if (call.prefill || arg.dims.size() < 2) {
+        fits = row >= 0 && elements <= plan.maxBatch * block - row * slot.width;
+        if (call.prefill)
+          call.cacheElements[value.index] =
+              std::max(call.cacheElements[value.index], elements);
+      } else {
+        halide_dimension_t &outer = dimensions[nextDim - 1];
+        const int64_t inner = elements / std::max<int64_t>(outer.extent, 1);
+        fits = row >= 0 && block <= kMaxInt32 && outer.extent <= cachedBatch &&
+               row * slot.width + inner <= block;
+        outer.stride = static_cast<int32_t>(std::min(block, kMaxInt32));
+      }
+      if (!fits) {
         error = fmt::format("{}: dims {} from row {} run past the KV "
-                            "cache slot {} ({} rows of {})",
+                            "cache slot {} ({} sequences of {} rows of {})",
                             where(), formatDims(plan, arg.dims), row,
-                            quote(slot.slot), plan.maxLen, slot.width);
+                            quote(slot.slot),
+                            call.prefill ? plan.maxBatch : cachedBatch,
+                            plan.maxLen, slot.width);
         return false;
       }
       buffer.host = static_cast<uint8_t *>(cache[value.index].data()) +

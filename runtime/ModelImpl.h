@@ -47,12 +47,22 @@ struct Model::Impl {
   std::vector<const TensorView *> weightSource;
   LoadStats loadStats;
   AlignedBuffer arena;
-  /// KV cache slots, [max_len, width] floats each (generation is batch 1),
-  /// the rows filled so far, and the symbols of the prefill that filled
-  /// them (e.g. S, the source length cross-attention reads).
+  /// KV cache slots, [max_batch, max_len, width] floats each: sequence b's
+  /// rows start at b * max_len * width (a prefill of B > 1 writes them
+  /// densely, [B, S, width], and updateCache spreads them out). The rows
+  /// filled so far, the sequences held, each slot's rows after the prefill
+  /// (cross-attention slots keep them), whether a decode step appends to a
+  /// slot (the decoder's own keys and values), and the symbols of the
+  /// prefill that filled them (e.g. S, the source length cross-attention
+  /// reads).
   std::vector<AlignedBuffer> cache;
   int64_t cachedRows = 0;
+  int64_t cachedBatch = 0;
+  std::vector<int64_t> slotRows;
+  std::vector<bool> appendedByDecode;
   std::map<std::string, int64_t> prefillSymbols;
+  /// reorderCache's staging rows (reused).
+  std::vector<float> reorderScratch;
 
   // Reused by every forward() so that a call allocates nothing in the common
   // case.
@@ -191,6 +201,8 @@ struct Model::Impl::Call {
   std::vector<const InputView *> given;
   /// Rows already in the KV cache (0 for a prefill).
   int64_t past = 0;
+  /// A prefill's elements written per cache slot (for updateCache).
+  std::vector<int64_t> cacheElements;
   /// Where each input's values live and how many there are.
   std::vector<std::pair<const int64_t *, int64_t>> inputData;
   OutputView output;

@@ -379,11 +379,13 @@ private:
       PlanCacheSlot slot;
       slot.slot = getString(json, "slot", where);
       slot.width = getInteger(json, "width", where, 1, kMaxPlanExtent);
-      if (slot.width > kMaxPlanBytes / 4 / plan.maxLen)
+      // max_batch sequences of max_len rows.
+      if (slot.width > kMaxPlanBytes / 4 / plan.maxLen / plan.maxBatch)
         fail(join(where, "width"),
-             fmt::format("{} rows of {} floats are more than the limit of {} "
-                         "bytes",
-                         plan.maxLen, slot.width, kMaxPlanBytes));
+             fmt::format("{} x {} rows of {} floats are more than the limit "
+                         "of {} bytes",
+                         plan.maxBatch, plan.maxLen, slot.width,
+                         kMaxPlanBytes));
       plan.cache.push_back(std::move(slot));
     }
   }
