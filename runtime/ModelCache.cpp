@@ -24,8 +24,19 @@ bool Model::Impl::bindCacheSymbols(Call &call, std::string &error) {
   // step.
   call.past = call.prefill ? 0 : cachedRows;
   for (std::size_t s = 0; s < plan.symbols.size(); ++s) {
-    if (call.boundBy[s] >= 0)
+    if (call.boundBy[s] >= 0) {
+      // A decode step's attention_mask [B, L] covers the cached keys and
+      // the new one.
+      if (plan.symbols[s] == "L" && !call.prefill &&
+          symbols[s] != call.past + 1) {
+        error = fmt::format("{} has {} columns, but the KV cache holds {} "
+                            "tokens and the step adds 1 (expected {})",
+                            quote(plan.inputs[call.boundBy[s]].name),
+                            symbols[s], call.past, call.past + 1);
+        return false;
+      }
       continue;
+    }
     const std::string &name = plan.symbols[s];
     auto stored = prefillSymbols.find(name);
     if (name == "P") {

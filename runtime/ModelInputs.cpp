@@ -207,7 +207,8 @@ bool Model::Impl::checkInputs(Call &call, std::string &error) {
                               escapeText(input.name), extent, plan.maxLen);
           return false;
         }
-        if (extent > plan.maxSeq) {
+        // A decode step's mask covers the L cached keys: max_len bounds it.
+        if (extent > plan.maxSeq && plan.symbols[dim[0].value] != "L") {
           error = fmt::format("{} has {} tokens, more than the {} this "
                               "binary was compiled for (tfmc --max-seq {})",
                               escapeText(input.name), extent, plan.maxSeq,
@@ -231,6 +232,13 @@ bool Model::Impl::checkInputs(Call &call, std::string &error) {
         error = fmt::format("{}{} = {} is not a token id (vocab {})",
                             escapeText(input.name),
                             formatPosition(view.shape, e), value, plan.vocab);
+        return false;
+      }
+      if (input.kind == InputKind::Positions &&
+          (value < 0 || value >= plan.maxLen)) {
+        error = fmt::format("{}{} = {} is not a position (max_len {})",
+                            escapeText(input.name),
+                            formatPosition(view.shape, e), value, plan.maxLen);
         return false;
       }
       if (input.kind == InputKind::Mask && value != 0 && value != 1) {
@@ -265,9 +273,17 @@ bool Model::Impl::checkInputs(Call &call, std::string &error) {
                           call.symbolText());
       return false;
     }
-    std::vector<int64_t> &ones = defaultInputs[i];
-    ones.assign(static_cast<std::size_t>(*count), 1);
-    call.inputData[i] = {ones.data(), *count};
+    std::vector<int64_t> &values = defaultInputs[i];
+    if (plan.inputs[i].kind == InputKind::Positions) {
+      // [B, S]: each row at P .. P+S-1.
+      const int64_t columns = shape.back();
+      values.resize(static_cast<std::size_t>(*count));
+      for (int64_t e = 0; e < *count; ++e)
+        values[e] = call.past + (columns ? e % columns : 0);
+    } else {
+      values.assign(static_cast<std::size_t>(*count), 1);
+    }
+    call.inputData[i] = {values.data(), *count};
   }
   return true;
 }

@@ -254,9 +254,11 @@ private:
         input.kind = InputKind::Ids;
       else if (kind == "mask")
         input.kind = InputKind::Mask;
+      else if (kind == "positions")
+        input.kind = InputKind::Positions;
       else
         fail(join(where, "kind"),
-             fmt::format("'{}' is neither 'ids' nor 'mask'", kind));
+             fmt::format("'{}' is not 'ids', 'mask' or 'positions'", kind));
       input.dims = parseDims(json, where);
       if (auto it = json.find("optional"); it != json.end()) {
         if (!it->is_boolean())
@@ -264,8 +266,9 @@ private:
                "expected a boolean, found " + kindOf(*it));
         input.optional = it->get<bool>();
       }
-      if (input.optional && input.kind != InputKind::Mask)
-        fail(where, fmt::format("input '{}' is optional, but only masks may be",
+      if (input.optional && input.kind == InputKind::Ids)
+        fail(where, fmt::format("input '{}' is optional, but only masks and "
+                                "positions may be",
                                 input.name));
       for (auto [key, flag] : {std::pair{"unused", &input.unused},
                                std::pair{"causal", &input.causal}})

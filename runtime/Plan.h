@@ -88,13 +88,14 @@ struct DimTerm {
 /// An extent: the product of its terms.
 using DimExpr = std::vector<DimTerm>;
 
-enum class InputKind { Ids, Mask };
+/// Token ids, a 0/1 mask, or position ids (0 .. max_len-1).
+enum class InputKind { Ids, Mask, Positions };
 
 struct PlanInput {
   std::string name;
   InputKind kind = InputKind::Ids;
   std::vector<DimExpr> dims; // row-major, outermost first
-  bool optional = false;     // absent: all ones (masks only)
+  bool optional = false; // absent: a mask all ones, positions P .. P+S-1
   /// A mask the model's kind takes but no kernel reads (`"unused": true`,
   /// optional): all ones is accepted, and zeros only when `causal` (every
   /// attention over its stack is causal, so right padding cannot change

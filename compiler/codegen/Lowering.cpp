@@ -314,6 +314,15 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
                                   json::array({0})});
     return view;
   };
+  // position_ids [B, S] viewed as (S, B), its sequence dim starting where
+  // the token rows' does (P in a decode step).
+  auto positionIdsArg = [&](Value ids, bool fromCache) {
+    json view = arg(ids, halideDims(shapes[ids]), "i64");
+    if (fromCache)
+      view["mins"] = json::array({json::array({symbolName(Symbol::Past)}),
+                                  json::array({0})});
+    return view;
+  };
 
   if (auto embedding = dyn_cast<tfm::EmbeddingOp>(op)) {
     auto table = embedding.getTable().getType();
@@ -326,6 +335,10 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   } else if (auto positions = dyn_cast<tfm::PositionsOp>(op)) {
     bool fromCache = positions.getFromCache();
     args.push_back(tokenRows(positions.getInput(), fromCache));
+    if (Value ids = positions.getPositionIds()) {
+      spec.positionIds = true;
+      args.push_back(positionIdsArg(ids, fromCache));
+    }
     if (Value table = positions.getTable()) {
       spec.learnedPositions = true;
       auto type = cast<RankedTensorType>(table.getType());
@@ -350,6 +363,10 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     spec.headDim = spec.width / spec.heads;
     spec.ropeTheta = rope.getTheta().convertToDouble();
     args.push_back(tokenRows(rope.getInput(), rope.getFromCache()));
+    if (Value ids = rope.getPositionIds()) {
+      spec.positionIds = true;
+      args.push_back(positionIdsArg(ids, rope.getFromCache()));
+    }
     args.push_back(tokenRows(result, rope.getFromCache()));
   } else if (auto gated = dyn_cast<tfm::GatedLinearOp>(op)) {
     spec.inWidth = gated.getGate().getType().getDimSize(1);
@@ -488,12 +505,21 @@ LogicalResult EntryLowering::run() {
     bool decoder = name.getValue().starts_with("decoder_");
     Shape shape{symbol(Symbol::Batch),
                 symbol(decoder ? Symbol::Target : Symbol::Source)};
-    shapes[argument] = shape;
     bool mask = name.getValue().ends_with("attention_mask");
+    // A decoder-only decode step's mask covers the L cached keys.
+    if (decode && name.getValue() == "attention_mask" &&
+        llvm::none_of(func.getArguments(), [&](BlockArgument other) {
+          auto otherName = func.getArgAttrOfType<StringAttr>(
+              other.getArgNumber(), "tfm.input");
+          return otherName && otherName.getValue().starts_with("decoder_");
+        }))
+      shape[1] = symbol(Symbol::Length);
+    shapes[argument] = shape;
+    bool positions = name.getValue() == "position_ids";
     inputs.push_back({{"name", name.str()},
-                      {"kind", mask ? "mask" : "ids"},
+                      {"kind", mask ? "mask" : positions ? "positions" : "ids"},
                       {"dims", json::array({toJson(shape[0]), toJson(shape[1])})},
-                      {"optional", mask}});
+                      {"optional", mask || positions}});
   }
   // The masks the model's kind takes (attention_mask; an encoder-decoder's
   // decoder_attention_mask too) that no attention reads are listed as

@@ -52,6 +52,10 @@ private:
   /// True while writing the decoder stack: only its keys and values (and
   /// the cross-attention's) are cached; the encoder runs once per prefill.
   bool inDecoder = false;
+  /// The entry's position_ids input (a decoder-only prefill or decode step
+  /// that reads padding: left-padded rows count their own positions), or
+  /// null: positions are then 0 .. S-1 (after the cache's P).
+  Value positionIds;
   Location loc(const SourceLoc &where) {
     return FileLineColLoc::get(&context, where.file, where.line, where.col);
   }
@@ -148,7 +152,8 @@ Value ModuleBuilder::norm(Value input, const std::string &prefix,
 
 Value ModuleBuilder::rope(Value input, int64_t heads, Location where) {
   return builder.create<tfm::RopeOp>(
-      where, input.getType(), input, builder.getI64IntegerAttr(heads),
+      where, input.getType(), input, positionIds,
+      builder.getI64IntegerAttr(heads),
       builder.getF64FloatAttr(model.ropeTheta),
       /*from_cache=*/entry == Entry::Decode ? builder.getUnitAttr() : nullptr);
 }
@@ -175,7 +180,8 @@ Value ModuleBuilder::embed(const Stack &stack, Value ids) {
                            {model.maxLen, d}, where);
   }
   return builder.create<tfm::PositionsOp>(
-      where, x, positionTable, tfm::PositionKindAttr::get(&context, kind),
+      where, x, positionTable, inDecoder ? positionIds : Value(),
+      tfm::PositionKindAttr::get(&context, kind),
       /*from_cache=*/entry == Entry::Decode ? builder.getUnitAttr() : nullptr);
 }
 
@@ -275,8 +281,10 @@ Value ModuleBuilder::attention(const std::string &prefix,
                                       builder.getI1Type());
   // A decode step's one query is the newest position of its sequence: every
   // cached key is at or before it, so the causal mask removes nothing and
-  // the key range is the cache's valid length. Generation runs one
-  // unpadded sequence, so the self-attention padding mask is all ones too.
+  // the key range is the cache's valid length. Its padding mask, when it
+  // takes one (a decoder-only model's left-padded batch), covers the L
+  // cached keys; an encoder-decoder's decoder starts every row at bos and
+  // has no padding.
   bool decodeSelf = entry == Entry::Decode && !cross;
   if (sublayer.mask.causal && !decodeSelf) {
     Value causal = builder.create<tfm::CausalMaskOp>(where, square, queries);
@@ -291,7 +299,7 @@ Value ModuleBuilder::attention(const std::string &prefix,
         /*from_cache=*/decodeSelf ? builder.getUnitAttr() : nullptr);
     scores = builder.create<tfm::ApplyMaskOp>(where, scores, window);
   }
-  if (sublayer.mask.padding && !decodeSelf) {
+  if (sublayer.mask.padding && (!decodeSelf || keyMask)) {
     Value padding = builder.create<tfm::PaddingMaskOp>(
         where,
         RankedTensorType::get({kDynamic, 1, 1, kDynamic},
@@ -431,13 +439,22 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
         readsPadding(model.decoder, SublayerKind::CrossAttention))
       srcMask = addInput("attention_mask", idsType);
   }
+  std::optional<size_t> positionInput;
   if (model.decoder) {
     tgtIds = addInput(encoderDecoder ? "decoder_input_ids" : "input_ids",
                       decode ? Type(tokenType) : Type(idsType));
-    if (!decode && readsPadding(model.decoder, SublayerKind::SelfAttention))
+    // A decoder-only model that reads padding generates left-padded
+    // batches: its decode step's mask covers the cached keys ([B, L]), and
+    // position_ids give each row's positions (prefill and decode step).
+    const bool selfPadding =
+        readsPadding(model.decoder, SublayerKind::SelfAttention);
+    if (selfPadding && (!decode || !encoderDecoder))
       tgtMask = addInput(encoderDecoder ? "decoder_attention_mask"
                                         : "attention_mask",
                          idsType);
+    if (selfPadding && !encoderDecoder && kind != Entry::Forward)
+      positionInput = addInput("position_ids",
+                               decode ? Type(tokenType) : Type(idsType));
   }
 
   bool hasOutput = model.output != OutputKind::None;
@@ -465,6 +482,7 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
   auto arg = [&](std::optional<size_t> index) -> Value {
     return index ? func.getArgument(*index) : Value();
   };
+  positionIds = arg(positionInput);
 
   Value memory, x;
   if (model.encoder && !decode)

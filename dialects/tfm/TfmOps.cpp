@@ -192,6 +192,9 @@ LogicalResult PositionsOp::verify() {
   Operation *op = getOperation();
   if (failed(checkRank(op, getInput(), 3, "input")))
     return failure();
+  if (Value ids = getPositionIds();
+      ids && failed(checkRank(op, ids, 2, "position_ids")))
+    return failure();
   bool learned = getKind() == PositionKind::learned;
   if (learned != bool(getTable()))
     return emitOpError() << (learned ? "learned positions need a table"
@@ -374,6 +377,9 @@ LogicalResult RmsNormOp::verify() {
 LogicalResult RopeOp::verify() {
   Operation *op = getOperation();
   if (failed(checkRank(op, getInput(), 3, "input ([B, S, H*Dh])")))
+    return failure();
+  if (Value ids = getPositionIds();
+      ids && failed(checkRank(op, ids, 2, "position_ids")))
     return failure();
   int64_t heads = getHeads();
   if (heads <= 0)

@@ -77,7 +77,7 @@ def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tfm_PositionsOp : Tfm_Op<"positions", [Pure,
+def Tfm_PositionsOp : Tfm_Op<"positions", [Pure, AttrSizedOperandSegments,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "adds position encodings for positions 0..S-1";
   let description = [{
@@ -85,13 +85,17 @@ def Tfm_PositionsOp : Tfm_Op<"positions", [Pure,
     table (P[p, 2i] = sin(p / 10000^(2i/d)), P[p, 2i+1] = cos(same)) or, for
     `learned`, the `table` operand [max_len, d]. With `from_cache` (a
     decode step) positions continue after the tokens already in the KV
-    cache: P .. P+S-1.
+    cache: P .. P+S-1. With `position_ids` [B, S] (left-padded batches:
+    each row counts its own positions) token (b, s) is at position
+    position_ids[b, s] instead.
   }];
   let arguments = (ins Tfm_F32Tensor:$input, Optional<Tfm_F32Tensor>:$table,
+                       Optional<Tfm_IdTensor>:$position_ids,
                        Tfm_PositionKindAttr:$kind, UnitAttr:$from_cache);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = [{
-    $input (`,` $table^)? attr-dict `:` type($input) (`,` type($table)^)?
+    $input (`,` $table^)? (`at` $position_ids^)? attr-dict `:` type($input)
+    (`,` type($table)^)? (`at` type($position_ids)^)?
   }];
   let hasVerifier = 1;
 }
@@ -261,12 +265,17 @@ def Tfm_RopeOp : Tfm_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
       result[i + Dh/2] = x[i + Dh/2] · cos a + x[i] · sin a
     at position p = s (0 .. S-1, whatever the padding). With `from_cache`
     (a decode step) positions continue after the tokens in the KV cache:
-    P .. P+S-1.
+    P .. P+S-1. With `position_ids` [B, S], token (b, s) is at position
+    position_ids[b, s] instead.
   }];
-  let arguments = (ins Tfm_F32Tensor:$input, I64Attr:$heads, F64Attr:$theta,
-                       UnitAttr:$from_cache);
+  let arguments = (ins Tfm_F32Tensor:$input,
+                       Optional<Tfm_IdTensor>:$position_ids, I64Attr:$heads,
+                       F64Attr:$theta, UnitAttr:$from_cache);
   let results = (outs Tfm_F32Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input (`at` $position_ids^)? attr-dict `:` type($input)
+    (`at` type($position_ids)^)?
+  }];
   let hasVerifier = 1;
 }
 

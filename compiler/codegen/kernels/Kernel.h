@@ -84,8 +84,11 @@ struct KernelSpec {
   // consecutive columns sharing one scale.
   WeightType weightType = WeightType::F32;
   int64_t group = 0;
-  // Positions: a learned table instead of sinusoids.
+  // Positions: a learned table instead of sinusoids. Positions and rope:
+  // each token's position read from a position_ids argument (else its
+  // index in the sequence).
   bool learnedPositions = false;
+  bool positionIds = false;
   // Scale.
   double scale = 1.0;
   // Activation, and linear's epilogue.

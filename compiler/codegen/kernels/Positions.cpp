@@ -1,7 +1,9 @@
 //===- Positions.cpp - Adds sinusoidal or learned positions ---------------===//
 //
 // In a decode step the sequence dimension starts at P, the number of cached
-// tokens (the plan gives the buffers that min): positions P .. P+S-1.
+// tokens (the plan gives the buffers that min): positions P .. P+S-1. With
+// position_ids (left-padded batches) each token's position is read from it
+// instead (arguments x, position_ids, then the learned table).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,25 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   Var d("d"), s("s"), b("b");
   Func out("positions");
   std::vector<ImageParam> arguments{x};
+  if (spec.positionIds) {
+    ImageParam ids(Int(64), 2, "position_ids");
+    arguments.push_back(ids);
+    // The runtime checked 0 <= id < max_len; clamped for bounds inference.
+    Expr position = cast<int>(ids(s, b));
+    if (spec.learnedPositions) {
+      ImageParam table(Float(32), 2, "table");
+      arguments.push_back(table);
+      out(d, s, b) =
+          x(d, s, b) + table(d, clamp(position, 0, table.dim(1).extent() - 1));
+      return {out, arguments};
+    }
+    Expr even = cast<double>((d / 2) * 2);
+    Expr angle = cast<double>(position) *
+                 exp(even * Expr(-std::log(10000.0) / double(spec.width)));
+    out(d, s, b) = x(d, s, b) +
+                   cast<float>(select(d % 2 == 0, sin(angle), cos(angle)));
+    return {out, arguments};
+  }
   if (spec.learnedPositions) {
     ImageParam table(Float(32), 2, "table");
     out(d, s, b) = x(d, s, b) + table(d, s);

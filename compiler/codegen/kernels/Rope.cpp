@@ -38,10 +38,19 @@ BuiltKernel algorithm(const KernelSpec &spec) {
     float power = float(std::pow(double(float(spec.ropeTheta)), double(exponent)));
     inverseFrequency(i) = 1.0f / power;
   }
+  // Each token's position: its index (after the cache's P), or its
+  // position_ids entry (left-padded batches): a table per (position, row).
+  std::vector<ImageParam> arguments{x};
   Func angle("angle"), cosine("cosine"), sine("sine");
-  angle(f, s) = cast<float>(s) * inverseFrequency(f);
-  cosine(f, s) = cast<float>(cos(cast<double>(angle(f, s))));
-  sine(f, s) = cast<float>(sin(cast<double>(angle(f, s))));
+  if (spec.positionIds) {
+    ImageParam ids(Int(64), 2, "position_ids");
+    arguments.push_back(ids);
+    angle(f, s, b) = cast<float>(ids(s, b)) * inverseFrequency(f);
+  } else {
+    angle(f, s, b) = cast<float>(s) * inverseFrequency(f);
+  }
+  cosine(f, s, b) = cast<float>(cos(cast<double>(angle(f, s, b))));
+  sine(f, s, b) = cast<float>(sin(cast<double>(angle(f, s, b))));
 
   Expr within = d % headDim;
   Expr first = within < half;
@@ -51,8 +60,9 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   Expr frequency = clamp(select(first, within, within - half), 0, half - 1);
   Expr turned = select(first, -x(pair, s, b), x(pair, s, b));
   Func out("rope");
-  out(d, s, b) = x(d, s, b) * cosine(frequency, s) + turned * sine(frequency, s);
-  return {out, {x}, {{"cosine", cosine}, {"sine", sine}}};
+  out(d, s, b) = x(d, s, b) * cosine(frequency, s, b) +
+                 turned * sine(frequency, s, b);
+  return {out, arguments, {{"cosine", cosine}, {"sine", sine}}};
 }
 
 void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
