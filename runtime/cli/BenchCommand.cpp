@@ -141,7 +141,8 @@ BenchConfig parseConfig(const Options &options, const Plan &forwardPlan) {
                      "(tfmc --max-batch {})",
                      config.batch, forwardPlan.maxBatch, config.batch));
   if (config.decode && config.batch != 1)
-    fail("--entry decode_step runs batch 1 (generation is one sequence)");
+    fail("--entry decode_step times batch 1; `generate --prompts-file F --stats` "
+         "times batches of sequences");
   // For the report only; applyThreads checks and applies it.
   if (options.has("--threads"))
     if (std::optional<int64_t> threads = parseInteger(options.get("--threads"));
@@ -263,7 +264,9 @@ private:
     std::vector<InputView> views;
     for (const PlanInput &input : plan.inputs) {
       int64_t n = lengthOf(plan, input);
-      if (n == 0)
+      // Left out: position_ids default to each token's index (after the
+      // cache's rows).
+      if (n == 0 || input.kind == InputKind::Positions)
         continue;
       std::vector<int64_t> &values = storage_[plan.entry + "/" + input.name];
       values = input.kind == InputKind::Mask
