@@ -93,7 +93,9 @@ def Tile : Pass<"tfm-tile", "::mlir::ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"host\"",
            "A target name (`tfmc --help` lists them)">,
     Option<"maxSeq", "max-seq", "int64_t", /*default=*/"0",
-           "Longest sequence to plan scratch for (0: the function's tfm.max_len)">
+           "Longest sequence to plan scratch for (0: the function's tfm.max_len)">,
+    Option<"maxBatch", "max-batch", "int64_t", /*default=*/"1",
+           "Most sequences a decode step runs (its GEMMs' rows)">
   ];
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];
 }

@@ -33,7 +33,7 @@ void buildDefaultPipeline(mlir::OpPassManager &pm,
   pm.addNestedPass<mlir::func::FuncOp>(createFuseEpilogues());
   pm.addNestedPass<mlir::func::FuncOp>(createCheckKernels());
   pm.addPass(createWeightStorage({options.weightDtype}));
-  pm.addPass(createTile({options.target, options.maxSeq}));
+  pm.addPass(createTile({options.target, options.maxSeq, options.maxBatch}));
   pm.addNestedPass<mlir::func::FuncOp>(
       createPlanMemory({options.maxBatch, options.maxSeq, options.inPlace}));
 }

@@ -166,12 +166,16 @@ AttentionTiles chooseAttentionTiles(const TargetDescription &target,
 /// `registersPerColumn` is 1, or 2 when each column's W vector is widened
 /// in registers (its scale or shift besides the vector). A gated linear has
 /// `parts` = 2 weights: each column is two accumulators and two W vectors.
+/// With `rowsDivide`, only row counts that divide maxRows (a decode step's
+/// batch of max-batch rows then has no partial tile).
 MicroTile chooseDotTile(const TargetDescription &target, int64_t n,
                         int64_t maxRows, int64_t registersPerColumn,
-                        int64_t parts) {
+                        int64_t parts, bool rowsDivide = false) {
   MicroTile best;
   double bestScore = 0;
   for (int64_t rows = 1; rows <= maxRows; ++rows) {
+    if (rowsDivide && maxRows % rows != 0)
+      continue;
     for (int64_t columns = 1; columns <= 8; ++columns) {
       int64_t wVectors = parts * columns;
       if (rows * wVectors + rows + registersPerColumn * wVectors >
@@ -196,12 +200,14 @@ bool inDecodeStep(Operation *op) {
 }
 
 /// Shapes of a GEMM: rows M (dynamic for activations), columns N, depth K,
-/// and whether its rows are one per sequence (M is the batch, usually 1):
-/// in a function marked tfm.decode_step, or on a [B, 1, K] input such as a
-/// prefill's last position (tfm.last_position).
+/// and whether its rows are one per sequence (M is the batch, at most
+/// `sequences`, the compiled max-batch): in a function marked
+/// tfm.decode_step, or on a [B, 1, K] input such as a prefill's last
+/// position (tfm.last_position).
 struct GemmShape {
   int64_t m, n, k;
   bool rowPerSequence = false;
+  int64_t sequences = 1;
   /// W is stored in bf16 or int8 (widened to f32 by the kernel).
   bool narrowWeight = false;
   /// Weights per output: 2 for a gated linear (gate and up), else 1.
@@ -210,7 +216,7 @@ struct GemmShape {
 
 /// The GEMM of a linear or of a gated linear (whose gate and up weights
 /// share x and the output tile).
-GemmShape gemmShape(Operation *op) {
+GemmShape gemmShape(Operation *op, int64_t maxBatch) {
   Value weightValue = isa<GatedLinearOp>(op)
                           ? cast<GatedLinearOp>(op).getGate()
                           : cast<LinearOp>(op).getWeight();
@@ -226,19 +232,25 @@ GemmShape gemmShape(Operation *op) {
           weight.getDimSize(0),
           weight.getDimSize(1),
           inDecodeStep(op) || onePosition,
+          std::max<int64_t>(1, maxBatch),
           weightStorageOf(weightValue).has_value(),
           isa<GatedLinearOp>(op) ? 2 : 1};
 }
 
 CpuGemmPlan planCpuGemm(const TargetDescription &target, GemmShape shape) {
-  // A decode step has one row per sequence: a micro tile of more rows
-  // would only repeat that row.
+  // A decode step has one row per sequence: up to max-batch rows, so a
+  // micro tile of more rows than that would only repeat rows; with a batch
+  // of sequences, a micro tile of several rows reads each W vector once for
+  // all of them (the GEMM of M = max-batch rows the decode step runs).
   // A narrow W is widened in registers only with one row; otherwise the
   // micro-kernel reads an f32 panel.
   bool widenPanel = shape.narrowWeight && !shape.rowPerSequence;
   MicroTile micro =
-      chooseDotTile(target, shape.n, shape.rowPerSequence ? 1 : 8,
-                    shape.narrowWeight && !widenPanel ? 2 : 1, shape.parts);
+      chooseDotTile(target, shape.n,
+                    shape.rowPerSequence ? std::min<int64_t>(shape.sequences, 8)
+                                         : 8,
+                    shape.narrowWeight && !widenPanel ? 2 : 1, shape.parts,
+                    /*rowsDivide=*/shape.rowPerSequence);
   // Enough tasks for every core four times over when there is one row
   // (decode: the tiles along N are all the work); otherwise tasks of about
   // 8 tiles keep the dispatch cost small.
@@ -268,7 +280,7 @@ CpuGemmPlan planCpuGemm(const TargetDescription &target, GemmShape shape) {
 
 /// A GEMM's row count when the plan cannot know it (batch x sequence):
 /// planned as a 128-token prompt (longer ones have blocks to spare), or as
-/// one sequence for a row per sequence (generation runs batch 1).
+/// max-batch rows for a row per sequence (a decode step's batch).
 constexpr int64_t kNominalGemmRows = 128;
 /// One-warp blocks per multiprocessor below which a GEMM leaves the GPU
 /// idle: an H100 ran GPT-2 small's 128 x 768 x 768 linears, tiled for
@@ -282,7 +294,7 @@ GpuGemmPlan planGpuGemm(const TargetDescription &target, GemmShape shape) {
   };
   const int64_t warp = target.warpSize;
   const int64_t rows = !ShapedType::isDynamic(shape.m) ? shape.m
-                       : shape.rowPerSequence      ? 1
+                       : shape.rowPerSequence      ? shape.sequences
                                                    : kNominalGemmRows;
   // The fraction of the GPU the grid of blocks can keep busy.
   auto occupancy = [&](int64_t blockM, int64_t blockN) {
@@ -369,7 +381,12 @@ TilePlan planAttention(const TargetDescription &target, AttentionOp attention,
   // fraction of L2's sets), except in a decode step, whose one query reads
   // each key once.
   plan.stageKv = !inDecodeStep(attention);
-  plan.scratchBytes = 2 * tiles.queryBlock * maxSeq * kFloatBytes;
+  // A decode step has one query per sequence and head: a block of more
+  // would compute copies of it (the blocks' extents are fixed), which cost
+  // a batch of 8 sequences 27% of GPT-2 small's decode step.
+  if (inDecodeStep(attention))
+    plan.queryBlock = plan.pvQueries = 1;
+  plan.scratchBytes = 2 * plan.queryBlock * maxSeq * kFloatBytes;
   plan.skipMaskedBlocks = skipBlocks;
   return plan;
 }
@@ -407,11 +424,11 @@ TilePlan planRows(const TargetDescription &target, Operation *op,
 }
 
 TilePlan planKernel(const TargetDescription &target, Operation *op,
-                    KernelKind kind, int64_t maxSeq) {
+                    KernelKind kind, int64_t maxSeq, int64_t maxBatch) {
   switch (kind) {
   case KernelKind::Linear:
   case KernelKind::GatedLinear: {
-    GemmShape shape = gemmShape(op);
+    GemmShape shape = gemmShape(op, maxBatch);
     if (target.isGpu())
       return planGpuGemm(target, shape);
     return planCpuGemm(target, shape);
@@ -460,7 +477,8 @@ struct TilePass : tfmc::impl::TileBase<TilePass> {
         if (std::optional<KernelKind> kind = kernelKindOf(op))
           op->setAttr("tfm.tile",
                       toDictionary(builder, *description,
-                                   planKernel(*description, op, *kind, seq)));
+                                   planKernel(*description, op, *kind, seq,
+                                              maxBatch)));
       });
     }
   }

@@ -136,13 +136,10 @@ BenchConfig parseConfig(const Options &options, const Plan &forwardPlan) {
   if (config.seq > forwardPlan.maxSeq)
     fail(fmt::format("--seq {} is more than the compiled max seq {}",
                      config.seq, forwardPlan.maxSeq));
-  if (config.batch > forwardPlan.maxBatch && !config.decode)
+  if (config.batch > forwardPlan.maxBatch)
     fail(fmt::format("--batch {} is more than the compiled max batch {} "
                      "(tfmc --max-batch {})",
                      config.batch, forwardPlan.maxBatch, config.batch));
-  if (config.decode && config.batch != 1)
-    fail("--entry decode_step times batch 1; `generate --prompts-file F --stats` "
-         "times batches of sequences");
   // For the report only; applyThreads checks and applies it.
   if (options.has("--threads"))
     if (std::optional<int64_t> threads = parseInteger(options.get("--threads"));
@@ -206,11 +203,12 @@ public:
     }
     BenchTimes times;
     times.perStep.resize(timed.steps.size());
-    std::vector<InputView> prefillInputs = inputsFor(*prefillPlan, 1);
+    std::vector<InputView> prefillInputs =
+        inputsFor(*prefillPlan, config_.batch);
     auto decodeSteps = [&](int64_t steps, BenchTimes *record) {
       runOnce(*prefillPlan, prefillInputs, nullptr);
       for (int64_t i = 0; i < steps; ++i) {
-        std::vector<InputView> stepInputs = inputsFor(timed, 1);
+        std::vector<InputView> stepInputs = inputsFor(timed, config_.batch);
         runOnce(timed, stepInputs, record);
       }
     };
@@ -220,7 +218,7 @@ public:
     decodeSteps(repeat, &times);
     times.repeat = repeat;
     int64_t past = start + repeat - 1;
-    times.bound = {{"B", 1},
+    times.bound = {{"B", config_.batch},
                    {"S", encoderDecoder_ ? config_.seq : 1},
                    {"T", 1},
                    {"P", past},

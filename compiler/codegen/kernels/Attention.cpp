@@ -156,6 +156,9 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   // One task per (batch, query block, head); the block's scores and
   // probabilities live in per-task scratch.
   const int lanes = int(plan.vector);
+  // Queries are the vector lanes of the score stages: fewer when the block
+  // is smaller (a decode step's block is its one query).
+  const int queryLanes = std::min(lanes, queryBlock);
   const int scoreKeys = int(plan.microK);
   const int pvQueries = int(plan.pvQueries);
   // The P·V tile's width must divide the value head size (vector loads of
@@ -184,7 +187,7 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       .vectorize(ei, pvLanes)
       .unroll(ei)
       .unroll(qii);
-  queryT.compute_at(out, task2).vectorize(qi, lanes);
+  queryT.compute_at(out, task2).vectorize(qi, queryLanes);
   // A decode step's one query reads each key once: a copy would only add
   // traffic (stage_kv false in its plan; the rows are then read in place).
   Var headTask("head_task");
@@ -201,20 +204,36 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   Var ko("ko"), ki("ki");
   score.compute_at(out, task2)
       .split(kk, ko, ki, scoreKeys)
-      .reorder(qi, ki, ko)
-      .vectorize(qi, lanes)
-      .unroll(ki);
+      .reorder(qi, ki, ko);
+  if (queryBlock == 1)
+    score.unroll(ki);
+  else
+    score.vectorize(qi, queryLanes).unroll(ki);
   dot.compute_at(score, ko)
       .bound_extent(qi, queryBlock)
-      .bound_extent(kk, scoreKeys)
-      .vectorize(qi, lanes)
-      .unroll(kk);
-  dot.update().reorder(qi, kk, rd).vectorize(qi, lanes).unroll(qi).unroll(kk);
-  rowMax.compute_at(out, task2).vectorize(qi, lanes);
-  rowMax.update().vectorize(qi, lanes);
-  probs.compute_at(out, task2).vectorize(qi, lanes);
-  rowSum.compute_at(out, task2).vectorize(qi, lanes);
-  rowSum.update().vectorize(qi, lanes);
+      .bound_extent(kk, scoreKeys);
+  if (queryBlock == 1) {
+    // One query (a decode step): scoreKeys scalar dots in registers (keys
+    // as vector lanes would gather, rows H·Dh floats apart; measured slower
+    // on GPT-2 small, as was an rfactor along the head dimension).
+    dot.unroll(kk);
+    dot.update().reorder(kk, qi, rd).unroll(kk);
+  } else {
+    dot.vectorize(qi, queryLanes).unroll(kk);
+    dot.update()
+        .reorder(qi, kk, rd)
+        .vectorize(qi, queryLanes)
+        .unroll(qi)
+        .unroll(kk);
+  }
+  rowMax.compute_at(out, task2).vectorize(qi, queryLanes);
+  rowMax.update().vectorize(qi, queryLanes);
+  if (queryBlock == 1)
+    probs.compute_at(out, task2).vectorize(kk, lanes, TailStrategy::GuardWithIf);
+  else
+    probs.compute_at(out, task2).vectorize(qi, queryLanes);
+  rowSum.compute_at(out, task2).vectorize(qi, queryLanes);
+  rowSum.update().vectorize(qi, queryLanes);
   // P·V: pvQueries x pvWidth accumulators in registers over the keys.
   weighted.compute_at(blockOut, eo)
       .bound_extent(e, pvWidth)
