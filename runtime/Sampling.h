@@ -1,25 +1,93 @@
-// TEMPORARY stand-in (lead's local build only; replaced by wip-sample)
+//===- Sampling.h - Choosing the next token from logits ---------*- C++ -*-===//
+//
+// Hugging Face generate's semantics, in its order of logits processors:
+//   1. repetition penalty (RepetitionPenaltyLogitsProcessor): each token
+//      already in the sequence has its logit divided by R if positive,
+//      multiplied by R if negative;
+//   2. temperature 0: the argmax (greedy; ties go to the lowest id, as
+//      torch.argmax);
+//   3. otherwise logits / T, then top-k (every token whose logit is at
+//      least the k-th largest: ties are kept, as TopKLogitsWarper), then
+//      top-p (TopPLogitsWarper: the most probable tokens while the mass
+//      before each is below P, at least one), and a draw from the softmax
+//      of what is left.
+// Draws come from a counter-based generator (SplitMix64 over the seed, the
+// sequence's index and the draw's number), so one seed gives the same
+// tokens on every run, every thread count and in any batch.
+//
+// The options are checked by checkGenerateOptions (GenerateOptions.h);
+// next() assumes temperature >= 0, top_k >= 0 (0: off), 0 < top_p <= 1 and
+// a positive penalty.
+//
+//===----------------------------------------------------------------------===//
+
 #ifndef TFMC_RUNTIME_SAMPLING_H
 #define TFMC_RUNTIME_SAMPLING_H
-#include <cmath>
+
 #include <cstdint>
 #include <vector>
+
 namespace tfmc::runtime {
+
 struct SamplingOptions {
-  double temperature = 0; int64_t topK = 0; double topP = 1; uint64_t seed = 0;
-  double repetitionPenalty = 1;
+  double temperature = 0; // 0: greedy
+  int64_t topK = 0;       // 0: off
+  double topP = 1;        // 1: off
+  uint64_t seed = 0;
+  double repetitionPenalty = 1; // 1: off
 };
-inline void applyRepetitionPenalty(float *, int64_t, const std::vector<int64_t> &, double) {}
-inline void logSoftmax(float *l, int64_t v) {
-  float m = l[0]; for (int64_t i = 1; i < v; ++i) m = std::max(m, l[i]);
-  double s = 0; for (int64_t i = 0; i < v; ++i) s += std::exp(double(l[i] - m));
-  float ls = float(std::log(s)); for (int64_t i = 0; i < v; ++i) l[i] = l[i] - m - ls;
-}
+
+/// HF's repetition penalty on `logits` [vocab], in place, for each distinct
+/// token of `history` inside the vocabulary.
+void applyRepetitionPenalty(float *logits, int64_t vocab,
+                            const std::vector<int64_t> &history,
+                            double penalty);
+
+/// log(softmax(logits)), in place (max-shifted, summed in double).
+void logSoftmax(float *logits, int64_t vocab);
+
+/// The index of the largest logit (the lowest index among equals).
+int64_t argmax(const float *logits, int64_t vocab);
+
+/// The distribution a draw is taken from after temperature, top-k and top-p
+/// (no penalty): `probabilities` [vocab], zero outside the kept tokens.
+/// Temperature must be > 0. Exposed for tests.
+void filteredProbabilities(const float *logits, int64_t vocab,
+                           const SamplingOptions &options,
+                           std::vector<double> &probabilities);
+
+/// The choices of one sequence: its own stream of draws.
 class Sampler {
 public:
-  Sampler(const SamplingOptions &, uint64_t) {}
-  int64_t next(float *l, int64_t v, const std::vector<int64_t> &) {
-    int64_t b = 0; for (int64_t i = 1; i < v; ++i) if (l[i] > l[b]) b = i; return b; }
+  Sampler(const SamplingOptions &options, uint64_t stream);
+
+  /// The next token from `logits` [vocab] (modified in place by the
+  /// penalty), given the tokens the sequence holds so far.
+  int64_t next(float *logits, int64_t vocab,
+               const std::vector<int64_t> &history);
+
+  /// A uniform double in [0, 1): the stream's next draw.
+  double uniform();
+
+private:
+  struct Candidate {
+    double logit;
+    int64_t id;
+  };
+  /// Fills `kept` with the tokens top-k and top-p keep, most probable
+  /// first, with their unnormalised probabilities; returns their mass.
+  double keep(const float *logits, int64_t vocab);
+
+  SamplingOptions options;
+  uint64_t state;
+  std::vector<Candidate> candidates;
+  std::vector<Candidate> kept; // logit holds exp(logit / T - max)
+  std::vector<float> heap;     // top-k's k largest logits
+  friend void filteredProbabilities(const float *, int64_t,
+                                    const SamplingOptions &,
+                                    std::vector<double> &);
 };
-}
-#endif
+
+} // namespace tfmc::runtime
+
+#endif // TFMC_RUNTIME_SAMPLING_H

@@ -1,0 +1,275 @@
+//===- SamplingTest.cpp - Sampler against hand-derived sets and statistics ===//
+
+#include "runtime/Sampling.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <set>
+
+using namespace tfmc::runtime;
+
+namespace {
+
+std::vector<float> exampleLogits() {
+  // Distinct values, ids out of order: sorted descending the ids are
+  // 3, 0, 6, 1, 5, 7, 2, 4.
+  return {2.0f, 0.5f, -1.0f, 3.0f, -2.0f, 0.0f, 1.0f, -0.5f};
+}
+
+/// Softmax of logits / T in double.
+std::vector<double> softmax(const std::vector<float> &logits, double t) {
+  double largest = *std::max_element(logits.begin(), logits.end()) / t;
+  std::vector<double> p(logits.size());
+  double sum = 0;
+  for (std::size_t i = 0; i < logits.size(); ++i)
+    sum += p[i] = std::exp(logits[i] / t - largest);
+  for (double &x : p)
+    x /= sum;
+  return p;
+}
+
+/// Draws `n` tokens with a fresh copy of the logits each time.
+std::vector<int64_t> draw(const std::vector<float> &logits,
+                          const SamplingOptions &options, uint64_t stream,
+                          int n) {
+  Sampler sampler(options, stream);
+  std::vector<int64_t> tokens;
+  for (int i = 0; i < n; ++i) {
+    std::vector<float> copy = logits;
+    tokens.push_back(sampler.next(copy.data(), int64_t(copy.size()), {}));
+  }
+  return tokens;
+}
+
+} // namespace
+
+TEST(Sampling, TemperatureZeroIsArgmaxLowestIdOnTies) {
+  std::vector<float> logits = {1.0f, 4.0f, 4.0f, -3.0f};
+  SamplingOptions options; // temperature 0
+  EXPECT_EQ(draw(logits, options, 0, 5), std::vector<int64_t>(5, 1));
+}
+
+TEST(Sampling, TinyTemperatureEqualsGreedy) {
+  std::mt19937 random(7);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  SamplingOptions options;
+  options.temperature = 1e-6;
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<float> logits(100);
+    for (float &x : logits)
+      x = normal(random);
+    int64_t greedy = argmax(logits.data(), 100);
+    for (int64_t token : draw(logits, options, trial, 20))
+      ASSERT_EQ(token, greedy);
+  }
+}
+
+TEST(Sampling, TopKNeverDrawsOutsideTheKLargest) {
+  std::vector<float> logits = exampleLogits();
+  const std::vector<std::set<int64_t>> largest = {
+      {3}, {3, 0}, {3, 0, 6}, {3, 0, 6, 1}, {3, 0, 6, 1, 5}};
+  for (int64_t k = 1; k <= 5; ++k) {
+    SamplingOptions options;
+    options.temperature = 2.0; // flat enough to reach every kept token
+    options.topK = k;
+    std::set<int64_t> seen;
+    for (uint64_t seed = 0; seed < 20; ++seed) {
+      options.seed = seed;
+      for (int64_t token : draw(logits, options, seed, 500)) {
+        ASSERT_TRUE(largest[k - 1].count(token)) << "k " << k << " drew " << token;
+        seen.insert(token);
+      }
+    }
+    EXPECT_EQ(seen, largest[k - 1]) << "k " << k;
+  }
+}
+
+TEST(Sampling, TopKKeepsTies) {
+  // HF's TopKLogitsWarper removes only logits below the k-th largest.
+  std::vector<float> logits = {1.0f, 2.0f, 2.0f, 0.0f};
+  SamplingOptions options;
+  options.temperature = 1.0;
+  options.topK = 1;
+  std::vector<double> p;
+  filteredProbabilities(logits.data(), 4, options, p);
+  EXPECT_DOUBLE_EQ(p[1], 0.5);
+  EXPECT_DOUBLE_EQ(p[2], 0.5);
+  EXPECT_EQ(p[0], 0.0);
+  EXPECT_EQ(p[3], 0.0);
+}
+
+TEST(Sampling, TopPNeverDrawsOutsideTheNucleus) {
+  std::vector<float> logits = exampleLogits();
+  std::vector<double> p = softmax(logits, 1.0);
+  // Descending ids 3, 0, 6, 1, ...: token j is kept while the mass of the
+  // tokens before it is below P (HF: ascending cumulative mass <= 1 - P is
+  // removed).
+  const std::vector<int64_t> order = {3, 0, 6, 1, 5, 7, 2, 4};
+  for (double topP : {0.3, 0.6, 0.8, 0.9, 0.95, 0.99}) {
+    std::set<int64_t> nucleus;
+    double before = 0;
+    for (int64_t id : order) {
+      if (before >= topP)
+        break;
+      nucleus.insert(id);
+      before += p[id];
+    }
+    SamplingOptions options;
+    options.temperature = 1.0;
+    options.topP = topP;
+    std::vector<double> filtered;
+    filteredProbabilities(logits.data(), 8, options, filtered);
+    for (int64_t id = 0; id < 8; ++id)
+      EXPECT_EQ(filtered[id] > 0, nucleus.count(id) == 1)
+          << "top-p " << topP << " token " << id;
+    std::set<int64_t> seen;
+    for (int64_t token : draw(logits, options, 3, 3000)) {
+      ASSERT_TRUE(nucleus.count(token)) << "top-p " << topP << " drew " << token;
+      seen.insert(token);
+    }
+    EXPECT_EQ(seen, nucleus) << "top-p " << topP;
+  }
+}
+
+TEST(Sampling, TopPAfterTopKRenormalises) {
+  // Top-k 3 keeps ids 3, 0, 6 (softmax masses 0.665, 0.245, 0.090 of the
+  // three); top-p 0.9 then keeps 3 and 0 (0.665 < 0.9, 0.910 >= 0.9).
+  std::vector<float> logits = exampleLogits();
+  SamplingOptions options;
+  options.temperature = 1.0;
+  options.topK = 3;
+  options.topP = 0.9;
+  std::vector<double> p;
+  filteredProbabilities(logits.data(), 8, options, p);
+  const double e3 = std::exp(3.0), e2 = std::exp(2.0);
+  EXPECT_NEAR(p[3], e3 / (e3 + e2), 1e-7); // weights are float exps
+  EXPECT_NEAR(p[0], e2 / (e3 + e2), 1e-7);
+  for (int64_t id : {1, 2, 4, 5, 6, 7})
+    EXPECT_EQ(p[id], 0.0) << id;
+}
+
+// Chi-square goodness of fit: 200,000 draws over 8 tokens against the
+// filtered softmax. With 7 degrees of freedom, the statistic exceeds 24.32
+// with probability 0.001 when the sampler is right; a wrong distribution
+// (e.g. one token's probability off by 1% absolute) gives a statistic in
+// the hundreds at this many draws. The seed is fixed, so the test is
+// deterministic; with a random seed it would fail once in 1000 runs.
+TEST(Sampling, FrequenciesMatchSoftmaxChiSquare) {
+  std::vector<float> logits = exampleLogits();
+  struct Case {
+    double temperature;
+    int64_t topK;
+    double topP;
+  };
+  for (Case c : {Case{1.0, 0, 1.0}, Case{0.7, 0, 1.0}, Case{1.5, 6, 1.0},
+                 Case{1.0, 0, 0.97}}) {
+    SamplingOptions options;
+    options.temperature = c.temperature;
+    options.topK = c.topK;
+    options.topP = c.topP;
+    options.seed = 1234;
+    std::vector<double> expected;
+    filteredProbabilities(logits.data(), 8, options, expected);
+    const int draws = 200000;
+    std::vector<int> counts(8, 0);
+    for (int64_t token : draw(logits, options, 0, draws))
+      ++counts[token];
+    double chi2 = 0;
+    int categories = 0;
+    for (int id = 0; id < 8; ++id) {
+      if (expected[id] == 0) {
+        EXPECT_EQ(counts[id], 0);
+        continue;
+      }
+      double e = expected[id] * draws;
+      chi2 += (counts[id] - e) * (counts[id] - e) / e;
+      ++categories;
+    }
+    // Critical values at p = 0.001 by degrees of freedom (categories - 1).
+    const double critical[] = {0, 10.83, 13.82, 16.27, 18.47, 20.52, 22.46,
+                               24.32};
+    EXPECT_LT(chi2, critical[categories - 1])
+        << "T " << c.temperature << " top-k " << c.topK << " top-p " << c.topP;
+  }
+  // The unfiltered case equals the plain softmax.
+  std::vector<double> plain = softmax(logits, 1.0), filtered;
+  SamplingOptions options;
+  options.temperature = 1.0;
+  filteredProbabilities(logits.data(), 8, options, filtered);
+  for (int id = 0; id < 8; ++id)
+    EXPECT_NEAR(filtered[id], plain[id], 1e-7);
+}
+
+TEST(Sampling, OneSeedOneSequencePerStream) {
+  std::vector<float> logits = exampleLogits();
+  SamplingOptions options;
+  options.temperature = 1.0;
+  options.seed = 42;
+  EXPECT_EQ(draw(logits, options, 0, 200), draw(logits, options, 0, 200));
+  EXPECT_NE(draw(logits, options, 0, 200), draw(logits, options, 1, 200));
+  SamplingOptions other = options;
+  other.seed = 43;
+  EXPECT_NE(draw(logits, options, 0, 200), draw(logits, other, 0, 200));
+}
+
+TEST(Sampling, RepetitionPenaltyHandDerived) {
+  // HF: a seen token's logit is divided by R when positive, multiplied by
+  // R when negative; each distinct token once, unseen ones untouched.
+  std::vector<float> logits = {2.0f, -1.0f, 0.5f, -3.0f};
+  applyRepetitionPenalty(logits.data(), 4, {0, 1, 0, 1, 7, -2}, 2.0);
+  EXPECT_FLOAT_EQ(logits[0], 1.0f);
+  EXPECT_FLOAT_EQ(logits[1], -2.0f);
+  EXPECT_FLOAT_EQ(logits[2], 0.5f);
+  EXPECT_FLOAT_EQ(logits[3], -3.0f);
+  // With greedy decoding the penalty can change the choice.
+  std::vector<float> close = {2.0f, 1.5f};
+  SamplingOptions options;
+  options.repetitionPenalty = 1.5;
+  Sampler sampler(options, 0);
+  EXPECT_EQ(sampler.next(close.data(), 2, {0}), 1);
+}
+
+TEST(Sampling, LogSoftmaxHandDerived) {
+  std::vector<float> logits = {0.0f, std::log(3.0f)};
+  logSoftmax(logits.data(), 2);
+  EXPECT_NEAR(logits[0], std::log(0.25), 1e-6);
+  EXPECT_NEAR(logits[1], std::log(0.75), 1e-6);
+}
+
+// Not a timed test (nothing is asserted about time): prints the cost of one
+// token at GPT-2's vocabulary, for the reader; make bench measures the
+// overhead against decode steps.
+TEST(Sampling, FullVocabularyCostIsPrinted) {
+  std::mt19937 random(3);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> logits(50257);
+  for (float &x : logits)
+    x = normal(random);
+  SamplingOptions options;
+  options.temperature = 0.8;
+  options.topK = 50;
+  options.topP = 0.95;
+  for (auto [k, p] : {std::pair<int64_t, double>{50, 0.95}, {0, 0.95}, {0, 1.0}}) {
+    options.topK = k;
+    options.topP = p;
+    Sampler sampler(options, 0);
+    auto start = std::chrono::steady_clock::now();
+    int64_t sum = 0;
+    for (int i = 0; i < 20; ++i) {
+      std::vector<float> copy = logits;
+      sum += sampler.next(copy.data(), 50257, {});
+    }
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count() /
+                20;
+    std::printf("sampling, vocab 50257, top-k %lld top-p %.2f: %.3f ms per "
+                "token (checksum %lld)\n",
+                static_cast<long long>(k), p, ms, static_cast<long long>(sum));
+  }
+}
