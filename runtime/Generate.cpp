@@ -470,7 +470,7 @@ bool checkGenerateRequest(const Model &model, const GenerateRequest &request,
     return false;
   }
   if (!checkGenerateOptions(request.sampling, request.beams, plan.maxBatch,
-                            /*cApi=*/false, error))
+                            request.cApiNames, error))
     return false;
   const char *what = request.encoderDecoder ? "--source" : "--prompt";
   if (request.prompts.empty()) {

@@ -61,6 +61,9 @@ struct GenerateRequest {
   /// Keep the logits each new token was chosen from, for checking prefill
   /// + decode against a full forward (one prompt, no beams).
   bool keepLogits = false;
+  /// Name options in messages as the C API's fields (top_p), not as the
+  /// CLI's flags (--top-p).
+  bool cApiNames = false;
 };
 
 struct SequenceResult {
