@@ -441,7 +441,8 @@ class Report:
         self.add("`make bench` (installs missing Debian packages and, from npm, the engines of "
                  "section 7; builds tfmc and the peers, runs `bench/run.py`, ~20 min on 2 cores); "
                  "`make bench BENCH_ONLY=engines` (or `bench/run.py --only engines`) for one section "
-                 "(`BENCH_ONLY=llama`: section 8, ~15 min more, outside the 20); "
+                 "(`BENCH_ONLY=llama`: section 8, ~15 min more, outside the 20; `BENCH_ONLY=generation`: "
+                 "section 9, ~5 min); "
                  "`/usr/bin/python3 bench/run.py --quick` for a smoke run. Every command and its "
                  "output: `bench/out/run.log`.")
         self.add()
@@ -459,6 +460,8 @@ class Report:
         engines.render(self)
         import llama  # bench/llama.py
         llama.render(self)
+        import generation  # bench/generation.py
+        generation.render(self)
         self.notes()
         self.reproduce()
         summary = ["## Summary", "",

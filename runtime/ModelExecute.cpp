@@ -160,7 +160,9 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
         const int64_t inner = elements / std::max<int64_t>(outer.extent, 1);
         fits = row >= 0 && block <= kMaxInt32 && outer.extent <= cachedBatch &&
                row * slot.width + inner <= block;
-        outer.stride = static_cast<int32_t>(std::min(block, kMaxInt32));
+        // (One sequence: any stride would do; dense, as kernels expect.)
+        if (outer.extent > 1)
+          outer.stride = static_cast<int32_t>(std::min(block, kMaxInt32));
       }
       if (!fits) {
         error = fmt::format("{}: dims {} from row {} run past the KV "

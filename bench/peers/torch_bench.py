@@ -52,6 +52,8 @@ def parse_args(argv):
                    "default: random N(0, 0.02) with a fixed seed")
     p.add_argument("--prompt", type=int, default=128, help="prefill tokens (default 128)")
     p.add_argument("--new-tokens", type=int, default=128, help="decode steps (default 128; --quick 32)")
+    p.add_argument("--batch", type=int, default=1, help="GPT-2: prompts of one length generated at once "
+                   "(default 1)")
     p.add_argument("--prefill-logits", choices=["last", "all"], default="last",
                    help="prefill computes logits for the last position only (default) or all")
     p.add_argument("--runs", type=int, default=None, help="timed runs after warm-up (default 7; --quick 5; min 5)")
@@ -409,20 +411,21 @@ def make_gpt2(a, torch):
     return m.eval(), {"V": V, "d": d, "H": H, "L": L, "ff": ff, "P": P}, src
 
 
-def gpt2_generate(m, torch, prompt, new_tokens, last_only=True):
-    """Prefill + greedy decode with the KV cache; returns (prefill_ms, decode_ms, tokens)."""
-    cache = m.new_cache(1)
-    ids = torch.tensor([prompt])
+def gpt2_generate(m, torch, prompt, new_tokens, last_only=True, batch=1):
+    """Prefill + greedy decode with the KV cache of `batch` copies of the prompt (rows of one
+    length: no padding); returns (prefill_ms, decode_ms, row 0's tokens)."""
+    cache = m.new_cache(batch)
+    ids = torch.tensor([prompt] * batch)
     t0 = time.perf_counter()
     logits = m(ids, 0, cache, last_only=last_only)
-    tok = int(torch.argmax(logits[0, -1]))
+    tok = torch.argmax(logits[:, -1], dim=-1)
     t1 = time.perf_counter()
-    out = [tok]
+    out = [int(tok[0])]
     pos = len(prompt)
     for _ in range(new_tokens):
-        logits = m(torch.tensor([[tok]]), pos, cache)
-        tok = int(torch.argmax(logits[0, -1]))
-        out.append(tok)
+        logits = m(tok[:, None], pos, cache)
+        tok = torch.argmax(logits[:, -1], dim=-1)
+        out.append(int(tok[0]))
         pos += 1
     t2 = time.perf_counter()
     return (t1 - t0) * 1e3, (t2 - t1) * 1e3, out
@@ -435,23 +438,25 @@ def bench_gpt2(a, torch, emit, T):
     g = torch.Generator().manual_seed(7)
     prompt = torch.randint(0, cfg["V"], (a.prompt,), generator=g).tolist()
     with torch.no_grad():
-        gpt2_generate(m, torch, prompt, min(8, a.new_tokens), a.prefill_logits == "last")  # warm-up
+        gpt2_generate(m, torch, prompt, min(8, a.new_tokens), a.prefill_logits == "last",
+                      a.batch)  # warm-up
         pre, dec, toks = [], [], None
         for _ in range(a.runs):
-            p_ms, d_ms, toks = gpt2_generate(m, torch, prompt, a.new_tokens, a.prefill_logits == "last")
+            p_ms, d_ms, toks = gpt2_generate(m, torch, prompt, a.new_tokens, a.prefill_logits == "last",
+                                             a.batch)
             pre.append(p_ms)
             dec.append(d_ms)
     base = {"bench": "model", "impl": "torch_gpt2_kv_cache", "model": "gpt2_small" if cfg["d"] == 768 else "gpt2",
             "layers": cfg["L"], "d_model": cfg["d"], "heads": cfg["H"], "vocab": cfg["V"], "threads": T,
-            "weights": src}
+            "weights": src, "batch": a.batch}
     pm = stats(pre)["median_ms"]
     emit({**base, "phase": "prefill", "tokens": a.prompt, "prefill_logits": a.prefill_logits}, pre,
-         tokens_per_s=a.prompt / (pm * 1e-3))
+         tokens_per_s=a.batch * a.prompt / (pm * 1e-3))
     dm = stats(dec)["median_ms"]
     emit({**base, "phase": "decode", "prompt": a.prompt, "new_tokens": a.new_tokens,
           "note": "time of new_tokens single-token steps (embed..argmax) after the prefill; cache starts at prompt length",
           "first_tokens": toks[:8]}, dec,
-         tokens_per_s=a.new_tokens / (dm * 1e-3), ms_per_token=dm / a.new_tokens)
+         tokens_per_s=a.batch * a.new_tokens / (dm * 1e-3), ms_per_token=dm / a.new_tokens)
 
 
 def bench_layers(a, torch, emit, T):

@@ -562,9 +562,9 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        "plan: step 0 arg 1: value 2 is an int8 weight's scales, which is "
        "f16, but the arg is i8"},
       {[](Json &j) { j["inputs"][0]["optional"] = true; },
-       "plan: input 0: input 'input_ids' is optional, but only masks may be"},
+       "plan: input 0: input 'input_ids' is optional, but only masks and positions may be"},
       {[](Json &j) { j["inputs"][0]["kind"] = "tokens"; },
-       "plan: input 0 kind: 'tokens' is neither 'ids' nor 'mask'"},
+       "plan: input 0 kind: 'tokens' is not 'ids', 'mask' or 'positions'"},
       {[](Json &j) { j["inputs"][1]["name"] = "input_ids"; },
        "plan: input 1: input 'input_ids' is listed twice"},
       {[](Json &j) { j["weights"][0]["shape"][0] = -1; },
@@ -605,7 +605,7 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
          j["max_len"] = 1 << 20;
          j["cache"] = {{{"slot", "k"}, {"width", 1 << 25}}};
        },
-       "plan: cache 0 width: 1048576 rows of 33554432 floats are more than "
+       "plan: cache 0 width: 2 x 1048576 rows of 33554432 floats are more than "
        "the limit of 70368744177664 bytes"},
   };
   for (const Case &test : cases) {
