@@ -161,7 +161,8 @@ GenerateRequest makeRequest(const Options &options, const Plan &plan,
       text = options.get(flag);
     }
     request.prompts.push_back(
-        encode(text, "--text", *tokenizer, promptTokens));
+        encode(text, flag == "--text" ? flag : options.get(flag), *tokenizer,
+               promptTokens));
   } else if (flag == "--prompts-file" || flag == "--source-file") {
     request.prompts =
         readPromptsFile(flag, options.get(flag), tokenizer, promptTokens);
