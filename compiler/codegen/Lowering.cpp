@@ -334,6 +334,8 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     args.push_back(arg(result, halideDims(out)));
   } else if (auto positions = dyn_cast<tfm::PositionsOp>(op)) {
     bool fromCache = positions.getFromCache();
+    spec.sinusoidHalves =
+        positions.getKind() == tfm::PositionKind::sinusoidal_halves;
     args.push_back(tokenRows(positions.getInput(), fromCache));
     if (Value ids = positions.getPositionIds()) {
       spec.positionIds = true;

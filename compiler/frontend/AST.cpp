@@ -64,6 +64,8 @@ const char *toString(PositionKind value) {
   switch (value) {
   case PositionKind::Sinusoidal:
     return "sinusoidal";
+  case PositionKind::SinusoidalHalves:
+    return "sinusoidal_halves";
   case PositionKind::Learned:
     return "learned";
   case PositionKind::Rope:

@@ -30,7 +30,7 @@ enum class NormType { LayerNorm, RmsNorm };
 enum class Activation { Relu, Gelu, GeluTanh, Silu };
 /// Rope rotates Q and K in each attention ("rotate half" pairs (i, i + Dh/2),
 /// Hugging Face Llama's layout) instead of adding to the embedding.
-enum class PositionKind { Sinusoidal, Learned, Rope };
+enum class PositionKind { Sinusoidal, SinusoidalHalves, Learned, Rope };
 enum class EmbedScale { One, SqrtDModel };
 enum class OutputKind { Linear, Tied, None };
 enum class StackKind { Encoder, Decoder };

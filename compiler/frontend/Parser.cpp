@@ -261,6 +261,7 @@ private:
       return parseChoice<PositionKind>(
           name,
           {{"sinusoidal", PositionKind::Sinusoidal},
+           {"sinusoidal_halves", PositionKind::SinusoidalHalves},
            {"learned", PositionKind::Learned},
            {"rope", PositionKind::Rope}},
           model.positions);

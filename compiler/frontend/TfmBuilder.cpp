@@ -173,7 +173,9 @@ Value ModuleBuilder::embed(const Stack &stack, Value ids) {
   if (model.positions == PositionKind::Rope)
     return x;
   Value positionTable;
-  tfm::PositionKind kind = tfm::PositionKind::sinusoidal;
+  tfm::PositionKind kind = model.positions == PositionKind::SinusoidalHalves
+                               ? tfm::PositionKind::sinusoidal_halves
+                               : tfm::PositionKind::sinusoidal;
   if (model.positions == PositionKind::Learned) {
     kind = tfm::PositionKind::learned;
     positionTable = weight(encoder ? "src_pos.weight" : "tgt_pos.weight",

@@ -27,7 +27,8 @@ def Tfm_ActivationAttr : EnumAttr<Tfm_Dialect, Tfm_ActivationKind, "activation">
 
 def Tfm_PositionKind : I32EnumAttr<"PositionKind", "position encoding", [
     I32EnumAttrCase<"sinusoidal", 0>,
-    I32EnumAttrCase<"learned", 1>
+    I32EnumAttrCase<"learned", 1>,
+    I32EnumAttrCase<"sinusoidal_halves", 2>
   ]> {
   let cppNamespace = "::tfmc::tfm";
   let genSpecializedAttr = 0;

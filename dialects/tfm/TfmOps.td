@@ -82,7 +82,9 @@ def Tfm_PositionsOp : Tfm_Op<"positions", [Pure, AttrSizedOperandSegments,
   let summary = "adds position encodings for positions 0..S-1";
   let description = [{
     result[b, s, :] = input[b, s, :] + P[s, :], where P is the sinusoidal
-    table (P[p, 2i] = sin(p / 10000^(2i/d)), P[p, 2i+1] = cos(same)) or, for
+    table (P[p, 2i] = sin(p / 10000^(2i/d)), P[p, 2i+1] = cos(same)), for
+    `sinusoidal_halves` Marian's layout of the same values (P[p, i] =
+    sin(p / 10000^(2i/d)) for i < d/2, P[p, d/2 + i] = cos(same)) or, for
     `learned`, the `table` operand [max_len, d]. With `from_cache` (a
     decode step) positions continue after the tokens already in the KV
     cache: P .. P+S-1. With `position_ids` [B, S] (left-padded batches:

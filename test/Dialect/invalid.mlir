@@ -84,7 +84,7 @@ func.func @f(%x: tensor<?x8xf32>) {
 // -----
 
 func.func @f(%x: tensor<?x?x8xf32>) {
-  // expected-error @+2 {{expected ::tfmc::tfm::PositionKind to be one of: sinusoidal, learned}}
+  // expected-error @+2 {{expected ::tfmc::tfm::PositionKind to be one of: sinusoidal, learned, sinusoidal_halves}}
   // expected-error @+1 {{failed to parse Tfm_PositionKindAttr parameter 'value'}}
   %p = tfm.positions %x {kind = #tfm.positions<rotary>} : tensor<?x?x8xf32>
   return

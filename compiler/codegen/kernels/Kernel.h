@@ -89,6 +89,8 @@ struct KernelSpec {
   // index in the sequence).
   bool learnedPositions = false;
   bool positionIds = false;
+  // Sinusoids in Marian's layout: sin in the first half, cos in the second.
+  bool sinusoidHalves = false;
   // Scale.
   double scale = 1.0;
   // Activation, and linear's epilogue.

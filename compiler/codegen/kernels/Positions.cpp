@@ -16,6 +16,26 @@ namespace {
 
 using namespace Halide;
 
+/// The sinusoid of feature d at `position`, in double (arguments reach
+/// max_len radians, where f32 loses digits), rounded to f32: the original
+/// Transformer's interleaved layout (PE[p, 2i] = sin(p / 10000^(2i/D)),
+/// PE[p, 2i+1] = cos(same)) or Marian's halves (sin of frequency i at
+/// feature i < ceil(D/2), cos of frequency i at ceil(D/2) + i).
+Expr sinusoid(const KernelSpec &spec, Var d, Expr position) {
+  const double rate = -std::log(10000.0) / double(spec.width);
+  Expr p = cast<double>(position);
+  if (spec.sinusoidHalves) {
+    const int sentinel = int((spec.width + 1) / 2);
+    Expr first = d < sentinel;
+    Expr i = cast<double>(select(first, d, d - sentinel));
+    Expr angle = p * exp(i * Expr(2.0 * rate));
+    return cast<float>(select(first, sin(angle), cos(angle)));
+  }
+  Expr even = cast<double>((d / 2) * 2);
+  Expr angle = p * exp(even * Expr(rate));
+  return cast<float>(select(d % 2 == 0, sin(angle), cos(angle)));
+}
+
 BuiltKernel algorithm(const KernelSpec &spec) {
   ImageParam x(Float(32), 3, "x");
   Var d("d"), s("s"), b("b");
@@ -33,11 +53,7 @@ BuiltKernel algorithm(const KernelSpec &spec) {
           x(d, s, b) + table(d, clamp(position, 0, table.dim(1).extent() - 1));
       return {out, arguments};
     }
-    Expr even = cast<double>((d / 2) * 2);
-    Expr angle = cast<double>(position) *
-                 exp(even * Expr(-std::log(10000.0) / double(spec.width)));
-    out(d, s, b) = x(d, s, b) +
-                   cast<float>(select(d % 2 == 0, sin(angle), cos(angle)));
+    out(d, s, b) = x(d, s, b) + sinusoid(spec, d, position);
     return {out, arguments};
   }
   if (spec.learnedPositions) {
@@ -46,13 +62,8 @@ BuiltKernel algorithm(const KernelSpec &spec) {
     arguments.push_back(table);
     return {out, arguments};
   }
-  // PE[p, 2i] = sin(p / 10000^(2i/D)), PE[p, 2i+1] = cos(same), in
-  // double: arguments reach max_len radians, where f32 loses digits.
   Func pe("sinusoid");
-  Expr even = cast<double>((d / 2) * 2);
-  Expr angle = cast<double>(s) *
-               exp(even * Expr(-std::log(10000.0) / double(spec.width)));
-  pe(d, s) = cast<float>(select(d % 2 == 0, sin(angle), cos(angle)));
+  pe(d, s) = sinusoid(spec, d, s);
   out(d, s, b) = x(d, s, b) + pe(d, s);
   return {out, arguments, {{"sinusoid", pe}}};
 }
