@@ -551,7 +551,7 @@ TEST(FrontendParserErrors, UnknownValue) {
                      "unknown value 'softmax' for setting 'output'; expected "
                      "'linear', 'tied' or 'none'");
   EXPECT_PARSE_ERROR(minimal("  positions = rotary\n"), 6, 15,
-                     "expected 'sinusoidal', 'learned' or 'rope'");
+                     "expected 'sinusoidal', 'sinusoidal_halves', 'learned' or 'rope'");
 }
 
 TEST(FrontendParserErrors, NonPositiveSizes) {
