@@ -22,7 +22,6 @@
 #include "runtime/Tokenizer.h"
 #include "runtime/tokenizers/Common.h"
 #include "runtime/tokenizers/HfTokenizer.h"
-#include "runtime/tokenizers/MarianTokenizer.h"
 #include "runtime/tokenizers/SentencePieceTokenizer.h"
 #include "runtime/tokenizers/WordPieceTokenizer.h"
 
@@ -55,9 +54,6 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string &dir,
     return loadHfTokenizer(prefix + "tokenizer.json", error);
   if (exists(prefix + "tokenizer.model"))
     return loadSentencePieceTokenizer(prefix + "tokenizer.model", error);
-  // Marian's vocab.json comes with source.spm; GPT-2's with merges.txt.
-  if (exists(prefix + "source.spm"))
-    return loadMarianTokenizer(dir, error);
   if (exists(prefix + "vocab.json") || exists(prefix + "merges.txt")) {
     std::optional<Gpt2Tokenizer> gpt2 = Gpt2Tokenizer::load(dir, error);
     if (!gpt2)
