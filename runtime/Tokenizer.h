@@ -98,7 +98,7 @@ public:
 /// The tokenizer in `dir`, from the first of these present: tokenizer.json,
 /// tokenizer.model, vocab.json (with merges.txt). On failure nothing, and
 /// `error` is one line naming the file, e.g.
-///   DIR: no tokenizer (expected tokenizer.json, tokenizer.model, vocab.json and merges.txt, or vocab.txt)
+///   DIR: no tokenizer (expected tokenizer.json, tokenizer.model, or vocab.json and merges.txt)
 std::unique_ptr<Tokenizer> loadTokenizer(const std::string &dir,
                                          std::string &error);
 

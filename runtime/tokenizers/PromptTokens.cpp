@@ -23,7 +23,6 @@
 #include "runtime/tokenizers/Common.h"
 #include "runtime/tokenizers/HfTokenizer.h"
 #include "runtime/tokenizers/SentencePieceTokenizer.h"
-#include "runtime/tokenizers/WordPieceTokenizer.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -40,8 +39,8 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string &dir,
   struct stat info;
   if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
     error = fmt::format("{}: {} (a tokenizer is a directory holding "
-                        "tokenizer.json, tokenizer.model, vocab.json and "
-                        "merges.txt, or vocab.txt)",
+                        "tokenizer.json, tokenizer.model, or vocab.json and "
+                        "merges.txt)",
                         dir,
                         ::stat(dir.c_str(), &info) != 0 ? "no such directory"
                                                         : "not a directory");
@@ -60,11 +59,8 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string &dir,
       return nullptr;
     return std::make_unique<Gpt2Tokenizer>(std::move(*gpt2));
   }
-  if (exists(prefix + "vocab.txt"))
-    return loadWordPieceTokenizer(dir, error);
   error = fmt::format("{}: no tokenizer (expected tokenizer.json, "
-                      "tokenizer.model, vocab.json and merges.txt, or "
-                      "vocab.txt)",
+                      "tokenizer.model, or vocab.json and merges.txt)",
                       dir);
   return nullptr;
 }
