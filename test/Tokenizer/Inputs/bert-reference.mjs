@@ -11,8 +11,7 @@ import path from 'path';
 import { pathToFileURL } from 'url';
 
 const [packageDir, tokenizerDir, textsPath] = process.argv.slice(2);
-const entry = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf-8'));
-const t = await import(pathToFileURL(path.join(packageDir, entry.main)).href);
+const t = await import(pathToFileURL(path.join(packageDir, 'dist', 'transformers.node.mjs')).href);
 t.env.allowRemoteModels = false;
 t.env.localModelPath = path.dirname(path.resolve(tokenizerDir)) + path.sep;
 const tokenizer = await t.AutoTokenizer.from_pretrained(path.basename(path.resolve(tokenizerDir)));
