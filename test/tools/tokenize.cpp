@@ -92,6 +92,7 @@ int encodeBert(Tokenizer &tokenizer, const std::string &path,
   if (!texts.is_array())
     return fail(fmt::format("{}: expected a JSON array", path));
   std::vector<int64_t> ids, typeIds;
+  std::string output; // printed once all elements are encoded
   for (std::size_t k = 0; k < texts.size(); ++k) {
     const Json &item = texts[k];
     std::string a, b;
@@ -113,9 +114,10 @@ int encodeBert(Tokenizer &tokenizer, const std::string &path,
       return fail(fmt::format("{}: element {}: {}", path, k, error));
     Json line = {{"ids", ids}, {"type_ids", typeIds},
                  {"text", bert->decode(ids)}};
-    fmt::print("{}\n",
-               line.dump(-1, ' ', false, Json::error_handler_t::replace));
+    output += line.dump(-1, ' ', false, Json::error_handler_t::replace);
+    output += '\n';
   }
+  fmt::print("{}", output);
   return 0;
 }
 
