@@ -89,10 +89,10 @@ public:
         error = fmt::format("{}: expected a JSON object", configPath);
         return false;
       }
-      for (auto [key, value] : {std::pair<const char *, std::string *>{
-                                    "eos_token", &eos},
-                                {"unk_token", &unk},
-                                {"pad_token", &pad}}) {
+      for (auto [key, value] :
+           {std::pair<const char *, std::string *>{"eos_token", &eos},
+            {"unk_token", &unk},
+            {"pad_token", &pad}}) {
         if (!config.contains(key) || config[key].is_null())
           continue;
         const Json &v = config[key];
@@ -121,8 +121,8 @@ public:
     if (!tokenizers::readJsonFile(vocabPath, vocab, error))
       return false;
     if (!vocab.is_object()) {
-      error = fmt::format("{}: expected a JSON object of piece -> id",
-                          vocabPath);
+      error =
+          fmt::format("{}: expected a JSON object of piece -> id", vocabPath);
       return false;
     }
     for (const auto &[piece, id] : vocab.items()) {
@@ -147,10 +147,10 @@ public:
       has_[v] = 1;
       ids_.emplace(piece, v);
     }
-    for (auto [token, id] : {std::pair<const std::string *, int64_t *>{
-                                 &eos, &eos_},
-                             {&unk, &unk_},
-                             {&pad, &pad_}}) {
+    for (auto [token, id] :
+         {std::pair<const std::string *, int64_t *>{&eos, &eos_},
+          {&unk, &unk_},
+          {&pad, &pad_}}) {
       auto it = ids_.find(*token);
       if (it == ids_.end()) {
         if (id == &pad_)

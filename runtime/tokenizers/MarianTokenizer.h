@@ -1,4 +1,4 @@
-//===- MarianTokenizer.h - Marian (opus-mt) source.spm + vocab.json -*- C++ -*-//
+//===- MarianTokenizer.h - Marian: source.spm + vocab.json -----*- C++ -*-===//
 //
 // The tokenizer of Hugging Face's Marian translation models: two
 // SentencePiece models, source.spm (the text to translate) and target.spm

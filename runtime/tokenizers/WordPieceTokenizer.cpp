@@ -90,11 +90,10 @@ std::string normalizeWord(const std::string &word, bool lower, bool strip) {
   if (!strip)
     return out;
   utf8proc_uint8_t *nfd = nullptr;
-  utf8proc_ssize_t length =
-      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t *>(out.data()),
-                   static_cast<utf8proc_ssize_t>(out.size()), &nfd,
-                   static_cast<utf8proc_option_t>(UTF8PROC_STABLE |
-                                                  UTF8PROC_DECOMPOSE));
+  utf8proc_ssize_t length = utf8proc_map(
+      reinterpret_cast<const utf8proc_uint8_t *>(out.data()),
+      static_cast<utf8proc_ssize_t>(out.size()), &nfd,
+      static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_DECOMPOSE));
   if (length < 0)
     return out; // valid UTF-8 always maps
   std::string decomposed(reinterpret_cast<char *>(nfd),
@@ -115,8 +114,8 @@ std::string normalizeWord(const std::string &word, bool lower, bool strip) {
 /// Hugging Face's clean_up_tokenization.
 std::string cleanUp(std::string text) {
   static const std::pair<const char *, const char *> kRules[] = {
-      {" .", "."},     {" ?", "?"},     {" !", "!"},     {" ,", ","},
-      {" ' ", "'"},    {" n't", "n't"}, {" 'm", "'m"},   {" 's", "'s"},
+      {" .", "."},     {" ?", "?"},     {" !", "!"},   {" ,", ","},
+      {" ' ", "'"},    {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"},
       {" 've", "'ve"}, {" 're", "'re"}};
   for (const auto &[from, to] : kRules) {
     std::string out;
@@ -204,8 +203,8 @@ bool readConfig(const std::string &path, bool withNormalizer,
         m.get<uint64_t>() < (uint64_t(1) << 31))
       maxLength = static_cast<std::size_t>(m.get<uint64_t>());
     else if (!m.is_number() || m.get<double>() < 1) {
-      error = fmt::format("{}: model_max_length must be a positive integer",
-                          path);
+      error =
+          fmt::format("{}: model_max_length must be a positive integer", path);
       return false;
     }
   }
@@ -293,8 +292,8 @@ void WordPieceTokenizer::encodeWord(const std::string &word,
       }
       do
         --end;
-      while (end > start && (static_cast<unsigned char>(word[end]) & 0xC0) ==
-                                0x80);
+      while (end > start &&
+             (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80);
     }
     if (found < 0) {
       ids.resize(first);
@@ -307,8 +306,7 @@ void WordPieceTokenizer::encodeWord(const std::string &word,
 }
 
 bool WordPieceTokenizer::encode(std::string_view utf8,
-                                std::vector<int64_t> &ids,
-                                std::string &error) {
+                                std::vector<int64_t> &ids, std::string &error) {
   ids.clear();
   if (!validateUtf8(utf8, error))
     return false;
@@ -391,8 +389,8 @@ std::string WordPieceTokenizer::decode(const std::vector<int64_t> &ids) const {
       continue;
     }
     const std::string &token = tokens_[id];
-    if (!firstToken && token.compare(0, options_.prefix.size(),
-                                     options_.prefix) == 0)
+    if (!firstToken &&
+        token.compare(0, options_.prefix.size(), options_.prefix) == 0)
       text.append(token, options_.prefix.size(), std::string::npos);
     else {
       if (!firstToken)
@@ -488,8 +486,8 @@ WordPieceTokenizer::fromVocabTxt(const std::string &dir, std::string &error) {
 }
 
 std::unique_ptr<WordPieceTokenizer>
-WordPieceTokenizer::fromTokenizerJson(const std::string &path,
-                                      const Json &root, std::string &error) {
+WordPieceTokenizer::fromTokenizerJson(const std::string &path, const Json &root,
+                                      std::string &error) {
   std::unique_ptr<WordPieceTokenizer> t(new WordPieceTokenizer());
   t->path_ = path;
   Options &o = t->options_;

@@ -55,7 +55,7 @@ public:
     bool chineseChars = true;
     bool lowercase = true;
     bool stripAccents = true;
-    bool cleanupSpaces = true;     // clean_up_tokenization_spaces
+    bool cleanupSpaces = true;      // clean_up_tokenization_spaces
     std::size_t maxWordChars = 100; // max_input_chars_per_word
     std::string prefix = "##";      // continuing_subword_prefix
   };

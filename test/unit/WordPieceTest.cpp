@@ -23,10 +23,10 @@ namespace {
 // ids: 0 [PAD] 1 [UNK] 2 [CLS] 3 [SEP] 4 [MASK] 5 un 6 ##aff 7 ##able
 // 8 hello 9 , 10 world 11 ! 12 a 13 ##a 14 b 15 ##b 16 cafe 17 日 18 $
 // 19 ` 20 unaff 21 ' 22 s 23 it
-const char *kVocab[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un",
-                        "##aff", "##able", "hello", ",", "world", "!", "a",
-                        "##a", "b", "##b", "cafe", "日", "$", "`", "unaff",
-                        "'", "s", "it"};
+const char *kVocab[] = {"[PAD]", "[UNK]",  "[CLS]", "[SEP]", "[MASK]", "un",
+                        "##aff", "##able", "hello", ",",     "world",  "!",
+                        "a",     "##a",    "b",     "##b",   "cafe",   "日",
+                        "$",     "`",      "unaff", "'",     "s",      "it"};
 
 class WordPieceTest : public ::testing::Test {
 protected:
@@ -80,8 +80,7 @@ TEST_F(WordPieceTest, BasicTokenizer) {
   // CJK ideographs are words of their own; controls vanish.
   EXPECT_EQ(encode(*t, "a日b\x07"), (Ids{12, 17, 14}));
   // Special tokens in the text are kept whole, in their case.
-  EXPECT_EQ(encode(*t, "hello[MASK]world [mask]"),
-            (Ids{8, 4, 10, 1, 1, 1}));
+  EXPECT_EQ(encode(*t, "hello[MASK]world [mask]"), (Ids{8, 4, 10, 1, 1, 1}));
 }
 
 TEST_F(WordPieceTest, CasedKeepsCaseAndAccents) {
