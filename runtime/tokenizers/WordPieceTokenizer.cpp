@@ -73,20 +73,94 @@ bool isChinese(uint32_t cp) {
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 
+/// Unicode's Cased property, near enough: a letter with case, or a
+/// character with a case mapping.
+bool isCased(uint32_t cp) {
+  auto c = static_cast<utf8proc_int32_t>(cp);
+  utf8proc_category_t cat = utf8proc_category(c);
+  return cat == UTF8PROC_CATEGORY_LU || cat == UTF8PROC_CATEGORY_LL ||
+         cat == UTF8PROC_CATEGORY_LT || utf8proc_tolower(c) != c ||
+         utf8proc_toupper(c) != c;
+}
+
+/// Unicode's Case_Ignorable: marks, format characters, modifiers, and the
+/// Word_Break MidLetter / MidNumLet / Single_Quote characters.
+bool isCaseIgnorable(uint32_t cp) {
+  switch (cp) {
+  case 0x27:
+  case 0x2E:
+  case 0x3A:
+  case 0xB7:
+  case 0x387:
+  case 0x55F:
+  case 0x5F4:
+  case 0x2018:
+  case 0x2019:
+  case 0x2024:
+  case 0x2027:
+  case 0xFE13:
+  case 0xFE52:
+  case 0xFE55:
+  case 0xFF07:
+  case 0xFF0E:
+  case 0xFF1A:
+    return true;
+  default:
+    break;
+  }
+  switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
+  case UTF8PROC_CATEGORY_MN:
+  case UTF8PROC_CATEGORY_ME:
+  case UTF8PROC_CATEGORY_CF:
+  case UTF8PROC_CATEGORY_LM:
+  case UTF8PROC_CATEGORY_SK:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// `word` lower-cased as Python's str.lower() (and JavaScript's
+/// toLowerCase) does: utf8proc's simple mapping, but for U+0130 (İ -> i +
+/// U+0307) and the final sigma (Σ -> ς after a cased letter and not before
+/// one, case-ignorable characters skipped).
+std::string lowerCase(const std::string &word) {
+  std::vector<uint32_t> cps;
+  for (std::size_t i = 0; i < word.size();) {
+    uint32_t cp = 0;
+    std::size_t n = decodeUtf8(word, i, cp);
+    cps.push_back(cp);
+    i += n;
+  }
+  std::string out;
+  for (std::size_t k = 0; k < cps.size(); ++k) {
+    uint32_t cp = cps[k];
+    if (cp == 0x130) {
+      out += "i\xCC\x87";
+      continue;
+    }
+    if (cp == 0x3A3) {
+      std::size_t before = k;
+      while (before > 0 && isCaseIgnorable(cps[before - 1]))
+        --before;
+      std::size_t after = k + 1;
+      while (after < cps.size() && isCaseIgnorable(cps[after]))
+        ++after;
+      if (before > 0 && isCased(cps[before - 1]) &&
+          !(after < cps.size() && isCased(cps[after]))) {
+        appendUtf8(out, 0x3C2);
+        continue;
+      }
+    }
+    appendUtf8(out, static_cast<uint32_t>(
+                        utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))));
+  }
+  return out;
+}
+
 /// `word` lower-cased and/or without its accents (NFD, Mn dropped).
 std::string normalizeWord(const std::string &word, bool lower, bool strip) {
-  std::string out;
-  if (lower) {
-    for (std::size_t i = 0; i < word.size();) {
-      uint32_t cp = 0;
-      std::size_t n = decodeUtf8(word, i, cp);
-      appendUtf8(out, static_cast<uint32_t>(
-                          utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))));
-      i += n;
-    }
-  } else {
-    out = word;
-  }
+  std::string out = lower ? lowerCase(word) : word;
   if (!strip)
     return out;
   utf8proc_uint8_t *nfd = nullptr;

@@ -16,8 +16,9 @@
 //   2. the basic tokenizer on the rest: code points 0, U+FFFD and control
 //      characters (category C*, but tab, LF, CR) dropped, whitespace (tab,
 //      LF, CR, Zs) made a space; spaces around each CJK ideograph; split on
-//      whitespace; lower-cased (utf8proc's simple case mapping) and/or accents
-//      stripped (NFD, marks Mn dropped) as configured; each punctuation
+//      whitespace; lower-cased (as Python's str.lower: utf8proc's simple
+//      mapping, with Greek final sigma and U+0130) and/or accents stripped
+//      (NFD, marks Mn dropped) as configured; each punctuation
 //      character (category P*, and the ASCII non-alphanumerics !-/ :-@ [-`
 //      {-~) its own word;
 //   3. WordPiece on each word: greedy longest match first, continuations
