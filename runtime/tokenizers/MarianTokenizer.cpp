@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <sentencepiece_processor.h>
 
+#include <algorithm>
+
 namespace tfmc::runtime {
 namespace {
 
@@ -160,7 +162,13 @@ public:
         return false;
       }
       *id = it->second;
+      if (!token->empty())
+        specials_.push_back(*token);
     }
+    std::stable_sort(specials_.begin(), specials_.end(),
+                     [](const std::string &x, const std::string &y) {
+                       return x.size() > y.size();
+                     });
     return true;
   }
 
@@ -169,18 +177,40 @@ public:
     ids.clear();
     if (!validateUtf8(utf8, error))
       return false;
-    std::string code, rest;
-    splitLanguageCode(utf8, code, rest);
+    // Special tokens in the text are kept whole (longest first); each chunk
+    // between them is a text of its own, language code included.
     std::vector<std::string> pieces;
-    if (!code.empty())
-      pieces.push_back(code);
-    std::vector<std::string> spm;
-    sentencepiece::util::Status status = source_.Encode(rest, &spm);
-    if (!status.ok()) {
-      error = fmt::format("{}: {}", dir_, oneLine(status.ToString()));
-      return false;
+    auto chunk = [&](std::string_view text) {
+      if (text.empty())
+        return true;
+      std::string code, rest;
+      splitLanguageCode(text, code, rest);
+      if (!code.empty())
+        pieces.push_back(code);
+      std::vector<std::string> spm;
+      sentencepiece::util::Status status = source_.Encode(rest, &spm);
+      if (!status.ok()) {
+        error = fmt::format("{}: {}", dir_, oneLine(status.ToString()));
+        return false;
+      }
+      pieces.insert(pieces.end(), spm.begin(), spm.end());
+      return true;
+    };
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < utf8.size(); ++i) {
+      for (const std::string &special : specials_) {
+        if (utf8.compare(i, special.size(), special) != 0)
+          continue;
+        if (!chunk(utf8.substr(start, i - start)))
+          return false;
+        pieces.push_back(special);
+        i += special.size() - 1;
+        start = i + 1;
+        break;
+      }
     }
-    pieces.insert(pieces.end(), spm.begin(), spm.end());
+    if (!chunk(utf8.substr(start)))
+      return false;
     for (const std::string &piece : pieces) {
       auto it = ids_.find(piece);
       ids.push_back(it == ids_.end() ? unk_ : it->second);
@@ -250,6 +280,8 @@ private:
   std::vector<std::string> pieces_;
   std::vector<uint8_t> has_;
   int64_t eos_ = -1, unk_ = -1, pad_ = -1;
+  /// eos, unk and pad as spelled: matched whole in the text, longest first.
+  std::vector<std::string> specials_;
 };
 
 } // namespace

@@ -4,10 +4,12 @@
 // SentencePiece models, source.spm (the text to translate) and target.spm
 // (the translation), read by Debian's libsentencepiece, and vocab.json, the
 // model's ids of their pieces (piece -> id; shared by both sides).
-//   encode: a leading language code such as ">>fra<<" (Hugging Face's
-//     ">>.+<<" on the first line) is kept as one token; the rest is split
-//     into source.spm's pieces, each mapped through vocab.json, a piece
-//     that vocab.json lacks to unk_token's id. ownSpecials: eos_token
+//   encode: the special tokens (eos, unk, pad as spelled) are matched in
+//     the text first, longest first, and kept whole; in each chunk between
+//     them a leading language code such as ">>fra<<" (Hugging Face's
+//     ">>.+<<" on the first line) is kept as one token, and the rest is
+//     split into source.spm's pieces; each piece is mapped through
+//     vocab.json, a piece that vocab.json lacks to unk_token's id. ownSpecials: eos_token
 //     ("</s>") after the text; nothing before it.
 //   decode: ids -> pieces through vocab.json; eos, unk and pad are skipped
 //     (Hugging Face's skip_special_tokens), the rest decoded by target.spm,

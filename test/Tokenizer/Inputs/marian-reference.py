@@ -4,9 +4,11 @@
 
 Hugging Face MarianTokenizer's rules, written here over python3-sentencepiece
 (Debian's binding of the reference library) and the directory's vocab.json:
-encode = a leading ">>.+<<" language code kept whole (every such match
-removed from the text), the rest split into source.spm's pieces, each piece
-mapped through vocab.json (<unk>'s id for a piece it lacks); decode = ids to
+encode = </s>, <unk> and <pad> in the text kept whole (split out first,
+longest first, as PreTrainedTokenizer.tokenize does with special tokens);
+in each chunk between them, a leading ">>.+<<" language code kept whole
+(every such match removed from the chunk), the rest split into source.spm's
+pieces; each piece mapped through vocab.json (<unk>'s id for a piece it lacks); decode = ids to
 pieces through vocab.json, </s>, <unk> and <pad> skipped, target.spm's
 decode_pieces, "▁" made a space, stripped. One JSON line per text:
 {"ids": [...], "text": decode(ids)}; with --decode, the text of IDS. Run
@@ -33,10 +35,19 @@ def main():
     pieces_of = {i: p for p, i in vocab.items()}
     specials = {vocab["</s>"], vocab["<unk>"], vocab["<pad>"]}
 
+    special_re = re.compile("(" + "|".join(
+        re.escape(t) for t in sorted(("</s>", "<unk>", "<pad>"), key=len,
+                                     reverse=True)) + ")")
+
     def encode(text):
-        match = CODE.match(text)
-        code = [match.group(0)] if match else []
-        pieces = code + source.encode(CODE.sub("", text), out_type=str)
+        pieces = []
+        for k, chunk in enumerate(special_re.split(text)):
+            if k % 2:
+                pieces.append(chunk)
+            elif chunk:
+                match = CODE.match(chunk)
+                pieces += [match.group(0)] if match else []
+                pieces += source.encode(CODE.sub("", chunk), out_type=str)
         return [vocab.get(p, vocab["<unk>"]) for p in pieces]
 
     def decode(ids):
