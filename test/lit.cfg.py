@@ -71,6 +71,23 @@ else:
                     "Tokenizer/hf-tokenizers.test is UNSUPPORTED; `make npm-deps` installs it")
 config.substitutions.append(("%hf_tokenizers", hf_tokenizers))
 
+# @huggingface/transformers (npm, transformers.js), the independent
+# BertTokenizer test/Tokenizer/wordpiece.test compares ours with; `make
+# npm-deps` installs it. The feature needs it to import (its import loads
+# sharp's and onnxruntime-node's binaries), not only to be there.
+hf_transformers = os.path.join(config.tfmc_build_root, "npm", "node_modules", "@huggingface", "transformers")
+import json
+import subprocess
+if (os.path.isfile(os.path.join(hf_transformers, "package.json")) and shutil.which("node") and
+        subprocess.run(["node", "--input-type=module", "-e",
+                        f"await import({json.dumps(os.path.join(hf_transformers, 'dist', 'transformers.node.mjs'))})"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0):
+    config.available_features.add("hf-transformers")
+else:
+    lit_config.note(f"@huggingface/transformers does not import from {hf_transformers} (or node is missing): "
+                    "Tokenizer/wordpiece.test is UNSUPPORTED; `make npm-deps` installs it")
+config.substitutions.append(("%hf_transformers", hf_transformers))
+
 # python3-sentencepiece (Debian), the reference for tokenizer.model.
 import subprocess
 if subprocess.run(["/usr/bin/python3", "-c", "import sentencepiece"],

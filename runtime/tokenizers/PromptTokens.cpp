@@ -1,7 +1,9 @@
 //===- PromptTokens.cpp - Which tokenizer, and BOS/EOS --------------------===//
 //
-// loadTokenizer: the first of tokenizer.json, tokenizer.model, vocab.json
-// (+ merges.txt) present in the directory.
+// loadTokenizer: the first of tokenizer.json (WordPieceTokenizer when its
+// model is WordPiece, else HfTokenizer), tokenizer.model, source.spm or
+// target.spm (MarianTokenizer), vocab.json (+ merges.txt), vocab.txt
+// (WordPieceTokenizer) present in the directory.
 //
 // readPromptTokens, the rules (a Hugging Face checkpoint's files):
 //   BOS (prefix) and suffix:
@@ -11,7 +13,8 @@
 //     2. otherwise what the tokenizer's own file says: tokenizer.json's
 //        post_processor (TemplateProcessing: the special tokens before and
 //        after $A), tokenizer.model's bos_id (as Hugging Face's
-//        LlamaTokenizer, whose add_bos_token defaults to true);
+//        LlamaTokenizer, whose add_bos_token defaults to true), BERT's
+//        [CLS] ... [SEP], Marian's ... </s>;
 //     3. otherwise nothing (GPT-2's vocab.json + merges.txt).
 //   EOS (where generation stops): generation_config.json's eos_token_id,
 //   else config.json's (an integer or a list of integers: stop at any),
@@ -22,7 +25,9 @@
 #include "runtime/Tokenizer.h"
 #include "runtime/tokenizers/Common.h"
 #include "runtime/tokenizers/HfTokenizer.h"
+#include "runtime/tokenizers/MarianTokenizer.h"
 #include "runtime/tokenizers/SentencePieceTokenizer.h"
+#include "runtime/tokenizers/WordPieceTokenizer.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -39,8 +44,8 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string &dir,
   struct stat info;
   if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
     error = fmt::format("{}: {} (a tokenizer is a directory holding "
-                        "tokenizer.json, tokenizer.model, or vocab.json and "
-                        "merges.txt)",
+                        "tokenizer.json, tokenizer.model, source.spm, "
+                        "vocab.json and merges.txt, or vocab.txt)",
                         dir,
                         ::stat(dir.c_str(), &info) != 0 ? "no such directory"
                                                         : "not a directory");
@@ -49,18 +54,33 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string &dir,
   std::string prefix = dir;
   if (!prefix.empty() && prefix.back() != '/')
     prefix += '/';
-  if (exists(prefix + "tokenizer.json"))
-    return loadHfTokenizer(prefix + "tokenizer.json", error);
+  if (exists(prefix + "tokenizer.json")) {
+    // A WordPiece model (BERT) is WordPieceTokenizer's; the rest HfTokenizer's.
+    const std::string path = prefix + "tokenizer.json";
+    Json root;
+    if (!readJsonFile(path, root, error))
+      return nullptr;
+    if (root.is_object() && root.contains("model") &&
+        root["model"].is_object() && root["model"].contains("type") &&
+        root["model"]["type"] == "WordPiece")
+      return WordPieceTokenizer::fromTokenizerJson(path, root, error);
+    return loadHfTokenizer(path, error);
+  }
   if (exists(prefix + "tokenizer.model"))
     return loadSentencePieceTokenizer(prefix + "tokenizer.model", error);
+  if (exists(prefix + "source.spm") || exists(prefix + "target.spm"))
+    return loadMarianTokenizer(dir, error);
   if (exists(prefix + "vocab.json") || exists(prefix + "merges.txt")) {
     std::optional<Gpt2Tokenizer> gpt2 = Gpt2Tokenizer::load(dir, error);
     if (!gpt2)
       return nullptr;
     return std::make_unique<Gpt2Tokenizer>(std::move(*gpt2));
   }
+  if (exists(prefix + "vocab.txt"))
+    return WordPieceTokenizer::fromVocabTxt(dir, error);
   error = fmt::format("{}: no tokenizer (expected tokenizer.json, "
-                      "tokenizer.model, or vocab.json and merges.txt)",
+                      "tokenizer.model, source.spm, vocab.json and merges.txt, "
+                      "or vocab.txt)",
                       dir);
   return nullptr;
 }

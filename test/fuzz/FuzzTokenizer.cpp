@@ -9,6 +9,15 @@
 //      or fails with one line naming the file;
 //   5: text for test/fixtures/tokenizers/bytelevel (a byte-level
 //      tokenizer.json with special tokens), checked as below;
+//   6: a vocab.txt (BERT's WordPiece), 9: a Marian vocab.json (with the
+//      marian fixture's source.spm and target.spm): loadTokenizer either
+//      accepts it, and a fixed text encodes to ids of the vocabulary (and,
+//      for WordPiece, to BERT's inputs), or fails with one line naming the
+//      file;
+//   7: text for test/fixtures/tokenizers/bert-uncased, 8: for .../marian:
+//      valid UTF-8 encodes to ids of the vocabulary (BERT's inputs: [CLS]
+//      first, [SEP] last, at most 16 with truncation, token types 0 then 1)
+//      and decodes to valid UTF-8; anything else is validateUtf8's error;
 //   else: text for `generate --text`, with data/tokenizer: valid UTF-8
 //      encodes to ids of the vocabulary that decode to the same bytes;
 //      anything else is an error naming the first bad byte, and no ids.
@@ -18,6 +27,7 @@
 #include "test/fuzz/FuzzCommon.h"
 
 #include "runtime/Tokenizer.h"
+#include "runtime/tokenizers/WordPieceTokenizer.h"
 
 #include <filesystem>
 #include <fstream>
@@ -59,6 +69,51 @@ void checkRoundTrip(Tokenizer &tokenizer, std::string_view text) {
   }
 }
 
+/// The checks of modes 7 and 8 (and of a vocabulary modes 6 and 9 load).
+void checkText(Tokenizer &tokenizer, std::string_view text) {
+  std::vector<int64_t> ids;
+  std::string error;
+  if (!Tokenizer::validateUtf8(text, error)) {
+    std::string encodeError;
+    TFMC_FUZZ_CHECK(!tokenizer.encode(text, ids, encodeError));
+    TFMC_FUZZ_CHECK(ids.empty() && encodeError == error);
+    return;
+  }
+  TFMC_FUZZ_CHECK(tokenizer.encode(text, ids, error));
+  for (int64_t id : ids)
+    TFMC_FUZZ_CHECK(tokenizer.hasId(id));
+  std::string decoded = tokenizer.decode(ids);
+  TFMC_FUZZ_CHECK(Tokenizer::toValidUtf8(decoded) == decoded);
+  auto *bert = dynamic_cast<WordPieceTokenizer *>(&tokenizer);
+  if (!bert)
+    return;
+  // A pair: the text's two halves (cut at a character boundary).
+  std::size_t half = text.size() / 2;
+  while (half > 0 && (static_cast<unsigned char>(text[half]) & 0xC0) == 0x80)
+    --half;
+  std::string_view second = text.substr(half);
+  std::vector<int64_t> typeIds;
+  TFMC_FUZZ_CHECK(bert->encodeForModel(text.substr(0, half), &second, 16, ids,
+                                       typeIds, error));
+  TFMC_FUZZ_CHECK(ids.size() >= 3 && ids.size() <= 16 &&
+                  ids.size() == typeIds.size());
+  TFMC_FUZZ_CHECK(ids.front() == bert->clsId() && ids.back() == bert->sepId());
+  TFMC_FUZZ_CHECK(typeIds.front() == 0 && typeIds.back() == 1);
+  for (std::size_t i = 1; i < typeIds.size(); ++i)
+    TFMC_FUZZ_CHECK(typeIds[i] >= typeIds[i - 1]);
+}
+
+std::unique_ptr<Tokenizer> loadFixture(const char *name) {
+  std::string error;
+  std::unique_ptr<Tokenizer> loaded =
+      loadTokenizer(std::string(TFMC_TOKENIZER_FIXTURES "/") + name, error);
+  if (!loaded) {
+    std::fprintf(stderr, "fuzz set-up: %s\n", error.c_str());
+    std::abort();
+  }
+  return loaded;
+}
+
 /// A directory of this process for tokenizer.json / tokenizer.model.
 std::string hfDirectory() {
   static const std::string directory = [] {
@@ -98,6 +153,42 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       return loaded;
     }();
     checkRoundTrip(*byteLevel, rest);
+    return 0;
+  }
+  if (data[0] == 7 || data[0] == 8) {
+    static std::unique_ptr<Tokenizer> bert = loadFixture("bert-uncased");
+    static std::unique_ptr<Tokenizer> marian = loadFixture("marian");
+    checkText(data[0] == 7 ? *bert : *marian, rest);
+    return 0;
+  }
+  if (data[0] == 6 || data[0] == 9) {
+    static const std::string directory = [] {
+      static char pattern[] = "/tmp/tfmc-fuzz-wp-tokenizer-XXXXXX";
+      TFMC_FUZZ_CHECK(::mkdtemp(pattern) != nullptr);
+      std::atexit([] { std::filesystem::remove_all(pattern); });
+      return std::string(pattern);
+    }();
+    static const std::string source =
+        readFile(TFMC_TOKENIZER_FIXTURES "/marian/source.spm");
+    static const std::string target =
+        readFile(TFMC_TOKENIZER_FIXTURES "/marian/target.spm");
+    std::filesystem::remove(directory + "/source.spm");
+    std::filesystem::remove(directory + "/target.spm");
+    std::filesystem::remove(directory + "/vocab.json");
+    std::filesystem::remove(directory + "/vocab.txt");
+    std::string file = directory + (data[0] == 6 ? "/vocab.txt" : "/vocab.json");
+    if (data[0] == 9) {
+      writeFile(directory + "/source.spm", source);
+      writeFile(directory + "/target.spm", target);
+    }
+    writeFile(file, rest);
+    std::string error;
+    std::unique_ptr<Tokenizer> loaded = loadTokenizer(directory, error);
+    if (loaded)
+      checkText(*loaded, "Hello, [MASK] world! \xc3\xa9t\xc3\xa9 \xe6\x97\xa5 2024 </s>");
+    else
+      TFMC_FUZZ_CHECK(error.rfind(file, 0) == 0 &&
+                      error.find('\n') == std::string::npos);
     return 0;
   }
   if (data[0] > 1 && data[0] != 3 && data[0] != 4) {
