@@ -58,7 +58,7 @@ std::unique_ptr<Tokenizer> loadTokenizer(const Options &options,
   if (!options.has("--tokenizer")) {
     if (options.has("--text") || options.has("--text-file"))
       fail("--text needs --tokenizer DIR (tokenizer.json, tokenizer.model, "
-           "or vocab.json and merges.txt)");
+           "source.spm, vocab.json and merges.txt, or vocab.txt)");
     if (options.has("--stop"))
       fail("--stop needs --tokenizer DIR: it matches the generated text");
     return nullptr;
