@@ -155,26 +155,13 @@ double Sampler::keep(const float *logits, int64_t vocab) {
   auto descending = [](const Candidate &a, const Candidate &b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
   };
-  std::sort(candidates.begin(), candidates.end(), descending);
-  // Keep each token while the mass of the ones before it is below P.
+  // Sorted, each token kept while the mass of the ones before it is below
+  // P; returns the kept mass.
   const double bound = options.topP * total;
-  double before = 0;
-  for (const Candidate &c : candidates) {
-    if (before >= bound)
-      break;
-    double weight = weightOf(c.logit);
-    kept.push_back({weight, c.id});
-    before += weight;
-  }
-  if (before < bound && !topK &&
-      static_cast<int64_t>(candidates.size()) < vocab) {
-    // Rounding left the buckets' tokens short of P: all of them, sorted.
-    candidates.clear();
-    kept.clear();
-    for (int64_t i = 0; i < vocab; ++i)
-      candidates.push_back({double(logits[i]) * inverse, i});
+  auto nucleus = [&]() {
     std::sort(candidates.begin(), candidates.end(), descending);
-    before = 0;
+    kept.clear();
+    double before = 0;
     for (const Candidate &c : candidates) {
       if (before >= bound)
         break;
@@ -182,8 +169,18 @@ double Sampler::keep(const float *logits, int64_t vocab) {
       kept.push_back({weight, c.id});
       before += weight;
     }
+    return before;
+  };
+  double mass = nucleus();
+  if (mass < bound && !topK &&
+      static_cast<int64_t>(candidates.size()) < vocab) {
+    // Rounding left the buckets' tokens short of P: all of them.
+    candidates.clear();
+    for (int64_t i = 0; i < vocab; ++i)
+      candidates.push_back({double(logits[i]) * inverse, i});
+    mass = nucleus();
   }
-  return before;
+  return mass;
 }
 
 int64_t Sampler::next(float *logits, int64_t vocab,

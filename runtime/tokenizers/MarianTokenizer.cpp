@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/tokenizers/MarianTokenizer.h"
+#include "runtime/tokenizers/SentencePieceTokenizer.h"
 #include "runtime/FileIO.h"
 #include "runtime/Text.h"
 #include "runtime/tokenizers/Common.h"
@@ -18,25 +19,6 @@ namespace tfmc::runtime {
 namespace {
 
 using Json = nlohmann::json;
-
-bool loadSpm(const std::string &path, sentencepiece::SentencePieceProcessor &p,
-             std::string &error) {
-  std::string bytes;
-  if (!readRegularFile(path, bytes, error))
-    return false;
-  sentencepiece::util::Status status = p.LoadFromSerializedProto(bytes);
-  if (!status.ok()) {
-    std::string reason = status.error_message();
-    if (std::size_t end = reason.find("] "); end != std::string::npos)
-      reason = reason.substr(end + 2);
-    if (reason.empty() || reason.find("ParseFromArray") != std::string::npos)
-      reason = "the protobuf does not parse";
-    error = fmt::format("{}: not a valid SentencePiece model ({})", path,
-                        oneLine(reason));
-    return false;
-  }
-  return true;
-}
 
 /// Hugging Face's ">>.+<<" language codes: the one at the start of `text`
 /// (if any) into `code`, every match removed from `text`.
@@ -77,8 +59,8 @@ public:
                             dir_, name);
         return false;
       }
-    if (!loadSpm(prefix + "source.spm", source_, error) ||
-        !loadSpm(prefix + "target.spm", target_, error))
+    if (!loadSentencePieceModel(prefix + "source.spm", source_, error) ||
+        !loadSentencePieceModel(prefix + "target.spm", target_, error))
       return false;
 
     std::string eos = "</s>", unk = "<unk>", pad = "<pad>";

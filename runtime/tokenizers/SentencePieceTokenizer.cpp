@@ -20,25 +20,7 @@ public:
   explicit SentencePieceTokenizer(std::string path) : path_(std::move(path)) {}
 
   bool load(std::string &error) {
-    // Read it ourselves: the runtime's checks on input files (a regular
-    // file, its size) and its messages apply.
-    std::string bytes;
-    if (!readRegularFile(path_, bytes, error))
-      return false;
-    sentencepiece::util::Status status = 
-        processor_.LoadFromSerializedProto(bytes);
-    if (!status.ok()) {
-      // Its messages start with the library's source position.
-      std::string reason = status.error_message();
-      if (std::size_t end = reason.find("] "); end != std::string::npos)
-        reason = reason.substr(end + 2);
-      if (reason.empty() || reason.find("ParseFromArray") != std::string::npos)
-        reason = "the protobuf does not parse";
-      error = fmt::format("{}: not a valid SentencePiece model ({})", path_,
-                          oneLine(reason));
-      return false;
-    }
-    return true;
+    return loadSentencePieceModel(path_, processor_, error);
   }
 
   bool encode(std::string_view utf8, std::vector<int64_t> &ids,
@@ -104,6 +86,29 @@ private:
 };
 
 } // namespace
+
+bool loadSentencePieceModel(const std::string &path,
+                            sentencepiece::SentencePieceProcessor &processor,
+                            std::string &error) {
+  // Read it ourselves: the runtime's checks on input files (a regular
+  // file, its size) and its messages apply.
+  std::string bytes;
+  if (!readRegularFile(path, bytes, error))
+    return false;
+  sentencepiece::util::Status status = processor.LoadFromSerializedProto(bytes);
+  if (!status.ok()) {
+    // Its messages start with the library's source position.
+    std::string reason = status.error_message();
+    if (std::size_t end = reason.find("] "); end != std::string::npos)
+      reason = reason.substr(end + 2);
+    if (reason.empty() || reason.find("ParseFromArray") != std::string::npos)
+      reason = "the protobuf does not parse";
+    error = fmt::format("{}: not a valid SentencePiece model ({})", path,
+                        oneLine(reason));
+    return false;
+  }
+  return true;
+}
 
 std::unique_ptr<Tokenizer> loadSentencePieceTokenizer(const std::string &path,
                                                       std::string &error) {

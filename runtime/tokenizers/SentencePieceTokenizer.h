@@ -17,7 +17,18 @@
 #include <memory>
 #include <string>
 
+namespace sentencepiece {
+class SentencePieceProcessor;
+} // namespace sentencepiece
+
 namespace tfmc::runtime {
+
+/// Reads the SentencePiece model file `path` into `processor` (the
+/// runtime's input-file checks apply); the error names the file and says
+/// why the library refused it.
+bool loadSentencePieceModel(const std::string &path,
+                            sentencepiece::SentencePieceProcessor &processor,
+                            std::string &error);
 
 /// Loads `path` (a tokenizer.model); the error names it.
 std::unique_ptr<Tokenizer> loadSentencePieceTokenizer(const std::string &path,
