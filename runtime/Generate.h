@@ -11,8 +11,9 @@
 //     the right (attention_mask); every decoder row starts at bos.
 //   - a prefill's logits are each row's last position ([B, 1, vocab]); each
 //     decode step feeds every row's newest token ([B, 1]) and appends one
-//     cache position. A finished row (eos, budget, or its callback) keeps
-//     its place and is masked: its tokens are no longer read.
+//     cache position. A finished row (eos, budget, or its callback) leaves
+//     the batch: the rows still going move into its KV-cache rows
+//     (Model::reorderCache), and the next steps run fewer rows.
 //   - tokens are chosen greedily, by sampling (Sampler), or by beam search
 //     (BeamSearch), whose beams are rows of one batch: their KV-cache rows
 //     are reordered (Model::reorderCache) as beams are selected.
