@@ -234,6 +234,13 @@ bool Model::Impl::checkInputs(Call &call, std::string &error) {
                             formatPosition(view.shape, e), value, plan.vocab);
         return false;
       }
+      if (input.kind == InputKind::Types &&
+          (value < 0 || value >= input.limit)) {
+        error = fmt::format("{}{} = {} is not a token type (the model has {})",
+                            escapeText(input.name),
+                            formatPosition(view.shape, e), value, input.limit);
+        return false;
+      }
       if (input.kind == InputKind::Positions &&
           (value < 0 || value >= plan.maxLen)) {
         error = fmt::format("{}{} = {} is not a position (max_len {})",
@@ -281,7 +288,9 @@ bool Model::Impl::checkInputs(Call &call, std::string &error) {
       for (int64_t e = 0; e < *count; ++e)
         values[e] = call.past + (columns ? e % columns : 0);
     } else {
-      values.assign(static_cast<std::size_t>(*count), 1);
+      // Masks all ones; token types 0.
+      values.assign(static_cast<std::size_t>(*count),
+                    plan.inputs[i].kind == InputKind::Types ? 0 : 1);
     }
     call.inputData[i] = {values.data(), *count};
   }

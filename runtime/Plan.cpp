@@ -256,9 +256,14 @@ private:
         input.kind = InputKind::Mask;
       else if (kind == "positions")
         input.kind = InputKind::Positions;
+      else if (kind == "types")
+        input.kind = InputKind::Types;
       else
         fail(join(where, "kind"),
-             fmt::format("'{}' is not 'ids', 'mask' or 'positions'", kind));
+             fmt::format("'{}' is not 'ids', 'mask', 'positions' or 'types'",
+                         kind));
+      if (input.kind == InputKind::Types)
+        input.limit = getInteger(json, "limit", where, 1, kMaxPlanExtent);
       input.dims = parseDims(json, where);
       if (auto it = json.find("optional"); it != json.end()) {
         if (!it->is_boolean())

@@ -88,14 +88,17 @@ struct DimTerm {
 /// An extent: the product of its terms.
 using DimExpr = std::vector<DimTerm>;
 
-/// Token ids, a 0/1 mask, or position ids (0 .. max_len-1).
-enum class InputKind { Ids, Mask, Positions };
+/// Token ids, a 0/1 mask, position ids (0 .. max_len-1) or token types
+/// (0 .. limit-1, BERT's token_type_ids).
+enum class InputKind { Ids, Mask, Positions, Types };
 
 struct PlanInput {
   std::string name;
   InputKind kind = InputKind::Ids;
   std::vector<DimExpr> dims; // row-major, outermost first
-  bool optional = false; // absent: a mask all ones, positions P .. P+S-1
+  bool optional = false; // absent: a mask all ones, positions P .. P+S-1,
+                         // token types 0
+  int64_t limit = 0;     // token types: the values are below it
   /// A mask the model's kind takes but no kernel reads (`"unused": true`,
   /// optional): all ones is accepted, and zeros only when `causal` (every
   /// attention over its stack is causal, so right padding cannot change

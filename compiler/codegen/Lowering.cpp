@@ -518,10 +518,20 @@ LogicalResult EntryLowering::run() {
       shape[1] = symbol(Symbol::Length);
     shapes[argument] = shape;
     bool positions = name.getValue() == "position_ids";
-    inputs.push_back({{"name", name.str()},
-                      {"kind", mask ? "mask" : positions ? "positions" : "ids"},
-                      {"dims", json::array({toJson(shape[0]), toJson(shape[1])})},
-                      {"optional", mask || positions}});
+    bool types = name.getValue() == "token_type_ids";
+    json input = {{"name", name.str()},
+                  {"kind", mask        ? "mask"
+                           : positions ? "positions"
+                           : types     ? "types"
+                                       : "ids"},
+                  {"dims", json::array({toJson(shape[0]), toJson(shape[1])})},
+                  {"optional", mask || positions || types}};
+    // Token types index their table: its rows bound them.
+    if (types)
+      for (Operation *user : argument.getUsers())
+        if (auto lookup = dyn_cast<tfm::EmbeddingOp>(user))
+          input["limit"] = lookup.getTable().getType().getDimSize(0);
+    inputs.push_back(std::move(input));
   }
   // The masks the model's kind takes (attention_mask; an encoder-decoder's
   // decoder_attention_mask too) that no attention reads are listed as

@@ -181,6 +181,10 @@ std::string dumpModel(const Model &model) {
   // so dumps of models without them stay as they were.
   if (model.normType != NormType::LayerNorm)
     line(1, fmt::format("norm_type = {}", toString(model.normType)));
+  if (model.tokenTypes != 0)
+    line(1, fmt::format("token_types = {}", model.tokenTypes));
+  if (model.embedNorm)
+    line(1, "embed_norm = true");
   if (model.positions == PositionKind::Rope)
     line(1, fmt::format("rope_theta = {:g}", model.ropeTheta));
   if (model.kvHeads != model.heads)

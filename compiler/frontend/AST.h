@@ -84,6 +84,11 @@ struct Model {
   EmbedScale embedScale = EmbedScale::One;
   double layerNormEps = 1e-5;
   bool finalNorm = false;
+  /// BERT's embeddings: token types (0: none; else an input token_type_ids
+  /// and a table of that many rows, src_type.weight) and a LayerNorm after
+  /// the embeddings (src_embed_norm). Encoder-only models.
+  int64_t tokenTypes = 0;
+  bool embedNorm = false;
   OutputKind output = OutputKind::Linear;
   WeightNaming weightNaming = WeightNaming::NnTransformer;
   /// Rope's base: inv_freq[i] = 1 / rope_theta^(2i / head_dim).

@@ -33,7 +33,7 @@ constexpr const char *kSettingNames[] = {
     "max_len",    "norm",      "activation",  "positions",
     "embed_scale", "layer_norm_eps", "final_norm", "output",
     "norm_type",  "rope_theta", "kv_heads",   "head_dim",
-    "bias",       "attention_bias"};
+    "bias",       "attention_bias", "token_types", "embed_norm"};
 constexpr const char *kRequiredSettings[] = {"vocab", "d_model", "heads",
                                              "max_len"};
 
@@ -292,6 +292,11 @@ private:
     if (name == "attention_bias")
       return parseChoice<bool>(name, {{"true", true}, {"false", false}},
                                model.attentionBias);
+    if (name == "token_types")
+      return parsePositiveInt(name, model.tokenTypes);
+    if (name == "embed_norm")
+      return parseChoice<bool>(name, {{"true", true}, {"false", false}},
+                               model.embedNorm);
     return parseChoice<OutputKind>(name,
                                    {{"linear", OutputKind::Linear},
                                     {"tied", OutputKind::Tied},
@@ -629,6 +634,17 @@ private:
                                 "{}: each K/V head serves heads / kv_heads "
                                 "query heads",
                                 model.heads, model.kvHeads));
+    // BERT's embedding pieces: an encoder-only model's.
+    for (const char *setting : {"token_types", "embed_norm"}) {
+      bool given = std::any_of(
+          model.settingLocs.begin(), model.settingLocs.end(),
+          [&](const auto &entry) { return entry.first == setting; });
+      if (given && (!model.encoder || model.decoder))
+        return failAt(model.locOf(setting),
+                      fmt::format("{} is for encoder-only models (BERT's "
+                                  "embeddings): model '{}' has a decoder",
+                                  setting, printable(model.name)));
+    }
     if (model.positions == PositionKind::Rope && model.headDim % 2 != 0)
       return failAt(model.locOf("positions"),
                     fmt::format("rope rotates pairs of features, but the "

@@ -33,7 +33,8 @@ enum class Entry { Forward, Prefill, Decode };
 /// The function arguments a stack reads.
 struct StackInputs {
   Value ids;
-  Value keyMask; // Null when no sublayer reads this stack's padding.
+  Value keyMask;    // Null when no sublayer reads this stack's padding.
+  Value tokenTypes; // BERT's token_type_ids, or null.
 };
 
 class ModuleBuilder {
@@ -78,7 +79,9 @@ private:
   /// Rotary positions on [B, S, heads·Dh] queries or keys.
   Value rope(Value input, int64_t heads, Location where);
 
-  Value embed(const Stack &stack, Value ids);
+  Value embed(const Stack &stack, Value ids, Value tokenTypes);
+  /// `x` plus the stack's sinusoidal or learned positions.
+  Value addPositions(Value x, bool encoder, Location where);
   Value attention(const std::string &prefix, const Sublayer &sublayer,
                   Value queries, Value keysValues, Value keyMask);
   Value feedForward(const std::string &prefix, const Sublayer &sublayer,
@@ -158,7 +161,7 @@ Value ModuleBuilder::rope(Value input, int64_t heads, Location where) {
       /*from_cache=*/entry == Entry::Decode ? builder.getUnitAttr() : nullptr);
 }
 
-Value ModuleBuilder::embed(const Stack &stack, Value ids) {
+Value ModuleBuilder::embed(const Stack &stack, Value ids, Value tokenTypes) {
   Location where = loc(stack.loc);
   bool encoder = stack.kind == StackKind::Encoder;
   int64_t d = model.dModel;
@@ -170,8 +173,27 @@ Value ModuleBuilder::embed(const Stack &stack, Value ids) {
     x = builder.create<tfm::ScaleOp>(
         where, x, builder.getF64FloatAttr(std::sqrt(double(d))));
   // Rotary positions act in each attention instead (see attention()).
-  if (model.positions == PositionKind::Rope)
-    return x;
+  if (model.positions != PositionKind::Rope)
+    x = addPositions(x, encoder, where);
+  // BERT: each token's type's embedding is added, and the sum normalised.
+  if (tokenTypes) {
+    Value types = weight("src_type.weight", {model.tokenTypes, d}, where);
+    Value typed =
+        builder.create<tfm::EmbeddingOp>(where, hidden(d), types, tokenTypes);
+    x = builder.create<tfm::AddOp>(where, x, typed);
+  }
+  if (model.embedNorm && encoder) {
+    Value gamma = weight("src_embed_norm.weight", {d}, where);
+    Value beta = weight("src_embed_norm.bias", {d}, where);
+    x = builder.create<tfm::LayerNormOp>(
+        where, x.getType(), x, /*residual=*/Value(), gamma, beta,
+        builder.getF64FloatAttr(model.layerNormEps));
+  }
+  return x;
+}
+
+Value ModuleBuilder::addPositions(Value x, bool encoder, Location where) {
+  int64_t d = model.dModel;
   Value positionTable;
   tfm::PositionKind kind = model.positions == PositionKind::SinusoidalHalves
                                ? tfm::PositionKind::sinusoidal_halves
@@ -358,7 +380,7 @@ Value ModuleBuilder::stack(const Stack &stack, StackInputs inputs,
   std::string stackName =
       stack.kind == StackKind::Encoder ? "encoder" : "decoder";
   inDecoder = stack.kind == StackKind::Decoder;
-  Value x = embed(stack, inputs.ids);
+  Value x = embed(stack, inputs.ids, inputs.tokenTypes);
   for (int64_t layer = 0; layer < stack.layers; ++layer) {
     std::string prefix = stackName + ".layers." + std::to_string(layer) + ".";
     unsigned normIndex = 0;
@@ -433,13 +455,15 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
     return argTypes.size() - 1;
   };
   const bool encoderDecoder = model.isEncoderDecoder();
-  std::optional<size_t> srcIds, srcMask, tgtIds, tgtMask;
+  std::optional<size_t> srcIds, srcMask, srcTypes, tgtIds, tgtMask;
   if (model.encoder) {
     if (!decode)
       srcIds = addInput("input_ids", idsType);
     if ((!decode && readsPadding(model.encoder, SublayerKind::SelfAttention)) ||
         readsPadding(model.decoder, SublayerKind::CrossAttention))
       srcMask = addInput("attention_mask", idsType);
+    if (model.tokenTypes > 0 && !decode)
+      srcTypes = addInput("token_type_ids", idsType);
   }
   std::optional<size_t> positionInput;
   if (model.decoder) {
@@ -488,7 +512,8 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
 
   Value memory, x;
   if (model.encoder && !decode)
-    x = memory = stack(*model.encoder, {arg(srcIds), arg(srcMask)}, {}, {});
+    x = memory = stack(*model.encoder, {arg(srcIds), arg(srcMask), arg(srcTypes)},
+                       {}, {});
   if (model.decoder)
     x = stack(*model.decoder, {arg(tgtIds), arg(tgtMask)}, memory,
               arg(srcMask));

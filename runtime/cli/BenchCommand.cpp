@@ -264,7 +264,8 @@ private:
       int64_t n = lengthOf(plan, input);
       // Left out: position_ids default to each token's index (after the
       // cache's rows).
-      if (n == 0 || input.kind == InputKind::Positions)
+      if (n == 0 || input.kind == InputKind::Positions ||
+          input.kind == InputKind::Types)
         continue;
       std::vector<int64_t> &values = storage_[plan.entry + "/" + input.name];
       values = input.kind == InputKind::Mask

@@ -66,7 +66,10 @@ int infoCommand(int argc, char **argv) {
   for (const PlanInput &input : plan.inputs)
     std::printf("input: %s %s (%s%s%s)\n", input.name.c_str(),
                 formatDims(plan, input.dims).c_str(),
-                input.kind == InputKind::Ids ? "token ids" : "mask",
+                input.kind == InputKind::Ids         ? "token ids"
+                : input.kind == InputKind::Types     ? "token types"
+                : input.kind == InputKind::Positions ? "positions"
+                                                     : "mask",
                 input.optional ? ", optional" : "",
                 !input.unused   ? ""
                 : input.causal ? ", not read: causal attention, right "
