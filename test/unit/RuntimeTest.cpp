@@ -564,7 +564,7 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
       {[](Json &j) { j["inputs"][0]["optional"] = true; },
        "plan: input 0: input 'input_ids' is optional, but only masks and positions may be"},
       {[](Json &j) { j["inputs"][0]["kind"] = "tokens"; },
-       "plan: input 0 kind: 'tokens' is not 'ids', 'mask' or 'positions'"},
+       "plan: input 0 kind: 'tokens' is not 'ids', 'mask', 'positions' or 'types'"},
       {[](Json &j) { j["inputs"][1]["name"] = "input_ids"; },
        "plan: input 1: input 'input_ids' is listed twice"},
       {[](Json &j) { j["weights"][0]["shape"][0] = -1; },
