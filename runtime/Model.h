@@ -136,8 +136,10 @@ public:
   /// holes of finished sequences), and the cache then holds sources.size()
   /// rows. Only what can differ is copied: positions from `firstPosition`
   /// of the decoder's own keys and values, and the cross-attention keys and
-  /// values of the source only with `crossToo`. Rows with sources[r] == r
-  /// are not touched. False with a message if the cache is empty, a source
+  /// values of the source only with `crossToo`, and then not at all when
+  /// every row continues the same one (a prompt's beams): the rows then
+  /// share its cross-attention keys and values, read in place by every
+  /// decode step. Rows with sources[r] == r are not touched. False with a message if the cache is empty, a source
   /// is not a row it holds, or the rows exceed max_batch.
   bool reorderCache(const std::vector<int64_t> &sources, int64_t firstPosition,
                     bool crossToo, std::string &error);

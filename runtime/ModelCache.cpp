@@ -13,6 +13,7 @@
 
 #include "runtime/ModelImpl.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tfmc::runtime {
@@ -99,6 +100,7 @@ void Model::Impl::updateCache(const Call &call) {
   cachedRows = target != prefillSymbols.end() ? target->second
                                               : prefillSymbols["S"];
   cachedBatch = call.symbols[0];
+  crossShared = false;
   // The prefill wrote its sequences densely ([B, rows, width] from the
   // slot's start); each moves to its own max_len rows, the last first so
   // that no sequence is overwritten before it moves.
@@ -149,6 +151,15 @@ bool Model::reorderCache(const std::vector<int64_t> &sources,
                         firstPosition, impl.cachedRows);
     return false;
   }
+  // Sequences that all continue one (a prompt's beams at their first
+  // step) share its cross-attention rows instead of copies; once shared,
+  // they stay the same for every sequence.
+  if (crossToo && !impl.crossShared &&
+      std::all_of(sources.begin(), sources.end(),
+                  [&](int64_t s) { return s == sources[0]; })) {
+    impl.crossShared = true;
+    impl.crossRow = sources[0];
+  }
   // The rows that change, staged first: a source may itself be overwritten
   // (beams swap places).
   std::vector<int64_t> changed;
@@ -157,7 +168,7 @@ bool Model::reorderCache(const std::vector<int64_t> &sources,
       changed.push_back(r);
   for (std::size_t s = 0; s < plan_.cache.size() && !changed.empty(); ++s) {
     const bool self = impl.appendedByDecode[s];
-    if (!self && !crossToo)
+    if (!self && (!crossToo || impl.crossShared))
       continue;
     const int64_t width = plan_.cache[s].width;
     const int64_t first = self ? firstPosition : 0;

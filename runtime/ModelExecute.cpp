@@ -144,6 +144,7 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
     case ValueKind::Cache: {
       const PlanCacheSlot &slot = plan.cache[value.index];
       int64_t row = value.rowSymbol < 0 ? 0 : call.symbols[value.rowSymbol];
+      int64_t sharedBase = 0; // elements: a shared source's block
       // One sequence's rows of the slot.
       const int64_t block = plan.maxLen * slot.width;
       // A prefill writes its B sequences densely from row 0 (updateCache
@@ -161,8 +162,13 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
         fits = row >= 0 && block <= kMaxInt32 && outer.extent <= cachedBatch &&
                row * slot.width + inner <= block;
         // (One sequence: any stride would do; dense, as kernels expect.)
+        // Shared cross-attention rows: every sequence reads crossRow's.
+        const bool shared = crossShared && !appendedByDecode[value.index];
+        if (shared)
+          sharedBase = crossRow * block;
         if (outer.extent > 1)
-          outer.stride = static_cast<int32_t>(std::min(block, kMaxInt32));
+          outer.stride =
+              shared ? 0 : static_cast<int32_t>(std::min(block, kMaxInt32));
       }
       if (!fits) {
         error = fmt::format("{}: dims {} from row {} run past the KV "
@@ -174,7 +180,7 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
         return false;
       }
       buffer.host = static_cast<uint8_t *>(cache[value.index].data()) +
-                    row * slot.width * elementBytes;
+                    (sharedBase + row * slot.width) * elementBytes;
       if (onDevice)
         argDevice[a] =
             cacheDevice[value.index] + row * slot.width * elementBytes;

@@ -60,6 +60,11 @@ struct Model::Impl {
   int64_t cachedBatch = 0;
   std::vector<int64_t> slotRows;
   std::vector<bool> appendedByDecode;
+  /// Every sequence reads the same source (one prompt's beams): the
+  /// cross-attention slots keep sequence `crossRow`'s rows only, and decode
+  /// steps read them for every sequence (batch stride 0).
+  bool crossShared = false;
+  int64_t crossRow = 0;
   std::map<std::string, int64_t> prefillSymbols;
   /// reorderCache's staging rows (reused).
   std::vector<float> reorderScratch;
