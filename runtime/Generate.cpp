@@ -463,10 +463,10 @@ bool checkGenerateRequest(const Model &model, const GenerateRequest &request,
                         plan.model);
     return false;
   }
-  if (plan.output.name != "logits") {
+  if (plan.output().name != "logits") {
     error = fmt::format("model '{}' cannot generate: it outputs {}, not "
                         "logits (output = none)",
-                        plan.model, plan.output.name);
+                        plan.model, plan.output().name);
     return false;
   }
   if (!checkGenerateOptions(request.sampling, request.beams, plan.maxBatch,

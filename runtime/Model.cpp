@@ -313,11 +313,12 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
                 std::string &error) {
   try {
     Impl &impl = *impl_;
+    lastOutputs_.clear();
     Impl::Call call(entries_[entryIndex], plan_, entryIndex,
                     impl.symbolValues);
     if (!impl.bindInputs(call, inputs, error) ||
         !impl.bindCacheSymbols(call, error) || !impl.checkInputs(call, error) ||
-        !impl.bindOutput(call, error) || !impl.checkSteps(call, error) ||
+        !impl.bindOutputs(call, error) || !impl.checkSteps(call, error) ||
         (impl.onDevice && !impl.uploadInputs(call, error)))
       return std::nullopt;
     // From here on a failure leaves the KV cache half-written.
@@ -326,7 +327,8 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
       return std::nullopt;
     }
     impl.updateCache(call);
-    return call.output;
+    lastOutputs_ = call.outputs;
+    return lastOutputs_.front();
   } catch (const std::bad_alloc &) {
     error = "out of memory";
   } catch (const std::exception &e) {

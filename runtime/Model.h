@@ -156,6 +156,11 @@ public:
   static bool setThreads(int threads, std::string &error);
 
   const Plan &plan() const { return plan_; }
+  /// Every output of the last successful call, in the plan's order: what
+  /// forward() or run() returned, then the entry's further outputs (BERT's
+  /// pooler_output). Valid as long as that return value; empty after a
+  /// failed call.
+  const std::vector<OutputView> &outputs() const { return lastOutputs_; }
   /// The unused-tensor warning given at creation, or empty.
   const std::string &warning() const { return warning_; }
   /// Bytes of f32 weights copied because the file did not align them (or
@@ -183,6 +188,7 @@ private:
   std::vector<Plan> entries_;
   std::string warning_;
   std::size_t copiedWeightBytes_ = 0;
+  std::vector<OutputView> lastOutputs_;
   std::unique_ptr<Impl> impl_;
 };
 

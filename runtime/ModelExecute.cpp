@@ -250,18 +250,21 @@ bool Model::Impl::executeSteps(Call &call, std::string &error) {
       return false;
     }
   }
-  // A CUDA plan: the output is copied back once per call, into the host
-  // arena where the OutputView points.
+  // A CUDA plan: the outputs are copied back once per call, into the host
+  // arena where the OutputViews point.
   if (onDevice) {
-    std::string message;
-    const int64_t offset = plan.values[plan.output.value].offset;
-    if (!deviceDownload(static_cast<uint8_t *>(arena.data()) + offset,
-                        arenaDevice + offset,
-                        static_cast<std::size_t>(call.outputCount) * 4,
-                        message)) {
-      error = fmt::format("cannot copy the output {} from the GPU: {}",
-                          quote(plan.output.name), message);
-      return false;
+    for (std::size_t i = 0; i < plan.outputs.size(); ++i) {
+      std::string message;
+      const int64_t offset = plan.values[plan.outputs[i].value].offset;
+      if (!deviceDownload(
+              static_cast<uint8_t *>(arena.data()) + offset,
+              arenaDevice + offset,
+              static_cast<std::size_t>(call.outputs[i].numElements()) * 4,
+              message)) {
+        error = fmt::format("cannot copy the output {} from the GPU: {}",
+                            quote(plan.outputs[i].name), message);
+        return false;
+      }
     }
   }
   return true;

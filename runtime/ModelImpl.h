@@ -158,8 +158,8 @@ struct Model::Impl {
   /// Checks every given input's whole shape, sizes and values, and points
   /// absent optional masks at all ones. After bindCacheSymbols.
   bool checkInputs(Call &call, std::string &error);
-  /// The output's view into the arena.
-  bool bindOutput(Call &call, std::string &error);
+  /// The outputs' views into the arena.
+  bool bindOutputs(Call &call, std::string &error);
   /// A CUDA plan: copies the inputs to their device buffers.
   bool uploadInputs(Call &call, std::string &error);
 
@@ -210,8 +210,8 @@ struct Model::Impl::Call {
   std::vector<int64_t> cacheElements;
   /// Where each input's values live and how many there are.
   std::vector<std::pair<const int64_t *, int64_t>> inputData;
-  OutputView output;
-  int64_t outputCount = 0;
+  /// The plan's outputs' views into the arena, in order.
+  std::vector<OutputView> outputs;
 
   /// A dim's extent with the symbols bound; false on overflow.
   bool evaluate(const DimExpr &dim, int64_t &extent) const {

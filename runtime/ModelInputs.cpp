@@ -297,31 +297,35 @@ bool Model::Impl::checkInputs(Call &call, std::string &error) {
   return true;
 }
 
-bool Model::Impl::bindOutput(Call &call, std::string &error) {
+bool Model::Impl::bindOutputs(Call &call, std::string &error) {
   const Plan &plan = call.plan;
-  OutputView &output = call.output;
-  output.name = plan.output.name;
-  std::optional<int64_t> outputCount;
-  const PlanValue &outputValue = plan.values[plan.output.value];
-  if (!call.evaluateAll(plan.output.dims, output.shape) ||
-      !(outputCount = elementCount(output.shape)) ||
-      *outputCount > (plan.arenaBytes - outputValue.offset) / 4) {
-    error = fmt::format("plan: output {} {} does not fit in the arena at "
-                        "offset {} ({} bytes) for {}",
-                        quote(plan.output.name),
-                        formatDims(plan, plan.output.dims), outputValue.offset,
-                        plan.arenaBytes, call.symbolText());
-    return false;
+  call.outputs.clear();
+  for (const PlanOutput &planOutput : plan.outputs) {
+    OutputView output;
+    output.name = planOutput.name;
+    std::optional<int64_t> outputCount;
+    const PlanValue &outputValue = plan.values[planOutput.value];
+    if (!call.evaluateAll(planOutput.dims, output.shape) ||
+        !(outputCount = elementCount(output.shape)) ||
+        *outputCount > (plan.arenaBytes - outputValue.offset) / 4) {
+      error = fmt::format("plan: output {} {} does not fit in the arena at "
+                          "offset {} ({} bytes) for {}",
+                          quote(planOutput.name),
+                          formatDims(plan, planOutput.dims),
+                          outputValue.offset, plan.arenaBytes,
+                          call.symbolText());
+      return false;
+    }
+    if (outputValue.offset % 4 != 0) {
+      error = fmt::format("plan: output {} is at arena offset {}, which is "
+                          "not a multiple of 4",
+                          quote(planOutput.name), outputValue.offset);
+      return false;
+    }
+    output.data = reinterpret_cast<const float *>(
+        static_cast<uint8_t *>(arena.data()) + outputValue.offset);
+    call.outputs.push_back(std::move(output));
   }
-  if (outputValue.offset % 4 != 0) {
-    error = fmt::format("plan: output {} is at arena offset {}, which is not "
-                        "a multiple of 4",
-                        quote(plan.output.name), outputValue.offset);
-    return false;
-  }
-  call.outputCount = *outputCount;
-  output.data = reinterpret_cast<const float *>(
-      static_cast<uint8_t *>(arena.data()) + outputValue.offset);
   return true;
 }
 

@@ -231,7 +231,13 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
       std::vector<int64_t> fileShape = weight.shape;
       if (weight.transposed)
         std::reverse(fileShape.begin(), fileShape.end());
-      if (tensor->shape != fileShape) {
+      // Leading dimensions of one hold the same bytes: Marian's
+      // final_logits_bias is a [1, V] buffer for the [V] logits bias.
+      std::vector<int64_t> held = tensor->shape;
+      if (!weight.transposed)
+        while (held.size() > fileShape.size() && held.front() == 1)
+          held.erase(held.begin());
+      if (held != fileShape) {
         error = fmt::format("{}: tensor {} has shape {}, expected {}", path,
                             quote(name), formatShape(tensor->shape),
                             formatShape(fileShape));

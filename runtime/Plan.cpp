@@ -169,7 +169,19 @@ public:
     if (root.contains("cache"))
       parseCache(member(root, "cache", ""));
     parseValues(member(root, "values", ""));
-    parseOutput(member(root, "output", ""));
+    plan.outputs.push_back(parseOutput(member(root, "output", ""), "output"));
+    if (root.contains("more_outputs")) {
+      const Json &more = member(root, "more_outputs", "");
+      expectArray(more, "more_outputs");
+      for (std::size_t i = 0; i < more.size(); ++i) {
+        std::string where = fmt::format("more_outputs[{}]", i);
+        plan.outputs.push_back(parseOutput(more[i], where));
+        for (std::size_t j = 0; j + 1 < plan.outputs.size(); ++j)
+          if (plan.outputs[j].name == plan.outputs.back().name)
+            fail(where, fmt::format("output '{}' is named twice",
+                                    plan.outputs.back().name));
+      }
+    }
     parseSteps(member(root, "steps", ""));
     return std::move(plan);
   }
@@ -486,15 +498,15 @@ private:
     return index;
   }
 
-  void parseOutput(const Json &output) {
-    const std::string where = "output";
-    expectObject(output, where);
-    plan.output.name = getString(output, "name", where);
-    plan.output.value = parseValueIndex(output, where);
-    if (plan.values[plan.output.value].kind != ValueKind::Arena)
-      fail(where,
-           fmt::format("value {} is not in the arena", plan.output.value));
-    plan.output.dims = parseDims(output, where);
+  PlanOutput parseOutput(const Json &json, const std::string &where) {
+    expectObject(json, where);
+    PlanOutput output;
+    output.name = getString(json, "name", where);
+    output.value = parseValueIndex(json, where);
+    if (plan.values[output.value].kind != ValueKind::Arena)
+      fail(where, fmt::format("value {} is not in the arena", output.value));
+    output.dims = parseDims(json, where);
+    return output;
   }
 
   void parseSteps(const Json &steps) {

@@ -38,6 +38,7 @@
 //     {"kind": "cache",  "index": 0, "row": "P"}          // KV cache slot, from row P
 //   ],
 //   "output": {"name": "logits", "value": 57, "dims": ["B", "S", 50257]},
+//   "more_outputs": [...],               // optional: further outputs, as "output"
 //   "steps": [
 //     {"kernel": "tfmc_k3f9a...", "args": [
 //        {"value": 0, "type": "i64", "dims": [["S"], ["B"]]},
@@ -226,7 +227,12 @@ struct Plan {
   std::vector<PlanWeight> weights;
   std::vector<PlanCacheSlot> cache;
   std::vector<PlanValue> values;
-  PlanOutput output;
+  /// What the entry point returns, in order (never empty): the plan's
+  /// "output", then its "more_outputs" (BERT's pooler_output after
+  /// last_hidden_state).
+  std::vector<PlanOutput> outputs;
+  /// The first output (logits, or the hidden states).
+  const PlanOutput &output() const { return outputs.front(); }
   std::vector<PlanStep> steps;
 };
 

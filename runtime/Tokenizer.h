@@ -113,6 +113,9 @@ struct PromptTokens {
   std::vector<int64_t> prefix; // BOS, when the files say to add it
   std::vector<int64_t> suffix; // e.g. EOS with add_eos_token
   std::vector<int64_t> eos;    // stop at any of these (may be empty)
+  /// An encoder-decoder's first decoder token (Marian's
+  /// decoder_start_token_id, its pad), or -1 when the files give none.
+  int64_t decoderStart = -1;
 
   /// A text's ids as the model gets them: prefix + ids + suffix.
   void surround(std::vector<int64_t> &ids) const {

@@ -32,6 +32,8 @@ ActivationFn activationOf(std::optional<tfm::ActivationKind> kind) {
     return ActivationFn::GeluTanh;
   case tfm::ActivationKind::silu:
     return ActivationFn::Silu;
+  case tfm::ActivationKind::tanh:
+    return ActivationFn::Tanh;
   }
   return ActivationFn::None;
 }
@@ -179,9 +181,14 @@ LogicalResult EntryLowering::assignShape(Operation *op) {
     shapes[result] = {query[0], query[1], constant(type.getShape().back())};
     return success();
   }
-  if (auto last = dyn_cast<tfm::LastPositionOp>(op)) {
-    Shape input = shapes.lookup(last.getInput());
+  if (isa<tfm::LastPositionOp>(op)) {
+    Shape input = shapes.lookup(op->getOperand(0));
     shapes[result] = {input[0], constant(1), input[2]};
+    return success();
+  }
+  if (isa<tfm::FirstPositionOp>(op)) {
+    Shape input = shapes.lookup(op->getOperand(0));
+    shapes[result] = {input[0], input[2]};
     return success();
   }
   return op->emitError("tfmc has no kernel for '")
@@ -443,8 +450,9 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     if (Value keyPadding = attention.getKeyPadding())
       args.push_back(arg(keyPadding, halideDims(shapes[keyPadding]), "i64"));
     args.push_back(heads(result, spec.valueHeadDim, spec.heads));
-  } else if (auto last = dyn_cast<tfm::LastPositionOp>(op)) {
-    args.push_back(arg(last.getInput(), halideDims(shapes[last.getInput()])));
+  } else if (isa<tfm::LastPositionOp, tfm::FirstPositionOp>(op)) {
+    Value input = op->getOperand(0);
+    args.push_back(arg(input, halideDims(shapes[input])));
     args.push_back(matrix(result));
   } else {
     return op->emitError("tfmc has no kernel for '") << op->getName() << "'";
@@ -594,16 +602,22 @@ LogicalResult EntryLowering::run() {
   }
 
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  if (ret.getNumOperands() != 1)
-    return func.emitError("tfmc entry points return one tensor");
-  Value output = ret.getOperand(0);
-  FailureOr<int64_t> outputIndex = valueIndex(output);
-  if (failed(outputIndex))
-    return failure();
-  json outputDims = json::array();
-  for (const Extent &extent : shapes[output])
-    outputDims.push_back(toJson(extent));
-  auto outputName = func.getResultAttrOfType<StringAttr>(0, "tfm.output");
+  if (ret.getNumOperands() == 0)
+    return func.emitError("tfmc entry points return at least one tensor");
+  std::vector<EntryPlanParts::Output> outputs;
+  for (auto [index, output] : llvm::enumerate(ret.getOperands())) {
+    FailureOr<int64_t> outputIndex = valueIndex(output);
+    if (failed(outputIndex))
+      return failure();
+    json outputDims = json::array();
+    for (const Extent &extent : shapes[output])
+      outputDims.push_back(toJson(extent));
+    auto outputName =
+        func.getResultAttrOfType<StringAttr>(index, "tfm.output");
+    outputs.push_back({outputName ? outputName.str()
+                                  : "output" + std::to_string(index),
+                       *outputIndex, std::move(outputDims)});
+  }
 
   auto module = func->getParentOfType<ModuleOp>();
   EntryPlanParts parts;
@@ -621,9 +635,7 @@ LogicalResult EntryLowering::run() {
   parts.cache = tables.cache;
   parts.values = valuesJson;
   parts.steps = stepsJson;
-  parts.outputName = outputName ? outputName.str() : "output";
-  parts.outputValue = *outputIndex;
-  parts.outputDims = std::move(outputDims);
+  parts.outputs = std::move(outputs);
   plan = writeEntryPlan(parts);
   return success();
 }

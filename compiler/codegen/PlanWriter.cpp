@@ -68,7 +68,8 @@ json writeEntryPlan(const EntryPlanParts &parts) {
   };
   for (const json &input : parts.inputs)
     collect(input["dims"]);
-  collect(parts.outputDims);
+  for (const EntryPlanParts::Output &output : parts.outputs)
+    collect(output.dims);
   for (const json &step : parts.steps)
     for (const json &stepArg : step["args"]) {
       collect(stepArg["dims"]);
@@ -82,7 +83,12 @@ json writeEntryPlan(const EntryPlanParts &parts) {
   for (Symbol s : kAllSymbols)
     if (s != Symbol::Batch && named.count(symbolName(s)))
       symbols.push_back(symbolName(s));
-  return {{"format", 1},
+  auto outputJson = [](const EntryPlanParts::Output &output) {
+    return json{{"name", output.name},
+                {"value", output.value},
+                {"dims", output.dims}};
+  };
+  json plan = {{"format", 1},
           {"model", parts.model},
           {"entry", parts.entry},
           {"target", parts.target},
@@ -99,10 +105,15 @@ json writeEntryPlan(const EntryPlanParts &parts) {
           {"weights", parts.weights},
           {"cache", parts.cache},
           {"values", parts.values},
-          {"output", {{"name", parts.outputName},
-                      {"value", parts.outputValue},
-                      {"dims", parts.outputDims}}},
-          {"steps", parts.steps}};
+          {"output", outputJson(parts.outputs.front())}};
+  if (parts.outputs.size() > 1) {
+    json more = json::array();
+    for (std::size_t i = 1; i < parts.outputs.size(); ++i)
+      more.push_back(outputJson(parts.outputs[i]));
+    plan["more_outputs"] = std::move(more);
+  }
+  plan["steps"] = parts.steps;
+  return plan;
 }
 
 std::string glueSource(const std::vector<std::string> &kernelNames,

@@ -55,9 +55,14 @@ struct EntryPlanParts {
   bool gpu = false;
   int64_t vocab = 0, maxLen = 0, maxBatch = 0, maxSeq = 0, arenaBytes = 0;
   json inputs, weights, cache, values, steps;
-  std::string outputName;
-  int64_t outputValue = 0;
-  json outputDims;
+  /// What the entry point returns, in order: the plan's "output", then
+  /// its "more_outputs".
+  struct Output {
+    std::string name;
+    int64_t value = 0;
+    json dims;
+  };
+  std::vector<Output> outputs;
 };
 
 /// The plan of one entry point, with the symbols its dimensions use.

@@ -126,6 +126,10 @@ const char *toString(WeightNaming value) {
     return "hf-gpt2";
   case WeightNaming::HfLlama:
     return "hf-llama";
+  case WeightNaming::HfBert:
+    return "hf-bert";
+  case WeightNaming::HfMarian:
+    return "hf-marian";
   }
   return "?";
 }
@@ -185,6 +189,10 @@ std::string dumpModel(const Model &model) {
     line(1, fmt::format("token_types = {}", model.tokenTypes));
   if (model.embedNorm)
     line(1, "embed_norm = true");
+  if (model.pooler)
+    line(1, "pooler = true");
+  if (model.outputBias)
+    line(1, "output_bias = true");
   if (model.positions == PositionKind::Rope)
     line(1, fmt::format("rope_theta = {:g}", model.ropeTheta));
   if (model.kvHeads != model.heads)

@@ -37,8 +37,8 @@ enum class StackKind { Encoder, Decoder };
 enum class SublayerKind { SelfAttention, CrossAttention, FeedForward };
 /// How the weights file names (and lays out) the parameters: PyTorch's
 /// nn.Transformer names (.tfm models), or a Hugging Face GPT-2 checkpoint's,
-/// or a Llama-family (Llama, Mistral, Qwen2) checkpoint's.
-enum class WeightNaming { NnTransformer, HfGpt2, HfLlama };
+/// a Llama-family (Llama, Mistral, Qwen2) checkpoint's, BERT's or Marian's.
+enum class WeightNaming { NnTransformer, HfGpt2, HfLlama, HfBert, HfMarian };
 
 /// Which masks an attention sublayer applies. `window == 0` means no window.
 struct MaskSpec {
@@ -89,7 +89,14 @@ struct Model {
   /// the embeddings (src_embed_norm). Encoder-only models.
   int64_t tokenTypes = 0;
   bool embedNorm = false;
+  /// BERT's pooler: pooler_output = tanh(W · h[:, 0] + b) (weights
+  /// pooler.weight [d, d], pooler.bias [d]), a second output after
+  /// last_hidden_state. Encoder-only models with output = none.
+  bool pooler = false;
   OutputKind output = OutputKind::Linear;
+  /// `output = tied` with a bias on the logits (generator.bias [vocab]):
+  /// Marian's final_logits_bias.
+  bool outputBias = false;
   WeightNaming weightNaming = WeightNaming::NnTransformer;
   /// Rope's base: inv_freq[i] = 1 / rope_theta^(2i / head_dim).
   double ropeTheta = 10000.0;
@@ -123,7 +130,8 @@ struct Model {
   /// Whether the attention's Q, K and V weights are one packed tensor
   /// (nn.Transformer's in_proj) or three (Hugging Face Llama's q/k/v_proj).
   bool packedProjections() const {
-    return weightNaming != WeightNaming::HfLlama;
+    return weightNaming == WeightNaming::NnTransformer ||
+           weightNaming == WeightNaming::HfGpt2;
   }
   bool isEncoderDecoder() const { return encoder && decoder; }
   bool isDecoderOnly() const { return decoder && !encoder; }

@@ -108,6 +108,25 @@ bool ImportErrors::boolean(const Json &config, const char *key, bool &field) {
   return true;
 }
 
+std::optional<Activation> activationOf(ImportErrors &errors,
+                                       std::string_view key,
+                                       const Json &value) {
+  std::string name = value.is_string() ? value.get<std::string>() : "";
+  if (name == "gelu")
+    return Activation::Gelu;
+  if (name == "gelu_new" || name == "gelu_pytorch_tanh")
+    return Activation::GeluTanh;
+  if (name == "relu")
+    return Activation::Relu;
+  if (name == "silu" || name == "swish")
+    return Activation::Silu;
+  errors.failKey(key, fmt::format("{} is not supported; expected \"gelu\", "
+                                  "\"gelu_new\", \"gelu_pytorch_tanh\", "
+                                  "\"relu\", \"silu\" or \"swish\"",
+                                  describe(value)));
+  return std::nullopt;
+}
+
 } // namespace hf
 
 namespace {
@@ -118,8 +137,8 @@ using hf::Json;
 struct TooDeep {};
 
 constexpr const char *kSupportedTypes =
-    "tfmc imports Hugging Face \"gpt2\", \"llama\", \"mistral\" and \"qwen2\" "
-    "configs";
+    "tfmc imports Hugging Face \"gpt2\", \"llama\", \"mistral\", \"qwen2\", "
+    "\"bert\" and \"marian\" configs";
 
 std::optional<Model> import(const std::string &text, const std::string &path,
                             hf::ImportErrors &errors) {
@@ -176,6 +195,10 @@ std::optional<Model> import(const std::string &text, const std::string &path,
     return hf::importGpt2(config, path, errors);
   if (type == "llama" || type == "mistral" || type == "qwen2")
     return hf::importLlamaFamily(config, type, path, errors);
+  if (type == "bert")
+    return hf::importBert(config, path, errors);
+  if (type == "marian")
+    return hf::importMarian(config, path, errors);
   return errors.failKey("model_type",
                         fmt::format("{} is not supported; {}",
                                     hf::describe(*modelType), kSupportedTypes));

@@ -86,10 +86,26 @@ public:
   std::string message;
 };
 
+/// The activation a hidden_act / activation_function value names
+/// (transformers' ACT2FN): "gelu" (erf), "gelu_new" and "gelu_pytorch_tanh"
+/// (tanh form), "relu", "silu" and "swish"; nullopt (with the message set)
+/// for any other value.
+std::optional<Activation> activationOf(ImportErrors &errors,
+                                       std::string_view key,
+                                       const Json &value);
+
 /// Each importer fills `errors.message` when it returns nullopt.
 std::optional<Model> importGpt2(const Json &config,
                                 const std::string &configPath,
                                 ImportErrors &errors);
+/// model_type bert (encoder-only).
+std::optional<Model> importBert(const Json &config,
+                                const std::string &configPath,
+                                ImportErrors &errors);
+/// model_type marian (encoder-decoder).
+std::optional<Model> importMarian(const Json &config,
+                                  const std::string &configPath,
+                                  ImportErrors &errors);
 /// model_type llama, mistral or qwen2.
 std::optional<Model> importLlamaFamily(const Json &config,
                                        const std::string &modelType,

@@ -33,7 +33,8 @@ constexpr const char *kSettingNames[] = {
     "max_len",    "norm",      "activation",  "positions",
     "embed_scale", "layer_norm_eps", "final_norm", "output",
     "norm_type",  "rope_theta", "kv_heads",   "head_dim",
-    "bias",       "attention_bias", "token_types", "embed_norm"};
+    "bias",       "attention_bias", "token_types", "embed_norm",
+    "pooler", "output_bias"};
 constexpr const char *kRequiredSettings[] = {"vocab", "d_model", "heads",
                                              "max_len"};
 
@@ -297,6 +298,12 @@ private:
     if (name == "embed_norm")
       return parseChoice<bool>(name, {{"true", true}, {"false", false}},
                                model.embedNorm);
+    if (name == "output_bias")
+      return parseChoice<bool>(name, {{"true", true}, {"false", false}},
+                               model.outputBias);
+    if (name == "pooler")
+      return parseChoice<bool>(name, {{"true", true}, {"false", false}},
+                               model.pooler);
     return parseChoice<OutputKind>(name,
                                    {{"linear", OutputKind::Linear},
                                     {"tied", OutputKind::Tied},
@@ -635,16 +642,29 @@ private:
                                 "query heads",
                                 model.heads, model.kvHeads));
     // BERT's embedding pieces: an encoder-only model's.
-    for (const char *setting : {"token_types", "embed_norm"}) {
+    for (const char *setting : {"token_types", "embed_norm", "pooler"}) {
       bool given = std::any_of(
           model.settingLocs.begin(), model.settingLocs.end(),
           [&](const auto &entry) { return entry.first == setting; });
       if (given && (!model.encoder || model.decoder))
         return failAt(model.locOf(setting),
-                      fmt::format("{} is for encoder-only models (BERT's "
-                                  "embeddings): model '{}' has a decoder",
-                                  setting, printable(model.name)));
+                      fmt::format("{} is for encoder-only models (BERT's{}): "
+                                  "model '{}' has a decoder",
+                                  setting,
+                                  std::string_view(setting) == "pooler"
+                                      ? ""
+                                      : " embeddings",
+                                  printable(model.name)));
     }
+    if (model.outputBias && model.output != OutputKind::Tied)
+      return failAt(model.locOf("output_bias"),
+                    "output_bias is a bias on tied logits (Marian's "
+                    "final_logits_bias): it needs output = tied (output = "
+                    "linear has its own bias)");
+    if (model.pooler && model.output != OutputKind::None)
+      return failAt(model.locOf("pooler"),
+                    "pooler needs output = none: the model's outputs are then "
+                    "last_hidden_state and pooler_output, as BERT's");
     if (model.positions == PositionKind::Rope && model.headDim % 2 != 0)
       return failAt(model.locOf("positions"),
                     fmt::format("rope rotates pairs of features, but the "

@@ -491,8 +491,14 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
   const char *name = kind == Entry::Forward   ? "forward"
                      : kind == Entry::Prefill ? "prefill"
                                               : "decode_step";
+  // BERT's pooler: a second output, [B, d], after last_hidden_state.
+  const bool pooled = model.pooler && !model.decoder;
+  SmallVector<Type> resultTypes = {resultType};
+  if (pooled)
+    resultTypes.push_back(
+        RankedTensorType::get({kDynamic, model.dModel}, builder.getF32Type()));
   auto func = builder.create<func::FuncOp>(
-      modelLoc, name, builder.getFunctionType(argTypes, {resultType}));
+      modelLoc, name, builder.getFunctionType(argTypes, resultTypes));
   // The sequence bound that memory planning and tiling size buffers for.
   func->setAttr("tfm.max_len", builder.getI64IntegerAttr(model.maxLen));
   // A decode step's activations have one row per sequence (its newest
@@ -504,6 +510,8 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
   func.setResultAttr(0, "tfm.output",
                      builder.getStringAttr(hasOutput ? "logits"
                                                      : "last_hidden_state"));
+  if (pooled)
+    func.setResultAttr(1, "tfm.output", builder.getStringAttr("pooler_output"));
   builder.setInsertionPointToStart(func.addEntryBlock());
   auto arg = [&](std::optional<size_t> index) -> Value {
     return index ? func.getArgument(*index) : Value();
@@ -526,11 +534,26 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
     Value table = weight(model.decoder ? "tgt_embed.weight"
                                        : "src_embed.weight",
                          {model.vocab, model.dModel}, outputLoc);
-    x = builder.create<tfm::LinearOp>(outputLoc, resultType, x, table,
-                                      /*bias=*/Value(), /*residual=*/Value(),
+    Value bias = model.outputBias ? weight("generator.bias", {model.vocab},
+                                           loc(model.locOf("output_bias")))
+                                  : Value();
+    x = builder.create<tfm::LinearOp>(outputLoc, resultType, x, table, bias,
+                                      /*residual=*/Value(),
                                       /*activation=*/nullptr);
   }
-  builder.create<func::ReturnOp>(outputLoc, x);
+  SmallVector<Value> results = {x};
+  if (pooled) {
+    // tanh(W · h[:, 0] + b): the first token's hidden state ([CLS]).
+    Location poolerLoc = loc(model.locOf("pooler"));
+    Value first = builder.create<tfm::FirstPositionOp>(
+        poolerLoc, resultTypes[1], x);
+    Value dense = linear(first, "pooler", model.dModel, model.dModel,
+                         model.bias, poolerLoc);
+    results.push_back(builder.create<tfm::ActivationOp>(
+        poolerLoc, dense,
+        tfm::ActivationKindAttr::get(&context, tfm::ActivationKind::tanh)));
+  }
+  builder.create<func::ReturnOp>(outputLoc, results);
 }
 
 OwningOpRef<ModuleOp> ModuleBuilder::build() {

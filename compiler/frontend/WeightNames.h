@@ -51,7 +51,24 @@ struct WeightBinding {
 ///   decoder.norm.weight                       -> model.norm.weight
 ///   generator.weight                          -> lm_head.weight
 /// each but lm_head also without `model.` (a bare LlamaModel's state dict)
-/// as the alternative. Returns nullopt for a parameter the naming has no
+/// as the alternative. BERT (BertModel's names, with `bert.` as the
+/// alternative; gamma/beta for old LayerNorm names) has separate Q/K/V:
+///   src_embed/src_pos/src_type.weight -> embeddings.{word,position,token_type}_embeddings.weight
+///   src_embed_norm.*                  -> embeddings.LayerNorm.*
+///   encoder.layers.i.self_attn.{q,k,v}_proj.* -> encoder.layer.i.attention.self.{query,key,value}.*
+///   encoder.layers.i.self_attn.out_proj.*     -> encoder.layer.i.attention.output.dense.*
+///   encoder.layers.i.norm1.*, linear1.*, linear2.*, norm2.* ->
+///     attention.output.LayerNorm.*, intermediate.dense.*, output.dense.*, output.LayerNorm.*
+///   pooler.*                          -> pooler.dense.*
+/// Marian (MarianModel's names under `model.`, bare as the alternative):
+///   src_embed.weight, tgt_embed.weight -> model.shared.weight (or a tied copy)
+///   {encoder,decoder}.layers.i.self_attn.*     -> the same names
+///   decoder.layers.i.multihead_attn.*          -> decoder.layers.i.encoder_attn.*
+///   norm1 / norm2 / norm3, linear1 / linear2   -> self_attn_layer_norm /
+///     (encoder) final_layer_norm, (decoder) encoder_attn_layer_norm /
+///     final_layer_norm, fc1 / fc2
+///   generator.bias                    -> final_logits_bias
+/// Returns nullopt for a parameter the naming has no
 /// name for (an encoder's, a GPT-2 generator's, a Llama bias other than
 /// q/k/v_proj's).
 std::optional<WeightBinding> bindWeight(WeightNaming naming,

@@ -227,7 +227,10 @@ GemmShape gemmShape(Operation *op, int64_t maxBatch) {
     m = ShapedType::isDynamic(dim) || ShapedType::isDynamic(m)
             ? ShapedType::kDynamic
             : m * dim;
-  bool onePosition = input.getRank() == 3 && input.getDimSize(1) == 1;
+  // [B, 1, K] (a prefill's last position) or [B, K] (BERT's pooler on the
+  // first position): one row per sequence.
+  bool onePosition = (input.getRank() == 3 && input.getDimSize(1) == 1) ||
+                     input.getRank() == 2;
   return {m,
           weight.getDimSize(0),
           weight.getDimSize(1),
@@ -453,6 +456,7 @@ TilePlan planKernel(const TargetDescription &target, Operation *op,
   case KernelKind::Activation:
   case KernelKind::Add:
   case KernelKind::LastPosition:
+  case KernelKind::FirstPosition:
   case KernelKind::Mul:
   case KernelKind::Rope:
     return planRows(target, op, /*reducesRows=*/false);

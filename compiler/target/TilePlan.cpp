@@ -32,6 +32,8 @@ std::optional<KernelKind> kernelKindOf(Operation *op) {
     return KernelKind::Attention;
   if (isa<LastPositionOp>(op))
     return KernelKind::LastPosition;
+  if (isa<FirstPositionOp>(op))
+    return KernelKind::FirstPosition;
   if (isa<GatedLinearOp>(op))
     return KernelKind::GatedLinear;
   if (isa<MulOp>(op))

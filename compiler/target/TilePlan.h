@@ -46,6 +46,7 @@ enum class KernelKind {
   LayerNorm,
   Attention,
   LastPosition,
+  FirstPosition,
   GatedLinear,
   Mul,
   RmsNorm,

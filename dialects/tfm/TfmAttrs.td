@@ -16,7 +16,8 @@ def Tfm_ActivationKind : I32EnumAttr<"ActivationKind", "activation function", [
     I32EnumAttrCase<"relu", 0>,
     I32EnumAttrCase<"gelu", 1>,      // exact, with erf
     I32EnumAttrCase<"gelu_tanh", 2>, // GPT-2's tanh approximation
-    I32EnumAttrCase<"silu", 3>       // x · sigmoid(x) (Llama's gated FFN)
+    I32EnumAttrCase<"silu", 3>,      // x · sigmoid(x) (Llama's gated FFN)
+    I32EnumAttrCase<"tanh", 4>       // BERT's pooler
   ]> {
   let cppNamespace = "::tfmc::tfm";
   let genSpecializedAttr = 0;

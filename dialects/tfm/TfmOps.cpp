@@ -531,6 +531,23 @@ LogicalResult LastPositionOp::verify() {
   return success();
 }
 
+LogicalResult FirstPositionOp::verify() {
+  Operation *op = getOperation();
+  if (failed(checkRank(op, getInput(), 3, "input")) ||
+      failed(checkRank(op, getResult(), 2, "result")))
+    return failure();
+  auto input = getInput().getType().getShape();
+  auto result = getResult().getType().getShape();
+  if (input[1] == 0)
+    return emitOpError("input sequence is empty: it has no first position");
+  if (failed(checkDim(op, result[0], "result batch", input[0],
+                      "input batch")) ||
+      failed(checkDim(op, result[1], "result width", input[2],
+                      "input width")))
+    return failure();
+  return success();
+}
+
 int64_t AttentionOp::getNumHeads() {
   if (std::optional<uint64_t> heads = getHeads())
     return *heads;

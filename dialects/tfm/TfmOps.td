@@ -219,7 +219,7 @@ def Tfm_MulOp : Tfm_Op<"mul", [Pure, Commutative, SameOperandsAndResultType]> {
 }
 
 def Tfm_ActivationOp : Tfm_Op<"activation", [Pure, SameOperandsAndResultType]> {
-  let summary = "elementwise relu, gelu (erf), gelu_tanh or silu";
+  let summary = "elementwise relu, gelu (erf), gelu_tanh, silu or tanh";
   let arguments = (ins Tfm_F32Tensor:$input, Tfm_ActivationAttr:$kind);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = "$input $kind attr-dict `:` type($input)";
@@ -417,6 +417,19 @@ def Tfm_LastPositionOp : Tfm_Op<"last_position", [Pure]> {
     shorter row is a padding position and its result is that position's
     (unspecified but finite); a row's own last token needs its length,
     which this op does not take.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfm_FirstPositionOp : Tfm_Op<"first_position", [Pure]> {
+  let summary = "the first position of each sequence: [B, S, D] -> [B, D]";
+  let description = [{
+    result[b, :] = input[b, 0, :] for every row b: BERT's pooler reads the
+    hidden state of the first token ([CLS]) only, and its output
+    (pooler_output) is [B, D].
   }];
   let arguments = (ins Tfm_F32Tensor:$input);
   let results = (outs Tfm_F32Tensor:$result);

@@ -74,6 +74,11 @@ void printUsage(std::FILE *out) {
       "[--output OUT.safetensors] [--threads N]\n"
       "      run on one sequence; print the output shape and, for logits,\n"
       "      the most likely next token at each position\n"
+      "  run --weights W --tokenizer DIR --text \"...\" [--text \"...\"]...\n"
+      "      [--text-pair \"...\"] [--pooling mean|cls] [--output OUT]\n"
+      "      run on texts (a batch, right-padded; BERT: [CLS] A [SEP] B [SEP]\n"
+      "      with token types); --pooling prints one sentence embedding per\n"
+      "      text: the mean of last_hidden_state over its tokens, or [CLS]'s\n"
       "  generate --weights W --prompt 1,2,3 --max-new-tokens N [--eos E]...\n"
       "  generate --weights W --source 5,6,7 --bos 1 [--eos 2] --max-new-tokens N\n"
       "      [--prompts-file F | --source-file F]  (one prompt per line, run in\n"
@@ -341,15 +346,20 @@ void printLoadStats(std::FILE *out, const LoadStats &stats) {
                static_cast<double>(stats.weightBytes) / (1 << 20));
 }
 
-void writeOutput(OutputFile &file, const OutputView &output) {
-  TensorView view;
-  view.name = output.name;
-  view.dtype = DType::F32;
-  view.shape = output.shape;
-  view.data = output.data;
-  view.bytes = static_cast<std::size_t>(output.numElements()) * sizeof(float);
+void writeOutputs(OutputFile &file, const std::vector<OutputView> &outputs) {
+  std::vector<TensorView> views;
+  for (const OutputView &output : outputs) {
+    TensorView view;
+    view.name = output.name;
+    view.dtype = DType::F32;
+    view.shape = output.shape;
+    view.data = output.data;
+    view.bytes =
+        static_cast<std::size_t>(output.numElements()) * sizeof(float);
+    views.push_back(std::move(view));
+  }
   std::string error;
-  if (!writeSafetensors(file, {view}, error))
+  if (!writeSafetensors(file, views, error))
     fail(error);
 }
 

@@ -99,7 +99,7 @@ void printLoadStats(std::FILE *out, const LoadStats &stats);
 
 /// Writes `output` to `file` (checked by checkOutputs before any work) as a
 /// safetensors file, atomically.
-void writeOutput(OutputFile &file, const OutputView &output);
+void writeOutputs(OutputFile &file, const std::vector<OutputView> &outputs);
 
 /// The output files of a command, checked before it does any work: each
 /// must be a new path or a regular file that is none of `inputs` (the

@@ -169,8 +169,19 @@ GenerateRequest makeRequest(const Options &options, const Plan &plan,
   } else {
     request.prompts.push_back(parseIdList(flag, options.get(flag)));
   }
-  if (request.encoderDecoder)
-    request.bos = integer(options, "--bos");
+  if (request.encoderDecoder) {
+    // With a tokenizer directory, its config's decoder_start_token_id is
+    // the default (Marian's), as in Hugging Face's generate.
+    if (!options.has("--bos") && tokenizer && promptTokens.decoderStart >= 0)
+      request.bos = promptTokens.decoderStart;
+    else if (!options.has("--bos") && tokenizer)
+      fail(fmt::format("generate needs --bos (the decoder's start token): "
+                       "{} gives no decoder_start_token_id in config.json or "
+                       "generation_config.json",
+                       options.get("--tokenizer")));
+    else
+      request.bos = integer(options, "--bos");
+  }
   if (options.has("--eos")) {
     request.eos = parseIdList("--eos", options.get("--eos"));
   } else if (tokenizer) {
@@ -444,7 +455,7 @@ int generateCommand(int argc, char **argv) {
                   static_cast<int64_t>(result->logits.size()) / result->vocab,
                   result->vocab};
     view.data = result->logits.data();
-    writeOutput(outputs.front(), view);
+    writeOutputs(outputs.front(), {view});
   }
   return 0;
 }

@@ -75,8 +75,8 @@ int infoCommand(int argc, char **argv) {
                 : input.causal ? ", not read: causal attention, right "
                                  "padding accepted"
                                : ", not read: all ones only");
-  std::printf("output: %s %s f32\n", plan.output.name.c_str(),
-              formatDims(plan, plan.output.dims).c_str());
+  std::printf("output: %s %s f32\n", plan.output().name.c_str(),
+              formatDims(plan, plan.output().dims).c_str());
   std::printf("weights: %zu tensors, %lld parameters, %lld bytes (%.1f MiB)\n",
               plan.weights.size(), static_cast<long long>(parameters),
               static_cast<long long>(bytes),

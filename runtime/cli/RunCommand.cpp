@@ -2,6 +2,8 @@
 //
 //   NAME run --weights W --input IN --output OUT [--threads N]
 //   NAME run --weights W --ids 5,6,7|@FILE [--decoder-ids ...] [--output OUT]
+//   NAME run --weights W --tokenizer DIR --text "..." [--text ...]
+//            [--text-pair "..."] [--pooling mean|cls] [--output OUT]
 //
 // The output file is checked (and its temporary created) before anything
 // is read or run, and written atomically after the forward pass.
@@ -10,10 +12,13 @@
 
 #include "runtime/Safetensors.h"
 #include "runtime/Text.h"
+#include "runtime/Tokenizer.h"
 #include "runtime/cli/Cli.h"
+#include "runtime/tokenizers/WordPieceTokenizer.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -98,6 +103,132 @@ std::map<std::string, IntegerTensor> readIdOptions(const Options &options) {
   return inputs;
 }
 
+/// The inputs of `--text` (repeatable: a batch, right-padded with id 0 and
+/// masked) and `--text-pair` (the second text of one pair): BERT's
+/// WordPiece gives [CLS] A [SEP] (B [SEP]) and token types, truncated to
+/// max_len with a warning; another tokenizer the ids its files ask for
+/// (PromptTokens).
+std::map<std::string, IntegerTensor> readTextOptions(const Options &options,
+                                                     const Plan &plan) {
+  std::vector<std::string> texts = options.all("--text");
+  if (!options.has("--tokenizer"))
+    fail("--text needs --tokenizer DIR (tokenizer.json, tokenizer.model, "
+         "vocab.json and merges.txt, or vocab.txt)");
+  bool encoderDecoder = false, takesMask = false, takesTypes = false;
+  for (const PlanInput &input : plan.inputs) {
+    encoderDecoder |= input.name == "decoder_input_ids";
+    takesMask |= input.name == "attention_mask";
+    takesTypes |= input.name == "token_type_ids";
+  }
+  if (encoderDecoder)
+    fail(fmt::format("model '{}' is an encoder-decoder: translate text with "
+                     "generate --tokenizer DIR --text",
+                     plan.model));
+  if (options.has("--text-pair") && texts.size() != 1)
+    fail(fmt::format("--text-pair is the second text of one pair: give one "
+                     "--text with it, not {}",
+                     texts.size()));
+  if (texts.size() > 1 && !takesMask)
+    fail(fmt::format("model '{}' takes no attention_mask: give one --text, "
+                     "not {} (a batch pads its shorter rows)",
+                     plan.model, texts.size()));
+  std::string error;
+  const std::string &dir = options.get("--tokenizer");
+  std::unique_ptr<Tokenizer> tokenizer = loadTokenizer(dir, error);
+  PromptTokens promptTokens;
+  if (!tokenizer || !readPromptTokens(dir, *tokenizer, promptTokens, error))
+    fail(error);
+  auto *wordPiece = dynamic_cast<WordPieceTokenizer *>(
+      tokenizer.get());
+  if (options.has("--text-pair") && !wordPiece)
+    fail(fmt::format("--text-pair needs BERT's WordPiece tokenizer (with "
+                     "token types); {} has another",
+                     dir));
+
+  std::vector<std::vector<int64_t>> rows, types;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    std::string where =
+        texts.size() == 1 ? "--text" : fmt::format("--text {}", i + 1);
+    std::vector<int64_t> ids, typeIds;
+    if (wordPiece) {
+      std::string pair =
+          options.has("--text-pair") ? options.get("--text-pair") : "";
+      std::string_view second = pair;
+      if (!wordPiece->encodeForModel(
+              texts[i], options.has("--text-pair") ? &second : nullptr,
+              static_cast<std::size_t>(plan.maxLen), ids, typeIds, error))
+        fail(where + ": " + error);
+    } else {
+      if (!tokenizer->encode(texts[i], ids, error))
+        fail(where + ": " + error);
+      promptTokens.surround(ids);
+    }
+    if (ids.empty())
+      fail(where + " is empty");
+    if (static_cast<int64_t>(ids.size()) > plan.maxLen)
+      fail(fmt::format("{} is {} tokens, more than max_len {}", where,
+                       ids.size(), plan.maxLen));
+    for (int64_t id : ids)
+      if (id >= plan.vocab)
+        fail(fmt::format("{}: token id {} is outside the model's vocabulary "
+                         "({}): {} is not this model's tokenizer",
+                         where, id, plan.vocab, dir));
+    rows.push_back(std::move(ids));
+    types.push_back(std::move(typeIds));
+  }
+  std::size_t length = 0;
+  for (const std::vector<int64_t> &row : rows)
+    length = std::max(length, row.size());
+  const int64_t batch = static_cast<int64_t>(rows.size());
+  auto padded = [&](const std::vector<std::vector<int64_t>> &values,
+                    bool mask) {
+    IntegerTensor tensor;
+    tensor.shape = {batch, static_cast<int64_t>(length)};
+    tensor.values.assign(static_cast<std::size_t>(batch) * length, 0);
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      for (std::size_t s = 0; s < rows[r].size(); ++s)
+        tensor.values[r * length + s] =
+            mask ? 1 : (s < values[r].size() ? values[r][s] : 0);
+    return tensor;
+  };
+  std::map<std::string, IntegerTensor> inputs;
+  inputs["input_ids"] = padded(rows, false);
+  if (takesMask)
+    inputs["attention_mask"] = padded(rows, true);
+  if (takesTypes && wordPiece)
+    inputs["token_type_ids"] = padded(types, false);
+  return inputs;
+}
+
+/// `--pooling`'s sentence embeddings, one line per text: the masked mean of
+/// last_hidden_state over each text's tokens ([CLS] and [SEP] included, as
+/// sentence-transformers' mean pooling), or its first token's ([CLS]).
+void printPooled(const std::string &pooling, const OutputView &output,
+                 const IntegerTensor &mask) {
+  if (output.name != "last_hidden_state" || output.shape.size() != 3)
+    fail(fmt::format("--pooling needs a model whose output is "
+                     "last_hidden_state [B, S, d], not {} {}",
+                     output.name, formatShape(output.shape)));
+  const int64_t batch = output.shape[0], length = output.shape[1],
+                width = output.shape[2];
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<double> sum(static_cast<std::size_t>(width), 0.0);
+    int64_t count = 0;
+    for (int64_t s = 0; s < (pooling == "cls" ? 1 : length); ++s) {
+      if (mask.values[b * length + s] == 0)
+        continue;
+      ++count;
+      const float *row = output.data + (b * length + s) * width;
+      for (int64_t d = 0; d < width; ++d)
+        sum[d] += row[d];
+    }
+    std::string line = fmt::format("embedding {}:", b);
+    for (int64_t d = 0; d < width; ++d)
+      line += fmt::format(" {:.7g}", sum[d] / std::max<int64_t>(count, 1));
+    std::printf("%s\n", line.c_str());
+  }
+}
+
 /// `--ids`' report: the output's shape and, for logits, each position's
 /// most likely next token.
 void printArgmax(const OutputView &output) {
@@ -124,8 +255,9 @@ void printArgmax(const OutputView &output) {
 int runCommand(int argc, char **argv) {
   Options options("run",
                   {"--weights", "--input", "--output", "--ids", "--decoder-ids",
-                   "--threads"},
-                  argc, argv, 2);
+                   "--threads", "--tokenizer", "--text", "--text-pair",
+                   "--pooling"},
+                  argc, argv, 2, {}, {"--text"});
   if (options.helpRequested()) {
     printUsage(stdout);
     return 0;
@@ -133,10 +265,22 @@ int runCommand(int argc, char **argv) {
   const std::string &weights = options.get("--weights");
   bool fromFile = options.has("--input");
   bool fromIds = options.has("--ids") || options.has("--decoder-ids");
-  if (fromFile && fromIds)
-    fail("run takes either --input or --ids, not both");
-  if (!fromFile && !fromIds)
-    fail("run needs --input (with --output) or --ids");
+  bool fromText = options.has("--text");
+  if (int(fromFile) + int(fromIds) + int(fromText) > 1)
+    fail("run takes one of --input, --ids and --text");
+  if (!fromFile && !fromIds && !fromText)
+    fail("run needs --input (with --output), --ids or --text");
+  if (!fromText)
+    for (const char *flag : {"--tokenizer", "--text-pair", "--pooling"})
+      if (options.has(flag))
+        fail(fmt::format("{} is for --text", flag));
+  std::string pooling;
+  if (options.has("--pooling")) {
+    pooling = options.get("--pooling");
+    if (pooling != "mean" && pooling != "cls")
+      fail(fmt::format("--pooling expects mean or cls, got {}",
+                       quote(pooling)));
+  }
   if (fromFile && !options.has("--output"))
     fail("run needs --output");
   applyThreads(options);
@@ -151,14 +295,29 @@ int runCommand(int argc, char **argv) {
 
   const Plan &plan = requirePlan();
   std::map<std::string, IntegerTensor> inputs =
-      fromFile ? readInputFile(plan, options.get("--input"))
-               : readIdOptions(options);
+      fromFile   ? readInputFile(plan, options.get("--input"))
+      : fromText ? readTextOptions(options, plan)
+                 : readIdOptions(options);
+  if (!pooling.empty() && plan.output().name != "last_hidden_state")
+    fail(fmt::format("--pooling needs a model whose output is "
+                     "last_hidden_state; model '{}' outputs {}",
+                     plan.model, plan.output().name));
   std::unique_ptr<Model> model = loadModel(weights);
   OutputView output = runTimed(*model, inputs);
   if (!outputs.empty())
-    writeOutput(outputs.front(), output);
-  if (fromIds)
-    printArgmax(output);
+    writeOutputs(outputs.front(), model->outputs());
+  if (!pooling.empty()) {
+    // Without an attention_mask input every token counts.
+    IntegerTensor mask = inputs.at("input_ids");
+    if (inputs.count("attention_mask"))
+      mask = inputs.at("attention_mask");
+    else
+      std::fill(mask.values.begin(), mask.values.end(), 1);
+    printPooled(pooling, output, mask);
+  } else if (fromIds || fromText) {
+    for (const OutputView &each : model->outputs())
+      printArgmax(each);
+  }
   return 0;
 }
 

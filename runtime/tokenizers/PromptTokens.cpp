@@ -19,6 +19,9 @@
 //   EOS (where generation stops): generation_config.json's eos_token_id,
 //   else config.json's (an integer or a list of integers: stop at any),
 //   else none. `generate --eos` replaces them.
+//   Decoder start (an encoder-decoder's first decoder token):
+//   generation_config.json's decoder_start_token_id, else config.json's,
+//   else none. `generate --bos` replaces it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -177,6 +180,23 @@ bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
       }
       tokens.eos.push_back(item.get<int64_t>());
     }
+    break;
+  }
+  for (const char *name : {"generation_config.json", "config.json"}) {
+    Json root;
+    if (!readOptional(prefix + name, root, error))
+      return false;
+    if (root.is_null() || !root.contains("decoder_start_token_id") ||
+        root["decoder_start_token_id"].is_null())
+      continue;
+    const Json &start = root["decoder_start_token_id"];
+    if (!start.is_number_integer() || start.get<int64_t>() < 0) {
+      error = fmt::format("{}{}: decoder_start_token_id must be a "
+                          "non-negative integer",
+                          prefix, name);
+      return false;
+    }
+    tokens.decoderStart = start.get<int64_t>();
     break;
   }
   return true;

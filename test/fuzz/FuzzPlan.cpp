@@ -28,9 +28,12 @@ void checkDims(const Plan &plan, const std::vector<DimExpr> &dims) {
 void checkPlan(const Plan &plan) {
   for (const PlanInput &input : plan.inputs)
     checkDims(plan, input.dims);
-  checkDims(plan, plan.output.dims);
   const int64_t values = static_cast<int64_t>(plan.values.size());
-  TFMC_FUZZ_CHECK(plan.output.value >= 0 && plan.output.value < values);
+  TFMC_FUZZ_CHECK(!plan.outputs.empty());
+  for (const PlanOutput &output : plan.outputs) {
+    checkDims(plan, output.dims);
+    TFMC_FUZZ_CHECK(output.value >= 0 && output.value < values);
+  }
   for (const PlanValue &value : plan.values) {
     const bool ofWeight =
         value.kind == ValueKind::Weight || value.kind == ValueKind::Scales;

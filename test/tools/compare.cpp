@@ -9,7 +9,9 @@
 // when the row mask of the inputs is 1 there. The row mask is the input mask
 // of shape [B, S_out]: `decoder_attention_mask` when it has that shape, else
 // `attention_mask` when it has it (and the inputs hold no decoder ids, whose
-// length the output then has); without one every position counts.
+// length the output then has); without one every position counts. When
+// EXPECTED also holds `pooler_output` [B, W] (BERT), it is compared too,
+// every row, on a line of its own; the run passes when both do.
 //
 // With --last-positions, ACTUAL [B, n, W] holds the last n positions of
 // EXPECTED [B, S, W] (n <= S): `generate --dump-logits` keeps only the
@@ -146,6 +148,117 @@ std::optional<double> parseTolerance(const std::string &text) {
   return value;
 }
 
+/// Compares one tensor of EXPECTED with ACTUAL's of the same name and
+/// prints its line; 0 when it passes. A rank-3 [B, S, W] output counts its
+/// unpadded positions (the mask of `inputsPath`, when given); a rank-2
+/// [B, W] one (pooler_output, the first position's) counts every row.
+int compareTensor(const SafetensorsFile &expectedFile,
+                  const SafetensorsFile &actualFile,
+                  const TensorView &expectedTensor,
+                  const std::string &inputsPath, double tolerance,
+                  bool lastPositions) {
+  const std::string &name = expectedTensor.name;
+  const TensorView *actualTensor = actualFile.find(name);
+  if (!actualTensor)
+    fail(fmt::format("{}: missing tensor '{}'", actualFile.path(), name));
+  const bool perRow = expectedTensor.shape.size() == 2;
+  if (expectedTensor.shape.size() != 3 && !perRow)
+    fail(fmt::format("{}: tensor '{}' has shape {}, expected rank 3{}",
+                     expectedFile.path(), name,
+                     formatShape(expectedTensor.shape),
+                     name == "pooler_output" ? " or 2" : ""));
+  std::vector<int64_t> shape = actualTensor->shape;
+  std::vector<int64_t> full = expectedTensor.shape;
+  bool tail = lastPositions && !perRow && shape.size() == 3 &&
+              shape[0] == full[0] && shape[1] <= full[1] && shape[2] == full[2];
+  if (shape != full && !tail)
+    fail(fmt::format("{}: tensor '{}' has shape {}, but {} has {}{}",
+                     actualFile.path(), name, formatShape(shape),
+                     expectedFile.path(), formatShape(full),
+                     lastPositions ? " (--last-positions: [B, n <= S, W] "
+                                     "against [B, S, W])"
+                                   : ""));
+  std::vector<double> expected = readFloats(expectedFile, expectedTensor);
+  std::vector<double> actual = readFloats(actualFile, *actualTensor);
+  if (perRow) {
+    // [B, W] as [B, 1, W]: one position per row.
+    shape.insert(shape.begin() + 1, 1);
+    full = shape;
+  }
+  if (tail) {
+    // EXPECTED's last shape[1] positions of each row, in ACTUAL's layout.
+    std::vector<double> last;
+    last.reserve(actual.size());
+    const int64_t skip = full[1] - shape[1];
+    for (int64_t b = 0; b < full[0]; ++b) {
+      auto row = expected.begin() + (b * full[1] + skip) * full[2];
+      last.insert(last.end(), row, row + shape[1] * full[2]);
+    }
+    expected = std::move(last);
+  }
+
+  std::optional<IntegerTensor> mask;
+  if (!inputsPath.empty() && !perRow)
+    mask = rowMask(inputsPath, shape);
+
+  const int64_t rows = shape[0] * shape[1], width = shape[2];
+  int64_t counted = 0;
+  double maxExpected = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (mask && mask->values[r] == 0)
+      continue;
+    ++counted;
+    for (int64_t c = 0; c < width; ++c)
+      if (std::isfinite(expected[r * width + c]))
+        maxExpected = std::max(maxExpected, std::fabs(expected[r * width + c]));
+  }
+  const double absolute = tolerance * std::max(1.0, maxExpected);
+
+  double worst = -1;
+  int64_t worstIndex = -1;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (mask && mask->values[r] == 0)
+      continue;
+    for (int64_t c = 0; c < width; ++c) {
+      int64_t i = r * width + c;
+      double diff = std::fabs(actual[i] - expected[i]);
+      if (std::isnan(diff))
+        diff = INFINITY; // a NaN anywhere is the worst possible answer
+      if (diff > worst) {
+        worst = diff;
+        worstIndex = i;
+      }
+    }
+  }
+
+  std::string positions =
+      perRow ? fmt::format("{} rows", counted)
+             : fmt::format("{} of {} x {} positions", counted, shape[0],
+                           shape[1]);
+  if (counted == 0 || width == 0) {
+    std::printf("%s: no value compared (%s, each of %s values)\n",
+                name.c_str(), positions.c_str(),
+                std::to_string(width).c_str());
+    return 1;
+  }
+  if (worst <= absolute) {
+    std::printf("%s: max |diff| %s over %s (tolerance %s)\n", name.c_str(),
+                fmt::format("{:.1e}", worst).c_str(), positions.c_str(),
+                fmt::format("{:.1e}", absolute).c_str());
+    return 0;
+  }
+  std::printf("%s%s: expected %s, got %s (|diff| %s > tolerance %s)\n",
+              name.c_str(),
+              formatIndex(perRow ? expectedTensor.shape : shape, worstIndex)
+                  .c_str(),
+              fmt::format("{:.8g}", expected[worstIndex]).c_str(),
+              fmt::format("{:.8g}", actual[worstIndex]).c_str(),
+              fmt::format("{:.2g}", worst).c_str(),
+              fmt::format("{:.1e}", absolute).c_str());
+  return 1;
+}
+
+
 int compare(int argc, char **argv) {
   std::vector<std::string> files;
   std::string inputsPath;
@@ -190,95 +303,15 @@ int compare(int argc, char **argv) {
 
   SafetensorsFile expectedFile = openFile(files[0]);
   SafetensorsFile actualFile = openFile(files[1]);
-  const TensorView &expectedTensor = findOutput(expectedFile);
-  const std::string &name = expectedTensor.name;
-  const TensorView *actualTensor = actualFile.find(name);
-  if (!actualTensor)
-    fail(fmt::format("{}: missing tensor '{}'", actualFile.path(), name));
-  if (expectedTensor.shape.size() != 3)
-    fail(fmt::format("{}: tensor '{}' has shape {}, expected rank 3",
-                     expectedFile.path(), name,
-                     formatShape(expectedTensor.shape)));
-  const std::vector<int64_t> &shape = actualTensor->shape;
-  const std::vector<int64_t> &full = expectedTensor.shape;
-  bool tail = lastPositions && shape.size() == 3 && shape[0] == full[0] &&
-              shape[1] <= full[1] && shape[2] == full[2];
-  if (shape != full && !tail)
-    fail(fmt::format("{}: tensor '{}' has shape {}, but {} has {}{}",
-                     actualFile.path(), name, formatShape(shape),
-                     expectedFile.path(), formatShape(full),
-                     lastPositions ? " (--last-positions: [B, n <= S, W] "
-                                     "against [B, S, W])"
-                                   : ""));
-  std::vector<double> expected = readFloats(expectedFile, expectedTensor);
-  std::vector<double> actual = readFloats(actualFile, *actualTensor);
-  if (tail) {
-    // EXPECTED's last shape[1] positions of each row, in ACTUAL's layout.
-    std::vector<double> last;
-    last.reserve(actual.size());
-    const int64_t skip = full[1] - shape[1];
-    for (int64_t b = 0; b < full[0]; ++b) {
-      auto row = expected.begin() + (b * full[1] + skip) * full[2];
-      last.insert(last.end(), row, row + shape[1] * full[2]);
-    }
-    expected = std::move(last);
-  }
-
-  std::optional<IntegerTensor> mask;
-  if (!inputsPath.empty())
-    mask = rowMask(inputsPath, shape);
-
-  const int64_t rows = shape[0] * shape[1], width = shape[2];
-  int64_t counted = 0;
-  double maxExpected = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    if (mask && mask->values[r] == 0)
-      continue;
-    ++counted;
-    for (int64_t c = 0; c < width; ++c)
-      if (std::isfinite(expected[r * width + c]))
-        maxExpected = std::max(maxExpected, std::fabs(expected[r * width + c]));
-  }
-  const double absolute = tolerance * std::max(1.0, maxExpected);
-
-  double worst = -1;
-  int64_t worstIndex = -1;
-  for (int64_t r = 0; r < rows; ++r) {
-    if (mask && mask->values[r] == 0)
-      continue;
-    for (int64_t c = 0; c < width; ++c) {
-      int64_t i = r * width + c;
-      double diff = std::fabs(actual[i] - expected[i]);
-      if (std::isnan(diff))
-        diff = INFINITY; // a NaN anywhere is the worst possible answer
-      if (diff > worst) {
-        worst = diff;
-        worstIndex = i;
-      }
-    }
-  }
-
-  std::string positions = fmt::format("{} of {} x {} positions", counted,
-                                      shape[0], shape[1]);
-  if (counted == 0 || width == 0) {
-    std::printf("%s: no value compared (%s, each of %s values)\n",
-                name.c_str(), positions.c_str(),
-                std::to_string(width).c_str());
-    return 1;
-  }
-  if (worst <= absolute) {
-    std::printf("%s: max |diff| %s over %s (tolerance %s)\n", name.c_str(),
-                fmt::format("{:.1e}", worst).c_str(), positions.c_str(),
-                fmt::format("{:.1e}", absolute).c_str());
-    return 0;
-  }
-  std::printf("%s%s: expected %s, got %s (|diff| %s > tolerance %s)\n",
-              name.c_str(), formatIndex(shape, worstIndex).c_str(),
-              fmt::format("{:.8g}", expected[worstIndex]).c_str(),
-              fmt::format("{:.8g}", actual[worstIndex]).c_str(),
-              fmt::format("{:.2g}", worst).c_str(),
-              fmt::format("{:.1e}", absolute).c_str());
-  return 1;
+  // The model's output, then BERT's pooler_output when EXPECTED holds one.
+  int status = compareTensor(expectedFile, actualFile,
+                             findOutput(expectedFile), inputsPath, tolerance,
+                             lastPositions);
+  if (const TensorView *pooled = expectedFile.find("pooler_output");
+      pooled && !lastPositions)
+    status |= compareTensor(expectedFile, actualFile, *pooled, inputsPath,
+                            tolerance, false);
+  return status;
 }
 
 } // namespace

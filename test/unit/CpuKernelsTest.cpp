@@ -226,20 +226,23 @@ TEST(CpuKernels, LastPositionOfEachSequence) {
   for (auto [width, lanes, length, batch] :
        std::vector<std::array<int, 4>>{
            {37, 8, 5, 3}, {768, 16, 128, 1}, {20, 16, 1, 4}}) {
-    SCOPED_TRACE(std::to_string(width) + " wide, " + std::to_string(length) +
-                 " positions, batch " + std::to_string(batch));
-    KernelSpec spec = cpuSpec(KernelKind::LastPosition,
-                              {{"vector", lanes}, {"unroll", 2},
-                               {"rows_per_task", 2}});
-    spec.width = width;
-    Buffer<float> x = randomFloats({width, length, batch}, 20);
-    Buffer<float> out(width, batch);
-    run(spec, {x}, out);
-    Buffer<float> expected = referenceLastPosition(x);
-    // A copy: exactly the input's values.
-    out.for_each_element([&](int d, int b) {
-      EXPECT_EQ(out(d, b), expected(d, b)) << "at " << d << ", " << b;
-    });
+    for (bool first : {false, true}) {
+      SCOPED_TRACE(std::to_string(width) + " wide, " +
+                   std::to_string(length) + " positions, batch " +
+                   std::to_string(batch) + (first ? ", first" : ", last"));
+      KernelSpec spec = cpuSpec(
+          first ? KernelKind::FirstPosition : KernelKind::LastPosition,
+          {{"vector", lanes}, {"unroll", 2}, {"rows_per_task", 2}});
+      spec.width = width;
+      Buffer<float> x = randomFloats({width, length, batch}, 20);
+      Buffer<float> out(width, batch);
+      run(spec, {x}, out);
+      Buffer<float> expected = referenceLastPosition(x, first);
+      // A copy: exactly the input's values.
+      out.for_each_element([&](int d, int b) {
+        EXPECT_EQ(out(d, b), expected(d, b)) << "at " << d << ", " << b;
+      });
+    }
   }
 }
 
@@ -390,6 +393,23 @@ TEST(CpuKernels, RopeRotatesHalvesAtEachPosition) {
     run(spec, in.inputs, out);
     expectClose(out, in.expected);
   }
+}
+
+TEST(CpuKernels, TanhOnBothTails) {
+  // BERT's pooler: the linear's epilogue. Far into both tails (±1) and
+  // through zero, where a formula through exp would cancel.
+  const int width = 70, rows = 5;
+  Buffer<float> x(width, rows);
+  x.for_each_element([&](int w, int r) { x(w, r) = (w + width * r - 175) / 20.0f; });
+  KernelSpec tanhSpec = cpuSpec(KernelKind::Activation, {{"vector", 16}});
+  tanhSpec.width = width;
+  tanhSpec.activation = ActivationFn::Tanh;
+  Buffer<float> out(width, rows), expected(width, rows);
+  run(tanhSpec, {x}, out);
+  expected.for_each_element([&](int w, int r) {
+    expected(w, r) = float(referenceActivation(ActivationFn::Tanh, x(w, r)));
+  });
+  expectCloseEach(out, expected);
 }
 
 TEST(CpuKernels, SiluAndMul) {

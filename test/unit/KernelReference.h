@@ -199,6 +199,8 @@ inline double referenceActivation(codegen::ActivationFn fn, double x) {
            (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
   case codegen::ActivationFn::Silu:
     return x / (1 + std::exp(-x));
+  case codegen::ActivationFn::Tanh:
+    return std::tanh(x);
   }
   return x;
 }
@@ -328,10 +330,13 @@ inline Buffer<float> referenceLayerNorm(const Buffer<float> &x,
   return out;
 }
 
-/// Each sequence's last position: x (D, S, B) -> (D, B), out(d, b) =
-/// x(d, S - 1, b), whatever x's coordinates start at.
-inline Buffer<float> referenceLastPosition(const Buffer<float> &x) {
-  const int width = x.dim(0).extent(), last = x.dim(1).max(),
+/// Each sequence's last (or first) position: x (D, S, B) -> (D, B),
+/// out(d, b) = x(d, S - 1, b) (or x(d, 0, b)), whatever x's coordinates
+/// start at.
+inline Buffer<float> referenceLastPosition(const Buffer<float> &x,
+                                           bool first = false) {
+  const int width = x.dim(0).extent(),
+            last = first ? x.dim(1).min() : x.dim(1).max(),
             batch = x.dim(2).extent();
   Buffer<float> out(width, batch);
   for (int b = 0; b < batch; ++b)

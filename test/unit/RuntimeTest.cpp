@@ -449,10 +449,10 @@ TEST_F(RuntimeTest, ParsesThePlan) {
   EXPECT_EQ(plan.values[3].offset, 12);
   EXPECT_EQ(plan.values[6].kind, ValueKind::Arena);
   EXPECT_EQ(plan.values[6].offset, 384);
-  EXPECT_EQ(plan.output.name, "logits");
-  ASSERT_EQ(plan.output.dims.size(), 3u);
-  EXPECT_FALSE(plan.output.dims[2][0].isSymbol);
-  EXPECT_EQ(plan.output.dims[2][0].value, 3);
+  EXPECT_EQ(plan.output().name, "logits");
+  ASSERT_EQ(plan.output().dims.size(), 3u);
+  EXPECT_FALSE(plan.output().dims[2][0].isSymbol);
+  EXPECT_EQ(plan.output().dims[2][0].value, 3);
   ASSERT_EQ(plan.steps.size(), 3u);
   EXPECT_EQ(plan.steps[2].kernel, "tfmc_test_linear");
   const PlanArg &view = plan.steps[2].args[0];
@@ -1428,10 +1428,17 @@ TEST_F(CommandTest, EveryErrorIsOneLineAndExitCode1) {
   expectModelError("run" + w + " stray", "run: unexpected argument 'stray'");
   expectModelError("run" + w + w + " --ids 1", "--weights is given twice");
   expectModelError("run --ids 1", "run needs --weights");
-  expectModelError("run" + w, "run needs --input (with --output) or --ids");
+  expectModelError("run" + w, "run needs --input (with --output), --ids or --text");
   expectModelError("run" + w + " --input x", "run needs --output");
   expectModelError("run" + w + " --input x --output y --ids 1",
-                   "run takes either --input or --ids, not both");
+                   "run takes one of --input, --ids and --text");
+  expectModelError("run" + w + " --ids 1 --pooling mean",
+                   "--pooling is for --text");
+  expectModelError("run" + w + " --text hi --pooling max",
+                   "--pooling expects mean or cls, got 'max'");
+  expectModelError("run" + w + " --text hi",
+                   "--text needs --tokenizer DIR (tokenizer.json, "
+                   "tokenizer.model, vocab.json and merges.txt, or vocab.txt)");
   expectModelError("run" + w + " --ids 1 --threads 0",
                    "--threads must be between 1 and 1024, got 0");
   expectModelError("run" + w + " --ids 1 --threads two",

@@ -54,6 +54,10 @@ Expr activation(ActivationFn fn, Expr x) {
   case ActivationFn::Silu:
     // x · sigmoid(x), with exp's argument clamped as above.
     return x / (1.0f + exp(min(-x, 88.0f)));
+  case ActivationFn::Tanh:
+    // Only BERT's pooler (B x d elements) uses it: libm's tanh, exact to
+    // an ulp, is cheap enough there.
+    return tanh(x);
   }
   return x;
 }

@@ -27,6 +27,7 @@
 //   attention   q (Dh, H, Sq, B), k (Dh, Hkv, Sk, B), v (Dv, Hkv, Sk, B)
 //               [, key_padding i64 (Sk, B)]                     -> (Dv, H, Sq, B)
 //   last_position  x (D, S, B)                                  -> (D, B): x(d, S-1, b)
+//   first_position x (D, S, B)                                  -> (D, B): x(d, 0, b)
 // R and M are rows: the product of the leading (batch, sequence) dims.
 //
 // Tails: outputs are split with GuardWithIf, so a tile past the end of the
@@ -54,7 +55,7 @@ namespace tfmc::codegen {
 
 using target::KernelKind;
 
-enum class ActivationFn { None, Relu, Gelu, GeluTanh, Silu };
+enum class ActivationFn { None, Relu, Gelu, GeluTanh, Silu, Tanh };
 
 /// How a linear's weight or an embedding's table is stored; the kernel
 /// widens it to f32 (tfm-weight-storage).
