@@ -161,6 +161,34 @@ extern "C" int tfmc_forward(tfmc_model *model, const tfmc_input *inputs,
   });
 }
 
+extern "C" int tfmc_output(tfmc_model *model, const char *name,
+                           const float **output, int64_t shape[3],
+                           int *rank) {
+  return guarded("tfmc_output", [&]() -> int {
+    if (!model || !model->model)
+      return failWith("tfmc_output: model is null");
+    if (!name || !output || !shape || !rank)
+      return failWith("tfmc_output: name, output, shape or rank is null");
+    *output = nullptr;
+    const std::vector<OutputView> &outputs = model->model->outputs();
+    if (outputs.empty())
+      return failWith("tfmc_output: no tfmc_forward has succeeded yet");
+    std::string names;
+    for (const OutputView &view : outputs) {
+      if (view.name == name && view.shape.size() <= 3) {
+        for (int d = 0; d < 3; ++d)
+          shape[d] = d < static_cast<int>(view.shape.size()) ? view.shape[d] : 0;
+        *rank = static_cast<int>(view.shape.size());
+        *output = view.data;
+        return 0;
+      }
+      names += (names.empty() ? "" : ", ") + view.name;
+    }
+    return failWith(fmt::format("tfmc_output: no output {}; this model's are {}",
+                                quote(name), names));
+  });
+}
+
 extern "C" int tfmc_set_threads(int threads) {
   return guarded("tfmc_set_threads", [&]() -> int {
     std::string error;

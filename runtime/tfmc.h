@@ -62,6 +62,14 @@ int tfmc_create(const char *weights_path, tfmc_model **model);
 int tfmc_forward(tfmc_model *model, const tfmc_input *inputs, int num_inputs,
                  const float **output, int64_t shape[3]);
 
+/** Another output of the last successful tfmc_forward, by name (BERT's
+ *  "pooler_output" [B, d]; the first output, e.g. "last_hidden_state", too).
+ *  On success `*output` points at it, `shape` holds its dims (at most 3;
+ *  unused ones are 0), `*rank` their number, and 0 is returned; valid as
+ *  tfmc_forward's output. */
+int tfmc_output(tfmc_model *model, const char *name, const float **output,
+                int64_t shape[3], int *rank);
+
 /** Sets how many threads the kernels use (process-wide, threads >= 1). */
 int tfmc_set_threads(int threads);
 

@@ -577,6 +577,17 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        "plan: output: value 2 is not in the arena"},
       {[](Json &j) { j["output"]["value"] = 7; },
        "plan: output: value 7 out of range (7 values)"},
+      {[](Json &j) { j["more_outputs"] = Json::object(); },
+       "plan: more_outputs: expected an array, found an object"},
+      {[](Json &j) { j["more_outputs"] = Json::array({j["output"]}); },
+       "plan: more_outputs[0]: output 'logits' is named twice"},
+      {[](Json &j) {
+         Json second = j["output"];
+         second["name"] = "pooler_output";
+         second["value"] = 2;
+         j["more_outputs"] = Json::array({second});
+       },
+       "plan: more_outputs[0]: value 2 is not in the arena"},
       {[](Json &j) { j["steps"][0]["args"] = Json::array(); },
        "plan: step 0 args: is empty"},
       {[](Json &j) { j["steps"] = Json::object(); },
