@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""translate_check.py BINARY WEIGHTS DIR TEXT MAX_NEW: checks `BINARY
+"""translate_check.py BINARY WEIGHTS DIR TEXT MAX_NEW [ARGS...]: checks `BINARY
 generate --tokenizer DIR --text TEXT` (Marian: text in, text out) against
 the same program given ids: the source ids `tfmc-tokenize DIR --prompt TEXT`
 gives (checked against python3-sentencepiece in test/Tokenizer/marian.test),
@@ -14,6 +14,7 @@ import sys
 import tempfile
 
 binary, weights, directory, text, max_new = sys.argv[1:6]
+extra = sys.argv[6:]  # e.g. --num-beams 3, given to both runs
 start = json.load(open(os.path.join(directory, "config.json")))["decoder_start_token_id"]
 
 
@@ -22,10 +23,10 @@ def run(args):
 
 
 translated = run([binary, "generate", "--weights", weights, "--tokenizer", directory,
-                  "--text", text, "--max-new-tokens", max_new]).rstrip("\n")
+                  "--text", text, "--max-new-tokens", max_new] + extra).rstrip("\n")
 source = run(["tfmc-tokenize", directory, "--prompt", text]).splitlines()[0].split(":", 1)[1].split()
 ids = run([binary, "generate", "--weights", weights, "--source", ",".join(source),
-           "--bos", str(start), "--eos", "0", "--max-new-tokens", max_new]).split()
+           "--bos", str(start), "--eos", "0", "--max-new-tokens", max_new] + extra).split()
 with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
     f.write(" ".join(ids))
 decoded = run(["tfmc-tokenize", directory, "--decode", f.name]).rstrip("\n")
