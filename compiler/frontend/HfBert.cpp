@@ -76,40 +76,25 @@ public:
       : config(config), path(configPath), errors(errors) {}
 
   std::optional<Model> import() {
-    for (auto it = config.begin(); it != config.end(); ++it)
-      if (!contains(kHonouredKeys, it.key()) &&
-          !contains(kIgnoredKeys, it.key()))
-        return errors.failKey(
-            it.key(), "unknown BERT config key; tfmc does not know whether "
-                      "it changes the model, so it does not ignore it");
+    if (!onlyKnownKeys(config, "BERT", errors, [](std::string_view key) {
+          return contains(kHonouredKeys, key) || contains(kIgnoredKeys, key);
+        }))
+      return std::nullopt;
 
     Model model;
     model.name = modelNameFor(path, "bert");
     model.loc = SourceLoc{path, 0, 0};
 
     int64_t layers = 0;
-    struct Size {
-      const char *key;
-      int64_t *field;
-    } sizes[] = {{"hidden_size", &model.dModel},
-                 {"num_attention_heads", &model.heads},
-                 {"num_hidden_layers", &layers},
-                 {"max_position_embeddings", &model.maxLen},
-                 {"vocab_size", &model.vocab},
-                 {"intermediate_size", &model.dFF}};
-    for (const Size &size : sizes) {
-      auto it = config.find(size.key);
-      if (it == config.end())
-        return errors.failKey(
-            size.key, "missing; BERT configs give hidden_size, "
-                      "num_attention_heads, num_hidden_layers, "
-                      "max_position_embeddings, vocab_size and "
-                      "intermediate_size");
-      std::optional<int64_t> value = positive(size.key, *it);
-      if (!value)
-        return std::nullopt;
-      *size.field = *value;
-    }
+    if (!requiredSizes(config, "BERT",
+                       {{"hidden_size", &model.dModel},
+                        {"num_attention_heads", &model.heads},
+                        {"num_hidden_layers", &layers},
+                        {"max_position_embeddings", &model.maxLen},
+                        {"vocab_size", &model.vocab},
+                        {"intermediate_size", &model.dFF}},
+                       kSizeKeys, errors))
+      return std::nullopt;
     if (model.dModel % model.heads != 0)
       return errors.failKey(
           "num_attention_heads",
@@ -183,23 +168,12 @@ public:
     model.output = OutputKind::None;
     model.weightNaming = WeightNaming::HfBert;
 
-    Stack encoder;
-    encoder.kind = StackKind::Encoder;
-    encoder.layers = layers;
-    encoder.loc = model.loc;
-    Sublayer attention;
-    attention.kind = SublayerKind::SelfAttention;
-    attention.mask.padding = true;
-    attention.loc = model.loc;
-    Sublayer feedForward;
-    feedForward.kind = SublayerKind::FeedForward;
-    feedForward.loc = model.loc;
-    encoder.sublayers = {attention, feedForward};
-    model.encoder = std::move(encoder);
-    if (std::optional<LimitProblem> problem = checkWeightSizes(model))
-      return errors.failKey(keyOfSetting(kSizeKeys, problem->setting),
-                            problem->message);
-    return model;
+    MaskSpec padding;
+    padding.padding = true;
+    model.encoder = importedStack(model, StackKind::Encoder, layers,
+                                  {{SublayerKind::SelfAttention, padding},
+                                   {SublayerKind::FeedForward}});
+    return checkedModel(std::move(model), kSizeKeys, errors);
   }
 
 private:

@@ -108,6 +108,23 @@ bool ImportErrors::boolean(const Json &config, const char *key, bool &field) {
   return true;
 }
 
+Stack importedStack(const Model &model, StackKind kind, int64_t layers,
+                    std::initializer_list<ImportedSublayer> sublayers) {
+  Stack stack;
+  stack.kind = kind;
+  stack.layers = layers;
+  stack.loc = model.loc;
+  for (const ImportedSublayer &part : sublayers) {
+    Sublayer sublayer;
+    sublayer.kind = part.kind;
+    sublayer.mask = part.mask;
+    sublayer.gated = part.gated;
+    sublayer.loc = model.loc;
+    stack.sublayers.push_back(sublayer);
+  }
+  return stack;
+}
+
 std::optional<Activation> activationOf(ImportErrors &errors,
                                        std::string_view key,
                                        const Json &value) {

@@ -10,8 +10,10 @@
 #define TFMC_FRONTEND_HFCONFIGIMPL_H
 
 #include "compiler/frontend/AST.h"
+#include "compiler/frontend/Limits.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -85,6 +87,79 @@ public:
 
   std::string message;
 };
+
+/// True when every key of `config` is in `known` (honoured, ignored, or the
+/// family's); otherwise fails on the first other key: tfmc cannot tell
+/// whether it changes the model, so it never ignores an unknown key.
+template <typename Known>
+bool onlyKnownKeys(const Json &config, std::string_view family,
+                   ImportErrors &errors, Known known) {
+  for (auto it = config.begin(); it != config.end(); ++it)
+    if (!known(std::string_view(it.key()))) {
+      errors.failKey(it.key(),
+                     std::string("unknown ") + std::string(family) +
+                         " config key; tfmc does not know whether it changes "
+                         "the model, so it does not ignore it");
+      return false;
+    }
+  return true;
+}
+
+/// A size key every config of a family gives, and where it goes.
+struct RequiredSize {
+  const char *key;
+  int64_t *field;
+};
+
+/// Reads each required size (a positive integer up to the maximum of the
+/// setting it gives); fails on the first one missing ("missing; FAMILY
+/// configs give a, b and c") or out of range.
+template <size_t N>
+bool requiredSizes(const Json &config, std::string_view family,
+                   std::initializer_list<RequiredSize> sizes,
+                   const KeyToSetting (&sizeKeys)[N], ImportErrors &errors) {
+  for (const RequiredSize &size : sizes) {
+    auto it = config.find(size.key);
+    if (it == config.end()) {
+      std::string all;
+      std::size_t i = 0;
+      for (const RequiredSize &each : sizes)
+        all += std::string(i++ == 0 ? "" : i == sizes.size() ? " and " : ", ") +
+               each.key;
+      errors.failKey(size.key, "missing; " + std::string(family) +
+                                   " configs give " + all);
+      return false;
+    }
+    std::optional<int64_t> value = errors.positive(
+        size.key, *it, maxOfSetting(settingOfKey(sizeKeys, size.key)));
+    if (!value)
+      return false;
+    *size.field = *value;
+  }
+  return true;
+}
+
+/// A stack of `layers` layers, each the sublayers in order, located at the
+/// config (model.loc) as every part of an imported model is.
+struct ImportedSublayer {
+  SublayerKind kind;
+  MaskSpec mask = {};
+  bool gated = false;
+};
+Stack importedStack(const Model &model, StackKind kind, int64_t layers,
+                    std::initializer_list<ImportedSublayer> sublayers);
+
+/// The finished model, or (with the message set) the key whose setting
+/// makes a weight too large (Limits.h's checkWeightSizes).
+template <size_t N>
+std::optional<Model> checkedModel(Model model,
+                                  const KeyToSetting (&sizeKeys)[N],
+                                  ImportErrors &errors) {
+  if (std::optional<LimitProblem> problem = checkWeightSizes(model))
+    return errors.failKey(keyOfSetting(sizeKeys, problem->setting),
+                          problem->message);
+  return model;
+}
 
 /// The activation a hidden_act / activation_function value names
 /// (transformers' ACT2FN): "gelu" (erf), "gelu_new" and "gelu_pytorch_tanh"

@@ -63,12 +63,10 @@ public:
       : config(config), path(configPath), errors(errors) {}
 
   std::optional<Model> import() {
-    for (auto it = config.begin(); it != config.end(); ++it)
-      if (!contains(kHonouredKeys, it.key()) &&
-          !contains(kIgnoredKeys, it.key()))
-        return failKey(it.key(),
-                       "unknown GPT-2 config key; tfmc does not know whether "
-                       "it changes the model, so it does not ignore it");
+    if (!onlyKnownKeys(config, "GPT-2", errors, [](std::string_view key) {
+          return contains(kHonouredKeys, key) || contains(kIgnoredKeys, key);
+        }))
+      return std::nullopt;
 
     Model model;
     model.name = modelNameFor(path, "gpt2");
@@ -76,24 +74,14 @@ public:
 
     // Required sizes.
     int64_t layers = 0;
-    struct Size {
-      const char *key;
-      int64_t *field;
-    } sizes[] = {{"n_embd", &model.dModel},
-                 {"n_head", &model.heads},
-                 {"n_layer", &layers},
-                 {"n_positions", &model.maxLen},
-                 {"vocab_size", &model.vocab}};
-    for (const Size &size : sizes) {
-      auto it = config.find(size.key);
-      if (it == config.end())
-        return failKey(size.key, "missing; GPT-2 configs give n_embd, "
-                                 "n_head, n_layer, n_positions and vocab_size");
-      std::optional<int64_t> value = positive(size.key, *it);
-      if (!value)
-        return std::nullopt;
-      *size.field = *value;
-    }
+    if (!requiredSizes(config, "GPT-2",
+                       {{"n_embd", &model.dModel},
+                        {"n_head", &model.heads},
+                        {"n_layer", &layers},
+                        {"n_positions", &model.maxLen},
+                        {"vocab_size", &model.vocab}},
+                       kSizeKeys, errors))
+      return std::nullopt;
     if (model.dModel % model.heads != 0)
       return failKey("n_head",
                      fmt::format("n_embd = {} is not divisible by n_head = {}",
@@ -184,24 +172,13 @@ public:
     model.output = OutputKind::Tied;
     model.weightNaming = WeightNaming::HfGpt2;
 
-    Stack decoder;
-    decoder.kind = StackKind::Decoder;
-    decoder.layers = layers;
-    decoder.loc = model.loc;
-    Sublayer attention;
-    attention.kind = SublayerKind::SelfAttention;
-    attention.mask.causal = true;
-    attention.mask.padding = true;
-    attention.loc = model.loc;
-    Sublayer feedForward;
-    feedForward.kind = SublayerKind::FeedForward;
-    feedForward.loc = model.loc;
-    decoder.sublayers = {attention, feedForward};
-    model.decoder = std::move(decoder);
-    if (std::optional<LimitProblem> problem = checkWeightSizes(model))
-      return failKey(keyOfSetting(kSizeKeys, problem->setting),
-                     problem->message);
-    return model;
+    MaskSpec causalPadding;
+    causalPadding.causal = causalPadding.padding = true;
+    model.decoder = importedStack(
+        model, StackKind::Decoder, layers,
+        {{SublayerKind::SelfAttention, causalPadding},
+         {SublayerKind::FeedForward}});
+    return checkedModel(std::move(model), kSizeKeys, errors);
   }
 
 private:

@@ -78,43 +78,26 @@ public:
 
   std::optional<Model> import() {
     const char *family = familyName();
-    for (auto it = config.begin(); it != config.end(); ++it)
-      if (!contains(kHonouredKeys, it.key()) &&
-          !contains(kIgnoredKeys, it.key()) && !isFamilyKey(it.key()))
-        return failKey(it.key(),
-                       fmt::format("unknown {} config key; tfmc does not know "
-                                   "whether it changes the model, so it does "
-                                   "not ignore it",
-                                   family));
+    if (!onlyKnownKeys(config, family, errors, [&](std::string_view key) {
+          return contains(kHonouredKeys, key) || contains(kIgnoredKeys, key) ||
+                 isFamilyKey(key);
+        }))
+      return std::nullopt;
 
     Model model;
     model.name = modelNameFor(path, type);
     model.loc = SourceLoc{path, 0, 0};
 
     int64_t layers = 0;
-    struct Size {
-      const char *key;
-      int64_t *field;
-    } sizes[] = {{"hidden_size", &model.dModel},
-                 {"intermediate_size", &model.dFF},
-                 {"num_hidden_layers", &layers},
-                 {"num_attention_heads", &model.heads},
-                 {"max_position_embeddings", &model.maxLen},
-                 {"vocab_size", &model.vocab}};
-    for (const Size &size : sizes) {
-      auto it = config.find(size.key);
-      if (it == config.end())
-        return failKey(size.key,
-                       fmt::format("missing; {} configs give hidden_size, "
-                                   "intermediate_size, num_hidden_layers, "
-                                   "num_attention_heads, "
-                                   "max_position_embeddings and vocab_size",
-                                   family));
-      std::optional<int64_t> value = positive(size.key, *it);
-      if (!value)
-        return std::nullopt;
-      *size.field = *value;
-    }
+    if (!requiredSizes(config, family,
+                       {{"hidden_size", &model.dModel},
+                        {"intermediate_size", &model.dFF},
+                        {"num_hidden_layers", &layers},
+                        {"num_attention_heads", &model.heads},
+                        {"max_position_embeddings", &model.maxLen},
+                        {"vocab_size", &model.vocab}},
+                       kSizeKeys, errors))
+      return std::nullopt;
 
     // num_key_value_heads: null (or absent) means one K/V head per query head.
     model.kvHeads = model.heads;
@@ -235,26 +218,13 @@ public:
     model.bias = false;
     model.attentionBias = type == "qwen2";
 
-    Stack decoder;
-    decoder.kind = StackKind::Decoder;
-    decoder.layers = layers;
-    decoder.loc = model.loc;
-    Sublayer attention;
-    attention.kind = SublayerKind::SelfAttention;
-    attention.mask.causal = true;
-    attention.mask.padding = true;
-    attention.mask.window = *window;
-    attention.loc = model.loc;
-    Sublayer feedForward;
-    feedForward.kind = SublayerKind::FeedForward;
-    feedForward.gated = true;
-    feedForward.loc = model.loc;
-    decoder.sublayers = {attention, feedForward};
-    model.decoder = std::move(decoder);
-    if (std::optional<LimitProblem> problem = checkWeightSizes(model))
-      return failKey(keyOfSetting(kSizeKeys, problem->setting),
-                     problem->message);
-    return model;
+    MaskSpec mask;
+    mask.causal = mask.padding = true;
+    mask.window = *window;
+    model.decoder = importedStack(model, StackKind::Decoder, layers,
+                                  {{SublayerKind::SelfAttention, mask},
+                                   {SublayerKind::FeedForward, {}, true}});
+    return checkedModel(std::move(model), kSizeKeys, errors);
   }
 
 private:

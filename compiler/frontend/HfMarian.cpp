@@ -71,12 +71,10 @@ public:
       : config(config), path(configPath), errors(errors) {}
 
   std::optional<Model> import() {
-    for (auto it = config.begin(); it != config.end(); ++it)
-      if (!contains(kHonouredKeys, it.key()) &&
-          !contains(kIgnoredKeys, it.key()))
-        return errors.failKey(
-            it.key(), "unknown Marian config key; tfmc does not know whether "
-                      "it changes the model, so it does not ignore it");
+    if (!onlyKnownKeys(config, "Marian", errors, [](std::string_view key) {
+          return contains(kHonouredKeys, key) || contains(kIgnoredKeys, key);
+        }))
+      return std::nullopt;
 
     Model model;
     model.name = modelNameFor(path, "marian");
@@ -84,32 +82,18 @@ public:
 
     int64_t encoderLayers = 0, decoderLayers = 0, decoderHeads = 0,
             decoderFF = 0;
-    struct Size {
-      const char *key;
-      int64_t *field;
-    } sizes[] = {{"d_model", &model.dModel},
-                 {"encoder_layers", &encoderLayers},
-                 {"decoder_layers", &decoderLayers},
-                 {"encoder_attention_heads", &model.heads},
-                 {"decoder_attention_heads", &decoderHeads},
-                 {"encoder_ffn_dim", &model.dFF},
-                 {"decoder_ffn_dim", &decoderFF},
-                 {"max_position_embeddings", &model.maxLen},
-                 {"vocab_size", &model.vocab}};
-    for (const Size &size : sizes) {
-      auto it = config.find(size.key);
-      if (it == config.end())
-        return errors.failKey(
-            size.key, "missing; Marian configs give d_model, encoder_layers, "
-                      "decoder_layers, encoder_attention_heads, "
-                      "decoder_attention_heads, encoder_ffn_dim, "
-                      "decoder_ffn_dim, max_position_embeddings and "
-                      "vocab_size");
-      std::optional<int64_t> value = positive(size.key, *it);
-      if (!value)
-        return std::nullopt;
-      *size.field = *value;
-    }
+    if (!requiredSizes(config, "Marian",
+                       {{"d_model", &model.dModel},
+                        {"encoder_layers", &encoderLayers},
+                        {"decoder_layers", &decoderLayers},
+                        {"encoder_attention_heads", &model.heads},
+                        {"decoder_attention_heads", &decoderHeads},
+                        {"encoder_ffn_dim", &model.dFF},
+                        {"decoder_ffn_dim", &decoderFF},
+                        {"max_position_embeddings", &model.maxLen},
+                        {"vocab_size", &model.vocab}},
+                       kSizeKeys, errors))
+      return std::nullopt;
     // tfmc's encoder-decoder has one width per setting for both stacks.
     if (decoderHeads != model.heads)
       return errors.failKey(
@@ -183,35 +167,16 @@ public:
     model.outputBias = true;
     model.weightNaming = WeightNaming::HfMarian;
 
-    auto sublayer = [&](SublayerKind kind, bool causal, bool padding) {
-      Sublayer result;
-      result.kind = kind;
-      result.mask.causal = causal;
-      result.mask.padding = padding;
-      result.loc = model.loc;
-      return result;
-    };
-    Stack encoder;
-    encoder.kind = StackKind::Encoder;
-    encoder.layers = encoderLayers;
-    encoder.loc = model.loc;
-    encoder.sublayers = {
-        sublayer(SublayerKind::SelfAttention, false, true),
-        sublayer(SublayerKind::FeedForward, false, false)};
-    Stack decoder;
-    decoder.kind = StackKind::Decoder;
-    decoder.layers = decoderLayers;
-    decoder.loc = model.loc;
-    decoder.sublayers = {
-        sublayer(SublayerKind::SelfAttention, true, true),
-        sublayer(SublayerKind::CrossAttention, false, true),
-        sublayer(SublayerKind::FeedForward, false, false)};
-    model.encoder = std::move(encoder);
-    model.decoder = std::move(decoder);
-    if (std::optional<LimitProblem> problem = checkWeightSizes(model))
-      return errors.failKey(keyOfSetting(kSizeKeys, problem->setting),
-                            problem->message);
-    return model;
+    MaskSpec padding, causalPadding;
+    padding.padding = causalPadding.padding = causalPadding.causal = true;
+    model.encoder = importedStack(model, StackKind::Encoder, encoderLayers,
+                                  {{SublayerKind::SelfAttention, padding},
+                                   {SublayerKind::FeedForward}});
+    model.decoder = importedStack(model, StackKind::Decoder, decoderLayers,
+                                  {{SublayerKind::SelfAttention, causalPadding},
+                                   {SublayerKind::CrossAttention, padding},
+                                   {SublayerKind::FeedForward}});
+    return checkedModel(std::move(model), kSizeKeys, errors);
   }
 
 private:
