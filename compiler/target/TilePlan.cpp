@@ -47,13 +47,19 @@ std::optional<KernelKind> kernelKindOf(Operation *op) {
 
 namespace {
 
-/// The plan struct that a kernel of `kind` has on `target`.
-TilePlan emptyPlanFor(KernelKind kind, const TargetDescription &target) {
+/// The plan struct that a kernel of `kind` has on `target`; a CPU GEMM has
+/// two forms, told apart by the dictionary's `family` ("kind" key).
+TilePlan emptyPlanFor(KernelKind kind, const TargetDescription &target,
+                      StringRef family) {
   bool gpu = target.isGpu();
   switch (kind) {
   case KernelKind::Linear:
   case KernelKind::GatedLinear:
-    return gpu ? TilePlan(GpuGemmPlan{}) : TilePlan(CpuGemmPlan{});
+    if (gpu)
+      return GpuGemmPlan{};
+    if (family == CpuPackedGemmPlan::kFamily)
+      return CpuPackedGemmPlan{};
+    return CpuGemmPlan{};
   case KernelKind::Attention:
     return gpu ? TilePlan(GpuAttentionPlan{}) : TilePlan(CpuAttentionPlan{});
   default:
@@ -107,15 +113,18 @@ std::optional<TilePlan> readTilePlan(Operation *op,
         << text("target") << "', not '" << target.name << "'";
     return std::nullopt;
   }
-  TilePlan plan = emptyPlanFor(*kind, target);
+  TilePlan plan = emptyPlanFor(*kind, target, text("kind"));
   bool ok = true;
   llvm::StringSet<> known{"kind", "target"};
   std::visit(
       [&](auto &typed) {
         if (text("kind") != std::decay_t<decltype(typed)>::kFamily) {
+          bool twoForms = std::is_same_v<std::decay_t<decltype(typed)>,
+                                         CpuGemmPlan>;
           op->emitError("tile plan of kind '")
               << text("kind") << "' for a kernel that needs a '"
-              << std::decay_t<decltype(typed)>::kFamily << "' plan";
+              << std::decay_t<decltype(typed)>::kFamily << "' plan"
+              << (twoForms ? " (or a 'packed_gemm' one)" : "");
           ok = false;
           return;
         }

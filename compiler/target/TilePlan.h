@@ -88,6 +88,28 @@ struct CpuGemmPlan {
   }
 };
 
+/// GEMM (linear) in packed outer-product form, for many rows (prefill,
+/// encoders): parallel tasks of task_m rows x task_n columns; a task packs
+/// its task_n columns of W (widened to f32) into a panel with the columns
+/// innermost, then walks its rows in blocks of block_m, each with its own
+/// accumulators; micro tiles of micro_m rows x micro_n vectors of columns
+/// accumulate in registers across each block_k of depth: each step
+/// broadcasts micro_m values of x and loads micro_n panel vectors.
+struct CpuPackedGemmPlan {
+  static constexpr const char *kFamily = "packed_gemm";
+  int64_t vector = 0, microM = 0, microN = 0, blockK = 0, blockM = 0,
+          taskM = 0, taskN = 0;
+  template <typename Visit> void fields(Visit &&visit) {
+    visit("vector", vector);
+    visit("micro_m", microM);
+    visit("micro_n", microN);
+    visit("block_k", blockK);
+    visit("block_m", blockM);
+    visit("task_m", taskM);
+    visit("task_n", taskN);
+  }
+};
+
 /// Attention, two-pass softmax over a block of query_block queries per task:
 /// Q·Kᵀ micro-kernel of query_block x micro_k, P·V of pv_queries x pv_width;
 /// K and V staged per head when stage_kv; masked key blocks skipped when
@@ -163,8 +185,9 @@ struct GpuRowsPlan {
   }
 };
 
-using TilePlan = std::variant<CpuGemmPlan, CpuAttentionPlan, CpuRowsPlan,
-                              GpuGemmPlan, GpuAttentionPlan, GpuRowsPlan>;
+using TilePlan =
+    std::variant<CpuGemmPlan, CpuPackedGemmPlan, CpuAttentionPlan, CpuRowsPlan,
+                 GpuGemmPlan, GpuAttentionPlan, GpuRowsPlan>;
 
 /// The plan `tfm.tile` dictionary of a plan for `target`.
 mlir::DictionaryAttr toDictionary(mlir::Builder &builder,

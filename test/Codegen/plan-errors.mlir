@@ -70,6 +70,34 @@ func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?
 
 // -----
 
+// A linear's plan names one of its two families.
+module @linear_wrong_family {
+func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?x4xf32> {tfm.output = "logits"}) attributes {tfm.arena_size = 512 : i64, tfm.max_batch = 1 : i64, tfm.max_len = 16 : i64, tfm.max_seq = 16 : i64} {
+  %t = tfm.weight "table" : tensor<10x8xf32>
+  %e = tfm.embedding %t[%x] {tfm.arena = array<i64: 0, 512>, tfm.tile = {kind = "rows", rows_per_task = 512 : i64, target = "x86-64-avx2", unroll = 1 : i64, vector = 8 : i64}} : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  %w = tfm.weight "w" : tensor<4x8xf32>
+  // expected-error @+1 {{tile plan of kind 'rows' for a kernel that needs a 'gemm' plan (or a 'packed_gemm' one)}}
+  %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {kind = "rows", rows_per_task = 512 : i64, target = "x86-64-avx2", unroll = 1 : i64, vector = 8 : i64}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
+  return %y : tensor<?x?x4xf32>
+}
+}
+
+// -----
+
+// A packed plan missing a key (block_m).
+module @packed_missing_key {
+func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?x4xf32> {tfm.output = "logits"}) attributes {tfm.arena_size = 512 : i64, tfm.max_batch = 1 : i64, tfm.max_len = 16 : i64, tfm.max_seq = 16 : i64} {
+  %t = tfm.weight "table" : tensor<10x8xf32>
+  %e = tfm.embedding %t[%x] {tfm.arena = array<i64: 0, 512>, tfm.tile = {kind = "rows", rows_per_task = 512 : i64, target = "x86-64-avx2", unroll = 1 : i64, vector = 8 : i64}} : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  %w = tfm.weight "w" : tensor<4x8xf32>
+  // expected-error @+1 {{tile plan has no valid 'block_m'}}
+  %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {block_k = 256 : i64, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, target = "x86-64-avx2", task_m = 252 : i64, task_n = 32 : i64, vector = 8 : i64}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
+  return %y : tensor<?x?x4xf32>
+}
+}
+
+// -----
+
 // A value of the wrong type.
 module @wrong_type {
 func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?x8xf32> {tfm.output = "logits"}) attributes {tfm.arena_size = 512 : i64, tfm.max_batch = 1 : i64, tfm.max_len = 16 : i64, tfm.max_seq = 16 : i64} {

@@ -18,7 +18,8 @@
 // N that whole tiles of c columns cover; the first strictly best shape
 // wins (rows outer, columns inner).
 //
-// Prefill (up to 8 rows, p = 1): (r + 1)(2c + 1) <= registers + 1.
+// Few rows (@few_rows: 5, fewer than a packed micro tile; up to 8 rows,
+// p = 1): (r + 1)(2c + 1) <= registers + 1.
 //  - AVX2, 16: r = 1: c <= 3 (6/7 = 0.857); r = 2: c <= 2 (8/6 = 1.333);
 //    r = 3: c = 1 (6/5 = 1.2); r = 4: c = 1 (8/6 = 1.333, a tie: 2x2 stays);
 //    r = 5: none (6·3 = 18 > 17). micro_m = 2, micro_n = 2, where one
@@ -39,8 +40,14 @@
 //    c = 4 (8/9): micro_n = 5.
 //  block_m = max(1, 128 or 320 rows) as above; tiles_per_task: 683, 293,
 //  1024 or 410 tiles over 32 tasks, clamped to 8.
-// Prefill with int8 W widens it into an f32 panel: f32's micro tile, and
-// widen_panel.
+//
+// ---- CPU, packed form (many rows: @prefill) --------------------------------
+// A micro tile of micro_m rows x 2 vectors of columns holds both parts: 4
+// accumulators per row, 4 panel vectors and 1 broadcast of x, so micro_m =
+// min(8, (registers - 5) / 4): AVX2 11/4 = 2, AVX-512 27/4 = 6; block_m =
+// 16 rounded up to a multiple of micro_m: 16 and 18; task_m = 256 rounded
+// down to a multiple of block_m: 256 and 252; task_n 4 vectors (32 and 64);
+// block_k 256. An int8 W is widened as it is packed: the same plan.
 //
 // ---- CUDA ---------------------------------------------------------------
 // One warp per block: block_m = thread_m, block_n = 32·thread_n, and both
@@ -57,9 +64,9 @@
 //    blocks); block_k 32: (1 + 64)·32·4 = 8320 bytes.
 
 // AVX2-LABEL: func.func @prefill
-// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_m = 128 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 2 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = false}
+// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, kind = "packed_gemm", micro_m = 2 : i64, micro_n = 2 : i64, target = "x86-64-avx2", task_m = 256 : i64, task_n = 32 : i64, vector = 8 : i64}
 // AVX512-LABEL: func.func @prefill
-// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 2 : i64, target = "x86-64-avx512", tiles_per_task = 8 : i64, vector = 16 : i64, widen_panel = false}
+// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, target = "x86-64-avx512", task_m = 252 : i64, task_n = 64 : i64, vector = 16 : i64}
 // CUDA-LABEL: func.func @prefill
 // CUDA: tfm.gated_linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 10240 : i64, target = "cuda-sm80", thread_m = 16 : i64, thread_n = 1 : i64}
 func.func @prefill(%x: tensor<?x?x768xf32>) -> tensor<?x?x2048xf32> attributes {tfm.max_len = 1024 : i64} {
@@ -86,12 +93,12 @@ func.func @decode(%x: tensor<?x1x768xf32>) -> tensor<?x1x2048xf32> attributes {t
 
 // -----
 
-// int8 weights (tfm-weight-storage): widened into a panel with many rows,
-// in registers with one.
+// int8 weights (tfm-weight-storage): widened as they are packed with many
+// rows (the f32 plan), in registers with one.
 // AVX2-LABEL: func.func @prefill_int8
-// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_m = 128 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 2 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = true}
+// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, kind = "packed_gemm", micro_m = 2 : i64, micro_n = 2 : i64, target = "x86-64-avx2", task_m = 256 : i64, task_n = 32 : i64, vector = 8 : i64}
 // AVX512-LABEL: func.func @prefill_int8
-// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 2 : i64, target = "x86-64-avx512", tiles_per_task = 8 : i64, vector = 16 : i64, widen_panel = true}
+// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, target = "x86-64-avx512", task_m = 252 : i64, task_n = 64 : i64, vector = 16 : i64}
 func.func @prefill_int8(%x: tensor<?x?x768xf32>) -> tensor<?x?x2048xf32> attributes {tfm.max_len = 1024 : i64} {
   %wg = tfm.weight "gate" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<2048x768xf32>
   %wu = tfm.weight "up" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<2048x768xf32>
@@ -110,4 +117,17 @@ func.func @decode_int8(%x: tensor<?x1x768xf32>) -> tensor<?x1x2048xf32> attribut
   %wu = tfm.weight "up" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<2048x768xf32>
   %h = tfm.gated_linear %x, %wg, %wu <silu> : (tensor<?x1x768xf32>, tensor<2048x768xf32>, tensor<2048x768xf32>) -> tensor<?x1x2048xf32>
   return %h : tensor<?x1x2048xf32>
+}
+
+// -----
+
+// AVX2-LABEL: func.func @few_rows
+// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_m = 128 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 2 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = false}
+// AVX512-LABEL: func.func @few_rows
+// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 2 : i64, target = "x86-64-avx512", tiles_per_task = 8 : i64, vector = 16 : i64, widen_panel = false}
+func.func @few_rows(%x: tensor<1x5x768xf32>) -> tensor<1x5x2048xf32> attributes {tfm.max_len = 1024 : i64} {
+  %wg = tfm.weight "gate" : tensor<2048x768xf32>
+  %wu = tfm.weight "up" : tensor<2048x768xf32>
+  %h = tfm.gated_linear %x, %wg, %wu <silu> : (tensor<1x5x768xf32>, tensor<2048x768xf32>, tensor<2048x768xf32>) -> tensor<1x5x2048xf32>
+  return %h : tensor<1x5x2048xf32>
 }

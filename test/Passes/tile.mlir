@@ -12,7 +12,17 @@
 // shared per block, 96 registers per thread, 108 SMs). Every number below is
 // derived by hand here; a change to the model must change these comments.
 //
+// ---- CPU GEMM of many rows (M dynamic, or at least 8): packed form --------
+// A micro tile of micro_m rows x 2 vectors of columns needs 2·micro_m
+// accumulators + 2 panel vectors + 1 broadcast of x: micro_m =
+// min(8, (registers - 3) / 2): AVX2 (16 - 3) / 2 = 6; AVX-512 (32 - 3) / 2
+// = 14 -> 8. task_n = 2 micro tiles of columns = 4 vectors: AVX2 32, AVX-512
+// 64; block_m = 16 rounded up to a multiple of micro_m: AVX2 18, AVX-512 16;
+// task_m = 256 rounded down to a multiple of block_m: AVX2 252, AVX-512
+// 256; block_k = 256. N does not enter: N = 768 and N = 200 plan alike.
+//
 // ---- CPU GEMM, dot-product form: micro_m rows of x times micro_n rows of W --
+// (@few_rows: 5 rows, fewer than a packed micro tile.)
 // Each output keeps one vector accumulator along K, so a micro tile needs
 // micro_m·micro_n accumulators + micro_m x-vectors + micro_n W-vectors
 // registers, does micro_m·micro_n FMAs per micro_m + micro_n loads, and is
@@ -86,8 +96,8 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   %w = tfm.weight "w" : tensor<2304x768xf32>
   %wq, %wk, %wv = tfm.split %w {axis = 0 : i64} : tensor<2304x768xf32> -> tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>
 
-  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = false}
-  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64, widen_panel = false}
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, target = "x86-64-avx2", task_m = 252 : i64, task_n = 32 : i64, vector = 8 : i64}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, kind = "packed_gemm", micro_m = 8 : i64, micro_n = 2 : i64, target = "x86-64-avx512", task_m = 256 : i64, task_n = 64 : i64, vector = 16 : i64}
   // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 5120 : i64, target = "cuda-sm80", thread_m = 8 : i64, thread_n = 1 : i64}
   %q = tfm.linear %x, %wq : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %k = tfm.linear %x, %wk : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
@@ -112,16 +122,32 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   // CUDA-PLAN: tfm.attention {{.*}}mask = #tfm.mask<window(128)>{{.*}}skip_masked_blocks = true,
   %wnd = tfm.attention %p, %k, %v {heads = 12 : i64, mask = #tfm.mask<window(128)>, scale = 0.125 : f64} : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32> -> tensor<?x?x768xf32>
 
-  // N = 200 is not a whole number of AVX2's 3-column tiles: the same plans
-  // as for N = 768 but fewer tiles per task. On AVX-512 the 4x5 tile divides
-  // it. On CUDA (128 nominal rows, 108 multiprocessors), 200 columns make
-  // few blocks: 2-row tiles keep 4 blocks per multiprocessor; for N = 768,
+  // N = 200: on the CPU the packed plan of N = 768 (tails are guarded). On
+  // CUDA (128 nominal rows, 108 multiprocessors), 200 columns make few
+  // blocks: 2-row tiles keep 4 blocks per multiprocessor; for N = 768,
   // 8-row tiles of 32 columns make 384.
   // CHECK: tfm.weight "w200" : tensor<200x768xf32>
-  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 2 : i64, vector = 8 : i64, widen_panel = false}
-  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 4 : i64, micro_n = 5 : i64, target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64, widen_panel = false}
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, target = "x86-64-avx2", task_m = 252 : i64, task_n = 32 : i64, vector = 8 : i64}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, kind = "packed_gemm", micro_m = 8 : i64, micro_n = 2 : i64, target = "x86-64-avx512", task_m = 256 : i64, task_n = 64 : i64, vector = 16 : i64}
   // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 4352 : i64, target = "cuda-sm80", thread_m = 2 : i64, thread_n = 1 : i64}
   %w200 = tfm.weight "w200" : tensor<200x768xf32>
   %r = tfm.linear %wnd, %w200 : (tensor<?x?x768xf32>, tensor<200x768xf32>) -> tensor<?x?x200xf32>
   return %p, %r : tensor<?x?x768xf32>, tensor<?x?x200xf32>
+}
+
+// The dot form's plans, derived above: 5 rows (static) are fewer than a
+// packed micro tile. N = 200 is not a whole number of AVX2's 3-column
+// tiles: the same plan as for N = 768 but fewer tiles per task; on AVX-512
+// the 4x5 tile divides it.
+// CHECK-LABEL: func.func @few_rows
+func.func @few_rows(%x: tensor<1x5x768xf32>) -> (tensor<1x5x768xf32>, tensor<1x5x200xf32>) attributes {tfm.max_len = 2048 : i64} {
+  %w = tfm.weight "w768" : tensor<768x768xf32>
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = false}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64, widen_panel = false}
+  %y = tfm.linear %x, %w : (tensor<1x5x768xf32>, tensor<768x768xf32>) -> tensor<1x5x768xf32>
+  %w200 = tfm.weight "w200" : tensor<200x768xf32>
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 2 : i64, vector = 8 : i64, widen_panel = false}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 4 : i64, micro_n = 5 : i64, target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64, widen_panel = false}
+  %r = tfm.linear %x, %w200 : (tensor<1x5x768xf32>, tensor<200x768xf32>) -> tensor<1x5x200xf32>
+  return %y, %r : tensor<1x5x768xf32>, tensor<1x5x200xf32>
 }

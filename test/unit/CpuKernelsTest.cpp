@@ -60,6 +60,20 @@ TEST(CpuKernels, LinearBlocksTilesAndTails) {
            // No block_m: tiles walk along N first.
            {"no blocks", 13, 11, 9,
             {{"vector", 8}, {"micro_m", 2}, {"micro_n", 3}}},
+           // Packed form: N narrower than a task, K = 2 blocks + 5, 45 rows
+           // = 3 tasks of 2 row blocks of 2 micro tiles of 3, + 9 rows.
+           {"packed, tails", 45, 29, 37,
+            {{"vector", 8}, {"micro_m", 3}, {"micro_n", 2}, {"block_k", 16},
+             {"block_m", 6}, {"task_m", 12}, {"task_n", 32}}},
+           // Packed, 16 lanes: 3 x 2 tasks of 3 row blocks, the last ones
+           // partial in both M and N; K = 300 leaves a partial block.
+           {"packed, tasks", 70, 100, 300,
+            {{"vector", 16}, {"micro_m", 8}, {"micro_n", 2}, {"block_k", 256},
+             {"block_m", 8}, {"task_m", 24}, {"task_n", 64}}},
+           // Packed with one row: a micro tile of 8 rows guarded to 1.
+           {"packed, one row", 1, 40, 20,
+            {{"vector", 16}, {"micro_m", 8}, {"micro_n", 2}, {"block_k", 256},
+             {"task_m", 256}, {"task_n", 64}}},
        }) {
     for (ActivationFn fn : {ActivationFn::None, ActivationFn::GeluTanh,
                             ActivationFn::Gelu, ActivationFn::Relu}) {
@@ -105,6 +119,11 @@ TEST(CpuKernels, LinearNarrowWeights) {
            // 8 lanes, no blocks, widened in registers with several rows.
            {"registers", 13, 11, 72,
             {{"vector", 8}, {"micro_m", 2}, {"micro_n", 3}}},
+           // Packed: widened as the panel is packed; K blocks of 32 split
+           // groups of 64, K = 100 leaves a partial block and group.
+           {"packed", 45, 29, 100,
+            {{"vector", 16}, {"micro_m", 3}, {"micro_n", 2}, {"block_k", 32},
+             {"block_m", 6}, {"task_m", 12}, {"task_n", 32}}},
        }) {
     for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
              {WeightType::BF16, 0},
@@ -317,6 +336,10 @@ TEST(CpuKernels, GatedLinearBothWeightsOneTile) {
            {"one row", 1, 70, 100,
             {{"vector", 16}, {"micro_m", 1}, {"micro_n", 5}, {"block_m", 256},
              {"tiles_per_task", 2}}},
+           // Packed: both weights' panels per K block, tails in M, N and K.
+           {"packed", 11, 29, 37,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 2}, {"block_k", 16},
+             {"block_m", 2}, {"task_m", 4}, {"task_n", 16}}},
        }) {
     for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
              {WeightType::F32, 0}, {WeightType::BF16, 0},

@@ -69,6 +69,18 @@ inline target::TilePlan planFromValues(codegen::KernelKind kind, bool gpu,
     plan.threads = get("threads", 256);
     return plan;
   }
+  if ((kind == KernelKind::Linear || kind == KernelKind::GatedLinear) &&
+      values.count("task_m")) {
+    target::CpuPackedGemmPlan plan;
+    plan.vector = get("vector", 8);
+    plan.microM = get("micro_m", 8);
+    plan.microN = get("micro_n", 2);
+    plan.blockK = get("block_k", 256);
+    plan.blockM = get("block_m", 16);
+    plan.taskM = get("task_m", 256);
+    plan.taskN = get("task_n", 32);
+    return plan;
+  }
   if (kind == KernelKind::Linear || kind == KernelKind::GatedLinear) {
     target::CpuGemmPlan plan;
     plan.vector = get("vector", 8);

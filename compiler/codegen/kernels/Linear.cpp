@@ -1,13 +1,23 @@
 //===- Linear.cpp - GEMM with a fused epilogue: act(x·Wᵀ + bias) + residual ===//
 //
-// CPU: dot-product form. W is [N, K] row-major, so a row of W and a row of x
-// are both contiguous along K. Each output keeps a vector accumulator over
-// K and sums its lanes at the end; no transpose of W is needed, for one row
-// (decode) or many (prefill).
+// CPU, two forms (the tile plan's family picks one):
+//  - dot-product form ('gemm'), for a few rows (decode steps). W is [N, K]
+//    row-major, so a row of W and a row of x are both contiguous along K.
+//    Each output keeps a vector accumulator over K and sums its lanes at the
+//    end; no transpose of W is needed.
+//  - packed outer-product form ('packed_gemm'), for many rows (prefill,
+//    encoders). A task of task_m x task_n outputs packs, per block of
+//    block_k depth, its columns of W into an f32 panel with the columns
+//    innermost; a micro tile of micro_m rows x micro_n vectors of columns
+//    keeps its accumulators in registers across the block, each step one
+//    broadcast of x per row and one panel vector per column vector. The
+//    dot form streams micro_m + micro_n vectors from L2 per micro_m·micro_n
+//    FMAs and was bound by L2 at ~37 % of the AVX-512 peak at M = 1024; the
+//    packed form reads the panel from L1/L2 once per row tile.
 //
 // bf16 and int8 weights (tfm-weight-storage) are widened to f32 in
 // registers as they are read, or once per row block into an f32 panel
-// (widen_panel); accumulation is f32 either way.
+// (widen_panel), or as the packed form packs them; accumulation is f32.
 //
 // A gated linear (a gated FFN's gate and up, tfm.gated_linear) is the same
 // GEMM with a second weight: every Func of the K loop gains a dimension p
@@ -33,6 +43,7 @@ namespace {
 
 using namespace Halide;
 using target::CpuGemmPlan;
+using target::CpuPackedGemmPlan;
 using target::GpuGemmPlan;
 
 /// The GPU epilogue: bias, activation and residual around the accumulated
@@ -77,7 +88,95 @@ std::vector<Expr> withPart(bool gated, std::vector<Expr> args, Expr part) {
   return args;
 }
 
+bool packedForm(const KernelSpec &spec) {
+  return std::holds_alternative<CpuPackedGemmPlan>(spec.tile);
+}
+
+/// Defines the accumulator's initial value: the bias (gated: each part's),
+/// or 0. `at` is its pure arguments but the part (n first). Shared by both
+/// CPU forms.
+void cpuAccumulatorStart(const KernelSpec &spec, Func acc,
+                         std::vector<Expr> at, Var n, Var p, ImageParam bias,
+                         ImageParam upBias,
+                         std::vector<ImageParam> &arguments) {
+  const bool gated = spec.kind == KernelKind::GatedLinear;
+  if (spec.hasBias) {
+    arguments.push_back(bias);
+    Expr first = bias(min(n, int(spec.width) - 1));
+    if (gated) {
+      arguments.push_back(upBias);
+      first = select(p == 0, first, upBias(min(n, int(spec.width) - 1)));
+    }
+    acc(withPart(gated, at, p)) = first;
+  } else {
+    acc(withPart(gated, at, p)) = 0.0f;
+  }
+}
+
+/// The output: act(acc) + residual (gated: act(gate) · up), with `at` the
+/// accumulator's arguments of output (n, m) but the part. Shared by both
+/// CPU forms.
+Func cpuEpilogue(const KernelSpec &spec, Func acc, std::vector<Expr> at,
+                 Var n, Var m, ImageParam residual,
+                 std::vector<ImageParam> &arguments) {
+  const bool gated = spec.kind == KernelKind::GatedLinear;
+  Expr value = gated ? activation(spec.activation, acc(withPart(true, at, 0))) *
+                           acc(withPart(true, at, 1))
+                     : activation(spec.activation, acc(at));
+  if (spec.hasResidual) {
+    arguments.push_back(residual);
+    value += residual(n, m);
+  }
+  Func out(gated ? "gated_linear" : "linear");
+  out(n, m) = value;
+  return out;
+}
+
+/// The packed form: acc(n, m) += x(k, m) · panel(n, k) over the whole
+/// depth; the schedule splits K into blocks and computes the panel (W's
+/// columns, widened) per block. Rows past M read the last row and columns
+/// past N the last column (clamped): the schedule rounds a task's micro
+/// tiles up to whole ones, whose extra outputs are never stored.
+BuiltKernel packedAlgorithm(const KernelSpec &spec) {
+  const bool gated = spec.kind == KernelKind::GatedLinear;
+  ImageParam x(Float(32), 2, "x");
+  WeightInput w(spec, "w");
+  WeightInput up(spec, "w_up");
+  ImageParam bias(Float(32), 1, "bias");
+  ImageParam upBias(Float(32), 1, "bias_up");
+  ImageParam residual(Float(32), 2, "residual");
+  std::vector<ImageParam> arguments{x};
+  for (const ImageParam &argument : w.arguments())
+    arguments.push_back(argument);
+  if (gated)
+    for (const ImageParam &argument : up.arguments())
+      arguments.push_back(argument);
+  Var n("n"), m("m"), k("k"), p("p");
+  auto widened = [&](const WeightInput &weight) {
+    return weight.widened(k, clamp(n, 0, int(spec.width) - 1));
+  };
+  Func panel("w_packed");
+  panel(withPart(gated, {n, k}, p)) =
+      gated ? select(p == 0, widened(w), widened(up)) : widened(w);
+  RDom rk(0, int(spec.inWidth), "rk");
+  Func acc("acc");
+  cpuAccumulatorStart(spec, acc, {n, m}, n, p, bias, upBias, arguments);
+  acc(withPart(gated, {n, m}, p)) +=
+      x(rk, clamp(m, 0, x.dim(1).extent() - 1)) *
+      panel(withPart(gated, {n, rk}, p));
+  Func out = cpuEpilogue(spec, acc, {n, m}, n, m, residual, arguments);
+  std::map<std::string, Func> stages{{"acc", acc}, {"w_packed", panel}};
+  if (spec.weightType == WeightType::Int8) {
+    stages.emplace("w_scale", w.scale);
+    if (gated)
+      stages.emplace("w_up_scale", up.scale);
+  }
+  return {out, arguments, std::move(stages), {{"rk", rk}}};
+}
+
 BuiltKernel algorithm(const KernelSpec &spec) {
+  if (packedForm(spec))
+    return packedAlgorithm(spec);
   const bool gated = spec.kind == KernelKind::GatedLinear;
   ImageParam x(Float(32), 2, "x");
   WeightInput w(spec, "w");
@@ -128,26 +227,9 @@ BuiltKernel algorithm(const KernelSpec &spec) {
       wc(withPart(gated, {rv * lanes + lane, rg, n}, p));
   RDom rl(0, lanes, "rl");
   Func acc("acc");
-  if (spec.hasBias) {
-    arguments.push_back(bias);
-    Expr first = bias(min(n, int(spec.width) - 1));
-    if (gated) {
-      arguments.push_back(upBias);
-      first = select(p == 0, first, upBias(min(n, int(spec.width) - 1)));
-    }
-    acc(withPart(gated, {n, m}, p)) = first;
-  } else {
-    acc(withPart(gated, {n, m}, p)) = 0.0f;
-  }
+  cpuAccumulatorStart(spec, acc, {n, m}, n, p, bias, upBias, arguments);
   acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
-  Expr value = gated ? activation(spec.activation, acc(n, m, 0)) * acc(n, m, 1)
-                     : activation(spec.activation, acc(n, m));
-  if (spec.hasResidual) {
-    arguments.push_back(residual);
-    value += residual(n, m);
-  }
-  Func out(gated ? "gated_linear" : "linear");
-  out(n, m) = value;
+  Func out = cpuEpilogue(spec, acc, {n, m}, n, m, residual, arguments);
   std::map<std::string, Func> stages{
       {"partial", partial}, {"acc", acc}, {"w_widened", wc}};
   if (spec.weightType == WeightType::Int8) {
@@ -166,7 +248,7 @@ BuiltKernel algorithm(const KernelSpec &spec) {
 // A bf16 or int8 W is widened in registers as it is read, or, with
 // widen_panel, once per block into an f32 panel of micro_n rows of W that
 // the block's tiles read.
-void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
   Func out = kernel.output, acc = kernel.stages.at("acc"),
        partial = kernel.stages.at("partial"),
@@ -249,6 +331,84 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       .vectorize(lane)
       .unroll(n)
       .unroll(m);
+}
+
+// The packed form. Tasks of task_m x task_n outputs run in parallel,
+// walking along N first (consecutive tasks share x's rows). A task packs
+// its columns of W into the panel (K x task_n, widened to f32, columns
+// innermost; an L2-sized block) once, then walks its rows in blocks of
+// block_m: a block's accumulators (block_m·task_n floats, 4 KiB at 16 x 64:
+// L1) start at the bias, and for each block_k of depth its micro tiles run
+// with the depth loop innermost but for the unrolled rows and column
+// vectors, so LLVM keeps each micro tile's micro_m·micro_n vector
+// accumulators in registers across the depth block. The epilogue reads the
+// block's accumulators a vector at a time. An M tail computes whole blocks
+// (clamped reads) and stores only what is inside; an N tail is guarded per
+// vector; a K that block_k does not divide is guarded.
+void packedSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
+  const bool gated = spec.kind == KernelKind::GatedLinear;
+  const int lanes = int(plan.vector);
+  Func out = kernel.output, acc = kernel.stages.at("acc"),
+       panel = kernel.stages.at("w_packed");
+  RDom rk = kernel.domains.at("rk");
+  Var n("n"), m("m"), p("p");
+  Var nt("nt"), mt("mt"), ni("ni"), task("task");
+  // N is known: with the output's width left to the buffer, every task's
+  // columns were a run-time extent and each task ran 2x slower. Rows are
+  // split into blocks before tasks, so that a task at the end of M runs
+  // only the blocks that hold rows: the guard is on whole blocks (a guard
+  // inside a 256-row task still computed every block's accumulators).
+  Var mb("mb"), mr("mr");
+  out.bound(n, 0, int(spec.width))
+      .split(n, nt, ni, int(plan.taskN), TailStrategy::GuardWithIf)
+      .split(m, mb, mr, int(plan.blockM), TailStrategy::GuardWithIf)
+      .split(mb, mt, mb,
+             int(std::max<int64_t>(1, plan.taskM / plan.blockM)),
+             TailStrategy::GuardWithIf)
+      .reorder(ni, mr, mb, nt, mt)
+      .fuse(nt, mt, task)
+      .parallel(task)
+      .vectorize(ni, lanes, TailStrategy::GuardWithIf);
+  // A block's accumulators are always whole (rows past M read clamped x
+  // and are never stored), so that the micro tiles need no guards.
+  acc.compute_at(out, mb)
+      .bound_extent(m, int(plan.blockM))
+      .vectorize(n, lanes, TailStrategy::GuardWithIf);
+  Var no("no"), nu("nu"), nv("nv"), mo("mo"), mu("mu");
+  RVar ko("ko"), ki("ki");
+  Stage update = acc.update();
+  update.split(rk, ko, ki, int(plan.blockK), TailStrategy::GuardWithIf)
+      .split(n, no, n, int(plan.microN) * lanes, TailStrategy::GuardWithIf)
+      .split(n, nu, nv, lanes, TailStrategy::GuardWithIf)
+      .split(m, mo, mu, int(plan.microM), TailStrategy::GuardWithIf);
+  if (gated)
+    update.reorder(nv, nu, mu, p, ki, no, mo, ko).unroll(p);
+  else
+    update.reorder(nv, nu, mu, ki, no, mo, ko);
+  update.vectorize(nv).unroll(nu).unroll(mu);
+  // The panel: the task's columns of W over the whole depth, widened.
+  panel.compute_at(out, task).vectorize(n, lanes, TailStrategy::GuardWithIf);
+  if (gated) {
+    acc.bound(p, 0, 2).unroll(p);
+    panel.bound(p, 0, 2).unroll(p);
+  }
+  // int8's scales of the block's groups of the task's columns, converted
+  // to f32 a vector at a time (Halide converts a lone f16 in software).
+  for (const char *name : {"w_scale", "w_up_scale"}) {
+    auto scale = kernel.stages.find(name);
+    if (scale == kernel.stages.end())
+      continue;
+    Var g("g");
+    scale->second.compute_at(out, task).vectorize(g, 8, TailStrategy::GuardWithIf);
+  }
+}
+
+void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  if (packedForm(spec))
+    packedSchedule(kernel, spec);
+  else
+    dotSchedule(kernel, spec);
 }
 
 BuiltKernel gpu(const KernelSpec &spec) {
