@@ -151,3 +151,15 @@ func.func @few_rows(%x: tensor<1x5x768xf32>) -> (tensor<1x5x768xf32>, tensor<1x5
   %r = tfm.linear %x, %w200 : (tensor<1x5x768xf32>, tensor<200x768xf32>) -> tensor<1x5x200xf32>
   return %y, %r : tensor<1x5x768xf32>, tensor<1x5x200xf32>
 }
+
+// An output head wider than 16384 columns keeps the dot form with many rows
+// (Tile.cpp, kPackedMaxColumns): each column task would pack its panel for
+// a prompt's rows only.
+// CHECK-LABEL: func.func @head
+func.func @head(%x: tensor<?x?x768xf32>) -> tensor<?x?x50257xf32> attributes {tfm.max_len = 2048 : i64} {
+  %w = tfm.weight "wte" : tensor<50257x768xf32>
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 126 : i64, kind = "gemm",
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm",
+  %y = tfm.linear %x, %w : (tensor<?x?x768xf32>, tensor<50257x768xf32>) -> tensor<?x?x50257xf32>
+  return %y : tensor<?x?x50257xf32>
+}
