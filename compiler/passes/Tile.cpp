@@ -18,6 +18,9 @@
 //    (kPacked* below); micro_m shrinks to fit the registers (gated: twice
 //    the accumulators). The dot form below (0.49-0.64x OpenBLAS at these
 //    shapes) is bound by L2: it reloads micro_m + micro_n vectors per step.
+//    Packing W costs about as much as streaming it ~8 times, so the plan
+//    also carries the dot form's tile (dot_ keys) and the kernel runs it
+//    for calls of fewer than small_rows rows.
 //  - GEMM of a row per sequence (decode steps, a last or first position)
 //    or of fewer rows than a packed micro tile: dot-product form (gemm),
 //    where packing W would cost more than the FMAs it feeds. W is [N, K] row-major,
@@ -276,25 +279,12 @@ constexpr int64_t kDecodeTileRows = 2;
 constexpr int64_t kPackedColumnVectors = 2, kPackedMaxRows = 8,
                   kPackedBlockRows = 16, kPackedTaskRows = 256,
                   kPackedDepthBlock = 256;
-
-/// A GEMM of many rows (prefill, an encoder): the packed outer-product form.
-/// Each step of a micro tile holds parts·rows·vectors accumulators, the
-/// parts·vectors panel vectors it loads and one broadcast of x.
-CpuPackedGemmPlan planCpuPackedGemm(const TargetDescription &target,
-                                    const GemmShape &shape) {
-  int64_t vectors = kPackedColumnVectors * shape.parts;
-  int64_t rows = std::clamp<int64_t>(
-      (target.vectorRegisters - 1 - vectors) / vectors, 1, kPackedMaxRows);
-  CpuPackedGemmPlan plan;
-  plan.vector = target.vectorLanes;
-  plan.microM = rows;
-  plan.microN = kPackedColumnVectors;
-  plan.blockK = kPackedDepthBlock;
-  plan.blockM = (kPackedBlockRows + rows - 1) / rows * rows;
-  plan.taskM = kPackedTaskRows / plan.blockM * plan.blockM;
-  plan.taskN = 2 * kPackedColumnVectors * target.vectorLanes;
-  return plan;
-}
+/// Rows below which a packed plan's kernel runs its dot form: packing W
+/// costs about as much as streaming it ~8 times. BERT-base's 768 x 768
+/// linear: 5 rows 0.13 ms dot against 0.22-0.31 packed; 32 rows 0.55
+/// against 0.29-0.37. GPT-2 small's prefill entry: 16 tokens 78 ms dot
+/// against 98 packed; 32 tokens within noise.
+constexpr int64_t kPackedSmallRows = 32;
 
 CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
   // A decode step has one row per sequence: up to max-batch rows, so a
@@ -335,6 +325,27 @@ CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
   plan.blockM = blockM;
   plan.tilesPerTask = tilesPerTask;
   plan.widenPanel = widenPanel;
+  return plan;
+}
+
+/// A GEMM of many rows (prefill, an encoder): the packed outer-product form.
+/// Each step of a micro tile holds parts·rows·vectors accumulators, the
+/// parts·vectors panel vectors it loads and one broadcast of x.
+CpuPackedGemmPlan planCpuPackedGemm(const TargetDescription &target,
+                                    const GemmShape &shape) {
+  int64_t vectors = kPackedColumnVectors * shape.parts;
+  int64_t rows = std::clamp<int64_t>(
+      (target.vectorRegisters - 1 - vectors) / vectors, 1, kPackedMaxRows);
+  CpuPackedGemmPlan plan;
+  plan.vector = target.vectorLanes;
+  plan.microM = rows;
+  plan.microN = kPackedColumnVectors;
+  plan.blockK = kPackedDepthBlock;
+  plan.blockM = (kPackedBlockRows + rows - 1) / rows * rows;
+  plan.taskM = kPackedTaskRows / plan.blockM * plan.blockM;
+  plan.taskN = 2 * kPackedColumnVectors * target.vectorLanes;
+  plan.smallRows = kPackedSmallRows;
+  plan.dot = planCpuDotGemm(target, shape);
   return plan;
 }
 

@@ -94,11 +94,14 @@ struct CpuGemmPlan {
 /// innermost, then walks its rows in blocks of block_m, each with its own
 /// accumulators; micro tiles of micro_m rows x micro_n vectors of columns
 /// accumulate in registers across each block_k of depth: each step
-/// broadcasts micro_m values of x and loads micro_n panel vectors.
+/// broadcasts micro_m values of x and loads micro_n panel vectors. A call
+/// with fewer than small_rows rows runs the dot form instead, with the
+/// `dot_` fields (its vector is `vector`).
 struct CpuPackedGemmPlan {
   static constexpr const char *kFamily = "packed_gemm";
   int64_t vector = 0, microM = 0, microN = 0, blockK = 0, blockM = 0,
-          taskM = 0, taskN = 0;
+          taskM = 0, taskN = 0, smallRows = 0;
+  CpuGemmPlan dot;
   template <typename Visit> void fields(Visit &&visit) {
     visit("vector", vector);
     visit("micro_m", microM);
@@ -107,6 +110,14 @@ struct CpuPackedGemmPlan {
     visit("block_m", blockM);
     visit("task_m", taskM);
     visit("task_n", taskN);
+    visit("small_rows", smallRows);
+    visit("dot_micro_m", dot.microM);
+    visit("dot_micro_n", dot.microN);
+    visit("dot_block_m", dot.blockM, FieldRange{0, INT32_MAX});
+    visit("dot_tiles_per_task", dot.tilesPerTask);
+    visit("dot_widen_panel", dot.widenPanel);
+    dot.vector = vector; // one key for both forms
+
   }
 };
 

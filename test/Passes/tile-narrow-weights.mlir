@@ -8,11 +8,12 @@
 // model).
 //
 // Many rows (prefill, forward): the packed form widens W as it packs it,
-// so the plan is f32's (tile.mlir).
+// so the plan is f32's (tile.mlir); its dot_ keys (fewer than small_rows
+// rows) are @few_rows' plan below.
 // AVX2-LABEL: func.func @prefill
-// AVX2: tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, target = "x86-64-avx2", task_m = 252 : i64, task_n = 32 : i64, vector = 8 : i64}
+// AVX2: tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, dot_block_m = 126 : i64, dot_micro_m = 3 : i64, dot_micro_n = 3 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = true, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx2", task_m = 252 : i64, task_n = 32 : i64, vector = 8 : i64}
 // AVX512-LABEL: func.func @prefill
-// AVX512: tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, kind = "packed_gemm", micro_m = 8 : i64, micro_n = 2 : i64, target = "x86-64-avx512", task_m = 256 : i64, task_n = 64 : i64, vector = 16 : i64}
+// AVX512: tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, dot_block_m = 320 : i64, dot_micro_m = 5 : i64, dot_micro_n = 4 : i64, dot_tiles_per_task = 6 : i64, dot_widen_panel = true, kind = "packed_gemm", micro_m = 8 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx512", task_m = 256 : i64, task_n = 64 : i64, vector = 16 : i64}
 // The GPU widens W as it stages it in shared memory: f32's plan (tile.mlir).
 // CUDA-LABEL: func.func @prefill
 // CUDA: tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 5120 : i64, target = "cuda-sm80", thread_m = 8 : i64, thread_n = 1 : i64}

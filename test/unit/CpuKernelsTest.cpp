@@ -74,6 +74,19 @@ TEST(CpuKernels, LinearBlocksTilesAndTails) {
            {"packed, one row", 1, 40, 20,
             {{"vector", 16}, {"micro_m", 8}, {"micro_n", 2}, {"block_k", 256},
              {"task_m", 256}, {"task_n", 64}}},
+           // A packed plan's kernel with fewer than small_rows rows runs
+           // its dot form (13 < 20; blocks of 6 rows, 3x4 tiles)...
+           {"packed plan, few rows", 13, 29, 37,
+            {{"vector", 8}, {"micro_m", 3}, {"micro_n", 2}, {"block_k", 16},
+             {"block_m", 6}, {"task_m", 12}, {"task_n", 32}, {"small_rows", 20},
+             {"dot_micro_m", 3}, {"dot_micro_n", 4}, {"dot_block_m", 6},
+             {"dot_tiles_per_task", 3}}},
+           // ... and with as many or more its packed form (the same plan).
+           {"packed plan, many rows", 20, 29, 37,
+            {{"vector", 8}, {"micro_m", 3}, {"micro_n", 2}, {"block_k", 16},
+             {"block_m", 6}, {"task_m", 12}, {"task_n", 32}, {"small_rows", 20},
+             {"dot_micro_m", 3}, {"dot_micro_n", 4}, {"dot_block_m", 6},
+             {"dot_tiles_per_task", 3}}},
        }) {
     for (ActivationFn fn : {ActivationFn::None, ActivationFn::GeluTanh,
                             ActivationFn::Gelu, ActivationFn::Relu}) {
@@ -124,6 +137,12 @@ TEST(CpuKernels, LinearNarrowWeights) {
            {"packed", 45, 29, 100,
             {{"vector", 16}, {"micro_m", 3}, {"micro_n", 2}, {"block_k", 32},
              {"block_m", 6}, {"task_m", 12}, {"task_n", 32}}},
+           // A packed plan's few-rows branch: the dot form's panel.
+           {"packed plan, few rows", 13, 29, 100,
+            {{"vector", 16}, {"micro_m", 3}, {"micro_n", 2}, {"block_k", 32},
+             {"block_m", 6}, {"task_m", 12}, {"task_n", 32}, {"small_rows", 32},
+             {"dot_micro_m", 3}, {"dot_micro_n", 4}, {"dot_block_m", 6},
+             {"dot_tiles_per_task", 3}, {"dot_widen_panel", 1}}},
        }) {
     for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
              {WeightType::BF16, 0},
@@ -340,6 +359,12 @@ TEST(CpuKernels, GatedLinearBothWeightsOneTile) {
            {"packed", 11, 29, 37,
             {{"vector", 8}, {"micro_m", 2}, {"micro_n", 2}, {"block_k", 16},
              {"block_m", 2}, {"task_m", 4}, {"task_n", 16}}},
+           // A packed plan's few-rows branch (11 < 16): the dot form.
+           {"packed plan, few rows", 11, 29, 37,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 2}, {"block_k", 16},
+             {"block_m", 2}, {"task_m", 4}, {"task_n", 16}, {"small_rows", 16},
+             {"dot_micro_m", 2}, {"dot_micro_n", 2}, {"dot_block_m", 4},
+             {"dot_tiles_per_task", 3}}},
        }) {
     for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
              {WeightType::F32, 0}, {WeightType::BF16, 0},
@@ -352,7 +377,7 @@ TEST(CpuKernels, GatedLinearBothWeightsOneTile) {
                      std::to_string(int(type)) +
                      (withBias ? ", biases" : "") + (panel ? ", panel" : ""));
         std::map<std::string, int64_t> plan = c.plan;
-        plan["widen_panel"] = panel;
+        plan["widen_panel"] = plan["dot_widen_panel"] = panel;
         KernelSpec spec = cpuSpec(KernelKind::GatedLinear, plan);
         spec.weightType = type;
         spec.group = group;

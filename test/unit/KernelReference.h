@@ -79,6 +79,15 @@ inline target::TilePlan planFromValues(codegen::KernelKind kind, bool gpu,
     plan.blockM = get("block_m", 16);
     plan.taskM = get("task_m", 256);
     plan.taskN = get("task_n", 32);
+    // Below small_rows rows the dot form runs: 1 (the packed form always)
+    // unless a case names it.
+    plan.smallRows = get("small_rows", 1);
+    plan.dot.vector = plan.vector;
+    plan.dot.microM = get("dot_micro_m", 2);
+    plan.dot.microN = get("dot_micro_n", 3);
+    plan.dot.blockM = get("dot_block_m", 0);
+    plan.dot.tilesPerTask = get("dot_tiles_per_task", 8);
+    plan.dot.widenPanel = get("dot_widen_panel", 0) != 0;
     return plan;
   }
   if (kind == KernelKind::Linear || kind == KernelKind::GatedLinear) {

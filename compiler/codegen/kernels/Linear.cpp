@@ -13,7 +13,11 @@
 //    broadcast of x per row and one panel vector per column vector. The
 //    dot form streams micro_m + micro_n vectors from L2 per micro_m·micro_n
 //    FMAs and was bound by L2 at ~37 % of the AVX-512 peak at M = 1024; the
-//    packed form reads the panel from L1/L2 once per row tile.
+//    packed form reads the panel from L1/L2 once per row tile. Packing
+//    costs about as much as streaming W eight times, so a packed plan's
+//    kernel also holds the dot form (its plan's dot_ keys): the output
+//    selects by the row count and the schedule specializes on it, so a
+//    call with fewer than small_rows rows runs the dot form only.
 //
 // bf16 and int8 weights (tfm-weight-storage) are widened to f32 in
 // registers as they are read, or once per row block into an f32 panel
@@ -71,8 +75,8 @@ struct DepthWalk {
   bool stepIsGroup;
 };
 
-DepthWalk depthWalk(const KernelSpec &spec) {
-  int64_t lanes = spec.plan<CpuGemmPlan>().vector;
+DepthWalk depthWalk(const KernelSpec &spec, const CpuGemmPlan &plan) {
+  int64_t lanes = plan.vector;
   // A group that is not a whole number of vectors (only tfm-opt's group
   // option makes one) is walked by vectors, reading each lane's scale.
   bool stepIsGroup =
@@ -88,121 +92,101 @@ std::vector<Expr> withPart(bool gated, std::vector<Expr> args, Expr part) {
   return args;
 }
 
-bool packedForm(const KernelSpec &spec) {
-  return std::holds_alternative<CpuPackedGemmPlan>(spec.tile);
-}
+/// A CPU kernel's inputs and its arguments in order: x, W (values, then
+/// int8's scales), the gated linear's up weight, the biases, the residual.
+struct Operands {
+  explicit Operands(const KernelSpec &spec)
+      : gated(spec.kind == KernelKind::GatedLinear), x(Float(32), 2, "x"),
+        w(spec, "w"), up(spec, "w_up"), bias(Float(32), 1, "bias"),
+        upBias(Float(32), 1, "bias_up"), residual(Float(32), 2, "residual") {
+    arguments.push_back(x);
+    for (const ImageParam &argument : w.arguments())
+      arguments.push_back(argument);
+    if (gated)
+      for (const ImageParam &argument : up.arguments())
+        arguments.push_back(argument);
+    if (spec.hasBias) {
+      arguments.push_back(bias);
+      if (gated)
+        arguments.push_back(upBias);
+    }
+    if (spec.hasResidual)
+      arguments.push_back(residual);
+  }
+
+  /// A copy whose int8 scales are a Func of its own (`suffix` names it),
+  /// so that each of two forms in one pipeline schedules its own.
+  Operands withOwnScales(const std::string &suffix) const {
+    Operands copy = *this;
+    for (WeightInput *weight : {&copy.w, &copy.up}) {
+      Var g("g"), row("row");
+      weight->scale = Func(weight->scale.name() + suffix);
+      weight->scale(g, row) = cast<float>(weight->scales(g, row));
+    }
+    return copy;
+  }
+
+  bool gated;
+  ImageParam x;
+  WeightInput w, up;
+  ImageParam bias, upBias, residual;
+  std::vector<ImageParam> arguments;
+};
 
 /// Defines the accumulator's initial value: the bias (gated: each part's),
 /// or 0. `at` is its pure arguments but the part (n first). Shared by both
 /// CPU forms.
-void cpuAccumulatorStart(const KernelSpec &spec, Func acc,
-                         std::vector<Expr> at, Var n, Var p, ImageParam bias,
-                         ImageParam upBias,
-                         std::vector<ImageParam> &arguments) {
-  const bool gated = spec.kind == KernelKind::GatedLinear;
+void cpuAccumulatorStart(const KernelSpec &spec, const Operands &in, Func acc,
+                         std::vector<Expr> at, Var n, Var p) {
   if (spec.hasBias) {
-    arguments.push_back(bias);
-    Expr first = bias(min(n, int(spec.width) - 1));
-    if (gated) {
-      arguments.push_back(upBias);
-      first = select(p == 0, first, upBias(min(n, int(spec.width) - 1)));
-    }
-    acc(withPart(gated, at, p)) = first;
+    Expr first = in.bias(min(n, int(spec.width) - 1));
+    if (in.gated)
+      first = select(p == 0, first, in.upBias(min(n, int(spec.width) - 1)));
+    acc(withPart(in.gated, at, p)) = first;
   } else {
-    acc(withPart(gated, at, p)) = 0.0f;
+    acc(withPart(in.gated, at, p)) = 0.0f;
   }
 }
 
 /// The output: act(acc) + residual (gated: act(gate) · up), with `at` the
 /// accumulator's arguments of output (n, m) but the part. Shared by both
 /// CPU forms.
-Func cpuEpilogue(const KernelSpec &spec, Func acc, std::vector<Expr> at,
-                 Var n, Var m, ImageParam residual,
-                 std::vector<ImageParam> &arguments) {
-  const bool gated = spec.kind == KernelKind::GatedLinear;
-  Expr value = gated ? activation(spec.activation, acc(withPart(true, at, 0))) *
-                           acc(withPart(true, at, 1))
-                     : activation(spec.activation, acc(at));
-  if (spec.hasResidual) {
-    arguments.push_back(residual);
-    value += residual(n, m);
-  }
-  Func out(gated ? "gated_linear" : "linear");
+Func cpuEpilogue(const KernelSpec &spec, const Operands &in, Func acc,
+                 std::vector<Expr> at, Var n, Var m, const std::string &name) {
+  Expr value = in.gated
+                   ? activation(spec.activation, acc(withPart(true, at, 0))) *
+                         acc(withPart(true, at, 1))
+                   : activation(spec.activation, acc(at));
+  if (spec.hasResidual)
+    value += in.residual(n, m);
+  Func out(name);
   out(n, m) = value;
   return out;
 }
 
-/// The packed form: acc(n, m) += x(k, m) · panel(n, k) over the whole
-/// depth; the schedule splits K into blocks and computes the panel (W's
-/// columns, widened) per block. Rows past M read the last row and columns
-/// past N the last column (clamped): the schedule rounds a task's micro
-/// tiles up to whole ones, whose extra outputs are never stored.
-BuiltKernel packedAlgorithm(const KernelSpec &spec) {
-  const bool gated = spec.kind == KernelKind::GatedLinear;
-  ImageParam x(Float(32), 2, "x");
-  WeightInput w(spec, "w");
-  WeightInput up(spec, "w_up");
-  ImageParam bias(Float(32), 1, "bias");
-  ImageParam upBias(Float(32), 1, "bias_up");
-  ImageParam residual(Float(32), 2, "residual");
-  std::vector<ImageParam> arguments{x};
-  for (const ImageParam &argument : w.arguments())
-    arguments.push_back(argument);
-  if (gated)
-    for (const ImageParam &argument : up.arguments())
-      arguments.push_back(argument);
-  Var n("n"), m("m"), k("k"), p("p");
-  auto widened = [&](const WeightInput &weight) {
-    return weight.widened(k, clamp(n, 0, int(spec.width) - 1));
-  };
-  Func panel("w_packed");
-  panel(withPart(gated, {n, k}, p)) =
-      gated ? select(p == 0, widened(w), widened(up)) : widened(w);
-  RDom rk(0, int(spec.inWidth), "rk");
-  Func acc("acc");
-  cpuAccumulatorStart(spec, acc, {n, m}, n, p, bias, upBias, arguments);
-  acc(withPart(gated, {n, m}, p)) +=
-      x(rk, clamp(m, 0, x.dim(1).extent() - 1)) *
-      panel(withPart(gated, {n, rk}, p));
-  Func out = cpuEpilogue(spec, acc, {n, m}, n, m, residual, arguments);
-  std::map<std::string, Func> stages{{"acc", acc}, {"w_packed", panel}};
-  if (spec.weightType == WeightType::Int8) {
-    stages.emplace("w_scale", w.scale);
-    if (gated)
-      stages.emplace("w_up_scale", up.scale);
-  }
-  return {out, arguments, std::move(stages), {{"rk", rk}}};
+std::string outputName(const KernelSpec &spec) {
+  return spec.kind == KernelKind::GatedLinear ? "gated_linear" : "linear";
 }
 
-BuiltKernel algorithm(const KernelSpec &spec) {
-  if (packedForm(spec))
-    return packedAlgorithm(spec);
-  const bool gated = spec.kind == KernelKind::GatedLinear;
-  ImageParam x(Float(32), 2, "x");
-  WeightInput w(spec, "w");
-  WeightInput up(spec, "w_up");
-  ImageParam bias(Float(32), 1, "bias");
-  ImageParam upBias(Float(32), 1, "bias_up");
-  ImageParam residual(Float(32), 2, "residual");
-  std::vector<ImageParam> arguments{x};
-  for (const ImageParam &argument : w.arguments())
-    arguments.push_back(argument);
-  if (gated)
-    for (const ImageParam &argument : up.arguments())
-      arguments.push_back(argument);
+/// The dot form: acc(n, m) = Σ_lanes partial(lane, n, m), each partial a
+/// vector lane's sum over K. Stage names start with `prefix`.
+BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
+                         const Operands &in, const std::string &prefix,
+                         const std::string &name) {
+  const bool gated = in.gated;
   Var n("n"), m("m"), lane("lane"), p("p");
 
   // The accumulators have one partial sum per vector lane.
-  DepthWalk walk = depthWalk(spec);
+  DepthWalk walk = depthWalk(spec, plan);
   int lanes = int(walk.lanes), step = int(walk.step);
   int64_t depth = spec.inWidth;
   // Rows and columns past the end (whole micro tiles) read clamped memory;
   // depth past K (when K is not a multiple of the step) reads zeros.
   // W is indexed by (j, g): element g·step + j, widened to f32.
-  Func xc("x_clamped"), wc("w_widened");
+  Func xc(prefix + "x_clamped"), wc(prefix + "w_widened");
   Var k("k"), row("row"), j("j"), g("g");
   Expr kIn = clamp(k, 0, int(depth) - 1);
-  Expr xValue = x(kIn, clamp(row, 0, x.dim(1).extent() - 1));
+  Expr xValue = in.x(kIn, clamp(row, 0, in.x.dim(1).extent() - 1));
   Expr wk = g * step + j;
   auto widened = [&](const WeightInput &weight) {
     return weight.widened(clamp(wk, 0, int(depth) - 1),
@@ -210,7 +194,8 @@ BuiltKernel algorithm(const KernelSpec &spec) {
                           walk.stepIsGroup ? Expr(g) : Expr());
   };
   // The schedule unrolls p: each copy reads one of the weights.
-  Expr wValue = gated ? select(p == 0, widened(w), widened(up)) : widened(w);
+  Expr wValue =
+      gated ? select(p == 0, widened(in.w), widened(in.up)) : widened(in.w);
   if (walk.padded != depth) {
     xValue = select(k < int(depth), xValue, 0.0f);
     wValue = select(wk < int(depth), wValue, 0.0f);
@@ -218,26 +203,89 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   xc(k, row) = xValue;
   wc(withPart(gated, {j, g, row}, p)) = wValue;
 
-  RDom rk(0, step / lanes, 0, int(walk.padded / step), "rk");
+  RDom rk(0, step / lanes, 0, int(walk.padded / step), prefix + "rk");
   RVar rv = rk.x, rg = rk.y;
-  Func partial("partial");
+  Func partial(prefix + "partial");
   partial(withPart(gated, {lane, n, m}, p)) = 0.0f;
   partial(withPart(gated, {lane, n, m}, p)) +=
       xc(rg * step + rv * lanes + lane, m) *
       wc(withPart(gated, {rv * lanes + lane, rg, n}, p));
-  RDom rl(0, lanes, "rl");
-  Func acc("acc");
-  cpuAccumulatorStart(spec, acc, {n, m}, n, p, bias, upBias, arguments);
+  RDom rl(0, lanes, prefix + "rl");
+  Func acc(prefix + "acc");
+  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
   acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
-  Func out = cpuEpilogue(spec, acc, {n, m}, n, m, residual, arguments);
-  std::map<std::string, Func> stages{
-      {"partial", partial}, {"acc", acc}, {"w_widened", wc}};
+  Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
+  std::map<std::string, Func> stages{{prefix + "partial", partial},
+                                     {prefix + "acc", acc},
+                                     {prefix + "w_widened", wc}};
   if (spec.weightType == WeightType::Int8) {
-    stages.emplace("w_scale", w.scale);
+    stages.emplace(prefix + "w_scale", in.w.scale);
     if (gated)
-      stages.emplace("w_up_scale", up.scale);
+      stages.emplace(prefix + "w_up_scale", in.up.scale);
   }
-  return {out, arguments, std::move(stages), {{"rk", rk}, {"rl", rl}}};
+  return {out,
+          in.arguments,
+          std::move(stages),
+          {{prefix + "rk", rk}, {prefix + "rl", rl}}};
+}
+
+/// The packed form: acc(n, m) += x(k, m) · panel(n, k) over the whole
+/// depth; the schedule splits K into blocks and computes the panel (W's
+/// columns, widened) per task. Rows past M read the last row and columns
+/// past N the last column (clamped): the schedule computes whole row
+/// blocks, whose extra outputs are never stored.
+BuiltKernel packedAlgorithm(const KernelSpec &spec, const Operands &in,
+                            const std::string &name) {
+  const bool gated = in.gated;
+  Var n("n"), m("m"), k("k"), p("p");
+  auto widened = [&](const WeightInput &weight) {
+    return weight.widened(k, clamp(n, 0, int(spec.width) - 1));
+  };
+  Func panel("w_packed");
+  panel(withPart(gated, {n, k}, p)) =
+      gated ? select(p == 0, widened(in.w), widened(in.up)) : widened(in.w);
+  RDom rk(0, int(spec.inWidth), "packed_rk");
+  Func acc("packed_acc");
+  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
+  acc(withPart(gated, {n, m}, p)) +=
+      in.x(rk, clamp(m, 0, in.x.dim(1).extent() - 1)) *
+      panel(withPart(gated, {n, rk}, p));
+  Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
+  std::map<std::string, Func> stages{{"packed_acc", acc}, {"w_packed", panel}};
+  if (spec.weightType == WeightType::Int8) {
+    stages.emplace("packed_w_scale", in.w.scale);
+    if (gated)
+      stages.emplace("packed_w_up_scale", in.up.scale);
+  }
+  return {out, in.arguments, std::move(stages), {{"packed_rk", rk}}};
+}
+
+/// A packed plan's kernel holds both forms: the packed one for at least
+/// small_rows rows, the dot one (its `dot_` plan) for fewer, where packing W
+/// costs more than the FMAs it feeds. The output selects by the row count;
+/// the schedule specializes on the same condition, so each call runs one
+/// form only.
+Expr manyRows(const CpuPackedGemmPlan &plan, const Operands &in) {
+  return in.x.dim(1).extent() >= int(plan.smallRows);
+}
+
+BuiltKernel algorithm(const KernelSpec &spec) {
+  Operands in(spec);
+  if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile))
+    return dotAlgorithm(spec, spec.plan<CpuGemmPlan>(), in, "",
+                        outputName(spec));
+  const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
+  BuiltKernel packed = packedAlgorithm(spec, in, "packed_form");
+  BuiltKernel dot = dotAlgorithm(spec, plan.dot, in.withOwnScales("_dot"),
+                                 "dot_", "dot_form");
+  Var n("n"), m("m");
+  Func out(outputName(spec));
+  out(n, m) = select(manyRows(plan, in), packed.output(n, m), dot.output(n, m));
+  std::map<std::string, Func> stages = packed.stages;
+  stages.insert(dot.stages.begin(), dot.stages.end());
+  std::map<std::string, RDom> domains = packed.domains;
+  domains.insert(dot.domains.begin(), dot.domains.end());
+  return {out, in.arguments, std::move(stages), std::move(domains)};
 }
 
 // A micro_m x micro_n tile of outputs keeps micro_m·micro_n vector
@@ -247,13 +295,14 @@ BuiltKernel algorithm(const KernelSpec &spec) {
 // over every core. The epilogue is applied to micro_n-wide vectors.
 // A bf16 or int8 W is widened in registers as it is read, or, with
 // widen_panel, once per block into an f32 panel of micro_n rows of W that
-// the block's tiles read.
-void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
-  const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
-  Func out = kernel.output, acc = kernel.stages.at("acc"),
-       partial = kernel.stages.at("partial"),
-       widened = kernel.stages.at("w_widened");
-  RDom rk = kernel.domains.at("rk"), rl = kernel.domains.at("rl");
+// the block's tiles read. Stages are named with `prefix` (dotAlgorithm's).
+void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
+                 const CpuGemmPlan &plan, const std::string &prefix) {
+  Func out = kernel.output, acc = kernel.stages.at(prefix + "acc"),
+       partial = kernel.stages.at(prefix + "partial"),
+       widened = kernel.stages.at(prefix + "w_widened");
+  RDom rk = kernel.domains.at(prefix + "rk"),
+       rl = kernel.domains.at(prefix + "rl");
   Var n("n"), m("m"), lane("lane"), j("j"), p("p");
   const bool gated = spec.kind == KernelKind::GatedLinear;
   int microM = int(plan.microM);
@@ -296,7 +345,7 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   }
   // int8's scales of the tile's rows of W, converted to f32 once per tile
   // and a vector at a time (Halide converts a lone f16 in software).
-  for (const char *name : {"w_scale", "w_up_scale"}) {
+  for (const std::string &name : {prefix + "w_scale", prefix + "w_up_scale"}) {
     auto scale = kernel.stages.find(name);
     if (scale == kernel.stages.end())
       continue;
@@ -333,38 +382,35 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       .unroll(m);
 }
 
-// The packed form. Tasks of task_m x task_n outputs run in parallel,
-// walking along N first (consecutive tasks share x's rows). A task packs
-// its columns of W into the panel (K x task_n, widened to f32, columns
-// innermost; an L2-sized block) once, then walks its rows in blocks of
-// block_m: a block's accumulators (block_m·task_n floats, 4 KiB at 16 x 64:
-// L1) start at the bias, and for each block_k of depth its micro tiles run
-// with the depth loop innermost but for the unrolled rows and column
-// vectors, so LLVM keeps each micro tile's micro_m·micro_n vector
-// accumulators in registers across the depth block. The epilogue reads the
-// block's accumulators a vector at a time. An M tail computes whole blocks
-// (clamped reads) and stores only what is inside; an N tail is guarded per
-// vector; a K that block_k does not divide is guarded.
-void packedSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
-  const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
+// The packed form, on the specialization of `out` for many rows (`loops`).
+// Tasks of task_m x task_n outputs run in parallel, walking along N first
+// (consecutive tasks share x's rows). A task packs its columns of W into
+// the panel (K x task_n, widened to f32, columns innermost; an L2-sized
+// block) once, then walks its rows in blocks of block_m: a block's
+// accumulators (block_m·task_n floats, 4 KiB at 16 x 64: L1) start at the
+// bias, and for each block_k of depth its micro tiles run with the depth
+// loop innermost but for the unrolled rows and column vectors, so LLVM
+// keeps each micro tile's micro_m·micro_n vector accumulators in registers
+// across the depth block. The epilogue reads the block's accumulators a
+// vector at a time. An M tail computes whole blocks (clamped reads) and
+// stores only what is inside; an N tail is guarded per vector; a K that
+// block_k does not divide is guarded.
+void packedSchedule(BuiltKernel &kernel, const KernelSpec &spec,
+                    const CpuPackedGemmPlan &plan, Stage loops) {
   const bool gated = spec.kind == KernelKind::GatedLinear;
   const int lanes = int(plan.vector);
-  Func out = kernel.output, acc = kernel.stages.at("acc"),
+  Func out = kernel.output, acc = kernel.stages.at("packed_acc"),
        panel = kernel.stages.at("w_packed");
-  RDom rk = kernel.domains.at("rk");
+  RDom rk = kernel.domains.at("packed_rk");
   Var n("n"), m("m"), p("p");
-  Var nt("nt"), mt("mt"), ni("ni"), task("task");
-  // N is known: with the output's width left to the buffer, every task's
-  // columns were a run-time extent and each task ran 2x slower. Rows are
-  // split into blocks before tasks, so that a task at the end of M runs
-  // only the blocks that hold rows: the guard is on whole blocks (a guard
-  // inside a 256-row task still computed every block's accumulators).
-  Var mb("mb"), mr("mr");
-  out.bound(n, 0, int(spec.width))
-      .split(n, nt, ni, int(plan.taskN), TailStrategy::GuardWithIf)
+  Var nt("nt"), mt("mt"), ni("ni"), task("task"), mb("mb"), mr("mr");
+  // Rows are split into blocks before tasks, so that a task at the end of
+  // M runs only the blocks that hold rows: the guard is on whole blocks (a
+  // guard inside a 256-row task still computed every block's
+  // accumulators).
+  loops.split(n, nt, ni, int(plan.taskN), TailStrategy::GuardWithIf)
       .split(m, mb, mr, int(plan.blockM), TailStrategy::GuardWithIf)
-      .split(mb, mt, mb,
-             int(std::max<int64_t>(1, plan.taskM / plan.blockM)),
+      .split(mb, mt, mb, int(std::max<int64_t>(1, plan.taskM / plan.blockM)),
              TailStrategy::GuardWithIf)
       .reorder(ni, mr, mb, nt, mt)
       .fuse(nt, mt, task)
@@ -393,9 +439,9 @@ void packedSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
     acc.bound(p, 0, 2).unroll(p);
     panel.bound(p, 0, 2).unroll(p);
   }
-  // int8's scales of the block's groups of the task's columns, converted
-  // to f32 a vector at a time (Halide converts a lone f16 in software).
-  for (const char *name : {"w_scale", "w_up_scale"}) {
+  // int8's scales of the task's columns, converted to f32 a vector at a
+  // time (Halide converts a lone f16 in software).
+  for (const char *name : {"packed_w_scale", "packed_w_up_scale"}) {
     auto scale = kernel.stages.find(name);
     if (scale == kernel.stages.end())
       continue;
@@ -405,10 +451,20 @@ void packedSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
 }
 
 void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
-  if (packedForm(spec))
-    packedSchedule(kernel, spec);
-  else
-    dotSchedule(kernel, spec);
+  if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile)) {
+    dotSchedule(kernel, spec, spec.plan<CpuGemmPlan>(), "");
+    return;
+  }
+  const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
+  // N is known: with the output's width left to the buffer, every packed
+  // task's columns were a run-time extent and each ran 2x slower.
+  kernel.output.bound(Var("n"), 0, int(spec.width));
+  // The specialization copies the schedule so far; what follows on the
+  // Func itself is the other (few rows) branch's.
+  Stage many = kernel.output.specialize(
+      kernel.arguments.front().dim(1).extent() >= int(plan.smallRows));
+  packedSchedule(kernel, spec, plan, many);
+  dotSchedule(kernel, spec, plan.dot, "dot_");
 }
 
 BuiltKernel gpu(const KernelSpec &spec) {
