@@ -7,11 +7,10 @@
 // numbers they were checked against are in the README's Performance section.
 //
 // CPU
-//  - GEMM (tfm.linear) of many rows (prefill, encoders) and at most 16384
-//    columns (not a vocabulary head): packed outer-product form
-//    (packed_gemm). A task of task_m x task_n outputs
-//    packs, per K block, its columns of W into an f32 panel (columns
-//    innermost; a bf16 or int8 W is widened as it is packed); a micro tile
+//  - GEMM (tfm.linear) of many rows (prefill, encoders), at most 16384
+//    columns (not a vocabulary head) and an f32 W: packed outer-product
+//    form (packed_gemm). A task of task_m x task_n outputs
+//    packs its columns of W into an f32 panel (columns innermost); a micro tile
 //    of micro_m rows x micro_n column vectors keeps its accumulators in
 //    registers across the block, each step one broadcast of x per row and
 //    one panel vector per column vector. The shape constants were measured
@@ -357,15 +356,19 @@ CpuPackedGemmPlan planCpuPackedGemm(const TargetDescription &target,
 /// 3072-wide FFN linears were faster packed (3.6 against 4.3 ms).
 constexpr int64_t kPackedMaxColumns = 16384;
 
-/// A GEMM's form: packed for many rows; the dot form for a row per sequence
-/// (decode steps, a last or first position), fewer rows than a packed
-/// micro tile (packing W would cost more than the FMAs it feeds), or an
-/// output head of more than kPackedMaxColumns columns.
+/// A GEMM's form: packed for many rows of an f32 W; the dot form for a row
+/// per sequence (decode steps, a last or first position), fewer rows than a
+/// packed micro tile (packing W would cost more than the FMAs it feeds), an
+/// output head of more than kPackedMaxColumns columns, or a bf16 or int8 W:
+/// packing gathers W's columns, and narrow ones (int8 bytes with a scale
+/// per group) made GPT-2 small's prefill of 128 tokens slower packed than
+/// in the dot form with widen_panel (int8 164 against 120 ms, bf16 148
+/// against 135; f32 144 against 165).
 TilePlan planCpuGemmForm(const TargetDescription &target, GemmShape shape) {
   bool manyRows = !shape.rowPerSequence && (ShapedType::isDynamic(shape.m) ||
                                             shape.m >= kPackedMaxRows);
   bool headSized = ShapedType::isDynamic(shape.n) || shape.n > kPackedMaxColumns;
-  if (manyRows && !headSized)
+  if (manyRows && !headSized && !shape.narrowWeight)
     return planCpuPackedGemm(target, shape);
   return planCpuDotGemm(target, shape);
 }

@@ -47,9 +47,9 @@
 // min(8, (registers - 5) / 4): AVX2 11/4 = 2, AVX-512 27/4 = 6; block_m =
 // 16 rounded up to a multiple of micro_m: 16 and 18; task_m = 256 rounded
 // down to a multiple of block_m: 256 and 252; task_n 4 vectors (32 and 64);
-// block_k 256. An int8 W is widened as it is packed: the same plan. Below
-// small_rows = 32 rows a call runs the dot form: the dot_ keys are the few
-// rows' plan above (int8: with dot_widen_panel).
+// block_k 256. Below small_rows = 32 rows a call runs the dot form: the
+// dot_ keys are the few rows' plan above. An int8 W keeps the dot form
+// (@prefill_int8).
 //
 // ---- CUDA ---------------------------------------------------------------
 // One warp per block: block_m = thread_m, block_n = 32·thread_n, and both
@@ -95,12 +95,13 @@ func.func @decode(%x: tensor<?x1x768xf32>) -> tensor<?x1x2048xf32> attributes {t
 
 // -----
 
-// int8 weights (tfm-weight-storage): widened as they are packed with many
-// rows (the f32 plan), in registers with one.
+// int8 weights (tfm-weight-storage): the dot form with many rows too (the
+// packed form's gathers of int8 columns were slower: Tile.cpp), widened
+// into a panel; in registers with one.
 // AVX2-LABEL: func.func @prefill_int8
-// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, dot_block_m = 128 : i64, dot_micro_m = 2 : i64, dot_micro_n = 2 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = true, kind = "packed_gemm", micro_m = 2 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx2", task_m = 256 : i64, task_n = 32 : i64, vector = 8 : i64}
+// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_m = 128 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 2 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = true}
 // AVX512-LABEL: func.func @prefill_int8
-// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, dot_block_m = 320 : i64, dot_micro_m = 5 : i64, dot_micro_n = 2 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = true, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx512", task_m = 252 : i64, task_n = 64 : i64, vector = 16 : i64}
+// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 2 : i64, target = "x86-64-avx512", tiles_per_task = 8 : i64, vector = 16 : i64, widen_panel = true}
 func.func @prefill_int8(%x: tensor<?x?x768xf32>) -> tensor<?x?x2048xf32> attributes {tfm.max_len = 1024 : i64} {
   %wg = tfm.weight "gate" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<2048x768xf32>
   %wu = tfm.weight "up" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<2048x768xf32>

@@ -7,13 +7,14 @@
 // each target (16 ymm registers, or 32 zmm with AVX-512; tile.mlir has the f32
 // model).
 //
-// Many rows (prefill, forward): the packed form widens W as it packs it,
-// so the plan is f32's (tile.mlir); its dot_ keys (fewer than small_rows
-// rows) are @few_rows' plan below.
+// Many rows (prefill, forward): a narrow W keeps the dot form (the packed
+// form's gathers of int8 or bf16 columns were slower: Tile.cpp). W is
+// widened once per row block into an f32 panel, so the micro tile is f32's
+// dot tile (tile.mlir: 3x3 on AVX2, 5x4 on AVX-512) and widen_panel is set.
 // AVX2-LABEL: func.func @prefill
-// AVX2: tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, dot_block_m = 126 : i64, dot_micro_m = 3 : i64, dot_micro_n = 3 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = true, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx2", task_m = 252 : i64, task_n = 32 : i64, vector = 8 : i64}
+// AVX2: tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = true}
 // AVX512-LABEL: func.func @prefill
-// AVX512: tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, dot_block_m = 320 : i64, dot_micro_m = 5 : i64, dot_micro_n = 4 : i64, dot_tiles_per_task = 6 : i64, dot_widen_panel = true, kind = "packed_gemm", micro_m = 8 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx512", task_m = 256 : i64, task_n = 64 : i64, vector = 16 : i64}
+// AVX512: tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64, widen_panel = true}
 // The GPU widens W as it stages it in shared memory: f32's plan (tile.mlir).
 // CUDA-LABEL: func.func @prefill
 // CUDA: tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 5120 : i64, target = "cuda-sm80", thread_m = 8 : i64, thread_n = 1 : i64}
@@ -44,17 +45,4 @@ func.func @decode(%x: tensor<?x1x768xf32>) -> tensor<?x1x768xf32> attributes {tf
   %w2 = tfm.weight "w2" : tensor<768x768xf32>
   %z = tfm.linear %y, %w2 : (tensor<?x1x768xf32>, tensor<768x768xf32>) -> tensor<?x1x768xf32>
   return %z : tensor<?x1x768xf32>
-}
-
-// A few rows (5, static: fewer than a packed micro tile), dot form: W is
-// widened once per row block into an f32 panel, so the micro tile is f32's
-// (tile.mlir: 3x3 on AVX2, 5x4 on AVX-512) and widen_panel is set.
-// AVX2-LABEL: func.func @few_rows
-// AVX2: tfm.tile = {block_m = 126 : i64, kind = "gemm", micro_m = 3 : i64, micro_n = 3 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = true}
-// AVX512-LABEL: func.func @few_rows
-// AVX512: tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 4 : i64, target = "x86-64-avx512", tiles_per_task = 6 : i64, vector = 16 : i64, widen_panel = true}
-func.func @few_rows(%x: tensor<1x5x768xf32>) -> tensor<1x5x768xf32> attributes {tfm.max_len = 1024 : i64} {
-  %w = tfm.weight "w" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<768x768xf32>
-  %y = tfm.linear %x, %w : (tensor<1x5x768xf32>, tensor<768x768xf32>) -> tensor<1x5x768xf32>
-  return %y : tensor<1x5x768xf32>
 }
