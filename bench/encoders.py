@@ -22,8 +22,8 @@ import os
 import re
 import statistics
 
-from run import (OUT, PEERS, PYTHON, TFMC, CommandFailed, fmt_num, json_lines, note, pause, run,
-                 table)
+from run import (OUT, PEERS, PYTHON, TFMC, CommandFailed, fmt_num, json_lines, note, run,
+                 run_parts, table)
 from engines import NPM, NODE_MODULES
 
 THREADS = 2
@@ -110,13 +110,7 @@ def run_bert(h, res, runs):
              "--runs", str(runs), "--warmup", "1", "--vocab", str(BERT["vocab"])])))
     else:
         h.notes.append(f"encoders: onnxruntime-node is not installed in {NPM} (make bench-npm)")
-    for key, part in parts:
-        try:
-            b[key] = part()
-        except CommandFailed as e:
-            b[key] = None
-            h.notes.append(f"encoders: BERT {key} failed: {str(e).splitlines()[0][:200]}")
-        pause(1.0)
+    run_parts(h, b, parts, "encoders: BERT")
 
 
 # ---------------------------------------------------------------- Marian
@@ -210,13 +204,7 @@ def run_marian(h, res, runs):
                                 str(MARIAN["layers"]), "--eos", str(MARIAN["eos"]), "--start",
                                 str(MARIAN["start"])] + peer_args)
         parts.append(("onnxruntime", ort))
-    for key, part in parts:
-        try:
-            m[key] = part()
-        except CommandFailed as e:
-            m[key] = None
-            h.notes.append(f"encoders: Marian {key} failed: {str(e).splitlines()[0][:200]}")
-        pause(1.0)
+    run_parts(h, m, parts, "encoders: Marian")
     got = {k: m[k]["ids"] for k in ("tfmc", "pytorch", "onnxruntime") if m.get(k)}
     m["ids_agree"] = len({json.dumps(v) for v in got.values()}) == 1
     if not m["ids_agree"]:

@@ -18,8 +18,8 @@ import random
 import re
 import statistics
 
-from run import (OUT, PEERS, PYTHON, ROOT, CommandFailed, Model, fmt_num, json_lines, note, pause,
-                 run, table)
+from run import (OUT, PEERS, PYTHON, ROOT, CommandFailed, Model, fmt_num, json_lines, note, run,
+                 run_parts, table)
 
 THREADS = 2
 PROMPT, NEW = 128, 128
@@ -106,13 +106,7 @@ def run_generation(h):
         ("torch_b1", lambda: pytorch(one.weights, new, runs, 1)),
         ("torch_b8", lambda: pytorch(one.weights, new, runs, BATCH)),
     ]
-    for key, part in parts:
-        try:
-            res[key] = part()
-        except CommandFailed as e:
-            res[key] = None
-            h.notes.append(f"generation: {key} failed: {str(e).splitlines()[0][:200]}")
-        pause(1.0)
+    run_parts(h, res, parts, "generation:")
 
 
 def render(rep):

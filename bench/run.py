@@ -120,6 +120,18 @@ def pause(seconds=1.0):
     time.sleep(seconds)
 
 
+def run_parts(h, results, parts, label):
+    """Runs each (key, thunk) of `parts` in turn with a pause after each: results[key] is what the
+    thunk returned, or None and a note naming `label` and the key when its command failed."""
+    for key, part in parts:
+        try:
+            results[key] = part()
+        except CommandFailed as e:
+            results[key] = None
+            h.notes.append(f"{label} {key} failed: {str(e).splitlines()[0][:200]}")
+        pause(1.0)
+
+
 def load_average():
     try:
         with open("/proc/loadavg") as f:
