@@ -9,20 +9,22 @@
 // CPU
 //  - GEMM (tfm.linear) of many rows (prefill, encoders), at most 16384
 //    columns (not a vocabulary head) and an f32 W: packed outer-product
-//    form (packed_gemm). A task of task_m x task_n outputs
-//    packs its columns of W into an f32 panel (columns innermost); a micro tile
-//    of micro_m rows x micro_n column vectors keeps its accumulators in
-//    registers across the block, each step one broadcast of x per row and
-//    one panel vector per column vector. The shape constants were measured
+//    form (packed_gemm). A task of task_m x task_n outputs packs its
+//    columns of W into an f32 panel (columns innermost) and walks its rows
+//    in blocks of block_m; a micro tile of micro_m rows x micro_n column
+//    vectors keeps its accumulators in registers across each block_k of
+//    depth, each step one broadcast of x per row and one panel vector per
+//    column vector. The shape constants were measured
 //    (kPacked* below); micro_m shrinks to fit the registers (gated: twice
 //    the accumulators). The dot form below (0.49-0.64x OpenBLAS at these
 //    shapes) is bound by L2: it reloads micro_m + micro_n vectors per step.
 //    Packing W costs about as much as streaming it ~8 times, so the plan
 //    also carries the dot form's tile (dot_ keys) and the kernel runs it
 //    for calls of fewer than small_rows rows.
-//  - GEMM of a row per sequence (decode steps, a last or first position)
-//    or of fewer rows than a packed micro tile: dot-product form (gemm),
-//    where packing W would cost more than the FMAs it feeds. W is [N, K] row-major,
+//  - GEMM of a row per sequence (decode steps, a last or first position),
+//    of fewer rows than a packed micro tile (packing W would cost more than
+//    the FMAs it feeds), of a vocabulary head or of a bf16 or int8 W
+//    (planCpuGemmForm says why): dot-product form (gemm). W is [N, K] row-major,
 //    so rows of W and rows of x are both contiguous along K: each output
 //    keeps a vector accumulator along K (summed across lanes at the end),
 //    and no transpose of W is ever made, for one row (decode) or many

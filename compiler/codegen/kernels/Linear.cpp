@@ -6,11 +6,12 @@
 //    Each output keeps a vector accumulator over K and sums its lanes at the
 //    end; no transpose of W is needed.
 //  - packed outer-product form ('packed_gemm'), for many rows (prefill,
-//    encoders). A task of task_m x task_n outputs packs, per block of
-//    block_k depth, its columns of W into an f32 panel with the columns
-//    innermost; a micro tile of micro_m rows x micro_n vectors of columns
-//    keeps its accumulators in registers across the block, each step one
-//    broadcast of x per row and one panel vector per column vector. The
+//    encoders). A task of task_m x task_n outputs packs its columns of W
+//    into an f32 panel with the columns innermost, then walks its rows in
+//    blocks of block_m; a micro tile of micro_m rows x micro_n vectors of
+//    columns keeps its accumulators in registers across each block_k of
+//    depth, each step one broadcast of x per row and one panel vector per
+//    column vector. The
 //    dot form streams micro_m + micro_n vectors from L2 per micro_m·micro_n
 //    FMAs and was bound by L2 at ~37 % of the AVX-512 peak at M = 1024; the
 //    packed form reads the panel from L1/L2 once per row tile. Packing
@@ -21,7 +22,8 @@
 //
 // bf16 and int8 weights (tfm-weight-storage) are widened to f32 in
 // registers as they are read, or once per row block into an f32 panel
-// (widen_panel), or as the packed form packs them; accumulation is f32.
+// (widen_panel), or as the packed form packs them (which the tile pass
+// does not choose for them: see Tile.cpp); accumulation is f32.
 //
 // A gated linear (a gated FFN's gate and up, tfm.gated_linear) is the same
 // GEMM with a second weight: every Func of the K loop gains a dimension p
