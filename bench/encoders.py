@@ -86,12 +86,17 @@ def bert_tfmc(exe, folder, runs):
     return {"median_ms": total["median_ms"], "min_ms": total["min_ms"], "max_ms": total["max_ms"]}
 
 
-def bert_peer(cmd):
+def peer_line(cmd):
+    """The last `bench: encoders` JSON line a peer program printed."""
     out, _, _ = run(cmd, timeout=1800)
     rows = [r for r in json_lines(out) if r.get("bench") == "encoders"]
     if not rows:
         raise CommandFailed("no encoders line from " + os.path.basename(cmd[1]))
-    r = rows[-1]
+    return rows[-1]
+
+
+def bert_peer(cmd):
+    r = peer_line(cmd)
     return {"median_ms": r["median_ms"], "min_ms": min(r["runs_ms"]), "max_ms": max(r["runs_ms"])}
 
 
@@ -169,11 +174,7 @@ def summarize(rows):
 
 
 def marian_peer(cmd):
-    out, _, _ = run(cmd, timeout=1800)
-    rows = [r for r in json_lines(out) if r.get("bench") == "encoders"]
-    if not rows:
-        raise CommandFailed("no encoders line from " + os.path.basename(cmd[1]))
-    r = rows[-1]
+    r = peer_line(cmd)
     return {"total_ms": r["median_ms"], "min_ms": min(r["runs_ms"]), "max_ms": max(r["runs_ms"]),
             "prefill_ms": r["prefill_median_ms"], "decode_ms": r["decode_median_ms"],
             "ids": r["ids"], "runs": len(r["runs_ms"])}

@@ -267,8 +267,11 @@ BuiltKernel packedAlgorithm(const KernelSpec &spec, const Operands &in,
 /// costs more than the FMAs it feeds. The output selects by the row count;
 /// the schedule specializes on the same condition, so each call runs one
 /// form only.
-Expr manyRows(const CpuPackedGemmPlan &plan, const Operands &in) {
-  return in.x.dim(1).extent() >= int(plan.smallRows);
+/// The one condition the algorithm's select and the schedule's
+/// specialization share (Halide drops the other branch only when they are
+/// the same expression). `x` is the kernel's first argument.
+Expr manyRows(const CpuPackedGemmPlan &plan, const ImageParam &x) {
+  return x.dim(1).extent() >= int(plan.smallRows);
 }
 
 BuiltKernel algorithm(const KernelSpec &spec) {
@@ -282,7 +285,7 @@ BuiltKernel algorithm(const KernelSpec &spec) {
                                  "dot_", "dot_form");
   Var n("n"), m("m");
   Func out(outputName(spec));
-  out(n, m) = select(manyRows(plan, in), packed.output(n, m), dot.output(n, m));
+  out(n, m) = select(manyRows(plan, in.x), packed.output(n, m), dot.output(n, m));
   std::map<std::string, Func> stages = packed.stages;
   stages.insert(dot.stages.begin(), dot.stages.end());
   std::map<std::string, RDom> domains = packed.domains;
@@ -463,8 +466,8 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   kernel.output.bound(Var("n"), 0, int(spec.width));
   // The specialization copies the schedule so far; what follows on the
   // Func itself is the other (few rows) branch's.
-  Stage many = kernel.output.specialize(
-      kernel.arguments.front().dim(1).extent() >= int(plan.smallRows));
+  Stage many =
+      kernel.output.specialize(manyRows(plan, kernel.arguments.front()));
   packedSchedule(kernel, spec, plan, many);
   dotSchedule(kernel, spec, plan.dot, "dot_");
 }
