@@ -1,6 +1,7 @@
 //===- Link.cpp - Kernels to objects, objects to programs -----------------===//
 
 #include "compiler/codegen/Link.h"
+#include "compiler/codegen/PrefetchHints.h"
 
 #include "compiler/codegen/KernelKey.h"
 
@@ -174,9 +175,18 @@ LogicalResult Linker::cachedKernels(std::vector<std::string> &objects) {
                    << kernel.op->getName() << ")\n";
     if (failed(writeAtomically(object, [&](const std::string &path) {
           std::string error;
-          if (compileKernel(kernel.spec, name, options.target, path, error))
+          if (!compileKernel(kernel.spec, name, options.target, path, error))
+            return fail(error);
+          if (options.target.isGpu())
             return success();
-          return fail(error);
+          PrefetchRewrite rewrite;
+          if (!promotePrefetchHintsInObject(path, rewrite, error))
+            return fail(error);
+          if (rewrite.undecodable)
+            llvm::errs() << "tfmc: warning: kernel " << name
+                         << ": code that LLVM's X86 disassembler cannot "
+                            "decode; its prefetches stay non-temporal\n";
+          return success();
         })))
       return failure();
   }

@@ -129,6 +129,12 @@ TEST(CpuKernels, LinearNarrowWeights) {
            {"one row", 1, 70, 200,
             {{"vector", 16}, {"micro_m", 1}, {"micro_n", 4}, {"block_m", 256},
              {"tiles_per_task", 2}}},
+           // Decode with whole groups and vectors (K = 3 x 64): each step
+           // also prefetches the next tile's rows (prefetchNextRows), past
+           // the end of W for the last tiles.
+           {"one row, prefetched", 1, 70, 192,
+            {{"vector", 16}, {"micro_m", 1}, {"micro_n", 4}, {"block_m", 256},
+             {"tiles_per_task", 2}}},
            // 8 lanes, no blocks, widened in registers with several rows.
            {"registers", 13, 11, 72,
             {{"vector", 8}, {"micro_m", 2}, {"micro_n", 3}}},
@@ -353,6 +359,11 @@ TEST(CpuKernels, GatedLinearBothWeightsOneTile) {
            // A decode step: one row, 16 lanes; K = 100 leaves a partial
            // int8 group and a partial vector.
            {"one row", 1, 70, 100,
+            {{"vector", 16}, {"micro_m", 1}, {"micro_n", 5}, {"block_m", 256},
+             {"tiles_per_task", 2}}},
+           // Decode with whole vectors and groups (K = 6 x 16): both
+           // weights' next rows are prefetched.
+           {"one row, prefetched", 1, 70, 96,
             {{"vector", 16}, {"micro_m", 1}, {"micro_n", 5}, {"block_m", 256},
              {"tiles_per_task", 2}}},
            // Packed: both weights' panels per K block, tails in M, N and K.

@@ -293,6 +293,36 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   return {out, in.arguments, std::move(stages), std::move(domains)};
 }
 
+// With one row of x (decode: micro_m = 1) the dot form streams W from
+// memory once, micro_n rows at a time, each step of the depth loop reading
+// one line of each row. The hardware prefetchers do not follow that (a
+// row of W is a few lines long), and with bf16 or int8 W the widening
+// leaves the out-of-order window too few lines ahead, so the load latency,
+// not the bandwidth, bounds it: about 6 GB/s per core for int8 W, half the
+// read bandwidth. Each step therefore prefetches the same lines of the
+// next micro_n rows (the next tile; W's rows are contiguous, so that is
+// k + micro_n·K along this tile's rows). Halide 14 emits prefetchnta, which
+// measured no faster than none; Link.cpp rewrites it to prefetcht0
+// (PrefetchHints.h). Measured on GPT-2 small's decode step (2 threads):
+// int8 1.64x, bf16 1.39x faster; f32 W (4 bytes a value, one FMA a
+// vector) already ran at the read bandwidth and was 8 % slower with it,
+// so it has none. Not for a K that the step does not divide (the depth
+// walk clamps k there, which would bend the prefetched address) nor for a
+// widened panel.
+void prefetchNextRows(BuiltKernel &kernel, const KernelSpec &spec,
+                      const CpuGemmPlan &plan, Func partial, RVar groups) {
+  DepthWalk walk = depthWalk(spec, plan);
+  if (spec.weightType == WeightType::F32 || plan.microM != 1 ||
+      plan.widenPanel || walk.padded != spec.inWidth)
+    return;
+  int stepsPerRow = int(walk.padded / walk.step);
+  for (const ImageParam &argument : kernel.arguments)
+    if (argument.name() == "w" || argument.name() == "w_up")
+      partial.update().prefetch(argument, groups, groups,
+                                int(plan.microN) * stepsPerRow,
+                                PrefetchBoundStrategy::NonFaulting);
+}
+
 // A micro_m x micro_n tile of outputs keeps micro_m·micro_n vector
 // accumulators in registers across K. Within a block of block_m rows
 // consecutive tiles walk down the rows (the same rows of W), then along
@@ -378,13 +408,14 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
         .unroll(n)
         .unroll(m)
         .unroll(p);
-    return;
+  } else {
+    partial.update()
+        .reorder(lane, n, m, rk.x, rk.y)
+        .vectorize(lane)
+        .unroll(n)
+        .unroll(m);
   }
-  partial.update()
-      .reorder(lane, n, m, rk.x, rk.y)
-      .vectorize(lane)
-      .unroll(n)
-      .unroll(m);
+  prefetchNextRows(kernel, spec, plan, partial, rk.y);
 }
 
 // The packed form, on the specialization of `out` for many rows (`loops`).
