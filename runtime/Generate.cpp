@@ -297,8 +297,9 @@ bool Generation::runBatch(const std::vector<int64_t> &members,
       const std::vector<int64_t> &history =
           request.encoderDecoder ? result.sequences[row.index].tokens
                                  : row.history;
-      int64_t token =
-          samplers[order[r]].next(scratch.data(), vocab, history);
+      int64_t token = samplers[order[r]].next(
+          scratch.data(), vocab, history,
+          request.encoderDecoder ? request.bos : -1);
       tokens[r] = token;
       if (!request.encoderDecoder)
         row.history.push_back(token);
@@ -403,6 +404,8 @@ bool Generation::runBeams(int64_t index, std::string &error) {
       if (request.sampling.repetitionPenalty != 1)
         applyRepetitionPenalty(out, vocab, histories[b],
                                request.sampling.repetitionPenalty);
+      banBadWords(out, vocab, request.sampling.badWords,
+                  request.encoderDecoder ? request.bos : -1, histories[b]);
     }
     if (!search.step(logProbs.data(), vocab, parents, tokens) ||
         generated + 1 >= request.maxNewTokens)
@@ -499,6 +502,16 @@ bool checkGenerateRequest(const Model &model, const GenerateRequest &request,
   for (int64_t eos : request.eos)
     if (!checkToken(eos, "--eos"))
       return false;
+  for (const std::vector<int64_t> &word : request.sampling.badWords) {
+    const std::string name = "--bad-words";
+    if (word.empty()) {
+      error = name + " holds an empty sequence";
+      return false;
+    }
+    for (int64_t id : word)
+      if (!checkToken(id, name))
+        return false;
+  }
   const bool several = request.prompts.size() > 1;
   for (std::size_t p = 0; p < request.prompts.size(); ++p) {
     const std::vector<int64_t> &prompt = request.prompts[p];

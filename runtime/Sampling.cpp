@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <unordered_set>
 
 namespace tfmc::runtime {
@@ -45,6 +46,26 @@ void applyRepetitionPenalty(float *logits, int64_t vocab,
     float &logit = logits[token];
     logit = logit < 0 ? static_cast<float>(logit * penalty)
                       : static_cast<float>(logit / penalty);
+  }
+}
+
+void banBadWords(float *logits, int64_t vocab,
+                 const std::vector<std::vector<int64_t>> &badWords,
+                 int64_t start, const std::vector<int64_t> &history) {
+  const std::size_t length = history.size() + (start >= 0 ? 1 : 0);
+  // Token i of the sequence so far.
+  auto at = [&](std::size_t i) {
+    return start >= 0 ? (i == 0 ? start : history[i - 1]) : history[i];
+  };
+  for (const std::vector<int64_t> &word : badWords) {
+    const std::size_t before = word.size() - 1;
+    if (word.back() < 0 || word.back() >= vocab || before > length)
+      continue;
+    bool matches = true;
+    for (std::size_t i = 0; i < before && matches; ++i)
+      matches = at(length - before + i) == word[i];
+    if (matches)
+      logits[word.back()] = -std::numeric_limits<float>::infinity();
   }
 }
 
@@ -184,8 +205,9 @@ double Sampler::keep(const float *logits, int64_t vocab) {
 }
 
 int64_t Sampler::next(float *logits, int64_t vocab,
-                      const std::vector<int64_t> &history) {
+                      const std::vector<int64_t> &history, int64_t start) {
   applyRepetitionPenalty(logits, vocab, history, options.repetitionPenalty);
+  banBadWords(logits, vocab, options.badWords, start, history);
   if (options.temperature == 0)
     return argmax(logits, vocab);
   const double mass = keep(logits, vocab);

@@ -3,7 +3,9 @@
 // Hugging Face generate's semantics, in its order of logits processors:
 //   1. repetition penalty (RepetitionPenaltyLogitsProcessor): each token
 //      already in the sequence has its logit divided by R if positive,
-//      multiplied by R if negative;
+//      multiplied by R if negative; then bad words (NoBadWordsLogitsProcessor):
+//      the last token of each banned sequence whose other tokens end the
+//      sequence so far gets -inf (a one-token sequence: always);
 //   2. temperature 0: the argmax (greedy; ties go to the lowest id, as
 //      torch.argmax);
 //   3. otherwise logits / T, then top-k (every token whose logit is at
@@ -35,6 +37,9 @@ struct SamplingOptions {
   double topP = 1;        // 1: off
   uint64_t seed = 0;
   double repetitionPenalty = 1; // 1: off
+  /// Banned token sequences (Hugging Face's bad_words_ids), each non-empty
+  /// and inside the vocabulary (checkGenerateRequest).
+  std::vector<std::vector<int64_t>> badWords;
 };
 
 /// HF's repetition penalty on `logits` [vocab], in place, for each distinct
@@ -42,6 +47,16 @@ struct SamplingOptions {
 void applyRepetitionPenalty(float *logits, int64_t vocab,
                             const std::vector<int64_t> &history,
                             double penalty);
+
+/// Hugging Face's NoBadWordsLogitsProcessor on `logits` [vocab], in place:
+/// for each sequence of `badWords`, its last token's logit becomes -inf when
+/// the tokens before it end the sequence so far, which is `start` (when not
+/// -1: an encoder-decoder's decoder start, the first of Hugging Face's
+/// decoder input ids) followed by `history`. A one-token sequence is
+/// always banned.
+void banBadWords(float *logits, int64_t vocab,
+                 const std::vector<std::vector<int64_t>> &badWords,
+                 int64_t start, const std::vector<int64_t> &history);
 
 /// log(softmax(logits)), in place (max-shifted, summed in double).
 void logSoftmax(float *logits, int64_t vocab);
@@ -62,9 +77,10 @@ public:
   Sampler(const SamplingOptions &options, uint64_t stream);
 
   /// The next token from `logits` [vocab] (modified in place by the
-  /// penalty), given the tokens the sequence holds so far.
+  /// penalty and the bad words), given the tokens the sequence holds so
+  /// far: `start` (-1: none; banBadWords) and `history`.
   int64_t next(float *logits, int64_t vocab,
-               const std::vector<int64_t> &history);
+               const std::vector<int64_t> &history, int64_t start = -1);
 
   /// A uniform double in [0, 1): the stream's next draw.
   double uniform();

@@ -116,6 +116,9 @@ struct PromptTokens {
   /// An encoder-decoder's first decoder token (Marian's
   /// decoder_start_token_id, its pad), or -1 when the files give none.
   int64_t decoderStart = -1;
+  /// Token sequences generation must not produce (bad_words_ids: Marian's
+  /// bans its pad), each non-empty.
+  std::vector<std::vector<int64_t>> badWords;
 
   /// A text's ids as the model gets them: prefix + ids + suffix.
   void surround(std::vector<int64_t> &ids) const {

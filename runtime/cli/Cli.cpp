@@ -94,6 +94,8 @@ void printUsage(std::FILE *out) {
       "      search)\n"
       "      [--stop TEXT]...  (with --tokenizer: end a sequence whose text\n"
       "      ends with TEXT)\n"
+      "      [--bad-words 5,6]...  (never generate these ids in this order;\n"
+      "      default: the tokenizer directory's bad_words_ids)\n"
       "      [--stats] [--threads N] [--dump-logits OUT.safetensors]\n"
       "      --eos may be repeated or a comma list: stop at any\n"
       "      generation with a KV cache (decoder-only: --prompt; encoder-\n"

@@ -7,6 +7,7 @@
 //                 [--temperature T] [--top-k K] [--top-p P] [--seed S]
 //                 [--repetition-penalty R] [--num-beams N]
 //                 [--length-penalty L] [--early-stopping] [--stop S]...
+//                 [--bad-words 5,6]...
 //                 [--stats] [--threads N] [--dump-logits OUT]
 //
 // Everything that can be checked is checked before the model loads: the
@@ -190,6 +191,19 @@ GenerateRequest makeRequest(const Options &options, const Plan &plan,
     for (int64_t eos : promptTokens.eos)
       if (eos < plan.vocab)
         request.eos.push_back(eos);
+  }
+  // Banned sequences: each --bad-words is one (ids, comma-separated),
+  // replacing the tokenizer directory's bad_words_ids; ids outside the
+  // vocabulary (only from the files) can never be generated, so their
+  // sequences are dropped as the files' eos ids are.
+  if (options.has("--bad-words")) {
+    for (const std::string &word : options.all("--bad-words"))
+      request.sampling.badWords.push_back(parseIdList("--bad-words", word));
+  } else if (tokenizer) {
+    for (const std::vector<int64_t> &word : promptTokens.badWords)
+      if (std::all_of(word.begin(), word.end(),
+                      [&](int64_t id) { return id < plan.vocab; }))
+        request.sampling.badWords.push_back(word);
   }
   request.maxNewTokens = integer(options, "--max-new-tokens");
   request.keepLogits = options.has("--dump-logits");
@@ -381,8 +395,10 @@ int generateCommand(int argc, char **argv) {
        "--max-new-tokens", "--threads", "--dump-logits", "--tokenizer",
        "--text", "--text-file", "--prompts-file", "--source-file",
        "--temperature", "--top-k", "--top-p", "--seed",
-       "--repetition-penalty", "--num-beams", "--length-penalty", "--stop"},
-      argc, argv, 2, {"--stats", "--early-stopping"}, {"--eos", "--stop"});
+       "--repetition-penalty", "--num-beams", "--length-penalty", "--stop",
+       "--bad-words"},
+      argc, argv, 2, {"--stats", "--early-stopping"},
+      {"--eos", "--stop", "--bad-words"});
   if (options.helpRequested()) {
     printUsage(stdout);
     return 0;

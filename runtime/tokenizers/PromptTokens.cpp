@@ -22,6 +22,11 @@
 //   Decoder start (an encoder-decoder's first decoder token):
 //   generation_config.json's decoder_start_token_id, else config.json's,
 //   else none. `generate --bos` replaces it.
+//   Bad words (sequences generation never produces; Hugging Face's
+//   NoBadWordsLogitsProcessor): generation_config.json's bad_words_ids,
+//   else config.json's (as GenerationConfig.from_model_config takes it), a
+//   list of non-empty lists of non-negative ids; else none. `generate
+//   --bad-words` replaces them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +39,8 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 #include <sys/stat.h>
 
@@ -197,6 +204,32 @@ bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
       return false;
     }
     tokens.decoderStart = start.get<int64_t>();
+    break;
+  }
+  for (const char *name : {"generation_config.json", "config.json"}) {
+    Json root;
+    if (!readOptional(prefix + name, root, error))
+      return false;
+    if (root.is_null() || !root.contains("bad_words_ids") ||
+        root["bad_words_ids"].is_null())
+      continue;
+    const Json &words = root["bad_words_ids"];
+    auto valid = [](const Json &word) {
+      if (!word.is_array() || word.empty())
+        return false;
+      for (const Json &id : word)
+        if (!id.is_number_integer() || id.get<int64_t>() < 0)
+          return false;
+      return true;
+    };
+    if (!words.is_array() || !std::all_of(words.begin(), words.end(), valid)) {
+      error = fmt::format("{}{}: bad_words_ids must be a list of non-empty "
+                          "lists of non-negative integers",
+                          prefix, name);
+      return false;
+    }
+    for (const Json &word : words)
+      tokens.badWords.push_back(word.get<std::vector<int64_t>>());
     break;
   }
   return true;

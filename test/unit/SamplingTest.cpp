@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -232,6 +233,47 @@ TEST(Sampling, RepetitionPenaltyHandDerived) {
   options.repetitionPenalty = 1.5;
   Sampler sampler(options, 0);
   EXPECT_EQ(sampler.next(close.data(), 2, {0}), 1);
+}
+
+TEST(Sampling, BadWordsHandDerived) {
+  const float inf = std::numeric_limits<float>::infinity();
+  // HF's NoBadWordsLogitsProcessor: [3] always; [1, 2] only right after a
+  // 1; [0, 1, 5] only after 0, 1; an id past the vocabulary never.
+  const std::vector<std::vector<int64_t>> words = {{3}, {1, 2}, {0, 1, 5}, {9}};
+  auto banned = [&](int64_t start, std::vector<int64_t> history) {
+    std::vector<float> logits(6, 0.0f);
+    banBadWords(logits.data(), 6, words, start, history);
+    std::vector<int64_t> ids;
+    for (int64_t i = 0; i < 6; ++i)
+      if (logits[i] == -inf)
+        ids.push_back(i);
+    return ids;
+  };
+  EXPECT_EQ(banned(-1, {}), (std::vector<int64_t>{3}));
+  EXPECT_EQ(banned(-1, {4, 1}), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(banned(-1, {1, 4}), (std::vector<int64_t>{3}));
+  EXPECT_EQ(banned(-1, {0, 1}), (std::vector<int64_t>{2, 3, 5}));
+  // An encoder-decoder's decoder start is the sequence's first token.
+  EXPECT_EQ(banned(0, {1}), (std::vector<int64_t>{2, 3, 5}));
+  EXPECT_EQ(banned(1, {}), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(banned(4, {}), (std::vector<int64_t>{3}));
+
+  // After the penalty, before the choice: greedy takes the best unbanned.
+  std::vector<float> logits = {0.0f, 1.0f, 3.0f, 2.0f};
+  SamplingOptions options;
+  options.badWords = {{1, 2}};
+  Sampler sampler(options, 0);
+  EXPECT_EQ(sampler.next(logits.data(), 4, {0, 1}), 3);
+  logits = {0.0f, 1.0f, 3.0f, 2.0f};
+  EXPECT_EQ(sampler.next(logits.data(), 4, {1, 0}), 2);
+  // Sampling never draws a banned token.
+  options.temperature = 1;
+  options.badWords = {{2}};
+  Sampler draws(options, 7);
+  for (int i = 0; i < 200; ++i) {
+    logits = {0.0f, 1.0f, 3.0f, 2.0f};
+    EXPECT_NE(draws.next(logits.data(), 4, {}), 2);
+  }
 }
 
 TEST(Sampling, LogSoftmaxHandDerived) {

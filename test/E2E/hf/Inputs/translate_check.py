@@ -15,7 +15,13 @@ import tempfile
 
 binary, weights, directory, text, max_new = sys.argv[1:6]
 extra = sys.argv[6:]  # e.g. --num-beams 3, given to both runs
-start = json.load(open(os.path.join(directory, "config.json")))["decoder_start_token_id"]
+config = json.load(open(os.path.join(directory, "config.json")))
+start = config["decoder_start_token_id"]
+# The directory's bad_words_ids (Marian bans its pad), given by hand to the
+# run on ids, which has no directory.
+banned = []
+for word in config.get("bad_words_ids") or []:
+    banned += ["--bad-words", ",".join(map(str, word))]
 
 
 def run(args):
@@ -26,7 +32,7 @@ translated = run([binary, "generate", "--weights", weights, "--tokenizer", direc
                   "--text", text, "--max-new-tokens", max_new] + extra).rstrip("\n")
 source = run(["tfmc-tokenize", directory, "--prompt", text]).splitlines()[0].split(":", 1)[1].split()
 ids = run([binary, "generate", "--weights", weights, "--source", ",".join(source),
-           "--bos", str(start), "--eos", "0", "--max-new-tokens", max_new] + extra).split()
+           "--bos", str(start), "--eos", "0", "--max-new-tokens", max_new] + banned + extra).split()
 with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
     f.write(" ".join(ids))
 decoded = run(["tfmc-tokenize", directory, "--decode", f.name]).rstrip("\n")
