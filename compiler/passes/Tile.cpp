@@ -267,18 +267,22 @@ constexpr int64_t kDecodeTileRows = 2;
 
 /// The packed form's micro tile is micro_m rows x 2 vectors of columns;
 /// rows go in blocks of about 16 (a whole number of micro tiles), tasks
-/// are 256 rows (whole blocks) x 2 micro tiles of columns, and K blocks are
+/// are 512 rows (whole blocks) x 2 micro tiles of columns, and K blocks are
 /// 256 deep. Measured on a 2-core Xeon (AVX-512, 2 threads, against
 /// OpenBLAS in the same run): at 1024 x 3072 x 768, micro tiles 8x2
 /// vectors 0.83-0.90x OpenBLAS, 12x2 0.79-0.85x, 6x4 0.49-0.56x, 8x3 0.73x,
 /// 14x2 0.68x; tasks of 64 columns 0.83-0.90x, 32 0.66x, 128 0.52-0.67x;
-/// tasks of 256 rows 0.90x, 128 0.83x, 64 0.67x; K blocks of 128-768 within
+/// tasks of 256 rows 0.90x, 128 0.83x, 64 0.67x (a task packs its panel
+/// once for its rows: a gather of W's columns, 18 % of the 3072-deep
+/// linear's time at 256 rows); BERT-base at batch 8 x 128 (1024 rows),
+/// 770 / 759 ms with tasks of 256 rows, 727 / 722 with 512, 712 / 723 with
+/// 1024 (two runs each, Xeon, 2 threads); K blocks of 128-768 within
 /// noise. Row blocks (accumulators of 16 rows, 4 KiB: L1) keep a short
 /// input cheap: at 768 x 768, 5 rows took 0.19 ms with blocks of 16, 0.35
 /// with 32, 0.45 with 64 and 1.1 ms with whole 256-row tasks (the dot form:
 /// 0.13); 1024 rows 5.8-6.0 ms with 16-64 (the dot form 7.5).
 constexpr int64_t kPackedColumnVectors = 2, kPackedMaxRows = 8,
-                  kPackedBlockRows = 16, kPackedTaskRows = 256,
+                  kPackedBlockRows = 16, kPackedTaskRows = 512,
                   kPackedDepthBlock = 256;
 /// Rows below which a packed plan's kernel runs its dot form: packing W
 /// costs about as much as streaming it ~8 times. BERT-base's 768 x 768

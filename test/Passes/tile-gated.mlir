@@ -45,8 +45,8 @@
 // A micro tile of micro_m rows x 2 vectors of columns holds both parts: 4
 // accumulators per row, 4 panel vectors and 1 broadcast of x, so micro_m =
 // min(8, (registers - 5) / 4): AVX2 11/4 = 2, AVX-512 27/4 = 6; block_m =
-// 16 rounded up to a multiple of micro_m: 16 and 18; task_m = 256 rounded
-// down to a multiple of block_m: 256 and 252; task_n 4 vectors (32 and 64);
+// 16 rounded up to a multiple of micro_m: 16 and 18; task_m = 512 rounded
+// down to a multiple of block_m: 512 and 504; task_n 4 vectors (32 and 64);
 // block_k 256. Below small_rows = 32 rows a call runs the dot form: the
 // dot_ keys are the few rows' plan above. An int8 W keeps the dot form
 // (@prefill_int8).
@@ -66,9 +66,9 @@
 //    blocks); block_k 32: (1 + 64)·32·4 = 8320 bytes.
 
 // AVX2-LABEL: func.func @prefill
-// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, dot_block_m = 128 : i64, dot_micro_m = 2 : i64, dot_micro_n = 2 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 2 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx2", task_m = 256 : i64, task_n = 32 : i64, vector = 8 : i64}
+// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, dot_block_m = 128 : i64, dot_micro_m = 2 : i64, dot_micro_n = 2 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 2 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx2", task_m = 512 : i64, task_n = 32 : i64, vector = 8 : i64}
 // AVX512-LABEL: func.func @prefill
-// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, dot_block_m = 320 : i64, dot_micro_m = 5 : i64, dot_micro_n = 2 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx512", task_m = 252 : i64, task_n = 64 : i64, vector = 16 : i64}
+// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, dot_block_m = 320 : i64, dot_micro_m = 5 : i64, dot_micro_n = 2 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx512", task_m = 504 : i64, task_n = 64 : i64, vector = 16 : i64}
 // CUDA-LABEL: func.func @prefill
 // CUDA: tfm.gated_linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 10240 : i64, target = "cuda-sm80", thread_m = 16 : i64, thread_n = 1 : i64}
 func.func @prefill(%x: tensor<?x?x768xf32>) -> tensor<?x?x2048xf32> attributes {tfm.max_len = 1024 : i64} {
