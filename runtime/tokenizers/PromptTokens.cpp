@@ -135,6 +135,26 @@ bool specialTokenId(const Json &config, const std::string &path,
   return true;
 }
 
+/// A generation setting: `key` of generation_config.json, else of
+/// config.json (as GenerationConfig.from_model_config falls back), in the
+/// directory `prefix`; null when neither gives it (or gives null). `file`
+/// names the file it came from.
+bool generationSetting(const std::string &prefix, const char *key,
+                       Json &value, std::string &file, std::string &error) {
+  value = Json();
+  for (const char *name : {"generation_config.json", "config.json"}) {
+    Json root;
+    if (!readOptional(prefix + name, root, error))
+      return false;
+    if (root.is_null() || !root.contains(key) || root[key].is_null())
+      continue;
+    value = root[key];
+    file = prefix + name;
+    return true;
+  }
+  return true;
+}
+
 } // namespace
 
 bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
@@ -168,52 +188,39 @@ bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
     }
   }
 
-  for (const char *name : {"generation_config.json", "config.json"}) {
-    Json root;
-    if (!readOptional(prefix + name, root, error))
-      return false;
-    if (root.is_null() || !root.contains("eos_token_id") ||
-        root["eos_token_id"].is_null())
-      continue;
-    const Json &eos = root["eos_token_id"];
-    std::vector<Json> items = eos.is_array() ? std::vector<Json>(eos.begin(), eos.end())
-                                             : std::vector<Json>{eos};
+  // Generation settings: generation_config.json's, else config.json's.
+  Json value;
+  std::string file;
+  if (!generationSetting(prefix, "eos_token_id", value, file, error))
+    return false;
+  if (!value.is_null()) {
+    std::vector<Json> items = value.is_array()
+                                  ? std::vector<Json>(value.begin(), value.end())
+                                  : std::vector<Json>{value};
     for (const Json &item : items) {
       if (!item.is_number_integer() || item.get<int64_t>() < 0) {
-        error = fmt::format("{}{}: eos_token_id must be a non-negative "
+        error = fmt::format("{}: eos_token_id must be a non-negative "
                             "integer or a list of them",
-                            prefix, name);
+                            file);
         return false;
       }
       tokens.eos.push_back(item.get<int64_t>());
     }
-    break;
   }
-  for (const char *name : {"generation_config.json", "config.json"}) {
-    Json root;
-    if (!readOptional(prefix + name, root, error))
-      return false;
-    if (root.is_null() || !root.contains("decoder_start_token_id") ||
-        root["decoder_start_token_id"].is_null())
-      continue;
-    const Json &start = root["decoder_start_token_id"];
-    if (!start.is_number_integer() || start.get<int64_t>() < 0) {
-      error = fmt::format("{}{}: decoder_start_token_id must be a "
+  if (!generationSetting(prefix, "decoder_start_token_id", value, file, error))
+    return false;
+  if (!value.is_null()) {
+    if (!value.is_number_integer() || value.get<int64_t>() < 0) {
+      error = fmt::format("{}: decoder_start_token_id must be a "
                           "non-negative integer",
-                          prefix, name);
+                          file);
       return false;
     }
-    tokens.decoderStart = start.get<int64_t>();
-    break;
+    tokens.decoderStart = value.get<int64_t>();
   }
-  for (const char *name : {"generation_config.json", "config.json"}) {
-    Json root;
-    if (!readOptional(prefix + name, root, error))
-      return false;
-    if (root.is_null() || !root.contains("bad_words_ids") ||
-        root["bad_words_ids"].is_null())
-      continue;
-    const Json &words = root["bad_words_ids"];
+  if (!generationSetting(prefix, "bad_words_ids", value, file, error))
+    return false;
+  if (!value.is_null()) {
     auto valid = [](const Json &word) {
       if (!word.is_array() || word.empty())
         return false;
@@ -222,15 +229,14 @@ bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
           return false;
       return true;
     };
-    if (!words.is_array() || !std::all_of(words.begin(), words.end(), valid)) {
-      error = fmt::format("{}{}: bad_words_ids must be a list of non-empty "
+    if (!value.is_array() || !std::all_of(value.begin(), value.end(), valid)) {
+      error = fmt::format("{}: bad_words_ids must be a list of non-empty "
                           "lists of non-negative integers",
-                          prefix, name);
+                          file);
       return false;
     }
-    for (const Json &word : words)
+    for (const Json &word : value)
       tokens.badWords.push_back(word.get<std::vector<int64_t>>());
-    break;
   }
   return true;
 }
