@@ -135,6 +135,14 @@ TEST(CpuKernels, LinearNarrowWeights) {
            {"one row, prefetched", 1, 70, 192,
             {{"vector", 16}, {"micro_m", 1}, {"micro_n", 4}, {"block_m", 256},
              {"tiles_per_task", 2}}},
+           // A plan of 2-row tiles (--max-batch > 1): one row runs the
+           // prefetching specialization, 5 rows the other.
+           {"2-row tiles, one row", 1, 70, 192,
+            {{"vector", 16}, {"micro_m", 2}, {"micro_n", 4}, {"block_m", 256},
+             {"tiles_per_task", 2}}},
+           {"2-row tiles, 5 rows", 5, 70, 192,
+            {{"vector", 16}, {"micro_m", 2}, {"micro_n", 4}, {"block_m", 256},
+             {"tiles_per_task", 2}}},
            // 8 lanes, no blocks, widened in registers with several rows.
            {"registers", 13, 11, 72,
             {{"vector", 8}, {"micro_m", 2}, {"micro_n", 3}}},

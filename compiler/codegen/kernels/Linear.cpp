@@ -23,7 +23,10 @@
 // bf16 and int8 weights (tfm-weight-storage) are widened to f32 in
 // registers as they are read, or once per row block into an f32 panel
 // (widen_panel), or as the packed form packs them (which the tile pass
-// does not choose for them: see Tile.cpp); accumulation is f32.
+// does not choose for them: see Tile.cpp); accumulation is f32. Widened in
+// registers, the dot form also prefetches the next tile's rows of W
+// (prefetchNextRows) for one row tile of x: otherwise load latency bounds
+// the decode GEMV.
 //
 // A gated linear (a gated FFN's gate and up, tfm.gated_linear) is the same
 // GEMM with a second weight: every Func of the K loop gains a dimension p
@@ -293,34 +296,42 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   return {out, in.arguments, std::move(stages), std::move(domains)};
 }
 
-// With one row of x (decode: micro_m = 1) the dot form streams W from
-// memory once, micro_n rows at a time, each step of the depth loop reading
-// one line of each row. The hardware prefetchers do not follow that (a
-// row of W is a few lines long), and with bf16 or int8 W the widening
-// leaves the out-of-order window too few lines ahead, so the load latency,
-// not the bandwidth, bounds it: about 6 GB/s per core for int8 W, half the
-// read bandwidth. Each step therefore prefetches the same lines of the
-// next micro_n rows (the next tile; W's rows are contiguous, so that is
+// With one row tile of x (decode) the dot form streams W from memory once,
+// micro_n rows at a time, each step of the depth loop reading one line of
+// each row. The hardware prefetchers do not follow that (a row of W is a
+// few lines long), and with bf16 or int8 W the widening leaves the
+// out-of-order window too few lines ahead, so the load latency, not the
+// bandwidth, bounds it: about 6 GB/s per core for int8 W, half the read
+// bandwidth. Each step therefore prefetches the same lines of the next
+// micro_n rows (the next tile; W's rows are contiguous, so that is
 // k + micro_n·K along this tile's rows). Halide 14 emits prefetchnta, which
 // measured no faster than none; Link.cpp rewrites it to prefetcht0
 // (PrefetchHints.h). Measured on GPT-2 small's decode step (2 threads):
 // int8 1.64x, bf16 1.39x faster; f32 W (4 bytes a value, one FMA a
 // vector) already ran at the read bandwidth and was 8 % slower with it,
-// so it has none. Not for a K that the step does not divide (the depth
-// walk clamps k there, which would bend the prefetched address) nor for a
-// widened panel.
+// so it has none. A plan of several rows per tile (--max-batch > 1) gets it
+// in a specialization for calls of at most micro_m rows: there int8 at
+// batch 1 went 16.6 -> 12.2 ms, while at batch 8 (W's next rows come only
+// after the block's other row tiles, and each of them repeated the
+// prefetches) it went 38.2 -> 42.7 ms. Not for a K that the step does not
+// divide (the depth walk clamps k there, which would bend the prefetched
+// address) nor for a widened panel.
 void prefetchNextRows(BuiltKernel &kernel, const KernelSpec &spec,
                       const CpuGemmPlan &plan, Func partial, RVar groups) {
   DepthWalk walk = depthWalk(spec, plan);
-  if (spec.weightType == WeightType::F32 || plan.microM != 1 ||
-      plan.widenPanel || walk.padded != spec.inWidth)
+  if (spec.weightType == WeightType::F32 || plan.widenPanel ||
+      walk.padded != spec.inWidth)
     return;
+  Stage update = partial.update();
+  if (plan.microM > 1)
+    update = update.specialize(kernel.arguments.front().dim(1).extent() <=
+                               int(plan.microM));
   int stepsPerRow = int(walk.padded / walk.step);
   for (const ImageParam &argument : kernel.arguments)
     if (argument.name() == "w" || argument.name() == "w_up")
-      partial.update().prefetch(argument, groups, groups,
-                                int(plan.microN) * stepsPerRow,
-                                PrefetchBoundStrategy::NonFaulting);
+      update.prefetch(argument, groups, groups,
+                      int(plan.microN) * stepsPerRow,
+                      PrefetchBoundStrategy::NonFaulting);
 }
 
 // A micro_m x micro_n tile of outputs keeps micro_m·micro_n vector
