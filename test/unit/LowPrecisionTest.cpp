@@ -13,9 +13,9 @@
 // that power, q the integers), the linear weight is in quarters (exact in
 // bf16) but for one value, whose bf16 rounding is worked out by hand.
 //
-// Built twice, like RuntimeTest.cpp: as the gtest binary, and with
-// TFMC_RUNTIME_TEST_FAKE_MODEL as `tfmc-runtime-fake-lowprec`, the same
-// plan with the runtime's main(), whose command line the tests run.
+// Built twice: as the gtest binary, and with TFMC_RUNTIME_TEST_FAKE_MODEL as
+// `tfmc-runtime-fake-lowprec`, the same plan with the runtime's main(), whose
+// command line the tests run.
 //
 //===----------------------------------------------------------------------===//
 

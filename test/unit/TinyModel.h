@@ -1,0 +1,36 @@
+//===- TinyModel.h - The runtime tests' hand-written model ------*- C++ -*-===//
+//
+// TinyModel.cpp defines the glue symbols codegen writes for a model (the
+// kernel table and the plan) for a tiny model over hand-written kernels:
+// vocab 10, d 4, 3 outputs, B <= 2, S <= 6 (max_len 8).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_TEST_UNIT_TINYMODEL_H
+#define TFMC_TEST_UNIT_TINYMODEL_H
+
+#include "runtime/Model.h"
+
+#include <cstdint>
+#include <vector>
+
+extern "C" {
+extern const struct tfmc_kernel_entry tfmc_kernels[];
+extern const int tfmc_num_kernels;
+extern const char tfmc_plan_json[];
+
+/// Kernels beyond the plan's, for plans the tests write: out = in over
+/// (W, R) views (a KV cache write), and out[b, 0, :] = the sum of in's rows
+/// (a KV cache read); an embedding lookup is the plan's tfmc_test_embed.
+int tfmc_test_embed(void **args);
+int tfmc_test_copy(void **args);
+int tfmc_test_sum_rows(void **args);
+}
+
+namespace tfmc::test {
+/// The extents of the ids buffer the embedding kernel last saw, for the
+/// tests of symbol binding.
+extern std::vector<int32_t> embedIdsExtents;
+} // namespace tfmc::test
+
+#endif // TFMC_TEST_UNIT_TINYMODEL_H
