@@ -401,11 +401,9 @@ bool Generation::runBeams(int64_t index, std::string &error) {
       float *out = logProbs.data() + b * vocab;
       std::copy(row, row + vocab, out);
       logSoftmax(out, vocab);
-      if (request.sampling.repetitionPenalty != 1)
-        applyRepetitionPenalty(out, vocab, histories[b],
-                               request.sampling.repetitionPenalty);
-      banBadWords(out, vocab, request.sampling.badWords,
-                  request.encoderDecoder ? request.bos : -1, histories[b]);
+      applyLogitsProcessors(out, vocab, request.sampling,
+                            request.encoderDecoder ? request.bos : -1,
+                            histories[b]);
     }
     if (!search.step(logProbs.data(), vocab, parents, tokens) ||
         generated + 1 >= request.maxNewTokens)
@@ -503,13 +501,12 @@ bool checkGenerateRequest(const Model &model, const GenerateRequest &request,
     if (!checkToken(eos, "--eos"))
       return false;
   for (const std::vector<int64_t> &word : request.sampling.badWords) {
-    const std::string name = "--bad-words";
     if (word.empty()) {
-      error = name + " holds an empty sequence";
+      error = "--bad-words holds an empty sequence";
       return false;
     }
     for (int64_t id : word)
-      if (!checkToken(id, name))
+      if (!checkToken(id, "--bad-words"))
         return false;
   }
   const bool several = request.prompts.size() > 1;

@@ -69,6 +69,13 @@ void banBadWords(float *logits, int64_t vocab,
   }
 }
 
+void applyLogitsProcessors(float *logits, int64_t vocab,
+                           const SamplingOptions &options, int64_t start,
+                           const std::vector<int64_t> &history) {
+  applyRepetitionPenalty(logits, vocab, history, options.repetitionPenalty);
+  banBadWords(logits, vocab, options.badWords, start, history);
+}
+
 void logSoftmax(float *logits, int64_t vocab) {
   float largest = logits[argmax(logits, vocab)];
   double sum = 0;
@@ -206,8 +213,7 @@ double Sampler::keep(const float *logits, int64_t vocab) {
 
 int64_t Sampler::next(float *logits, int64_t vocab,
                       const std::vector<int64_t> &history, int64_t start) {
-  applyRepetitionPenalty(logits, vocab, history, options.repetitionPenalty);
-  banBadWords(logits, vocab, options.badWords, start, history);
+  applyLogitsProcessors(logits, vocab, options, start, history);
   if (options.temperature == 0)
     return argmax(logits, vocab);
   const double mass = keep(logits, vocab);

@@ -58,6 +58,13 @@ void banBadWords(float *logits, int64_t vocab,
                  const std::vector<std::vector<int64_t>> &badWords,
                  int64_t start, const std::vector<int64_t> &history);
 
+/// Hugging Face's logits processors before the choice, in its order: the
+/// repetition penalty over `history`, then the bad words (banBadWords with
+/// `start`). Sampler::next and beam search both start with it.
+void applyLogitsProcessors(float *logits, int64_t vocab,
+                           const SamplingOptions &options, int64_t start,
+                           const std::vector<int64_t> &history);
+
 /// log(softmax(logits)), in place (max-shifted, summed in double).
 void logSoftmax(float *logits, int64_t vocab);
 

@@ -129,6 +129,7 @@ PrefetchRewrite promotePrefetchHints(llvm::MutableArrayRef<uint8_t> code) {
 
 bool promotePrefetchHintsInObject(const std::string &path,
                                   PrefetchRewrite &result, std::string &error) {
+  result = {};
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
@@ -146,7 +147,6 @@ bool promotePrefetchHintsInObject(const std::string &path,
   }
   if ((*object)->getArch() != llvm::Triple::x86_64)
     return true;
-  result = {};
   for (const llvm::object::SectionRef &section : (*object)->sections()) {
     if (!section.isText())
       continue;

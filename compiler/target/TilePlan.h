@@ -117,7 +117,6 @@ struct CpuPackedGemmPlan {
     visit("dot_tiles_per_task", dot.tilesPerTask);
     visit("dot_widen_panel", dot.widenPanel);
     dot.vector = vector; // one key for both forms
-
   }
 };
 

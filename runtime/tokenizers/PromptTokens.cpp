@@ -135,25 +135,41 @@ bool specialTokenId(const Json &config, const std::string &path,
   return true;
 }
 
-/// A generation setting: `key` of generation_config.json, else of
-/// config.json (as GenerationConfig.from_model_config falls back), in the
-/// directory `prefix`; null when neither gives it (or gives null). `file`
-/// names the file it came from.
-bool generationSetting(const std::string &prefix, const char *key,
-                       Json &value, std::string &file, std::string &error) {
-  value = Json();
-  for (const char *name : {"generation_config.json", "config.json"}) {
-    Json root;
-    if (!readOptional(prefix + name, root, error))
-      return false;
-    if (root.is_null() || !root.contains(key) || root[key].is_null())
-      continue;
-    value = root[key];
-    file = prefix + name;
+/// The directory's generation settings: generation_config.json, else
+/// config.json for each key (as GenerationConfig.from_model_config falls
+/// back). Each file is read at most once, when a key first needs it.
+class GenerationSettings {
+public:
+  explicit GenerationSettings(const std::string &prefix)
+      : paths{prefix + "generation_config.json", prefix + "config.json"} {}
+
+  /// `key`'s value in the first file that gives it (not null), with that
+  /// file's path in `file`; null when neither does. False, with `error`,
+  /// on a malformed file.
+  bool get(const char *key, Json &value, std::string &file,
+           std::string &error) {
+    value = Json();
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (!read[i]) {
+        if (!readOptional(paths[i], roots[i], error))
+          return false;
+        read[i] = true;
+      }
+      if (!roots[i].is_null() && roots[i].contains(key) &&
+          !roots[i][key].is_null()) {
+        value = roots[i][key];
+        file = paths[i];
+        return true;
+      }
+    }
     return true;
   }
-  return true;
-}
+
+private:
+  std::string paths[2];
+  Json roots[2];
+  bool read[2] = {false, false};
+};
 
 } // namespace
 
@@ -189,9 +205,10 @@ bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
   }
 
   // Generation settings: generation_config.json's, else config.json's.
+  GenerationSettings settings(prefix);
   Json value;
   std::string file;
-  if (!generationSetting(prefix, "eos_token_id", value, file, error))
+  if (!settings.get("eos_token_id", value, file, error))
     return false;
   if (!value.is_null()) {
     std::vector<Json> items = value.is_array()
@@ -207,7 +224,7 @@ bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
       tokens.eos.push_back(item.get<int64_t>());
     }
   }
-  if (!generationSetting(prefix, "decoder_start_token_id", value, file, error))
+  if (!settings.get("decoder_start_token_id", value, file, error))
     return false;
   if (!value.is_null()) {
     if (!value.is_number_integer() || value.get<int64_t>() < 0) {
@@ -218,7 +235,7 @@ bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
     }
     tokens.decoderStart = value.get<int64_t>();
   }
-  if (!generationSetting(prefix, "bad_words_ids", value, file, error))
+  if (!settings.get("bad_words_ids", value, file, error))
     return false;
   if (!value.is_null()) {
     auto valid = [](const Json &word) {

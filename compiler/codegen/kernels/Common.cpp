@@ -147,9 +147,14 @@ WeightInput::WeightInput(const KernelSpec &spec, const std::string &name)
              : type == WeightType::BF16 ? BFloat(16)
                                         : Float(32),
              2, name),
-      scales(Float(16), 2, name + "_scales"), scale(name + "_scale") {
+      scales(Float(16), 2, name + "_scales"),
+      scale(scaleFunc(name + "_scale")) {}
+
+Func WeightInput::scaleFunc(const std::string &name) const {
   Var g("g"), row("row");
-  scale(g, row) = cast<float>(scales(g, row));
+  Func f(name);
+  f(g, row) = cast<float>(scales(g, row));
+  return f;
 }
 
 std::vector<ImageParam> WeightInput::arguments() const {

@@ -46,6 +46,9 @@ struct WeightInput {
   /// for a tile: Halide 14 converts a scalar f16 in software (about 20
   /// instructions), a vector of them with one vcvtph2ps.
   Halide::Func scale;
+  /// Another Func named `name` with `scale`'s definition, for a second
+  /// form in one pipeline that schedules its own.
+  Halide::Func scaleFunc(const std::string &name) const;
 };
 
 // --- CPU schedules of the simple shapes ----------------------------------------

@@ -123,11 +123,8 @@ struct Operands {
   /// so that each of two forms in one pipeline schedules its own.
   Operands withOwnScales(const std::string &suffix) const {
     Operands copy = *this;
-    for (WeightInput *weight : {&copy.w, &copy.up}) {
-      Var g("g"), row("row");
-      weight->scale = Func(weight->scale.name() + suffix);
-      weight->scale(g, row) = cast<float>(weight->scales(g, row));
-    }
+    for (WeightInput *weight : {&copy.w, &copy.up})
+      weight->scale = weight->scaleFunc(weight->scale.name() + suffix);
     return copy;
   }
 
@@ -265,11 +262,6 @@ BuiltKernel packedAlgorithm(const KernelSpec &spec, const Operands &in,
   return {out, in.arguments, std::move(stages), {{"packed_rk", rk}}};
 }
 
-/// A packed plan's kernel holds both forms: the packed one for at least
-/// small_rows rows, the dot one (its `dot_` plan) for fewer, where packing W
-/// costs more than the FMAs it feeds. The output selects by the row count;
-/// the schedule specializes on the same condition, so each call runs one
-/// form only.
 /// The one condition the algorithm's select and the schedule's
 /// specialization share (Halide drops the other branch only when they are
 /// the same expression). `x` is the kernel's first argument.
@@ -277,6 +269,11 @@ Expr manyRows(const CpuPackedGemmPlan &plan, const ImageParam &x) {
   return x.dim(1).extent() >= int(plan.smallRows);
 }
 
+/// A packed plan's kernel holds both forms: the packed one for at least
+/// small_rows rows, the dot one (its `dot_` plan) for fewer, where packing W
+/// costs more than the FMAs it feeds. The output selects by the row count;
+/// the schedule specializes on the same condition, so each call runs one
+/// form only.
 BuiltKernel algorithm(const KernelSpec &spec) {
   Operands in(spec);
   if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile))

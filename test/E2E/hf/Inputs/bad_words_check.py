@@ -38,7 +38,8 @@ def generate(*extra):
 
 
 def best_but(row, banned):
-    return max((v, -i) for i, v in enumerate(row) if i != banned)[1] * -1
+    """The id of the largest logit but `banned`'s (the lowest id on ties)."""
+    return min((i for i in range(len(row)) if i != banned), key=lambda i: (-row[i], i))
 
 
 dump = os.path.join(tmp, "bad_words_logits.%d.safetensors" % os.getpid())
