@@ -20,7 +20,8 @@ PACKAGES := cmake ninja-build ccache g++ python3 bc binutils \
 	libhalide14-0-dev libfmt-dev nlohmann-json3-dev \
 	libgtest-dev libbenchmark-dev \
 	python3-torch python3-numpy libopenblas-dev \
-	pkg-config libsentencepiece-dev libonig-dev libutf8proc-dev python3-sentencepiece
+	pkg-config libsentencepiece-dev libonig-dev libutf8proc-dev python3-sentencepiece \
+	qemu-user
 
 # Debian 12 packages only the benchmarks need (bench/peers/README.md):
 # matplotlib for the plot, BLAS libraries and oneDNN for the peers.

@@ -1,13 +1,16 @@
 //===- CApi.cpp - The C API (tfmc.h) over Model ---------------------------===//
 //
 // Also the one place that names the symbols codegen's glue file defines for
-// each compiled model: the plan JSON and the kernel table.
+// each compiled model: its variants (a target, the CPU features it needs,
+// its kernel table and plan JSON; the widest first) and the registry's CPU
+// targets (for the rebuild hint when no variant runs on this CPU).
 //
 // Nothing may cross the C boundary as an exception: each entry point catches
 // everything (std::bad_alloc included) into the thread's last error.
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/CpuFeatures.h"
 #include "runtime/Generate.h"
 #include "runtime/Model.h"
 #include "runtime/Text.h"
@@ -21,9 +24,10 @@
 
 // Defined by the glue file codegen writes for each model.
 extern "C" {
-extern const struct tfmc_kernel_entry tfmc_kernels[];
-extern const int tfmc_num_kernels;
-extern const char tfmc_plan_json[];
+extern const struct tfmc_variant tfmc_variants[];
+extern const int tfmc_num_variants;
+extern const struct tfmc_cpu_target tfmc_cpu_targets[];
+extern const int tfmc_num_cpu_targets;
 }
 
 struct tfmc_model {
@@ -33,17 +37,32 @@ struct tfmc_model {
 namespace tfmc::runtime {
 namespace {
 
+/// The variant this CPU runs (the first, i.e. widest, whose features it
+/// has) and its plans; where none fits, the first variant's plans (they
+/// describe the program: name, inputs, weights) and the reason.
 struct LinkedPlans {
+  const tfmc_variant *variant = nullptr;
+  bool runsHere = false;
+  std::string cpuError; // why no variant runs here
   std::optional<std::vector<Plan>> plans;
   std::string error;
 };
 
 const LinkedPlans &parsedLinkedPlans() {
-  // A function-local static: parsed once, thread-safe.
+  // A function-local static: chosen and parsed once, thread-safe.
   static const LinkedPlans linked = [] {
     LinkedPlans result;
     try {
-      result.plans = parsePlans(tfmc_plan_json, result.error);
+      std::vector<CpuTargetFeatures> variants, registry;
+      for (int i = 0; i < tfmc_num_variants; ++i)
+        variants.push_back({tfmc_variants[i].target, tfmc_variants[i].features});
+      for (int i = 0; i < tfmc_num_cpu_targets; ++i)
+        registry.push_back({tfmc_cpu_targets[i].name, tfmc_cpu_targets[i].features});
+      VariantChoice choice = chooseVariant(variants, registry, cpuHasFeature);
+      result.runsHere = choice.index >= 0;
+      result.variant = &tfmc_variants[std::max(choice.index, 0)];
+      result.cpuError = choice.error;
+      result.plans = parsePlans(result.variant->plan_json, result.error);
     } catch (...) {
       result.error = "plan: out of memory";
     }
@@ -90,6 +109,16 @@ const std::vector<Plan> *linkedPlans(std::string &error) {
   return &*linked.plans;
 }
 
+std::vector<LinkedVariant> linkedVariants() {
+  const LinkedPlans &linked = parsedLinkedPlans();
+  std::vector<LinkedVariant> variants;
+  for (int i = 0; i < tfmc_num_variants; ++i)
+    variants.push_back({tfmc_variants[i].target,
+                        missingCpuFeatures(tfmc_variants[i].features),
+                        linked.runsHere && linked.variant == &tfmc_variants[i]});
+  return variants;
+}
+
 const Plan *linkedPlan(std::string &error) {
   const std::vector<Plan> *plans = linkedPlans(error);
   return plans ? &plans->front() : nullptr;
@@ -100,7 +129,14 @@ std::unique_ptr<Model> Model::createLinked(const std::string &weightsPath,
   const std::vector<Plan> *plans = linkedPlans(error);
   if (!plans)
     return nullptr;
-  return create(*plans, tfmc_kernels, tfmc_num_kernels, weightsPath, error);
+  // Before any kernel runs: never SIGILL.
+  const LinkedPlans &linked = parsedLinkedPlans();
+  if (!linked.runsHere) {
+    error = linked.cpuError;
+    return nullptr;
+  }
+  return create(*plans, linked.variant->kernels, linked.variant->num_kernels,
+                weightsPath, error);
 }
 
 } // namespace tfmc::runtime
@@ -207,6 +243,15 @@ extern "C" const char *tfmc_model_name(void) {
     std::string error;
     const Plan *plan = linkedPlan(error);
     return plan ? plan->model.c_str() : "";
+  } catch (...) {
+    return "";
+  }
+}
+
+extern "C" const char *tfmc_target(void) {
+  try {
+    const LinkedPlans &linked = parsedLinkedPlans();
+    return linked.runsHere ? linked.variant->target : "";
   } catch (...) {
     return "";
   }

@@ -40,6 +40,23 @@ struct tfmc_kernel_entry {
   const char *name;
   tfmc_kernel_fn fn;
 };
+
+/// The program's kernels and plans for one target (`tfmc --target` takes
+/// a list); the glue's table lists them widest first.
+struct tfmc_variant {
+  const char *target;   /* the registry's name, e.g. "x86-64-avx2" */
+  const char *features; /* CPU features it needs, LLVM's names, spaced */
+  const struct tfmc_kernel_entry *kernels;
+  int num_kernels;
+  const char *plan_json;
+};
+
+/// Every CPU target of the compiler's registry, widest first: the rebuild
+/// hint of a program whose variants this CPU cannot run.
+struct tfmc_cpu_target {
+  const char *name;
+  const char *features;
+};
 }
 
 namespace tfmc::runtime {
@@ -95,8 +112,9 @@ public:
          int numKernels, const std::string &weightsPath, std::string &error);
 
   /// The same, with the plan and kernel table linked into this program by
-  /// codegen (the glue symbols tfmc_plan_json, tfmc_kernels,
-  /// tfmc_num_kernels).
+  /// codegen (the glue's tfmc_variants): the first variant whose CPU
+  /// features this CPU has; none is a one-line error naming the variants,
+  /// the missing features and the target to rebuild with.
   static std::unique_ptr<Model> createLinked(const std::string &weightsPath,
                                              std::string &error);
 
@@ -192,8 +210,21 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-/// The plan linked into this program, parsed once (thread-safe). Null with
-/// `error` set when it does not parse.
+/// One of the program's variants, as `info` reports it.
+struct LinkedVariant {
+  std::string target;
+  std::vector<std::string> missingFeatures; // what this CPU lacks for it
+  bool chosen = false;                      // the variant that runs here
+};
+
+/// The program's variants, widest first.
+std::vector<LinkedVariant> linkedVariants();
+
+/// The plan linked into this program, parsed once (thread-safe): the plan
+/// of the variant this CPU runs, or of the first where it runs none (plans
+/// agree on everything but tiles and kernels). Null with `error` set when
+/// it does not parse. Model::createLinked refuses a CPU that runs no
+/// variant, naming what it lacks: nothing runs a kernel before that check.
 const Plan *linkedPlan(std::string &error);
 
 /// Every entry point's plan linked into this program (forward first).

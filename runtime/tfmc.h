@@ -142,6 +142,11 @@ const char *tfmc_last_error(void);
 /** The compiled model's name (from its description), "" if unknown. */
 const char *tfmc_model_name(void);
 
+/** The target whose kernels this CPU runs (the widest of the program's
+ *  `tfmc --target` list that the CPU has the features of), or "" when it
+ *  has none: tfmc_create then fails, naming the missing features. */
+const char *tfmc_target(void);
+
 /** How the program stores its linear weights and embedding tables, as
  *  `tfmc --weight-dtype` chose: "f32", "bf16" or "int8" (norms, biases and
  *  positions are f32 in every program); "" if unknown. The generated NAME.h

@@ -36,6 +36,24 @@ config.substitutions.append(("%{srcroot}", config.tfmc_source_root))
 # tfmc's runtime archives, for tests that link a --emit obj object themselves.
 config.substitutions.append(("%{runtime_dir}", os.path.join(config.tfmc_build_root, "runtime")))
 
+# Tests that make device nodes (mknod) need root: `REQUIRES: root`.
+if os.geteuid() == 0:
+    config.available_features.add("root")
+else:
+    lit_config.note("not running as root: the tests that need mknod are UNSUPPORTED")
+
+# qemu-user (Debian's qemu-user, installed by the Makefile) runs a program
+# as a CPU without AVX-512 on any host: %qemu-avx2 is Haswell (AVX2, FMA,
+# F16C), less the system features TCG cannot emulate (each would print a
+# warning line).
+import shutil
+if shutil.which("qemu-x86_64"):
+    config.available_features.add("qemu-x86_64")
+    config.substitutions.append(
+        ("%qemu-avx2", "qemu-x86_64 -cpu Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm"))
+else:
+    lit_config.note("qemu-x86_64 is missing: the tests that run programs as an AVX2 CPU are UNSUPPORTED")
+
 # AVX-512: E2E runs with --target x86-64-avx512 need a CPU with AVX-512F
 # (`REQUIRES: avx512f`; CI machines have it, elsewhere they are UNSUPPORTED).
 try:

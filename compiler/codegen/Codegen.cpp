@@ -6,6 +6,7 @@
 #include "compiler/codegen/Lowering.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 using namespace mlir;
@@ -21,23 +22,44 @@ std::string defaultCacheDir() {
   return std::string(home && *home ? home : "/tmp") + "/.cache/tfmc";
 }
 
-LogicalResult emitArtifact(ModuleOp module, const CodegenOptions &options,
-                           llvm::raw_ostream &os) {
-  if (options.target.isGpu() && options.autoschedule)
-    return module.emitError(
-        "--scheduler adams2019 schedules CPU kernels only (Halide 14 has no "
-        "GPU autoscheduler); CUDA targets use their tile plans");
-  FailureOr<LoweredModule> lowered =
-      lowerModule(module, options.target, options.autoschedule);
-  if (failed(lowered))
+LogicalResult emitArtifact(llvm::ArrayRef<TargetModule> variants,
+                           const CodegenOptions &options,
+                           llvm::raw_ostream &os,
+                           std::vector<VariantCost> *costs) {
+  if (variants.empty())
     return failure();
-  if (options.artifact != Artifact::Halide)
-    return linkArtifact(module, *lowered, options);
+  std::vector<LinkVariant> lowered;
+  std::vector<VariantCost> spent(variants.size());
+  for (const TargetModule &variant : variants) {
+    if (variant.target.isGpu() && options.autoschedule)
+      return mlir::ModuleOp(variant.module).emitError(
+          "--scheduler adams2019 schedules CPU kernels only (Halide 14 has no "
+          "GPU autoscheduler); CUDA targets use their tile plans");
+    auto start = std::chrono::steady_clock::now();
+    FailureOr<LoweredModule> module = lowerModule(
+        mlir::ModuleOp(variant.module), variant.target, options.autoschedule);
+    if (failed(module))
+      return failure();
+    spent[lowered.size()].seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    lowered.push_back({variant.module, variant.target, std::move(*module)});
+  }
+  if (options.artifact != Artifact::Halide) {
+    LogicalResult linked = linkArtifact(lowered, options, spent);
+    if (costs)
+      *costs = spent;
+    return linked;
+  }
+  if (variants.size() > 1)
+    return mlir::ModuleOp(variants.front().module).emitError(
+        "--emit halide shows one target's kernels; give --target one target");
 
-  for (const auto &[name, kernel] : lowered->kernels) {
+  const target::TargetDescription &target = variants.front().target;
+  for (const auto &[name, kernel] : lowered.front().lowered.kernels) {
     std::string description;
     try {
-      description = describeKernel(kernel.spec, options.target);
+      description = describeKernel(kernel.spec, target);
     } catch (const std::exception &e) {
       std::string message = e.what();
       std::replace(message.begin(), message.end(), '\n', ' ');

@@ -31,7 +31,6 @@ struct CodegenOptions {
   /// Path of the output without extension: `out/gpt` gives out/gpt,
   /// out/gpt.o, or out/libgpt.a + out/gpt.h.
   std::string outputPath;
-  target::TargetDescription target;
   /// Compiled kernels by structural hash; see defaultCacheDir().
   std::string cacheDir;
   /// Where libtfmc_runtime*.a and tfmc.h are (the build tree by default).
@@ -50,12 +49,31 @@ struct CodegenOptions {
 /// $TFMC_CACHE_DIR, else $XDG_CACHE_HOME/tfmc, else ~/.cache/tfmc.
 std::string defaultCacheDir();
 
-/// Lowers `module` (after the default pipeline) to the artifact. Textual
-/// output (--emit halide) goes to `os`. Errors are MLIR diagnostics at the
-/// op or the module.
-mlir::LogicalResult emitArtifact(mlir::ModuleOp module,
+/// The model after the default pipeline for one target: a program holds
+/// one such variant per target of its --target list.
+struct TargetModule {
+  mlir::ModuleOp module;
+  target::TargetDescription target;
+};
+
+/// What one variant cost (--stats): its kernels' code, and the seconds
+/// codegen spent on it (lowering, and compiling the kernels the cache did
+/// not have).
+struct VariantCost {
+  int64_t kernelCodeBytes = 0;
+  int64_t compiledKernels = 0;
+  double seconds = 0;
+};
+
+/// Lowers each variant (widest first; all lowered from one model) to one
+/// artifact that runs the first variant its CPU has the features of.
+/// Textual output (--emit halide, one variant only) goes to `os`. Errors
+/// are MLIR diagnostics at the op or the module. `costs`, when given,
+/// receives one entry per variant.
+mlir::LogicalResult emitArtifact(llvm::ArrayRef<TargetModule> variants,
                                  const CodegenOptions &options,
-                                 llvm::raw_ostream &os);
+                                 llvm::raw_ostream &os,
+                                 std::vector<VariantCost> *costs = nullptr);
 
 } // namespace tfmc::codegen
 

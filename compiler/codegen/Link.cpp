@@ -13,6 +13,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -29,9 +30,10 @@ namespace {
 /// Reports codegen's errors at the module: they concern the whole program.
 class Linker {
 public:
-  Linker(ModuleOp module, const LoweredModule &lowered,
-         const CodegenOptions &options)
-      : module(module), lowered(lowered), options(options) {}
+  Linker(llvm::ArrayRef<LinkVariant> variants, const CodegenOptions &options,
+         std::vector<VariantCost> &costs)
+      : module(variants.front().module), variants(variants), options(options),
+        costs(costs) {}
 
   LogicalResult run();
 
@@ -48,12 +50,14 @@ private:
       llvm::function_ref<LogicalResult(const std::string &)> write);
   LogicalResult writeText(const std::string &path, const std::string &text);
   LogicalResult writeScratch(const std::string &path, const std::string &text);
-  LogicalResult cachedKernels(std::vector<std::string> &objects);
+  LogicalResult cachedKernels(const LinkVariant &variant, VariantCost &cost,
+                              std::vector<std::string> &objects);
   LogicalResult cachedRuntime(std::vector<std::string> &objects);
 
   ModuleOp module;
-  const LoweredModule &lowered;
+  llvm::ArrayRef<LinkVariant> variants;
   const CodegenOptions &options;
+  std::vector<VariantCost> &costs;
   llvm::SmallString<128> work; // scratch directory
 };
 
@@ -157,14 +161,23 @@ LogicalResult Linker::writeText(const std::string &path,
   });
 }
 
-LogicalResult Linker::cachedKernels(std::vector<std::string> &objects) {
-  for (const auto &[name, kernel] : lowered.kernels) {
+LogicalResult Linker::cachedKernels(const LinkVariant &variant,
+                                    VariantCost &cost,
+                                    std::vector<std::string> &objects) {
+  const target::TargetDescription &target = variant.target;
+  auto addSize = [&](const std::string &object) {
+    uint64_t size = 0;
+    if (!llvm::sys::fs::file_size(object, size))
+      cost.kernelCodeBytes += int64_t(size);
+  };
+  for (const auto &[name, kernel] : variant.lowered.kernels) {
     std::string object = options.cacheDir + "/" + name + ".o";
     objects.push_back(object);
     if (llvm::sys::fs::exists(object)) {
       if (isObjectDefining(object, name + "_argv")) {
         if (options.verbose)
           llvm::errs() << "tfmc: cached " << name << "\n";
+        addSize(object);
         continue;
       }
       llvm::errs() << "tfmc: warning: the kernel cache entry '" << object
@@ -175,9 +188,9 @@ LogicalResult Linker::cachedKernels(std::vector<std::string> &objects) {
                    << kernel.op->getName() << ")\n";
     if (failed(writeAtomically(object, [&](const std::string &path) {
           std::string error;
-          if (!compileKernel(kernel.spec, name, options.target, path, error))
+          if (!compileKernel(kernel.spec, name, target, path, error))
             return fail(error);
-          if (options.target.isGpu())
+          if (target.isGpu())
             return success();
           PrefetchRewrite rewrite;
           if (!promotePrefetchHintsInObject(path, rewrite, error))
@@ -189,6 +202,8 @@ LogicalResult Linker::cachedKernels(std::vector<std::string> &objects) {
           return success();
         })))
       return failure();
+    ++cost.compiledKernels;
+    addSize(object);
   }
   return success();
 }
@@ -197,18 +212,19 @@ LogicalResult Linker::cachedRuntime(std::vector<std::string> &objects) {
   // One Halide runtime per binary; a CUDA target's includes Halide's CUDA
   // runtime, which loads the driver (libcuda) when the program runs. Keyed
   // like the kernels (the generator hash covers Halide's header), so a new
-  // Halide never reuses an old runtime.
+  // Halide never reuses an old runtime. Compiled for the narrowest
+  // variant: every CPU that runs one of the variants runs it.
+  const target::TargetDescription &target = variants.back().target;
   std::string object =
       options.cacheDir + "/halide_runtime_" +
-      hexDigest(options.target.halideTarget + "|" + kernelGeneratorHash()) +
-      ".o";
+      hexDigest(target.halideTarget + "|" + kernelGeneratorHash()) + ".o";
   objects.push_back(object);
   if (llvm::sys::fs::exists(object) &&
       isObjectDefining(object, "halide_default_do_par_for"))
     return success();
   return writeAtomically(object, [&](const std::string &path) {
     std::string error;
-    if (compileRuntime(options.target, path, error))
+    if (compileRuntime(target, path, error))
       return success();
     return fail(error);
   });
@@ -225,17 +241,34 @@ LogicalResult Linker::run() {
       [&] { llvm::sys::fs::remove_directories(work); });
 
   std::vector<std::string> objects;
-  if (failed(cachedKernels(objects)) || failed(cachedRuntime(objects)))
+  costs.resize(variants.size());
+  for (size_t i = 0; i < variants.size(); ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (failed(cachedKernels(variants[i], costs[i], objects)))
+      return failure();
+    costs[i].seconds += std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+  }
+  if (failed(cachedRuntime(objects)))
     return failure();
 
-  // The glue: the kernel table and the plans.
+  // The glue: each variant's kernel table and plans, and the CPU targets.
   std::string glueC = (work + "/glue.c").str();
   std::string glueO = (work + "/glue.o").str();
-  std::vector<std::string> kernelNames;
-  for (const auto &kernel : lowered.kernels)
-    kernelNames.push_back(kernel.first);
-  if (failed(writeScratch(glueC, glueSource(kernelNames, lowered.plans,
-                                         TFMC_VERSION))) ||
+  std::vector<GlueVariant> glue;
+  for (const LinkVariant &variant : variants) {
+    GlueVariant &entry = glue.emplace_back();
+    entry.target = variant.target.name;
+    entry.features = variant.target.featureList();
+    for (const auto &kernel : variant.lowered.kernels)
+      entry.kernelNames.push_back(kernel.first);
+    entry.plans = variant.lowered.plans;
+  }
+  std::vector<std::pair<std::string, std::string>> cpuTargets;
+  for (const target::TargetDescription *t : target::cpuTargets())
+    cpuTargets.emplace_back(t->name, t->featureList());
+  if (failed(writeScratch(glueC, glueSource(glue, cpuTargets, TFMC_VERSION))) ||
       failed(runTool("cc", {"-c", "-O1", "-o", glueO, glueC},
                      "compiling the entry point")))
     return failure();
@@ -254,7 +287,7 @@ LogicalResult Linker::run() {
       "-lfmt", "-lsentencepiece", "-lonig", "-lutf8proc", "-lpthread", "-ldl",
       "-lm"};
   const std::string &output = options.outputPath;
-  const json &plan = lowered.plans.front();
+  const json &plan = variants.front().lowered.plans.front();
 
   switch (options.artifact) {
   case Artifact::Executable:
@@ -334,9 +367,10 @@ LogicalResult Linker::run() {
 
 } // namespace
 
-LogicalResult linkArtifact(ModuleOp module, const LoweredModule &lowered,
-                           const CodegenOptions &options) {
-  return Linker(module, lowered, options).run();
+LogicalResult linkArtifact(llvm::ArrayRef<LinkVariant> variants,
+                           const CodegenOptions &options,
+                           std::vector<VariantCost> &costs) {
+  return Linker(variants, options, costs).run();
 }
 
 } // namespace tfmc::codegen

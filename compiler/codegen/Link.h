@@ -19,9 +19,19 @@ namespace tfmc::codegen {
 
 /// Builds the artifact `options` asks for (object, library or executable)
 /// from the lowered module. Errors are reported at the module.
-mlir::LogicalResult linkArtifact(mlir::ModuleOp module,
-                                 const LoweredModule &lowered,
-                                 const CodegenOptions &options);
+/// One variant of a program, lowered.
+struct LinkVariant {
+  mlir::ModuleOp module;
+  target::TargetDescription target;
+  LoweredModule lowered;
+};
+
+/// Compiles (or takes from the cache) every variant's kernels, and links
+/// them, the glue and the runtime into the artifact. Adds each variant's
+/// kernel code bytes and compile seconds to `costs` (one per variant).
+mlir::LogicalResult linkArtifact(llvm::ArrayRef<LinkVariant> variants,
+                                 const CodegenOptions &options,
+                                 std::vector<VariantCost> &costs);
 
 } // namespace tfmc::codegen
 

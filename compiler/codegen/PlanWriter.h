@@ -68,10 +68,25 @@ struct EntryPlanParts {
 /// The plan of one entry point, with the symbols its dimensions use.
 json writeEntryPlan(const EntryPlanParts &parts);
 
-/// The C glue of a program: the kernel table (`NAME_argv` functions by
-/// name) and the plans (a JSON array, `forward` first) as a byte array.
-std::string glueSource(const std::vector<std::string> &kernelNames,
-                       const std::vector<json> &plans, const char *version);
+/// One target's part of a program: its name and the CPU features it needs
+/// (LLVM's names, space-separated; the runtime checks them before any
+/// kernel runs), its kernel symbols and its plans (`forward` first).
+struct GlueVariant {
+  std::string target;
+  std::string features;
+  std::vector<std::string> kernelNames;
+  std::vector<json> plans;
+};
+
+/// The C glue of a program (runtime/Model.h's tfmc_variants): per variant,
+/// widest first, the kernel table (`NAME_argv` functions by name) and the
+/// plans as a JSON byte array; and the registry's CPU targets
+/// (tfmc_cpu_targets, name and features), for the rebuild hint a program
+/// gives on a CPU that runs none of its variants.
+std::string glueSource(const std::vector<GlueVariant> &variants,
+                       const std::vector<std::pair<std::string, std::string>>
+                           &cpuTargets,
+                       const char *version);
 
 } // namespace tfmc::codegen
 

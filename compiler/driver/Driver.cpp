@@ -18,8 +18,10 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/Format.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 namespace tfmc::driver {
@@ -113,14 +115,24 @@ void printDiagnostic(mlir::Diagnostic &diag, bool &errorShown) {
 }
 
 /// Checks the options that depend on the model, with one-line errors;
-/// returns the target they name (resolved once: `host` reads the CPU).
-mlir::FailureOr<target::TargetDescription>
+/// returns the targets they name, widest first (resolved once: `host`
+/// reads the CPU).
+mlir::FailureOr<std::vector<target::TargetDescription>>
 checkOptions(const CompileOptions &options, const frontend::Model &model) {
   std::string error;
-  std::optional<target::TargetDescription> description =
-      target::lookupTarget(options.target, error);
-  if (!description) {
+  std::optional<std::vector<target::TargetDescription>> descriptions =
+      target::lookupTargets(options.target, error);
+  if (!descriptions) {
     llvm::errs() << "tfmc: error: " << error << "\n";
+    return mlir::failure();
+  }
+  if (descriptions->size() > 1 && options.emit &&
+      (*options.emit == Emit::MlirOpt || *options.emit == Emit::Halide)) {
+    llvm::errs() << "tfmc: error: --emit "
+                 << (*options.emit == Emit::MlirOpt ? "mlir-opt" : "halide")
+                 << " shows one target's plan; --target '"
+                 << frontend::printable(options.target, 64)
+                 << "' names " << descriptions->size() << "\n";
     return mlir::failure();
   }
   if (options.maxBatch <= 0) {
@@ -140,7 +152,7 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
                  << frontend::printable(options.weightDtype, 64) << "'\n";
     return mlir::failure();
   }
-  if (options.autoschedule && description->isGpu()) {
+  if (options.autoschedule && descriptions->front().isGpu()) {
     llvm::errs() << "tfmc: error: --scheduler adams2019 schedules CPU kernels "
                     "only (Halide 14 has no GPU autoscheduler); CUDA targets "
                     "use their tile plans\n";
@@ -152,7 +164,7 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
                  << frontend::quoted(model.name) << ")\n";
     return mlir::failure();
   }
-  return *description;
+  return *descriptions;
 }
 
 } // namespace
@@ -178,10 +190,10 @@ mlir::LogicalResult compile(const CompileOptions &options,
   }
   bool runPipeline = options.stats ||
                      (options.emit && *options.emit != Emit::Mlir);
-  mlir::FailureOr<target::TargetDescription> targetDescription;
+  mlir::FailureOr<std::vector<target::TargetDescription>> targets;
   if (runPipeline) {
-    targetDescription = checkOptions(options, model);
-    if (failed(targetDescription))
+    targets = checkOptions(options, model);
+    if (failed(targets))
       return mlir::failure();
   }
 
@@ -205,25 +217,40 @@ mlir::LogicalResult compile(const CompileOptions &options,
   if (!runPipeline)
     return mlir::success();
 
-  mlir::PassManager pm(&context);
-  if (options.configurePassManager &&
-      failed(options.configurePassManager(pm)))
-    return mlir::failure();
-  // Adams2019's schedules may compute an output element twice (ShiftInwards
-  // tails): no kernel may then write over its own input.
-  PipelineOptions pipeline;
-  pipeline.target = options.target;
-  pipeline.maxBatch = options.maxBatch;
-  pipeline.maxSeq = options.maxSeq;
-  pipeline.inPlace = !options.autoschedule;
-  pipeline.weightDtype = options.weightDtype;
-  buildDefaultPipeline(pm, pipeline);
-  if (failed(pm.run(*module)))
-    return mlir::failure();
+  // Each target runs the middle end on its own copy of the module: tile
+  // plans (and so kernels and arenas) are the target's own.
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> variantModules;
+  std::vector<codegen::TargetModule> variants;
+  std::vector<double> pipelineSeconds;
+  for (const target::TargetDescription &description : *targets) {
+    auto start = std::chrono::steady_clock::now();
+    mlir::OwningOpRef<mlir::ModuleOp> variant = module->clone();
+    mlir::PassManager pm(&context);
+    if (options.configurePassManager &&
+        failed(options.configurePassManager(pm)))
+      return mlir::failure();
+    // Adams2019's schedules may compute an output element twice
+    // (ShiftInwards tails): no kernel may then write over its own input.
+    PipelineOptions pipeline;
+    pipeline.target = targets->size() > 1 ? description.name : options.target;
+    pipeline.maxBatch = options.maxBatch;
+    pipeline.maxSeq = options.maxSeq;
+    pipeline.inPlace = !options.autoschedule;
+    pipeline.weightDtype = options.weightDtype;
+    buildDefaultPipeline(pm, pipeline);
+    if (failed(pm.run(*variant)))
+      return mlir::failure();
+    pipelineSeconds.push_back(std::chrono::duration<double>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count());
+    variants.push_back({*variant, description});
+    variantModules.push_back(std::move(variant));
+  }
   if (options.emit == Emit::MlirOpt) {
-    module->print(os);
+    variants.front().module.print(os);
     os << "\n";
   }
+  std::vector<codegen::VariantCost> costs;
   if ((options.emit && !isTextual(*options.emit)) ||
       options.emit == Emit::Halide) {
     codegen::CodegenOptions codegenOptions;
@@ -243,7 +270,6 @@ mlir::LogicalResult compile(const CompileOptions &options,
     }
     codegenOptions.outputPath =
         options.outputPath == "-" ? model.name : options.outputPath;
-    codegenOptions.target = *targetDescription;
     codegenOptions.cacheDir = codegen::defaultCacheDir();
     const char *runtimeDir = std::getenv("TFMC_RUNTIME_DIR");
     codegenOptions.runtimeDir =
@@ -260,21 +286,23 @@ mlir::LogicalResult compile(const CompileOptions &options,
 #endif
     codegenOptions.verbose = options.verbose;
     codegenOptions.autoschedule = options.autoschedule;
-    if (failed(codegen::emitArtifact(*module, codegenOptions, os)))
+    if (failed(codegen::emitArtifact(variants, codegenOptions, os, &costs)))
       return mlir::failure();
   }
   if (options.stats) {
-    mlir::FailureOr<ModuleStats> collected = collectStats(*module);
+    mlir::FailureOr<ModuleStats> collected =
+        collectStats(variants.front().module);
     if (failed(collected))
       return mlir::failure();
     const ModuleStats &stats = *collected;
+    const target::TargetDescription &widest = variants.front().target;
     int64_t maxSeq = options.maxSeq ? options.maxSeq : model.maxLen;
     statsOs << "model " << model.name << ", target " << options.target
                  << ", max batch " << options.maxBatch << ", max seq "
                  << maxSeq << "\n";
-    if (!targetDescription->narrowDotFeatures.empty())
+    if (!widest.narrowDotFeatures.empty())
       statsOs << "narrow dot products (found, not used): "
-              << llvm::join(targetDescription->narrowDotFeatures, " ") << "\n";
+              << llvm::join(widest.narrowDotFeatures, " ") << "\n";
     statsOs << "peak arena bytes: " << stats.arenaBytes << "\n";
     if (stats.entryArenaBytes.size() > 1) {
       statsOs << "arena bytes by entry:";
@@ -288,6 +316,21 @@ mlir::LogicalResult compile(const CompileOptions &options,
             << "weight bytes: " << stats.weightBytes << "\n"
             << "kernels: " << stats.kernels << "\n"
             << "distinct kernels: " << stats.distinctKernels << "\n";
+    // One line per variant (the widest first, as a program tries them):
+    // what each target of the list costs in compile time and code.
+    for (auto [index, variant] : llvm::enumerate(variants)) {
+      statsOs << "variant " << variant.target.name;
+      if (!variant.target.isGpu())
+        statsOs << " (needs " << variant.target.featureList() << ")";
+      double seconds = pipelineSeconds[index];
+      if (index < costs.size()) {
+        seconds += costs[index].seconds;
+        statsOs << ": kernel code " << costs[index].kernelCodeBytes
+                << " bytes, " << costs[index].compiledKernels
+                << " kernels compiled (the rest cached)";
+      }
+      statsOs << ", " << llvm::format("%.2f", seconds) << " s\n";
+    }
   }
   return mlir::success();
 }

@@ -27,7 +27,9 @@ TargetDescription avx2() {
   TargetDescription t;
   t.name = "x86-64-avx2";
   t.summary = "x86-64 with AVX2 and FMA (8 f32 lanes, 16 ymm registers)";
-  t.hostFeatures = {"avx2", "fma"};
+  // Every feature of its Halide string: the CPU check of a compiled
+  // program (runtime/CpuFeatures.cpp) reads this list.
+  t.hostFeatures = {"sse4.1", "avx", "f16c", "fma", "avx2"};
   t.halideTarget = kAvx2Halide;
   t.vectorLanes = 8;      // 256-bit ymm / 32-bit floats
   t.vectorRegisters = 16; // ymm0..ymm15
@@ -41,7 +43,8 @@ TargetDescription avx512() {
   TargetDescription t;
   t.name = "x86-64-avx512";
   t.summary = "x86-64 with AVX-512 F/CD/BW/DQ/VL (16 f32 lanes, 32 zmm registers)";
-  t.hostFeatures = {"avx512f", "avx512bw", "avx512dq", "avx512vl", "fma"};
+  t.hostFeatures = {"sse4.1",  "avx",      "f16c",     "fma",     "avx2",
+                    "avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"};
   t.halideTarget = kAvx512Halide;
   t.vectorLanes = 16;     // 512-bit zmm
   t.vectorRegisters = 32; // zmm0..zmm31
@@ -69,6 +72,7 @@ TargetDescription cuda(const char *name, int64_t capability) {
   t.halideTarget = capability == 90
                        ? "x86-64-linux-sse41-cuda-cuda_capability_86"
                        : "x86-64-linux-sse41-cuda-cuda_capability_80";
+  t.hostFeatures = {"sse4.1"}; // the host side's Halide string
   t.warpSize = 32;
   t.maxThreadsPerBlock = 1024;
   t.sharedBytesPerBlock = 48 * 1024;
@@ -84,6 +88,17 @@ TargetDescription alias(const char *name, const char *of) {
   t.name = name;
   t.aliasOf = of;
   t.summary = std::string("the same as ") + of;
+  return t;
+}
+
+/// The name that stands for every CPU target: a program for a fleet.
+constexpr const char *kAllCpus = "x86-64-all";
+
+TargetDescription allCpusPlaceholder() {
+  TargetDescription t;
+  t.name = kAllCpus;
+  t.summary = "every x86-64 target above, in one program that runs the "
+              "widest its CPU has";
   return t;
 }
 
@@ -108,13 +123,7 @@ std::optional<TargetDescription> detectHost(std::string &error) {
   };
   // The most capable CPU target first.
   std::vector<const TargetDescription *> cpus;
-  for (const TargetDescription &t : registeredTargets())
-    if (!t.isGpu() && t.aliasOf.empty() && !t.hostFeatures.empty())
-      cpus.push_back(&t);
-  std::stable_sort(cpus.begin(), cpus.end(), [](auto *a, auto *b) {
-    return a->vectorLanes > b->vectorLanes;
-  });
-  for (const TargetDescription *candidate : cpus) {
+  for (const TargetDescription *candidate : cpuTargets()) {
     if (!std::all_of(candidate->hostFeatures.begin(),
                      candidate->hostFeatures.end(), has))
       continue;
@@ -137,10 +146,29 @@ std::optional<TargetDescription> detectHost(std::string &error) {
 
 const std::vector<TargetDescription> &registeredTargets() {
   static const std::vector<TargetDescription> targets = {
-      hostPlaceholder(), avx2(),
-      avx512(),          alias("cuda", "cuda-sm80"),
-      cuda("cuda-sm80", 80), cuda("cuda-sm90", 90)};
+      hostPlaceholder(),     avx2(),
+      avx512(),              allCpusPlaceholder(),
+      alias("cuda", "cuda-sm80"), cuda("cuda-sm80", 80),
+      cuda("cuda-sm90", 90)};
   return targets;
+}
+
+std::vector<const TargetDescription *> cpuTargets() {
+  std::vector<const TargetDescription *> cpus;
+  for (const TargetDescription &t : registeredTargets())
+    if (!t.isGpu() && t.aliasOf.empty() && !t.hostFeatures.empty())
+      cpus.push_back(&t);
+  std::stable_sort(cpus.begin(), cpus.end(), [](auto *a, auto *b) {
+    return a->vectorLanes > b->vectorLanes;
+  });
+  return cpus;
+}
+
+std::string TargetDescription::featureList() const {
+  std::string list;
+  for (const std::string &feature : hostFeatures)
+    list += (list.empty() ? "" : " ") + feature;
+  return list;
 }
 
 std::string targetNameList(const char *separator) {
@@ -165,12 +193,63 @@ std::optional<TargetDescription> lookupTarget(const std::string &name,
                                               std::string &error) {
   if (name == "host")
     return detectHost(error);
+  if (name == kAllCpus || name.find(',') != std::string::npos) {
+    error = "'" + name + "' names several targets; here one is expected";
+    return std::nullopt;
+  }
   for (const TargetDescription &t : registeredTargets())
     if (t.name == name)
       return t.aliasOf.empty() ? t : lookupTarget(t.aliasOf, error);
   error = "unknown target '" + name + "'; known targets are " +
           targetNameList(" ");
   return std::nullopt;
+}
+
+} // namespace tfmc::target
+
+namespace tfmc::target {
+
+std::optional<std::vector<TargetDescription>>
+lookupTargets(const std::string &list, std::string &error) {
+  std::vector<TargetDescription> targets;
+  auto add = [&](const TargetDescription &t) {
+    for (const TargetDescription &known : targets)
+      if (known.name == t.name)
+        return;
+    targets.push_back(t);
+  };
+  size_t start = 0;
+  while (true) {
+    size_t comma = list.find(',', start);
+    std::string name = list.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name == kAllCpus) {
+      for (const TargetDescription *t : cpuTargets())
+        add(*t);
+    } else {
+      std::optional<TargetDescription> t = lookupTarget(name, error);
+      if (!t)
+        return std::nullopt;
+      add(*t);
+    }
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (targets.size() > 1)
+    for (const TargetDescription &t : targets)
+      if (t.isGpu() || t.name == "host") {
+        error = "--target '" + list + "': " +
+                (t.isGpu() ? "a CUDA target" : std::string("host")) +
+                " cannot be part of a list; a list names CPU targets (" +
+                kAllCpus + " for all of them)";
+        return std::nullopt;
+      }
+  // The order a program tries them at load: the widest first.
+  std::stable_sort(targets.begin(), targets.end(), [](auto &a, auto &b) {
+    return a.vectorLanes > b.vectorLanes;
+  });
+  return targets;
 }
 
 } // namespace tfmc::target

@@ -59,6 +59,8 @@ struct TargetDescription {
   int64_t multiprocessors = 0;
 
   bool isGpu() const { return kind == TargetKind::Gpu; }
+  /// hostFeatures, space-separated (what a program's CPU check reads).
+  std::string featureList() const;
   /// Halide's target string for one kernel (without Halide's runtime).
   std::string halideKernelTarget() const { return halideTarget + "-no_runtime"; }
 };
@@ -66,6 +68,10 @@ struct TargetDescription {
 /// The named targets, in the order --help lists them (`host` first: it is
 /// resolved to one of the CPU entries by lookupTarget).
 const std::vector<TargetDescription> &registeredTargets();
+
+/// The CPU targets (no alias, no placeholder), widest first: what `host`
+/// chooses from, and what `x86-64-all` stands for.
+std::vector<const TargetDescription *> cpuTargets();
 
 /// "host, x86-64-avx2, ...": the names lookupTarget accepts.
 std::string targetNameList(const char *separator = ", ");
@@ -80,6 +86,14 @@ std::string targetHelp();
 /// message (listing the known targets).
 std::optional<TargetDescription> lookupTarget(const std::string &name,
                                               std::string &error);
+
+/// The targets of a --target value: one name, or a comma-separated list of
+/// CPU targets where `x86-64-all` stands for every one (a program for a
+/// fleet; `host` and CUDA targets cannot be in a list). Duplicates are
+/// dropped; the result is sorted widest first, the order in which a
+/// program tries them at load.
+std::optional<std::vector<TargetDescription>>
+lookupTargets(const std::string &list, std::string &error);
 
 } // namespace tfmc::target
 

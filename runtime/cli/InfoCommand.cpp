@@ -19,6 +19,39 @@
 
 namespace tfmc::runtime::cli {
 
+namespace {
+/// "x86-64-avx2 (runs on this CPU; also x86-64-avx512, which needs
+/// avx512f ... here)": the variant this CPU runs first, then the others
+/// and what this CPU lacks for each.
+std::string describeTargets(const std::vector<LinkedVariant> &variants) {
+  auto lacks = [](const LinkedVariant &variant) {
+    std::string text;
+    for (const std::string &feature : variant.missingFeatures)
+      text += " " + feature;
+    return text;
+  };
+  const LinkedVariant *chosen = nullptr;
+  for (const LinkedVariant &variant : variants)
+    if (variant.chosen)
+      chosen = &variant;
+  std::string text;
+  if (chosen) {
+    text = chosen->target + " (runs on this CPU";
+  } else {
+    text = variants.front().target +
+           " (cannot run on this CPU, which lacks" + lacks(variants.front());
+  }
+  for (const LinkedVariant &variant : variants) {
+    if (&variant == chosen || (!chosen && &variant == &variants.front()))
+      continue;
+    text += "; also " + variant.target;
+    if (!variant.missingFeatures.empty())
+      text += ", which needs" + lacks(variant) + " here";
+  }
+  return text + ")";
+}
+} // namespace
+
 int infoCommand(int argc, char **argv) {
   Options options("info", {"--weights"}, argc, argv, 2);
   if (options.helpRequested()) {
@@ -58,7 +91,7 @@ int infoCommand(int argc, char **argv) {
 
   std::printf("model: %s\n", plan.model.c_str());
   std::printf("entry: %s\n", plan.entry.c_str());
-  std::printf("target: %s\n", plan.target.c_str());
+  std::printf("target: %s\n", describeTargets(linkedVariants()).c_str());
   std::printf("device: %s\n", plan.device == "cuda"
                                   ? "cuda (weights, arena and KV cache in "
                                     "GPU memory)"

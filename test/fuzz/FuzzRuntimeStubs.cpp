@@ -12,12 +12,15 @@
 #include "runtime/Model.h"
 
 extern "C" {
-extern const struct tfmc_kernel_entry tfmc_kernels[];
-extern const int tfmc_num_kernels;
-extern const char tfmc_plan_json[];
-const struct tfmc_kernel_entry tfmc_kernels[] = {{"none", nullptr}};
-const int tfmc_num_kernels = 0;
-const char tfmc_plan_json[] = "[]";
+extern const struct tfmc_variant tfmc_variants[];
+extern const int tfmc_num_variants;
+extern const struct tfmc_cpu_target tfmc_cpu_targets[];
+extern const int tfmc_num_cpu_targets;
+static const struct tfmc_kernel_entry noKernels[] = {{"none", nullptr}};
+const struct tfmc_variant tfmc_variants[] = {{"none", "", noKernels, 0, "[]"}};
+const int tfmc_num_variants = 1;
+const struct tfmc_cpu_target tfmc_cpu_targets[] = {{"none", ""}};
+const int tfmc_num_cpu_targets = 0;
 }
 
 namespace tfmc::runtime {

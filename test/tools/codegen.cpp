@@ -75,9 +75,9 @@ static mlir::LogicalResult processBuffer(
     } else {
       tfmc::codegen::CodegenOptions options;
       options.artifact = tfmc::codegen::Artifact::Halide;
-      options.target = *description;
       options.autoschedule = adams2019;
-      ok = mlir::succeeded(tfmc::codegen::emitArtifact(*module, options, os));
+      tfmc::codegen::TargetModule variant{*module, *description};
+      ok = mlir::succeeded(tfmc::codegen::emitArtifact(variant, options, os));
     }
   }
   // A failure must say why: codegen failing with no error is itself one.

@@ -11,6 +11,7 @@
 #define TFMC_TEST_UNIT_KERNELREFERENCE_H
 
 #include "compiler/codegen/kernels/Kernel.h"
+#include "compiler/target/Target.h"
 
 #include "Halide.h"
 
@@ -18,6 +19,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -117,14 +121,36 @@ inline target::TilePlan planFromValues(codegen::KernelKind kind, bool gpu,
   return plan;
 }
 
+/// The target the kernel tests JIT-compile for: HL_JIT_TARGET if set, else
+/// the registry's Halide string for this CPU (what `tfmc --target host`
+/// ships), never Halide 14's own host detection. That one enables features
+/// from CPUID bits alone (AVX512_SapphireRapids, and with it AMX tile code,
+/// wherever AVX-VNNI and AVX512-BF16 are reported, as on AMD Zen 5, which
+/// has no AMX), so JIT code could use instructions no compiled program
+/// uses, and a CPU may lack (SIGILL in LinearNarrowWeights on an AMD host).
+inline Halide::Target kernelTestTarget() {
+  static const Halide::Target target = [] {
+    const char *environment = std::getenv("HL_JIT_TARGET");
+    if (environment && *environment)
+      return Halide::get_jit_target_from_environment();
+    std::string error;
+    std::optional<target::TargetDescription> host =
+        target::lookupTarget("host", error);
+    if (!host)
+      throw std::runtime_error(error);
+    return Halide::Target(host->halideTarget).with_feature(Halide::Target::JIT);
+  }();
+  return target;
+}
+
 /// Binds `inputs` to the kernel's arguments in order and computes `out`
-/// with a JIT compile for the host.
+/// with a JIT compile for this CPU (kernelTestTarget).
 inline void realizeKernel(codegen::BuiltKernel kernel,
                           const std::vector<Buffer<>> &inputs, Buffer<> out) {
   ASSERT_EQ(kernel.arguments.size(), inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i)
     kernel.arguments[i].set(inputs[i]);
-  kernel.output.realize(out, Halide::get_jit_target_from_environment());
+  kernel.output.realize(out, kernelTestTarget());
 }
 
 /// A weight (K, N) in a narrow storage: the kernel's arguments and the f32

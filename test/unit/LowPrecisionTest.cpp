@@ -166,6 +166,17 @@ const char tfmc_plan_json[] = R"json({
       {"value": 6, "type": "f32", "dims": [[3], ["B", "S"]]}]}
   ]
 })json";
+
+// One variant that every CPU runs (the fake kernels are plain C++).
+extern const struct tfmc_variant tfmc_variants[];
+extern const int tfmc_num_variants;
+extern const struct tfmc_cpu_target tfmc_cpu_targets[];
+extern const int tfmc_num_cpu_targets;
+const struct tfmc_variant tfmc_variants[] = {
+    {"host", "", tfmc_kernels, 2, tfmc_plan_json}};
+const int tfmc_num_variants = 1;
+const struct tfmc_cpu_target tfmc_cpu_targets[] = {{"x86-64-avx2", "avx2 fma"}};
+const int tfmc_num_cpu_targets = 1;
 } // extern "C"
 
 #ifndef TFMC_RUNTIME_TEST_FAKE_MODEL

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/CpuFeatures.h"
 #include "runtime/HalideHooks.h"
 #include "runtime/tfmc.h"
 #include "test/unit/RuntimeFixture.h"
@@ -24,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -859,5 +861,49 @@ TEST_F(RuntimeTest, CApiHeaderIsPlainC) {
   EXPECT_EQ(std::system(command.c_str()), 0);
 }
 
+
+// A program's variants are tried widest first; a CPU that has none of
+// them gets one line naming each variant's missing features and the widest
+// registered target it has (hand-written feature sets, not this CPU's).
+TEST(CpuVariants, TheWidestVariantTheCpuHasRuns) {
+  const std::vector<CpuTargetFeatures> registry = {
+      {"x86-64-avx512", "avx2 fma avx512f avx512bw"},
+      {"x86-64-avx2", "avx2 fma"}};
+  auto cpuWith = [](std::set<std::string> features) {
+    return [features](const std::string &f) { return features.count(f) > 0; };
+  };
+  // A fleet program on an AVX-512 CPU, then on an AVX2 one.
+  EXPECT_EQ(chooseVariant(registry, registry,
+                          cpuWith({"avx2", "fma", "avx512f", "avx512bw"}))
+                .index,
+            0);
+  EXPECT_EQ(chooseVariant(registry, registry, cpuWith({"avx2", "fma"})).index,
+            1);
+  // An AVX-512 program on an AVX2 CPU: no SIGILL, a reason.
+  VariantChoice refused = chooseVariant({registry[0]}, registry,
+                                        cpuWith({"avx2", "fma", "avx512f"}));
+  EXPECT_EQ(refused.index, -1);
+  EXPECT_EQ(refused.error,
+            "this CPU cannot run the program's kernels (x86-64-avx512 needs "
+            "avx512bw, which it lacks); rebuild it with `tfmc --target "
+            "x86-64-avx2`");
+  // A CPU without AVX2 runs no tfmc target.
+  refused = chooseVariant(registry, registry, cpuWith({"fma"}));
+  EXPECT_EQ(refused.index, -1);
+  EXPECT_EQ(refused.error,
+            "this CPU cannot run the program's kernels (x86-64-avx512 needs "
+            "avx2 avx512f avx512bw; x86-64-avx2 needs avx2, which it lacks); "
+            "no tfmc target runs on it (x86-64-avx2 needs avx2 fma)");
+  // A variant that needs nothing (a CUDA program's host side) always runs.
+  EXPECT_EQ(chooseVariant({{"cuda", ""}}, registry, cpuWith({})).index, 0);
+}
+
+// The real CPUID reading: a feature every x86-64 has, one no name has.
+TEST(CpuVariants, ReadsThisCpu) {
+  EXPECT_TRUE(cpuHasFeature("sse4.1") || !cpuHasFeature("avx2"));
+  EXPECT_FALSE(cpuHasFeature("no-such-feature"));
+  EXPECT_EQ(missingCpuFeatures("no-such-feature"),
+            std::vector<std::string>{"no-such-feature"});
+}
 
 } // namespace
