@@ -464,6 +464,8 @@ class Report:
         generation.render(self)
         import encoders  # bench/encoders.py
         encoders.render(self)
+        import fleet  # bench/fleet.py
+        fleet.render(self)
         self.notes()
         self.reproduce()
         summary = ["## Summary", "",

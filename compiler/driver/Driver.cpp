@@ -232,7 +232,7 @@ mlir::LogicalResult compile(const CompileOptions &options,
     // Adams2019's schedules may compute an output element twice
     // (ShiftInwards tails): no kernel may then write over its own input.
     PipelineOptions pipeline;
-    pipeline.target = targets->size() > 1 ? description.name : options.target;
+    pipeline.target = description.name;
     pipeline.maxBatch = options.maxBatch;
     pipeline.maxSeq = options.maxSeq;
     pipeline.inPlace = !options.autoschedule;

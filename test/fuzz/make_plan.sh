@@ -9,6 +9,13 @@ shift 3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$tfmc" "$model" --emit obj -o "$work/model" "$@"
-printf '#include <stdio.h>\nextern const char tfmc_plan_json[];\nint main(void) { fputs(tfmc_plan_json, stdout); return 0; }\n' >"$work/print.c"
+# The first (widest) variant's plans: runtime/Model.h's tfmc_variant.
+cat >"$work/print.c" <<'EOF'
+#include <stdio.h>
+struct tfmc_variant { const char *target, *features; const void *kernels;
+                      int num_kernels; const char *plan_json; };
+extern const struct tfmc_variant tfmc_variants[];
+int main(void) { fputs(tfmc_variants[0].plan_json, stdout); return 0; }
+EOF
 cc "$work/print.c" "$work/model.o" -lpthread -ldl -lm -o "$work/print"
 "$work/print" >"$out"

@@ -189,7 +189,7 @@ TEST_F(CommandTest, InfoAndHelp) {
   EXPECT_EQ(result.out,
             "model: tiny\n"
             "entry: forward\n"
-            "target: host\n"
+            "target: host (runs on this CPU)\n"
             "device: host\n"
             "input: input_ids [B, S] (token ids)\n"
             "input: attention_mask [B, S] (mask, optional)\n"

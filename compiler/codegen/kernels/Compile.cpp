@@ -69,6 +69,32 @@ BuiltKernel buildGpuOnHost(const KernelSpec &spec) {
 
 namespace {
 
+/// Adams2019 splits loops by factors chosen for its estimates (the
+/// compiled batch and sequence bounds) and ends them with ShiftInwards or
+/// RoundUp tails, which compute a whole factor even where the loop is
+/// shorter: a program built for 48 positions, run on 3, computed its
+/// output rows from -45 ("Output buffer layer_norm$1 is accessed at -45")
+/// and would read its inputs there. Every run has its own shorter extents
+/// (a decode step has one row per sequence), so each such split is guarded
+/// instead: the loops Adams2019 chose, with their tails cut at the extent.
+void guardSplitTails(const Func &output) {
+  // Definitions and schedules are shared handles: editing a copy edits
+  // the pipeline's.
+  auto guard = [](Internal::StageSchedule schedule) {
+    for (Internal::Split &split : schedule.splits())
+      if (split.split_type == Internal::Split::SplitVar &&
+          (split.tail == TailStrategy::ShiftInwards ||
+           split.tail == TailStrategy::RoundUp))
+        split.tail = TailStrategy::GuardWithIf;
+  };
+  for (auto &[name, function] :
+       Internal::build_environment({output.function()})) {
+    guard(function.definition().schedule());
+    for (Internal::Definition update : function.updates())
+      guard(update.schedule());
+  }
+}
+
 /// The pipeline ready to lower: with tfmc's schedule, or estimates set and
 /// Adams2019's schedule applied.
 std::pair<Pipeline, std::vector<Argument>>
@@ -94,6 +120,13 @@ lowerable(const KernelSpec &spec, const target::TargetDescription &target) {
   kernel.output.set_estimates(region);
   static const bool loaded = [] {
     load_plugin(TFMC_ADAMS2019_PLUGIN);
+    // Adams2019 (Halide 14) may unroll a loop whose extent its estimates
+    // make small but that is not constant: the keys of an attention, whose
+    // count is the sequence's (`Loop over dot.s1.kk.kk has extent
+    // ((k.extent.2 + 7)/8)`, at 8 lanes). Halide then refuses the whole
+    // schedule. HL_PERMIT_FAILED_UNROLL keeps such a loop serial (Halide
+    // warns) and the rest of Adams2019's schedule as it chose it.
+    ::setenv("HL_PERMIT_FAILED_UNROLL", "1", /*overwrite=*/0);
     return true;
   }();
   (void)loaded;
@@ -101,6 +134,7 @@ lowerable(const KernelSpec &spec, const target::TargetDescription &target) {
                          MachineParams(/*parallelism=*/int(target.cores),
                                        /*last_level_cache_size=*/16 << 20,
                                        /*balance=*/40));
+  guardSplitTails(kernel.output);
   return {pipeline, arguments};
 }
 

@@ -2,7 +2,7 @@
  * tfmc_create accepts this CPU:
  *   capi_target WEIGHTS
  * prints "target: T" (tfmc_target(), "" when none runs here), then
- * "created" or "create failed: <tfmc_last_error()>" (exit 1). */
+ * "created"; or, on stderr, tfmc_last_error()'s line (exit 1). */
 #include "model.h"
 
 #include <stdio.h>
@@ -15,7 +15,7 @@ int main(int argc, char **argv) {
   printf("target: %s\n", tfmc_target());
   tfmc_model *model = NULL;
   if (tfmc_create(argv[1], &model) != 0) {
-    printf("create failed: %s\n", tfmc_last_error());
+    fprintf(stderr, "%s\n", tfmc_last_error());
     return 1;
   }
   tfmc_destroy(model);
