@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 #include <fcntl.h>
@@ -50,7 +51,43 @@ mode_t defaultMode() {
   return 0666 & ~mask;
 }
 
+struct InputFile {
+  dev_t device;
+  ino_t inode;
+  std::string path;
+};
+
+/// noteInputFile's list; a process reads a handful of files.
+std::mutex inputsMutex;
+std::vector<InputFile> &inputFiles() {
+  static std::vector<InputFile> files;
+  return files;
+}
+
+/// The error for an output at `where` that is the input `input`.
+std::string sameAsInput(const std::string &where, const std::string &input) {
+  return fmt::format("{}is the same file as the input {}; writing it would "
+                     "destroy the input",
+                     where, input);
+}
+
 } // namespace
+
+void noteInputFile(const std::string &path, dev_t device, ino_t inode) {
+  std::lock_guard<std::mutex> lock(inputsMutex);
+  for (const InputFile &file : inputFiles())
+    if (file.device == device && file.inode == inode)
+      return;
+  inputFiles().push_back({device, inode, path});
+}
+
+std::optional<std::string> inputFileAt(dev_t device, ino_t inode) {
+  std::lock_guard<std::mutex> lock(inputsMutex);
+  for (const InputFile &file : inputFiles())
+    if (file.device == device && file.inode == inode)
+      return file.path;
+  return std::nullopt;
+}
 
 bool readRegularFile(const std::string &path, std::string &contents,
                      std::string &error, uint64_t maxBytes) {
@@ -73,6 +110,7 @@ bool readRegularFile(const std::string &path, std::string &contents,
     ::close(fd);
     return false;
   }
+  noteInputFile(path, info.st_dev, info.st_ino);
   if (static_cast<uint64_t>(info.st_size) > maxBytes) {
     error = fmt::format("{}: cannot read: {} bytes is more than the limit of "
                         "{}",
@@ -142,6 +180,11 @@ std::optional<OutputFile> OutputFile::create(
                             file.where(), inputFlag, inputPath);
         return std::nullopt;
       }
+    }
+    if (std::optional<std::string> input =
+            inputFileAt(existing.st_dev, existing.st_ino)) {
+      error = sameAsInput(file.where(), *input);
+      return std::nullopt;
     }
     // Replacing a file keeps its permissions.
     mode = existing.st_mode & 07777;
@@ -246,6 +289,16 @@ bool OutputFile::commit(std::string &error) {
     discard();
     return false;
   }
+  // The files read since create() (a tokenizer's, say) are on the list
+  // too: the path must be none of them.
+  struct stat existing;
+  if (::lstat(path_.c_str(), &existing) == 0)
+    if (std::optional<std::string> input =
+            inputFileAt(existing.st_dev, existing.st_ino)) {
+      error = sameAsInput(where(), *input);
+      discard();
+      return false;
+    }
   if (::rename(temporary_.c_str(), path_.c_str()) != 0) {
     error = fmt::format("{}cannot write: renaming {} failed: {}", where(),
                         temporary_, std::strerror(errno));

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <sys/types.h>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,8 +42,21 @@ bool readRegularFile(const std::string &path, std::string &contents,
                      std::string &error,
                      uint64_t maxBytes = kMaxInputFileBytes);
 
+/// Every file this process has opened for reading (readRegularFile, a
+/// safetensors file's mapping), by device and inode: the one list that the
+/// output checks read, so that no output replaces a file the program read,
+/// whichever part of it (weights, ids, tokenizer, SentencePiece model) read
+/// it. `path` is the name it was opened by, for messages.
+void noteInputFile(const std::string &path, dev_t device, ino_t inode);
+
+/// The path an input of this process was opened by, if the file at
+/// (device, inode) is one.
+std::optional<std::string> inputFileAt(dev_t device, ino_t inode);
+
 /// A file being written: see the file comment. Move-only; destroying one
-/// that was not committed removes its temporary.
+/// that was not committed removes its temporary. An output that is the same
+/// file as any input read (noteInputFile) is refused, when it is created
+/// and again before it is renamed into place.
 class OutputFile {
 public:
   /// Checks `path` and creates the temporary next to it. `flag` ("--output",
@@ -67,8 +81,9 @@ public:
   /// Appends `bytes` bytes. On failure the temporary is removed.
   bool write(const void *data, std::size_t bytes, std::string &error);
 
-  /// fsync, rename over the path, fsync the directory. On failure the
-  /// temporary is removed and the path is as it was.
+  /// fsync, rename over the path, fsync the directory. On failure (also:
+  /// the path is now a file this process read) the temporary is removed
+  /// and the path is as it was.
   bool commit(std::string &error);
 
   /// Removes the temporary (also what the destructor does).

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Safetensors.h"
+#include "runtime/FileIO.h"
 #include "runtime/Text.h"
 
 #include <fmt/format.h>
@@ -354,6 +355,7 @@ std::optional<SafetensorsFile> SafetensorsFile::open(const std::string &path,
       ::close(fd);
       return std::nullopt;
     }
+    noteInputFile(path, info.st_dev, info.st_ino);
     uint64_t fileBytes = static_cast<uint64_t>(info.st_size);
     if (fileBytes == 0) {
       error = fmt::format("{}: file is empty", path);

@@ -404,24 +404,21 @@ int generateCommand(int argc, char **argv) {
     return 0;
   }
   const Plan &plan = requirePlan();
-  std::vector<OutputFile> outputs;
-  if (options.has("--dump-logits")) {
-    std::vector<std::pair<std::string, std::string>> inputs =
-        inputFiles(options, {"--weights", "--text-file", "--prompt",
-                             "--source", "--prompts-file", "--source-file"});
-    if (options.has("--tokenizer"))
-      for (const char *file :
-           {"/vocab.json", "/merges.txt", "/tokenizer.json", "/tokenizer.model",
-            "/tokenizer_config.json", "/config.json", "/generation_config.json"})
-        inputs.emplace_back("--tokenizer", options.get("--tokenizer") + file);
-    outputs = checkOutputs({{"--dump-logits", options.get("--dump-logits")}},
-                           inputs);
-  }
 
   // With --tokenizer, text is encoded into the prompts (or sources), and
   // the new tokens are printed as text.
   PromptTokens promptTokens;
   std::unique_ptr<Tokenizer> tokenizer = loadTokenizer(options, promptTokens);
+
+  // Before any work: every file read so far (the tokenizer's, the prompts')
+  // is on FileIO's list of inputs, which the output check reads; the
+  // weights, mapped later, and the id files are named here.
+  std::vector<OutputFile> outputs;
+  if (options.has("--dump-logits"))
+    outputs = checkOutputs(
+        {{"--dump-logits", options.get("--dump-logits")}},
+        inputFiles(options, {"--weights", "--text-file", "--prompt", "--source",
+                             "--prompts-file", "--source-file"}));
   GenerateRequest request =
       makeRequest(options, plan, tokenizer.get(), promptTokens);
   std::string error;

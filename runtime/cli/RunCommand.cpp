@@ -285,19 +285,21 @@ int runCommand(int argc, char **argv) {
     fail("run needs --output");
   applyThreads(options);
 
-  // Before any work: an output that cannot be written, or that would
-  // replace an input, fails now rather than after the forward pass.
-  std::vector<OutputFile> outputs;
-  if (options.has("--output"))
-    outputs = checkOutputs(
-        {{"--output", options.get("--output")}},
-        inputFiles(options, {"--weights", "--input", "--ids", "--decoder-ids"}));
-
   const Plan &plan = requirePlan();
   std::map<std::string, IntegerTensor> inputs =
       fromFile   ? readInputFile(plan, options.get("--input"))
       : fromText ? readTextOptions(options, plan)
                  : readIdOptions(options);
+
+  // Before any work: an output that cannot be written, or that would
+  // replace an input, fails now rather than after the forward pass. The
+  // files read so far (the input, ids, a tokenizer's) are on FileIO's list
+  // of inputs; the weights, mapped later, are named here.
+  std::vector<OutputFile> outputs;
+  if (options.has("--output"))
+    outputs = checkOutputs(
+        {{"--output", options.get("--output")}},
+        inputFiles(options, {"--weights", "--input", "--ids", "--decoder-ids"}));
   if (!pooling.empty() && plan.output().name != "last_hidden_state")
     fail(fmt::format("--pooling needs a model whose output is "
                      "last_hidden_state; model '{}' outputs {}",
