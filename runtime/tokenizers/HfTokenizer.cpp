@@ -60,6 +60,22 @@ std::string stringMember(const Json &object, const std::string &path,
   return value.get<std::string>();
 }
 
+/// Metaspace's `replacement`: one character, as Hugging Face's tokenizers
+/// require (a Rust `char`). An empty one never matched anything new, and
+/// its decoder's replace loop never ended (issue 25).
+std::string metaspaceReplacement(const Json &object, const std::string &path) {
+  std::string replacement = stringMember(object, path, "replacement");
+  // nlohmann's parser has checked the UTF-8: count the lead bytes.
+  std::size_t characters = 0;
+  for (unsigned char c : replacement)
+    characters += (c & 0xC0) != 0x80;
+  if (characters != 1)
+    refuse(path + ".replacement",
+           replacement.empty() ? "empty; expected one character"
+                               : "expected one character");
+  return replacement;
+}
+
 bool boolMember(const Json &object, const std::string &path, const char *key,
                 bool fallback) {
   if (!object.contains(key) || object[key].is_null())
@@ -566,7 +582,7 @@ void HfTokenizer::parsePreTokenizer(const Json &component,
     step.useRegex = boolMember(component, path, "use_regex", true);
   } else if (type == "Metaspace") {
     step.kind = PreTokenizer::Metaspace;
-    step.replacement = stringMember(component, path, "replacement");
+    step.replacement = metaspaceReplacement(component, path);
     step.split = boolMember(component, path, "split", true);
     std::string scheme = "always";
     if (component.contains("prepend_scheme"))
@@ -632,7 +648,7 @@ void HfTokenizer::parseDecoder(const Json &component,
       refuse(path + ".content", "empty content");
   } else if (type == "Metaspace") {
     step.kind = Decoder::Metaspace;
-    step.from = stringMember(component, path, "replacement");
+    step.from = metaspaceReplacement(component, path);
     if (component.contains("prepend_scheme"))
       step.stripFirst =
           stringMember(component, path, "prepend_scheme") != "never";
