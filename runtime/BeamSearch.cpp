@@ -50,7 +50,7 @@ bool BeamSearch::step(const float *logProbs, int64_t vocab,
   std::vector<Candidate> top;
   top.reserve(keep + 1);
   for (int64_t b = 0; b < beams; ++b)
-    for (int64_t v = 0; v < vocab; ++v) {
+    for (int64_t v = 0; v < vocab && running[b] != kNever; ++v) {
       Candidate c{running[b] + double(logProbs[b * vocab + v]), b, v};
       if (top.size() < keep) {
         top.push_back(c);
@@ -72,7 +72,7 @@ bool BeamSearch::step(const float *logProbs, int64_t vocab,
     for (int64_t r = 0; r < beams && r < static_cast<int64_t>(top.size());
          ++r) {
       const Candidate &c = top[r];
-      if (!isEos(c.token) && !last)
+      if ((!isEos(c.token) && !last) || !std::isfinite(c.score))
         continue;
       double score =
           c.score / std::pow(double(length), options.lengthPenalty);
@@ -99,13 +99,21 @@ bool BeamSearch::step(const float *logProbs, int64_t vocab,
   for (const Candidate &c : top) {
     if (static_cast<int64_t>(parents.size()) == beams)
       break;
-    if (isEos(c.token))
+    // A banned token (-inf) continues nothing. (Beams that never started,
+    // all but the first at the first step, have no candidates.)
+    if (isEos(c.token) || !std::isfinite(c.score))
       continue;
     parents.push_back(c.beam);
     tokens.push_back(c.token);
     scores.push_back(c.score);
     next.push_back(sequences[c.beam]);
     next.back().push_back(c.token);
+  }
+  if (static_cast<int64_t>(parents.size()) < beams) {
+    if (static_cast<int64_t>(finished.size()) < beams)
+      starvedWith = static_cast<int64_t>(parents.size());
+    done = true;
+    return false;
   }
   running = std::move(scores);
   sequences = std::move(next);

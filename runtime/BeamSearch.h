@@ -52,6 +52,16 @@ public:
   /// The best hypothesis's new tokens (its eos included when it has one).
   std::vector<int64_t> best() const;
 
+  /// Whether the last step found fewer than numBeams continuations with a
+  /// finite score (the bad words ban all but a few tokens, or the
+  /// vocabulary is smaller than the beams) before numBeams hypotheses were
+  /// finished: step() returned false, and the search cannot go on with the
+  /// beams it was asked for. `continuations` says how many there were.
+  bool starved(int64_t &continuations) const {
+    continuations = starvedWith;
+    return starvedWith >= 0;
+  }
+
 private:
   struct Hypothesis {
     double score;
@@ -67,6 +77,7 @@ private:
   std::vector<std::vector<int64_t>> sequences; // their new tokens
   std::vector<Hypothesis> finished; // at most numBeams, best first
   bool done = false;
+  int64_t starvedWith = -1; // see starved()
 };
 
 } // namespace tfmc::runtime

@@ -19,6 +19,15 @@ double secondsBetween(Clock::time_point start, Clock::time_point end) {
   return std::chrono::duration<double>(end - start).count();
 }
 
+/// The error of a step whose logits leave nothing to choose.
+std::string noFiniteLogit(int64_t newToken, int64_t prompt) {
+  return fmt::format("new token {} of prompt {}: no logit is finite (every "
+                     "token is banned by --bad-words or the config's "
+                     "bad_words_ids, or the model's logits are NaN or "
+                     "infinite); nothing to choose from",
+                     newToken, prompt);
+}
+
 bool takes(const Model &model, const std::string &entry,
            const std::string &name) {
   const Plan *plan = model.entry(entry);
@@ -285,8 +294,11 @@ bool Generation::runBatch(const std::vector<int64_t> &members,
   for (int64_t r = 0; r < rows; ++r)
     order[r] = r;
   std::vector<int64_t> tokens(static_cast<std::size_t>(rows), 0);
-  // Chooses each row's next token from the logits and delivers it.
-  auto choose = [&]() {
+  // Chooses each row's next token from the logits and delivers it; false
+  // (with `error`) when a row has nothing to choose from.
+  int64_t choices = 0; // the new token's number, 1 for the first
+  auto choose = [&]() -> bool {
+    ++choices;
     for (std::size_t r = 0; r < order.size(); ++r) {
       Row &row = batch[order[r]];
       const float *rowLogits = logits->data + r * vocab;
@@ -300,13 +312,18 @@ bool Generation::runBatch(const std::vector<int64_t> &members,
       int64_t token = samplers[order[r]].next(
           scratch.data(), vocab, history,
           request.encoderDecoder ? request.bos : -1);
+      if (token < 0) {
+        error = noFiniteLogit(choices, row.index);
+        return false;
+      }
       tokens[r] = token;
       if (!request.encoderDecoder)
         row.history.push_back(token);
       row.done = !deliver(row.index, token);
       if (result.cancelled)
-        return;
+        return true;
     }
+    return true;
   };
   // A finished sequence stops costing work: the rows still going move into
   // its cache row (the last ones fill the holes; rows before the new end
@@ -347,7 +364,8 @@ bool Generation::runBatch(const std::vector<int64_t> &members,
            std::all_of(batch.begin(), batch.end(),
                        [](const Row &row) { return row.done; });
   };
-  choose();
+  if (!choose())
+    return false;
   stats.firstTokenSeconds = now();
   begin = Clock::now();
   while (!allDone()) {
@@ -361,7 +379,8 @@ bool Generation::runBatch(const std::vector<int64_t> &members,
     ++cached;
     ++stats.decodeSteps;
     stats.decodedTokens += live;
-    choose();
+    if (!choose())
+      return false;
   }
   stats.decodeSeconds = secondsBetween(begin, Clock::now());
   result.batches.push_back(stats);
@@ -404,10 +423,27 @@ bool Generation::runBeams(int64_t index, std::string &error) {
       applyLogitsProcessors(out, vocab, request.sampling,
                             request.encoderDecoder ? request.bos : -1,
                             histories[b]);
+      if ((first ? b == 0 : true) && !anyFiniteLogit(out, vocab)) {
+        error = noFiniteLogit(generated + 1, index);
+        return false;
+      }
     }
     if (!search.step(logProbs.data(), vocab, parents, tokens) ||
-        generated + 1 >= request.maxNewTokens)
+        generated + 1 >= request.maxNewTokens) {
+      int64_t continuations = 0;
+      if (search.starved(continuations)) {
+        error = fmt::format(
+            "new token {} of prompt {}: beam search with --num-beams {} "
+            "found only {} token{} that can continue (the others are banned "
+            "by --bad-words or the config's bad_words_ids, or the "
+            "vocabulary is smaller); use --num-beams {} or fewer, or ban "
+            "fewer tokens",
+            generated + 1, index, beams, continuations,
+            continuations == 1 ? "" : "s", std::max<int64_t>(1, continuations));
+        return false;
+      }
       break;
+    }
     // Beam i continues beam parents[i]: its cache rows are that beam's.
     // Only positions generated since the prompt differ between beams (the
     // first step copies the prompt's, and the source's cross-attention

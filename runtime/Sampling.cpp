@@ -211,9 +211,18 @@ double Sampler::keep(const float *logits, int64_t vocab) {
   return mass;
 }
 
+bool anyFiniteLogit(const float *logits, int64_t vocab) {
+  for (int64_t i = 0; i < vocab; ++i)
+    if (std::isfinite(logits[i]))
+      return true;
+  return false;
+}
+
 int64_t Sampler::next(float *logits, int64_t vocab,
                       const std::vector<int64_t> &history, int64_t start) {
   applyLogitsProcessors(logits, vocab, options, start, history);
+  if (!anyFiniteLogit(logits, vocab))
+    return -1;
   if (options.temperature == 0)
     return argmax(logits, vocab);
   const double mass = keep(logits, vocab);

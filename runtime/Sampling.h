@@ -58,6 +58,9 @@ void banBadWords(float *logits, int64_t vocab,
                  const std::vector<std::vector<int64_t>> &badWords,
                  int64_t start, const std::vector<int64_t> &history);
 
+/// Whether any of `logits` [vocab] is finite: a choice needs one.
+bool anyFiniteLogit(const float *logits, int64_t vocab);
+
 /// Hugging Face's logits processors before the choice, in its order: the
 /// repetition penalty over `history`, then the bad words (banBadWords with
 /// `start`). Sampler::next and beam search both start with it.
@@ -85,7 +88,10 @@ public:
 
   /// The next token from `logits` [vocab] (modified in place by the
   /// penalty and the bad words), given the tokens the sequence holds so
-  /// far: `start` (-1: none; banBadWords) and `history`.
+  /// far: `start` (-1: none; banBadWords) and `history`. -1 when no logit
+  /// is finite after the processors (every token banned, or the model's
+  /// logits are NaN or infinite): there is nothing to choose from, and
+  /// Hugging Face raises an error there too.
   int64_t next(float *logits, int64_t vocab,
                const std::vector<int64_t> &history, int64_t start = -1);
 

@@ -91,6 +91,17 @@ bool ImportErrors::positiveNumber(const Json &config, const char *key,
                              describe(*it)));
     return false;
   }
+  // Norm epsilons and rope thetas are f32 in the kernels: a value that
+  // becomes inf or 0 there (rms_norm_eps 1e308 turned every logit NaN) is
+  // refused here.
+  float single = static_cast<float>(it->get<double>());
+  if (!std::isfinite(single) || !(single > 0.0f)) {
+    failKey(key, fmt::format("{} does not survive the conversion to f32 (it "
+                             "becomes {}); expected a positive number "
+                             "between 1.4e-45 and 3.4e38",
+                             describe(*it), single));
+    return false;
+  }
   field = it->get<double>();
   return true;
 }

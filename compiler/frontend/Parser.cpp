@@ -17,6 +17,7 @@
 #include "compiler/frontend/Quote.h"
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <string_view>
 #include <utility>
@@ -335,6 +336,14 @@ private:
     if (!(tok.floatValue > 0.0))
       return fail(fmt::format("setting '{}' must be positive, found {}", name,
                               printable(tok.text)));
+    // The kernels compute in f32: the value must stay positive and finite
+    // there.
+    float single = static_cast<float>(tok.floatValue);
+    if (!std::isfinite(single) || !(single > 0.0f))
+      return fail(fmt::format("setting '{}' = {} does not survive the "
+                              "conversion to f32 (it becomes {}); expected a "
+                              "positive number between 1.4e-45 and 3.4e38",
+                              name, printable(tok.text), single));
     out = tok.floatValue;
     advance();
     return true;
