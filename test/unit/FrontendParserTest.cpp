@@ -563,6 +563,15 @@ TEST(FrontendParserErrors, NonPositiveSizes) {
                      "setting 'layer_norm_eps' must be positive, found 0.0");
   EXPECT_PARSE_ERROR(minimal("  layer_norm_eps = -1e-5\n"), 6, 20,
                      "setting 'layer_norm_eps' must be positive, found -1e-5");
+  // The kernels compute in f32: a value that becomes inf or 0 there.
+  EXPECT_PARSE_ERROR(minimal("  layer_norm_eps = 1e300\n"), 6, 20,
+                     "setting 'layer_norm_eps' = 1e300 does not survive the "
+                     "conversion to f32 (it becomes inf); expected a positive "
+                     "number between 1.4e-45 and 3.4e38");
+  EXPECT_PARSE_ERROR(minimal("  layer_norm_eps = 1e-60\n"), 6, 20,
+                     "setting 'layer_norm_eps' = 1e-60 does not survive the "
+                     "conversion to f32 (it becomes 0); expected a positive "
+                     "number between 1.4e-45 and 3.4e38");
 }
 
 TEST(FrontendParserErrors, NotDivisible) {
