@@ -135,7 +135,7 @@ private:
   const bool autoschedule;
   llvm::DenseMap<Value, Shape> shapes;
   llvm::DenseMap<Value, int64_t> values;
-  int64_t vocab = 0; // rows of the embedding tables, for input validation
+  int64_t vocab = 0; // rows of the token tables, for input validation
   json valuesJson = json::array();
   json stepsJson = json::array();
 };
@@ -334,7 +334,16 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   if (auto embedding = dyn_cast<tfm::EmbeddingOp>(op)) {
     auto table = embedding.getTable().getType();
     spec.vocab = table.getDimSize(0);
-    vocab = std::max(vocab, spec.vocab);
+    // The program's vocabulary bounds token ids: the token tables' rows.
+    // The token-type table bounds token_type_ids on its own (the input's
+    // "limit"): a type_vocab_size above vocab_size made every id below it
+    // pass, clamped in the lookup (issue 25).
+    auto ids = dyn_cast<BlockArgument>(embedding.getIds());
+    auto inputName =
+        ids ? func.getArgAttrOfType<StringAttr>(ids.getArgNumber(), "tfm.input")
+            : StringAttr();
+    if (!inputName || inputName.getValue() != "token_type_ids")
+      vocab = std::max(vocab, spec.vocab);
     args.push_back(arg(embedding.getIds(),
                        halideDims(shapes[embedding.getIds()]), "i64"));
     addWeightArgs(embedding.getTable(), spec, args);

@@ -44,8 +44,12 @@ std::optional<LimitProblem> checkWeightSizes(const Model &model) {
        "(heads + 2 * kv_heads) * head_dim",
        attention ? (model.heads + 2 * model.kvHeads) * model.headDim : 0},
       {"the feed-forward layer", "d_ff", "d_ff", feedForward ? model.dFF : 0},
+      // BERT's type_vocab_size: 2147483647 compiled to 343 GB of weights.
+      {"the token-type embedding", "token_types", "token_types",
+       model.tokenTypes},
   };
-  // Rows are at most 3 · 2^16 · 2^16 < 2^34 and d_model 2^16: no overflow.
+  // Rows are at most 2^31 (token types; the others 3 · 2^16 · 2^16 < 2^34)
+  // and d_model 2^16: no overflow.
   for (const Shape &shape : shapes) {
     int64_t elements = shape.rows * model.dModel;
     if (elements > kMaxTensorElements)
