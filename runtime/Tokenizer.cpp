@@ -494,7 +494,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
     return std::nullopt;
   }
   constexpr int64_t kMaxId = INT32_MAX - 1;
-  std::vector<const std::string *> tokenOfId;
+  std::unordered_map<int64_t, const std::string *> tokenOfId;
   tokenizer.vocab_.reserve(root.size());
   for (auto it = root.begin(); it != root.end(); ++it) {
     const Json &value = it.value();
@@ -517,23 +517,15 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
     auto [entry, inserted] = tokenizer.vocab_.emplace(it.key(),
                                                       static_cast<int32_t>(*id));
     (void)inserted;
-    if (static_cast<std::size_t>(*id) >= tokenOfId.size())
-      tokenOfId.resize(*id + 1, nullptr);
-    if (tokenOfId[*id]) {
+    auto [other, fresh] = tokenOfId.emplace(*id, &entry->first);
+    if (!fresh) {
       error = fmt::format("{}: id {} is given to both {} and {}", vocabPath,
-                          *id, quoteToken(*tokenOfId[*id]), quoteToken(it.key()));
+                          *id, quoteToken(*other->second), quoteToken(it.key()));
       return std::nullopt;
     }
-    tokenOfId[*id] = &entry->first;
   }
-  tokenizer.tokenBytes_.resize(tokenOfId.size());
-  tokenizer.hasToken_.assign(tokenOfId.size(), 0);
-  for (std::size_t id = 0; id < tokenOfId.size(); ++id) {
-    if (!tokenOfId[id])
-      continue;
-    tokenizer.tokenBytes_[id] = tokenToBytes(*tokenOfId[id]);
-    tokenizer.hasToken_[id] = 1;
-  }
+  for (const auto &[id, token] : tokenOfId)
+    tokenizer.tokenBytes_.insert(id, tokenToBytes(*token));
   root = Json();
   for (int b = 0; b < 256; ++b) {
     std::string token;
@@ -821,7 +813,7 @@ std::string Gpt2Tokenizer::decode(const std::vector<int64_t> &ids) const {
   std::string text;
   for (int64_t id : ids) {
     if (hasId(id))
-      text += tokenBytes_[id];
+      text += tokenBytes_.at(id);
     else
       text += kReplacement;
   }

@@ -162,12 +162,10 @@ public:
   std::string decode(const std::vector<int64_t> &ids) const override;
 
   /// Whether `id` is a token of vocab.json (decode gives U+FFFD otherwise).
-  bool hasId(int64_t id) const override {
-    return id >= 0 && id < vocabSize() && hasToken_[id];
-  }
+  bool hasId(int64_t id) const override { return tokenBytes_.has(id); }
 
   /// One more than the largest id in vocab.json (50257 for GPT-2).
-  int64_t vocabSize() const override { return static_cast<int64_t>(tokenBytes_.size()); }
+  int64_t vocabSize() const override { return tokenBytes_.size(); }
 
   /// The id of `token` as spelled in vocab.json (e.g. "<|endoftext|>",
   /// "Ġthe"), or nothing.
@@ -191,9 +189,8 @@ private:
   std::string dir_;
   /// vocab.json as read: token string -> id.
   std::unordered_map<std::string, int32_t> vocab_;
-  /// id -> the bytes the token stands for; `hasToken_[id]` is 0 for a gap.
-  std::vector<std::string> tokenBytes_;
-  std::vector<uint8_t> hasToken_;
+  /// id -> the bytes the token stands for (gaps allowed).
+  tokenizers::TokenTable tokenBytes_;
   /// byte -> the id of its one-byte token.
   std::array<int32_t, 256> byteIds_{};
   /// (left id, right id) -> rank in merges.txt and the merged token's id.

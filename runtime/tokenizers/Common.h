@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,35 @@ struct MergeTable {
 /// Merges `symbols` in place: always the best-ranked adjacent pair, every
 /// non-overlapping occurrence left to right, until no pair merges.
 void applyMerges(std::vector<int32_t> &symbols, const MergeTable &table);
+
+/// id -> token, stored sparsely as Hugging Face's tokenizers store theirs
+/// (a map): a vocabulary may have gaps, and one stray id of 100,000,000 in
+/// a 17 KB file costs one entry, where a table indexed by id took 3.1 GB
+/// and seconds to fill (issue 25).
+class TokenTable {
+public:
+  /// Gives `id` its token; false (and nothing changes) when it has one.
+  bool insert(int64_t id, std::string token) {
+    if (!tokens_.emplace(id, std::move(token)).second)
+      return false;
+    size_ = std::max(size_, id + 1);
+    return true;
+  }
+  /// Gives `id` its token, replacing any it had.
+  void assign(int64_t id, std::string token) {
+    tokens_[id] = std::move(token);
+    size_ = std::max(size_, id + 1);
+  }
+  bool has(int64_t id) const { return tokens_.count(id) != 0; }
+  /// The token of an id that has one (check `has` first).
+  const std::string &at(int64_t id) const { return tokens_.at(id); }
+  /// One more than the largest id.
+  int64_t size() const { return size_; }
+
+private:
+  std::unordered_map<int64_t, std::string> tokens_;
+  int64_t size_ = 0;
+};
 
 } // namespace tfmc::runtime::tokenizers
 

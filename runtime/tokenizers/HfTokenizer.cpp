@@ -441,12 +441,8 @@ public:
   bool encode(std::string_view utf8, std::vector<int64_t> &ids,
               std::string &error) override;
   std::string decode(const std::vector<int64_t> &ids) const override;
-  bool hasId(int64_t id) const override {
-    return id >= 0 && id < vocabSize() && !idToToken_[id].empty();
-  }
-  int64_t vocabSize() const override {
-    return static_cast<int64_t>(idToToken_.size());
-  }
+  bool hasId(int64_t id) const override { return idToToken_.has(id); }
+  int64_t vocabSize() const override { return idToToken_.size(); }
   std::optional<int64_t> tokenId(std::string_view token) const override {
     std::string key(token);
     for (const auto &added : added_)
@@ -488,7 +484,7 @@ private:
   std::vector<int64_t> templatePrefix_, templateSuffix_;
 
   std::unordered_map<std::string, int32_t> vocab_;
-  std::vector<std::string> idToToken_; // "" for an id that is no token
+  tokenizers::TokenTable idToToken_; // gaps allowed
   MergeTable merges_;
   bool byteFallback_ = false;
   bool fuseUnk_ = false;
@@ -507,9 +503,7 @@ void HfTokenizer::setToken(int64_t id, const std::string &token,
     refuse(path, fmt::format("id {} is out of range", id));
   if (token.empty())
     refuse(path, "empty token");
-  if (idToToken_.size() <= static_cast<std::size_t>(id))
-    idToToken_.resize(id + 1);
-  idToToken_[id] = token;
+  idToToken_.assign(id, token);
 }
 
 int32_t HfTokenizer::idOf(const std::string &token,
@@ -741,11 +735,9 @@ void HfTokenizer::parseModel(const Json &model) {
       refuse("model.vocab", fmt::format("token {}: expected an integer id",
                                         quoteToken(token)));
     std::string at = fmt::format("model.vocab[{}]", quoteToken(token));
-    if (id.get<int64_t>() >= 0 &&
-        static_cast<std::size_t>(id.get<int64_t>()) < idToToken_.size() &&
-        !idToToken_[id.get<int64_t>()].empty())
+    if (idToToken_.has(id.get<int64_t>()))
       refuse(at, fmt::format("id {} is also token {}", id.get<int64_t>(),
-                             quoteToken(idToToken_[id.get<int64_t>()])));
+                             quoteToken(idToToken_.at(id.get<int64_t>()))));
     setToken(id.get<int64_t>(), token, at);
     vocab_.emplace(token, static_cast<int32_t>(id.get<int64_t>()));
   }
@@ -957,7 +949,7 @@ std::string HfTokenizer::decode(const std::vector<int64_t> &ids) const {
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (int64_t id : ids)
-    tokens.push_back(hasId(id) ? idToToken_[id] : std::string(kReplacement));
+    tokens.push_back(hasId(id) ? idToToken_.at(id) : std::string(kReplacement));
   for (const Decoder &decoder : decoders_)
     decoder.apply(tokens);
   std::string text;

@@ -117,18 +117,13 @@ public:
         return false;
       }
       int64_t v = id.get<int64_t>();
-      if (static_cast<std::size_t>(v) >= pieces_.size()) {
-        pieces_.resize(v + 1);
-        has_.resize(v + 1, 0);
-      }
-      if (has_[v]) {
+      if (pieces_.has(v)) {
         error = fmt::format("{}: id {} is given to both {} and {}", vocabPath,
-                            v, tokenizers::quoteToken(pieces_[v]),
+                            v, tokenizers::quoteToken(pieces_.at(v)),
                             tokenizers::quoteToken(piece));
         return false;
       }
-      pieces_[v] = piece;
-      has_[v] = 1;
+      pieces_.insert(v, piece);
       ids_.emplace(piece, v);
     }
     for (auto [token, id] :
@@ -214,7 +209,7 @@ public:
         flush();
         text += tokenizers::kReplacement;
       } else if (id != eos_ && id != unk_ && id != pad_) {
-        run.push_back(pieces_[id]);
+        run.push_back(pieces_.at(id));
       }
     }
     flush();
@@ -236,12 +231,8 @@ public:
     return out.substr(b, e - b + 1);
   }
 
-  bool hasId(int64_t id) const override {
-    return id >= 0 && id < vocabSize() && has_[id];
-  }
-  int64_t vocabSize() const override {
-    return static_cast<int64_t>(pieces_.size());
-  }
+  bool hasId(int64_t id) const override { return pieces_.has(id); }
+  int64_t vocabSize() const override { return pieces_.size(); }
   std::optional<int64_t> tokenId(std::string_view token) const override {
     if (auto it = ids_.find(std::string(token)); it != ids_.end())
       return it->second;
@@ -259,8 +250,7 @@ private:
   std::string dir_;
   sentencepiece::SentencePieceProcessor source_, target_;
   std::unordered_map<std::string, int64_t> ids_;
-  std::vector<std::string> pieces_;
-  std::vector<uint8_t> has_;
+  tokenizers::TokenTable pieces_; // vocab.json: id -> piece (gaps allowed)
   int64_t eos_ = -1, unk_ = -1, pad_ = -1;
   /// eos, unk and pad as spelled: matched whole in the text, longest first.
   std::vector<std::string> specials_;
