@@ -285,6 +285,16 @@ const Plan &requirePlan() {
   return *plan;
 }
 
+void checkTextLength(const std::string &where, std::string_view text) {
+  const Plan &plan = requirePlan();
+  const int64_t limit = plan.maxLen * kMaxTextBytesPerPosition;
+  if (static_cast<int64_t>(text.size()) > limit)
+    fail(fmt::format("{} is {} bytes, more than this program tokenizes ({} "
+                     "bytes: {} per position of max_len {})",
+                     where, text.size(), limit, kMaxTextBytesPerPosition,
+                     plan.maxLen));
+}
+
 std::unique_ptr<Model> loadModel(const std::string &weightsPath) {
   std::string error;
   std::unique_ptr<Model> model = Model::createLinked(weightsPath, error);

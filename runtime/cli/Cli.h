@@ -86,6 +86,16 @@ std::vector<int64_t> parseIdList(const std::string &flag,
 /// The plan linked into this program.
 const Plan &requirePlan();
 
+/// The longest text a program tokenizes: kMaxTextBytesPerPosition bytes per
+/// position of max_len (README, "Limits"). Tokens average about 4 bytes, so
+/// a longer text cannot fit the model; and a tokenizer's time grows faster
+/// than the text (SentencePiece took 30 s on 1 MB of newlines), so the
+/// bound comes before tokenizing.
+inline constexpr int64_t kMaxTextBytesPerPosition = 32;
+
+/// Fails (one line naming `where`) when `text` is longer than that bound.
+void checkTextLength(const std::string &where, std::string_view text);
+
 /// The model with the weights at `weightsPath`.
 std::unique_ptr<Model> loadModel(const std::string &weightsPath);
 

@@ -81,6 +81,7 @@ std::vector<int64_t> encode(const std::string &text, const std::string &where,
                             const PromptTokens &promptTokens) {
   std::vector<int64_t> ids;
   std::string error;
+  checkTextLength(where, text);
   if (!tokenizer.encode(text, ids, error))
     fail(where + ": " + error);
   if (ids.empty())

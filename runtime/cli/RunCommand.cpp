@@ -150,6 +150,9 @@ std::map<std::string, IntegerTensor> readTextOptions(const Options &options,
     std::string where =
         texts.size() == 1 ? "--text" : fmt::format("--text {}", i + 1);
     std::vector<int64_t> ids, typeIds;
+    checkTextLength(where, texts[i]);
+    if (options.has("--text-pair"))
+      checkTextLength("--text-pair", options.get("--text-pair"));
     if (wordPiece) {
       std::string pair =
           options.has("--text-pair") ? options.get("--text-pair") : "";

@@ -599,9 +599,18 @@ WordPieceTokenizer::fromTokenizerJson(const std::string &path, const Json &root,
     o.prefix = model["continuing_subword_prefix"].get<std::string>();
   if (model.contains("max_input_chars_per_word")) {
     const Json &m = model["max_input_chars_per_word"];
+    // Matching a word costs up to the square of its length: the value is
+    // bounded (a 100 KB word took over 20 s at 2^63 - 1). Hugging Face's
+    // default, and every BERT checkpoint's, is 100.
+    constexpr uint64_t kMaxWordChars = 1000;
     if (!m.is_number_unsigned())
       return bad("model.max_input_chars_per_word",
                  "expected a non-negative integer");
+    if (m.get<uint64_t>() > kMaxWordChars)
+      return bad("model.max_input_chars_per_word",
+                 fmt::format("{} is more than tfmc's limit of {} (Hugging "
+                             "Face's default is 100)",
+                             m.get<uint64_t>(), kMaxWordChars));
     o.maxWordChars = m.get<std::size_t>();
   }
 
