@@ -531,7 +531,9 @@ bool checkGenerateRequest(const Model &model, const GenerateRequest &request,
                         plan.vocab);
     return false;
   };
-  if (request.encoderDecoder && !checkToken(request.bos, "--bos"))
+  if (request.encoderDecoder &&
+      !checkToken(request.bos,
+                  request.bosName.empty() ? "--bos" : request.bosName))
     return false;
   for (int64_t eos : request.eos)
     if (!checkToken(eos, "--eos"))
@@ -553,7 +555,8 @@ bool checkGenerateRequest(const Model &model, const GenerateRequest &request,
         several ? fmt::format("{} {}", request.encoderDecoder ? "source"
                                                               : "prompt",
                               p + 1)
-                : what;
+        : request.promptName.empty() ? std::string(what)
+                                     : request.promptName;
     if (prompt.empty()) {
       error = fmt::format("{} is empty", name);
       return false;

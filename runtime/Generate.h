@@ -55,6 +55,10 @@ struct GenerateRequest {
   std::vector<std::vector<int64_t>> prompts;
   bool encoderDecoder = false;
   int64_t bos = -1;         // encoder-decoder: the decoder's start token
+  /// What gave the prompt and the bos, for messages: "--text-file", or the
+  /// tokenizer config's "decoder_start_token_id". Empty: --prompt (or
+  /// --source) and --bos.
+  std::string promptName, bosName;
   std::vector<int64_t> eos; // a sequence stops after any of them
   int64_t maxNewTokens = 0; // at least 1
   SamplingOptions sampling;

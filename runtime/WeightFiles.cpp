@@ -140,6 +140,14 @@ bool readIndex(const std::string &path, std::vector<IndexEntry> &entries,
       return false;
     }
     const std::string &name = shard.get_ref<const std::string &>();
+    // A file name holds no NUL: the one in "a.safetensors\u0000x" cut the
+    // name the system opened to "a.safetensors" (issue 25).
+    if (name.find('\0') != std::string::npos) {
+      error = fmt::format("{}: weight_map's tensor {} maps to {}, which holds "
+                          "a NUL character (no file name does)",
+                          path, quote(tensor), quote(name));
+      return false;
+    }
     fs::path relative(name);
     bool escapes = relative.is_absolute();
     for (const fs::path &part : relative)

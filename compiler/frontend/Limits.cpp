@@ -40,7 +40,10 @@ std::optional<LimitProblem> checkWeightSizes(const Model &model) {
       {"the embedding", "vocab", "vocab", model.vocab},
       {"the learned positions", "max_len", "max_len",
        model.positions == PositionKind::Learned ? model.maxLen : 0},
-      {"the packed attention projection (in_proj)", "d_model",
+      // An explicit head_dim (heads * head_dim != d_model) is what makes
+      // the projection wider than the model: blame it, not d_model.
+      {"the packed attention projection (in_proj)",
+       model.heads * model.headDim != model.dModel ? "head_dim" : "d_model",
        "(heads + 2 * kv_heads) * head_dim",
        attention ? (model.heads + 2 * model.kvHeads) * model.headDim : 0},
       {"the feed-forward layer", "d_ff", "d_ff", feedForward ? model.dFF : 0},

@@ -191,8 +191,10 @@ std::optional<double> parseReal(const std::string &text) {
   char *end = nullptr;
   errno = 0;
   double value = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || errno == ERANGE ||
-      !std::isfinite(value))
+  // ERANGE is also underflow: a number such as 5e-324 (subnormal) is still
+  // the number written, to the last bit a double holds; only overflow
+  // (infinity) is not.
+  if (end != text.c_str() + text.size() || !std::isfinite(value))
     return std::nullopt;
   return value;
 }
@@ -283,6 +285,14 @@ const Plan &requirePlan() {
   if (!plan)
     fail(error);
   return *plan;
+}
+
+std::string noTokensMessage(const std::string &where, std::string_view text) {
+  if (text.empty())
+    return where + " is empty";
+  return fmt::format("{} gives no tokens: the tokenizer keeps none of its {} "
+                     "bytes (whitespace, or text its pre-tokenizer removes)",
+                     where, text.size());
 }
 
 void checkTextLength(const std::string &where, std::string_view text) {
@@ -384,10 +394,31 @@ uint64_t splitmix64(uint64_t &state) {
 
 namespace {
 
+/// Every command, in --help's order: the one table dispatch() and its
+/// messages read (the messages once named four of the seven).
+struct Command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+};
+constexpr Command kCommands[] = {
+    {"run", runCommand},
+    {"generate", generateCommand},
+    {"bench", benchCommand},
+    {"init-weights", initWeightsCommand},
+    {"convert-weights", convertWeightsCommand},
+    {"info", infoCommand},
+};
+
+std::string commandList() {
+  std::string list;
+  for (const Command &command : kCommands)
+    list += std::string(command.name) + ", ";
+  return list + "help";
+}
+
 int dispatch(int argc, char **argv) {
   if (argc < 2)
-    fail(fmt::format("missing command (run, init-weights, info); see '{} "
-                     "--help'",
+    fail(fmt::format("missing command ({}); see '{} --help'", commandList(),
                      program));
   std::string command = argv[1];
   if (command == "help" || command == "--help" || command == "-h") {
@@ -396,24 +427,13 @@ int dispatch(int argc, char **argv) {
     printUsage(stdout);
     return 0;
   }
-  if (command == "run")
-    return runCommand(argc, argv);
-  if (command == "generate")
-    return generateCommand(argc, argv);
-  if (command == "init-weights")
-    return initWeightsCommand(argc, argv);
-  if (command == "info")
-    return infoCommand(argc, argv);
-  if (command == "bench")
-    return benchCommand(argc, argv);
-  if (command == "convert-weights")
-    return convertWeightsCommand(argc, argv);
+  for (const Command &known : kCommands)
+    if (command == known.name)
+      return known.run(argc, argv);
   if (command.rfind("-", 0) == 0)
-    fail(fmt::format("unknown option {}; the command comes first (run, "
-                     "init-weights, info, help)",
-                     quote(command)));
-  fail(fmt::format("unknown command {} (run, init-weights, info, help)",
-                   quote(command)));
+    fail(fmt::format("unknown option {}; the command comes first ({})",
+                     quote(command), commandList()));
+  fail(fmt::format("unknown command {} ({})", quote(command), commandList()));
 }
 
 } // namespace

@@ -93,6 +93,11 @@ const Plan &requirePlan();
 /// bound comes before tokenizing.
 inline constexpr int64_t kMaxTextBytesPerPosition = 32;
 
+/// The message for a text that gives no token: "is empty" only when it is
+/// (whitespace, or what a Split with `Removed` drops, gives no tokens
+/// either, and was once reported as an empty file).
+std::string noTokensMessage(const std::string &where, std::string_view text);
+
 /// Fails (one line naming `where`) when `text` is longer than that bound.
 void checkTextLength(const std::string &where, std::string_view text);
 

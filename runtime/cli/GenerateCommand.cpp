@@ -85,7 +85,7 @@ std::vector<int64_t> encode(const std::string &text, const std::string &where,
   if (!tokenizer.encode(text, ids, error))
     fail(where + ": " + error);
   if (ids.empty())
-    fail(where + " is empty");
+    fail(noTokensMessage(where, text));
   promptTokens.surround(ids);
   return ids;
 }
@@ -165,6 +165,8 @@ GenerateRequest makeRequest(const Options &options, const Plan &plan,
     request.prompts.push_back(
         encode(text, flag == "--text" ? flag : options.get(flag), *tokenizer,
                promptTokens));
+    // Its tokens' problems name the flag, not --prompt.
+    request.promptName = flag == "--text" ? "--text" : "--text-file";
   } else if (flag == "--prompts-file" || flag == "--source-file") {
     request.prompts =
         readPromptsFile(flag, options.get(flag), tokenizer, promptTokens);
@@ -174,8 +176,13 @@ GenerateRequest makeRequest(const Options &options, const Plan &plan,
   if (request.encoderDecoder) {
     // With a tokenizer directory, its config's decoder_start_token_id is
     // the default (Marian's), as in Hugging Face's generate.
-    if (!options.has("--bos") && tokenizer && promptTokens.decoderStart >= 0)
+    if (!options.has("--bos") && tokenizer && promptTokens.decoderStart >= 0) {
       request.bos = promptTokens.decoderStart;
+      request.bosName = fmt::format(
+          "decoder_start_token_id (config.json or generation_config.json in "
+          "{})",
+          options.get("--tokenizer"));
+    }
     else if (!options.has("--bos") && tokenizer)
       fail(fmt::format("generate needs --bos (the decoder's start token): "
                        "{} gives no decoder_start_token_id in config.json or "

@@ -167,7 +167,7 @@ std::map<std::string, IntegerTensor> readTextOptions(const Options &options,
       promptTokens.surround(ids);
     }
     if (ids.empty())
-      fail(where + " is empty");
+      fail(noTokensMessage(where, texts[i]));
     if (static_cast<int64_t>(ids.size()) > plan.maxLen)
       fail(fmt::format("{} is {} tokens, more than max_len {}", where,
                        ids.size(), plan.maxLen));

@@ -210,13 +210,15 @@ TEST_F(CommandTest, InfoAndHelp) {
 
 TEST_F(CommandTest, EveryErrorIsOneLineAndExitCode1) {
   std::string w = " --weights " + weights;
-  expectModelError("", "missing command (run, init-weights, info); see "
-                       "'tfmc-runtime-fake-model --help'");
-  expectModelError("generat", "unknown command 'generat' (run, init-weights, "
-                              "info, help)");
-  expectModelError("--weights x",
-                   "unknown option '--weights'; the command "
-                   "comes first (run, init-weights, info, help)");
+  // Every command is named (the list once left out generate, bench and
+  // convert-weights).
+  const std::string commands = "run, generate, bench, init-weights, "
+                               "convert-weights, info, help";
+  expectModelError("", "missing command (" + commands +
+                           "); see 'tfmc-runtime-fake-model --help'");
+  expectModelError("generat", "unknown command 'generat' (" + commands + ")");
+  expectModelError("--weights x", "unknown option '--weights'; the command "
+                                  "comes first (" + commands + ")");
   expectModelError("run --weights", "--weights needs a value");
   expectModelError("run" + w + " --bogus 1", "run: unknown option '--bogus'");
   expectModelError("run" + w + " stray", "run: unexpected argument 'stray'");

@@ -215,6 +215,11 @@ TEST_F(WeightFilesTest, BadIndexes) {
   EXPECT_EQ(indexError(R"({"weight_map": {"a": ""}})"),
             "weight_map's tensor 'a' maps to an empty string, expected a "
             "shard file name");
+  // A NUL inside the name: the system would open the name cut there.
+  EXPECT_EQ(indexError(R"({"weight_map": {"a": ")" + shard +
+                       R"(\u0000x"}})"),
+            "weight_map's tensor 'a' maps to '" + shard +
+                "\\x00x', which holds a NUL character (no file name does)");
   EXPECT_EQ(indexError(R"({"weight_map": {"a": "../x.safetensors"}})"),
             "weight_map's tensor 'a' maps to '../x.safetensors', outside the "
             "index's directory");
