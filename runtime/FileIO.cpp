@@ -83,9 +83,16 @@ void noteInputFile(const std::string &path, dev_t device, ino_t inode) {
 
 std::optional<std::string> inputFileAt(dev_t device, ino_t inode) {
   std::lock_guard<std::mutex> lock(inputsMutex);
-  for (const InputFile &file : inputFiles())
-    if (file.device == device && file.inode == inode)
+  for (const InputFile &file : inputFiles()) {
+    if (file.device != device || file.inode != inode)
+      continue;
+    // Still that file under the name it was read by: an input deleted
+    // since then may have left its inode number to a new file.
+    struct stat now;
+    if (::stat(file.path.c_str(), &now) == 0 && now.st_dev == device &&
+        now.st_ino == inode)
       return file.path;
+  }
   return std::nullopt;
 }
 

@@ -50,7 +50,7 @@ bool readRegularFile(const std::string &path, std::string &contents,
 void noteInputFile(const std::string &path, dev_t device, ino_t inode);
 
 /// The path an input of this process was opened by, if the file at
-/// (device, inode) is one.
+/// (device, inode) is one and that path still names it.
 std::optional<std::string> inputFileAt(dev_t device, ino_t inode);
 
 /// A file being written: see the file comment. Move-only; destroying one
