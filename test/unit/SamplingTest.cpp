@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -31,6 +33,55 @@ std::vector<double> softmax(const std::vector<float> &logits, double t) {
     sum += p[i] = std::exp(logits[i] / t - largest);
   for (double &x : p)
     x /= sum;
+  return p;
+}
+
+/// What Hugging Face's warpers leave, written here from their definitions
+/// (TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper, in that
+/// order) and not from the sampler's own filteredProbabilities: softmax of
+/// logits / T over the k largest logits (ties kept), then, in descending
+/// order, each token while the renormalised mass before it is below P;
+/// renormalised over what is kept.
+std::vector<double> referenceProbabilities(const std::vector<float> &logits,
+                                           double t, int64_t topK,
+                                           double topP) {
+  const std::size_t n = logits.size();
+  std::vector<bool> kept(n, true);
+  if (topK > 0 && topK < int64_t(n)) {
+    std::vector<float> sorted = logits;
+    std::sort(sorted.begin(), sorted.end(), std::greater<float>());
+    for (std::size_t i = 0; i < n; ++i)
+      kept[i] = logits[i] >= sorted[topK - 1];
+  }
+  auto normalised = [&]() {
+    double largest = -INFINITY;
+    for (std::size_t i = 0; i < n; ++i)
+      if (kept[i])
+        largest = std::max(largest, logits[i] / t);
+    std::vector<double> p(n, 0.0);
+    double sum = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (kept[i])
+        sum += p[i] = std::exp(logits[i] / t - largest);
+    for (double &x : p)
+      x /= sum;
+    return p;
+  };
+  std::vector<double> p = normalised();
+  if (topP < 1) {
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i)
+      order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return p[a] > p[b]; });
+    double before = 0;
+    for (std::size_t i : order) {
+      if (before >= topP)
+        kept[i] = false;
+      before += p[i];
+    }
+    p = normalised();
+  }
   return p;
 }
 
@@ -167,15 +218,26 @@ TEST(Sampling, FrequenciesMatchSoftmaxChiSquare) {
     int64_t topK;
     double topP;
   };
+  // The expected distribution is the test's own (referenceProbabilities),
+  // never the sampler's: a temperature applied twice, or top-p taken of the
+  // wrong mass, moves it. T != 1 with top-k and top-p together included.
   for (Case c : {Case{1.0, 0, 1.0}, Case{0.7, 0, 1.0}, Case{1.5, 6, 1.0},
-                 Case{1.0, 0, 0.97}}) {
+                 Case{1.0, 0, 0.97}, Case{0.7, 5, 0.9}, Case{1.6, 7, 0.95},
+                 Case{2.5, 0, 0.8}}) {
     SamplingOptions options;
     options.temperature = c.temperature;
     options.topK = c.topK;
     options.topP = c.topP;
     options.seed = 1234;
-    std::vector<double> expected;
-    filteredProbabilities(logits.data(), 8, options, expected);
+    std::vector<double> expected =
+        referenceProbabilities(logits, c.temperature, c.topK, c.topP);
+    // The sampler's own account agrees with the reference.
+    std::vector<double> claimed;
+    filteredProbabilities(logits.data(), 8, options, claimed);
+    for (int id = 0; id < 8; ++id)
+      EXPECT_NEAR(claimed[id], expected[id], 1e-6)
+          << "T " << c.temperature << " top-k " << c.topK << " top-p "
+          << c.topP << " id " << id;
     const int draws = 200000;
     std::vector<int> counts(8, 0);
     for (int64_t token : draw(logits, options, 0, draws))
