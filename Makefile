@@ -161,6 +161,7 @@ check-sanitize: deps
 	@ASAN_OPTIONS=log_path=$(SANITIZER_LOGS)/asan:detect_leaks=1:suppressions=$(SANITIZER_SUPPRESSIONS)/asan.supp \
 	 LSAN_OPTIONS=suppressions=$(SANITIZER_SUPPRESSIONS)/lsan.supp:print_suppressions=0 \
 	 UBSAN_OPTIONS=log_path=$(SANITIZER_LOGS)/ubsan:print_stacktrace=1:halt_on_error=1:suppressions=$(SANITIZER_SUPPRESSIONS)/ubsan.supp \
+	 $(if $(filter 1,$(SANITIZER_CANARY)),TFMC_SANITIZER_CANARY=1) \
 	 $(PYTHON) test/run_tests.py --build-dir $(ASAN_BUILD_DIR) --sanitizer-logs $(SANITIZER_LOGS)
 
 # libFuzzer targets (test/fuzz/README.md): clang-19 builds them under ASan and

@@ -36,6 +36,12 @@ config.substitutions.append(("%{srcroot}", config.tfmc_source_root))
 # tfmc's runtime archives, for tests that link a --emit obj object themselves.
 config.substitutions.append(("%{runtime_dir}", os.path.join(config.tfmc_build_root, "runtime")))
 
+# `make check-sanitize SANITIZER_CANARY=1`: sanitizers/canary.test makes a
+# deliberate bad access, whose report must fail the run.
+if os.environ.get("TFMC_SANITIZER_CANARY") == "1":
+    config.environment["TFMC_SANITIZER_CANARY"] = "1"
+    config.available_features.add("sanitizer-canary")
+
 # Tests that make device nodes (mknod) need root: `REQUIRES: root`.
 if os.geteuid() == 0:
     config.available_features.add("root")

@@ -26,6 +26,27 @@ import xml.etree.ElementTree as ET
 LIT = "/usr/lib/llvm-19/build/utils/lit/lit.py"
 
 
+def count_sanitizer_reports(log_dir):
+    """Prints each sanitizer report in log_dir and returns how many there
+    are: each one is a failure of the run. Errors (ASan, LSan: "ERROR:
+    ...Sanitizer"; UBSan: "runtime error:") count; a file with only warnings
+    (ASan's note that Halide's compiler switches stacks with swapcontext) does
+    not. Harness/sanitizer-logs.test checks this counting."""
+    reports = warnings = 0
+    for path in sorted(glob.glob(os.path.join(log_dir, "*"))):
+        with open(path, errors="replace") as f:
+            text = f.read()
+        if "ERROR: " in text or "runtime error:" in text:
+            reports += 1
+            print(f"== sanitizer report {path}")
+            print(text)
+        else:
+            warnings += 1
+    if warnings:
+        print(f"note: {warnings} sanitizer log(s) with warnings only in {log_dir}")
+    return reports
+
+
 def run_gtest(binary, xml_path):
     """Runs one gtest binary; returns (passed, failed, skipped)."""
     proc = subprocess.run([binary, f"--gtest_output=xml:{xml_path}", "--gtest_brief=1"])
@@ -108,22 +129,7 @@ def main():
         totals = [t + r for t, r in zip(totals, result)]
 
     if args.sanitizer_logs:
-        reports = warnings = 0
-        for path in sorted(glob.glob(os.path.join(args.sanitizer_logs, "*"))):
-            with open(path, errors="replace") as f:
-                text = f.read()
-            # Errors (ASan, LSan: "ERROR: ...Sanitizer"; UBSan: "runtime
-            # error:") fail the run. A file with only warnings (ASan's note
-            # that Halide's compiler switches stacks with swapcontext) does not.
-            if "ERROR: " in text or "runtime error:" in text:
-                reports += 1
-                print(f"== sanitizer report {path}")
-                print(text)
-            else:
-                warnings += 1
-        if warnings:
-            print(f"note: {warnings} sanitizer log(s) with warnings only in {args.sanitizer_logs}")
-        totals[1] += reports
+        totals[1] += count_sanitizer_reports(args.sanitizer_logs)
 
     passed, failed, skipped = totals
     line = f"{passed} passed, {failed} failed"
