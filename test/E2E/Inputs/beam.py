@@ -16,8 +16,9 @@ Prompts are drawn from a fixed seed until one is margin-checked: at every
 ranking that decides the result (the N-th vs the N+1-th candidate, the
 finished hypotheses' order, the best vs the worst) the scores differ by at
 least 1e-4, so that f32 rounding in tfmc cannot flip a choice. With --eos,
-the end token is one the eos-free search produces halfway, and the prompt
-one whose best hypothesis ends with it after other tokens.
+the end token is one the eos-free search produces from halfway on, and the
+prompt one whose best hypothesis ends with it after other tokens. The
+result must differ from greedy search's on the same prompt (and eos).
 Prints one line; exits 1 on a mismatch."""
 import argparse
 import json
@@ -79,6 +80,20 @@ def beam_search(step_logits, num_beams, eos, length_penalty, early, max_new):
     return finished[0][1], margin
 
 
+def greedy(step_logits, eos, max_new):
+    """Greedy search's tokens (argmax each step; it stops after an eos)."""
+    tokens = []
+    while len(tokens) < max_new:
+        tokens.append(int(np.argmax(step_logits(list(tokens)))))
+        if tokens[-1] in eos:
+            break
+    return tokens
+
+
+# Seeded prompts tried before giving up.
+TRIES = 200
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
@@ -111,26 +126,33 @@ def main():
         return step_logits
 
     rng = np.random.RandomState(1234 + args.num_beams)
-    for attempt in range(40):
+    for attempt in range(TRIES):
         prompt = [int(i) for i in rng.randint(0, vocab, size=5)]
         bos = int(rng.randint(0, vocab))
         step_logits = runner(prompt, bos)
-        eos = []
+        eos_choices = [[]]
         if args.eos:
-            # A token the eos-free search's best hypothesis produces halfway
-            # (and not before).
+            # A token the eos-free search's best hypothesis produces from
+            # halfway on (and not before it).
             free, _ = beam_search(step_logits, args.num_beams, [], args.length_penalty,
                                   args.early_stopping, NEW_TOKENS)
-            eos = [free[NEW_TOKENS // 2]]
-            if eos[0] in free[:NEW_TOKENS // 2]:
-                continue
-        best, margin = beam_search(step_logits, args.num_beams, eos, args.length_penalty,
-                                   args.early_stopping, NEW_TOKENS)
-        # With eos: a result that ends with it after other tokens.
-        if margin >= MARGIN and (not eos or (len(best) > 1 and best[-1] == eos[0])):
+            eos_choices = [[t] for i, t in enumerate(free)
+                           if i >= NEW_TOKENS // 2 and t not in free[:i]]
+        found = False
+        for eos in eos_choices:
+            best, margin = beam_search(step_logits, args.num_beams, eos, args.length_penalty,
+                                       args.early_stopping, NEW_TOKENS)
+            # With eos: a result that ends with it after other tokens. And a
+            # result greedy search does not give: a beam search that
+            # degenerated to greedy would pass otherwise.
+            if margin >= MARGIN and (not eos or (len(best) > 1 and best[-1] == eos[0])) \
+                    and best != greedy(step_logits, eos, NEW_TOKENS):
+                found = True
+                break
+        if found:
             break
     else:
-        print("no margin-checked prompt in 40 tries")
+        print("no margin-checked prompt whose beams differ from greedy in %d tries" % TRIES)
         sys.exit(1)
 
     cmd = [args.binary, "generate", "--weights", os.path.join(args.fixture, "weights.safetensors"),
@@ -148,9 +170,9 @@ def main():
         print("MISMATCH: PyTorch beam search %s, tfmc %s (exit %d) %s"
               % (best, got, run.returncode, run.stderr.strip()))
         sys.exit(1)
-    print("same ids as PyTorch's beam search: %d beams, %s, margin %.2g: %s"
+    print("same ids as PyTorch's beam search: %d beams, %s, margin %.2g: %s (greedy: %s)"
           % (args.num_beams, "eos %d" % eos[0] if eos else "no eos", margin,
-             " ".join(map(str, got))))
+             " ".join(map(str, got)), " ".join(map(str, greedy(step_logits, eos, NEW_TOKENS)))))
 
 
 if __name__ == "__main__":

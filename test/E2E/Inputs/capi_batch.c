@@ -17,6 +17,11 @@ static const int64_t p1[] = {3, 1};
 static const int64_t p2[] = {40, 41, 42, 43};
 static const int64_t *const prompts[] = {p0, p1, p2};
 static const int64_t lengths[] = {5, 2, 4};
+/* A prompt whose 2-beam result differs from greedy's (the others' do not:
+ * a beam search that fell back to greedy would pass on them). */
+static const int64_t pb[] = {12, 34, 56, 43, 40};
+static const int64_t *const beamPrompts[] = {pb};
+static const int64_t beamLengths[] = {5};
 
 static void print_ids(const int64_t *out, const int64_t *counts, int64_t n) {
   for (int64_t s = 0; s < n; ++s) {
@@ -81,8 +86,8 @@ int main(int argc, char **argv) {
   printf("\ncancel status %d, counts %lld %lld %lld\n", status,
          (long long)counts[0], (long long)counts[1], (long long)counts[2]);
   options.num_beams = 2;
-  if (tfmc_generate_batch(model, prompts, lengths, 1, &options, NULL, NULL,
-                          out, counts) != 0) {
+  if (tfmc_generate_batch(model, beamPrompts, beamLengths, 1, &options, NULL,
+                          NULL, out, counts) != 0) {
     printf("beams failed: %s\n", tfmc_last_error());
     return 1;
   }
