@@ -75,9 +75,13 @@ std::string sameAsInput(const std::string &where, const std::string &input) {
 
 void noteInputFile(const std::string &path, dev_t device, ino_t inode) {
   std::lock_guard<std::mutex> lock(inputsMutex);
-  for (const InputFile &file : inputFiles())
-    if (file.device == device && file.inode == inode)
+  // The name it was read by last: an entry whose file was deleted, and
+  // whose inode number this file now has, must not hide it.
+  for (InputFile &file : inputFiles())
+    if (file.device == device && file.inode == inode) {
+      file.path = path;
       return;
+    }
   inputFiles().push_back({device, inode, path});
 }
 
@@ -155,10 +159,11 @@ bool readRegularFile(const std::string &path, std::string &contents,
 std::optional<OutputFile> OutputFile::create(
     const std::string &flag, const std::string &path,
     const std::vector<std::pair<std::string, std::string>> &inputs,
-    std::string &error) {
+    bool refuseFilesRead, std::string &error) {
   OutputFile file;
   file.flag_ = flag;
   file.path_ = path;
+  file.refuseFilesRead_ = refuseFilesRead;
   if (path.empty() || path.back() == '/') {
     error = fmt::format("{}cannot write: not a file name", file.where());
     return std::nullopt;
@@ -189,7 +194,8 @@ std::optional<OutputFile> OutputFile::create(
       }
     }
     if (std::optional<std::string> input =
-            inputFileAt(existing.st_dev, existing.st_ino)) {
+            refuseFilesRead ? inputFileAt(existing.st_dev, existing.st_ino)
+                            : std::nullopt) {
       error = sameAsInput(file.where(), *input);
       return std::nullopt;
     }
@@ -224,7 +230,8 @@ std::optional<OutputFile> OutputFile::create(
 OutputFile::OutputFile(OutputFile &&other) noexcept
     : flag_(std::move(other.flag_)), path_(std::move(other.path_)),
       temporary_(std::move(other.temporary_)),
-      fd_(std::exchange(other.fd_, -1)) {
+      fd_(std::exchange(other.fd_, -1)),
+      refuseFilesRead_(other.refuseFilesRead_) {
   other.temporary_.clear();
 }
 
@@ -236,6 +243,7 @@ OutputFile &OutputFile::operator=(OutputFile &&other) noexcept {
     temporary_ = std::move(other.temporary_);
     other.temporary_.clear();
     fd_ = std::exchange(other.fd_, -1);
+    refuseFilesRead_ = other.refuseFilesRead_;
   }
   return *this;
 }
@@ -299,7 +307,7 @@ bool OutputFile::commit(std::string &error) {
   // The files read since create() (a tokenizer's, say) are on the list
   // too: the path must be none of them.
   struct stat existing;
-  if (::lstat(path_.c_str(), &existing) == 0)
+  if (refuseFilesRead_ && ::lstat(path_.c_str(), &existing) == 0)
     if (std::optional<std::string> input =
             inputFileAt(existing.st_dev, existing.st_ino)) {
       error = sameAsInput(where(), *input);

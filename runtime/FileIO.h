@@ -54,18 +54,22 @@ void noteInputFile(const std::string &path, dev_t device, ino_t inode);
 std::optional<std::string> inputFileAt(dev_t device, ino_t inode);
 
 /// A file being written: see the file comment. Move-only; destroying one
-/// that was not committed removes its temporary. An output that is the same
-/// file as any input read (noteInputFile) is refused, when it is created
-/// and again before it is renamed into place.
+/// that was not committed removes its temporary. A program's output that is
+/// the same file as any input it read (noteInputFile) is refused, when it
+/// is created and again before it is renamed into place.
 class OutputFile {
 public:
   /// Checks `path` and creates the temporary next to it. `flag` ("--output",
   /// or empty) starts every message. `inputs` are (flag, path) pairs of the
   /// files the caller reads; the output may be none of them (same inode).
+  /// With `refuseFilesRead` (a program's outputs: cli::checkOutputs), nor
+  /// any file this process has read (noteInputFile), checked again at
+  /// commit; a library caller that means to replace a file it read passes
+  /// false.
   static std::optional<OutputFile>
   create(const std::string &flag, const std::string &path,
          const std::vector<std::pair<std::string, std::string>> &inputs,
-         std::string &error);
+         bool refuseFilesRead, std::string &error);
 
   OutputFile(OutputFile &&other) noexcept;
   OutputFile &operator=(OutputFile &&other) noexcept;
@@ -98,6 +102,7 @@ private:
   std::string path_;
   std::string temporary_;
   int fd_ = -1;
+  bool refuseFilesRead_ = false;
 };
 
 } // namespace tfmc::runtime

@@ -706,7 +706,10 @@ bool writeSafetensors(const std::string &path,
     // Checked before the temporary exists, so a bad tensor leaves nothing.
     if (!checkTensorsToWrite(path, tensors, error))
       return false;
-    std::optional<OutputFile> file = OutputFile::create("", path, {}, error);
+    // A library writer: its caller decides what it may replace (a test may
+    // rewrite a file it read); a program's outputs refuse every file read.
+    std::optional<OutputFile> file =
+        OutputFile::create("", path, {}, /*refuseFilesRead=*/false, error);
     if (!file)
       return false;
     return writeSafetensors(*file, tensors, error, metadata);

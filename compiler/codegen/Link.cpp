@@ -259,7 +259,10 @@ LogicalResult Linker::run() {
   std::vector<GlueVariant> glue;
   for (const LinkVariant &variant : variants) {
     GlueVariant &entry = glue.emplace_back();
-    entry.target = variant.target.name;
+    // `host` names the instruction set it resolved to: on another CPU,
+    // "x86-64-avx512 needs avx512f ..." says what the program is.
+    entry.target = variant.target.hostOf.empty() ? variant.target.name
+                                                 : variant.target.hostOf;
     entry.features = variant.target.featureList();
     for (const auto &kernel : variant.lowered.kernels)
       entry.kernelNames.push_back(kernel.first);

@@ -129,6 +129,7 @@ std::optional<TargetDescription> detectHost(std::string &error) {
       continue;
     TargetDescription t = *candidate;
     t.name = "host";
+    t.hostOf = candidate->name;
     t.l1Bytes = sysconfOr(_SC_LEVEL1_DCACHE_SIZE, t.l1Bytes);
     t.l2Bytes = sysconfOr(_SC_LEVEL2_CACHE_SIZE, t.l2Bytes);
     t.cores = std::max<int64_t>(1, std::thread::hardware_concurrency());

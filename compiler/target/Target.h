@@ -29,6 +29,9 @@ struct TargetDescription {
   std::string summary; // One line for --help.
   /// Another entry's name this one stands for (`cuda` is `cuda-sm80`).
   std::string aliasOf;
+  /// `host` only: the CPU entry it resolved to (its instruction set), the
+  /// name a program's CPU check and `info` give its kernels.
+  std::string hostOf;
   TargetKind kind = TargetKind::Cpu;
   /// CPU targets: the host features (LLVM's names) a CPU needs to run this
   /// target's code; `host` picks the first entry the CPU has all of.

@@ -320,6 +320,7 @@ checkOutputs(const std::vector<std::pair<std::string, std::string>> &outputs,
   for (const auto &[flag, path] : outputs) {
     std::string error;
     std::optional<OutputFile> file = OutputFile::create(flag, path, inputs,
+                                                        /*refuseFilesRead=*/true,
                                                         error);
     if (!file)
       fail(error);

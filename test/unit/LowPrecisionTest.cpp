@@ -458,8 +458,10 @@ TEST_F(LowPrecisionTest, ABf16OrF16CheckpointIsItsValues) {
       proj[2 * kOutputs + 1] = projAsBf16(1, 2);
     const std::vector<uint16_t> embed = narrow(embedValues()),
                                 projBits = narrow(proj), bias = narrow(kBias);
+    // A file of its own per dtype: this process has read the other one,
+    // and an output may not replace a file its process read (FileIO).
     std::string path = write(
-        "narrow.safetensors",
+        std::string("narrow-") + dtypeName(dtype) + ".safetensors",
         {view("embed.weight", dtype, {kVocab, kWidth}, embed.data(), 120),
          view("proj.weight", dtype, {kWidth, kOutputs}, projBits.data(), 36),
          view("proj.bias", dtype, {kOutputs}, bias.data(), 6)},

@@ -710,8 +710,8 @@ TEST(TextTest, LongValuesAndLinesAreCut) {
 TEST_F(SafetensorsTest, OutputFileReplacesOnlyOnCommit) {
   std::string path = writeBytes("out", "old");
   std::string error;
-  std::optional<OutputFile> file = OutputFile::create("--output", path, {},
-                                                      error);
+  std::optional<OutputFile> file =
+      OutputFile::create("--output", path, {}, true, error);
   ASSERT_TRUE(file) << error;
   std::string temporary = file->temporaryPath();
   EXPECT_EQ(temporary.rfind(path + ".tmp-", 0), 0u);
@@ -731,7 +731,7 @@ TEST_F(SafetensorsTest, AnOutputFileNotCommittedLeavesNothing) {
   {
     std::string error;
     std::optional<OutputFile> file =
-        OutputFile::create("--output", path, {}, error);
+        OutputFile::create("--output", path, {}, true, error);
     ASSERT_TRUE(file) << error;
     temporary = file->temporaryPath();
     ASSERT_TRUE(file->write("partial", 7, error));
@@ -741,25 +741,54 @@ TEST_F(SafetensorsTest, AnOutputFileNotCommittedLeavesNothing) {
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "old");
 }
 
+// Every file the process read is an input no program output may replace
+// (FileIO's list): refused when the output is created, and again at commit
+// for a file read after that; a library caller may opt out.
+TEST_F(SafetensorsTest, OutputFileRefusesEveryFileTheProcessRead) {
+  std::string error, contents;
+  std::string read = writeBytes("read-first", "tokens");
+  ASSERT_TRUE(readRegularFile(read, contents, error)) << error;
+  EXPECT_FALSE(OutputFile::create("--output", read, {}, true, error));
+  EXPECT_EQ(error, "--output " + read + ": is the same file as the input " +
+                       read + "; writing it would destroy the input");
+  EXPECT_TRUE(OutputFile::create("", read, {}, false, error)) << error;
+
+  std::string later = writeBytes("read-later", "vocab");
+  std::optional<OutputFile> file =
+      OutputFile::create("--output", later, {}, true, error);
+  ASSERT_TRUE(file) << error;
+  ASSERT_TRUE(file->write("logits", 6, error)) << error;
+  ASSERT_TRUE(readRegularFile(later, contents, error)) << error;
+  EXPECT_FALSE(file->commit(error));
+  EXPECT_EQ(error, "--output " + later + ": is the same file as the input " +
+                       later + "; writing it would destroy the input");
+  std::ifstream kept(later);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "vocab");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                          std::filesystem::directory_iterator()),
+            2);
+}
+
 TEST_F(SafetensorsTest, OutputFileRefusesWhatItMustNotReplace) {
   std::string error;
   std::string input = writeBytes("w", "weights");
   EXPECT_FALSE(
-      OutputFile::create("--output", input, {{"--weights", input}}, error));
+      OutputFile::create("--output", input, {{"--weights", input}}, true,
+                         error));
   EXPECT_EQ(error, "--output " + input + ": is the same file as --weights " +
                        input + "; writing it would destroy the input");
   std::string link = pathOf("link");
   ASSERT_EQ(::symlink(input.c_str(), link.c_str()), 0);
-  EXPECT_FALSE(OutputFile::create("--output", link, {}, error));
+  EXPECT_FALSE(OutputFile::create("--output", link, {}, true, error));
   EXPECT_EQ(error, "--output " + link +
                        ": refusing to replace a symbolic link; give its "
                        "target or a new path");
   std::string fifo = pathOf("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_FALSE(OutputFile::create("", fifo, {}, error));
+  EXPECT_FALSE(OutputFile::create("", fifo, {}, true, error));
   EXPECT_EQ(error, fifo + ": refusing to replace a FIFO; give a regular file "
                           "or a new path");
-  EXPECT_FALSE(OutputFile::create("--output", dir, {}, error));
+  EXPECT_FALSE(OutputFile::create("--output", dir, {}, true, error));
   EXPECT_EQ(error, "--output " + dir + ": refusing to replace a directory; "
                                        "give a regular file or a new path");
   // Nothing was created next to any of them.
