@@ -1,11 +1,16 @@
 //===- Canary.cpp - Proof that a sanitizer report fails the run -----------===//
 //
 // tfmc-sanitizer-canary, built only in sanitized builds (TFMC_SANITIZE):
-// reads element 3 of a 4-element heap array, or element 4, one past its end,
-// when TFMC_SANITIZER_CANARY=1 (`make check-sanitize SANITIZER_CANARY=1`).
-// AddressSanitizer then writes a report under ASAN_OPTIONS' log_path and
-// run_tests.py counts it as a failure of the run, whichever test started
-// the process (sanitizers/canary.test lets the process fail on purpose).
+// reads element 3 of a 4-element heap array before freeing it, or after
+// freeing it when TFMC_SANITIZER_CANARY=1 (`make check-sanitize
+// SANITIZER_CANARY=1`). AddressSanitizer then writes a heap-use-after-free
+// report under ASAN_OPTIONS' log_path and run_tests.py counts it as a
+// failure of the run, whichever test started the process
+// (sanitizers/canary.test lets the process fail on purpose).
+//
+// A use after free, not a read past the end: UBSan's object-size check
+// catches that first, and in GCC's combined ASan + UBSan build UBSan's
+// reports go to stderr, not to a log file (README, "Sanitizers").
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,10 +20,15 @@
 
 int main() {
   const char *canary = std::getenv("TFMC_SANITIZER_CANARY");
-  const int index = canary && std::strcmp(canary, "1") == 0 ? 4 : 3;
+  const bool bad = canary && std::strcmp(canary, "1") == 0;
   int *data = new int[4]{1, 2, 3, 4};
-  volatile int value = data[index];
-  std::printf("canary read element %d of 4: %d\n", index, int(value));
-  delete[] data;
+  int *volatile alias = data; // opaque to the compiler
+  if (bad)
+    delete[] data;
+  volatile int value = alias[3];
+  std::printf("canary read element 3 of 4%s: %d\n",
+              bad ? " after freeing it" : "", int(value));
+  if (!bad)
+    delete[] data;
   return 0;
 }
