@@ -153,7 +153,7 @@ def render(rep):
          get("load_ratio", "wall_ms"), 1.05)
     goal("prefill time, x86-64-all ÷ single target", get("speed_ratio", "prefill_ms"), 1.03)
     goal("decode step time, x86-64-all ÷ single target", get("speed_ratio", "decode_ms"), 1.03)
-    add(f"Compiled with a cold kernel cache, `--stats` says what each variant cost:")
+    add("Compiled with a cold kernel cache, `--stats` says what each variant cost:")
     add()
     for line in res.get("variants", []):
         add(f"- {line}")

@@ -49,8 +49,10 @@ bool BeamSearch::step(const float *logProbs, int64_t vocab,
   // The best `keep` continuations: a min-heap of them, best first after.
   std::vector<Candidate> top;
   top.reserve(keep + 1);
-  for (int64_t b = 0; b < beams; ++b)
-    for (int64_t v = 0; v < vocab && running[b] != kNever; ++v) {
+  for (int64_t b = 0; b < beams; ++b) {
+    if (running[b] == kNever) // a beam that never started: no candidates
+      continue;
+    for (int64_t v = 0; v < vocab; ++v) {
       Candidate c{running[b] + double(logProbs[b * vocab + v]), b, v};
       if (top.size() < keep) {
         top.push_back(c);
@@ -61,6 +63,7 @@ bool BeamSearch::step(const float *logProbs, int64_t vocab,
         std::push_heap(top.begin(), top.end(), std::greater<Candidate>());
       }
     }
+  }
   std::sort(top.begin(), top.end(), std::greater<Candidate>());
 
   const int64_t length = generated + 1; // new tokens with this one

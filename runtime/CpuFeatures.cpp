@@ -4,6 +4,8 @@
 
 #include <cpuid.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <sstream>
 
@@ -67,13 +69,27 @@ bool readFeature(const FeatureBit &feature, uint64_t osState) {
          (osState & feature.osState) == feature.osState;
 }
 
+constexpr std::size_t kFeatureCount = sizeof kFeatures / sizeof kFeatures[0];
+
+/// Every known feature, read once per process (CPUID exits to the
+/// hypervisor in a VM: the check at load must not repeat it per query).
+const std::array<bool, kFeatureCount> &cpuFeatures() {
+  static const std::array<bool, kFeatureCount> present = [] {
+    const uint64_t osState = enabledOsState();
+    std::array<bool, kFeatureCount> read{};
+    for (std::size_t i = 0; i < kFeatureCount; ++i)
+      read[i] = readFeature(kFeatures[i], osState);
+    return read;
+  }();
+  return present;
+}
+
 } // namespace
 
 bool cpuHasFeature(const std::string &feature) {
-  static const uint64_t osState = enabledOsState();
-  for (const FeatureBit &known : kFeatures)
-    if (feature == known.name)
-      return readFeature(known, osState);
+  for (std::size_t i = 0; i < kFeatureCount; ++i)
+    if (feature == kFeatures[i].name)
+      return cpuFeatures()[i];
   return false;
 }
 

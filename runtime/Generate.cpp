@@ -423,7 +423,8 @@ bool Generation::runBeams(int64_t index, std::string &error) {
       applyLogitsProcessors(out, vocab, request.sampling,
                             request.encoderDecoder ? request.bos : -1,
                             histories[b]);
-      if ((first ? b == 0 : true) && !anyFiniteLogit(out, vocab)) {
+      // (On the first step only beam 0 is live.)
+      if ((!first || b == 0) && !anyFiniteLogit(out, vocab)) {
         error = noFiniteLogit(generated + 1, index);
         return false;
       }

@@ -2,7 +2,9 @@
 
 #include "compiler/target/Target.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
@@ -206,10 +208,6 @@ std::optional<TargetDescription> lookupTarget(const std::string &name,
   return std::nullopt;
 }
 
-} // namespace tfmc::target
-
-namespace tfmc::target {
-
 std::optional<std::vector<TargetDescription>>
 lookupTargets(const std::string &list, std::string &error) {
   std::vector<TargetDescription> targets;
@@ -219,23 +217,18 @@ lookupTargets(const std::string &list, std::string &error) {
         return;
     targets.push_back(t);
   };
-  size_t start = 0;
-  while (true) {
-    size_t comma = list.find(',', start);
-    std::string name = list.substr(
-        start, comma == std::string::npos ? std::string::npos : comma - start);
+  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringRef(list).split(names, ',');
+  for (llvm::StringRef name : names) {
     if (name == kAllCpus) {
       for (const TargetDescription *t : cpuTargets())
         add(*t);
-    } else {
-      std::optional<TargetDescription> t = lookupTarget(name, error);
-      if (!t)
-        return std::nullopt;
-      add(*t);
+      continue;
     }
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
+    std::optional<TargetDescription> t = lookupTarget(name.str(), error);
+    if (!t)
+      return std::nullopt;
+    add(*t);
   }
   if (targets.size() > 1)
     for (const TargetDescription &t : targets)

@@ -145,14 +145,14 @@ std::map<std::string, IntegerTensor> readTextOptions(const Options &options,
                      "token types); {} has another",
                      dir));
 
+  if (options.has("--text-pair"))
+    checkTextLength("--text-pair", options.get("--text-pair"));
   std::vector<std::vector<int64_t>> rows, types;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     std::string where =
         texts.size() == 1 ? "--text" : fmt::format("--text {}", i + 1);
     std::vector<int64_t> ids, typeIds;
     checkTextLength(where, texts[i]);
-    if (options.has("--text-pair"))
-      checkTextLength("--text-pair", options.get("--text-pair"));
     if (wordPiece) {
       std::string pair =
           options.has("--text-pair") ? options.get("--text-pair") : "";
