@@ -520,6 +520,13 @@ private:
         step.op = getString(json, "op", where);
       if (json.contains("loc"))
         step.loc = getString(json, "loc", where);
+      if (json.contains("activations")) {
+        std::string activations = getString(json, "activations", where);
+        if (activations != "int8")
+          fail(join(where, "activations"),
+               fmt::format("must be \"int8\", got \"{}\"", activations));
+        step.int8Activations = true;
+      }
       const Json &args =
           expectArray(member(json, "args", where), join(where, "args"));
       if (args.empty())

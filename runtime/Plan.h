@@ -195,6 +195,9 @@ struct PlanStep {
   std::string kernel;
   std::string op;  // e.g. "tfm.attention" (optional: for reports)
   std::string loc; // the .tfm line that produced it (optional)
+  /// A linear that quantises its input to int8 (`"activations": "int8"`,
+  /// tfmc --activations int8; optional).
+  bool int8Activations = false;
   std::vector<PlanArg> args; // outputs last
 };
 

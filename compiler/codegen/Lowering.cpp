@@ -286,6 +286,25 @@ json EntryLowering::arg(Value value, json dims, const char *type) {
           {"dims", std::move(dims)}};
 }
 
+/// A linear's `tfm.activations` (tfm-weight-storage): "int8" makes its
+/// kernel quantise x and multiply integers, which needs int8 weights whose
+/// group holds whole pairs of values.
+static LogicalResult readActivations(Operation *op, KernelSpec &spec) {
+  auto attr = op->getAttrOfType<StringAttr>("tfm.activations");
+  if (!attr || attr.getValue() == "f32")
+    return success();
+  if (attr.getValue() != "int8")
+    return op->emitError("tfm.activations must be \"f32\" or \"int8\", got \"")
+           << attr.getValue() << "\"";
+  if (spec.weightType != WeightType::Int8 || spec.group % 2 != 0)
+    return op->emitError("tfm.activations = \"int8\" needs int8 weights in "
+                         "groups of an even size");
+  if (spec.gpu())
+    return op->emitError("tfm.activations = \"int8\" is for CPU targets");
+  spec.integerProducts = true;
+  return success();
+}
+
 LogicalResult EntryLowering::lowerKernel(Operation *op) {
   if (failed(assignShape(op)))
     return failure();
@@ -392,6 +411,8 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     args.push_back(matrix(gated.getInput()));
     addWeightArgs(gated.getGate(), spec, args);
     addWeightArgs(gated.getUp(), spec, args);
+    if (failed(readActivations(op, spec)))
+      return failure();
     if (gated.getGateBias()) {
       spec.hasBias = true;
       args.push_back(vector(gated.getGateBias()));
@@ -404,6 +425,8 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     spec.activation = activationOf(linear.getActivation());
     args.push_back(matrix(linear.getInput()));
     addWeightArgs(linear.getWeight(), spec, args);
+    if (failed(readActivations(op, spec)))
+      return failure();
     if (Value bias = linear.getBias()) {
       spec.hasBias = true;
       args.push_back(vector(bias));
@@ -501,10 +524,15 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   std::string location;
   llvm::raw_string_ostream locationStream(location);
   op->getLoc().print(locationStream);
-  stepsJson.push_back({{"kernel", name},
-                       {"op", op->getName().getStringRef().str()},
-                       {"loc", location},
-                       {"args", std::move(args)}});
+  json step = {{"kernel", name},
+               {"op", op->getName().getStringRef().str()},
+               {"loc", location},
+               {"args", std::move(args)}};
+  // Reported by `NAME info`: int8 activations are a precision the user
+  // chose.
+  if (spec.integerProducts)
+    step["activations"] = "int8";
+  stepsJson.push_back(std::move(step));
   return success();
 }
 

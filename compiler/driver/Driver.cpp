@@ -152,6 +152,24 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
                  << frontend::printable(options.weightDtype, 64) << "'\n";
     return mlir::failure();
   }
+  if (options.activations != "f32" && options.activations != "int8") {
+    llvm::errs() << "tfmc: error: --activations must be f32 or int8, got '"
+                 << frontend::printable(options.activations, 64) << "'\n";
+    return mlir::failure();
+  }
+  if (options.activations == "int8" && options.weightDtype != "int8") {
+    llvm::errs() << "tfmc: error: --activations int8 needs --weight-dtype "
+                    "int8 (integer products multiply int8 weights)\n";
+    return mlir::failure();
+  }
+  if (options.activations == "int8" &&
+      llvm::any_of(*descriptions, [](const target::TargetDescription &d) {
+        return d.isGpu();
+      })) {
+    llvm::errs() << "tfmc: error: --activations int8 is for CPU targets; "
+                    "CUDA kernels multiply f32\n";
+    return mlir::failure();
+  }
   if (options.autoschedule && descriptions->front().isGpu()) {
     llvm::errs() << "tfmc: error: --scheduler adams2019 schedules CPU kernels "
                     "only (Halide 14 has no GPU autoscheduler); CUDA targets "
@@ -237,6 +255,7 @@ mlir::LogicalResult compile(const CompileOptions &options,
     pipeline.maxSeq = options.maxSeq;
     pipeline.inPlace = !options.autoschedule;
     pipeline.weightDtype = options.weightDtype;
+    pipeline.activations = options.activations;
     buildDefaultPipeline(pm, pipeline);
     if (failed(pm.run(*variant)))
       return mlir::failure();
@@ -313,6 +332,10 @@ mlir::LogicalResult compile(const CompileOptions &options,
     statsOs << "weight dtype: " << options.weightDtype
             << (options.weightDtype == "int8" ? " (groups of 64)" : "")
             << " for linear and embedding weights\n"
+            << (options.activations == "int8"
+                    ? "activations: int8 (linears with int8 weights quantise "
+                      "each input row per group and multiply integers)\n"
+                    : "")
             << "weight bytes: " << stats.weightBytes << "\n"
             << "kernels: " << stats.kernels << "\n"
             << "distinct kernels: " << stats.distinctKernels << "\n";

@@ -29,6 +29,9 @@ struct CompileOptions {
   int64_t maxSeq = 0; // 0: the model's max_len
   /// Storage of linear and embedding weights: f32, bf16 or int8.
   std::string weightDtype = "f32";
+  /// What linears with int8 weights multiply: f32 (the weights widened) or
+  /// int8 (each input row quantised per weight group; integer products).
+  std::string activations = "f32";
   /// Print arena, weight and kernel statistics after the middle end.
   bool stats = false;
   /// Print which kernels were compiled and which came from the cache.

@@ -28,6 +28,9 @@ struct PipelineOptions {
   /// How linear and embedding weights are stored: f32, bf16 or int8
   /// (tfm-weight-storage).
   std::string weightDtype = "f32";
+  /// f32, or int8: linears with int8 weights quantise their input and
+  /// multiply integers (tfm-weight-storage marks them).
+  std::string activations = "f32";
 };
 
 /// fuse masked attention -> fuse epilogues -> check kernels -> weight

@@ -71,12 +71,22 @@ def WeightStorage : Pass<"tfm-weight-storage", "::mlir::ModuleOp"> {
     of the same name in several entry points are one tensor at run time, so
     the decision is made per name over the whole module. With `dtype=f32`
     the pass changes nothing.
+
+    With `activations=int8` (the user's `--activations int8`, which needs
+    `dtype=int8`), every linear and gated linear whose weights are int8
+    also gets the discardable attribute `tfm.activations = "int8"`: its
+    kernel quantises each input row per group of `group` features (scale
+    max |x| / 127, round to nearest even) and multiplies int8 by int8 with
+    int32 sums (compiler/codegen/kernels/LinearInt8.cpp).
   }];
   let options = [
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
            "f32, bf16 or int8">,
     Option<"group", "group", "int64_t", /*default=*/"64",
-           "int8: consecutive columns of a row that share one scale">
+           "int8: consecutive columns of a row that share one scale">,
+    Option<"activations", "activations", "std::string", /*default=*/"\"f32\"",
+           "f32, or int8: linears whose weights are int8 get "
+           "tfm.activations = int8">
   ];
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];
 }

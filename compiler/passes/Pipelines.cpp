@@ -24,6 +24,10 @@ struct DefaultPipelineOptions
       *this, "weight-dtype",
       llvm::cl::desc("Storage of linear and embedding weights: f32, bf16, int8"),
       llvm::cl::init("f32")};
+  Option<std::string> activations{
+      *this, "activations",
+      llvm::cl::desc("What linears with int8 weights multiply: f32, int8"),
+      llvm::cl::init("f32")};
 };
 } // namespace
 
@@ -32,7 +36,10 @@ void buildDefaultPipeline(mlir::OpPassManager &pm,
   pm.addNestedPass<mlir::func::FuncOp>(createFuseMaskedAttention());
   pm.addNestedPass<mlir::func::FuncOp>(createFuseEpilogues());
   pm.addNestedPass<mlir::func::FuncOp>(createCheckKernels());
-  pm.addPass(createWeightStorage({options.weightDtype}));
+  WeightStorageOptions storage;
+  storage.dtype = options.weightDtype;
+  storage.activations = options.activations;
+  pm.addPass(createWeightStorage(storage));
   pm.addPass(createTile({options.target, options.maxSeq, options.maxBatch}));
   pm.addNestedPass<mlir::func::FuncOp>(
       createPlanMemory({options.maxBatch, options.maxSeq, options.inPlace}));
@@ -49,6 +56,7 @@ void registerPasses() {
         pipeline.maxBatch = options.maxBatch;
         pipeline.maxSeq = options.maxSeq;
         pipeline.weightDtype = options.weightDtype;
+        pipeline.activations = options.activations;
         buildDefaultPipeline(pm, pipeline);
       });
 }

@@ -187,7 +187,8 @@ AttentionTiles chooseAttentionTiles(const TargetDescription &target,
 /// batch of max-batch rows then has no partial tile).
 MicroTile chooseDotTile(const TargetDescription &target, int64_t n,
                         int64_t maxRows, int64_t registersPerColumn,
-                        int64_t parts, bool rowsDivide = false) {
+                        int64_t parts, bool rowsDivide = false,
+                        int64_t registersPerOutput = 1) {
   MicroTile best;
   double bestScore = 0;
   for (int64_t rows = 1; rows <= maxRows; ++rows) {
@@ -195,7 +196,8 @@ MicroTile chooseDotTile(const TargetDescription &target, int64_t n,
       continue;
     for (int64_t columns = 1; columns <= 8; ++columns) {
       int64_t wVectors = parts * columns;
-      if (rows * wVectors + rows + registersPerColumn * wVectors >
+      if (registersPerOutput * rows * wVectors + rows +
+              registersPerColumn * wVectors >
           target.vectorRegisters)
         continue;
       double fmasPerLoad = double(rows * wVectors) / double(rows + wVectors);
@@ -229,6 +231,8 @@ struct GemmShape {
   bool narrowWeight = false;
   /// Weights per output: 2 for a gated linear (gate and up), else 1.
   int64_t parts = 1;
+  /// int8 activations (`tfm.activations = "int8"`): the integer form.
+  bool integerProducts = false;
 };
 
 /// The GEMM of a linear or of a gated linear (whose gate and up weights
@@ -254,7 +258,9 @@ GemmShape gemmShape(Operation *op, int64_t maxBatch) {
           inDecodeStep(op) || onePosition,
           std::max<int64_t>(1, maxBatch),
           weightStorageOf(weightValue).has_value(),
-          isa<GatedLinearOp>(op) ? 2 : 1};
+          isa<GatedLinearOp>(op) ? 2 : 1,
+          op->getAttrOfType<StringAttr>("tfm.activations") ==
+              StringAttr::get(op->getContext(), "int8")};
 }
 
 /// Rows of a decode-step GEMM's micro tile at most. One batch of B rows
@@ -298,14 +304,20 @@ CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
   // all of them (the GEMM of M = max-batch rows the decode step runs).
   // A narrow W is widened in registers only with one row; otherwise the
   // micro-kernel reads an f32 panel.
+  // With int8 activations a row per sequence runs the integer form, which
+  // reads W as it is (one register a column: its i16 values) and keeps two
+  // vectors per output (a group's int32 sums, the f32 sum of groups); more
+  // rows run the dot form on dequantised x and the panel (Linear.cpp).
   bool widenPanel = shape.narrowWeight && !shape.rowPerSequence;
+  bool integerForm = shape.integerProducts && !widenPanel;
   MicroTile micro =
       chooseDotTile(target, shape.n,
                     shape.rowPerSequence
                         ? std::min(shape.sequences, kDecodeTileRows)
                         : 8,
-                    shape.narrowWeight && !widenPanel ? 2 : 1, shape.parts,
-                    /*rowsDivide=*/shape.rowPerSequence);
+                    shape.narrowWeight && !widenPanel && !integerForm ? 2 : 1,
+                    shape.parts,
+                    /*rowsDivide=*/shape.rowPerSequence, integerForm ? 2 : 1);
   // Enough tasks for every core four times over when there is one row
   // (decode: the tiles along N are all the work); otherwise tasks of about
   // 8 tiles keep the dispatch cost small.

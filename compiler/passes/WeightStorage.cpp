@@ -30,6 +30,8 @@ using namespace tfmc::tfm;
 
 namespace {
 
+constexpr llvm::StringLiteral kActivationsAttr = "tfm.activations";
+
 /// Whether every use of `value` reads it as a weight that a kernel widens
 /// in registers: a linear's weight (or a gated linear's gate or up), an
 /// embedding's table, or a row split of
@@ -70,6 +72,17 @@ struct WeightStoragePass
       getOperation().emitError("tfm-weight-storage: dtype must be f32, bf16 "
                                "or int8, got '")
           << dtype << "'";
+      return signalPassFailure();
+    }
+    if (activations != "f32" && activations != "int8") {
+      getOperation().emitError("tfm-weight-storage: activations must be f32 "
+                               "or int8, got '")
+          << activations << "'";
+      return signalPassFailure();
+    }
+    if (activations == "int8" && storage != WeightStorage::int8) {
+      getOperation().emitError("tfm-weight-storage: activations=int8 needs "
+                               "dtype=int8");
       return signalPassFailure();
     }
     if (storage == WeightStorage::int8 && group < 1) {
@@ -125,6 +138,21 @@ struct WeightStoragePass
           weight.setGroupAttr(builder.getI64IntegerAttr(group));
       }
     }
+    if (activations != "int8")
+      return;
+    // Integer products: a linear whose weights are int8 quantises its input
+    // (a gated linear's gate and up share one storage, so checking the
+    // gate is enough).
+    StringAttr int8 = builder.getStringAttr("int8");
+    getOperation().walk([&](Operation *op) {
+      Value weight;
+      if (auto linear = dyn_cast<LinearOp>(op))
+        weight = linear.getWeight();
+      else if (auto gated = dyn_cast<GatedLinearOp>(op))
+        weight = gated.getGate();
+      if (weight && isNarrow(weight))
+        op->setAttr(kActivationsAttr, int8);
+    });
   }
 };
 

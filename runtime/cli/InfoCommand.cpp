@@ -115,6 +115,15 @@ int infoCommand(int argc, char **argv) {
               static_cast<long long>(bytes),
               static_cast<double>(bytes) / (1 << 20));
   std::printf("weight dtype: %s\n", dtypeLine.c_str());
+  std::size_t integerSteps = 0;
+  for (const PlanStep &step : plan.steps)
+    integerSteps += step.int8Activations;
+  if (integerSteps)
+    std::printf("activations: int8 in %zu linear steps (each input row "
+                "quantised per group, integer products); f32 elsewhere\n",
+                integerSteps);
+  else
+    std::printf("activations: f32\n");
   std::printf("arena: %lld bytes (%.1f MiB)\n",
               static_cast<long long>(plan.arenaBytes),
               static_cast<double>(plan.arenaBytes) / (1 << 20));

@@ -5,6 +5,28 @@
 // RUN: tfm-opt %s -split-input-file -tfm-weight-storage | FileCheck %s --check-prefix=F32 --implicit-check-not=storage
 // RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=fp16" 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: tfm-weight-storage: dtype must be f32, bf16 or int8, got 'fp16'
+// int8 activations mark every linear whose weight is int8 (all four here:
+// the split Q/K/V and the tied head), nothing else.
+// RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int8 activations=int8" | FileCheck %s --check-prefix=ACT8
+// RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=bf16 activations=int8" 2>&1 | FileCheck %s --check-prefix=ACTBF16
+// RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int8 activations=int4" 2>&1 | FileCheck %s --check-prefix=ACTBAD
+// ACTBF16: error: tfm-weight-storage: activations=int8 needs dtype=int8
+// ACTBAD: error: tfm-weight-storage: activations must be f32 or int8, got 'int4'
+// ACT8-LABEL: func.func @decoder
+// ACT8-COUNT-4: tfm.linear {{.*}} {tfm.activations = "int8"} :
+// A linear of an f32 weight (@decode's first) and a gated linear whose
+// weights stay f32 (@gated_partners) keep f32 activations.
+// ACT8-LABEL: func.func @decode
+// ACT8: tfm.linear %arg0, %0 : (tensor<?x?x8xf32>, tensor<16x8xf32>)
+// ACT8: tfm.linear %arg0, %2 {tfm.activations = "int8"} :
+// ACT8-LABEL: func.func @gated
+// ACT8: tfm.gated_linear {{.*}} <silu> {tfm.activations = "int8"} :
+// ACT8: tfm.linear {{.*}} residual %arg0 {tfm.activations = "int8"} :
+// ACT8-LABEL: func.func @gated_partners
+// ACT8: tfm.gated_linear %1, %0, %2 <silu> : (
+// ACT8: tfm.linear %3, %4 {tfm.activations = "int8"} :
+// ACT8: tfm.gated_linear %5, %6, %2 <silu> : (
+// ACT8: tfm.linear %7, %4 {tfm.activations = "int8"} :
 
 // A GPT-2-like layer: the embedding table is also the output head's weight
 // (tied), the packed Q/K/V weight is split along rows; the learned position

@@ -192,6 +192,135 @@ TEST(CpuKernels, LinearNarrowWeights) {
   }
 }
 
+// int8 activations: the integer form against the contract's reference
+// (referenceIntegerLinear), which quantises x exactly as the kernel must,
+// so only f32 summation separates them (1e-5 of the largest output).
+// Rounding by truncation, another group size for x, or the scales' product
+// in another precision would each move outputs by ~1e-2 of it.
+TEST(CpuKernels, LinearInt8Activations) {
+  struct IntegerCase {
+    const char *name;
+    int M, N, K, group;
+    bool gated;
+    std::map<std::string, int64_t> plan;
+  };
+  for (const IntegerCase &c : std::vector<IntegerCase>{
+           // Decode: one row, whole groups of 64, 16 lanes (steps of 32).
+           {"one row", 1, 70, 192, 64, false,
+            {{"vector", 16}, {"micro_m", 1}, {"micro_n", 4}, {"block_m", 256},
+             {"tiles_per_task", 2}}},
+           // 8 lanes; K = 100: a short last group (36), zeros past K.
+           {"short last group", 5, 29, 100, 64, false,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 3}, {"block_m", 4},
+             {"tiles_per_task", 3}}},
+           // Groups of 16 (one step of 8 lanes) and of 12 (a step of 32
+           // past the group: zeros).
+           {"group 16", 13, 11, 80, 16, false,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 3}}},
+           {"group 12", 7, 19, 60, 12, false,
+            {{"vector", 16}, {"micro_m", 1}, {"micro_n", 2}}},
+           // Many rows in blocks, and a gated linear (gate and up share x's
+           // quantisation).
+           {"rows in blocks", 45, 29, 128, 64, false,
+            {{"vector", 8}, {"micro_m", 3}, {"micro_n", 2}, {"block_m", 6},
+             {"tiles_per_task", 3}}},
+           {"gated", 9, 21, 136, 64, true,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 2}, {"block_m", 4},
+             {"tiles_per_task", 2}}},
+           // Many rows with a panel plan: the dot form on dequantised x
+           // (q · d) and W's f32 panel; K = 100 and a gated linear.
+           {"panel", 45, 29, 100, 64, false,
+            {{"vector", 16}, {"micro_m", 3}, {"micro_n", 4}, {"block_m", 6},
+             {"tiles_per_task", 3}, {"widen_panel", 1}}},
+           {"gated panel", 21, 19, 128, 64, true,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 2}, {"block_m", 4},
+             {"tiles_per_task", 2}, {"widen_panel", 1}}},
+       }) {
+    SCOPED_TRACE(c.name);
+    KernelSpec spec = cpuSpec(c.gated ? KernelKind::GatedLinear
+                                      : KernelKind::Linear,
+                              c.plan);
+    spec.width = c.N;
+    spec.inWidth = c.K;
+    spec.weightType = WeightType::Int8;
+    spec.group = c.group;
+    spec.integerProducts = true;
+    spec.activation = c.gated ? ActivationFn::Silu : ActivationFn::GeluTanh;
+    spec.hasBias = true;
+    spec.hasResidual = !c.gated;
+    Buffer<float> x = randomFloats({c.K, c.M}, 1, 2.0f);
+    // Ties of x · (1/d) and an all-zero group in row 0; a NaN in the last
+    // row and an infinity in the one before it (when there are such rows).
+    x(0, 0) = 4.0f;
+    x(1, 0) = 4.0f * 0.5f / 127.0f * 3.0f;
+    for (int k = std::min(c.K, c.group); k < std::min(c.K, 2 * c.group); ++k)
+      x(k, 0) = 0.0f;
+    if (c.M > 2) {
+      x(c.K / 2, c.M - 1) = std::numeric_limits<float>::quiet_NaN();
+      x(1, c.M - 2) = std::numeric_limits<float>::infinity();
+    }
+    Buffer<float> w = randomFloats({c.K, c.N}, 2), up = randomFloats({c.K, c.N}, 5),
+                  bias = randomFloats({c.N}, 3), upBias = randomFloats({c.N}, 6),
+                  residual = randomFloats({c.N, c.M}, 4);
+    NarrowWeight stored = narrow(w, WeightType::Int8, c.group);
+    NarrowWeight storedUp = narrow(up, WeightType::Int8, c.group);
+    std::vector<Buffer<>> inputs{x};
+    for (const Buffer<> &argument : stored.arguments)
+      inputs.push_back(argument);
+    if (c.gated)
+      for (const Buffer<> &argument : storedUp.arguments)
+        inputs.push_back(argument);
+    inputs.push_back(bias);
+    if (c.gated)
+      inputs.push_back(upBias);
+    else
+      inputs.push_back(residual);
+    Buffer<float> out(c.N, c.M), expected;
+    run(spec, inputs, out);
+    if (c.gated) {
+      Buffer<float> gate = referenceIntegerLinear(x, stored, c.group, bias,
+                                                  Buffer<float>(), ActivationFn::Silu);
+      Buffer<float> upOut = referenceIntegerLinear(x, storedUp, c.group, upBias,
+                                                   Buffer<float>(), ActivationFn::None);
+      // act was applied to gate by the reference; the product is the output.
+      expected = Buffer<float>(c.N, c.M);
+      expected.for_each_element([&](int n, int m) {
+        expected(n, m) = gate(n, m) * upOut(n, m);
+      });
+    } else {
+      expected = referenceIntegerLinear(x, stored, c.group, bias, residual,
+                                        ActivationFn::GeluTanh);
+    }
+    float largest = 1.0f;
+    expected.for_each_element([&](int n, int m) {
+      if (std::isfinite(expected(n, m)))
+        largest = std::max(largest, std::abs(expected(n, m)));
+    });
+    int wrong = 0, nans = 0;
+    expected.for_each_element([&](int n, int m) {
+      float a = out(n, m), b = expected(n, m);
+      bool ok = std::isnan(b) ? std::isnan(a) : std::abs(a - b) <= 1e-5f * largest;
+      nans += std::isnan(b);
+      if (!ok && wrong++ < 5)
+        ADD_FAILURE() << "at " << n << ", " << m << ": " << a << " instead of " << b;
+    });
+    EXPECT_EQ(wrong, 0);
+    EXPECT_EQ(nans, c.M > 2 ? 2 * c.N : 0);
+    // The quantisation matters: the same weights with f32 x are further
+    // from the reference than the tolerance.
+    Buffer<float> widened = referenceLinear(x, stored.meaning, bias, residual,
+                                            ActivationFn::GeluTanh);
+    if (!c.gated) {
+      float moved = 0;
+      expected.for_each_element([&](int n, int m) {
+        if (std::isfinite(expected(n, m)))
+          moved = std::max(moved, std::abs(widened(n, m) - expected(n, m)));
+      });
+      EXPECT_GT(moved, 1e-3f * largest);
+    }
+  }
+}
+
 TEST(CpuKernels, EmbeddingNarrowTable) {
   const int D = 40, V = 9, S = 5, B = 2;
   for (auto [type, group] : std::vector<std::pair<WeightType, int>>{

@@ -24,6 +24,8 @@
 #include <stdexcept>
 #include <cstdint>
 #include <limits>
+#include <vector>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -272,6 +274,59 @@ inline Buffer<float> referenceLinear(const Buffer<float> &x,
         acc += residual(n, m);
       out(n, m) = float(acc);
     }
+  return out;
+}
+
+/// int8 activations (README, "int8 activations"), written from the
+/// contract: each row of x in groups of `group` features, d = max |x| / 127
+/// and q = clamp(rne(x · (1 / d)), ±127) in f32 (0 where d is 0); the int8
+/// weight's q and f16 scales (narrow()'s arguments); out(n, m) = bias +
+/// Σ_g f32(d · s) · Σ_{k∈g} q_x · q_w, then the activation and the
+/// residual. A row with a NaN or an infinity gives NaN outputs.
+inline Buffer<float> referenceIntegerLinear(const Buffer<float> &x,
+                                            const NarrowWeight &w, int group,
+                                            const Buffer<float> &bias,
+                                            const Buffer<float> &residual,
+                                            codegen::ActivationFn fn) {
+  const int K = x.dim(0).extent(), M = x.dim(1).extent(),
+            N = w.meaning.dim(1).extent(), groups = (K + group - 1) / group;
+  Buffer<int8_t> qw(w.arguments[0]);
+  const uint16_t *scales = static_cast<const uint16_t *>(w.arguments[1].data());
+  Buffer<float> out(N, M);
+  for (int m = 0; m < M; ++m) {
+    bool finite = true;
+    std::vector<int> q(K);
+    std::vector<float> d(groups);
+    for (int g = 0; g < groups; ++g) {
+      int end = std::min(K, (g + 1) * group);
+      float largest = 0;
+      for (int k = g * group; k < end; ++k) {
+        finite = finite && std::isfinite(x(k, m));
+        if (std::isfinite(x(k, m)))
+          largest = std::max(largest, std::abs(x(k, m)));
+      }
+      d[g] = largest / 127.0f;
+      float inverse = d[g] == 0.0f ? 0.0f : 1.0f / d[g];
+      for (int k = g * group; k < end; ++k) {
+        float value = std::isfinite(x(k, m)) ? x(k, m) * inverse : 0.0f;
+        q[k] = int(std::clamp(std::nearbyint(value), -127.0f, 127.0f));
+      }
+    }
+    for (int n = 0; n < N; ++n) {
+      double acc = bias.defined() ? double(bias(n)) : 0.0;
+      for (int g = 0; g < groups; ++g) {
+        int64_t sum = 0;
+        for (int k = g * group; k < std::min(K, (g + 1) * group); ++k)
+          sum += int64_t(q[k]) * qw(k, n);
+        float s = float(Halide::float16_t::make_from_bits(scales[n * groups + g]));
+        acc += double(d[g] * s) * double(sum);
+      }
+      acc = referenceActivation(fn, acc);
+      if (residual.defined())
+        acc += residual(n, m);
+      out(n, m) = finite ? float(acc) : std::numeric_limits<float>::quiet_NaN();
+    }
+  }
   return out;
 }
 

@@ -196,6 +196,7 @@ TEST_F(CommandTest, InfoAndHelp) {
             "output: logits [B, S, 3] f32\n"
             "weights: 4 tensors, 72 parameters, 288 bytes (0.0 MiB)\n"
             "weight dtype: f32\n"
+            "activations: f32\n"
             "arena: 528 bytes (0.0 MiB)\n"
             "limits: vocab 10, max_len 8, max batch 2, max seq 6\n"
             "kernels: 3 steps, 3 distinct kernels\n");

@@ -69,6 +69,13 @@ static cl::opt<std::string> weightDtype(
              "biases, positions, activations and the KV cache stay f32"),
     cl::value_desc("f32|bf16|int8"), cl::init("f32"), cl::cat(tfmcCategory));
 
+static cl::opt<std::string> activations(
+    "activations",
+    cl::desc("What linear layers with int8 weights multiply (default: f32): "
+             "int8 quantises each input row per group of 64 features and "
+             "multiplies integers (needs --weight-dtype int8)"),
+    cl::value_desc("f32|int8"), cl::init("f32"), cl::cat(tfmcCategory));
+
 enum class Scheduler { Tfmc, Adams2019 };
 static cl::opt<Scheduler> scheduler(
     "scheduler", cl::desc("Who schedules the Halide kernels:"),
@@ -181,6 +188,7 @@ int main(int argc, char **argv) {
   options.target = target;
   options.maxBatch = maxBatch;
   options.weightDtype = weightDtype;
+  options.activations = activations;
   options.maxSeq = maxSeq;
   options.stats = printStats;
   options.verbose = verbose;

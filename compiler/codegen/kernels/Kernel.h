@@ -17,7 +17,8 @@
 //   scale, activation   x (W, R)                                -> (W, R)
 //   add         a (W, R), b (W, R)                              -> (W, R)
 //   linear      x (K, M), w (K, N) [, bias (N)] [, residual (N, M)] -> (N, M)
-//               (int8: w i8 (K, N), scales f16 (ceil(K/G), N); bf16: w bf16)
+//               (int8: w i8 (K, N), scales f16 (ceil(K/G), N); bf16: w bf16;
+//               integerProducts: x quantised per row and group of G, int8 x int8)
 //   gated_linear x (K, M), gate (K, N), up (K, N) [, bias_gate (N), bias_up (N)]
 //               -> (N, M): act(x·gateᵀ + bg) · (x·upᵀ + bu)
 //   mul         a (W, R), b (W, R)                              -> (W, R)
@@ -85,6 +86,9 @@ struct KernelSpec {
   // consecutive columns sharing one scale.
   WeightType weightType = WeightType::F32;
   int64_t group = 0;
+  // Linear with int8 weights: quantise each row of x per group (int8
+  // activations, `tfm.activations = "int8"`) and multiply integers.
+  bool integerProducts = false;
   // Positions: a learned table instead of sinusoids. Positions and rope:
   // each token's position read from a position_ids argument (else its
   // index in the sequence).

@@ -28,6 +28,11 @@
 // (prefetchNextRows) for one row tile of x: otherwise load latency bounds
 // the decode GEMV.
 //
+// With int8 activations (spec.integerProducts, tfmc --activations int8) an
+// int8 W is not widened: each row of x is quantised per group of the
+// weight's G features and the dot form multiplies integers (integerAlgorithm
+// below; the contract is README's "int8 activations").
+//
 // A gated linear (a gated FFN's gate and up, tfm.gated_linear) is the same
 // GEMM with a second weight: every Func of the K loop gains a dimension p
 // (0: gate, 1: up) that the schedule unrolls, so a micro tile holds both
@@ -174,7 +179,7 @@ std::string outputName(const KernelSpec &spec) {
 /// vector lane's sum over K. Stage names start with `prefix`.
 BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
                          const Operands &in, const std::string &prefix,
-                         const std::string &name) {
+                         const std::string &name, Func xSource = Func()) {
   const bool gated = in.gated;
   Var n("n"), m("m"), lane("lane"), p("p");
 
@@ -188,7 +193,8 @@ BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
   Func xc(prefix + "x_clamped"), wc(prefix + "w_widened");
   Var k("k"), row("row"), j("j"), g("g");
   Expr kIn = clamp(k, 0, int(depth) - 1);
-  Expr xValue = in.x(kIn, clamp(row, 0, in.x.dim(1).extent() - 1));
+  Expr rowIn = clamp(row, 0, in.x.dim(1).extent() - 1);
+  Expr xValue = xSource.defined() ? xSource(kIn, rowIn) : in.x(kIn, rowIn);
   Expr wk = g * step + j;
   auto widened = [&](const WeightInput &weight) {
     return weight.widened(clamp(wk, 0, int(depth) - 1),
@@ -262,6 +268,166 @@ BuiltKernel packedAlgorithm(const KernelSpec &spec, const Operands &in,
   return {out, in.arguments, std::move(stages), {{"packed_rk", rk}}};
 }
 
+/// The integer form (int8 activations). Each row m of x is quantised per
+/// group g of G = spec.group features, the weight's groups (a short last
+/// group when G does not divide K), as README's "int8 activations" says:
+///   d(g, m) = max |x| / 127,  q(k, m) = clamp(rne(x(k, m) · (1 / d)), ±127)
+/// (0 where d is 0), each operation in strict f32 so that any CPU rounds it
+/// alike; then
+///   acc(n, m) = bias + Σ_g (d(g, m) · s(g, n)) · Σ_{k∈g} q(k, m) · w(k, n)
+/// with the inner sums exact in int32 and the outer one in f32. The inner
+/// sum walks a group in steps of 2·lanes values: `lanes` int32 lanes, each
+/// the sum of a pair of i16 × i16 products, the pattern Halide 14 matches
+/// to pmaddwd (AVX2, AVX-512BW; vpdpwssd where the target has VNNI);
+/// i16 products cannot overflow (|q · w| <= 127²). A row holding a NaN or
+/// an infinity quantises as if those were 0 and its outputs are set to NaN
+/// with integer operations (no NaN is converted to an integer, and Halide's
+/// fast-math flags let no NaN into a float operation).
+struct QuantisedRows {
+  /// q(j, g, row): element j of group g of a row as an i16 in [-127, 127]
+  /// (0 for j past the group or K); scale(g, row): d.
+  Func q, scale, nonFinite;
+  std::map<std::string, Func> stages;
+};
+
+/// x's rows quantised per group of spec.group features (the contract in
+/// integerAlgorithm's comment). `width`: j's extent that q must cover
+/// beyond the group (a step that does not divide it reads zeros there).
+QuantisedRows quantiseRows(const KernelSpec &spec, const Operands &in,
+                           bool ragged) {
+  const int group = int(spec.group);
+  const int depth = int(spec.inWidth);
+  Var j("j"), g("g"), row("row");
+  // Element j of group g; j past the group (a step that does not divide
+  // it) or past K (a short last group) reads 0.
+  Expr k = g * group + j;
+  Expr inside = j < group && k < depth;
+  Expr rowIn = clamp(row, 0, in.x.dim(1).extent() - 1);
+  Expr raw = in.x(clamp(k, 0, depth - 1), rowIn);
+  Func finite("x_finite");
+  finite(j, g, row) =
+      select(is_finite(raw) && (ragged ? inside : cast<bool>(1)), raw, 0.0f);
+  RDom rq(0, group, "x_rq");
+  Func largest("x_amax");
+  largest(g, row) = maximum(abs(finite(rq, g, row)));
+  Func scale("x_scale"), inverse("x_inverse");
+  scale(g, row) = strict_float(largest(g, row) / 127.0f);
+  inverse(g, row) = strict_float(
+      select(scale(g, row) == 0.0f, 0.0f, 1.0f / scale(g, row)));
+  Func q("x_q");
+  q(j, g, row) = cast<int16_t>(clamp(
+      round(strict_float(finite(j, g, row) * inverse(g, row))), -127.0f,
+      127.0f));
+  RDom rx(0, depth, "x_rx");
+  Func nonFinite("x_nonfinite");
+  nonFinite(row) = maximum(select(is_finite(in.x(rx, rowIn)), 0, 1));
+  return {q,
+          scale,
+          nonFinite,
+          {{"x_q", q},
+           {"x_amax", largest},
+           {"x_scale", scale},
+           {"x_inverse", inverse},
+           {"x_nonfinite", nonFinite}}};
+}
+
+/// `value` with the outputs of rows that held a NaN or an infinity set to
+/// NaN, by integer operations.
+Func markNonFiniteRows(Func value, Func nonFinite, const std::string &name) {
+  Var n("n"), m("m");
+  Func out(name);
+  out(n, m) = reinterpret<float>(
+      reinterpret<uint32_t>(value(n, m)) |
+      select(nonFinite(m) != 0, cast<uint32_t>(Expr(int32_t(0x7fc00000))),
+             cast<uint32_t>(Expr(0))));
+  return out;
+}
+
+BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
+                             const Operands &in, const std::string &name) {
+  const bool gated = in.gated;
+  const int lanes = int(plan.vector);
+  const int group = int(spec.group);
+  const int depth = int(spec.inWidth);
+  const int groups = (depth + group - 1) / group;
+  const int step = 2 * lanes;
+  const int steps = (group + step - 1) / step;
+  Var j("j"), g("g"), row("row"), n("n"), m("m"), u("u"), p("p");
+  Expr k = g * group + j;
+  const bool ragged = group % step != 0 || depth % group != 0;
+  Expr inside = j < group && k < depth;
+  QuantisedRows x = quantiseRows(spec, in, ragged);
+  Func q = x.q, scale = x.scale;
+
+  // W's int8 values as i16, 0 outside the group.
+  auto weight = [&](const WeightInput &w) {
+    Expr value = cast<int16_t>(
+        w.values(clamp(k, 0, depth - 1), clamp(row, 0, w.values.dim(1).extent() - 1)));
+    return ragged ? select(inside, value, cast<int16_t>(0)) : value;
+  };
+  Func wq("w_q");
+  wq(withPart(gated, {j, g, row}, p)) =
+      gated ? select(p == 0, weight(in.w), weight(in.up)) : weight(in.w);
+
+  RDom rs(0, 2, 0, steps, "int_rs");
+  Expr js = rs.y * step + 2 * u + rs.x;
+  Func dot("int_dot");
+  dot(withPart(gated, {u, n, m, g}, p)) = 0;
+  dot(withPart(gated, {u, n, m, g}, p)) +=
+      cast<int32_t>(q(js, g, m)) * cast<int32_t>(wq(withPart(gated, {js, g, n}, p)));
+
+  RDom rg(0, groups, "int_rg");
+  Expr nIn = clamp(n, 0, int(spec.width) - 1);
+  Expr wScale = gated ? select(p == 0, in.w.scale(rg, nIn), in.up.scale(rg, nIn))
+                      : in.w.scale(rg, nIn);
+  Func partial("int_partial");
+  partial(withPart(gated, {u, n, m}, p)) = 0.0f;
+  partial(withPart(gated, {u, n, m}, p)) +=
+      cast<float>(dot(withPart(gated, {u, n, m, rg}, p))) *
+      (scale(rg, m) * wScale);
+  RDom rl(0, lanes, "int_rl");
+  Func acc("int_acc");
+  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
+  acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
+  Func value = cpuEpilogue(spec, in, acc, {n, m}, n, m, name + "_value");
+  Func out = markNonFiniteRows(value, x.nonFinite, name);
+  std::map<std::string, Func> stages = x.stages;
+  stages.insert({{"int_acc", acc},
+                 {"int_partial", partial},
+                 {"int_dot", dot},
+                 {"w_scale", in.w.scale}});
+  if (gated)
+    stages.emplace("w_up_scale", in.up.scale);
+  return {out,
+          in.arguments,
+          std::move(stages),
+          {{"int_rs", rs}, {"int_rg", rg}, {"int_rl", rl}}};
+}
+
+/// int8 activations over many rows (a widened panel's plan): x quantised
+/// as integerAlgorithm's, then the dot form on its values q · d against the
+/// f32 panel of W's values qw · s. Each product is exact in f32 (8 + 11
+/// significant bits a side) and only the summation order differs from the
+/// integer form's: on AVX2 the integer dot form ran GPT-2 small's prefill
+/// at about half the speed of this one (2 x 2 micro tiles: two vectors
+/// per output, x and W both streamed along K).
+BuiltKernel dequantisedAlgorithm(const KernelSpec &spec,
+                                 const CpuGemmPlan &plan, const Operands &in,
+                                 const std::string &name) {
+  QuantisedRows x = quantiseRows(spec, in, /*ragged=*/true);
+  Var k("k"), row("row");
+  const int group = int(spec.group);
+  Func values("x_dequantised");
+  values(k, row) = cast<float>(x.q(k % group, k / group, row)) *
+                   x.scale(k / group, row);
+  BuiltKernel dot =
+      dotAlgorithm(spec, plan, in, "", name + "_value", values);
+  dot.output = markNonFiniteRows(dot.output, x.nonFinite, name);
+  dot.stages.insert(x.stages.begin(), x.stages.end());
+  dot.stages.emplace("x_dequantised", values);
+  return dot;
+}
+
 /// The one condition the algorithm's select and the schedule's
 /// specialization share (Halide drops the other branch only when they are
 /// the same expression). `x` is the kernel's first argument.
@@ -276,6 +442,12 @@ Expr manyRows(const CpuPackedGemmPlan &plan, const ImageParam &x) {
 /// form only.
 BuiltKernel algorithm(const KernelSpec &spec) {
   Operands in(spec);
+  if (spec.integerProducts) {
+    const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
+    return plan.widenPanel
+               ? dequantisedAlgorithm(spec, plan, in, outputName(spec))
+               : integerAlgorithm(spec, plan, in, outputName(spec));
+  }
   if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile))
     return dotAlgorithm(spec, spec.plan<CpuGemmPlan>(), in, "",
                         outputName(spec));
@@ -313,22 +485,29 @@ BuiltKernel algorithm(const KernelSpec &spec) {
 // prefetches) it went 38.2 -> 42.7 ms. Not for a K that the step does not
 // divide (the depth walk clamps k there, which would bend the prefetched
 // address) nor for a widened panel.
+void prefetchNextTile(BuiltKernel &kernel, const CpuGemmPlan &plan,
+                      Func partial, RVar steps, int stepsPerRow) {
+  Stage update = partial.update();
+  if (plan.microM > 1)
+    update = update.specialize(kernel.arguments.front().dim(1).extent() <=
+                               int(plan.microM));
+  for (const ImageParam &argument : kernel.arguments)
+    if (argument.name() == "w" || argument.name() == "w_up")
+      update.prefetch(argument, steps, steps,
+                      int(plan.microN) * stepsPerRow,
+                      PrefetchBoundStrategy::NonFaulting);
+}
+
+/// The dot form's prefetches: for a narrow W widened in registers, when the
+/// step divides K.
 void prefetchNextRows(BuiltKernel &kernel, const KernelSpec &spec,
                       const CpuGemmPlan &plan, Func partial, RVar groups) {
   DepthWalk walk = depthWalk(spec, plan);
   if (spec.weightType == WeightType::F32 || plan.widenPanel ||
       walk.padded != spec.inWidth)
     return;
-  Stage update = partial.update();
-  if (plan.microM > 1)
-    update = update.specialize(kernel.arguments.front().dim(1).extent() <=
-                               int(plan.microM));
-  int stepsPerRow = int(walk.padded / walk.step);
-  for (const ImageParam &argument : kernel.arguments)
-    if (argument.name() == "w" || argument.name() == "w_up")
-      update.prefetch(argument, groups, groups,
-                      int(plan.microN) * stepsPerRow,
-                      PrefetchBoundStrategy::NonFaulting);
+  prefetchNextTile(kernel, plan, partial, groups,
+                   int(walk.padded / walk.step));
 }
 
 // A micro_m x micro_n tile of outputs keeps micro_m·micro_n vector
@@ -336,18 +515,11 @@ void prefetchNextRows(BuiltKernel &kernel, const KernelSpec &spec,
 // consecutive tiles walk down the rows (the same rows of W), then along
 // N; groups of tiles run in parallel, so one row (decode) still spreads
 // over every core. The epilogue is applied to micro_n-wide vectors.
-// A bf16 or int8 W is widened in registers as it is read, or, with
-// widen_panel, once per block into an f32 panel of micro_n rows of W that
-// the block's tiles read. Stages are named with `prefix` (dotAlgorithm's).
-void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
-                 const CpuGemmPlan &plan, const std::string &prefix) {
-  Func out = kernel.output, acc = kernel.stages.at(prefix + "acc"),
-       partial = kernel.stages.at(prefix + "partial"),
-       widened = kernel.stages.at(prefix + "w_widened");
-  RDom rk = kernel.domains.at(prefix + "rk"),
-       rl = kernel.domains.at(prefix + "rl");
-  Var n("n"), m("m"), lane("lane"), j("j"), p("p");
-  const bool gated = spec.kind == KernelKind::GatedLinear;
+// Returns the loop at which one micro tile's accumulators live (`tile`,
+// or with widen_panel the block's row tiles). Shared by the dot and the
+// integer forms.
+Var tileDotOutputs(Func out, const CpuGemmPlan &plan) {
+  Var n("n"), m("m");
   int microM = int(plan.microM);
   int microN = int(plan.microN);
   Var no("no"), mo("mo"), ni("ni"), mi("mi"), tile("tile"), task("task");
@@ -381,20 +553,46 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
       .parallel(task)
       .vectorize(ni)
       .unroll(mi);
+  return microTile;
+}
+
+/// int8's scales of a tile's rows of W, converted to f32 once per tile and
+/// a vector at a time (Halide converts a lone f16 in software).
+void scalesPerTile(BuiltKernel &kernel, Func out,
+                   std::initializer_list<std::string> names) {
+  for (const std::string &name : names) {
+    auto scale = kernel.stages.find(name);
+    if (scale == kernel.stages.end())
+      continue;
+    Var g("g");
+    scale->second.compute_at(out, Var("tile"))
+        .vectorize(g, 8, TailStrategy::GuardWithIf);
+  }
+}
+
+// The dot form's schedule: micro tiles as tileDotOutputs places them. A
+// bf16 or int8 W is widened in registers as it is read, or, with
+// widen_panel, once per block into an f32 panel of micro_n rows of W that
+// the block's tiles read. Stages are named with `prefix` (dotAlgorithm's).
+void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
+                 const CpuGemmPlan &plan, const std::string &prefix) {
+  Func out = kernel.output, acc = kernel.stages.at(prefix + "acc"),
+       partial = kernel.stages.at(prefix + "partial"),
+       widened = kernel.stages.at(prefix + "w_widened");
+  RDom rk = kernel.domains.at(prefix + "rk"),
+       rl = kernel.domains.at(prefix + "rl");
+  Var n("n"), m("m"), lane("lane"), j("j"), p("p");
+  const bool gated = spec.kind == KernelKind::GatedLinear;
+  Var tile("tile");
+  Var microTile = tileDotOutputs(out, plan);
   if (plan.widenPanel) {
     widened.compute_at(out, tile).vectorize(j, int(plan.vector));
     if (gated)
       widened.bound(p, 0, 2).unroll(p);
   }
-  // int8's scales of the tile's rows of W, converted to f32 once per tile
-  // and a vector at a time (Halide converts a lone f16 in software).
-  for (const std::string &name : {prefix + "w_scale", prefix + "w_up_scale"}) {
-    auto scale = kernel.stages.find(name);
-    if (scale == kernel.stages.end())
-      continue;
-    Var g("g");
-    scale->second.compute_at(out, tile).vectorize(g, 8, TailStrategy::GuardWithIf);
-  }
+  scalesPerTile(kernel, out, {prefix + "w_scale", prefix + "w_up_scale"});
+  int microM = int(plan.microM);
+  int microN = int(plan.microN);
   acc.compute_at(out, microTile).bound_extent(n, microN).bound_extent(m, microM);
   // The lanes of each accumulator are summed with a vector reduction.
   acc.update().atomic().vectorize(rl).unroll(n).unroll(m);
@@ -494,7 +692,87 @@ void packedSchedule(BuiltKernel &kernel, const KernelSpec &spec,
   }
 }
 
+// The integer form: micro tiles as the dot form's (never a widened panel:
+// int8 W is read as it is). x is quantised once, before the tiles (M·K
+// values, parallel over rows). A micro tile keeps, per output, a vector of
+// f32 partial sums across the groups and, within a group, a vector of
+// int32 sums: the depth loop of a step is the pair (2, vectorized into
+// the pmaddwd pattern) within the lanes (vectorized), then the outputs of
+// the tile (unrolled).
+/// x's quantisation, once per call before the tiles (M·K values, parallel
+/// over rows).
+void quantiseOnce(BuiltKernel &kernel, int lanes) {
+  Var j("j"), row("row"), k("k");
+  kernel.stages.at("x_amax").compute_root().parallel(row);
+  kernel.stages.at("x_scale").compute_root();
+  kernel.stages.at("x_inverse").compute_root();
+  kernel.stages.at("x_nonfinite").compute_root().parallel(row);
+  auto values = kernel.stages.find("x_dequantised");
+  if (values != kernel.stages.end())
+    values->second.compute_root().parallel(row).vectorize(
+        k, lanes, TailStrategy::GuardWithIf);
+  else
+    kernel.stages.at("x_q").compute_root().parallel(row).vectorize(
+        j, 2 * lanes, TailStrategy::GuardWithIf);
+}
+
+void integerSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
+  if (plan.widenPanel) {
+    // The dequantised form: the dot form's schedule.
+    quantiseOnce(kernel, int(plan.vector));
+    dotSchedule(kernel, spec, plan, "");
+    return;
+  }
+  const bool gated = spec.kind == KernelKind::GatedLinear;
+  const int lanes = int(plan.vector);
+  Func out = kernel.output, acc = kernel.stages.at("int_acc"),
+       partial = kernel.stages.at("int_partial"),
+       dot = kernel.stages.at("int_dot");
+  RDom rs = kernel.domains.at("int_rs"), rg = kernel.domains.at("int_rg"),
+       rl = kernel.domains.at("int_rl");
+  Var n("n"), m("m"), u("u"), p("p"), j("j"), g("g"), row("row");
+  Var microTile = tileDotOutputs(out, plan);
+  scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
+  int microM = int(plan.microM), microN = int(plan.microN);
+
+  quantiseOnce(kernel, lanes);
+
+  acc.compute_at(out, microTile).bound_extent(n, microN).bound_extent(m, microM);
+  acc.update().atomic().vectorize(rl).unroll(n).unroll(m);
+  partial.compute_at(out, microTile)
+      .bound_extent(n, microN)
+      .bound_extent(m, microM)
+      .vectorize(u)
+      .unroll(n)
+      .unroll(m);
+  dot.compute_at(partial, rg).vectorize(u).unroll(n).unroll(m);
+  Stage partialSteps = partial.update(), dotSteps = dot.update();
+  if (gated) {
+    acc.bound(p, 0, 2).unroll(p);
+    acc.update().unroll(p);
+    partial.bound(p, 0, 2).unroll(p);
+    dot.bound(p, 0, 2).unroll(p);
+    partialSteps.reorder(u, n, m, p, rg).unroll(p);
+    dotSteps.reorder(rs.x, u, n, m, p, rs.y).unroll(p);
+  } else {
+    partialSteps.reorder(u, n, m, rg);
+    dotSteps.reorder(rs.x, u, n, m, rs.y);
+  }
+  partialSteps.vectorize(u).unroll(n).unroll(m);
+  dotSteps.atomic().vectorize(rs.x).vectorize(u).unroll(n).unroll(m);
+  // The next tile's rows of W, one group ahead of each group's products
+  // (as the dot form's prefetchNextRows), where groups tile K exactly.
+  if (spec.inWidth % spec.group == 0)
+    prefetchNextTile(kernel, plan, partial, rg,
+                     int(spec.inWidth / spec.group));
+}
+
 void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  if (spec.integerProducts) {
+    integerSchedule(kernel, spec);
+    return;
+  }
   if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile)) {
     dotSchedule(kernel, spec, spec.plan<CpuGemmPlan>(), "");
     return;
