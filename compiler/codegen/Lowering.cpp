@@ -73,20 +73,22 @@ struct ModuleTables {
       }
       weights.push_back(std::move(entry));
     });
-    // What `init-weights` fills each weight with: a layer norm's gain is 1
-    // and its bias 0, as in a freshly initialised model; everything else is
-    // random. Decided here, from how each weight is used, so that the
-    // runtime need not know any model family's weight names.
+    // What `init-weights` fills each weight with: a layer norm's or an
+    // RMSNorm's gain is 1 and a layer norm's bias 0, as in a freshly
+    // initialised model; everything else is random. Decided here, from how
+    // each weight is used, so that the runtime need not know any model
+    // family's weight names.
     for (json &entry : weights)
       entry["init"] = "normal";
+    auto mark = [&](Value value, const char *init) {
+      if (auto weight = value.getDefiningOp<tfm::WeightOp>())
+        weights[weightIndex.lookup(weight.getName())]["init"] = init;
+    };
     module.walk([&](tfm::LayerNormOp norm) {
-      auto mark = [&](Value value, const char *init) {
-        if (auto weight = value.getDefiningOp<tfm::WeightOp>())
-          weights[weightIndex.lookup(weight.getName())]["init"] = init;
-      };
       mark(norm.getGamma(), "ones");
       mark(norm.getBeta(), "zeros");
     });
+    module.walk([&](tfm::RmsNormOp norm) { mark(norm.getGamma(), "ones"); });
     // Cache slots: [max_batch, max_len, width] each, owned by the runtime.
     auto addSlot = [&](StringRef slot, Value value) {
       if (slotIndex.count(slot))

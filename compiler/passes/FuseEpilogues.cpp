@@ -11,6 +11,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <type_traits>
+
 namespace tfmc {
 #define GEN_PASS_DEF_FUSEEPILOGUES
 #include "compiler/passes/Passes.h.inc"
@@ -45,18 +47,25 @@ struct ActivationIntoLinear : OpRewritePattern<ActivationOp> {
   }
 };
 
-/// layer_norm(x + y) -> layer_norm(x) residual y: post-norm's LN(x + f(x)).
-struct ResidualIntoLayerNorm : OpRewritePattern<LayerNormOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// norm(x + y) -> norm(x) residual y, for a layer norm or an RMSNorm (both
+/// kernels add the residual before normalising): post-norm's LN(x + f(x)).
+template <typename Norm>
+struct ResidualIntoNorm : OpRewritePattern<Norm> {
+  using OpRewritePattern<Norm>::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(LayerNormOp norm,
+  LogicalResult matchAndRewrite(Norm norm,
                                 PatternRewriter &rewriter) const override {
-    auto add = norm.getInput().getDefiningOp<AddOp>();
+    auto add = norm.getInput().template getDefiningOp<AddOp>();
     if (norm.getResidual() || !add || !add.getResult().hasOneUse())
       return rewriter.notifyMatchFailure(norm, "input is not a single-use add");
-    rewriter.replaceOpWithNewOp<LayerNormOp>(
-        norm, norm.getType(), add.getLhs(), add.getRhs(), norm.getGamma(),
-        norm.getBeta(), norm.getEpsAttr());
+    if constexpr (std::is_same_v<Norm, LayerNormOp>)
+      rewriter.replaceOpWithNewOp<LayerNormOp>(
+          norm, norm.getType(), add.getLhs(), add.getRhs(), norm.getGamma(),
+          norm.getBeta(), norm.getEpsAttr());
+    else
+      rewriter.replaceOpWithNewOp<RmsNormOp>(norm, norm.getType(), add.getLhs(),
+                                             add.getRhs(), norm.getGamma(),
+                                             norm.getEpsAttr());
     rewriter.eraseOp(add);
     return success();
   }
@@ -68,11 +77,14 @@ struct ResidualIntoLinear : OpRewritePattern<AddOp> {
 
   LogicalResult matchAndRewrite(AddOp add,
                                 PatternRewriter &rewriter) const override {
-    // A sum that a layer norm reads is that norm's to take (post-norm).
+    // A sum that a norm reads is that norm's to take (post-norm).
     if (add.getResult().hasOneUse()) {
-      auto norm = dyn_cast<LayerNormOp>(*add.getResult().getUsers().begin());
-      if (norm && norm.getInput() == add.getResult() && !norm.getResidual())
-        return rewriter.notifyMatchFailure(add, "a layer norm takes this sum");
+      Operation *user = *add.getResult().getUsers().begin();
+      auto takes = [&](auto norm) {
+        return norm && norm.getInput() == add.getResult() && !norm.getResidual();
+      };
+      if (takes(dyn_cast<LayerNormOp>(user)) || takes(dyn_cast<RmsNormOp>(user)))
+        return rewriter.notifyMatchFailure(add, "a norm takes this sum");
     }
     LinearOp lhs = plainLinear(add.getLhs());
     LinearOp rhs = plainLinear(add.getRhs());
@@ -172,7 +184,8 @@ struct GateIntoLinear : OpRewritePattern<MulOp> {
 struct FuseEpiloguesPass : tfmc::impl::FuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ActivationIntoLinear, ResidualIntoLayerNorm,
+    patterns.add<ActivationIntoLinear, ResidualIntoNorm<LayerNormOp>,
+                 ResidualIntoNorm<RmsNormOp>,
                  ResidualIntoLinear, HeadsIntoAttention, GateIntoLinear>(
         &getContext());
     if (failed(applyPatternsAndFoldGreedily(getOperation(),

@@ -39,6 +39,22 @@ func.func @residual_into_layer_norm(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>, 
 
 // -----
 
+// Guards: the same for an RMSNorm (its kernel also adds a residual before
+// normalising): rms_norm(x + f(x)) -> rms_norm x residual f(x).
+// CHECK-LABEL: func.func @residual_into_rms_norm
+// CHECK: %[[H:.*]] = tfm.linear %arg0, %arg1 : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+// CHECK-NOT: tfm.add
+// CHECK: %[[N:.*]] = tfm.rms_norm %arg0 residual %[[H]], %arg2 {eps = 1.000000e-05 : f64} : (tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+// CHECK: return %[[N]]
+func.func @residual_into_rms_norm(%x: tensor<?x?x8xf32>, %w: tensor<8x8xf32>, %g: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  %h = tfm.linear %x, %w : (tensor<?x?x8xf32>, tensor<8x8xf32>) -> tensor<?x?x8xf32>
+  %s = tfm.add %x, %h : tensor<?x?x8xf32>
+  %n = tfm.rms_norm %s, %g {eps = 1.0e-5 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
 // Guards: the post-norm priority also holds when the add is visited first:
 // here the sum has a second, dead user, so the norm cannot take it at first;
 // once the dead op is erased the add is revisited before the norm, and it

@@ -2,6 +2,9 @@
 
 #include "compiler/codegen/kernels/Common.h"
 
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/ErrorHandling.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -33,8 +36,14 @@ std::map<KernelKind, KernelDefinition> &registry() {
 
 KernelRegistration::KernelRegistration(std::initializer_list<KernelKind> kinds,
                                        KernelDefinition definition) {
+  // A second file registering a kind would be silently ignored by emplace;
+  // it is a bug in the kernel files, reported at start-up.
   for (KernelKind kind : kinds)
-    registry().emplace(kind, definition);
+    if (!registry().emplace(kind, definition).second)
+      llvm::report_fatal_error(
+          llvm::Twine("tfmc: kernel kind ") +
+          llvm::Twine(static_cast<int>(kind)) +
+          " is registered by two kernel files (compiler/codegen/kernels)");
 }
 
 const KernelDefinition *kernelDefinition(KernelKind kind) {
