@@ -9,7 +9,8 @@ then enter no ratio.
 
 The engines' bench/peers programs print JSON lines; this module runs them (run(h)) and renders
 the section and the issue's goal ratios (render(report)). TFMC_DTYPES is the one list to extend
-when tfmc gains a weight precision.
+when tfmc gains a weight precision (TFMC_FLAGS and TFMC_WEIGHTS say how a row is compiled and
+which weights file it loads, when that is not simply `--weight-dtype DTYPE`'s own).
 """
 
 import json
@@ -25,13 +26,23 @@ NPM = os.path.abspath(os.path.join(os.environ.get("BUILD_DIR", os.path.join(ROOT
 NODE_MODULES = os.path.join(NPM, "node_modules")
 
 # tfmc's weight precisions: (dtype for --weight-dtype, the quantisation format of greedy_check.py).
-# f32 needs no flag; the others are used when `tfmc --help` lists --weight-dtype.
-TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("int8", "int8_g64")]
+# f32 needs no flag; the others are used when `tfmc --help` lists --weight-dtype. int8a8: int8
+# weights and int8 activations (every linear with int8 weights quantises its input row per group of
+# 64 and multiplies integers), when `tfmc --help` also lists --activations.
+TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("int8", "int8_g64"), ("int8a8", "int8_g64_a8")]
+# Compile flags of a row whose dtype is not a --weight-dtype value.
+TFMC_FLAGS = {"int8a8": ["--weight-dtype", "int8", "--activations", "int8"]}
+# The weights file's dtype of such a row: int8a8 loads the int8 row's file (the same
+# convert-weights output; --activations changes no weight).
+TFMC_WEIGHTS = {"int8a8": "int8"}
+# How the report names a row's dtype where the key alone would not say it.
+DTYPE_LABELS = {"int8a8": "int8a8 (int8 weights + int8 activations)"}
 # llama.cpp's GGUF tensor types the writer offers, and their formats.
 LLAMA_DTYPES = [("F32", "f32", "f32"), ("BF16", "bf16", "bf16"), ("Q8_0", "q8_0", "q8_0")]
 
 # Bytes of a weight element by format (int8: one f16 scale per group; Q8_0: 34 bytes per 32).
-BYTES_PER_ELEMENT = {"f32": 4.0, "bf16": 2.0, "int8_g64": 1.0 + 2.0 / 64, "q8_0": 34.0 / 32}
+BYTES_PER_ELEMENT = {"f32": 4.0, "bf16": 2.0, "int8_g64": 1.0 + 2.0 / 64, "int8_g64_a8": 1.0 + 2.0 / 64,
+                     "q8_0": 34.0 / 32}
 # GPT-2 small.
 VOCAB, D_MODEL, D_FF, LAYERS = 50257, 768, 3072, 12
 
@@ -84,6 +95,17 @@ def stamp_ok(path, source):
     return os.path.exists(path) and os.path.exists(stamp) and open(stamp).read() == want
 
 
+def reference_ok(path, source, formats):
+    """A cached same-ids reference (greedy_check.py's JSON) made from source's current contents
+    that bounds every format in `formats` (one written before a format was added lacks it)."""
+    if not stamp_ok(path, source):
+        return False
+    try:
+        return set(formats) <= set(json.load(open(path))["checked_steps"])
+    except (OSError, ValueError, KeyError):
+        return False
+
+
 def write_stamp(path, source):
     with open(path + ".stamp", "w") as f:
         f.write(f"{os.path.getsize(source)} {os.path.getmtime(source)}")
@@ -98,13 +120,36 @@ def reason(error):
     return first + (f": {lines[-1][:200]}" if len(lines) > 1 else "")
 
 
-def tfmc_dtypes(h):
+def tfmc_dtypes(h, dtypes=None, key="engines"):
+    """The rows of `dtypes` (TFMC_DTYPES) this tfmc can compile: f32 always, the others when
+    `tfmc --help` lists --weight-dtype, int8a8 when it also lists --activations."""
     from run import TFMC
+    dtypes = dtypes or TFMC_DTYPES
     out, err, _ = run([TFMC, "--help"], quiet=True, check=False)
-    if "--weight-dtype" in out + err:
-        return TFMC_DTYPES
-    h.notes.append("engines: this tfmc has no --weight-dtype option: its rows are f32 only.")
-    return TFMC_DTYPES[:1]
+    text = out + err
+    if "--weight-dtype" not in text:
+        h.notes.append(f"{key}: this tfmc has no --weight-dtype option: its rows are f32 only.")
+        return dtypes[:1]
+    if "--activations" not in text:
+        h.notes.append(f"{key}: this tfmc has no --activations option: no int8a8 row.")
+        return [d for d in dtypes if "--activations" not in tfmc_flags(d[0])]
+    return dtypes
+
+
+def tfmc_flags(dtype):
+    """tfmc's compile flags for a row's dtype."""
+    if dtype in TFMC_FLAGS:
+        return list(TFMC_FLAGS[dtype])
+    return ["--weight-dtype", dtype] if dtype != "f32" else []
+
+
+def weights_dtype(dtype):
+    """The dtype of the weights file a row loads (int8a8: the int8 file)."""
+    return TFMC_WEIGHTS.get(dtype, dtype)
+
+
+def dtype_label(dtype):
+    return DTYPE_LABELS.get(dtype, dtype)
 
 
 class Engines:
@@ -132,7 +177,8 @@ class Engines:
     def reference(self, weights):
         """The margin-checked prompt and the fp32 reference's ids (cached with the weights)."""
         path = os.path.join(OUT, "greedy_check.json")
-        if not stamp_ok(path, weights):
+        formats = [f for _, f in TFMC_DTYPES] + [f for _, _, f in LLAMA_DTYPES]
+        if not reference_ok(path, weights, formats):
             out, _, _ = run([PYTHON, os.path.join(PEERS, "greedy_check.py"), "--weights", weights,
                              "--heads", "12", "--tries", "4" if self.quick else "10",
                              "--timing-prompt", "128"], timeout=900)
@@ -164,14 +210,16 @@ class Engines:
             row = Row("tfmc", dtype, fmt)
             self.res["rows"].append(row)
             name = "gpt_small" if dtype == "f32" else f"gpt_small_{dtype}"
+            wdtype = weights_dtype(dtype)
             try:
                 # Always compiled (a warm kernel cache makes it a second): an executable left by
                 # an older tfmc would otherwise be timed.
-                model = Model(name, source_path=source).compile(
-                    extra=["--weight-dtype", dtype] if dtype != "f32" else [])
+                model = Model(name, source_path=source).compile(extra=tfmc_flags(dtype))
                 w = weights
-                if dtype != "f32":
-                    converted = os.path.join(OUT, f"{name}.safetensors")
+                if wdtype != "f32":
+                    # The file of the row whose dtype is wdtype (int8a8 shares int8's), written by
+                    # whichever of them runs first.
+                    converted = os.path.join(OUT, f"gpt_small_{wdtype}.safetensors")
                     try:
                         if not stamp_ok(converted, weights):
                             run([model.exe, "convert-weights", "--weights", weights, "--output", converted])
@@ -181,7 +229,7 @@ class Engines:
                         self.h.notes.append(f"engines: tfmc {dtype}: convert-weights failed "
                                             f"({reason(e)}): timed with the f32 file, "
                                             f"converted at load.")
-                row.file_bytes = os.path.getsize(w) if w != weights or dtype == "f32" else None
+                row.file_bytes = os.path.getsize(w) if w != weights or wdtype == "f32" else None
                 out, _, _ = run([model.exe, "generate", "--weights", w, "--prompt", check_prompt,
                                  "--max-new-tokens", str(len(check["expected"])), "--threads",
                                  str(self.threads[-1])])
@@ -383,7 +431,9 @@ def render(rep):
     add()
     add("How each engine runs (bench/peers/README.md): tfmc `NAME generate --stats` (one process per "
         "run, the first not counted), compiled with `--weight-dtype`, low precisions from the file "
-        "`convert-weights` wrote; ONNX Runtime: npm onnxruntime-node, the graph bench/peers/onnx_gpt2.py "
+        "`convert-weights` wrote (int8a8: `--weight-dtype int8 --activations int8`, every linear, the "
+        "tied head included, quantising its input per group of 64 and multiplying integers, on the "
+        "int8 row's file); ONNX Runtime: npm onnxruntime-node, the graph bench/peers/onnx_gpt2.py "
         "exports (torch.onnx.export, opset 17, past keys/values as inputs, last-position logits), "
         "intraOpNumThreads T, interOpNumThreads 1, graphOptimizationLevel all; llama.cpp: npm "
         "node-llama-cpp 3.22 (prebuilt CPU binaries), GGUF v3 files bench/peers/gguf_gpt2.py writes, "
@@ -395,7 +445,8 @@ def render(rep):
     out = []
     for row in rows:
         if row.skip:
-            out.append([row.engine, row.dtype, "skipped: " + row.skip, "", "", "", _mb(row.file_bytes), ""])
+            out.append([row.engine, dtype_label(row.dtype), "skipped: " + row.skip, "", "", "",
+                        _mb(row.file_bytes), ""])
             continue
         b = bytes_per_token(row.fmt, row.kv_bytes, position)
         roof = {T: tps * b / (bw[T] * 1e9) for T, tps in row.decode_tps.items() if bw.get(T)}
@@ -409,10 +460,12 @@ def render(rep):
             c = row.check
             ids = (f"{'yes' if c['ok'] else '**no**'}: {c['steps']} checked steps"
                    f" ({c['agree']} of {len(check['expected'])} equal)")
-        out.append([row.engine, row.dtype, _pair(pre, lambda x: f"{x:.1f}", False) + mark,
+        out.append([row.engine, dtype_label(row.dtype), _pair(pre, lambda x: f"{x:.1f}", False) + mark,
                     _pair(row.decode_tps, lambda x: f"{x:.1f}", True) + mark, _mb(b),
                     _pair(roof, lambda x: f"{100 * x:.0f} %", True), _mb(row.file_bytes), ids])
     add(table(header, out))
+    add()
+    add(against_q8_0(rows, "prefill 128"))
     add()
     over = [r.name for r in rows if not r.skip and any(
         tps * bytes_per_token(r.fmt, r.kv_bytes, position) / (bw[T] * 1e9) > 1.0
@@ -423,8 +476,8 @@ def render(rep):
             f"(see the load average above); these fractions, and the roof goal, are not reliable in "
             f"this run.")
         add()
-    add("Bytes read per token: every 2-D weight in its format (f32 4 B, bf16 2 B, tfmc int8 1 + 2/64 B with "
-        "its f16 scale per 64, Q8_0 34 B per 32; the tied head reads the whole embedding table), the f32 "
+    add("Bytes read per token: every 2-D weight in its format (f32 4 B, bf16 2 B, tfmc int8 and int8a8 "
+        "1 + 2/64 B with its f16 scale per 64, Q8_0 34 B per 32; the tied head reads the whole embedding table), the f32 "
         f"norms and biases, one position row, and the K/V cache at the mean position {position:.0f} "
         "(f32; f16 in llama.cpp). File: the weights file the engine loads (tfmc: safetensors; ONNX: the "
         "exported graph, whose constant folding stores the tied head's transpose a second time; GGUF). "
@@ -436,7 +489,9 @@ def render(rep):
             f"{len(check['prompt'])}-token prompt chosen by bench/peers/greedy_check.py, and must give the "
             f"fp32 PyTorch reference's ids on the leading steps whose top-1 margin exceeds twice the "
             f"largest logit change its weight format causes on that sequence (measured with the "
-            f"reference's weights rounded to the format) plus {check['tolerance']:g}: "
+            f"reference's weights rounded to the format; int8_g64_a8: also every linear's input "
+            f"quantised to int8 per group of 64, the integer products scaled per group, as tfmc's "
+            f"--activations int8 contract says) plus {check['tolerance']:g}: "
             + ", ".join(f"{fmt} e = {check['logit_error'][fmt]:.4f}, {k[fmt]} steps" for fmt in k)
             + f". Reference margins per step: {', '.join(f'{m:.3f}' for m in check['margins'])}. With random "
             "weights the margins are small, so the low precisions are checked on few steps; a different id "
@@ -448,7 +503,35 @@ def render(rep):
 
 # The peers a tfmc precision is compared with in the summary: the same weight bytes or more.
 SUMMARY_PEERS = {"f32": [("ONNX Runtime", "f32"), ("llama.cpp", "F32"), ("PyTorch", "f32")],
-                 "bf16": [("llama.cpp", "BF16")], "int8": [("llama.cpp", "Q8_0")]}
+                 "bf16": [("llama.cpp", "BF16")], "int8": [("llama.cpp", "Q8_0")],
+                 "int8a8": [("llama.cpp", "Q8_0")]}
+
+
+def weights_words(dtype):
+    """'int8 weights', or for int8a8 'int8 weights + int8 activations'."""
+    return "int8 weights + int8 activations" if dtype == "int8a8" else f"{dtype} weights"
+
+
+def against_q8_0(rows, prefill_name):
+    """One sentence: tfmc int8 and int8a8 against llama.cpp Q8_0 (best thread count each): decode
+    tokens/s ratio and prefill time ratio, the issue's two measures for int8 activations."""
+    by = {(r.engine, r.dtype): r for r in rows}
+    peer = by.get(("llama.cpp", "Q8_0"))
+    if peer is None or not peer.comparable():
+        return (f"tfmc int8 / int8a8 against llama.cpp Q8_0: not measured (llama.cpp Q8_0 "
+                f"{'did not run' if peer is None else peer.skip or 'gave other ids'}).")
+    parts = []
+    for dtype in ("int8", "int8a8"):
+        r = by.get(("tfmc", dtype))
+        if r is None or not r.comparable() or not r.decode_tps or not r.prefill:
+            why = "no row" if r is None else (r.skip or "its ids differ")
+            parts.append(f"tfmc {dtype}: not measured ({why})")
+            continue
+        parts.append(f"tfmc {dtype_label(dtype)}: decode {r.best_decode()[1] / peer.best_decode()[1]:.2f}× "
+                     f"Q8_0's tokens/s, {prefill_name} {r.best_prefill()[1].median / peer.best_prefill()[1].median:.2f}× "
+                     f"Q8_0's time")
+    return ("Against llama.cpp Q8_0 (best thread count each; the issue's goals for int8 activations: "
+            "decode ≥ 1.20×, prefill ≤ 0.80×): " + "; ".join(parts) + ".")
 
 
 def summary(rep, res):
@@ -465,13 +548,13 @@ def summary(rep, res):
         T, tps = ours.best_decode()
         peer = max(theirs, key=lambda r: r.best_decode()[1])
         roof = tps * bytes_per_token(ours.fmt, 4, position) / (bw[T] * 1e9) if bw.get(T) else None
-        rep.summary.append([f"GPT-2 small generation, {dtype} weights: decode tokens/s (best threads)",
+        rep.summary.append([f"GPT-2 small generation, {weights_words(dtype)}: decode tokens/s (best threads)",
                             f"{tps:.1f} ({T} t)", f"{peer.best_decode()[1]:.1f} ({peer.name}, "
                             f"{peer.best_decode()[0]} t)", f"{tps / peer.best_decode()[1]:.2f}×",
                             f"{fmt_pct(roof)} of the read roof" if roof else ""])
         Tp, pre = ours.best_prefill()
         peer = min(theirs, key=lambda r: r.best_prefill()[1].median)
-        rep.summary.append([f"GPT-2 small generation, {dtype} weights: prefill 128 ms (last logits)",
+        rep.summary.append([f"GPT-2 small generation, {weights_words(dtype)}: prefill 128 ms (last logits)",
                             f"{fmt_ms(pre)} ({Tp} t)", f"{fmt_ms(peer.best_prefill()[1])} ({peer.name}, "
                             f"{peer.best_prefill()[0]} t)",
                             f"{peer.best_prefill()[1].median / pre.median:.2f}×", ""])
@@ -502,7 +585,8 @@ def goals(rep, res, roof_unreliable):
         met = value >= bound if better_high else value <= bound
         out.append([what, show(value), target, "met" if met else "**not met**"])
 
-    for ours, theirs, name in (("int8", "Q8_0", "int8"), ("bf16", "BF16", "bf16"), ("f32", "F32", "f32")):
+    for ours, theirs, name in (("int8", "Q8_0", "int8"), ("int8a8", "Q8_0", dtype_label("int8a8")),
+                               ("bf16", "BF16", "bf16"), ("f32", "F32", "f32")):
         a, why_a = get("tfmc", ours)
         b, why_b = get("llama.cpp", theirs)
         value = a.best_decode()[1] / b.best_decode()[1] if a and b else None
@@ -518,11 +602,13 @@ def goals(rep, res, roof_unreliable):
          percent=True)
     if roof_unreliable and value is not None:
         out[-1][3] += " (unreliable: an engine exceeded the measured roof in this run)"
-    for ours, engine, theirs in (("f32", "ONNX Runtime", "f32"), ("int8", "llama.cpp", "Q8_0")):
+    for ours, engine, theirs in (("f32", "ONNX Runtime", "f32"), ("int8", "llama.cpp", "Q8_0"),
+                                 ("int8a8", "llama.cpp", "Q8_0")):
         a, why_a = get("tfmc", ours)
         b, why_b = get(engine, theirs)
         value = a.best_prefill()[1].median / b.best_prefill()[1].median if a and b else None
-        goal(f"prefill 128: tfmc {ours} ÷ {engine} {theirs} (time)", value, 0.8, False, why_a or why_b)
+        goal(f"prefill 128: tfmc {dtype_label(ours)} ÷ {engine} {theirs} (time)", value, 0.8, False,
+             why_a or why_b)
     f32 = rows.get(("tfmc", "f32"))
     for dtype, target in (("int8", 0.27), ("bf16", 0.51)):
         r = rows.get(("tfmc", dtype))

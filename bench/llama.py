@@ -20,7 +20,8 @@ import os
 import shutil
 import statistics
 
-from engines import Engines, Row, _mb, _pair, reason, stamp_ok, write_stamp
+from engines import (Engines, Row, _mb, _pair, against_q8_0, dtype_label, reason, reference_ok, stamp_ok,
+                     tfmc_dtypes, tfmc_flags, weights_dtype, weights_words, write_stamp)
 from run import (OUT, PEERS, PYTHON, TFMC, CommandFailed, Figure, fmt_ms, json_lines, note, pause,
                  run, table)
 
@@ -31,11 +32,17 @@ PROMPT = 128
 # Fewer new tokens than GPT-2's 128: an f32 decode step reads 4.4 GB, and each engine runs
 # 2 thread counts x 6 processes; 32 steps per run keep the section within ~15 minutes.
 NEW_TOKENS = 32
-TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("int8", "int8_g64")]
+# int8a8: int8 weights + int8 activations (`--weight-dtype int8 --activations int8`), loading the
+# int8 row's file; engines.py's TFMC_FLAGS / TFMC_WEIGHTS say so.
+TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("int8", "int8_g64"), ("int8a8", "int8_g64_a8")]
 LLAMA_DTYPES = [("F32", "f32", "f32"), ("BF16", "bf16", "bf16"), ("Q8_0", "q8_0", "q8_0")]
-BYTES_PER_ELEMENT = {"f32": 4.0, "bf16": 2.0, "int8_g64": 1.0 + 2.0 / 64, "q8_0": 34.0 / 32}
+BYTES_PER_ELEMENT = {"f32": 4.0, "bf16": 2.0, "int8_g64": 1.0 + 2.0 / 64, "int8_g64_a8": 1.0 + 2.0 / 64,
+                     "q8_0": 34.0 / 32}
 # tfmc's precision -> llama.cpp's with the same weight bytes or more.
-PAIRS = [("f32", "F32"), ("bf16", "BF16"), ("int8", "Q8_0")]
+PAIRS = [("f32", "F32"), ("bf16", "BF16"), ("int8", "Q8_0"), ("int8a8", "Q8_0")]
+# The issue's goals for int8 weights + int8 activations against llama.cpp Q8_0: decode tokens/s
+# >= 1.2x Q8_0's (as for every pair) and prefill time <= 0.8x Q8_0's.
+PREFILL_GOAL = {"int8a8": 0.8}
 
 
 def shape_of(s):
@@ -129,14 +136,14 @@ class Llama(Engines):
             cmd.append("--quick")
         best = {}
         for r in json_lines(run(cmd)[0]):
-            if r.get("bench") == "peak":
+            if r.get("bench") == "peak" and "gflops" in r:  # not an ISA the CPU lacks ("skipped")
                 best[r["threads"]] = max(best.get(r["threads"], 0.0), r["gflops"])
         self.res["peak_gflops"] = best
         pause()
 
     def reference(self, weights):
         path = os.path.join(OUT, "llama_check.json")
-        if not stamp_ok(path, weights):
+        if not reference_ok(path, weights, [f for _, f in TFMC_DTYPES] + [f for _, _, f in LLAMA_DTYPES]):
             out, _, _ = run([PYTHON, os.path.join(PEERS, "llama_check.py"), "--checkpoint", self.checkpoint,
                              "--tries", "4" if self.quick else "8", "--timing-prompt", str(PROMPT)],
                             timeout=1800)
@@ -191,16 +198,17 @@ class Llama(Engines):
         check = self.res["check"]
         prompt = ",".join(map(str, check["timing_prompt"]))
         check_prompt = ",".join(map(str, check["prompt"]))
-        for dtype, fmt in TFMC_DTYPES:
+        for dtype, fmt in tfmc_dtypes(self.h, TFMC_DTYPES, key="llama"):
             row = Row("tfmc", dtype, fmt)
             self.res["rows"].append(row)
             exe = os.path.join(OUT, "tinyllama" if dtype == "f32" else f"tinyllama_{dtype}")
+            wdtype = weights_dtype(dtype)
             try:
-                run([TFMC, self.source, "-o", exe] + (["--weight-dtype", dtype] if dtype != "f32" else []),
-                    timeout=1800)
+                run([TFMC, self.source, "-o", exe] + tfmc_flags(dtype), timeout=1800)
                 w = self.tfmc_weights
-                if dtype != "f32":
-                    converted = exe + ".safetensors"
+                if wdtype != "f32":
+                    # int8a8 loads the int8 row's file (written by whichever of them runs first).
+                    converted = os.path.join(OUT, f"tinyllama_{wdtype}.safetensors")
                     if not stamp_ok(converted, self.tfmc_weights):
                         run([exe, "convert-weights", "--weights", self.tfmc_weights, "--output", converted],
                             timeout=1800)
@@ -291,7 +299,8 @@ def render(rep):
     out = []
     for row in rows:
         if row.skip:
-            out.append([row.engine, row.dtype, "skipped: " + row.skip, "", "", "", "", _mb(row.file_bytes), ""])
+            out.append([row.engine, dtype_label(row.dtype), "skipped: " + row.skip, "", "", "", "",
+                        _mb(row.file_bytes), ""])
             continue
         b = bytes_per_token(s, row.fmt, row.kv_bytes, position)
         roof = {T: tps * b / (bw[T] * 1e9) for T, tps in row.decode_tps.items() if bw.get(T)}
@@ -302,14 +311,20 @@ def render(rep):
         ids = ("not checked" if c is None else
                f"{'yes' if c['ok'] else '**no**'}: {c['steps']} checked steps ({c['agree']} of "
                f"{len(check['expected'])} equal)")
-        out.append([row.engine, row.dtype, _pair(pre, lambda x: f"{x:.0f}", False) + mark,
+        out.append([row.engine, dtype_label(row.dtype), _pair(pre, lambda x: f"{x:.0f}", False) + mark,
                     _pair(of_peak, lambda x: f"{100 * x:.0f} %", True),
                     _pair(row.decode_tps, lambda x: f"{x:.2f}", True) + mark, _mb(b),
                     _pair(roof, lambda x: f"{100 * x:.0f} %", True), _mb(row.file_bytes), ids])
     add(table(header, out))
     add()
+    add(against_q8_0(rows, f"prefill {res['prompt']}"))
+    add()
+    add("tfmc int8a8: compiled with `--weight-dtype int8 --activations int8` (every linear, the output "
+        "head included, quantises its input row per group of 64 features and multiplies integers), "
+        "loading the int8 row's file.")
+    add()
     add("Bytes read per token: every linear weight and the output head in its format (f32 4 B, bf16 2 B, "
-        "tfmc int8 1 + 2/64 B with its f16 scale per 64, Q8_0 34 B per 32), one embedding row, the f32 "
+        "tfmc int8 and int8a8 1 + 2/64 B with its f16 scale per 64, Q8_0 34 B per 32), one embedding row, the f32 "
         f"norm weights, and the K/V cache at the mean position {position:.0f} (f32; f16 in llama.cpp). "
         "Read roof: decode tokens/s × bytes per token ÷ the read bandwidth `peak` measured right before "
         "the engines ran (" + ", ".join(f"{bw[T]:.1f} GB/s at {T} t" for T in sorted(bw)) + "). "
@@ -327,7 +342,8 @@ def render(rep):
             f"{len(check['prompt'])}-token prompt chosen by bench/peers/llama_check.py (the fp32 PyTorch "
             "reference written from Hugging Face's Llama semantics) and must give the reference's ids on "
             "the leading steps whose top-1 margin exceeds twice the largest logit change its weight "
-            f"format causes on that sequence plus {check['tolerance']:g}: "
+            "format causes on that sequence (int8_g64_a8: with every linear's input quantised to int8 "
+            f"as well, greedy_check.py's int8a8_linear) plus {check['tolerance']:g}: "
             + ", ".join(f"{fmt} e = {check['logit_error'][fmt]:.4f}, {k[fmt]} steps" for fmt in k)
             + f". Reference margins per step: {', '.join(f'{m:.3f}' for m in check['margins'])}.")
         add()
@@ -370,24 +386,32 @@ def goals(rep, res):
         a, why_a = get("tfmc", ours)
         b, why_b = get("llama.cpp", theirs)
         v = a.best_decode()[1] / b.best_decode()[1] if a and b else None
-        goal(f"decode: tfmc {ours} ÷ llama.cpp {theirs} tokens/s (best threads each)",
+        goal(f"decode: tfmc {dtype_label(ours)} ÷ llama.cpp {theirs} tokens/s (best threads each)",
              f"{v:.2f}×" if v is not None else None, "≥ 1.20×", v is not None and v >= 1.2, why_a or why_b)
         if v is not None:
             T, tps = a.best_decode()
-            rep.summary.append([f"TinyLlama-shaped decode, {ours} weights: tokens/s (best threads)",
+            rep.summary.append([f"TinyLlama-shaped decode, {weights_words(ours)}: tokens/s (best threads)",
                                 f"{tps:.2f} ({T} t)", f"{b.best_decode()[1]:.2f} (llama.cpp {theirs}, "
                                 f"{b.best_decode()[0]} t)", f"{v:.2f}×", ""])
     for ours, theirs in PAIRS:
         a, why_a = get("tfmc", ours)
         b, why_b = get("llama.cpp", theirs)
         v = b.best_prefill()[1].median / a.best_prefill()[1].median if a and b else None
-        goal(f"prefill {res['prompt']}: llama.cpp {theirs} ÷ tfmc {ours} time (best threads each)"
-             + ("" if ours == "f32" else " (not an issue goal)"),
-             f"{v:.2f}×" if v is not None else None, "≥ 1.20×", v is not None and v >= 1.2, why_a or why_b)
+        if ours in PREFILL_GOAL:
+            # The issue's form for int8 activations: tfmc's time as a fraction of Q8_0's.
+            bound = PREFILL_GOAL[ours]
+            t = 1.0 / v if v is not None else None
+            goal(f"prefill {res['prompt']}: tfmc {dtype_label(ours)} ÷ llama.cpp {theirs} time (best threads "
+                 f"each)", f"{t:.2f}×" if t is not None else None, f"≤ {bound:.2f}×",
+                 t is not None and t <= bound, why_a or why_b)
+        else:
+            goal(f"prefill {res['prompt']}: llama.cpp {theirs} ÷ tfmc {ours} time (best threads each)"
+                 + ("" if ours == "f32" else " (not an issue goal)"),
+                 f"{v:.2f}×" if v is not None else None, "≥ 1.20×", v is not None and v >= 1.2, why_a or why_b)
         if v is not None:
             T, pre = a.best_prefill()
             Tb, preb = b.best_prefill()
-            rep.summary.append([f"TinyLlama-shaped prefill {res['prompt']}, {ours} weights: ms (best threads)",
+            rep.summary.append([f"TinyLlama-shaped prefill {res['prompt']}, {weights_words(ours)}: ms (best threads)",
                                 f"{fmt_ms(pre)} ({T} t)", f"{fmt_ms(preb)} (llama.cpp {theirs}, {Tb} t)",
                                 f"{v:.2f}×", ""])
     if comp:

@@ -13,7 +13,7 @@ For a random prompt (numpy RandomState(seed), then the next, ...) the fp32 refer
 (torch_bench.py's GPT-2, KV cache) generates --new-tokens greedy ids and records each step's
 top-1 margin, the winning logit minus the runner-up. For each weight format an engine uses
 (f32; bf16; int8 with one f16 scale per 64 inputs, tfmc's; Q8_0, llama.cpp's: one f16 scale per
-32), the same model with its linear weights and embedding table rounded to that format and back
+32; int8_g64_a8, tfmc's int8 weights with int8 activations, below), the same model with its linear weights and embedding table rounded to that format and back
 runs over the same ids (teacher forcing) and gives e, the largest change of any logit at any
 step (0 for f32). If every logit moves by at most e, the top-1 cannot change at a step whose
 margin exceeds 2e; TOLERANCE is added for the engines' own f32 rounding and summation order
@@ -23,6 +23,16 @@ step below it, a different id is legitimate and nothing further can be compared.
 weights margins are small (a few 1e-2) against int8's e (~5e-2), so the search keeps the prompt
 with the most checked steps for the worst format, stopping at --want steps. e is the
 quantisation's effect measured on this very sequence, not a worst case over all inputs.
+
+int8_g64_a8 (tfmc's `--weight-dtype int8 --activations int8`) also quantises what every linear
+multiplies: its weights per tfmc's int8 contract (per row and group of 64 inputs:
+sw = f16(f32(max|w| / 127)), qw = clamp(rne(w / sw), -127, 127)), and its input row x per group g
+of the same 64 features: d = f32(max|x| / 127), id = 0 if d == 0 else f32(1 / d),
+q = clamp(rne(f32(x * id)), -127, 127); y_n = bias_n + sum_g f32(d_g * sw[n, g]) * sum_{k in g}
+q_k * qw[n, k], the integer sums exact (|sum| <= 64 * 127^2 < 2^24, so exact in f32 as well).
+That is every linear: attention projections, the MLP and the tied head, which reads the int8
+embedding table (whose rows, looked up, are the int8 weights dequantised). Its e is the change
+both quantisations cause together.
 """
 import argparse
 import json
@@ -55,8 +65,102 @@ def round_grouped_int8(w, group):
     return (q * s).reshape(rows, -1)[:, :cols]
 
 
+def int8_weight_parts(w, group=64):
+    """tfmc's int8 weight contract, written from its statement: per row and group of `group`
+    consecutive inputs, sw = f16(max|w| / 127) (the division in f32, then f16 round to nearest
+    even), qw = clamp(rne(w / f32(sw)), -127, 127), qw = 0 where sw = 0. Returns (qw, sw):
+    qw [rows, groups, group] float32 holding integers (a ragged last group padded with zeros),
+    sw [rows, groups] float32."""
+    rows, cols = w.shape
+    pad = (-cols) % group
+    x = np.pad(np.asarray(w, dtype=np.float32), ((0, 0), (0, pad))).reshape(rows, -1, group)
+    sw = (np.abs(x).max(axis=2) / np.float32(127)).astype(np.float16).astype(np.float32)
+    qw = np.zeros_like(x)
+    nz = np.broadcast_to((sw != 0)[:, :, None], x.shape)
+    np.divide(x, sw[:, :, None], out=qw, where=nz)
+    qw = np.clip(np.rint(qw), -127, 127).astype(np.float32)
+    return qw, sw
+
+
+def round_int8_contract(w, group=64):
+    """w through int8_weight_parts and back (qw * sw is exact in f32: 8 bits times 11)."""
+    qw, sw = int8_weight_parts(w, group)
+    return (qw * sw[:, :, None]).reshape(w.shape[0], -1)[:, :w.shape[1]]
+
+
+def quantise_activations(torch, x, group=64):
+    """tfmc's int8 activations: x [M, K] f32 -> (q [M, groups, group] f32 integers, d [M, groups]),
+    per group of `group` consecutive features d = f32(max|x| / 127), id = 0 if d == 0 else
+    f32(1 / d), q = clamp(rne(f32(x * id)), -127, 127) (torch.round rounds half to even)."""
+    M, K = x.shape
+    pad = (-K) % group
+    xg = torch.nn.functional.pad(x, (0, pad)).reshape(M, -1, group)
+    d = xg.abs().amax(dim=2) / 127.0
+    inv = torch.where(d != 0, torch.div(torch.ones_like(d), d), torch.zeros_like(d))
+    q = torch.clamp(torch.round(xg * inv[:, :, None]), -127.0, 127.0)
+    return q, d
+
+
+def int8a8_linear(torch, x, qw, sw, bias=None, group=64, chunk_elements=1 << 24):
+    """y = x W^T (+ bias) as tfmc's int8 weights + int8 activations contract computes it: for each
+    group g, the integer dot product of q and qw (exact in f32), times f32(d_g * sw[n, g]), summed
+    over the groups in f32. x [..., K]; qw [N, groups, group], sw [N, groups] (torch, f32).
+    The [groups, M, N] products are made in chunks of output columns."""
+    shape = x.shape[:-1]
+    x2 = x.reshape(-1, x.shape[-1]).float()
+    q, d = quantise_activations(torch, x2, group)
+    M, G = d.shape
+    N = qw.shape[0]
+    qg = q.transpose(0, 1).contiguous()                                  # [G, M, group]
+    dg = d.t().contiguous()                                             # [G, M]
+    out = torch.empty(M, N, dtype=torch.float32)
+    step = max(1, chunk_elements // max(1, G * M))
+    for n0 in range(0, N, step):
+        n1 = min(N, n0 + step)
+        w = qw[n0:n1].permute(1, 2, 0)                                   # [G, group, n]
+        isum = torch.bmm(qg, w)                                          # [G, M, n], integers
+        scale = dg[:, :, None] * sw[n0:n1].t()[:, None, :]              # f32(d_g * sw[n, g])
+        out[:, n0:n1] = (scale * isum).sum(dim=0)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(*shape, N)
+
+
 FORMATS = {"f32": lambda w: w, "bf16": round_bf16, "int8_g64": lambda w: round_grouped_int8(w, 64),
-           "q8_0": lambda w: round_grouped_int8(w, 32)}
+           "q8_0": lambda w: round_grouped_int8(w, 32),
+           # The weights as stored (the embedding rows a lookup reads); its linears also quantise
+           # their inputs (ACTIVATION_GROUP).
+           "int8_g64_a8": lambda w: round_int8_contract(w, 64)}
+# Formats whose linears quantise their input too, and the activation group (the weights' group).
+ACTIVATION_GROUP = {"int8_g64_a8": 64}
+
+
+class Int8ActivationLinears:
+    """While active, every torch.nn.functional.linear (torch_bench's GPT-2 calls it for the fused
+    QKV projection and the tied head; nn.Linear's forward calls it for the others) computes
+    int8a8_linear, with the int8 parts of its weight (made once per weight tensor)."""
+
+    def __init__(self, torch, group):
+        self.torch, self.group, self.parts, self.saved = torch, group, {}, None
+
+    def linear(self, x, weight, bias=None):
+        torch = self.torch
+        key = id(weight)
+        if key not in self.parts:
+            qw, sw = int8_weight_parts(weight.detach().numpy(), self.group)
+            self.parts[key] = (weight, torch.from_numpy(qw), torch.from_numpy(sw))
+        _, qw, sw = self.parts[key]
+        return int8a8_linear(torch, x, qw, sw, bias, self.group)
+
+    def __enter__(self):
+        F = self.torch.nn.functional
+        self.saved = F.linear
+        F.linear = self.linear
+        return self
+
+    def __exit__(self, *exc):
+        self.torch.nn.functional.linear = self.saved
+        return False
 
 
 def quantised_copy(torch, m, fmt):
@@ -78,6 +182,15 @@ def teacher_forced_logits(torch, m, prompt, ids):
     for i, tok in enumerate(ids[:-1]):
         out.append(m(torch.tensor([[tok]]), len(prompt) + i, cache)[0, -1])
     return torch.stack(out)
+
+
+def quantised_logits(torch, m, fmt, prompt, ids):
+    """teacher_forced_logits of a format's copy, its linears quantising their input where the
+    format says so."""
+    if fmt not in ACTIVATION_GROUP:
+        return teacher_forced_logits(torch, m, prompt, ids)
+    with Int8ActivationLinears(torch, ACTIVATION_GROUP[fmt]):
+        return teacher_forced_logits(torch, m, prompt, ids)
 
 
 def leading(margins, required):
@@ -117,7 +230,7 @@ def main():
             # judged with the largest error seen so far (errors vary little between prompts).
             if rough is not None and best is not None and leading(margins, rough) <= best["worst"]:
                 continue
-            errors = {fmt: (float((teacher_forced_logits(torch, q, prompt, ids) - ref).abs().max())
+            errors = {fmt: (float((quantised_logits(torch, q, fmt, prompt, ids) - ref).abs().max())
                             if fmt != "f32" else 0.0) for fmt, q in copies.items()}
             rough = 2 * max(errors.values()) + TOLERANCE
             required = {fmt: 2 * e + TOLERANCE for fmt, e in errors.items()}

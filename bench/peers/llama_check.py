@@ -15,6 +15,10 @@ after their projections in the "rotate half" layout (pairs (i, i + D/2), inv_fre
 theta^(-2i/D), angle = position · inv_freq[i] in f32); grouped-query attention (query head h
 reads K/V head h // (H / KV)) with a causal mask and a K/V cache; the gated SiLU feed-forward
 down(silu(gate(x)) · up(x)); pre-norm residuals, a final norm and the output head.
+For int8_g64_a8 (tfmc's int8 weights + int8 activations) every linear, the head included, runs
+greedy_check.py's int8a8_linear: its input quantised per group of 64 features, integer products
+with the int8 weights, scaled per group (greedy_check.py states the contract); the embedding
+lookup reads the int8 table's rows.
 
 Memory: the f32 weights are a read-only memory map of model.safetensors (4.4 GB for TinyLlama's
 shape, shared with the page cache); a weight format's rounded copy is made one tensor at a time
@@ -31,7 +35,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from greedy_check import FORMATS, TOLERANCE, leading  # noqa: E402
+from greedy_check import (ACTIVATION_GROUP, FORMATS, TOLERANCE, int8_weight_parts,  # noqa: E402
+                          int8a8_linear, leading)
 from torch_bench import read_safetensors  # noqa: E402
 
 
@@ -48,6 +53,7 @@ class Llama:
         self.eps = c.get("rms_norm_eps", 1e-6)
         self.raw = read_safetensors(os.path.join(directory, "model.safetensors"), mmap=True)
         self.fmt = FORMATS["f32"]
+        self.act_group = None  # int8_g64_a8: every linear also quantises its input (greedy_check.py)
         theta = float(c.get("rope_theta", 10000.0))
         self.inv_freq = 1.0 / (theta ** (torch.arange(0, self.D, 2, dtype=torch.float32) / self.D))
 
@@ -59,6 +65,17 @@ class Llama:
         with warnings.catch_warnings():  # a read-only map: the model never writes its weights
             warnings.simplefilter("ignore")
             return self.torch.from_numpy(np.asarray(a))
+
+    def linear(self, x, name):
+        """x W^T for the weight `name`: in f32 with the format's rounded weights, or, for a format
+        with int8 activations, as greedy_check.int8a8_linear (int8 parts of the f32 weight made
+        one tensor at a time)."""
+        if not self.act_group:
+            return x @ self.w(name).T
+        a = self.raw[name if name in self.raw or name != "lm_head.weight" else "model.embed_tokens.weight"]
+        qw, sw = int8_weight_parts(np.asarray(a), self.act_group)
+        return int8a8_linear(self.torch, x, self.torch.from_numpy(qw), self.torch.from_numpy(sw),
+                             group=self.act_group)
 
     def rms_norm(self, x, name):
         return x * self.torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.w(name)
@@ -86,9 +103,9 @@ class Llama:
         for i in range(self.L):
             p = f"model.layers.{i}."
             h = self.rms_norm(x, p + "input_layernorm.weight")
-            q = (h @ self.w(p + "self_attn.q_proj.weight").T).view(B, S, self.H, self.D).transpose(1, 2)
-            k = (h @ self.w(p + "self_attn.k_proj.weight").T).view(B, S, self.KV, self.D).transpose(1, 2)
-            v = (h @ self.w(p + "self_attn.v_proj.weight").T).view(B, S, self.KV, self.D).transpose(1, 2)
+            q = self.linear(h, p + "self_attn.q_proj.weight").view(B, S, self.H, self.D).transpose(1, 2)
+            k = self.linear(h, p + "self_attn.k_proj.weight").view(B, S, self.KV, self.D).transpose(1, 2)
+            v = self.linear(h, p + "self_attn.v_proj.weight").view(B, S, self.KV, self.D).transpose(1, 2)
             q, k = self.rope(q, positions), self.rope(k, positions)
             if cache[i] is not None:
                 k, v = torch.cat([cache[i][0], k], 2), torch.cat([cache[i][1], v], 2)
@@ -97,13 +114,13 @@ class Llama:
             scores = (q @ k.transpose(-1, -2)) / (self.D ** 0.5)
             scores = scores.masked_fill(~causal, float("-inf"))
             a = (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, S, self.H * self.D)
-            x = x + a @ self.w(p + "self_attn.o_proj.weight").T
+            x = x + self.linear(a, p + "self_attn.o_proj.weight")
             h = self.rms_norm(x, p + "post_attention_layernorm.weight")
-            g = F.silu(h @ self.w(p + "mlp.gate_proj.weight").T) * (h @ self.w(p + "mlp.up_proj.weight").T)
-            x = x + g @ self.w(p + "mlp.down_proj.weight").T
+            g = F.silu(self.linear(h, p + "mlp.gate_proj.weight")) * self.linear(h, p + "mlp.up_proj.weight")
+            x = x + self.linear(g, p + "mlp.down_proj.weight")
         if last_only:
             x = x[:, -1:]
-        return self.rms_norm(x, "model.norm.weight") @ self.w("lm_head.weight").T
+        return self.linear(self.rms_norm(x, "model.norm.weight"), "lm_head.weight")
 
 
 def greedy(m, prompts, new_tokens):
@@ -151,9 +168,9 @@ def main():
         for fmt in formats:
             if fmt == "f32":
                 continue
-            m.fmt = FORMATS[fmt]
+            m.fmt, m.act_group = FORMATS[fmt], ACTIVATION_GROUP.get(fmt)
             errors[fmt] = (teacher_forced(m, prompts, ids) - ref).abs().amax(dim=(1, 2))
-            m.fmt = FORMATS["f32"]
+            m.fmt, m.act_group = FORMATS["f32"], None
     best = None
     for b in range(a.tries):
         e = {fmt: float(errors[fmt][b]) for fmt in formats}
