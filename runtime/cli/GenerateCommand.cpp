@@ -52,10 +52,11 @@ double real(const Options &options, const std::string &flag,
   return *value;
 }
 
-/// With --tokenizer, the tokenizer in DIR (loadTokenizer picks the kind)
-/// and its prompt tokens (BOS, EOS).
-std::unique_ptr<Tokenizer> loadTokenizer(const Options &options,
-                                         PromptTokens &promptTokens) {
+/// With --tokenizer, the tokenizer in DIR (runtime::loadTokenizer picks the
+/// kind) and its prompt tokens (BOS, EOS); without it, nullptr, or an error
+/// for the options that need one.
+std::unique_ptr<Tokenizer> tokenizerOption(const Options &options,
+                                           PromptTokens &promptTokens) {
   if (!options.has("--tokenizer")) {
     if (options.has("--text") || options.has("--text-file"))
       fail("--text needs --tokenizer DIR (tokenizer.json, tokenizer.model, "
@@ -416,7 +417,7 @@ int generateCommand(int argc, char **argv) {
   // With --tokenizer, text is encoded into the prompts (or sources), and
   // the new tokens are printed as text.
   PromptTokens promptTokens;
-  std::unique_ptr<Tokenizer> tokenizer = loadTokenizer(options, promptTokens);
+  std::unique_ptr<Tokenizer> tokenizer = tokenizerOption(options, promptTokens);
 
   // Before any work: every file read so far (the tokenizer's, the prompts')
   // is on FileIO's list of inputs, which the output check reads; the
