@@ -292,7 +292,7 @@ json EntryLowering::arg(Value value, json dims, const char *type) {
 /// kernel quantise x and multiply integers, which needs int8 weights whose
 /// group holds whole pairs of values.
 static LogicalResult readActivations(Operation *op, KernelSpec &spec) {
-  auto attr = op->getAttrOfType<StringAttr>("tfm.activations");
+  auto attr = op->getAttrOfType<StringAttr>(tfm::kActivationsAttrName);
   if (!attr || attr.getValue() == "f32")
     return success();
   if (attr.getValue() != "int8")

@@ -259,8 +259,7 @@ GemmShape gemmShape(Operation *op, int64_t maxBatch) {
           std::max<int64_t>(1, maxBatch),
           weightStorageOf(weightValue).has_value(),
           isa<GatedLinearOp>(op) ? 2 : 1,
-          op->getAttrOfType<StringAttr>("tfm.activations") ==
-              StringAttr::get(op->getContext(), "int8")};
+          hasInt8Activations(op)};
 }
 
 /// Rows of a decode-step GEMM's micro tile at most. One batch of B rows

@@ -30,8 +30,6 @@ using namespace tfmc::tfm;
 
 namespace {
 
-constexpr llvm::StringLiteral kActivationsAttr = "tfm.activations";
-
 /// Whether every use of `value` reads it as a weight that a kernel widens
 /// in registers: a linear's weight (or a gated linear's gate or up), an
 /// embedding's table, or a row split of
@@ -151,7 +149,7 @@ struct WeightStoragePass
       else if (auto gated = dyn_cast<GatedLinearOp>(op))
         weight = gated.getGate();
       if (weight && isNarrow(weight))
-        op->setAttr(kActivationsAttr, int8);
+        op->setAttr(kActivationsAttrName, int8);
     });
   }
 };

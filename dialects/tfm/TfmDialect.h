@@ -49,6 +49,17 @@ inline std::optional<WeightStorage> weightStorageOf(mlir::Value value) {
   return weight ? weight.getStorage() : std::nullopt;
 }
 
+/// The discardable attribute tfm-weight-storage puts on a linear or gated
+/// linear whose int8 weights multiply int8 activations (`--activations
+/// int8`): `tfm.activations = "int8"`.
+constexpr llvm::StringLiteral kActivationsAttrName = "tfm.activations";
+
+/// Whether `op` quantises its input to int8 (kActivationsAttrName is "int8").
+inline bool hasInt8Activations(mlir::Operation *op) {
+  auto attr = op->getAttrOfType<mlir::StringAttr>(kActivationsAttrName);
+  return attr && attr.getValue() == "int8";
+}
+
 /// The cache slot a kernel writes its result into (the operand of a
 /// tfm.kv_append), or null: such a result lives in the cache, not the arena.
 inline KvAppendOp cacheWriteOf(mlir::Operation *op) {

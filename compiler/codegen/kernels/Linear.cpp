@@ -291,8 +291,9 @@ struct QuantisedRows {
 };
 
 /// x's rows quantised per group of spec.group features (the contract in
-/// integerAlgorithm's comment). `width`: j's extent that q must cover
-/// beyond the group (a step that does not divide it reads zeros there).
+/// integerAlgorithm's comment). `ragged`: q's j may pass the group or K (a
+/// step that does not divide the group, a short last group), where it
+/// reads 0.
 QuantisedRows quantiseRows(const KernelSpec &spec, const Operands &in,
                            bool ragged) {
   const int group = int(spec.group);
@@ -570,6 +571,32 @@ void scalesPerTile(BuiltKernel &kernel, Func out,
   }
 }
 
+/// A micro tile's accumulators, shared by the dot and the integer forms:
+/// `acc` (the outputs, a vector reduction of `partial`'s lanes) and
+/// `partial` (one vector per output, `lane` vectorized) live at
+/// `microTile`, their outputs unrolled; a gated linear's two parts too
+/// (both accumulators of a tile stay in registers, each unrolled copy reads
+/// one weight).
+void scheduleTileAccumulators(Func out, Var microTile, Func acc, RDom rl,
+                              Func partial, Var lane, const CpuGemmPlan &plan,
+                              bool gated) {
+  Var n("n"), m("m"), p("p");
+  const int microM = int(plan.microM), microN = int(plan.microN);
+  acc.compute_at(out, microTile).bound_extent(n, microN).bound_extent(m, microM);
+  acc.update().atomic().vectorize(rl).unroll(n).unroll(m);
+  partial.compute_at(out, microTile)
+      .bound_extent(n, microN)
+      .bound_extent(m, microM)
+      .vectorize(lane)
+      .unroll(n)
+      .unroll(m);
+  if (gated) {
+    acc.bound(p, 0, 2).unroll(p);
+    acc.update().unroll(p);
+    partial.bound(p, 0, 2).unroll(p);
+  }
+}
+
 // The dot form's schedule: micro tiles as tileDotOutputs places them. A
 // bf16 or int8 W is widened in registers as it is read, or, with
 // widen_panel, once per block into an f32 panel of micro_n rows of W that
@@ -591,23 +618,8 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
       widened.bound(p, 0, 2).unroll(p);
   }
   scalesPerTile(kernel, out, {prefix + "w_scale", prefix + "w_up_scale"});
-  int microM = int(plan.microM);
-  int microN = int(plan.microN);
-  acc.compute_at(out, microTile).bound_extent(n, microN).bound_extent(m, microM);
-  // The lanes of each accumulator are summed with a vector reduction.
-  acc.update().atomic().vectorize(rl).unroll(n).unroll(m);
-  partial.compute_at(out, microTile)
-      .bound_extent(n, microN)
-      .bound_extent(m, microM)
-      .vectorize(lane)
-      .unroll(n)
-      .unroll(m);
+  scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
   if (gated) {
-    // Both parts' accumulators of the tile stay in registers; each
-    // unrolled copy reads one weight.
-    acc.bound(p, 0, 2).unroll(p);
-    acc.update().unroll(p);
-    partial.bound(p, 0, 2).unroll(p);
     partial.update()
         .reorder(lane, n, m, p, rk.x, rk.y)
         .vectorize(lane)
@@ -692,13 +704,6 @@ void packedSchedule(BuiltKernel &kernel, const KernelSpec &spec,
   }
 }
 
-// The integer form: micro tiles as the dot form's (never a widened panel:
-// int8 W is read as it is). x is quantised once, before the tiles (M·K
-// values, parallel over rows). A micro tile keeps, per output, a vector of
-// f32 partial sums across the groups and, within a group, a vector of
-// int32 sums: the depth loop of a step is the pair (2, vectorized into
-// the pmaddwd pattern) within the lanes (vectorized), then the outputs of
-// the tile (unrolled).
 /// x's quantisation, once per call before the tiles (M·K values, parallel
 /// over rows).
 void quantiseOnce(BuiltKernel &kernel, int lanes) {
@@ -716,10 +721,16 @@ void quantiseOnce(BuiltKernel &kernel, int lanes) {
         j, 2 * lanes, TailStrategy::GuardWithIf);
 }
 
+// int8 activations. A panel plan (many rows) runs the dequantised form with
+// the dot form's schedule. Otherwise the integer form: micro tiles as the
+// dot form's, int8 W read as it is. A micro tile keeps, per output, a
+// vector of f32 partial sums across the groups and, within a group, a
+// vector of int32 sums: the depth loop of a step is the pair (2, vectorized
+// into the pmaddwd pattern) within the lanes (vectorized), then the
+// outputs of the tile (unrolled).
 void integerSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
   if (plan.widenPanel) {
-    // The dequantised form: the dot form's schedule.
     quantiseOnce(kernel, int(plan.vector));
     dotSchedule(kernel, spec, plan, "");
     return;
@@ -731,27 +742,14 @@ void integerSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
        dot = kernel.stages.at("int_dot");
   RDom rs = kernel.domains.at("int_rs"), rg = kernel.domains.at("int_rg"),
        rl = kernel.domains.at("int_rl");
-  Var n("n"), m("m"), u("u"), p("p"), j("j"), g("g"), row("row");
+  Var n("n"), m("m"), u("u"), p("p");
   Var microTile = tileDotOutputs(out, plan);
   scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
-  int microM = int(plan.microM), microN = int(plan.microN);
-
   quantiseOnce(kernel, lanes);
-
-  acc.compute_at(out, microTile).bound_extent(n, microN).bound_extent(m, microM);
-  acc.update().atomic().vectorize(rl).unroll(n).unroll(m);
-  partial.compute_at(out, microTile)
-      .bound_extent(n, microN)
-      .bound_extent(m, microM)
-      .vectorize(u)
-      .unroll(n)
-      .unroll(m);
+  scheduleTileAccumulators(out, microTile, acc, rl, partial, u, plan, gated);
   dot.compute_at(partial, rg).vectorize(u).unroll(n).unroll(m);
   Stage partialSteps = partial.update(), dotSteps = dot.update();
   if (gated) {
-    acc.bound(p, 0, 2).unroll(p);
-    acc.update().unroll(p);
-    partial.bound(p, 0, 2).unroll(p);
     dot.bound(p, 0, 2).unroll(p);
     partialSteps.reorder(u, n, m, p, rg).unroll(p);
     dotSteps.reorder(rs.x, u, n, m, p, rs.y).unroll(p);

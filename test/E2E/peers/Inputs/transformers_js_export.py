@@ -71,12 +71,13 @@ import importlib.util
 import json
 import math
 import os
-import struct
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "Inputs"))
+import safetensors_io  # noqa: E402  (test/E2E/Inputs: the suite's safetensors reader)
 TOLERANCE = 1e-4
 GREEDY_MARGIN = 1e-3
 LONG_NEW_TOKENS = 24
@@ -87,18 +88,11 @@ _DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64, "I32": np.int3
 
 
 def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    header.pop("__metadata__", None)
-    body = data[8 + n:]
     out = {}
-    for name, info in header.items():
-        begin, end = info["data_offsets"]
-        if info["dtype"] not in _DTYPES:
-            sys.exit(f"{path}: {name}: dtype {info['dtype']} not handled here")
-        out[name] = np.frombuffer(body[begin:end], dtype=_DTYPES[info["dtype"]]).reshape(info["shape"]).copy()
+    for name, (dtype, shape, data) in safetensors_io.read(path).items():
+        if dtype not in _DTYPES:
+            sys.exit(f"{path}: {name}: dtype {dtype} not handled here")
+        out[name] = np.frombuffer(data, dtype=_DTYPES[dtype]).reshape(shape).copy()
     return out
 
 
