@@ -82,7 +82,7 @@ struct OutputView {
 /// What loading the weights took (Model::loadStats()).
 struct LoadStats {
   double mapSeconds = 0; ///< opening, mapping (page-in) and checking the file
-  /// Widening bf16/f16 tensors, transposes, f32 to bf16/int8.
+  /// Widening bf16/f16 tensors, transposes, f32 to bf16/int8/int4.
   double convertSeconds = 0;
   int64_t convertedTensors = 0;
   double loadSeconds = 0; ///< all of Model::create
@@ -186,11 +186,12 @@ public:
   std::size_t copiedWeightBytes() const { return copiedWeightBytes_; }
   /// How long loading took and what the weights take.
   const LoadStats &loadStats() const;
-  /// Every weight as the program stores it, for `convert-weights`: a bf16
-  /// or int8 weight under its plan name in the plan's [rows, cols] (BF16;
-  /// I8 plus `NAME.scales` F16), an f32 weight as the file holds it. Views
-  /// into the model, valid for its life. Nothing (with `error`) for a CUDA
-  /// program, whose weights are in GPU memory.
+  /// Every weight as the program stores it, for `convert-weights`: a bf16,
+  /// int8 or int4 weight under its plan name in the plan's [rows, cols]
+  /// (BF16; I8 plus `NAME.scales` F16; int4: U8 [rows, ceil(cols/32), 18]
+  /// of Q4_0 blocks), an f32 weight as the file holds it. Views into the
+  /// model, valid for its life. Nothing (with `error`) for a CUDA program,
+  /// whose weights are in GPU memory.
   std::optional<std::vector<TensorView>> storedWeights(std::string &error) const;
   /// "input_ids, attention_mask": the inputs this model takes, for messages.
   std::string inputNames() const;

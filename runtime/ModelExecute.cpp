@@ -26,6 +26,7 @@ halide_type_t halideType(ElementType type) {
   case ElementType::I64: return halide_type_t(halide_type_int, 64);
   case ElementType::BF16: return halide_type_t(halide_type_bfloat, 16);
   case ElementType::I8: return halide_type_t(halide_type_int, 8);
+  case ElementType::U8: return halide_type_t(halide_type_uint, 8);
   case ElementType::F16: return halide_type_t(halide_type_float, 16);
   }
   return halide_type_t(halide_type_float, 32);

@@ -8,11 +8,11 @@
 // read:
 //  - a tensor already stored as the program stores it (F32 for an f32
 //    weight, BF16 from a checkpoint or `NAME convert-weights`, I8 + F16
-//    scales from convert-weights) is used in place in the mapping, or
-//    copied once when the file does not align it;
+//    scales or U8 Q4_0 blocks from convert-weights) is used in place in the
+//    mapping, or copied once when the file does not align it;
 //  - any other F32, BF16 or F16 tensor is widened to f32 (exact), then
 //    transposed once when the file holds the transpose (Hugging Face
-//    Conv1D), then converted to the program's bf16 or int8
+//    Conv1D), then converted to the program's bf16, int8 or int4
 //    (WeightConvert.h): so a bf16 checkpoint gives bit for bit what its
 //    values written as f32 give, at every program dtype. This is the time
 //    load reports as conversion.
@@ -100,6 +100,7 @@ std::string acceptedDTypes(const PlanWeight &weight) {
   case WeightDType::F32: return "F32, BF16 or F16";
   case WeightDType::BF16: return "BF16, F32 or F16";
   case WeightDType::Int8: return "I8, F32, BF16 or F16";
+  case WeightDType::Int4: return "U8 (Q4_0 blocks), F32, BF16 or F16";
   }
   return "F32, BF16 or F16";
 }
@@ -109,6 +110,7 @@ DType storedDType(WeightDType dtype) {
   case WeightDType::F32: return DType::F32;
   case WeightDType::BF16: return DType::BF16;
   case WeightDType::Int8: return DType::I8;
+  case WeightDType::Int4: return DType::U8;
   }
   return DType::F32;
 }
@@ -175,16 +177,33 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
     const std::string &path = file.path();
     Found entry;
     const DType stored = storedDType(weight.dtype);
-    // I8 comes only from convert-weights; BF16 also from checkpoints.
+    // I8 and U8 come only from convert-weights (or a converter that
+    // writes its layout); BF16 also from checkpoints.
+    const bool integer = weight.dtype == WeightDType::Int8 ||
+                         weight.dtype == WeightDType::Int4;
     if (weight.dtype != WeightDType::F32 && tensor->dtype == stored &&
-        (weight.dtype == WeightDType::Int8 || !weight.transposed ||
-         writtenByConvertWeights(file))) {
-      // Already narrow: the plan's [rows, cols].
-      if (tensor->shape != weight.shape) {
-        error = fmt::format("{}: tensor {} has shape {}, expected {}", path,
-                            quote(name), formatShape(tensor->shape),
-                            formatShape(weight.shape));
+        (integer || !weight.transposed || writtenByConvertWeights(file))) {
+      // Already narrow: the plan's [rows, cols] (int4: [rows, blocks, 18]).
+      if (tensor->shape != weight.storedShape()) {
+        error = fmt::format(
+            "{}: tensor {} has shape {}, expected {}{}", path, quote(name),
+            formatShape(tensor->shape), formatShape(weight.storedShape()),
+            weight.dtype == WeightDType::Int4
+                ? fmt::format(" (int4: Q4_0 blocks of {} values in {} bytes "
+                              "over {} columns)",
+                              format::kInt4BlockValues,
+                              format::kInt4BlockBytes, weight.shape[1])
+                : "");
         return false;
+      }
+      if (weight.dtype == WeightDType::Int4) {
+        QuantizeProblem problem;
+        if (!checkInt4Scales(tensor->data, weight.shape[0], weight.shape[1],
+                             problem)) {
+          error = fmt::format("{}: tensor {}: {}", path, quote(name),
+                              problem.what);
+          return false;
+        }
       }
       entry.stored = true;
       if (weight.dtype == WeightDType::Int8) {
@@ -331,7 +350,7 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
         convertToBf16(source, count, static_cast<uint16_t *>(converted.data()),
                       threads);
         data = keep(std::move(converted));
-      } else {
+      } else if (weight.dtype == WeightDType::Int8) {
         AlignedBuffer quantized(static_cast<std::size_t>(count));
         AlignedBuffer scaleBuffer(
             static_cast<std::size_t>(weight.scaleCount()) * 2);
@@ -349,6 +368,19 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
         }
         data = keep(std::move(quantized));
         scales = keep(std::move(scaleBuffer));
+      } else {
+        AlignedBuffer blocks(static_cast<std::size_t>(weight.storedElements()));
+        if (!blocks.data())
+          return outOfMemory("converting to int4", blocks.size());
+        QuantizeProblem problem;
+        if (!quantizeInt4(source, weight.shape[0], weight.shape[1],
+                          static_cast<uint8_t *>(blocks.data()), problem,
+                          threads)) {
+          error = fmt::format("{}: tensor {} cannot be quantised to int4: {}",
+                              path, quote(name), problem.what);
+          return false;
+        }
+        data = keep(std::move(blocks));
       }
       if (weight.dtype != WeightDType::F32 || tensor.dtype != DType::F32) {
         loadStats.convertSeconds += secondsSince(convertStart);
@@ -356,10 +388,10 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
       }
     }
     weightData.push_back(data);
-    weightElements.push_back(tensor.numElements());
+    weightElements.push_back(weight.storedElements());
     scaleData.push_back(scales);
     weightSource.push_back(found[i].tensor);
-    loadStats.weightBytes += tensor.numElements() *
+    loadStats.weightBytes += weight.storedElements() *
                                  weightDTypeSize(weight.dtype) +
                              weight.scaleCount() * 2;
   }
@@ -415,7 +447,7 @@ Model::storedWeights(std::string &error) const {
     TensorView view;
     view.name = weight.name;
     view.dtype = storedDType(weight.dtype);
-    view.shape = weight.shape;
+    view.shape = weight.storedShape();
     view.data = impl.weightData[i];
     view.bytes = static_cast<std::size_t>(impl.weightElements[i] *
                                           weightDTypeSize(weight.dtype));

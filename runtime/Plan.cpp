@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <exception>
 #include <limits>
 #include <set>
@@ -123,7 +124,7 @@ int64_t getInteger(const Json &object, const char *key,
 std::optional<ElementType> parseElementType(const std::string &name) {
   for (ElementType type : {ElementType::F32, ElementType::I64,
                            ElementType::BF16, ElementType::I8,
-                           ElementType::F16})
+                           ElementType::F16, ElementType::U8})
     if (name == elementTypeName(type))
       return type;
   return std::nullopt;
@@ -135,6 +136,7 @@ ElementType weightElementType(const PlanWeight &weight) {
   case WeightDType::F32: return ElementType::F32;
   case WeightDType::BF16: return ElementType::BF16;
   case WeightDType::Int8: return ElementType::I8;
+  case WeightDType::Int4: return ElementType::U8;
   }
   return ElementType::F32;
 }
@@ -359,7 +361,7 @@ private:
   }
 
   /// "dtype" and "group" (Plan.h): a low-precision weight is [rows, cols],
-  /// and only int8 has (and needs) a group size.
+  /// and only int8 and int4 have (and need) a group size, int4's 32.
   void parseWeightDType(const Json &json, const std::string &where,
                         PlanWeight &weight) {
     if (auto it = json.find("dtype"); it != json.end()) {
@@ -370,25 +372,36 @@ private:
         weight.dtype = WeightDType::BF16;
       else if (dtype == "int8")
         weight.dtype = WeightDType::Int8;
+      else if (dtype == "int4")
+        weight.dtype = WeightDType::Int4;
       else
         fail(join(where, "dtype"),
              (it->is_string() ? quote(dtype) : kindOf(*it)) +
-                 " is not 'f32', 'bf16' or 'int8'");
+                 " is not 'f32', 'bf16', 'int8' or 'int4'");
     }
     if (weight.dtype != WeightDType::F32 && weight.shape.size() != 2)
       fail(where, fmt::format("weight '{}' is {} but has rank {}, not 2",
                               weight.name, weightDTypeName(weight.dtype),
                               weight.shape.size()));
     bool hasGroup = json.contains("group");
-    if (weight.dtype == WeightDType::Int8 && !hasGroup)
-      fail(where, fmt::format("weight '{}' is int8 but has no \"group\"",
-                              weight.name));
-    if (weight.dtype != WeightDType::Int8 && hasGroup)
+    bool grouped = weight.dtype == WeightDType::Int8 ||
+                   weight.dtype == WeightDType::Int4;
+    if (grouped && !hasGroup)
+      fail(where, fmt::format("weight '{}' is {} but has no \"group\"",
+                              weight.name, weightDTypeName(weight.dtype)));
+    if (!grouped && hasGroup)
       fail(join(where, "group"),
-           fmt::format("weight '{}' is {}: only int8 weights have a group",
+           fmt::format("weight '{}' is {}: only int8 and int4 weights have a "
+                       "group",
                        weight.name, weightDTypeName(weight.dtype)));
     if (hasGroup)
       weight.group = getInteger(json, "group", where, 1, kMaxPlanExtent);
+    if (weight.dtype == WeightDType::Int4 &&
+        weight.group != format::kInt4BlockValues)
+      fail(join(where, "group"),
+           fmt::format("weight '{}' is int4, whose group is {} (Q4_0 "
+                       "blocks), not {}",
+                       weight.name, format::kInt4BlockValues, weight.group));
   }
 
   void parseCache(const Json &cache) {
@@ -433,7 +446,7 @@ private:
                            plan.weights.size()));
         if (json.contains("offset"))
           value.offset = getInteger(json, "offset", where);
-        int64_t elements = *elementCount(plan.weights[value.index].shape);
+        int64_t elements = plan.weights[value.index].storedElements();
         if (value.offset > elements)
           fail(join(where, "offset"),
                fmt::format("{} is past the end of weight '{}' ({} elements)",
@@ -540,7 +553,8 @@ private:
         std::optional<ElementType> parsed = parseElementType(type);
         if (!parsed)
           fail(join(argWhere, "type"),
-               fmt::format("{} is not 'f32', 'i64', 'bf16', 'i8' or 'f16'",
+               fmt::format("{} is not 'f32', 'i64', 'bf16', 'i8', 'f16' or "
+                           "'u8'",
                            quote(type)));
         arg.type = *parsed;
         // Inputs, weights and scales have one type each: the kernel must
@@ -634,22 +648,22 @@ const char *weightDTypeName(WeightDType dtype) {
   case WeightDType::F32: return "f32";
   case WeightDType::BF16: return "bf16";
   case WeightDType::Int8: return "int8";
+  case WeightDType::Int4: return "int4";
   }
   return "?";
 }
 
 WeightDType programWeightDType(const Plan &plan) {
+  // The enumerators go from the widest to the narrowest.
   WeightDType dtype = WeightDType::F32;
   for (const PlanWeight &weight : plan.weights)
-    if (weight.dtype == WeightDType::Int8 ||
-        (weight.dtype == WeightDType::BF16 && dtype == WeightDType::F32))
-      dtype = weight.dtype;
+    dtype = std::max(dtype, weight.dtype);
   return dtype;
 }
 
 int64_t programWeightGroup(const Plan &plan) {
   for (const PlanWeight &weight : plan.weights)
-    if (weight.dtype == WeightDType::Int8)
+    if (weight.group > 0)
       return weight.group;
   return 0;
 }
@@ -660,7 +674,7 @@ std::optional<int64_t> storedWeightBytes(const Plan &plan) {
   int64_t bytes = 0;
   for (const PlanWeight &weight : plan.weights)
     if (__builtin_add_overflow(bytes,
-                               elementCount(weight.shape).value_or(0) *
+                               weight.storedElements() *
                                        weightDTypeSize(weight.dtype) +
                                    weight.scaleCount() * 2,
                                &bytes))
@@ -675,6 +689,7 @@ const char *elementTypeName(ElementType type) {
   case ElementType::BF16: return "bf16";
   case ElementType::I8: return "i8";
   case ElementType::F16: return "f16";
+  case ElementType::U8: return "u8";
   }
   return "?";
 }

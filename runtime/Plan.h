@@ -57,20 +57,25 @@
 // from the first input whose dims name them.
 //
 // Low-precision weights (`tfmc --weight-dtype`): a weight's "dtype" is "f32"
-// (the default), "bf16" or "int8"; a low-precision weight has rank 2,
+// (the default), "bf16", "int8" or "int4"; a low-precision weight has rank 2,
 // [rows, cols]. bf16: rows*cols bfloat16 values (f32 rounded to nearest
 // even). int8: rows*cols int8 values q and a companion scales buffer of
 // rows*ceil(cols/group) f16 values, [rows, ceil(cols/group)] row-major, and
 // element (r, c) is q[r][c] * scales[r][c / group] ("group" is present iff
-// the dtype is int8). A weight value's offset counts elements of the
-// weight's own type; a scales value's offset counts scales (a view from row
-// r starts at r * ceil(cols/group)). Args over a bf16 weight have type
-// bf16, over an int8 weight i8, over scales f16.
+// the dtype is int8 or int4). int4: rows*ceil(cols/32) blocks of 18 bytes,
+// GGUF's Q4_0 (support/WeightFormat.h), "group" 32; no scales buffer (each
+// block holds its scale). A weight value's offset counts elements of the
+// weight's own type (int4: bytes, so a view from row r starts at
+// r * 18 * ceil(cols/32)); a scales value's offset counts scales (a view
+// from row r starts at r * ceil(cols/group)). Args over a bf16 weight have
+// type bf16, over an int8 weight i8, over an int4 weight u8, over scales f16.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TFMC_RUNTIME_PLAN_H
 #define TFMC_RUNTIME_PLAN_H
+
+#include "support/WeightFormat.h"
 
 #include <cstdint>
 #include <optional>
@@ -109,12 +114,13 @@ struct PlanInput {
 };
 
 /// How a weight is stored in memory (Plan.h's file comment).
-enum class WeightDType { F32, BF16, Int8 };
+enum class WeightDType { F32, BF16, Int8, Int4 };
 
-/// "f32", "bf16", "int8": the plan's (and `tfmc --weight-dtype`'s) spelling.
+/// "f32", "bf16", "int8", "int4": the plan's (and `tfmc --weight-dtype`'s)
+/// spelling.
 const char *weightDTypeName(WeightDType dtype);
 
-/// Bytes per stored element: 4, 2, 1.
+/// Bytes per stored element: 4, 2, 1 (int4: a byte of its blocks).
 inline int64_t weightDTypeSize(WeightDType dtype) {
   return dtype == WeightDType::F32 ? 4 : dtype == WeightDType::BF16 ? 2 : 1;
 }
@@ -135,8 +141,26 @@ struct PlanWeight {
   /// How the program stores it (`"dtype"`, optional: f32). The file may
   /// hold it as F32 (converted at load) or already converted.
   WeightDType dtype = WeightDType::F32;
-  /// int8: consecutive columns of a row that share one scale (`"group"`).
+  /// int8, int4: consecutive columns of a row that share one scale
+  /// (`"group"`; int4: 32).
   int64_t group = 0;
+
+  /// Elements of its storage type (weightDTypeSize bytes each): int4's
+  /// bytes of blocks, otherwise its shape's elements.
+  int64_t storedElements() const {
+    int64_t count = 1;
+    for (int64_t extent : storedShape())
+      count *= extent;
+    return count;
+  }
+  /// The stored tensor's shape: int4 [rows, ceil(cols/32), 18] (a
+  /// converted file's U8 tensor), otherwise `shape`.
+  std::vector<int64_t> storedShape() const {
+    if (dtype == WeightDType::Int4)
+      return {shape[0], format::int4BlocksPerRow(shape[1]),
+              format::kInt4BlockBytes};
+    return shape;
+  }
 
   /// int8: scales per row, ceil(cols / group); 0 otherwise.
   int64_t groupsPerRow() const {
@@ -166,9 +190,9 @@ struct PlanCacheSlot {
   int64_t width = 0;
 };
 
-enum class ElementType { F32, I64, BF16, I8, F16 };
+enum class ElementType { F32, I64, BF16, I8, F16, U8 };
 
-/// "f32", "i64", "bf16", "i8", "f16": the plan's spelling.
+/// "f32", "i64", "bf16", "i8", "f16", "u8": the plan's spelling.
 const char *elementTypeName(ElementType type);
 
 /// Bytes per element of an argument's type.
@@ -178,6 +202,7 @@ inline int64_t elementTypeSize(ElementType type) {
   case ElementType::F32: return 4;
   case ElementType::BF16: case ElementType::F16: return 2;
   case ElementType::I8: return 1;
+  case ElementType::U8: return 1;
   }
   return 0;
 }
@@ -239,12 +264,12 @@ struct Plan {
   std::vector<PlanStep> steps;
 };
 
-/// The program's weight dtype, as `tfmc --weight-dtype` chose it: int8 if
-/// any weight is int8, else bf16 if any is bf16, else f32 (norms, biases
-/// and positions stay f32 in every program).
+/// The program's weight dtype, as `tfmc --weight-dtype` chose it: the
+/// narrowest of its weights' (int4, int8, bf16, f32; norms, biases and
+/// positions stay f32 in every program).
 WeightDType programWeightDType(const Plan &plan);
 
-/// An int8 program's group size (its first int8 weight's), or 0.
+/// An int8 or int4 program's group size (its first grouped weight's), or 0.
 int64_t programWeightGroup(const Plan &plan);
 
 /// Bytes of every weight as the program stores it (int8 scales included),

@@ -1,4 +1,4 @@
-//===- WeightConvert.cpp - f32 weights to bf16 or int8 --------------------===//
+//===- WeightConvert.cpp - f32 weights to bf16, int8 or int4 --------------===//
 //
 // Conversion is on the start-up path of every low-precision program that
 // loads an f32 file, so the inner loops are written for the compiler to
@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/WeightConvert.h"
+#include "support/WeightFormat.h"
 
 #include <fmt/format.h>
 
@@ -117,6 +118,78 @@ bool quantizeRow(const float *row, int64_t cols, int64_t group, int64_t r,
   return true;
 }
 
+/// One row of quantizeInt4 (the ggml reference's rounding, WeightConvert.h).
+/// Returns false with `problem` set.
+bool quantizeInt4Row(const float *row, int64_t cols, int64_t r, uint8_t *out,
+                     QuantizeProblem &problem) {
+  constexpr int64_t kBlock = format::kInt4BlockValues;
+  float block[kBlock];
+  for (int64_t start = 0; start < cols; start += kBlock) {
+    const int64_t count = std::min(kBlock, cols - start);
+    std::copy(row + start, row + start + count, block);
+    std::fill(block + count, block + kBlock, 0.0f);
+    float largest = 0.0f, max = 0.0f;
+    for (int64_t j = 0; j < kBlock; ++j) {
+      if (!std::isfinite(block[j])) {
+        problem.what = fmt::format("{} at [{}, {}]",
+                                   std::isnan(block[j]) ? "a NaN" : "an infinity",
+                                   r, start + j);
+        return false;
+      }
+      if (largest < std::fabs(block[j])) {
+        largest = std::fabs(block[j]);
+        max = block[j];
+      }
+    }
+    const float d = max / -8.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const uint16_t scale = floatToF16(d);
+    if ((scale & 0x7fffu) == 0x7c00u) {
+      problem.what = fmt::format("row {} columns {}..{}: max |w| = {} gives "
+                                 "a scale max |w| / 8 beyond f16's 65504",
+                                 r, start, start + count - 1, largest);
+      return false;
+    }
+    out[0] = static_cast<uint8_t>(scale & 0xffu);
+    out[1] = static_cast<uint8_t>(scale >> 8);
+    // w · id lies in [-8, 8] (|w| <= |max|), so w · id + 8.5 is positive
+    // and the conversion truncates it as ggml's (int8_t) cast does.
+    auto level = [&](float w) {
+      return std::min(15, static_cast<int>(w * id + 8.5f));
+    };
+    for (int64_t j = 0; j < kBlock / 2; ++j)
+      out[format::kInt4ScaleBytes + j] = static_cast<uint8_t>(
+          level(block[j]) | (level(block[j + kBlock / 2]) << 4));
+    out += format::kInt4BlockBytes;
+  }
+  return true;
+}
+
+/// Runs `row(r, problem)` over `rows` rows on up to `threads` threads;
+/// false with `problem` set to the first refusal in row order.
+template <typename RowFn>
+bool forEachRow(int64_t rows, int64_t cols, int threads,
+                QuantizeProblem &problem, RowFn row) {
+  // Each part reports its first problem; the first part's first is the
+  // tensor's first in row order.
+  int parts = std::max(threads, 1);
+  std::vector<int64_t> badRow(static_cast<std::size_t>(parts), rows);
+  std::vector<QuantizeProblem> problems(static_cast<std::size_t>(parts));
+  splitWork(rows, cols, parts, [&](int part, int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      if (!row(r, problems[part])) {
+        badRow[part] = r;
+        return;
+      }
+  });
+  std::size_t first = static_cast<std::size_t>(
+      std::min_element(badRow.begin(), badRow.end()) - badRow.begin());
+  if (badRow[first] == rows)
+    return true;
+  problem = problems[first];
+  return false;
+}
+
 } // namespace
 
 uint16_t floatToBf16(float value) {
@@ -213,25 +286,42 @@ bool quantizeInt8(const float *source, int64_t rows, int64_t cols,
                   int64_t group, int8_t *q, uint16_t *scales,
                   QuantizeProblem &problem, int threads) {
   const int64_t groups = (cols + group - 1) / group;
-  // Each part reports its first problem; the first part's first is the
-  // tensor's first in row order.
-  int parts = std::max(threads, 1);
-  std::vector<int64_t> badRow(static_cast<std::size_t>(parts), rows);
-  std::vector<QuantizeProblem> problems(static_cast<std::size_t>(parts));
-  splitWork(rows, cols, parts, [&](int part, int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r)
-      if (!quantizeRow(source + r * cols, cols, group, r, q + r * cols,
-                       scales + r * groups, problems[part])) {
-        badRow[part] = r;
-        return;
+  return forEachRow(rows, cols, threads, problem,
+                    [&](int64_t r, QuantizeProblem &rowProblem) {
+                      return quantizeRow(source + r * cols, cols, group, r,
+                                         q + r * cols, scales + r * groups,
+                                         rowProblem);
+                    });
+}
+
+bool quantizeInt4(const float *source, int64_t rows, int64_t cols,
+                  uint8_t *blocks, QuantizeProblem &problem, int threads) {
+  const int64_t rowBytes = format::int4RowBytes(cols);
+  return forEachRow(rows, cols, threads, problem,
+                    [&](int64_t r, QuantizeProblem &rowProblem) {
+                      return quantizeInt4Row(source + r * cols, cols, r,
+                                             blocks + r * rowBytes, rowProblem);
+                    });
+}
+
+bool checkInt4Scales(const void *blocks, int64_t rows, int64_t cols,
+                     QuantizeProblem &problem) {
+  const auto *bytes = static_cast<const unsigned char *>(blocks);
+  const int64_t perRow = format::int4BlocksPerRow(cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < perRow; ++b) {
+      const unsigned char *block = bytes + (r * perRow + b) * format::kInt4BlockBytes;
+      const uint16_t scale = static_cast<uint16_t>(block[0] | (block[1] << 8));
+      if ((scale & 0x7c00u) == 0x7c00u) {
+        problem.what = fmt::format("row {} block {} (columns {}..{}) has the "
+                                   "scale {}, not a finite f16",
+                                   r, b, b * format::kInt4BlockValues,
+                                   std::min(cols, (b + 1) * format::kInt4BlockValues) - 1,
+                                   f16ToFloat(scale));
+        return false;
       }
-  });
-  std::size_t first = static_cast<std::size_t>(
-      std::min_element(badRow.begin(), badRow.end()) - badRow.begin());
-  if (badRow[first] == rows)
-    return true;
-  problem = problems[first];
-  return false;
+    }
+  return true;
 }
 
 } // namespace tfmc::runtime

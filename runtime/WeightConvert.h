@@ -1,6 +1,6 @@
-//===- WeightConvert.h - f32 weights to bf16 or int8 ------------*- C++ -*-===//
+//===- WeightConvert.h - f32 weights to bf16, int8 or int4 ------*- C++ -*-===//
 //
-// A program compiled with `tfmc --weight-dtype bf16|int8` stores its linear
+// A program compiled with `tfmc --weight-dtype bf16|int8|int4` stores its linear
 // weights and embedding tables in fewer bytes (Plan.h). These functions are
 // the conversion the plan's format defines, used at load (an f32, bf16 or f16
 // checkpoint: a narrow one is first widened to f32, exactly) and by
@@ -12,6 +12,14 @@
 //    s = f16(max|w| / 127) (the division in f32, then f16 round to nearest
 //    even), q = clamp(rne(w / float(s)), -127, 127), and q = 0 where s = 0.
 //    A NaN or infinite weight, or a scale beyond f16's range, is refused.
+//  - int4: GGUF's Q4_0 blocks (support/WeightFormat.h), rounded as ggml's
+//    reference quantiser (quantize_row_q4_0_reference) rounds, so that
+//    tfmc and llama.cpp files of the same weights hold the same bytes: per
+//    row and block of 32 columns (the last one padded with zeros), max is
+//    the first value of largest |w|, d = max / -8 and id = 1 / d (0 when
+//    d is 0) in f32, the stored scale f16(d), and q = min(15,
+//    trunc(w · id + 8.5)) in f32: the block's extreme value gets q = 0
+//    (-8 · d = max), and the others round half up. The same refusals.
 //
 // Plain C++17, no allocation: callers own every buffer.
 //
@@ -50,7 +58,7 @@ void widenF16(const void *source, int64_t count, float *target,
 void convertToBf16(const float *source, int64_t count, uint16_t *target,
                    int threads = 1);
 
-/// Why quantizeInt8 refused a tensor, in words for a one-line message
+/// Why quantizeInt8 or quantizeInt4 refused a tensor, in words for a one-line message
 /// ("a NaN at [3, 17]", "row 2 group 0: max |w| 1e+07 / 127 overflows
 /// f16").
 struct QuantizeProblem {
@@ -65,6 +73,18 @@ struct QuantizeProblem {
 bool quantizeInt8(const float *source, int64_t rows, int64_t cols,
                   int64_t group, int8_t *q, uint16_t *scales,
                   QuantizeProblem &problem, int threads = 1);
+
+/// `rows` x `cols` f32 values (row-major, 4-byte aligned) to rows *
+/// format::int4RowBytes(cols) bytes of Q4_0 blocks, as the file comment
+/// says. Refuses as quantizeInt8 does.
+bool quantizeInt4(const float *source, int64_t rows, int64_t cols,
+                  uint8_t *blocks, QuantizeProblem &problem, int threads = 1);
+
+/// Where `rows` rows of int4 blocks (row-major, rows * int4RowBytes(cols)
+/// bytes, any alignment) hold a scale that is not a finite f16: false with
+/// `problem` naming the first (row and block), else true.
+bool checkInt4Scales(const void *blocks, int64_t rows, int64_t cols,
+                     QuantizeProblem &problem);
 
 } // namespace tfmc::runtime
 

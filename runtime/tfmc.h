@@ -148,13 +148,13 @@ const char *tfmc_model_name(void);
 const char *tfmc_target(void);
 
 /** How the program stores its linear weights and embedding tables, as
- *  `tfmc --weight-dtype` chose: "f32", "bf16" or "int8" (norms, biases and
+ *  `tfmc --weight-dtype` chose: "f32", "bf16", "int8" or "int4" (norms, biases and
  *  positions are f32 in every program); "" if unknown. The generated NAME.h
  *  also states it as the macro TFMC_WEIGHT_DTYPE. */
 const char *tfmc_weight_dtype(void);
 
-/** An int8 program's group size (consecutive inputs sharing one scale),
- *  else 0. */
+/** An int8 or int4 program's group size (consecutive inputs sharing one
+ *  scale; int4: 32), else 0. */
 int64_t tfmc_weight_group(void);
 
 #ifdef __cplusplus

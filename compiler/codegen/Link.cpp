@@ -13,6 +13,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -351,11 +352,16 @@ LogicalResult Linker::run() {
     header << "; output: " << plan["output"]["name"].get<std::string>()
            << ". */\n";
     // The weight dtype as a macro too (tfmc_weight_dtype() at run time):
-    // int8 if any weight is, else bf16 if any is, else f32.
+    // the narrowest any weight has (int4, int8, bf16, f32).
+    const std::vector<std::string> narrowest{"int4", "int8", "bf16", "f32"};
+    auto rank = [&](const std::string &dtype) {
+      return std::find(narrowest.begin(), narrowest.end(), dtype) -
+             narrowest.begin();
+    };
     std::string weightDType = "f32";
     for (const json &weight : plan["weights"]) {
       std::string dtype = weight.value("dtype", "f32");
-      if (dtype == "int8" || (dtype == "bf16" && weightDType == "f32"))
+      if (rank(dtype) < rank(weightDType))
         weightDType = dtype;
     }
     header << "#define TFMC_WEIGHT_DTYPE \"" << weightDType << "\"\n"

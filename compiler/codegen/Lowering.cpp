@@ -4,6 +4,7 @@
 
 #include "compiler/codegen/KernelKey.h"
 #include "dialects/tfm/TfmDialect.h"
+#include "support/WeightFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -228,9 +229,16 @@ FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
     if (!source || split.getAxis() != 0)
       return split.emitError("tfmc can only split weights along axis 0");
     unsigned index = cast<OpResult>(value).getResultNumber();
+    // The offset counts elements of the weight's storage: an int4 weight's
+    // are bytes of whole rows of blocks.
+    int64_t offset = split.getPartOffset(index);
+    if (source.getStorage() == tfm::WeightStorage::int4) {
+      int64_t columns = source.getType().getDimSize(1);
+      offset = offset / columns * format::int4RowBytes(columns);
+    }
     entry = {{"kind", "weight"},
              {"index", tables.weightIndex.lookup(source.getName())},
-             {"offset", split.getPartOffset(index)}};
+             {"offset", offset}};
   } else {
     auto slot = value.getDefiningOp()->getAttrOfType<DenseI64ArrayAttr>(
         "tfm.arena");
@@ -247,7 +255,8 @@ FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
 
 /// The arg of the weight `value` reads (a tfm.weight or a row split of
 /// one) in its storage type, viewed as (K, N), followed for int8 by its
-/// scales (ceil(K/group), N), whose offset is that of the split's first row.
+/// scales (ceil(K/group), N), whose offset is that of the split's first row;
+/// int4's blocks are one u8 arg (18·ceil(K/32), N).
 void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
   auto type = cast<RankedTensorType>(value.getType());
   int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
@@ -262,6 +271,16 @@ void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
   if (*storage == tfm::WeightStorage::bf16) {
     spec.weightType = WeightType::BF16;
     args.push_back(arg(value, std::move(dims), "bf16"));
+    return;
+  }
+  if (*storage == tfm::WeightStorage::int4) {
+    // Rows of Q4_0 blocks, each with its scale: one u8 buffer.
+    spec.weightType = WeightType::Int4;
+    spec.group = int64_t(*weight.getGroup());
+    args.push_back(arg(value,
+                       json::array({toJson(constant(format::int4RowBytes(columns))),
+                                    toJson(constant(rows))}),
+                       "u8"));
     return;
   }
   spec.weightType = WeightType::Int8;
@@ -289,8 +308,8 @@ json EntryLowering::arg(Value value, json dims, const char *type) {
 }
 
 /// A linear's `tfm.activations` (tfm-weight-storage): "int8" makes its
-/// kernel quantise x and multiply integers, which needs int8 weights whose
-/// group holds whole pairs of values.
+/// kernel quantise x and multiply integers, which needs int8 or int4
+/// weights whose group holds whole pairs of values.
 static LogicalResult readActivations(Operation *op, KernelSpec &spec) {
   auto attr = op->getAttrOfType<StringAttr>(tfm::kActivationsAttrName);
   if (!attr || attr.getValue() == "f32")
@@ -298,9 +317,12 @@ static LogicalResult readActivations(Operation *op, KernelSpec &spec) {
   if (attr.getValue() != "int8")
     return op->emitError("tfm.activations must be \"f32\" or \"int8\", got \"")
            << attr.getValue() << "\"";
-  if (spec.weightType != WeightType::Int8 || spec.group % 2 != 0)
-    return op->emitError("tfm.activations = \"int8\" needs int8 weights in "
-                         "groups of an even size");
+  bool integerWeights = (spec.weightType == WeightType::Int8 ||
+                         spec.weightType == WeightType::Int4) &&
+                        spec.group % 2 == 0;
+  if (!integerWeights)
+    return op->emitError("tfm.activations = \"int8\" needs int8 or int4 "
+                         "weights in groups of an even size");
   if (spec.gpu())
     return op->emitError("tfm.activations = \"int8\" is for CPU targets");
   spec.integerProducts = true;

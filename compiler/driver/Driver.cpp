@@ -146,8 +146,9 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
     return mlir::failure();
   }
   if (options.weightDtype != "f32" && options.weightDtype != "bf16" &&
-      options.weightDtype != "int8") {
-    llvm::errs() << "tfmc: error: --weight-dtype must be f32, bf16 or int8, "
+      options.weightDtype != "int8" && options.weightDtype != "int4") {
+    llvm::errs() << "tfmc: error: --weight-dtype must be f32, bf16, int8 or "
+                    "int4, "
                     "got '"
                  << frontend::printable(options.weightDtype, 64) << "'\n";
     return mlir::failure();
@@ -157,9 +158,11 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
                  << frontend::printable(options.activations, 64) << "'\n";
     return mlir::failure();
   }
-  if (options.activations == "int8" && options.weightDtype != "int8") {
+  if (options.activations == "int8" && options.weightDtype != "int8" &&
+      options.weightDtype != "int4") {
     llvm::errs() << "tfmc: error: --activations int8 needs --weight-dtype "
-                    "int8 (integer products multiply int8 weights)\n";
+                    "int8 or int4 (integer products multiply integer "
+                    "weights)\n";
     return mlir::failure();
   }
   if (options.activations == "int8" &&
@@ -330,10 +333,12 @@ mlir::LogicalResult compile(const CompileOptions &options,
       statsOs << "\n";
     }
     statsOs << "weight dtype: " << options.weightDtype
-            << (options.weightDtype == "int8" ? " (groups of 64)" : "")
+            << (options.weightDtype == "int8"   ? " (groups of 64)"
+                : options.weightDtype == "int4" ? " (Q4_0 blocks of 32)"
+                                                : "")
             << " for linear and embedding weights\n"
             << (options.activations == "int8"
-                    ? "activations: int8 (linears with int8 weights quantise "
+                    ? "activations: int8 (linears with integer weights quantise "
                       "each input row per group and multiply integers)\n"
                     : "")
             << "weight bytes: " << stats.weightBytes << "\n"

@@ -60,12 +60,13 @@ def CheckKernels : Pass<"tfm-check-kernels", "::mlir::func::FuncOp"> {
 }
 
 def WeightStorage : Pass<"tfm-weight-storage", "::mlir::ModuleOp"> {
-  let summary = "Stores the weights of linears and embeddings in bf16 or int8";
+  let summary = "Stores the weights of linears and embeddings in bf16, int8 or int4";
   let description = [{
     The user's `--weight-dtype`: every `tfm.weight` whose every use is a
     linear's weight or an embedding's table (directly or through
     `tfm.split` views along rows) gets `storage = #tfm.storage<bf16>`, or
-    `#tfm.storage<int8>` with `group`. Those kernels widen the weight in
+    `#tfm.storage<int8>` with `group`, or `#tfm.storage<int4>` with group
+    32 (GGUF's Q4_0 blocks). Those kernels widen the weight in
     registers, and accumulate in f32. Every other weight (norms, biases,
     learned positions) stays f32, as do activations and the KV cache. Weights
     of the same name in several entry points are one tensor at run time, so
@@ -73,19 +74,20 @@ def WeightStorage : Pass<"tfm-weight-storage", "::mlir::ModuleOp"> {
     the pass changes nothing.
 
     With `activations=int8` (the user's `--activations int8`, which needs
-    `dtype=int8`), every linear and gated linear whose weights are int8
-    also gets the discardable attribute `tfm.activations = "int8"`: its
-    kernel quantises each input row per group of `group` features (scale
+    `dtype=int8` or `int4`), every linear and gated linear whose weights
+    are int8 or int4 also gets the discardable attribute
+    `tfm.activations = "int8"`: its kernel quantises each input row per
+    group of the weight's group of features (scale
     max |x| / 127, round to nearest even) and multiplies int8 by int8 with
-    int32 sums (compiler/codegen/kernels/LinearInt8.cpp).
+    int32 sums (integerAlgorithm in compiler/codegen/kernels/Linear.cpp).
   }];
   let options = [
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
-           "f32, bf16 or int8">,
+           "f32, bf16, int8 or int4">,
     Option<"group", "group", "int64_t", /*default=*/"64",
            "int8: consecutive columns of a row that share one scale">,
     Option<"activations", "activations", "std::string", /*default=*/"\"f32\"",
-           "f32, or int8: linears whose weights are int8 get "
+           "f32, or int8: linears whose weights are int8 or int4 get "
            "tfm.activations = int8">
   ];
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];

@@ -1,4 +1,4 @@
-//===- WeightStorage.cpp - bf16 and int8 weights, chosen by the user ------===//
+//===- WeightStorage.cpp - bf16, int8 and int4 weights, chosen by the user ===//
 //
 // Decode reads every weight once per token, so its speed is the bytes of
 // weights over the memory bandwidth: bf16 halves them, int8 with one f16
@@ -13,9 +13,15 @@
 // file within 0.27 of its f32 size while the norms and positions stay f32,
 // and the rounding step of a group is still its largest value / 127.
 //
+// int4 is GGUF's Q4_0 block as it is (support/WeightFormat.h): 32 values
+// and an f16 scale in 18 bytes, 0.5625 bytes a value, so that a Q4_0 file
+// needs no conversion. Its group is the format's: the `group` option is
+// int8's.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/passes/Passes.h"
+#include "support/WeightFormat.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -66,9 +72,11 @@ struct WeightStoragePass
       storage = WeightStorage::bf16;
     else if (dtype == "int8")
       storage = WeightStorage::int8;
+    else if (dtype == "int4")
+      storage = WeightStorage::int4;
     else if (dtype != "f32") {
-      getOperation().emitError("tfm-weight-storage: dtype must be f32, bf16 "
-                               "or int8, got '")
+      getOperation().emitError("tfm-weight-storage: dtype must be f32, bf16, "
+                               "int8 or int4, got '")
           << dtype << "'";
       return signalPassFailure();
     }
@@ -78,9 +86,11 @@ struct WeightStoragePass
           << activations << "'";
       return signalPassFailure();
     }
-    if (activations == "int8" && storage != WeightStorage::int8) {
+    const bool integerWeights =
+        storage == WeightStorage::int8 || storage == WeightStorage::int4;
+    if (activations == "int8" && !integerWeights) {
       getOperation().emitError("tfm-weight-storage: activations=int8 needs "
-                               "dtype=int8");
+                               "dtype=int8 or int4");
       return signalPassFailure();
     }
     if (storage == WeightStorage::int8 && group < 1) {
@@ -134,11 +144,14 @@ struct WeightStoragePass
         weight.setStorageAttr(WeightStorageAttr::get(context, *storage));
         if (*storage == WeightStorage::int8)
           weight.setGroupAttr(builder.getI64IntegerAttr(group));
+        else if (*storage == WeightStorage::int4)
+          weight.setGroupAttr(
+              builder.getI64IntegerAttr(tfmc::format::kInt4BlockValues));
       }
     }
     if (activations != "int8")
       return;
-    // Integer products: a linear whose weights are int8 quantises its input
+    // Integer products: a linear whose weights are int8 or int4 quantises its input
     // (a gated linear's gate and up share one storage, so checking the
     // gate is enough).
     StringAttr int8 = builder.getStringAttr("int8");

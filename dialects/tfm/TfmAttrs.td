@@ -40,7 +40,8 @@ def Tfm_PositionKindAttr : EnumAttr<Tfm_Dialect, Tfm_PositionKind, "positions"> 
 
 def Tfm_WeightStorage : I32EnumAttr<"WeightStorage", "how a weight is stored", [
     I32EnumAttrCase<"bf16", 0>,  // bfloat16, rounded to nearest even
-    I32EnumAttrCase<"int8", 1>   // symmetric int8 with an f16 scale per group
+    I32EnumAttrCase<"int8", 1>,  // symmetric int8 with an f16 scale per group
+    I32EnumAttrCase<"int4", 2>   // GGUF Q4_0 blocks: 32 values, an f16 scale
   ]> {
   let cppNamespace = "::tfmc::tfm";
   let genSpecializedAttr = 0;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/tfm/TfmDialect.h"
+#include "support/WeightFormat.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
@@ -149,10 +150,15 @@ LogicalResult WeightOp::verify() {
     return emitOpError("has a storage, which needs a rank-2 result, but the "
                        "result has rank ")
            << getType().getRank();
-  bool grouped = storage == WeightStorage::int8;
+  bool grouped = storage == WeightStorage::int8 || storage == WeightStorage::int4;
   if (grouped != bool(getGroup()))
-    return emitOpError(grouped ? "has int8 storage, which needs a 'group'"
-                               : "has a 'group', which only int8 storage takes");
+    return emitOpError(grouped ? "has int8 or int4 storage, which needs a 'group'"
+                               : "has a 'group', which only int8 and int4 "
+                                 "storage take");
+  if (storage == WeightStorage::int4 &&
+      int64_t(*getGroup()) != format::kInt4BlockValues)
+    return emitOpError("has int4 storage, whose group is ")
+           << format::kInt4BlockValues << " (Q4_0 blocks), not " << *getGroup();
   return success();
 }
 
@@ -166,6 +172,9 @@ int64_t WeightOp::getStorageBytes() {
     int64_t group = *getGroup();
     return elements + rows * ((columns + group - 1) / group) * 2;
   }
+  case WeightStorage::int4:
+    return getType().getDimSize(0) *
+           format::int4RowBytes(getType().getDimSize(1));
   }
   return elements * 4;
 }

@@ -44,8 +44,10 @@ def Tfm_WeightOp : Tfm_Op<"weight", [Pure]> {
     `#tfm.storage<bf16>` (each value rounded to nearest even) or
     `#tfm.storage<int8>` with `group` (each row in groups of `group`
     consecutive columns, one f16 scale per group: value = q · scale, q in
-    [-127, 127]). Only kernels that widen the weight in registers read such
-    a weight (linear's weight, embedding's table).
+    [-127, 127]) or `#tfm.storage<int4>` with `group` 32 (GGUF's Q4_0
+    blocks, support/WeightFormat.h: value = (q - 8) · scale, q in [0, 15]).
+    Only kernels that widen the weight in registers read such a weight
+    (linear's weight, embedding's table).
   }];
   let arguments = (ins StrAttr:$name, OptionalAttr<StrArrayAttr>:$alt_names,
                        UnitAttr:$transposed,
@@ -62,7 +64,7 @@ def Tfm_WeightOp : Tfm_Op<"weight", [Pure]> {
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// Bytes the weight occupies in its storage (with int8's scales).
+    /// Bytes the weight occupies in its storage (with its scales).
     int64_t getStorageBytes();
   }];
 }

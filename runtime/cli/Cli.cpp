@@ -115,7 +115,7 @@ void printUsage(std::FILE *out) {
       "      times N decode steps (batch 1, S + N <= max_len); --json prints\n"
       "      one JSON object a line\n"
       "  convert-weights --weights W.safetensors --output W2.safetensors\n"
-      "      (a bf16 or int8 program) write the weights as this program\n"
+      "      (a bf16, int8 or int4 program) write the weights as this program\n"
       "      stores them: W2 loads by mmap, with no conversion\n"
       "  info [--weights W.safetensors]\n"
       "      describe the compiled model: inputs, output, weights (dtype,\n"

@@ -5,7 +5,7 @@
 // W: a safetensors file, a checkpoint directory or a sharded index, with
 // F32, BF16 or F16 tensors (README, "Weight files").
 //
-// A bf16 or int8 program converts an f32 file at every load; this writes
+// A bf16, int8 or int4 program converts an f32 file at every load; this writes
 // the weights as the program stores them, once, so that W2 loads by mmap
 // with no conversion (README, "Low-precision weights", gives the layout).
 // The conversion is the load's own (Model::storedWeights), so running
@@ -37,7 +37,7 @@ int convertWeightsCommand(int argc, char **argv) {
   if (dtype == WeightDType::F32)
     fail(fmt::format("model '{}' stores every weight as f32: there is "
                      "nothing to convert (compile it with tfmc "
-                     "--weight-dtype bf16 or int8)",
+                     "--weight-dtype bf16, int8 or int4)",
                      plan.model));
   // Not over the weights, nor any shard of them.
   std::vector<OutputFile> outputs =
@@ -51,7 +51,7 @@ int convertWeightsCommand(int argc, char **argv) {
     fail(error);
   std::map<std::string, std::string> metadata = {
       {"tfmc.weight_dtype", weightDTypeName(dtype)}};
-  if (dtype == WeightDType::Int8)
+  if (dtype == WeightDType::Int8 || dtype == WeightDType::Int4)
     metadata["tfmc.group"] = std::to_string(programWeightGroup(plan));
   if (!writeSafetensors(outputs.front(), *tensors, error, metadata))
     fail(error);

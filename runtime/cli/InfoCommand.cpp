@@ -5,7 +5,7 @@
 // Inputs, output, weights (count, bytes as stored, dtype), arena and the
 // limits the program was compiled with (vocab, max_len, --max-batch,
 // --max-seq). With --weights, also loads W and says how long that took
-// (mapping and checking, converting f32 to the program's bf16 or int8).
+// (mapping and checking, converting f32 to the program's bf16, int8 or int4).
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +78,8 @@ int infoCommand(int argc, char **argv) {
   std::string dtypeLine = weightDTypeName(dtype);
   if (dtype == WeightDType::Int8)
     dtypeLine += fmt::format(" (group {})", programWeightGroup(plan));
+  else if (dtype == WeightDType::Int4)
+    dtypeLine += fmt::format(" (Q4_0 blocks of {})", programWeightGroup(plan));
   if (dtype != WeightDType::F32) {
     std::string counts;
     for (auto [kind, count] : tensorsOf)

@@ -748,13 +748,19 @@ func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
 
 // -----
 
-// expected-error @+1 {{has int8 storage, which needs a 'group'}}
+// expected-error @+1 {{has int8 or int4 storage, which needs a 'group'}}
 %w = tfm.weight "w" {storage = #tfm.storage<int8>} : tensor<24x8xf32>
 
 // -----
 
-// expected-error @+1 {{has a 'group', which only int8 storage takes}}
+// expected-error @+1 {{has a 'group', which only int8 and int4 storage take}}
 %w = tfm.weight "w" {group = 64 : i64, storage = #tfm.storage<bf16>} : tensor<24x8xf32>
+
+// -----
+
+// int4 is GGUF's Q4_0 block: 32 values a scale, no other group.
+// expected-error @+1 {{has int4 storage, whose group is 32 (Q4_0 blocks), not 64}}
+%w = tfm.weight "w" {group = 64 : i64, storage = #tfm.storage<int4>} : tensor<24x8xf32>
 
 // -----
 

@@ -1,16 +1,18 @@
 // RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int8" | FileCheck %s --check-prefix=INT8
 // RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int8 group=32" | FileCheck %s --check-prefix=GROUP32
+// int4 is GGUF's Q4_0 block: group 32 whatever the group option (int8's).
+// RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int4 group=64 activations=int8" | FileCheck %s --check-prefix=INT4
 // RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=bf16" | FileCheck %s --check-prefix=BF16
 // f32 (the default) changes nothing.
 // RUN: tfm-opt %s -split-input-file -tfm-weight-storage | FileCheck %s --check-prefix=F32 --implicit-check-not=storage
 // RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=fp16" 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: tfm-weight-storage: dtype must be f32, bf16 or int8, got 'fp16'
+// BAD: error: tfm-weight-storage: dtype must be f32, bf16, int8 or int4, got 'fp16'
 // int8 activations mark every linear whose weight is int8 (all four here:
 // the split Q/K/V and the tied head), nothing else.
 // RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int8 activations=int8" | FileCheck %s --check-prefix=ACT8
 // RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=bf16 activations=int8" 2>&1 | FileCheck %s --check-prefix=ACTBF16
 // RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int8 activations=int4" 2>&1 | FileCheck %s --check-prefix=ACTBAD
-// ACTBF16: error: tfm-weight-storage: activations=int8 needs dtype=int8
+// ACTBF16: error: tfm-weight-storage: activations=int8 needs dtype=int8 or int4
 // ACTBAD: error: tfm-weight-storage: activations must be f32 or int8, got 'int4'
 // ACT8-LABEL: func.func @decoder
 // ACT8-COUNT-4: tfm.linear {{.*}} {tfm.activations = "int8"} :
@@ -39,6 +41,11 @@
 // INT8-DAG: tfm.weight "ln.weight" : tensor<8xf32>
 // INT8-DAG: tfm.weight "ln.bias" : tensor<8xf32>
 // GROUP32-DAG: tfm.weight "wte" {group = 32 : i64, storage = #tfm.storage<int8>} : tensor<10x8xf32>
+// INT4-LABEL: func.func @decoder
+// INT4-DAG: tfm.weight "wte" {group = 32 : i64, storage = #tfm.storage<int4>} : tensor<10x8xf32>
+// INT4-DAG: tfm.weight "qkv" {group = 32 : i64, storage = #tfm.storage<int4>} : tensor<24x8xf32>
+// INT4-DAG: tfm.weight "wpe" : tensor<16x8xf32>
+// INT4-DAG: tfm.linear {{.*}} {tfm.activations = "int8"} :
 // BF16-DAG: tfm.weight "wte" {storage = #tfm.storage<bf16>} : tensor<10x8xf32>
 // BF16-DAG: tfm.weight "qkv" {storage = #tfm.storage<bf16>} : tensor<24x8xf32>
 // BF16-DAG: tfm.weight "wpe" : tensor<16x8xf32>

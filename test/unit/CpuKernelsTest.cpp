@@ -163,10 +163,14 @@ TEST(CpuKernels, LinearNarrowWeights) {
              {WeightType::Int8, 64},
              {WeightType::Int8, 16},
              // Not a whole number of vectors: each lane reads its scale.
-             {WeightType::Int8, 12}}) {
+             {WeightType::Int8, 12},
+             // Q4_0 blocks; K = 100 and 200 end in a padded block.
+             {WeightType::Int4, 32}}) {
       SCOPED_TRACE(std::string(c.name) + ", " +
-                   (type == WeightType::BF16 ? "bf16" : "int8") + " group " +
-                   std::to_string(group));
+                   (type == WeightType::BF16   ? "bf16"
+                    : type == WeightType::Int8 ? "int8"
+                                               : "int4") +
+                   " group " + std::to_string(group));
       KernelSpec spec = cpuSpec(KernelKind::Linear, c.plan);
       spec.width = c.N;
       spec.inWidth = c.K;
@@ -204,7 +208,7 @@ TEST(CpuKernels, LinearInt8Activations) {
     bool gated;
     std::map<std::string, int64_t> plan;
   };
-  for (const IntegerCase &c : std::vector<IntegerCase>{
+  const std::vector<IntegerCase> cases{
            // Decode: one row, whole groups of 64, 16 lanes (steps of 32).
            {"one row", 1, 70, 192, 64, false,
             {{"vector", 16}, {"micro_m", 1}, {"micro_n", 4}, {"block_m", 256},
@@ -235,14 +239,26 @@ TEST(CpuKernels, LinearInt8Activations) {
            {"gated panel", 21, 19, 128, 64, true,
             {{"vector", 8}, {"micro_m", 2}, {"micro_n", 2}, {"block_m", 4},
              {"tiles_per_task", 2}, {"widen_panel", 1}}},
-       }) {
-    SCOPED_TRACE(c.name);
+  };
+  // Each case with int8 W and, where its groups are 64, with int4 W (Q4_0
+  // blocks of 32: x is quantised per 32 features then).
+  std::vector<std::pair<IntegerCase, WeightType>> runs;
+  for (IntegerCase c : cases) {
+    runs.push_back({c, WeightType::Int8});
+    if (c.group == 64) {
+      c.group = 32;
+      runs.push_back({c, WeightType::Int4});
+    }
+  }
+  for (const auto &[c, type] : runs) {
+    SCOPED_TRACE(std::string(c.name) +
+                 (type == WeightType::Int4 ? ", int4" : ", int8"));
     KernelSpec spec = cpuSpec(c.gated ? KernelKind::GatedLinear
                                       : KernelKind::Linear,
                               c.plan);
     spec.width = c.N;
     spec.inWidth = c.K;
-    spec.weightType = WeightType::Int8;
+    spec.weightType = type;
     spec.group = c.group;
     spec.integerProducts = true;
     spec.activation = c.gated ? ActivationFn::Silu : ActivationFn::GeluTanh;
@@ -262,8 +278,8 @@ TEST(CpuKernels, LinearInt8Activations) {
     Buffer<float> w = randomFloats({c.K, c.N}, 2), up = randomFloats({c.K, c.N}, 5),
                   bias = randomFloats({c.N}, 3), upBias = randomFloats({c.N}, 6),
                   residual = randomFloats({c.N, c.M}, 4);
-    NarrowWeight stored = narrow(w, WeightType::Int8, c.group);
-    NarrowWeight storedUp = narrow(up, WeightType::Int8, c.group);
+    NarrowWeight stored = narrow(w, type, c.group);
+    NarrowWeight storedUp = narrow(up, type, c.group);
     std::vector<Buffer<>> inputs{x};
     for (const Buffer<> &argument : stored.arguments)
       inputs.push_back(argument);
@@ -324,7 +340,8 @@ TEST(CpuKernels, LinearInt8Activations) {
 TEST(CpuKernels, EmbeddingNarrowTable) {
   const int D = 40, V = 9, S = 5, B = 2;
   for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
-           {WeightType::BF16, 0}, {WeightType::Int8, 16}}) {
+           {WeightType::BF16, 0}, {WeightType::Int8, 16},
+           {WeightType::Int4, 32}}) {
     KernelSpec spec = cpuSpec(KernelKind::Embedding,
                               {{"vector", 16}, {"rows_per_task", 2}});
     spec.width = D;

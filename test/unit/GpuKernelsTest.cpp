@@ -78,11 +78,12 @@ TEST(GpuKernels, LinearOneRow) {
 }
 
 TEST(GpuKernels, LinearNarrowWeights) {
-  // bf16 and int8 W widened as the warp stages it; K = 100 leaves a partial
-  // scale group and a partial K block.
+  // bf16, int8 and int4 W widened as the warp stages it; K = 100 leaves a
+  // partial scale group (int4: a padded block) and a partial K block.
   const int M = 9, N = 70, K = 100;
   for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
-           {WeightType::BF16, 0}, {WeightType::Int8, 64}}) {
+           {WeightType::BF16, 0}, {WeightType::Int8, 64},
+           {WeightType::Int4, 32}}) {
     KernelSpec spec = gpuSpec(KernelKind::Linear,
                               {{"block_k", 16}, {"thread_m", 4}, {"thread_n", 2}});
     spec.width = N;
@@ -267,7 +268,7 @@ TEST(GpuKernels, GatedLinearStagesBothWeights) {
            {1, 70, 100, {{"block_k", 32}, {"thread_m", 1}, {"thread_n", 1}}}}) {
     for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
              {WeightType::F32, 0}, {WeightType::BF16, 0},
-             {WeightType::Int8, 64}}) {
+             {WeightType::Int8, 64}, {WeightType::Int4, 32}}) {
       for (bool withBias : {false, true}) {
         SCOPED_TRACE(std::to_string(c.M) + " rows, weights " +
                      std::to_string(int(type)) + (withBias ? ", biases" : ""));

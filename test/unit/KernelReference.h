@@ -156,19 +156,66 @@ inline void realizeKernel(codegen::BuiltKernel kernel,
 }
 
 /// A weight (K, N) in a narrow storage: the kernel's arguments and the f32
-/// values they mean, which the reference multiplies with.
+/// values they mean, which the reference multiplies with; for int8 and
+/// int4 also each value's integer level q (K, N) and each group's scale
+/// (groups, N), meaning = q · scale.
 struct NarrowWeight {
   std::vector<Buffer<>> arguments;
   Buffer<float> meaning;
+  Buffer<int> q;
+  Buffer<float> scale;
 };
 
-/// Rounds `w` to bf16 (nearest even) or to int8 with one f16 scale per
-/// `group` values of each row along K, as the README's weight-file layout
-/// says, written here independently of the runtime's converter.
+/// int4 (README's weight-file layout: GGUF's Q4_0 blocks), written from
+/// ggml's reference quantiser, independently of the runtime's: per block of
+/// 32 values along K (the last one padded with zeros), max the first value
+/// of largest |w|, d = max / -8, id = 1 / d (0 for 0), level =
+/// min(15, trunc(w · id + 8.5)), all in f32; the block is the f16 d, then
+/// byte j = level_j | level_{j+16} << 4.
+inline NarrowWeight narrowInt4(const Buffer<float> &w) {
+  const int K = w.dim(0).extent(), N = w.dim(1).extent(), blocks = (K + 31) / 32;
+  NarrowWeight result{{}, Buffer<float>(K, N), Buffer<int>(K, N),
+                      Buffer<float>(blocks, N)};
+  Buffer<uint8_t> bytes(18 * blocks, N);
+  for (int n = 0; n < N; ++n)
+    for (int b = 0; b < blocks; ++b) {
+      float values[32], largest = 0, max = 0;
+      for (int j = 0; j < 32; ++j) {
+        values[j] = b * 32 + j < K ? w(b * 32 + j, n) : 0.0f;
+        if (largest < std::abs(values[j])) {
+          largest = std::abs(values[j]);
+          max = values[j];
+        }
+      }
+      float d = max / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+      Halide::float16_t half(d);
+      bytes(18 * b, n) = uint8_t(half.to_bits() & 0xff);
+      bytes(18 * b + 1, n) = uint8_t(half.to_bits() >> 8);
+      int levels[32];
+      for (int j = 0; j < 32; ++j)
+        levels[j] = std::min(15, int(values[j] * id + 8.5f));
+      for (int j = 0; j < 16; ++j)
+        bytes(18 * b + 2 + j, n) = uint8_t(levels[j] | (levels[j + 16] << 4));
+      result.scale(b, n) = float(half);
+      for (int j = 0; j < 32 && b * 32 + j < K; ++j) {
+        result.q(b * 32 + j, n) = levels[j] - 8;
+        result.meaning(b * 32 + j, n) = float(levels[j] - 8) * float(half);
+      }
+    }
+  result.arguments.push_back(bytes);
+  return result;
+}
+
+/// Rounds `w` to bf16 (nearest even), to int8 with one f16 scale per
+/// `group` values of each row along K, or to int4 (narrowInt4), as the
+/// README's weight-file layout says, written here independently of the
+/// runtime's converter.
 inline NarrowWeight narrow(const Buffer<float> &w, codegen::WeightType type,
                            int group) {
+  if (type == codegen::WeightType::Int4)
+    return narrowInt4(w);
   int K = w.dim(0).extent(), N = w.dim(1).extent();
-  NarrowWeight result{{}, Buffer<float>(K, N)};
+  NarrowWeight result{{}, Buffer<float>(K, N), Buffer<int>(), Buffer<float>()};
   if (type == codegen::WeightType::BF16) {
     Buffer<> bits(halide_type_t(halide_type_bfloat, 16), {K, N});
     for (int n = 0; n < N; ++n)
@@ -183,6 +230,8 @@ inline NarrowWeight narrow(const Buffer<float> &w, codegen::WeightType type,
   int groups = (K + group - 1) / group;
   Buffer<int8_t> q(K, N);
   Buffer<> scales(halide_type_t(halide_type_float, 16), {groups, N});
+  result.q = Buffer<int>(K, N);
+  result.scale = Buffer<float>(groups, N);
   for (int n = 0; n < N; ++n)
     for (int g = 0; g < groups; ++g) {
       int end = std::min(K, (g + 1) * group);
@@ -192,9 +241,11 @@ inline NarrowWeight narrow(const Buffer<float> &w, codegen::WeightType type,
       Halide::float16_t scale(largest / 127.0f);
       static_cast<uint16_t *>(scales.data())[n * groups + g] = scale.to_bits();
       float s = float(scale);
+      result.scale(g, n) = s;
       for (int k = g * group; k < end; ++k) {
         float value = s == 0 ? 0.0f : std::nearbyint(w(k, n) / s);
         q(k, n) = int8_t(std::clamp(value, -127.0f, 127.0f));
+        result.q(k, n) = q(k, n);
         result.meaning(k, n) = float(q(k, n)) * s;
       }
     }
@@ -280,7 +331,7 @@ inline Buffer<float> referenceLinear(const Buffer<float> &x,
 /// int8 activations (README, "int8 activations"), written from the
 /// contract: each row of x in groups of `group` features, d = max |x| / 127
 /// and q = clamp(rne(x · (1 / d)), ±127) in f32 (0 where d is 0); the int8
-/// weight's q and f16 scales (narrow()'s arguments); out(n, m) = bias +
+/// or int4 weight's levels and f16 scales (narrow()'s q and scale); out(n, m) = bias +
 /// Σ_g f32(d · s) · Σ_{k∈g} q_x · q_w, then the activation and the
 /// residual. A row with a NaN or an infinity gives NaN outputs.
 inline Buffer<float> referenceIntegerLinear(const Buffer<float> &x,
@@ -290,8 +341,6 @@ inline Buffer<float> referenceIntegerLinear(const Buffer<float> &x,
                                             codegen::ActivationFn fn) {
   const int K = x.dim(0).extent(), M = x.dim(1).extent(),
             N = w.meaning.dim(1).extent(), groups = (K + group - 1) / group;
-  Buffer<int8_t> qw(w.arguments[0]);
-  const uint16_t *scales = static_cast<const uint16_t *>(w.arguments[1].data());
   Buffer<float> out(N, M);
   for (int m = 0; m < M; ++m) {
     bool finite = true;
@@ -317,9 +366,8 @@ inline Buffer<float> referenceIntegerLinear(const Buffer<float> &x,
       for (int g = 0; g < groups; ++g) {
         int64_t sum = 0;
         for (int k = g * group; k < std::min(K, (g + 1) * group); ++k)
-          sum += int64_t(q[k]) * qw(k, n);
-        float s = float(Halide::float16_t::make_from_bits(scales[n * groups + g]));
-        acc += double(d[g] * s) * double(sum);
+          sum += int64_t(q[k]) * w.q(k, n);
+        acc += double(d[g] * w.scale(g, n)) * double(sum);
       }
       acc = referenceActivation(fn, acc);
       if (residual.defined())

@@ -112,8 +112,8 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
       {[](Json &j) { j["output"]["dims"][0] = "T"; },
        "plan: output dim 0: unknown symbol 'T'"},
       {[](Json &j) { j["steps"][0]["args"][2]["type"] = "f8"; },
-       "plan: step 0 arg 2 type: 'f8' is not 'f32', 'i64', 'bf16', 'i8' or "
-       "'f16'"},
+       "plan: step 0 arg 2 type: 'f8' is not 'f32', 'i64', 'bf16', 'i8', "
+       "'f16' or 'u8'"},
       {[](Json &j) { j["steps"][0]["args"][2]["type"] = "f16"; },
        "plan: step 0 arg 2: value 4 is in the arena, which holds f32 or i64, "
        "but the arg is f16"},
@@ -142,10 +142,28 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        "plan: value 4 kind: 'stack' is not 'input', 'weight', 'scales', "
        "'arena' or 'cache'"},
       // Low-precision weights (Plan.h).
-      {[](Json &j) { j["weights"][0]["dtype"] = "int4"; },
-       "plan: weight 0 dtype: 'int4' is not 'f32', 'bf16' or 'int8'"},
+      {[](Json &j) { j["weights"][0]["dtype"] = "int2"; },
+       "plan: weight 0 dtype: 'int2' is not 'f32', 'bf16', 'int8' or 'int4'"},
       {[](Json &j) { j["weights"][0]["dtype"] = 8; },
-       "plan: weight 0 dtype: a number is not 'f32', 'bf16' or 'int8'"},
+       "plan: weight 0 dtype: a number is not 'f32', 'bf16', 'int8' or "
+       "'int4'"},
+      {[](Json &j) {
+         j["weights"][0]["dtype"] = "int4";
+         j["weights"][0]["group"] = 64;
+       },
+       "plan: weight 0 group: weight 'embed.weight' is int4, whose group is "
+       "32 (Q4_0 blocks), not 64"},
+      {[](Json &j) { j["weights"][0]["dtype"] = "int4"; },
+       "plan: weight 0: weight 'embed.weight' is int4 but has no \"group\""},
+      // An int4 weight's offsets count bytes of blocks: [10, 4] is 10 rows
+      // of one 18-byte block.
+      {[](Json &j) {
+         j["weights"][0]["dtype"] = "int4";
+         j["weights"][0]["group"] = 32;
+         j["values"][2]["offset"] = 181;
+       },
+       "plan: value 2 offset: 181 is past the end of weight 'embed.weight' "
+       "(180 elements)"},
       {[](Json &j) { j["weights"][1]["dtype"] = "bf16"; },
        "plan: weight 1: weight 'proj.weight' is bf16 but has rank 3, not 2"},
       {[](Json &j) { j["weights"][0]["dtype"] = "int8"; },
@@ -156,8 +174,8 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        },
        "plan: weight 0 group: 0 is less than 1"},
       {[](Json &j) { j["weights"][0]["group"] = 64; },
-       "plan: weight 0 group: weight 'embed.weight' is f32: only int8 "
-       "weights have a group"},
+       "plan: weight 0 group: weight 'embed.weight' is f32: only int8 and "
+       "int4 weights have a group"},
       {[](Json &j) { j["values"][2]["kind"] = "scales"; },
        "plan: value 2 index: weight 'embed.weight' is f32: only int8 weights "
        "have scales"},

@@ -1,4 +1,4 @@
-//===- WeightConvertTest.cpp - f32 to bf16/f16/int8, hand-derived ---------===//
+//===- WeightConvertTest.cpp - f32 to bf16/f16/int8/int4, hand-derived ----===//
 //
 // Every expected value here is derived by hand from the formats' bit
 // layouts (bf16: the top 16 bits of an f32; f16: 1-5-10), never from a run
@@ -300,3 +300,83 @@ TEST(WeightConvert, Int8ErrorIsBoundedAndThreadsChangeNothing) {
 }
 
 } // namespace
+
+// int4: GGUF's Q4_0 blocks, rounded as ggml's reference quantiser
+// (WeightConvert.h); every byte below is derived by hand.
+TEST(WeightConvert, Int4HandDerived) {
+  // One row of 40 columns: a whole block and one padded with zeros.
+  std::vector<float> w(40, 0.0f);
+  // Block 0: -16 is the first value of largest |w| (16 at j = 16 comes
+  // later), so d = -16 / -8 = 2 (f16 0x4000) and id = 0.5.
+  w[0] = -16.0f; // -8 + 8.5 = 0.5 -> level 0 (value -16)
+  w[16] = 16.0f; // 8 + 8.5 = 16.5 -> 16, clamped to 15 (value 14)
+  w[1] = 1.0f;   // 0.5 + 8.5 = 9 -> 9
+  w[17] = -1.0f; // -0.5 + 8.5 = 8 -> 8 (half rounds up: value 0)
+  w[2] = 3.0f;   // 1.5 + 8.5 = 10 -> 10
+  w[3] = -3.0f;  // -1.5 + 8.5 = 7 -> 7
+  // Block 1 (columns 32..39, then 24 zeros of padding): max 0.25, d =
+  // -0.03125 = -2^-5 (f16 0xa800), id = -32.
+  w[32] = 0.25f;  // -8 + 8.5 -> level 0
+  w[33] = -0.1f;  // 3.2000000477 + 8.5 = 11.7 -> 11
+  std::vector<uint8_t> blocks(36, 0x55);
+  QuantizeProblem problem;
+  ASSERT_TRUE(quantizeInt4(w.data(), 1, 40, blocks.data(), problem))
+      << problem.what;
+  // Zeros are level 8: a byte of two zeros is 0x88.
+  const std::vector<uint8_t> expected = {
+      0x00, 0x40, 0xf0, 0x89, 0x8a, 0x87, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88,
+      0x88, 0x88, 0x88, 0x88, 0x88, 0x88, //
+      0x00, 0xa8, 0x80, 0x8b, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88,
+      0x88, 0x88, 0x88, 0x88, 0x88, 0x88};
+  EXPECT_EQ(blocks, expected);
+  EXPECT_TRUE(checkInt4Scales(blocks.data(), 1, 40, problem));
+  // An all-zero block: d = 0 / -8 = -0 (f16 0x8000, as ggml stores it),
+  // id = 0, every level 8.
+  std::vector<float> zeros(32, 0.0f);
+  ASSERT_TRUE(quantizeInt4(zeros.data(), 1, 32, blocks.data(), problem));
+  EXPECT_EQ(std::vector<uint8_t>(blocks.begin(), blocks.begin() + 18),
+            std::vector<uint8_t>({0x00, 0x80, 0x88, 0x88, 0x88, 0x88, 0x88,
+                                  0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88,
+                                  0x88, 0x88, 0x88, 0x88}));
+}
+
+TEST(WeightConvert, Int4RefusesWhatItCannotQuantise) {
+  std::vector<uint8_t> blocks(2 * 18);
+  QuantizeProblem problem;
+  std::vector<float> w(64, 1.0f);
+  w[32 + 5] = std::nanf("");
+  EXPECT_FALSE(quantizeInt4(w.data(), 2, 32, blocks.data(), problem));
+  EXPECT_EQ(problem.what, "a NaN at [1, 5]");
+  w[37] = 1.0f;
+  w[3] = -std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(quantizeInt4(w.data(), 2, 32, blocks.data(), problem));
+  EXPECT_EQ(problem.what, "an infinity at [0, 3]");
+  // 8 * 65520: d rounds to f16 infinity.
+  w[3] = 8.0f * 65520.0f;
+  EXPECT_FALSE(quantizeInt4(w.data(), 2, 32, blocks.data(), problem));
+  EXPECT_EQ(problem.what, "row 0 columns 0..31: max |w| = 524160 gives a "
+                          "scale max |w| / 8 beyond f16's 65504");
+  // A stored block whose scale is not finite (a damaged file).
+  w[3] = 1.0f;
+  ASSERT_TRUE(quantizeInt4(w.data(), 2, 32, blocks.data(), problem));
+  blocks[18] = 0x00;
+  blocks[19] = 0x7c; // +infinity
+  EXPECT_FALSE(checkInt4Scales(blocks.data(), 2, 32, problem));
+  EXPECT_EQ(problem.what,
+            "row 1 block 0 (columns 0..31) has the scale inf, not a finite f16");
+}
+
+TEST(WeightConvert, Int4ThreadsChangeNothing) {
+  const int64_t rows = 512, cols = 770; // a padded last block
+  std::vector<float> w(static_cast<std::size_t>(rows * cols));
+  std::mt19937 random(11);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  for (float &value : w)
+    value = normal(random);
+  const std::size_t bytes = static_cast<std::size_t>(rows * 25 * 18);
+  std::vector<uint8_t> one(bytes), four(bytes);
+  QuantizeProblem problem;
+  ASSERT_TRUE(quantizeInt4(w.data(), rows, cols, one.data(), problem, 1));
+  ASSERT_TRUE(quantizeInt4(w.data(), rows, cols, four.data(), problem, 4));
+  EXPECT_EQ(one, four);
+}

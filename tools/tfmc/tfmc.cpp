@@ -67,13 +67,14 @@ static cl::opt<std::string> weightDtype(
     "weight-dtype",
     cl::desc("Storage of linear and embedding weights (default: f32); norms, "
              "biases, positions, activations and the KV cache stay f32"),
-    cl::value_desc("f32|bf16|int8"), cl::init("f32"), cl::cat(tfmcCategory));
+    cl::value_desc("f32|bf16|int8|int4"), cl::init("f32"), cl::cat(tfmcCategory));
 
 static cl::opt<std::string> activations(
     "activations",
-    cl::desc("What linear layers with int8 weights multiply (default: f32): "
-             "int8 quantises each input row per group of 64 features and "
-             "multiplies integers (needs --weight-dtype int8)"),
+    cl::desc("What linear layers with integer weights multiply (default: "
+             "f32): int8 quantises each input row per group of the weight's "
+             "features (int8: 64, int4: 32) and multiplies integers (needs "
+             "--weight-dtype int8 or int4)"),
     cl::value_desc("f32|int8"), cl::init("f32"), cl::cat(tfmcCategory));
 
 enum class Scheduler { Tfmc, Adams2019 };

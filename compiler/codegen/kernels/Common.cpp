@@ -1,6 +1,7 @@
 //===- Common.cpp - What the kernel files share ---------------------------===//
 
 #include "compiler/codegen/kernels/Common.h"
+#include "support/WeightFormat.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -142,8 +143,11 @@ void gridOverTokens(BuiltKernel &kernel, const KernelSpec &spec) {
 
 WeightInput::WeightInput(const KernelSpec &spec, const std::string &name)
     : type(spec.weightType),
-      groupSize(spec.weightType == WeightType::Int8 ? spec.group : 0),
+      groupSize(type == WeightType::Int8 || type == WeightType::Int4
+                    ? spec.group
+                    : 0),
       values(type == WeightType::Int8   ? Int(8)
+             : type == WeightType::Int4 ? UInt(8)
              : type == WeightType::BF16 ? BFloat(16)
                                         : Float(32),
              2, name),
@@ -153,7 +157,15 @@ WeightInput::WeightInput(const KernelSpec &spec, const std::string &name)
 Func WeightInput::scaleFunc(const std::string &name) const {
   Var g("g"), row("row");
   Func f(name);
-  f(g, row) = cast<float>(scales(g, row));
+  if (type == WeightType::Int4) {
+    // The block's first two bytes, a little-endian f16.
+    Expr first = g * int(format::kInt4BlockBytes);
+    Expr bits = cast<uint16_t>(values(first, row)) |
+                (cast<uint16_t>(values(first + 1, row)) << 8);
+    f(g, row) = cast<float>(reinterpret(Float(16), bits));
+  } else {
+    f(g, row) = cast<float>(scales(g, row));
+  }
   return f;
 }
 
@@ -163,7 +175,26 @@ std::vector<ImageParam> WeightInput::arguments() const {
   return {values};
 }
 
+Expr WeightInput::int4Value(Expr byte, Expr high, Expr g, Expr row) const {
+  Expr bits = values(g * int(format::kInt4BlockBytes) +
+                         int(format::kInt4ScaleBytes) + byte,
+                     row);
+  Expr nibble = select(high, bits >> 4, bits & 15);
+  return cast<int16_t>(nibble) - int16_t(format::kInt4Zero);
+}
+
+Expr WeightInput::widenedInGroup(Expr j, Expr g, Expr row) const {
+  if (type == WeightType::Int4)
+    return cast<float>(int4Value(j % 16, j >= 16, g, row)) * scale(g, row);
+  return widened(g * int(groupSize) + j, row, g);
+}
+
 Expr WeightInput::widened(Expr k, Expr row, Expr group) const {
+  if (type == WeightType::Int4) {
+    if (!group.defined())
+      group = k / int(groupSize);
+    return widenedInGroup(k - group * int(groupSize), group, row);
+  }
   Expr value = values(k, row);
   if (type == WeightType::F32)
     return value;
@@ -175,12 +206,9 @@ Expr WeightInput::widened(Expr k, Expr row, Expr group) const {
     return reinterpret<float>(cast<uint32_t>(reinterpret<uint16_t>(value))
                               << 16);
   value = cast<float>(value);
-  if (type == WeightType::Int8) {
-    if (!group.defined())
-      group = k / int(groupSize);
-    value *= scale(group, row);
-  }
-  return value;
+  if (!group.defined())
+    group = k / int(groupSize);
+  return value * scale(group, row);
 }
 
 } // namespace tfmc::codegen::kernels

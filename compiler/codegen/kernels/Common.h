@@ -29,21 +29,36 @@ Halide::Expr keyAllowed(const MaskSpec &mask, Halide::Expr query,
 
 /// A linear's weight or an embedding's table as the kernel receives it:
 /// values (K, N) in the spec's storage type and, for int8, one f16 scale per
-/// group of `group` values along K: scales (ceil(K/group), N).
+/// group of `group` values along K: scales (ceil(K/group), N); for int4,
+/// bytes (18·ceil(K/32), N) of Q4_0 blocks, each its scale and 32 values
+/// (support/WeightFormat.h).
 struct WeightInput {
   explicit WeightInput(const KernelSpec &spec, const std::string &name);
   /// The kernel's arguments for it, in order: values, then int8's scales.
   std::vector<Halide::ImageParam> arguments() const;
-  /// Element (k, row) widened to f32; `group` is k's group (int8), which a
-  /// caller that walks K by groups passes so that no vector lane divides.
+  /// Element (k, row) widened to f32; `group` is k's group (int8, int4),
+  /// which a caller that walks K by groups passes so that no vector lane
+  /// divides.
   Halide::Expr widened(Halide::Expr k, Halide::Expr row,
                        Halide::Expr group = Halide::Expr()) const;
+  /// Element j of group g of `row`, widened: for a caller that walks K by
+  /// whole groups (int4's blocks are whole, so j and g need no clamp).
+  Halide::Expr widenedInGroup(Halide::Expr j, Halide::Expr g,
+                              Halide::Expr row) const;
+  /// int4: the value in byte `byte` (0 .. 15) of block g of `row`, its low
+  /// nibble (element `byte`) or, where `high`, its high nibble (element
+  /// byte + 16), as an i16 in [-8, 7] before the block's scale. Element j
+  /// is byte j % 16: a caller whose vector lanes are consecutive bytes
+  /// passes them so (Halide does not see that j % 16 of a vector of j
+  /// spanning 16 is a dense load).
+  Halide::Expr int4Value(Halide::Expr byte, Halide::Expr high, Halide::Expr g,
+                         Halide::Expr row) const;
 
   WeightType type;
-  int64_t groupSize; // int8: values per scale; otherwise 0
+  int64_t groupSize; // int8, int4: values per scale; otherwise 0
   Halide::ImageParam values, scales;
-  /// int8: scales(g, row) as f32. Inlined unless a schedule computes it
-  /// for a tile: Halide 14 converts a scalar f16 in software (about 20
+  /// int8, int4: the scale of group g of `row` as f32. Inlined unless a
+  /// schedule computes it for a tile: Halide 14 converts a scalar f16 in software (about 20
   /// instructions), a vector of them with one vcvtph2ps.
   Halide::Func scale;
   /// Another Func named `name` with `scale`'s definition, for a second

@@ -12,13 +12,16 @@
 //
 // Buffer conventions (Halide dimensions, innermost first; f32 unless noted):
 //   embedding   ids i64 (S, B), table (D, V)                    -> (D, S, B)
-//               (int8: table i8 (D, V), scales f16 (ceil(D/G), V); bf16: table bf16)
+//               (int8: table i8 (D, V), scales f16 (ceil(D/G), V); bf16: table bf16;
+//               int4: table u8 (18·ceil(D/32), V), Q4_0 blocks)
 //   positions   x (D, S, B) [, table (D, max_len)]              -> (D, S, B)
 //   scale, activation   x (W, R)                                -> (W, R)
 //   add         a (W, R), b (W, R)                              -> (W, R)
 //   linear      x (K, M), w (K, N) [, bias (N)] [, residual (N, M)] -> (N, M)
 //               (int8: w i8 (K, N), scales f16 (ceil(K/G), N); bf16: w bf16;
-//               integerProducts: x quantised per row and group of G, int8 x int8)
+//               int4: w u8 (18·ceil(K/32), N), Q4_0 blocks (support/WeightFormat.h);
+//               integerProducts: x quantised per row and group of G, int8 x int8
+//               or int4)
 //   gated_linear x (K, M), gate (K, N), up (K, N) [, bias_gate (N), bias_up (N)]
 //               -> (N, M): act(x·gateᵀ + bg) · (x·upᵀ + bu)
 //   mul         a (W, R), b (W, R)                              -> (W, R)
@@ -60,7 +63,7 @@ enum class ActivationFn { None, Relu, Gelu, GeluTanh, Silu, Tanh };
 
 /// How a linear's weight or an embedding's table is stored; the kernel
 /// widens it to f32 (tfm-weight-storage).
-enum class WeightType { F32, BF16, Int8 };
+enum class WeightType { F32, BF16, Int8, Int4 };
 
 /// Which keys a query may attend to.
 struct MaskSpec {
@@ -82,11 +85,11 @@ struct KernelSpec {
 
   // Embedding: rows of the table (ids are clamped into it).
   int64_t vocab = 0;
-  // Linear's weight and embedding's table: their storage; int8's group of
-  // consecutive columns sharing one scale.
+  // Linear's weight and embedding's table: their storage; int8's and int4's
+  // group of consecutive columns sharing one scale (int4: 32).
   WeightType weightType = WeightType::F32;
   int64_t group = 0;
-  // Linear with int8 weights: quantise each row of x per group (int8
+  // Linear with int8 or int4 weights: quantise each row of x per group (int8
   // activations, `tfm.activations = "int8"`) and multiply integers.
   bool integerProducts = false;
   // Positions: a learned table instead of sinusoids. Positions and rope:

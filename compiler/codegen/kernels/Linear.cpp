@@ -20,7 +20,7 @@
 //    selects by the row count and the schedule specializes on it, so a
 //    call with fewer than small_rows rows runs the dot form only.
 //
-// bf16 and int8 weights (tfm-weight-storage) are widened to f32 in
+// bf16, int8 and int4 weights (tfm-weight-storage) are widened to f32 in
 // registers as they are read, or once per row block into an f32 panel
 // (widen_panel), or as the packed form packs them (which the tile pass
 // does not choose for them: see Tile.cpp); accumulation is f32. Widened in
@@ -29,9 +29,9 @@
 // the decode GEMV.
 //
 // With int8 activations (spec.integerProducts, tfmc --activations int8) an
-// int8 W is not widened: each row of x is quantised per group of the
-// weight's G features and the dot form multiplies integers (integerAlgorithm
-// below; the contract is README's "int8 activations").
+// int8 or int4 W is not widened: each row of x is quantised per group of
+// the weight's G features and the dot form multiplies integers
+// (integerAlgorithm below; the contract is README's "int8 activations").
 //
 // A gated linear (a gated FFN's gate and up, tfm.gated_linear) is the same
 // GEMM with a second weight: every Func of the K loop gains a dimension p
@@ -77,9 +77,10 @@ Expr epilogue(const KernelSpec &spec, Expr value, ImageParam bias,
   return value;
 }
 
-/// How the CPU kernel walks K: in steps of `step` values (int8: one scale
-/// group, so that each step reads one scale and no vector lane divides by
-/// the group; otherwise one vector), each a whole number of vectors.
+/// How the CPU kernel walks K: in steps of `step` values (int8, int4: one
+/// scale group, so that each step reads one scale and no vector lane
+/// divides by the group; otherwise one vector), each a whole number of
+/// vectors.
 struct DepthWalk {
   int64_t lanes, step, padded;
   bool stepIsGroup;
@@ -89,8 +90,9 @@ DepthWalk depthWalk(const KernelSpec &spec, const CpuGemmPlan &plan) {
   int64_t lanes = plan.vector;
   // A group that is not a whole number of vectors (only tfm-opt's group
   // option makes one) is walked by vectors, reading each lane's scale.
-  bool stepIsGroup =
-      spec.weightType == WeightType::Int8 && spec.group % lanes == 0;
+  bool stepIsGroup = (spec.weightType == WeightType::Int8 ||
+                      spec.weightType == WeightType::Int4) &&
+                     spec.group % lanes == 0;
   int64_t step = stepIsGroup ? spec.group : lanes;
   return {lanes, step, (spec.inWidth + step - 1) / step * step, stepIsGroup};
 }
@@ -197,8 +199,11 @@ BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
   Expr xValue = xSource.defined() ? xSource(kIn, rowIn) : in.x(kIn, rowIn);
   Expr wk = g * step + j;
   auto widened = [&](const WeightInput &weight) {
-    return weight.widened(clamp(wk, 0, int(depth) - 1),
-                          clamp(row, 0, weight.values.dim(1).extent() - 1),
+    Expr rowIn = clamp(row, 0, weight.values.dim(1).extent() - 1);
+    // int4's blocks are whole: no clamp along K.
+    if (weight.type == WeightType::Int4 && walk.stepIsGroup)
+      return weight.widenedInGroup(j, g, rowIn);
+    return weight.widened(clamp(wk, 0, int(depth) - 1), rowIn,
                           walk.stepIsGroup ? Expr(g) : Expr());
   };
   // The schedule unrolls p: each copy reads one of the weights.
@@ -226,7 +231,8 @@ BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
   std::map<std::string, Func> stages{{prefix + "partial", partial},
                                      {prefix + "acc", acc},
                                      {prefix + "w_widened", wc}};
-  if (spec.weightType == WeightType::Int8) {
+  if (spec.weightType == WeightType::Int8 ||
+      spec.weightType == WeightType::Int4) {
     stages.emplace(prefix + "w_scale", in.w.scale);
     if (gated)
       stages.emplace(prefix + "w_up_scale", in.up.scale);
@@ -260,7 +266,8 @@ BuiltKernel packedAlgorithm(const KernelSpec &spec, const Operands &in,
       panel(withPart(gated, {n, rk}, p));
   Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
   std::map<std::string, Func> stages{{"packed_acc", acc}, {"w_packed", panel}};
-  if (spec.weightType == WeightType::Int8) {
+  if (spec.weightType == WeightType::Int8 ||
+      spec.weightType == WeightType::Int4) {
     stages.emplace("packed_w_scale", in.w.scale);
     if (gated)
       stages.emplace("packed_w_up_scale", in.up.scale);
@@ -268,9 +275,10 @@ BuiltKernel packedAlgorithm(const KernelSpec &spec, const Operands &in,
   return {out, in.arguments, std::move(stages), {{"packed_rk", rk}}};
 }
 
-/// The integer form (int8 activations). Each row m of x is quantised per
-/// group g of G = spec.group features, the weight's groups (a short last
-/// group when G does not divide K), as README's "int8 activations" says:
+/// The integer form (int8 activations; int8 or int4 W). Each row m of x is
+/// quantised per group g of G = spec.group features, the weight's groups
+/// (a short last group when G does not divide K), as README's "int8
+/// activations" says:
 ///   d(g, m) = max |x| / 127,  q(k, m) = clamp(rne(x(k, m) · (1 / d)), ±127)
 /// (0 where d is 0), each operation in strict f32 so that any CPU rounds it
 /// alike; then
@@ -353,29 +361,36 @@ BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
   const int groups = (depth + group - 1) / group;
   const int step = 2 * lanes;
   const int steps = (group + step - 1) / step;
-  Var j("j"), g("g"), row("row"), n("n"), m("m"), u("u"), p("p");
-  Expr k = g * group + j;
+  Var g("g"), n("n"), m("m"), u("u"), p("p");
   const bool ragged = group % step != 0 || depth % group != 0;
-  Expr inside = j < group && k < depth;
   QuantisedRows x = quantiseRows(spec, in, ragged);
   Func q = x.q, scale = x.scale;
 
-  // W's int8 values as i16, 0 outside the group.
-  auto weight = [&](const WeightInput &w) {
-    Expr value = cast<int16_t>(
-        w.values(clamp(k, 0, depth - 1), clamp(row, 0, w.values.dim(1).extent() - 1)));
-    return ragged ? select(inside, value, cast<int16_t>(0)) : value;
-  };
-  Func wq("w_q");
-  wq(withPart(gated, {j, g, row}, p)) =
-      gated ? select(p == 0, weight(in.w), weight(in.up)) : weight(in.w);
-
+  // Element js of group g is the step's pair rs.x of lane u: for int8,
+  // values 2u and 2u + 1 of step rs.y; for int4, the low and high nibbles
+  // of byte rs.y·lanes + u of the block (values i and i + 16), so that the
+  // lanes read consecutive bytes (a step is 2·lanes values and a block 32,
+  // so the steps cover its 16 bytes).
   RDom rs(0, 2, 0, steps, "int_rs");
-  Expr js = rs.y * step + 2 * u + rs.x;
+  const bool int4 = spec.weightType == WeightType::Int4;
+  Expr byte = rs.y * lanes + u;
+  Expr js = int4 ? byte + 16 * rs.x : rs.y * step + 2 * u + rs.x;
+  // W's values as i16 (int8: 0 outside the group; int4's blocks are
+  // whole, padded with zeros).
+  auto weight = [&](const WeightInput &w) {
+    Expr rowIn = clamp(n, 0, w.values.dim(1).extent() - 1);
+    if (int4)
+      return w.int4Value(byte, rs.x == 1, g, rowIn);
+    Expr kj = g * group + js;
+    Expr value = cast<int16_t>(w.values(clamp(kj, 0, depth - 1), rowIn));
+    return ragged ? select(js < group && kj < depth, value, cast<int16_t>(0))
+                  : value;
+  };
+  Expr wValue = gated ? select(p == 0, weight(in.w), weight(in.up)) : weight(in.w);
   Func dot("int_dot");
   dot(withPart(gated, {u, n, m, g}, p)) = 0;
   dot(withPart(gated, {u, n, m, g}, p)) +=
-      cast<int32_t>(q(js, g, m)) * cast<int32_t>(wq(withPart(gated, {js, g, n}, p)));
+      cast<int32_t>(q(js, g, m)) * cast<int32_t>(wValue);
 
   RDom rg(0, groups, "int_rg");
   Expr nIn = clamp(n, 0, int(spec.width) - 1);
@@ -612,8 +627,13 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
   const bool gated = spec.kind == KernelKind::GatedLinear;
   Var tile("tile");
   Var microTile = tileDotOutputs(out, plan);
+  // int4: the vectors along a block are unrolled, so that each reads
+  // consecutive bytes of one half (a constant j % 16 and j >= 16).
+  const bool int4 = spec.weightType == WeightType::Int4;
   if (plan.widenPanel) {
     widened.compute_at(out, tile).vectorize(j, int(plan.vector));
+    if (int4)
+      widened.unroll(j);
     if (gated)
       widened.bound(p, 0, 2).unroll(p);
   }
@@ -633,6 +653,8 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
         .unroll(n)
         .unroll(m);
   }
+  if (int4 && !plan.widenPanel)
+    partial.update().unroll(rk.x);
   prefetchNextRows(kernel, spec, plan, partial, rk.y);
 }
 

@@ -1,0 +1,44 @@
+//===- WeightFormat.h - how low-precision weights are laid out --*- C++ -*-===//
+//
+// The storage formats of `tfmc --weight-dtype` that both the compiler (the
+// kernels that read them, the plan's offsets) and the runtime (conversion,
+// loading, the plan's checks) must agree on. Plain C++, no dependencies.
+//
+// int4 is GGUF's Q4_0 block, byte for byte, so that a Q4_0 tensor can be
+// used in place: each row of K values is ceil(K / 32) blocks of 18 bytes,
+//   bytes 0-1   d, an IEEE half (little-endian);
+//   byte 2 + j  (q_j) | (q_{j+16} << 4), j = 0 .. 15, each q in 0 .. 15;
+// and value j of the block is (q_j - 8) · d. A row whose K is not a
+// multiple of 32 ends in a block padded with q = 8 (value 0).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_SUPPORT_WEIGHTFORMAT_H
+#define TFMC_SUPPORT_WEIGHTFORMAT_H
+
+#include <cstdint>
+
+namespace tfmc::format {
+
+/// Values in an int4 block (and its scale group).
+constexpr int64_t kInt4BlockValues = 32;
+/// Bytes of an int4 block: the f16 scale, then 16 bytes of two values each.
+constexpr int64_t kInt4BlockBytes = 18;
+/// Offset of an int4 block's values (after its scale).
+constexpr int64_t kInt4ScaleBytes = 2;
+/// The value a stored nibble q stands for is (q - kInt4Zero) · d.
+constexpr int kInt4Zero = 8;
+
+/// Blocks of an int4 row of `columns` values.
+constexpr int64_t int4BlocksPerRow(int64_t columns) {
+  return (columns + kInt4BlockValues - 1) / kInt4BlockValues;
+}
+
+/// Bytes of an int4 row of `columns` values.
+constexpr int64_t int4RowBytes(int64_t columns) {
+  return int4BlocksPerRow(columns) * kInt4BlockBytes;
+}
+
+} // namespace tfmc::format
+
+#endif // TFMC_SUPPORT_WEIGHTFORMAT_H
