@@ -28,21 +28,34 @@ NODE_MODULES = os.path.join(NPM, "node_modules")
 # tfmc's weight precisions: (dtype for --weight-dtype, the quantisation format of greedy_check.py).
 # f32 needs no flag; the others are used when `tfmc --help` lists --weight-dtype. int8a8: int8
 # weights and int8 activations (every linear with int8 weights quantises its input row per group of
-# 64 and multiplies integers), when `tfmc --help` also lists --activations.
-TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("int8", "int8_g64"), ("int8a8", "int8_g64_a8")]
+# 64 and multiplies integers), when `tfmc --help` also lists --activations. int4: GGUF's Q4_0
+# blocks (18 bytes per 32 values: an f16 scale and 32 nibbles) for every linear and embedding
+# weight, the tied head included; norms, biases and positions f32 as for int8. int4a8: int4 weights
+# + int8 activations (per group of the weight's 32 features). A dtype that `tfmc --help` does not
+# list for --weight-dtype gets a row marked skipped (missing_dtype), so the report says why.
+TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("int8", "int8_g64"), ("int8a8", "int8_g64_a8"),
+               ("int4", "int4_g32"), ("int4a8", "int4_g32_a8")]
 # Compile flags of a row whose dtype is not a --weight-dtype value.
-TFMC_FLAGS = {"int8a8": ["--weight-dtype", "int8", "--activations", "int8"]}
-# The weights file's dtype of such a row: int8a8 loads the int8 row's file (the same
-# convert-weights output; --activations changes no weight).
-TFMC_WEIGHTS = {"int8a8": "int8"}
+TFMC_FLAGS = {"int8a8": ["--weight-dtype", "int8", "--activations", "int8"],
+              "int4a8": ["--weight-dtype", "int4", "--activations", "int8"]}
+# The weights file's dtype of such a row: int8a8 loads the int8 row's file, int4a8 the int4 row's
+# (the same convert-weights output; --activations changes no weight).
+TFMC_WEIGHTS = {"int8a8": "int8", "int4a8": "int4"}
 # How the report names a row's dtype where the key alone would not say it.
-DTYPE_LABELS = {"int8a8": "int8a8 (int8 weights + int8 activations)"}
-# llama.cpp's GGUF tensor types the writer offers, and their formats.
-LLAMA_DTYPES = [("F32", "f32", "f32"), ("BF16", "bf16", "bf16"), ("Q8_0", "q8_0", "q8_0")]
+DTYPE_LABELS = {"int8a8": "int8a8 (int8 weights + int8 activations)",
+                "int4a8": "int4a8 (int4 weights + int8 activations)"}
+# llama.cpp's GGUF tensor types the writer offers, and their formats. Q4_0: the file llama.cpp's
+# llama-quantize makes (bench/peers/gguf.py): Q4_0 linears, the tied head/embedding table Q6_K.
+LLAMA_DTYPES = [("F32", "f32", "f32"), ("BF16", "bf16", "bf16"), ("Q8_0", "q8_0", "q8_0"),
+                ("Q4_0", "q4_0", "q4_0")]
 
-# Bytes of a weight element by format (int8: one f16 scale per group; Q8_0: 34 bytes per 32).
+# Bytes of a weight element by format (int8: one f16 scale per group; Q8_0: 34 bytes per 32;
+# Q4_0 and tfmc's int4: 18 bytes per 32).
 BYTES_PER_ELEMENT = {"f32": 4.0, "bf16": 2.0, "int8_g64": 1.0 + 2.0 / 64, "int8_g64_a8": 1.0 + 2.0 / 64,
-                     "q8_0": 34.0 / 32}
+                     "q8_0": 34.0 / 32, "q4_0": 18.0 / 32, "int4_g32": 18.0 / 32, "int4_g32_a8": 18.0 / 32}
+# A format whose output head (GPT-2: the tied embedding table) is stored otherwise: llama.cpp's
+# Q4_0 file holds it in Q6_K, 210 bytes per 256.
+HEAD_BYTES_PER_ELEMENT = {"q4_0": 210.0 / 256}
 # GPT-2 small.
 VOCAB, D_MODEL, D_FF, LAYERS = 50257, 768, 3072, 12
 
@@ -51,10 +64,12 @@ def bytes_per_token(fmt, kv_bytes, position):
     """What one decode step reads: every 2-D weight (the tied head reads the whole embedding
     table) in its format, the f32 norms and biases, one position row, and the K/V cache up to
     `position` (f32, or f16 in llama.cpp)."""
-    matrices = VOCAB * D_MODEL + LAYERS * (4 * D_MODEL * D_MODEL + 2 * D_MODEL * D_FF)
+    head = VOCAB * D_MODEL
+    matrices = LAYERS * (4 * D_MODEL * D_MODEL + 2 * D_MODEL * D_FF)
     vectors = LAYERS * (3 * D_MODEL + D_MODEL + D_FF + D_MODEL + 4 * D_MODEL) + 2 * D_MODEL + D_MODEL
     kv = LAYERS * 2 * position * D_MODEL * kv_bytes
-    return matrices * BYTES_PER_ELEMENT[fmt] + vectors * 4 + kv
+    return (head * HEAD_BYTES_PER_ELEMENT.get(fmt, BYTES_PER_ELEMENT[fmt])
+            + matrices * BYTES_PER_ELEMENT[fmt] + vectors * 4 + kv)
 
 
 class Row:
@@ -136,6 +151,19 @@ def tfmc_dtypes(h, dtypes=None, key="engines"):
     return dtypes
 
 
+def missing_dtype(dtype):
+    """Why this tfmc cannot compile a row's dtype, when `tfmc --help` lists --weight-dtype's values
+    (`--weight-dtype=<f32|bf16|int8>`) without the dtype of its weights; None otherwise (a failed
+    compile then says why)."""
+    from run import TFMC
+    out, err, _ = run([TFMC, "--help"], quiet=True, check=False)
+    m = re.search(r"--weight-dtype=<([^>]*)>", out + err)
+    want = weights_dtype(dtype)
+    if not m or want in m.group(1).split("|"):
+        return None
+    return f"this tfmc's --weight-dtype offers {m.group(1).replace('|', ', ')}, not {want}"
+
+
 def tfmc_flags(dtype):
     """tfmc's compile flags for a row's dtype."""
     if dtype in TFMC_FLAGS:
@@ -209,6 +237,10 @@ class Engines:
         for dtype, fmt in tfmc_dtypes(self.h):
             row = Row("tfmc", dtype, fmt)
             self.res["rows"].append(row)
+            row.skip = missing_dtype(dtype)
+            if row.skip:
+                self.h.notes.append(f"engines: tfmc {dtype} skipped: {row.skip}.")
+                continue
             name = "gpt_small" if dtype == "f32" else f"gpt_small_{dtype}"
             wdtype = weights_dtype(dtype)
             try:
@@ -433,10 +465,14 @@ def render(rep):
         "run, the first not counted), compiled with `--weight-dtype`, low precisions from the file "
         "`convert-weights` wrote (int8a8: `--weight-dtype int8 --activations int8`, every linear, the "
         "tied head included, quantising its input per group of 64 and multiplying integers, on the "
-        "int8 row's file); ONNX Runtime: npm onnxruntime-node, the graph bench/peers/onnx_gpt2.py "
+        "int8 row's file; int4: `--weight-dtype int4`, GGUF's Q4_0 blocks for every matrix, the tied "
+        "head included; int4a8: `--weight-dtype int4 --activations int8`, inputs quantised per group "
+        "of 32, on the int4 row's file); ONNX Runtime: npm onnxruntime-node, the graph bench/peers/onnx_gpt2.py "
         "exports (torch.onnx.export, opset 17, past keys/values as inputs, last-position logits), "
         "intraOpNumThreads T, interOpNumThreads 1, graphOptimizationLevel all; llama.cpp: npm "
-        "node-llama-cpp 3.22 (prebuilt CPU binaries), GGUF v3 files bench/peers/gguf_gpt2.py writes, "
+        "node-llama-cpp 3.22 (prebuilt CPU binaries), GGUF v3 files bench/peers/gguf_gpt2.py writes "
+        "(Q4_0: what llama.cpp's `llama-quantize` makes of GPT-2, Q4_0 linears with ggml's reference "
+        "rounding and the tied embedding table, the output head, in Q6_K), "
         "threads T, its default f16 K/V cache; PyTorch 1.13: torch_bench.py's GPT-2 with a KV cache, "
         "the default BLAS (OpenBLAS).")
     add()
@@ -467,6 +503,10 @@ def render(rep):
     add()
     add(against_q8_0(rows, "prefill 128"))
     add()
+    add(against_q4_0(rows, "prefill 128",
+                     lambda r: {T: tps * bytes_per_token(r.fmt, r.kv_bytes, position) / (bw[T] * 1e9)
+                                for T, tps in r.decode_tps.items() if bw.get(T)}))
+    add()
     over = [r.name for r in rows if not r.skip and any(
         tps * bytes_per_token(r.fmt, r.kv_bytes, position) / (bw[T] * 1e9) > 1.0
         for T, tps in r.decode_tps.items() if bw.get(T))]
@@ -477,7 +517,8 @@ def render(rep):
             f"this run.")
         add()
     add("Bytes read per token: every 2-D weight in its format (f32 4 B, bf16 2 B, tfmc int8 and int8a8 "
-        "1 + 2/64 B with its f16 scale per 64, Q8_0 34 B per 32; the tied head reads the whole embedding table), the f32 "
+        "1 + 2/64 B with its f16 scale per 64, Q8_0 34 B per 32, Q4_0 and tfmc int4 / int4a8 18 B per 32, "
+        "llama.cpp Q4_0's tied head Q6_K 210 B per 256; the tied head reads the whole embedding table), the f32 "
         f"norms and biases, one position row, and the K/V cache at the mean position {position:.0f} "
         "(f32; f16 in llama.cpp). File: the weights file the engine loads (tfmc: safetensors; ONNX: the "
         "exported graph, whose constant folding stores the tied head's transpose a second time; GGUF). "
@@ -491,11 +532,13 @@ def render(rep):
             f"largest logit change its weight format causes on that sequence (measured with the "
             f"reference's weights rounded to the format; int8_g64_a8: also every linear's input "
             f"quantised to int8 per group of 64, the integer products scaled per group, as tfmc's "
-            f"--activations int8 contract says) plus {check['tolerance']:g}: "
+            f"--activations int8 contract says; int4_g32_a8 the same per group of 32 on Q4_0 weights; "
+            f"q4_0: llama.cpp's file, Q4_0 matrices and a Q6_K embedding table) plus {check['tolerance']:g}: "
             + ", ".join(f"{fmt} e = {check['logit_error'][fmt]:.4f}, {k[fmt]} steps" for fmt in k)
             + f". Reference margins per step: {', '.join(f'{m:.3f}' for m in check['margins'])}. With random "
-            "weights the margins are small, so the low precisions are checked on few steps; a different id "
-            "after them is legitimate.")
+            "weights the margins are small, so the low precisions are checked on few steps (the 4-bit "
+            "formats often on none: then their ids are not compared, and their figures are unchecked); "
+            "a different id after them is legitimate.")
         add()
     summary(rep, res)
     goals(rep, res, roof_unreliable=bool(over))
@@ -504,34 +547,93 @@ def render(rep):
 # The peers a tfmc precision is compared with in the summary: the same weight bytes or more.
 SUMMARY_PEERS = {"f32": [("ONNX Runtime", "f32"), ("llama.cpp", "F32"), ("PyTorch", "f32")],
                  "bf16": [("llama.cpp", "BF16")], "int8": [("llama.cpp", "Q8_0")],
-                 "int8a8": [("llama.cpp", "Q8_0")]}
+                 "int8a8": [("llama.cpp", "Q8_0")], "int4": [("llama.cpp", "Q4_0")],
+                 "int4a8": [("llama.cpp", "Q4_0")]}
 
 
 def weights_words(dtype):
-    """'int8 weights', or for int8a8 'int8 weights + int8 activations'."""
-    return "int8 weights + int8 activations" if dtype == "int8a8" else f"{dtype} weights"
+    """'int8 weights', or for int8a8 'int8 weights + int8 activations' (int4a8 likewise)."""
+    if dtype.endswith("a8"):
+        return f"{dtype[:-2]} weights + int8 activations"
+    return f"{dtype} weights"
 
 
-def against_q8_0(rows, prefill_name):
-    """One sentence: tfmc int8 and int8a8 against llama.cpp Q8_0 (best thread count each): decode
-    tokens/s ratio and prefill time ratio, the issue's two measures for int8 activations."""
+def against_peer(rows, peer_dtype, dtypes, prefill_name):
+    """tfmc's `dtypes` against llama.cpp's `peer_dtype` (best thread count each): a list of
+    'tfmc X: decode a× P's tokens/s, prefill b× P's time' parts, or a string saying why the peer
+    gives none."""
     by = {(r.engine, r.dtype): r for r in rows}
-    peer = by.get(("llama.cpp", "Q8_0"))
-    if peer is None or not peer.comparable():
-        return (f"tfmc int8 / int8a8 against llama.cpp Q8_0: not measured (llama.cpp Q8_0 "
-                f"{'did not run' if peer is None else peer.skip or 'gave other ids'}).")
+    peer = by.get(("llama.cpp", peer_dtype))
+    if peer is None or not peer.comparable() or not peer.decode_tps or not peer.prefill:
+        return (f"tfmc {' / '.join(dtypes)} against llama.cpp {peer_dtype}: not measured (llama.cpp "
+                f"{peer_dtype} {'did not run' if peer is None else peer.skip or 'gave other ids'})")
     parts = []
-    for dtype in ("int8", "int8a8"):
+    for dtype in dtypes:
         r = by.get(("tfmc", dtype))
         if r is None or not r.comparable() or not r.decode_tps or not r.prefill:
             why = "no row" if r is None else (r.skip or "its ids differ")
             parts.append(f"tfmc {dtype}: not measured ({why})")
             continue
         parts.append(f"tfmc {dtype_label(dtype)}: decode {r.best_decode()[1] / peer.best_decode()[1]:.2f}× "
-                     f"Q8_0's tokens/s, {prefill_name} {r.best_prefill()[1].median / peer.best_prefill()[1].median:.2f}× "
-                     f"Q8_0's time")
+                     f"{peer_dtype}'s tokens/s, {prefill_name} "
+                     f"{r.best_prefill()[1].median / peer.best_prefill()[1].median:.2f}× {peer_dtype}'s time")
+    return parts
+
+
+def against_q8_0(rows, prefill_name):
+    """One sentence: tfmc int8 and int8a8 against llama.cpp Q8_0 (best thread count each): decode
+    tokens/s ratio and prefill time ratio, the issue's two measures for int8 activations."""
+    parts = against_peer(rows, "Q8_0", ("int8", "int8a8"), prefill_name)
+    if isinstance(parts, str):
+        return parts + "."
     return ("Against llama.cpp Q8_0 (best thread count each; the issue's goals for int8 activations: "
             "decode ≥ 1.20×, prefill ≤ 0.80×): " + "; ".join(parts) + ".")
+
+
+# The issue's goals for 4-bit weights: tfmc int4 / int4a8 decode >= 1.2x llama.cpp Q4_0's tokens/s,
+# tfmc int4's decode at >= 80 % of the read bandwidth measured in the run, its weights file <= 0.15x
+# the f32 file.
+INT4_DECODE_GOAL, INT4_ROOF_GOAL, INT4_FILE_GOAL = 1.2, 0.8, 0.15
+
+
+def int4_roof(rows, roof):
+    """(fraction, threads) of tfmc int4's decode read rate of the measured read bandwidth at its
+    best decode thread count (roof(row): {threads: fraction}), or (None, why)."""
+    r = next((r for r in rows if (r.engine, r.dtype) == ("tfmc", "int4")), None)
+    if r is None or r.skip or not r.comparable() or not r.decode_tps:
+        return None, ("no tfmc int4 row" if r is None else
+                      f"tfmc int4 {r.skip}" if r.skip else "its ids differ" if not r.comparable() else
+                      "no decode figures")
+    T, _ = r.best_decode()
+    fraction = roof(r).get(T)
+    return (fraction, T) if fraction is not None else (None, "no read bandwidth measured")
+
+
+def int4_file_ratio(rows):
+    """tfmc int4's weights file ÷ tfmc f32's, or None."""
+    by = {(r.engine, r.dtype): r for r in rows}
+    a, b = by.get(("tfmc", "int4")), by.get(("tfmc", "f32"))
+    return a.file_bytes / b.file_bytes if a and b and a.file_bytes and b.file_bytes else None
+
+
+def against_q4_0(rows, prefill_name, roof):
+    """One sentence: tfmc int4 and int4a8 against llama.cpp Q4_0 (best thread count each: decode
+    tokens/s and prefill time ratios), tfmc int4's decode read rate as a fraction of the read
+    bandwidth the run measured (roof(row): {threads: fraction}), and its weights file against f32's."""
+    parts = against_peer(rows, "Q4_0", ("int4", "int4a8"), prefill_name)
+    text = (parts + "." if isinstance(parts, str) else
+            f"Against llama.cpp Q4_0 (best thread count each; the issue's goal for 4-bit weights: decode "
+            f"≥ {INT4_DECODE_GOAL:.2f}×): " + "; ".join(parts) + ".")
+    fraction, T = int4_roof(rows, roof)
+    if fraction is None:
+        text += f" tfmc int4's decode read rate: not measured ({T})."
+    else:
+        text += (f" tfmc int4's decode reads its bytes per token at {100 * fraction:.0f} % of the read "
+                 f"bandwidth `peak` measured in this run ({T} t; goal ≥ {100 * INT4_ROOF_GOAL:.0f} %).")
+    ratio = int4_file_ratio(rows)
+    if ratio is not None:
+        text += f" Its weights file is {ratio:.3f}× the f32 file (goal ≤ {INT4_FILE_GOAL:.2f})."
+    return text
 
 
 def summary(rep, res):
@@ -586,6 +688,7 @@ def goals(rep, res, roof_unreliable):
         out.append([what, show(value), target, "met" if met else "**not met**"])
 
     for ours, theirs, name in (("int8", "Q8_0", "int8"), ("int8a8", "Q8_0", dtype_label("int8a8")),
+                               ("int4", "Q4_0", "int4"), ("int4a8", "Q4_0", dtype_label("int4a8")),
                                ("bf16", "BF16", "bf16"), ("f32", "F32", "f32")):
         a, why_a = get("tfmc", ours)
         b, why_b = get("llama.cpp", theirs)
@@ -602,6 +705,11 @@ def goals(rep, res, roof_unreliable):
          percent=True)
     if roof_unreliable and value is not None:
         out[-1][3] += " (unreliable: an engine exceeded the measured roof in this run)"
+    value, why = int4_roof(res["rows"], lambda r: {T: tps * bytes_per_token(r.fmt, 4, position) / (bw[T] * 1e9)
+                                                   for T, tps in r.decode_tps.items() if bw.get(T)})
+    goal("decode: tfmc int4 of the read-bandwidth roof", value, INT4_ROOF_GOAL, True, why, percent=True)
+    if roof_unreliable and value is not None:
+        out[-1][3] += " (unreliable: an engine exceeded the measured roof in this run)"
     for ours, engine, theirs in (("f32", "ONNX Runtime", "f32"), ("int8", "llama.cpp", "Q8_0"),
                                  ("int8a8", "llama.cpp", "Q8_0")):
         a, why_a = get("tfmc", ours)
@@ -610,7 +718,7 @@ def goals(rep, res, roof_unreliable):
         goal(f"prefill 128: tfmc {dtype_label(ours)} ÷ {engine} {theirs} (time)", value, 0.8, False,
              why_a or why_b)
     f32 = rows.get(("tfmc", "f32"))
-    for dtype, target in (("int8", 0.27), ("bf16", 0.51)):
+    for dtype, target in (("int8", 0.27), ("bf16", 0.51), ("int4", INT4_FILE_GOAL)):
         r = rows.get(("tfmc", dtype))
         value = (r.file_bytes / f32.file_bytes if r and f32 and r.file_bytes and f32.file_bytes else None)
         goal(f"weights file: tfmc {dtype} ÷ f32", value, target, False, f"no tfmc {dtype} file")

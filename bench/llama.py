@@ -20,8 +20,10 @@ import os
 import shutil
 import statistics
 
-from engines import (Engines, Row, _mb, _pair, against_q8_0, dtype_label, reason, reference_ok, stamp_ok,
-                     tfmc_dtypes, tfmc_flags, weights_dtype, weights_words, write_stamp)
+from engines import (HEAD_BYTES_PER_ELEMENT, INT4_FILE_GOAL, INT4_ROOF_GOAL, Engines, Row, _mb, _pair,
+                     against_q4_0, against_q8_0, dtype_label, int4_file_ratio, int4_roof, missing_dtype,
+                     reason, reference_ok, stamp_ok, tfmc_dtypes, tfmc_flags, weights_dtype, weights_words,
+                     write_stamp)
 from run import (OUT, PEERS, PYTHON, TFMC, CommandFailed, Figure, fmt_ms, json_lines, note, pause,
                  run, table)
 
@@ -33,13 +35,19 @@ PROMPT = 128
 # 2 thread counts x 6 processes; 32 steps per run keep the section within ~15 minutes.
 NEW_TOKENS = 32
 # int8a8: int8 weights + int8 activations (`--weight-dtype int8 --activations int8`), loading the
-# int8 row's file; engines.py's TFMC_FLAGS / TFMC_WEIGHTS say so.
-TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("int8", "int8_g64"), ("int8a8", "int8_g64_a8")]
-LLAMA_DTYPES = [("F32", "f32", "f32"), ("BF16", "bf16", "bf16"), ("Q8_0", "q8_0", "q8_0")]
+# int8 row's file; int4 / int4a8 likewise with GGUF's Q4_0 blocks (`--weight-dtype int4`), the
+# output head included; engines.py's TFMC_FLAGS / TFMC_WEIGHTS say so.
+TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("int8", "int8_g64"), ("int8a8", "int8_g64_a8"),
+               ("int4", "int4_g32"), ("int4a8", "int4_g32_a8")]
+# Q4_0: the file llama.cpp's llama-quantize makes (bench/peers/gguf.py): Q4_0 matrices and
+# token_embd, the output head Q6_K.
+LLAMA_DTYPES = [("F32", "f32", "f32"), ("BF16", "bf16", "bf16"), ("Q8_0", "q8_0", "q8_0"),
+                ("Q4_0", "q4_0", "q4_0")]
 BYTES_PER_ELEMENT = {"f32": 4.0, "bf16": 2.0, "int8_g64": 1.0 + 2.0 / 64, "int8_g64_a8": 1.0 + 2.0 / 64,
-                     "q8_0": 34.0 / 32}
-# tfmc's precision -> llama.cpp's with the same weight bytes or more.
-PAIRS = [("f32", "F32"), ("bf16", "BF16"), ("int8", "Q8_0"), ("int8a8", "Q8_0")]
+                     "q8_0": 34.0 / 32, "q4_0": 18.0 / 32, "int4_g32": 18.0 / 32, "int4_g32_a8": 18.0 / 32}
+# tfmc's precision -> llama.cpp's with the same weight bytes or more (Q4_0's head is Q6_K: more).
+PAIRS = [("f32", "F32"), ("bf16", "BF16"), ("int8", "Q8_0"), ("int8a8", "Q8_0"), ("int4", "Q4_0"),
+         ("int4a8", "Q4_0")]
 # The issue's goals for int8 weights + int8 activations against llama.cpp Q8_0: decode tokens/s
 # >= 1.2x Q8_0's (as for every pair) and prefill time <= 0.8x Q8_0's.
 PREFILL_GOAL = {"int8a8": 0.8}
@@ -65,7 +73,9 @@ def bytes_per_token(s, fmt, kv_bytes, position):
     s = shape_of(s)
     vectors = (2 * s["layers"] + 1) * s["d_model"]
     kv = s["layers"] * 2 * position * s["kv"] * kv_bytes
-    return (matrix_elements(s) + s["d_model"]) * BYTES_PER_ELEMENT[fmt] + vectors * 4 + kv
+    head = s["vocab"] * s["d_model"]
+    return ((matrix_elements(s) - head + s["d_model"]) * BYTES_PER_ELEMENT[fmt]
+            + head * HEAD_BYTES_PER_ELEMENT.get(fmt, BYTES_PER_ELEMENT[fmt]) + vectors * 4 + kv)
 
 
 def prefill_flop(s, S):
@@ -201,6 +211,10 @@ class Llama(Engines):
         for dtype, fmt in tfmc_dtypes(self.h, TFMC_DTYPES, key="llama"):
             row = Row("tfmc", dtype, fmt)
             self.res["rows"].append(row)
+            row.skip = missing_dtype(dtype)
+            if row.skip:
+                self.h.notes.append(f"llama: tfmc {dtype} skipped: {row.skip}.")
+                continue
             exe = os.path.join(OUT, "tinyllama" if dtype == "f32" else f"tinyllama_{dtype}")
             wdtype = weights_dtype(dtype)
             try:
@@ -319,12 +333,21 @@ def render(rep):
     add()
     add(against_q8_0(rows, f"prefill {res['prompt']}"))
     add()
+    add(against_q4_0(rows, f"prefill {res['prompt']}",
+                     lambda r: {T: tps * bytes_per_token(s, r.fmt, r.kv_bytes, position) / (bw[T] * 1e9)
+                                for T, tps in r.decode_tps.items() if bw.get(T)}))
+    add()
     add("tfmc int8a8: compiled with `--weight-dtype int8 --activations int8` (every linear, the output "
         "head included, quantises its input row per group of 64 features and multiplies integers), "
-        "loading the int8 row's file.")
+        "loading the int8 row's file. tfmc int4: `--weight-dtype int4`, GGUF's Q4_0 blocks for every "
+        "matrix, the output head and the embedding table included; int4a8: `--weight-dtype int4 "
+        "--activations int8` (inputs quantised per group of 32), loading the int4 row's file. "
+        "llama.cpp Q4_0: what its `llama-quantize ... Q4_0` writes, Q4_0 matrices and token_embd with "
+        "ggml's reference rounding, the output head in Q6_K.")
     add()
     add("Bytes read per token: every linear weight and the output head in its format (f32 4 B, bf16 2 B, "
-        "tfmc int8 and int8a8 1 + 2/64 B with its f16 scale per 64, Q8_0 34 B per 32), one embedding row, the f32 "
+        "tfmc int8 and int8a8 1 + 2/64 B with its f16 scale per 64, Q8_0 34 B per 32, Q4_0 and tfmc int4 / "
+        "int4a8 18 B per 32, llama.cpp Q4_0's output head Q6_K 210 B per 256), one embedding row, the f32 "
         f"norm weights, and the K/V cache at the mean position {position:.0f} (f32; f16 in llama.cpp). "
         "Read roof: decode tokens/s × bytes per token ÷ the read bandwidth `peak` measured right before "
         "the engines ran (" + ", ".join(f"{bw[T]:.1f} GB/s at {T} t" for T in sorted(bw)) + "). "
@@ -343,7 +366,9 @@ def render(rep):
             "reference written from Hugging Face's Llama semantics) and must give the reference's ids on "
             "the leading steps whose top-1 margin exceeds twice the largest logit change its weight "
             "format causes on that sequence (int8_g64_a8: with every linear's input quantised to int8 "
-            f"as well, greedy_check.py's int8a8_linear) plus {check['tolerance']:g}: "
+            "as well, greedy_check.py's int8a8_linear; int4_g32_a8 the same per group of 32 on Q4_0 "
+            "weights; q4_0: Q4_0 matrices, a Q6_K output head) plus "
+            f"{check['tolerance']:g}: "
             + ", ".join(f"{fmt} e = {check['logit_error'][fmt]:.4f}, {k[fmt]} steps" for fmt in k)
             + f". Reference margins per step: {', '.join(f'{m:.3f}' for m in check['margins'])}.")
         add()
@@ -414,6 +439,15 @@ def goals(rep, res):
             rep.summary.append([f"TinyLlama-shaped prefill {res['prompt']}, {weights_words(ours)}: ms (best threads)",
                                 f"{fmt_ms(pre)} ({T} t)", f"{fmt_ms(preb)} (llama.cpp {theirs}, {Tb} t)",
                                 f"{v:.2f}×", ""])
+    bw, position = res["read_gbs"], res["prompt"] + res["new_tokens"] / 2
+    v, why = int4_roof(res["rows"], lambda r: {T: tps * bytes_per_token(res["shape"], r.fmt, 4, position) /
+                                               (bw[T] * 1e9) for T, tps in r.decode_tps.items() if bw.get(T)})
+    goal(f"decode: tfmc int4 of the read-bandwidth roof{f' ({why} t)' if v is not None else ''}",
+         f"{100 * v:.0f} %" if v is not None else None, f"≥ {100 * INT4_ROOF_GOAL:.0f} %",
+         v is not None and v >= INT4_ROOF_GOAL, why)
+    v = int4_file_ratio(res["rows"])
+    goal("weights file: tfmc int4 ÷ f32", f"{v:.3f}×" if v is not None else None, f"≤ {INT4_FILE_GOAL:.2f}×",
+         v is not None and v <= INT4_FILE_GOAL, "no tfmc int4 or f32 file")
     if comp:
         rep.summary.append(["compile TinyLlama-shaped, cold / warm kernel cache (s)",
                             f"{statistics.median(comp['cold']):.1f} / {statistics.median(comp['warm']):.2f}",

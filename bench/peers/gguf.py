@@ -19,6 +19,29 @@ Tensor encodings:
          an IEEE half scale d = max|x| / 127 (rounded to half), then 32 int8 q = round(x / d)
          (ties to even, clamped to [-127, 127]; d = 0 gives q = 0). The value is q * d.
          The row length must be a multiple of 32.
+    Q4_0 (ggml type 2): blocks of 32 consecutive values of a row, 18 bytes each, as ggml's
+         quantize_row_q4_0_ref (ggml-quants.c) makes them: max = the first value of largest |x|
+         (with its sign), d = max / -8, id = 1 / d (0 when d = 0), q = min(15, (int8)(x * id + 8.5))
+         (f32 arithmetic, the cast truncating), then the block: d as an IEEE half (round to
+         nearest even), 16 bytes, byte j = q[j] | q[j + 16] << 4. The value is (q - 8) * d.
+    Q6_K (ggml type 14): super-blocks of 256 values of a row, 210 bytes each (ql[128], qh[64],
+         int8 scales[16], half d), as ggml's quantize_row_q6_K_ref makes them: each 16-value
+         sub-block's scale from make_qx_quants(16, 32, x, L, rmse_type 1) (a search over 19 scales
+         for the least x²-weighted squared error), the scales quantised to int8 against the
+         super-block's d = -max_scale / 128, the values re-quantised to 6 bits against d·scale.
+         The value is d * scale * (q - 32). llama.cpp's llama-quantize gives it to the output
+         head of a Q4_0 file (output_type below). The row length must be a multiple of 256.
+
+What llama.cpp's own `llama-quantize MODEL OUT Q4_0` writes (llama-quant.cpp,
+tensor_allows_quantization and llama_tensor_get_type): every 2-D ".weight" that is not a norm and
+not the learned position embedding becomes Q4_0, except the output head, "output.weight" (and
+"token_embd.weight" when the model has no output.weight, i.e. a tied head such as GPT-2's), which
+becomes Q6_K (Q8_0 if its row length is not a multiple of 256); token_embd of a model with its own
+output head stays Q4_0; 1-D tensors (norms, biases) and position_embd stay as they are (F32 here).
+Nothing else changes for Q4_0 without an importance matrix. output_type() states that rule; the
+model writers (gguf_gpt2.py, gguf_llama.py) apply it, so that their Q4_0 files hold what a user's
+Q4_0 file of these architectures holds. F32, BF16 and Q8_0 keep the head in the file's type
+(llama-quantize's Q8_0 leaves a Q8_0 head as it is).
 
 Tensors are kept as the arrays given (a memory map stays one) and encoded one at a time while the
 file is written, so a model of several GB is never held encoded in memory.
@@ -34,10 +57,17 @@ ALIGNMENT = 32  # llama.cpp's default (general.alignment absent)
 
 # gguf value types
 T_UINT32, T_INT32, T_FLOAT32, T_STRING, T_ARRAY = 4, 5, 6, 8, 9
-# ggml tensor types
-GGML_F32, GGML_Q8_0, GGML_BF16 = 0, 8, 30
-DTYPES = {"f32": GGML_F32, "bf16": GGML_BF16, "q8_0": GGML_Q8_0}
+# ggml tensor types (ggml.h's enum ggml_type)
+GGML_F32, GGML_Q4_0, GGML_Q8_0, GGML_Q6_K, GGML_BF16 = 0, 2, 8, 14, 30
+DTYPES = {"f32": GGML_F32, "bf16": GGML_BF16, "q8_0": GGML_Q8_0, "q4_0": GGML_Q4_0}
 Q8_0_BLOCK = 32
+Q4_0_BLOCK = 32
+QK_K = 256  # a Q6_K super-block
+# A block's bytes and values, by type.
+BLOCK = {GGML_F32: (4, 1), GGML_BF16: (2, 1), GGML_Q8_0: (2 + Q8_0_BLOCK, Q8_0_BLOCK),
+         GGML_Q4_0: (2 + Q4_0_BLOCK // 2, Q4_0_BLOCK), GGML_Q6_K: (QK_K // 2 + QK_K // 4 + QK_K // 16 + 2, QK_K)}
+TYPE_NAMES = {GGML_F32: "F32", GGML_BF16: "BF16", GGML_Q8_0: "Q8_0", GGML_Q4_0: "Q4_0", GGML_Q6_K: "Q6_K"}
+GROUP_MAX_EPS = np.float32(1e-15)  # ggml-quants.c: a group whose largest |x| is below it is all zero
 # Rows encoded at a time: bounds the temporary copies of a large tensor.
 CHUNK_ELEMENTS = 1 << 24
 
@@ -62,9 +92,140 @@ def q8_0_bytes(a):
     return out.tobytes()
 
 
+def q4_0_parts(a):
+    """[..., cols] f32 (cols a multiple of 32) -> (q [blocks, 32] uint8 in 0..15, d [blocks]
+    float16), block by block along each row, as ggml's quantize_row_q4_0_ref."""
+    x = np.ascontiguousarray(a, dtype=np.float32).reshape(-1, Q4_0_BLOCK)
+    ax = np.abs(x)
+    first = ax.argmax(axis=1)                      # the first of the largest |x|, as `amax < |v|` keeps
+    top = x[np.arange(x.shape[0]), first]
+    top = np.where(ax.max(axis=1) > 0, top, np.float32(0))   # all zero: max stays +0, d = -0
+    d = top / np.float32(-8)
+    inv = np.divide(np.float32(1), d, out=np.zeros_like(d), where=d != 0)
+    v = (x * inv[:, None]) + np.float32(8.5)      # two f32 roundings, as in C
+    q = np.minimum(np.float32(15), np.trunc(v)).astype(np.uint8)   # (int8_t) truncates; v >= 0.5
+    return q, d.astype(np.float16)
+
+
+def q4_0_bytes(a):
+    """[rows, cols] f32 -> Q4_0 blocks, row-major, 18 bytes per 32 values."""
+    q, d = q4_0_parts(a)
+    out = np.empty((q.shape[0], 2 + Q4_0_BLOCK // 2), dtype=np.uint8)
+    out[:, :2] = d.view(np.uint8).reshape(-1, 2)
+    out[:, 2:] = q[:, :16] | (q[:, 16:] << 4)
+    return out.tobytes()
+
+
+def q4_0_round(a):
+    """a through Q4_0 and back: (q - 8) * f32(d), in a's shape."""
+    q, d = q4_0_parts(a)
+    return ((q.astype(np.float32) - 8) * d.astype(np.float32)[:, None]).reshape(np.shape(a))
+
+
+def make_qx_quants_rmse1(x, nmax):
+    """ggml's make_qx_quants(n, nmax, x, L, rmse_type = 1, qw = NULL) on every row of x [m, n] f32
+    at once: (scale [m] f32, L [m, n] int32 in 0..2·nmax-1). The sums run in f32 in C's order
+    (element by element, no fused multiply-add); a compiler that contracts them into FMAs (GCC's
+    default on an FMA target) can differ in a near tie of the scale search."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    m, n = x.shape
+    ax = np.abs(x)
+    amax = ax.max(axis=1)
+    top = x[np.arange(m), ax.argmax(axis=1)]
+    zero = amax < GROUP_MAX_EPS
+    top = np.where(zero, np.float32(1), top)
+    w = x * x
+    wx = w * x
+
+    def attempt(iscale):
+        l = np.clip(np.rint(iscale[:, None] * x), -nmax, nmax - 1)   # nearest_int: ties to even
+        sumlx = np.zeros(m, dtype=np.float32)
+        suml2 = np.zeros(m, dtype=np.float32)
+        for i in range(n):
+            sumlx = sumlx + wx[:, i] * l[:, i]
+            suml2 = suml2 + (w[:, i] * l[:, i]) * l[:, i]
+        return l, sumlx, suml2
+
+    L, sumlx, suml2 = attempt(np.float32(-nmax) / top)
+    scale = np.where(suml2 != 0, sumlx / np.where(suml2 != 0, suml2, np.float32(1)), np.float32(0))
+    best = scale * sumlx
+    for step in range(-9, 10):
+        if step == 0:
+            continue
+        iscale = -(np.float32(nmax) + np.float32(0.1) * np.float32(step)) / top
+        l, slx, sl2 = attempt(iscale)
+        better = (sl2 > 0) & (slx * slx > best * sl2)
+        L = np.where(better[:, None], l, L)
+        scale = np.where(better, slx / np.where(sl2 > 0, sl2, np.float32(1)), scale)
+        best = np.where(better, scale * slx, best)
+    L = np.where(zero[:, None], -nmax, L)          # all zero: L = 0 after the + nmax
+    scale = np.where(zero, np.float32(0), scale)
+    return scale.astype(np.float32), (L + nmax).astype(np.int32)
+
+
+def q6_k_parts(a):
+    """[..., cols] f32 (cols a multiple of 256) -> (L [blocks, 256] int32 in 0..63, scales
+    [blocks, 16] int8, d [blocks] float16), as ggml's quantize_row_q6_K_ref."""
+    x = np.ascontiguousarray(a, dtype=np.float32).reshape(-1, QK_K)
+    nb = x.shape[0]
+    sub, L = make_qx_quants_rmse1(x.reshape(-1, 16), 32)
+    sub, L = sub.reshape(nb, QK_K // 16), L.reshape(nb, QK_K)
+    asub = np.abs(sub)
+    max_abs = asub.max(axis=1)
+    max_scale = sub[np.arange(nb), asub.argmax(axis=1)]
+    zero = max_abs < GROUP_MAX_EPS
+    iscale = np.float32(-128) / np.where(zero, np.float32(1), max_scale)
+    d = (np.float32(1) / iscale).astype(np.float16)
+    scales = np.minimum(127, np.rint(iscale[:, None] * sub)).astype(np.int8)
+    dj = d.astype(np.float32)[:, None] * scales.astype(np.float32)            # [nb, 16]
+    dj_e = np.repeat(dj, 16, axis=1)
+    requant = np.clip(np.rint(x / np.where(dj_e != 0, dj_e, np.float32(1))), -32, 31).astype(np.int32) + 32
+    L = np.where(dj_e != 0, requant, L)                                       # d·scale = 0 keeps L
+    L = np.where(zero[:, None], 0, L)
+    scales = np.where(zero[:, None], 0, scales).astype(np.int8)
+    d = np.where(zero, np.float16(0), d)
+    return L, scales, d
+
+
+def q6_k_bytes(a):
+    """[rows, cols] f32 -> Q6_K super-blocks, row-major, 210 bytes per 256 values."""
+    L, scales, d = q6_k_parts(a)
+    nb = L.shape[0]
+    Lb = L.astype(np.uint8).reshape(nb, 2, 4, 32)   # [block, half of 128, quarter of 32, l]
+    ql = np.empty((nb, 2, 2, 32), dtype=np.uint8)    # ql[64·half + 32·k + l]
+    ql[:, :, 0] = (Lb[:, :, 0] & 0xF) | ((Lb[:, :, 2] & 0xF) << 4)
+    ql[:, :, 1] = (Lb[:, :, 1] & 0xF) | ((Lb[:, :, 3] & 0xF) << 4)
+    qh = ((Lb[:, :, 0] >> 4) | ((Lb[:, :, 1] >> 4) << 2) | ((Lb[:, :, 2] >> 4) << 4)
+          | ((Lb[:, :, 3] >> 4) << 6)).astype(np.uint8)                       # [nb, 2, 32]
+    out = np.empty((nb, BLOCK[GGML_Q6_K][0]), dtype=np.uint8)
+    out[:, :128] = ql.reshape(nb, 128)
+    out[:, 128:192] = qh.reshape(nb, 64)
+    out[:, 192:208] = scales.view(np.uint8)
+    out[:, 208:] = d.view(np.uint8).reshape(-1, 2)
+    return out.tobytes()
+
+
+def q6_k_round(a):
+    """a through Q6_K and back: f32(d) * scale * (q - 32) (dequantize_row_q6_K's order)."""
+    L, scales, d = q6_k_parts(a)
+    ds = d.astype(np.float32)[:, None] * scales.astype(np.float32)
+    return (np.repeat(ds, 16, axis=1) * (L.astype(np.float32) - 32)).reshape(np.shape(a))
+
+
+def output_type(dtype, cols):
+    """The ggml type of the output head (a tied model's token_embd) in a `dtype` file, as
+    llama.cpp's llama-quantize chooses it: Q6_K for Q4_0 (Q8_0 when the row length is not a multiple
+    of 256), the file's own type otherwise."""
+    t = DTYPES[dtype]
+    if t == GGML_Q4_0:
+        return GGML_Q6_K if cols % QK_K == 0 else GGML_Q8_0
+    return t
+
+
 def encoded_size(shape, ggml_type):
     n = int(np.prod(shape))
-    return {GGML_F32: 4 * n, GGML_BF16: 2 * n, GGML_Q8_0: n // Q8_0_BLOCK * (2 + Q8_0_BLOCK)}[ggml_type]
+    size, values = BLOCK[ggml_type]
+    return n // values * size
 
 
 def encode(a, ggml_type):
@@ -72,6 +233,10 @@ def encode(a, ggml_type):
         return np.ascontiguousarray(a, dtype=np.float32).tobytes()
     if ggml_type == GGML_BF16:
         return bf16_bytes(a)
+    if ggml_type == GGML_Q4_0:
+        return q4_0_bytes(a)
+    if ggml_type == GGML_Q6_K:
+        return q6_k_bytes(a)
     return q8_0_bytes(a)
 
 
@@ -111,9 +276,10 @@ class Writer:
         self.kv.append(enc)
 
     def add_tensor(self, name, array, ggml_type):
-        if ggml_type == GGML_Q8_0 and array.shape[-1] % Q8_0_BLOCK:
-            raise SystemExit(f"{self.who}: {name}: Q8_0 needs rows of a multiple of {Q8_0_BLOCK} values, "
-                             f"got {array.shape[-1]}")
+        values = BLOCK[ggml_type][1]
+        if array.shape[-1] % values:
+            raise SystemExit(f"{self.who}: {name}: {TYPE_NAMES[ggml_type]} needs rows of a multiple of "
+                             f"{values} values, got {array.shape[-1]}")
         self.tensors.append((name, tuple(array.shape), ggml_type, array))
 
     def write(self, path):
@@ -133,7 +299,9 @@ class Writer:
             for _, shape, ggml_type, array in self.tensors:
                 a = np.asarray(array, dtype=np.float32)
                 rows = a.reshape(-1, shape[-1]) if a.ndim > 1 else a.reshape(1, -1)
-                step = max(1, CHUNK_ELEMENTS // rows.shape[1])
+                # Q6_K's scale search holds ~30 temporaries of its chunk: a quarter of the others'.
+                chunk = CHUNK_ELEMENTS // (4 if ggml_type == GGML_Q6_K else 1)
+                step = max(1, chunk // rows.shape[1])
                 for r in range(0, rows.shape[0], step):
                     f.write(encode(rows[r:r + step], ggml_type))
                 size = encoded_size(shape, ggml_type)

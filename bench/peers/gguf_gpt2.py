@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes a GPT-2 GGUF (version 3) file for llama.cpp from tfmc's GPT-2 weights.
 
-    /usr/bin/python3 gguf_gpt2.py --weights W.safetensors --dtype f32|bf16|q8_0 \
+    /usr/bin/python3 gguf_gpt2.py --weights W.safetensors --dtype f32|bf16|q8_0|q4_0 \
         --tokenizer DIR --output OUT.gguf [--heads 12] [--eps 1e-5]
 
 W is a safetensors file with tfmc's GPT-2 names (what `gpt_small init-weights` writes; Hugging Face
@@ -24,7 +24,10 @@ Tensors (llama.cpp's names for the "gpt2" architecture, LLM_ARCH_GPT2):
     output_norm.{weight,bias}                 F32
 
 The 2-D weights (token_embd and every linear's weight) take --dtype; norms, biases and positions
-stay F32, as tfmc's --weight-dtype does.
+stay F32, as tfmc's --weight-dtype does. Except for q4_0: token_embd, GPT-2's tied output head, is
+Q6_K there, because llama.cpp's llama-quantize gives the output head (token_embd when there is no
+output.weight) Q6_K in a Q4_0 file (gguf.py's output_type); position_embd, which llama-quantize
+never quantises, stays F32 as in every file here.
 
 Metadata: general.architecture "gpt2", gpt2.{context_length, embedding_length,
 feed_forward_length, block_count, attention.head_count, attention.layer_norm_epsilon}, and the
@@ -41,7 +44,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gguf import DTYPES, GGML_F32, T_FLOAT32, T_INT32, T_STRING, T_UINT32, Writer  # noqa: E402
+from gguf import (DTYPES, GGML_F32, T_FLOAT32, T_INT32, T_STRING, T_UINT32, Writer,  # noqa: E402
+                  output_type)
 from torch_bench import hf_to_tfmc, read_safetensors  # noqa: E402  (no torch import at load)
 
 
@@ -96,7 +100,7 @@ def main():
     if n_tokens != V:
         raise SystemExit(f"gguf_gpt2: the tokenizer has {n_tokens} tokens, the embedding {V} rows")
 
-    w.add_tensor("token_embd.weight", W["tgt_embed.weight"], wide)
+    w.add_tensor("token_embd.weight", W["tgt_embed.weight"], output_type(a.dtype, d))  # the tied head
     w.add_tensor("position_embd.weight", W["tgt_pos.weight"], GGML_F32)
     for i in range(L):
         src, dst = f"decoder.layers.{i}.", f"blk.{i}."

@@ -3,7 +3,7 @@
 checkpoint directory (what llama_checkpoint.py writes: config.json, model.safetensors,
 tokenizer.json).
 
-    /usr/bin/python3 gguf_llama.py --checkpoint DIR --dtype f32|bf16|q8_0 --output OUT.gguf
+    /usr/bin/python3 gguf_llama.py --checkpoint DIR --dtype f32|bf16|q8_0|q4_0 --output OUT.gguf
 
 The file's layout and the tensor encodings: gguf.py. Tensors (llama.cpp's names for LLM_ARCH_LLAMA):
 
@@ -28,7 +28,10 @@ become rows 2i and 2i + 1: reshape [heads, 2, D/2, d] -> swap the middle axes ->
 Q·Kᵀ is unchanged by the same reordering of Q's and K's columns, so attention is unchanged;
 bench's greedy-ids check proves it end to end.
 
-The 2-D weights take --dtype; norms stay F32, as tfmc's --weight-dtype does.
+The 2-D weights take --dtype; norms stay F32, as tfmc's --weight-dtype does. Except for q4_0:
+output.weight is Q6_K there (token_embd stays Q4_0), because that is what llama.cpp's
+llama-quantize writes for a Q4_0 file of a model with its own output head (gguf.py's
+output_type). The file always has output.weight (a tied checkpoint's embedding written again).
 
 Metadata: general.architecture "llama", llama.{context_length, embedding_length,
 feed_forward_length, block_count, attention.head_count, attention.head_count_kv,
@@ -48,7 +51,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gguf import (DTYPES, GGML_F32, T_FLOAT32, T_INT32, T_STRING, T_UINT32,  # noqa: E402
-                  Writer)
+                  Writer, output_type)
 from torch_bench import read_safetensors  # noqa: E402  (no torch import at load)
 
 TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_BYTE = 1, 2, 3, 6
@@ -147,7 +150,8 @@ def main():
         for ours, theirs in (("gate_proj", "ffn_gate"), ("up_proj", "ffn_up"), ("down_proj", "ffn_down")):
             w.add_tensor(dst + theirs + ".weight", W[src + "mlp." + ours + ".weight"], wide)
     w.add_tensor("output_norm.weight", W["model.norm.weight"], GGML_F32)
-    w.add_tensor("output.weight", W.get("lm_head.weight", W["model.embed_tokens.weight"]), wide)
+    w.add_tensor("output.weight", W.get("lm_head.weight", W["model.embed_tokens.weight"]),
+                 output_type(a.dtype, c["hidden_size"]))
     w.write(a.output)
     print(json.dumps({"bench": "gguf", "dtype": a.dtype, "output": a.output,
                       "bytes": os.path.getsize(a.output), "tensors": len(w.tensors)}))

@@ -13,7 +13,9 @@ For a random prompt (numpy RandomState(seed), then the next, ...) the fp32 refer
 (torch_bench.py's GPT-2, KV cache) generates --new-tokens greedy ids and records each step's
 top-1 margin, the winning logit minus the runner-up. For each weight format an engine uses
 (f32; bf16; int8 with one f16 scale per 64 inputs, tfmc's; Q8_0, llama.cpp's: one f16 scale per
-32; int8_g64_a8, tfmc's int8 weights with int8 activations, below), the same model with its linear weights and embedding table rounded to that format and back
+32; int8_g64_a8, tfmc's int8 weights with int8 activations, below; q4_0, llama.cpp's Q4_0 file;
+int4_g32 and int4_g32_a8, tfmc's int4 weights without and with int8 activations, below), the same
+model with its linear weights and embedding table rounded to that format and back
 runs over the same ids (teacher forcing) and gives e, the largest change of any logit at any
 step (0 for f32). If every logit moves by at most e, the top-1 cannot change at a step whose
 margin exceeds 2e; TOLERANCE is added for the engines' own f32 rounding and summation order
@@ -23,6 +25,20 @@ step below it, a different id is legitimate and nothing further can be compared.
 weights margins are small (a few 1e-2) against int8's e (~5e-2), so the search keeps the prompt
 with the most checked steps for the worst format, stopping at --want steps. e is the
 quantisation's effect measured on this very sequence, not a worst case over all inputs.
+The 4-bit formats (COARSE) move the logits by several times a random model's margins, so they
+rarely have a checked step: the search ranks prompts by the worst of the other formats first (as
+before they existed), then by the worst of all, so that they cannot pin it to the first prompt;
+"worst" in the output is the first of the two.
+
+q4_0 is what llama.cpp's llama-quantize writes for Q4_0 (gguf.py): every linear weight in Q4_0
+blocks of 32 (ggml's quantize_row_q4_0_ref: d = f16(max / -8) with max the first value of largest
+|x|, q = min(15, trunc(x / d + 8.5)), value (q - 8) d), and the output head, GPT-2's tied
+embedding table (so its lookups as well), in Q6_K (HEAD_FORMATS). int4_g32 is tfmc's
+`--weight-dtype int4`: the same Q4_0 blocks for every linear weight and the embedding table, the
+tied head included. int4_g32_a8 (`--weight-dtype int4 --activations int8`) also quantises every
+linear's input as int8_g64_a8 does, per group of the weight's 32 features (tfmc --help: "per group
+of the weight's features (int8: 64, int4: 32)"), and multiplies it by the integers q - 8 in
+[-8, 7], scaled by f32(d_g * f32(f16 d)) per group: int8a8_linear with Q4_0's parts.
 
 int8_g64_a8 (tfmc's `--weight-dtype int8 --activations int8`) also quantises what every linear
 multiplies: its weights per tfmc's int8 contract (per row and group of 64 inputs:
@@ -44,6 +60,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import torch_bench  # noqa: E402
+from gguf import QK_K, q4_0_parts, q4_0_round, q6_k_round  # noqa: E402
 
 TOLERANCE = 1e-3  # engines' f32 rounding and summation order differ from PyTorch's by ~1e-5
 
@@ -88,6 +105,36 @@ def round_int8_contract(w, group=64):
     return (qw * sw[:, :, None]).reshape(w.shape[0], -1)[:, :w.shape[1]]
 
 
+def _pad32(w):
+    """[rows, cols] f32 with each row padded with zeros to whole blocks of 32 (tfmc's int4 contract
+    pads a ragged last block so; llama.cpp's files have none)."""
+    w = np.asarray(w, dtype=np.float32)
+    pad = (-w.shape[1]) % 32
+    return np.pad(w, ((0, 0), (0, pad))) if pad else w
+
+
+def q4_0_weight_parts(w, group=32):
+    """Q4_0's parts of a [rows, cols] weight in int8_weight_parts's form: (q - 8 [rows, groups, 32]
+    float32 integers in [-8, 7], a ragged last group padded with zeros, f32(f16 d) [rows, groups])."""
+    if group != 32:
+        raise ValueError("Q4_0 blocks are 32 values")
+    p = _pad32(w)
+    rows, cols = p.shape
+    q, d = q4_0_parts(p)
+    return ((q.astype(np.float32) - 8).reshape(rows, cols // 32, 32),
+            d.astype(np.float32).reshape(rows, cols // 32))
+
+
+def round_q4_0(w):
+    """w through Q4_0 blocks of 32 and back ((q - 8) * f32(f16 d))."""
+    return q4_0_round(_pad32(w))[:, :np.shape(w)[1]]
+
+
+def round_head(w):
+    """llama-quantize's output head of a Q4_0 file: Q6_K, Q8_0 when a row is not whole 256-blocks."""
+    return q6_k_round(w) if w.shape[-1] % QK_K == 0 else round_grouped_int8(w, 32)
+
+
 def quantise_activations(torch, x, group=64):
     """tfmc's int8 activations: x [M, K] f32 -> (q [M, groups, group] f32 integers, d [M, groups]),
     per group of `group` consecutive features d = f32(max|x| / 127), id = 0 if d == 0 else
@@ -130,24 +177,40 @@ FORMATS = {"f32": lambda w: w, "bf16": round_bf16, "int8_g64": lambda w: round_g
            "q8_0": lambda w: round_grouped_int8(w, 32),
            # The weights as stored (the embedding rows a lookup reads); its linears also quantise
            # their inputs (ACTIVATION_GROUP).
-           "int8_g64_a8": lambda w: round_int8_contract(w, 64)}
+           "int8_g64_a8": lambda w: round_int8_contract(w, 64),
+           "q4_0": round_q4_0, "int4_g32": round_q4_0, "int4_g32_a8": round_q4_0}
 # Formats whose linears quantise their input too, and the activation group (the weights' group).
-ACTIVATION_GROUP = {"int8_g64_a8": 64}
+ACTIVATION_GROUP = {"int8_g64_a8": 64, "int4_g32_a8": 32}
+# The integer parts (qw, sw) of such a format's weights, int8a8_linear's operands.
+WEIGHT_PARTS = {"int8_g64_a8": int8_weight_parts, "int4_g32_a8": q4_0_weight_parts}
+# Formats whose output head (GPT-2: the tied embedding table) is stored in another format.
+HEAD_FORMATS = {"q4_0": round_head}
+# The 4-bit formats, which do not steer the prompt search (module docstring).
+COARSE = {"q4_0", "int4_g32", "int4_g32_a8"}
+
+
+def search_key(steps):
+    """How a prompt's checked steps rank it: the worst of the formats that are not COARSE, then
+    the worst of all, then their sum."""
+    fine = [k for f, k in steps.items() if f not in COARSE] or list(steps.values())
+    return min(fine), min(steps.values()), sum(steps.values())
 
 
 class Int8ActivationLinears:
     """While active, every torch.nn.functional.linear (torch_bench's GPT-2 calls it for the fused
     QKV projection and the tied head; nn.Linear's forward calls it for the others) computes
-    int8a8_linear, with the int8 parts of its weight (made once per weight tensor)."""
+    int8a8_linear, with the integer parts of its weight (`parts`: int8_weight_parts or
+    q4_0_weight_parts, made once per weight tensor)."""
 
-    def __init__(self, torch, group):
+    def __init__(self, torch, group, parts=int8_weight_parts):
         self.torch, self.group, self.parts, self.saved = torch, group, {}, None
+        self.make_parts = parts
 
     def linear(self, x, weight, bias=None):
         torch = self.torch
         key = id(weight)
         if key not in self.parts:
-            qw, sw = int8_weight_parts(weight.detach().numpy(), self.group)
+            qw, sw = self.make_parts(weight.detach().numpy(), self.group)
             self.parts[key] = (weight, torch.from_numpy(qw), torch.from_numpy(sw))
         _, qw, sw = self.parts[key]
         return int8a8_linear(torch, x, qw, sw, bias, self.group)
@@ -165,13 +228,15 @@ class Int8ActivationLinears:
 
 def quantised_copy(torch, m, fmt):
     """A copy of the model whose 2-D weights (every linear's weight, the embedding table and so
-    the tied head) went through `fmt`; positions, norms and biases stay f32."""
+    the tied head) went through `fmt` (the embedding table through HEAD_FORMATS[fmt] where the
+    format stores the head otherwise); positions, norms and biases stay f32."""
     import copy
     q = copy.deepcopy(m)
     with torch.no_grad():
         for name, p in q.named_parameters():
             if p.dim() == 2 and name != "tgt_pos.weight":
-                p.copy_(torch.from_numpy(FORMATS[fmt](p.numpy())))
+                f = HEAD_FORMATS[fmt] if name == "tgt_embed.weight" and fmt in HEAD_FORMATS else FORMATS[fmt]
+                p.copy_(torch.from_numpy(np.ascontiguousarray(f(p.numpy()), dtype=np.float32)))
     return q
 
 
@@ -189,7 +254,7 @@ def quantised_logits(torch, m, fmt, prompt, ids):
     format says so."""
     if fmt not in ACTIVATION_GROUP:
         return teacher_forced_logits(torch, m, prompt, ids)
-    with Int8ActivationLinears(torch, ACTIVATION_GROUP[fmt]):
+    with Int8ActivationLinears(torch, ACTIVATION_GROUP[fmt], WEIGHT_PARTS[fmt]):
         return teacher_forced_logits(torch, m, prompt, ids)
 
 
@@ -228,18 +293,19 @@ def main():
             margins = (top2[:, 0] - top2[:, 1]).tolist()
             # The quantised passes cost 3 more runs: only for a prompt that may beat the best,
             # judged with the largest error seen so far (errors vary little between prompts).
-            if rough is not None and best is not None and leading(margins, rough) <= best["worst"]:
+            # (The largest error of the formats that steer the search: COARSE ones do not.)
+            if rough is not None and best is not None and leading(margins, rough) < best["worst"]:
                 continue
             errors = {fmt: (float((quantised_logits(torch, q, fmt, prompt, ids) - ref).abs().max())
                             if fmt != "f32" else 0.0) for fmt, q in copies.items()}
-            rough = 2 * max(errors.values()) + TOLERANCE
+            rough = 2 * max(e for f, e in errors.items() if f not in COARSE) + TOLERANCE
             required = {fmt: 2 * e + TOLERANCE for fmt, e in errors.items()}
             steps = {fmt: leading(margins, r) for fmt, r in required.items()}
             result = {"bench": "greedy_check", "attempt": attempt, "seed": a.seed, "prompt": prompt,
                       "expected": ids, "margins": [round(x, 6) for x in margins],
                       "logit_error": errors, "required_margin": required, "tolerance": TOLERANCE,
-                      "checked_steps": steps, "worst": min(steps.values())}
-            if best is None or result["worst"] > best["worst"]:
+                      "checked_steps": steps, "worst": search_key(steps)[0]}
+            if best is None or search_key(steps) > search_key(best["checked_steps"]):
                 best = result
             if best["worst"] >= a.want:
                 break
