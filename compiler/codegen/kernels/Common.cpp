@@ -184,8 +184,15 @@ Expr WeightInput::int4Value(Expr byte, Expr high, Expr g, Expr row) const {
 }
 
 Expr WeightInput::widenedInGroup(Expr j, Expr g, Expr row) const {
-  if (type == WeightType::Int4)
-    return cast<float>(int4Value(j % 16, j >= 16, g, row)) * scale(g, row);
+  if (type == WeightType::Int4) {
+    // Zero-extended and converted as 32-bit lanes (an i16 detour costs two
+    // more instructions a vector).
+    Expr bits = values(g * int(format::kInt4BlockBytes) +
+                           int(format::kInt4ScaleBytes) + j % 16,
+                       row);
+    Expr nibble = cast<int32_t>(select(j >= 16, bits >> 4, bits & 15));
+    return (cast<float>(nibble) - float(format::kInt4Zero)) * scale(g, row);
+  }
   return widened(g * int(groupSize) + j, row, g);
 }
 

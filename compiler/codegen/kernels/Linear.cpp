@@ -49,6 +49,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/kernels/Common.h"
+#include "support/WeightFormat.h"
 
 #include <algorithm>
 
@@ -218,11 +219,17 @@ BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
 
   RDom rk(0, step / lanes, 0, int(walk.padded / step), prefix + "rk");
   RVar rv = rk.x, rg = rk.y;
+  // The step's vector rv reads its elements je. int4: the low and the high
+  // nibbles of the same bytes in consecutive vectors (elements i and
+  // i + 16), so that the bytes, loaded once, are not held across the block;
+  // the schedule unrolls rv, so that each vector's bytes are consecutive.
+  Expr je = rv * lanes + lane;
+  if (spec.weightType == WeightType::Int4 && walk.stepIsGroup && lanes <= 16)
+    je = (rv % 2) * 16 + (rv / 2) * lanes + lane;
   Func partial(prefix + "partial");
   partial(withPart(gated, {lane, n, m}, p)) = 0.0f;
   partial(withPart(gated, {lane, n, m}, p)) +=
-      xc(rg * step + rv * lanes + lane, m) *
-      wc(withPart(gated, {rv * lanes + lane, rg, n}, p));
+      xc(rg * step + je, m) * wc(withPart(gated, {je, rg, n}, p));
   RDom rl(0, lanes, prefix + "rl");
   Func acc(prefix + "acc");
   cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
@@ -366,21 +373,13 @@ BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
   QuantisedRows x = quantiseRows(spec, in, ragged);
   Func q = x.q, scale = x.scale;
 
-  // Element js of group g is the step's pair rs.x of lane u: for int8,
-  // values 2u and 2u + 1 of step rs.y; for int4, the low and high nibbles
-  // of byte rs.y·lanes + u of the block (values i and i + 16), so that the
-  // lanes read consecutive bytes (a step is 2·lanes values and a block 32,
-  // so the steps cover its 16 bytes).
+  // Element js of group g is the step's pair rs.x of lane u: values 2u and
+  // 2u + 1 of step rs.y.
   RDom rs(0, 2, 0, steps, "int_rs");
-  const bool int4 = spec.weightType == WeightType::Int4;
-  Expr byte = rs.y * lanes + u;
-  Expr js = int4 ? byte + 16 * rs.x : rs.y * step + 2 * u + rs.x;
-  // W's values as i16 (int8: 0 outside the group; int4's blocks are
-  // whole, padded with zeros).
+  Expr js = rs.y * step + 2 * u + rs.x;
+  // W's values as i16, 0 outside the group.
   auto weight = [&](const WeightInput &w) {
     Expr rowIn = clamp(n, 0, w.values.dim(1).extent() - 1);
-    if (int4)
-      return w.int4Value(byte, rs.x == 1, g, rowIn);
     Expr kj = g * group + js;
     Expr value = cast<int16_t>(w.values(clamp(kj, 0, depth - 1), rowIn));
     return ragged ? select(js < group && kj < depth, value, cast<int16_t>(0))
@@ -418,6 +417,97 @@ BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
           in.arguments,
           std::move(stages),
           {{"int_rs", rs}, {"int_rg", rg}, {"int_rl", rl}}};
+}
+
+/// The integer form for int4 W (int8 activations), as llama.cpp's Q4_0 ×
+/// Q8_0 dot product does it: the same quantised rows as integerAlgorithm's
+/// (groups of 32, the blocks), as i8, against W's nibbles w' = w + 8 in
+/// 0 .. 15 as u8, so that
+///   Σ_{k∈g} q · w = Σ_{k∈g} q · w' − 8 · Σ_{k∈g} q,
+/// and the second sum is x's alone (`x_offset`, once per row). Per block,
+/// 32 u8 × i8 products are summed in pairs into 16 i16 lanes, a 2-way
+/// saturating VectorReduce that Halide 14 turns into `vpmaddubsw` (no pair
+/// can saturate: 2 · 15 · 127 < 32767), then in pairs into 8 int32 lanes
+/// (`vpmaddwd` by ones), then one f32 multiply-add by f32(d · s): exact
+/// integer sums, as the int8 form's. A tile's rows of W are unpacked once
+/// into nibbles in element order (`w_nibbles`: low nibbles are elements 0 ..
+/// 15 of a block, high nibbles 16 .. 31), so that each product vector is
+/// one dense load. The lanes are 8 whatever the target's vector (a block is
+/// 32 values).
+BuiltKernel nibbleAlgorithm(const KernelSpec &spec, const Operands &in,
+                            const std::string &name) {
+  const bool gated = in.gated;
+  const int depth = int(spec.inWidth);
+  const int blocks = int(format::int4BlocksPerRow(depth));
+  Var j("j"), g("g"), row("row"), n("n"), m("m"), u("u"), v("v"), p("p");
+  QuantisedRows x = quantiseRows(spec, in, depth % int(spec.group) != 0);
+  Func q8("x_q8");
+  q8(j, g, row) = cast<int8_t>(x.q(j, g, row));
+  // Lane u of a block's int32 sums covers elements 4u .. 4u + 3.
+  Func offset("x_offset");
+  offset(u, g, row) = (cast<int32_t>(q8(4 * u, g, row)) +
+                       cast<int32_t>(q8(4 * u + 1, g, row)) +
+                       cast<int32_t>(q8(4 * u + 2, g, row)) +
+                       cast<int32_t>(q8(4 * u + 3, g, row))) *
+                      format::kInt4Zero;
+  auto nibbles = [&](const WeightInput &w) {
+    Expr rowIn = clamp(row, 0, w.values.dim(1).extent() - 1);
+    Expr bits = w.values(g * int(format::kInt4BlockBytes) +
+                             int(format::kInt4ScaleBytes) + j % 16,
+                         rowIn);
+    return select(j >= 16, bits >> 4, bits & 15);
+  };
+  Func wn("w_nibbles");
+  wn(withPart(gated, {j, g, row}, p)) =
+      gated ? select(p == 0, nibbles(in.w), nibbles(in.up)) : nibbles(in.w);
+  RDom r2(0, 2, "int_pair");
+  Func pairs("int_pairs");
+  pairs(withPart(gated, {v, n, m, g}, p)) = cast<int16_t>(0);
+  pairs(withPart(gated, {v, n, m, g}, p)) = Internal::saturating_add(
+      pairs(withPart(gated, {v, n, m, g}, p)),
+      Internal::widening_mul(wn(withPart(gated, {2 * v + r2, g, n}, p)),
+                   q8(2 * v + r2, g, m)));
+  // Pairs of i16 sums added into int32 as products with 1, the 2-way
+  // pattern Halide 14 turns into vpmaddwd (a plain widening add becomes
+  // sign extensions and vphaddd, five instructions for one). The 1 is a
+  // value the simplifier cannot fold: 1 whenever x has a row, and no output
+  // is computed when it has none.
+  Expr one = cast<int16_t>(in.x.dim(1).extent() > 0);
+  RDom rq(0, 2, "int_quad");
+  Func dot("int_dot");
+  dot(withPart(gated, {u, n, m, g}, p)) = 0;
+  dot(withPart(gated, {u, n, m, g}, p)) += cast<int32_t>(Internal::widening_mul(
+      pairs(withPart(gated, {2 * u + rq, n, m, g}, p)), one));
+  RDom rg(0, blocks, "int_rg");
+  Expr nIn = clamp(n, 0, int(spec.width) - 1);
+  Expr wScale = gated ? select(p == 0, in.w.scale(rg, nIn), in.up.scale(rg, nIn))
+                      : in.w.scale(rg, nIn);
+  Func partial("int_partial");
+  partial(withPart(gated, {u, n, m}, p)) = 0.0f;
+  partial(withPart(gated, {u, n, m}, p)) +=
+      cast<float>(dot(withPart(gated, {u, n, m, rg}, p)) - offset(u, rg, m)) *
+      (x.scale(rg, m) * wScale);
+  RDom rl(0, 8, "int_rl");
+  Func acc("int_acc");
+  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
+  acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
+  Func value = cpuEpilogue(spec, in, acc, {n, m}, n, m, name + "_value");
+  Func out = markNonFiniteRows(value, x.nonFinite, name);
+  std::map<std::string, Func> stages = x.stages;
+  stages.insert({{"int_acc", acc},
+                 {"int_partial", partial},
+                 {"int_dot", dot},
+                 {"int_pairs", pairs},
+                 {"w_nibbles", wn},
+                 {"x_q8", q8},
+                 {"x_offset", offset},
+                 {"w_scale", in.w.scale}});
+  if (gated)
+    stages.emplace("w_up_scale", in.up.scale);
+  return {out,
+          in.arguments,
+          std::move(stages),
+          {{"int_pair", r2}, {"int_quad", rq}, {"int_rg", rg}, {"int_rl", rl}}};
 }
 
 /// int8 activations over many rows (a widened panel's plan): x quantised
@@ -460,9 +550,11 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   Operands in(spec);
   if (spec.integerProducts) {
     const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
-    return plan.widenPanel
-               ? dequantisedAlgorithm(spec, plan, in, outputName(spec))
-               : integerAlgorithm(spec, plan, in, outputName(spec));
+    if (plan.widenPanel)
+      return dequantisedAlgorithm(spec, plan, in, outputName(spec));
+    if (spec.weightType == WeightType::Int4)
+      return nibbleAlgorithm(spec, in, outputName(spec));
+    return integerAlgorithm(spec, plan, in, outputName(spec));
   }
   if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile))
     return dotAlgorithm(spec, spec.plan<CpuGemmPlan>(), in, "",
@@ -788,7 +880,72 @@ void integerSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
                      int(spec.inWidth / spec.group));
 }
 
+// int4 W with int8 activations (nibbleAlgorithm): micro tiles as the dot
+// form's; a tile's rows of W unpacked into nibbles once, before its depth
+// loop; per block, the outputs' i16 pair sums and int32 sums (vectorized
+// into vpmaddubsw and vpmaddwd) and their f32 multiply-add, the outputs
+// unrolled.
+void nibbleSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
+  const bool gated = spec.kind == KernelKind::GatedLinear;
+  Func out = kernel.output, acc = kernel.stages.at("int_acc"),
+       partial = kernel.stages.at("int_partial"),
+       dot = kernel.stages.at("int_dot"), pairs = kernel.stages.at("int_pairs"),
+       nibbles = kernel.stages.at("w_nibbles");
+  RDom r2 = kernel.domains.at("int_pair"), rq = kernel.domains.at("int_quad"),
+       rg = kernel.domains.at("int_rg"), rl = kernel.domains.at("int_rl");
+  Var n("n"), m("m"), u("u"), v("v"), j("j"), p("p"), row("row"), g("g");
+  Var microTile = tileDotOutputs(out, plan);
+  scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
+  quantiseOnce(kernel, int(plan.vector));
+  kernel.stages.at("x_q8").compute_root().parallel(row).vectorize(
+      j, 32, TailStrategy::GuardWithIf);
+  kernel.stages.at("x_offset").compute_root().parallel(row).vectorize(u, 8);
+  // Halves of 16 bytes: each vector's j % 16 and j >= 16 are constant.
+  nibbles.compute_at(out, Var("tile"))
+      .bound(j, 0, 32)
+      .vectorize(j, 16)
+      .unroll(j);
+  scheduleTileAccumulators(out, microTile, acc, rl, partial, u, plan, gated);
+  dot.compute_at(partial, rg).vectorize(u).unroll(n).unroll(m);
+  pairs.compute_at(partial, rg).vectorize(v).unroll(n).unroll(m);
+  Stage partialSteps = partial.update(), dotSteps = dot.update(),
+        pairSteps = pairs.update();
+  if (gated) {
+    nibbles.bound(p, 0, 2).unroll(p);
+    dot.bound(p, 0, 2).unroll(p);
+    pairs.bound(p, 0, 2).unroll(p);
+    partialSteps.reorder(u, n, m, p, rg).unroll(p);
+    dotSteps.reorder(rq, u, n, m, p).unroll(p);
+    pairSteps.reorder(r2, v, n, m, p).unroll(p);
+  } else {
+    partialSteps.reorder(u, n, m, rg);
+    dotSteps.reorder(rq, u, n, m);
+    pairSteps.reorder(r2, v, n, m);
+  }
+  partialSteps.vectorize(u).unroll(n).unroll(m);
+  dotSteps.atomic().vectorize(rq).vectorize(u).unroll(n).unroll(m);
+  // Halide 14 cannot prove saturating_add associative; here no sum
+  // saturates (each pair is at most 2 · 15 · 127), so it is.
+  pairSteps.atomic(/*override_associativity_test=*/true)
+      .vectorize(r2)
+      .vectorize(v)
+      .unroll(n)
+      .unroll(m);
+  // W is read as the tile unpacks it: the next tile's rows (micro_n on),
+  // one block ahead, as prefetchNextTile does for the other forms.
+  for (const ImageParam &argument : kernel.arguments)
+    if (argument.name() == "w" || argument.name() == "w_up")
+      nibbles.prefetch(argument, g, row, int(plan.microN),
+                       PrefetchBoundStrategy::NonFaulting);
+}
+
 void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  if (spec.integerProducts && spec.weightType == WeightType::Int4 &&
+      !spec.plan<CpuGemmPlan>().widenPanel) {
+    nibbleSchedule(kernel, spec);
+    return;
+  }
   if (spec.integerProducts) {
     integerSchedule(kernel, spec);
     return;
