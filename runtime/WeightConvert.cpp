@@ -142,7 +142,11 @@ bool quantizeInt4Row(const float *row, int64_t cols, int64_t r, uint8_t *out,
       }
     }
     const float d = max / -8.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    // 1 / d overflows for |max| below about 2^-125, where ggml's cast of
+    // an infinity is undefined; every value of such a block is 0 anyway
+    // (f16(d) is 0), so it gets the levels of a block of zeros.
+    const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
+    const float id = std::isfinite(inverse) ? inverse : 0.0f;
     const uint16_t scale = floatToF16(d);
     if ((scale & 0x7fffu) == 0x7c00u) {
       problem.what = fmt::format("row {} columns {}..{}: max |w| = {} gives "

@@ -19,7 +19,9 @@
 //    the first value of largest |w|, d = max / -8 and id = 1 / d (0 when
 //    d is 0) in f32, the stored scale f16(d), and q = min(15,
 //    trunc(w · id + 8.5)) in f32: the block's extreme value gets q = 0
-//    (-8 · d = max), and the others round half up. The same refusals.
+//    (-8 · d = max), and the others round half up. Where 1 / d overflows
+//    (|max| < ~2^-125, f16(d) = 0: every value is 0) the levels are 8, as
+//    for a block of zeros. The same refusals.
 //
 // Plain C++17, no allocation: callers own every buffer.
 //

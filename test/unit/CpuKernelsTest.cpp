@@ -533,7 +533,7 @@ TEST(CpuKernels, GatedLinearBothWeightsOneTile) {
        }) {
     for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
              {WeightType::F32, 0}, {WeightType::BF16, 0},
-             {WeightType::Int8, 16}}) {
+             {WeightType::Int8, 16}, {WeightType::Int4, 32}}) {
       for (bool withBias : {false, true}) {
         // A narrow W with several rows is read from an f32 panel (the
         // planner's choice); f32 and one row widen in registers.

@@ -338,6 +338,17 @@ TEST(WeightConvert, Int4HandDerived) {
             std::vector<uint8_t>({0x00, 0x80, 0x88, 0x88, 0x88, 0x88, 0x88,
                                   0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88,
                                   0x88, 0x88, 0x88, 0x88}));
+  // A block of subnormals: d = 1e-39 / -8 and 1 / d overflows (ggml's cast
+  // of the infinity is undefined); f16(d) = -0 makes every value 0, and
+  // the levels are a block of zeros'.
+  std::vector<float> tiny(32, 0.0f);
+  tiny[5] = 1e-39f;
+  tiny[6] = -5e-40f;
+  ASSERT_TRUE(quantizeInt4(tiny.data(), 1, 32, blocks.data(), problem));
+  EXPECT_EQ(std::vector<uint8_t>(blocks.begin(), blocks.begin() + 18),
+            std::vector<uint8_t>({0x00, 0x80, 0x88, 0x88, 0x88, 0x88, 0x88,
+                                  0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88,
+                                  0x88, 0x88, 0x88, 0x88}));
 }
 
 TEST(WeightConvert, Int4RefusesWhatItCannotQuantise) {

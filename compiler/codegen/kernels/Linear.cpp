@@ -419,6 +419,25 @@ BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
           {{"int_rs", rs}, {"int_rg", rg}, {"int_rl", rl}}};
 }
 
+/// int4 W's nibbles w' = w + 8 (0 .. 15, u8) in element order:
+/// nibbles(j, g, row[, part]) is element j of block g, the low nibble of
+/// byte j for j < 16, the high nibble of byte j - 16 above. A schedule
+/// unpacks a tile's rows once (unpackNibblesPerTile).
+Func unpackNibbles(const Operands &in) {
+  Var j("j"), g("g"), row("row"), p("p");
+  auto nibbles = [&](const WeightInput &w) {
+    Expr rowIn = clamp(row, 0, w.values.dim(1).extent() - 1);
+    Expr bits = w.values(g * int(format::kInt4BlockBytes) +
+                             int(format::kInt4ScaleBytes) + j % 16,
+                         rowIn);
+    return select(j >= 16, bits >> 4, bits & 15);
+  };
+  Func wn("w_nibbles");
+  wn(withPart(in.gated, {j, g, row}, p)) =
+      in.gated ? select(p == 0, nibbles(in.w), nibbles(in.up)) : nibbles(in.w);
+  return wn;
+}
+
 /// The integer form for int4 W (int8 activations), as llama.cpp's Q4_0 ×
 /// Q8_0 dot product does it: the same quantised rows as integerAlgorithm's
 /// (groups of 32, the blocks), as i8, against W's nibbles w' = w + 8 in
@@ -450,16 +469,7 @@ BuiltKernel nibbleAlgorithm(const KernelSpec &spec, const Operands &in,
                        cast<int32_t>(q8(4 * u + 2, g, row)) +
                        cast<int32_t>(q8(4 * u + 3, g, row))) *
                       format::kInt4Zero;
-  auto nibbles = [&](const WeightInput &w) {
-    Expr rowIn = clamp(row, 0, w.values.dim(1).extent() - 1);
-    Expr bits = w.values(g * int(format::kInt4BlockBytes) +
-                             int(format::kInt4ScaleBytes) + j % 16,
-                         rowIn);
-    return select(j >= 16, bits >> 4, bits & 15);
-  };
-  Func wn("w_nibbles");
-  wn(withPart(gated, {j, g, row}, p)) =
-      gated ? select(p == 0, nibbles(in.w), nibbles(in.up)) : nibbles(in.w);
+  Func wn = unpackNibbles(in);
   RDom r2(0, 2, "int_pair");
   Func pairs("int_pairs");
   pairs(withPart(gated, {v, n, m, g}, p)) = cast<int16_t>(0);
@@ -510,6 +520,65 @@ BuiltKernel nibbleAlgorithm(const KernelSpec &spec, const Operands &in,
           {{"int_pair", r2}, {"int_quad", rq}, {"int_rg", rg}, {"int_rl", rl}}};
 }
 
+/// int4 W with f32 activations, a row per sequence (decode): the tile's
+/// nibbles unpacked once (unpackNibbles), then per block of 32 and output
+///   partial += d_w · (Σ_{k∈g} x · w' − 8 · Σ_{k∈g} x)
+/// with the first sum in f32 lanes (one zero-extend, convert and FMA per
+/// vector) and 8 · Σ x once per row (`x_offset`): the scale and the offset
+/// once per block instead of once per vector. Sums in f32, so only their
+/// order (and the offset's rounding) differs from the widened dot form's.
+BuiltKernel nibbleDotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
+                               const Operands &in, const std::string &name) {
+  const bool gated = in.gated;
+  const int lanes = int(plan.vector);
+  const int depth = int(spec.inWidth);
+  const int blocks = int(format::int4BlocksPerRow(depth));
+  const int block = int(format::kInt4BlockValues);
+  Var g("g"), row("row"), n("n"), m("m"), lane("lane"), p("p");
+  // x past K (a padded last block) reads 0.
+  Func xb("x_blocks");
+  Var j("j");
+  Expr k = g * block + j;
+  Expr xValue = in.x(clamp(k, 0, depth - 1), clamp(row, 0, in.x.dim(1).extent() - 1));
+  xb(j, g, row) = depth % block == 0 ? xValue : select(k < depth, xValue, 0.0f);
+  RDom rv(0, block / lanes, "nib_rv");
+  Func offset("x_offset");
+  offset(lane, g, row) = 0.0f;
+  offset(lane, g, row) += xb(rv * lanes + lane, g, row);
+  Func wn = unpackNibbles(in);
+  Func blockSum("nib_block");
+  blockSum(withPart(gated, {lane, n, m, g}, p)) = 0.0f;
+  blockSum(withPart(gated, {lane, n, m, g}, p)) +=
+      xb(rv * lanes + lane, g, m) *
+      cast<float>(wn(withPart(gated, {rv * lanes + lane, g, n}, p)));
+  RDom rg(0, blocks, "nib_rg");
+  Expr nIn = clamp(n, 0, int(spec.width) - 1);
+  Expr wScale = gated ? select(p == 0, in.w.scale(rg, nIn), in.up.scale(rg, nIn))
+                      : in.w.scale(rg, nIn);
+  Func partial("nib_partial");
+  partial(withPart(gated, {lane, n, m}, p)) = 0.0f;
+  partial(withPart(gated, {lane, n, m}, p)) +=
+      wScale * (blockSum(withPart(gated, {lane, n, m, rg}, p)) -
+                float(format::kInt4Zero) * offset(lane, rg, m));
+  RDom rl(0, lanes, "nib_rl");
+  Func acc("nib_acc");
+  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
+  acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
+  Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
+  std::map<std::string, Func> stages{{"nib_acc", acc},
+                                     {"nib_partial", partial},
+                                     {"nib_block", blockSum},
+                                     {"w_nibbles", wn},
+                                     {"x_offset", offset},
+                                     {"w_scale", in.w.scale}};
+  if (gated)
+    stages.emplace("w_up_scale", in.up.scale);
+  return {out,
+          in.arguments,
+          std::move(stages),
+          {{"nib_rv", rv}, {"nib_rg", rg}, {"nib_rl", rl}}};
+}
+
 /// int8 activations over many rows (a widened panel's plan): x quantised
 /// as integerAlgorithm's, then the dot form on its values q · d against the
 /// f32 panel of W's values qw · s. Each product is exact in f32 (8 + 11
@@ -534,6 +603,14 @@ BuiltKernel dequantisedAlgorithm(const KernelSpec &spec,
   return dot;
 }
 
+/// Whether an int4 W with f32 activations runs nibbleDotAlgorithm: W
+/// widened in registers (not into a panel), a block a whole number of
+/// vectors.
+bool usesNibbleDot(const KernelSpec &spec, const CpuGemmPlan &plan) {
+  return spec.weightType == WeightType::Int4 && !spec.integerProducts &&
+         !plan.widenPanel && format::kInt4BlockValues % plan.vector == 0;
+}
+
 /// The one condition the algorithm's select and the schedule's
 /// specialization share (Halide drops the other branch only when they are
 /// the same expression). `x` is the kernel's first argument.
@@ -556,9 +633,12 @@ BuiltKernel algorithm(const KernelSpec &spec) {
       return nibbleAlgorithm(spec, in, outputName(spec));
     return integerAlgorithm(spec, plan, in, outputName(spec));
   }
-  if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile))
-    return dotAlgorithm(spec, spec.plan<CpuGemmPlan>(), in, "",
-                        outputName(spec));
+  if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile)) {
+    const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
+    if (usesNibbleDot(spec, plan))
+      return nibbleDotAlgorithm(spec, plan, in, outputName(spec));
+    return dotAlgorithm(spec, plan, in, "", outputName(spec));
+  }
   const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
   BuiltKernel packed = packedAlgorithm(spec, in, "packed_form");
   BuiltKernel dot = dotAlgorithm(spec, plan.dot, in.withOwnScales("_dot"),
@@ -880,6 +960,26 @@ void integerSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
                      int(spec.inWidth / spec.group));
 }
 
+// A tile's rows of int4 W unpacked into nibbles once, before its depth loop
+// (unpackNibbles), in halves of 16 bytes: each vector's j % 16 and j >= 16
+// are constant. W is read there: the next tile's rows (micro_n on) are
+// prefetched one block ahead, as prefetchNextTile does for the other forms.
+void unpackNibblesPerTile(BuiltKernel &kernel, const KernelSpec &spec,
+                          const CpuGemmPlan &plan) {
+  Func nibbles = kernel.stages.at("w_nibbles");
+  Var j("j"), g("g"), row("row"), p("p");
+  nibbles.compute_at(kernel.output, Var("tile"))
+      .bound(j, 0, int(format::kInt4BlockValues))
+      .vectorize(j, 16)
+      .unroll(j);
+  if (spec.kind == KernelKind::GatedLinear)
+    nibbles.bound(p, 0, 2).unroll(p);
+  for (const ImageParam &argument : kernel.arguments)
+    if (argument.name() == "w" || argument.name() == "w_up")
+      nibbles.prefetch(argument, g, row, int(plan.microN),
+                       PrefetchBoundStrategy::NonFaulting);
+}
+
 // int4 W with int8 activations (nibbleAlgorithm): micro tiles as the dot
 // form's; a tile's rows of W unpacked into nibbles once, before its depth
 // loop; per block, the outputs' i16 pair sums and int32 sums (vectorized
@@ -901,18 +1001,13 @@ void nibbleSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   kernel.stages.at("x_q8").compute_root().parallel(row).vectorize(
       j, 32, TailStrategy::GuardWithIf);
   kernel.stages.at("x_offset").compute_root().parallel(row).vectorize(u, 8);
-  // Halves of 16 bytes: each vector's j % 16 and j >= 16 are constant.
-  nibbles.compute_at(out, Var("tile"))
-      .bound(j, 0, 32)
-      .vectorize(j, 16)
-      .unroll(j);
+  unpackNibblesPerTile(kernel, spec, plan);
   scheduleTileAccumulators(out, microTile, acc, rl, partial, u, plan, gated);
   dot.compute_at(partial, rg).vectorize(u).unroll(n).unroll(m);
   pairs.compute_at(partial, rg).vectorize(v).unroll(n).unroll(m);
   Stage partialSteps = partial.update(), dotSteps = dot.update(),
         pairSteps = pairs.update();
   if (gated) {
-    nibbles.bound(p, 0, 2).unroll(p);
     dot.bound(p, 0, 2).unroll(p);
     pairs.bound(p, 0, 2).unroll(p);
     partialSteps.reorder(u, n, m, p, rg).unroll(p);
@@ -932,12 +1027,38 @@ void nibbleSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       .vectorize(v)
       .unroll(n)
       .unroll(m);
-  // W is read as the tile unpacks it: the next tile's rows (micro_n on),
-  // one block ahead, as prefetchNextTile does for the other forms.
-  for (const ImageParam &argument : kernel.arguments)
-    if (argument.name() == "w" || argument.name() == "w_up")
-      nibbles.prefetch(argument, g, row, int(plan.microN),
-                       PrefetchBoundStrategy::NonFaulting);
+}
+
+// int4 W with f32 activations (nibbleDotAlgorithm): as nibbleSchedule, with
+// f32 block sums.
+void nibbleDotSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
+  const bool gated = spec.kind == KernelKind::GatedLinear;
+  Func out = kernel.output, acc = kernel.stages.at("nib_acc"),
+       partial = kernel.stages.at("nib_partial"),
+       blockSum = kernel.stages.at("nib_block");
+  RDom rv = kernel.domains.at("nib_rv"), rg = kernel.domains.at("nib_rg"),
+       rl = kernel.domains.at("nib_rl");
+  Var n("n"), m("m"), lane("lane"), p("p"), row("row");
+  Var microTile = tileDotOutputs(out, plan);
+  scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
+  Func offset = kernel.stages.at("x_offset");
+  offset.compute_root().parallel(row).vectorize(lane);
+  offset.update().parallel(row).vectorize(lane);
+  unpackNibblesPerTile(kernel, spec, plan);
+  scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
+  blockSum.compute_at(partial, rg).vectorize(lane).unroll(n).unroll(m);
+  Stage partialSteps = partial.update(), blockSteps = blockSum.update();
+  if (gated) {
+    blockSum.bound(p, 0, 2).unroll(p);
+    partialSteps.reorder(lane, n, m, p, rg).unroll(p);
+    blockSteps.reorder(lane, n, m, p, rv).unroll(p);
+  } else {
+    partialSteps.reorder(lane, n, m, rg);
+    blockSteps.reorder(lane, n, m, rv);
+  }
+  partialSteps.vectorize(lane).unroll(n).unroll(m);
+  blockSteps.vectorize(lane).unroll(n).unroll(m).unroll(rv);
 }
 
 void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
@@ -951,7 +1072,10 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
     return;
   }
   if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile)) {
-    dotSchedule(kernel, spec, spec.plan<CpuGemmPlan>(), "");
+    if (usesNibbleDot(spec, spec.plan<CpuGemmPlan>()))
+      nibbleDotSchedule(kernel, spec);
+    else
+      dotSchedule(kernel, spec, spec.plan<CpuGemmPlan>(), "");
     return;
   }
   const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();

@@ -3,7 +3,11 @@
 --activations int8 against test/fixtures/make_int8act.py's references
 (lowprec/NAME/int8act.safetensors; that script's docstring derives them):
 
-  int8act_check.py FIXTURES NAME OUT.safetensors
+  int8act_check.py FIXTURES NAME OUT.safetensors [WEIGHTS]
+
+WEIGHTS is the weights' dtype, int8 (the default: int8act.safetensors,
+int8.safetensors) or int4 (--weight-dtype int4 --activations int8:
+int4act.safetensors, int4.safetensors; activation groups of 32).
 
 At unpadded positions, with TOL = 1e-5 x max(1, max |reference|) for tfmc's
 own f32 arithmetic:
@@ -30,10 +34,13 @@ from lowprec_check import values  # noqa: E402
 
 def main():
     fixtures, name, out_path = sys.argv[1:4]
+    weights = sys.argv[4] if len(sys.argv) > 4 else "int8"
+    if weights not in ("int8", "int4"):
+        sys.exit(f"int8act_check.py: WEIGHTS must be int8 or int4, not {weights!r}")
     expected = values(os.path.join(fixtures, name, "expected.safetensors"))
     inputs = values(os.path.join(fixtures, name, "inputs.safetensors"))
-    ref = values(os.path.join(fixtures, "lowprec", name, "int8act.safetensors"))
-    weight_only = values(os.path.join(fixtures, "lowprec", name, "int8.safetensors"))
+    ref = values(os.path.join(fixtures, "lowprec", name, f"{weights}act.safetensors"))
+    weight_only = values(os.path.join(fixtures, "lowprec", name, f"{weights}.safetensors"))
     key = "logits" if "logits" in expected else "last_hidden_state"
     out = values(out_path)[key].astype(np.float64)
     mask = inputs["decoder_attention_mask" if "decoder_attention_mask" in inputs else "attention_mask"] != 0
@@ -59,10 +66,10 @@ def main():
         problems.append(f"|tfmc - reference| exceeds bound_vs_reference_statistical at "
                         f"{int((vs_ref > rbound + tol).sum())} elements")
     moved = float(np.abs(out - w8)[mask].max())
-    print(f"{name}: differs from the int8-weight-only reference by {moved / scale:.3e} of max |y| "
+    print(f"{name}: differs from the {weights}-weight-only reference by {moved / scale:.3e} of max |y| "
           f"({moved / tol:.0f} x tol)")
     if not moved > tol:
-        problems.append("the output equals the int8-weight-only reference: no activation was quantised")
+        problems.append(f"the output equals the {weights}-weight-only reference: no activation was quantised")
     for p in problems:
         print(f"FAIL: {name}: {p}")
     return 1 if problems else 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks a low-precision (bf16 or int8 weights) tfmc output against the
+"""Checks a low-precision (bf16, int8 or int4 weights) tfmc output against the
 references test/fixtures/make_lowprec.py made (its docstring derives the
 bound):
 
@@ -22,8 +22,10 @@ bound):
   lowprec_check.py --converted FILE FIXTURES NAME DTYPE
       FILE is `convert-weights` output: every quantised weight holds exactly
       the contract's bits (make_lowprec.py's quantiser, an independent
-      statement), under its primary name in [out, in] layout; every other
-      tensor is the fixture's f32 tensor unchanged.
+      statement), under its primary name in [out, in] layout (bf16: BF16
+      [N, K]; int8: I8 [N, K] and NAME.scales F16 [N, ceil(K / 64)]; int4:
+      U8 [N, ceil(K / 32), 18], GGUF's block_q4_0 bytes, no other tensor);
+      every other tensor is the fixture's f32 tensor unchanged.
 Prints what it measured; exits 1 naming the first failure."""
 import os
 import sys
@@ -109,7 +111,7 @@ def check_output(fixtures, name, dtype, out_path):
 
 def check_converted(path, fixtures, name, dtype):
     sys.path.insert(0, fixtures)
-    from make_lowprec import Fixture, bf16_bits, int8_quantise
+    from make_lowprec import Fixture, bf16_bits, int4_blocks, int8_quantise
     fixture = Fixture(name)
     primary = (lambda n: n[len("transformer."):]) if fixture.hf else (lambda n: n)
     tensors = load(path)
@@ -130,6 +132,16 @@ def check_converted(path, fixtures, name, dtype):
                 if tdtype != "BF16" or not np.array_equal(array, bf16_bits(tname, w)):
                     sys.exit(f"FAIL {path}: '{tname}' ({tdtype} {list(array.shape)}) is not the bf16 rounding of "
                              f"the f32 weight [{w.shape[0]}, {w.shape[1]}]")
+            elif dtype == "int4":
+                blocks = int4_blocks(tname, w)
+                if tdtype != "U8" or array.shape != blocks.shape:
+                    sys.exit(f"FAIL {path}: '{tname}' is {tdtype} {list(array.shape)}, expected U8 "
+                             f"{list(blocks.shape)} (Q4_0 blocks of the f32 weight [{w.shape[0]}, {w.shape[1]}])")
+                if not np.array_equal(array, blocks):
+                    r, b, i = (int(v[0]) for v in np.nonzero(array != blocks))
+                    sys.exit(f"FAIL {path}: '{tname}' is not the contract's Q4_0 blocks: row {r} block {b} byte {i} "
+                             f"is {int(array[r, b, i])}, expected {int(blocks[r, b, i])} (block "
+                             f"{blocks[r, b].tolist()})")
             else:
                 q, s = int8_quantise(tname, w)
                 scales = tensors.get(tname + ".scales")
