@@ -679,7 +679,7 @@ TEST_F(LowPrecisionTest, ConvertWeightsThenRunGivesTheSameOutputs) {
             1);
   EXPECT_EQ(err, "tfmc-runtime-fake-model: error: model 'tiny' stores every "
                  "weight as f32: there is nothing to convert (compile it "
-                 "with tfmc --weight-dtype bf16 or int8)\n");
+                 "with tfmc --weight-dtype bf16, int8 or int4)\n");
   EXPECT_FALSE(std::filesystem::exists(pathOf("x.safetensors")));
 }
 
