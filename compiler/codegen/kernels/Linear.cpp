@@ -52,6 +52,7 @@
 #include "support/WeightFormat.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace tfmc::codegen::kernels {
 namespace {
@@ -359,6 +360,43 @@ Func markNonFiniteRows(Func value, Func nonFinite, const std::string &name) {
   return out;
 }
 
+/// The end of the forms that sum per group of K (integerAlgorithm,
+/// nibbleAlgorithm, nibbleDotAlgorithm): with `sum(lane, n, m, g, p)` a
+/// group's sum in each vector lane (f32),
+///   partial(lane, n, m) = Σ_g sum · f32(d_x(g, m) · s_w(g, n))
+/// (s_w alone without `xScale`), acc(n, m) = bias + Σ_lanes partial, and the
+/// epilogue `outName`. Stages and domains are named `prefix`partial, acc,
+/// rg and rl, and w_scale (w_up_scale) for W's scales.
+BuiltKernel groupedSums(
+    const KernelSpec &spec, const Operands &in, int groups, int lanes,
+    const std::string &prefix,
+    const std::function<Expr(Var, Var, Var, RVar, Var)> &sum, Func xScale,
+    const std::string &outName) {
+  const bool gated = in.gated;
+  Var lane("lane"), n("n"), m("m"), p("p");
+  RDom rg(0, groups, prefix + "rg");
+  Expr nIn = clamp(n, 0, int(spec.width) - 1);
+  Expr scale = gated ? select(p == 0, in.w.scale(rg, nIn), in.up.scale(rg, nIn))
+                     : in.w.scale(rg, nIn);
+  if (xScale.defined())
+    scale = xScale(rg, m) * scale;
+  Func partial(prefix + "partial");
+  partial(withPart(gated, {lane, n, m}, p)) = 0.0f;
+  partial(withPart(gated, {lane, n, m}, p)) += sum(lane, n, m, rg, p) * scale;
+  RDom rl(0, lanes, prefix + "rl");
+  Func acc(prefix + "acc");
+  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
+  acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
+  Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, outName);
+  std::map<std::string, Func> stages{{prefix + "acc", acc},
+                                     {prefix + "partial", partial},
+                                     {"w_scale", in.w.scale}};
+  if (gated)
+    stages.emplace("w_up_scale", in.up.scale);
+  return {out, in.arguments, std::move(stages),
+          {{prefix + "rg", rg}, {prefix + "rl", rl}}};
+}
+
 BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
                              const Operands &in, const std::string &name) {
   const bool gated = in.gated;
@@ -391,32 +429,17 @@ BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
   dot(withPart(gated, {u, n, m, g}, p)) +=
       cast<int32_t>(q(js, g, m)) * cast<int32_t>(wValue);
 
-  RDom rg(0, groups, "int_rg");
-  Expr nIn = clamp(n, 0, int(spec.width) - 1);
-  Expr wScale = gated ? select(p == 0, in.w.scale(rg, nIn), in.up.scale(rg, nIn))
-                      : in.w.scale(rg, nIn);
-  Func partial("int_partial");
-  partial(withPart(gated, {u, n, m}, p)) = 0.0f;
-  partial(withPart(gated, {u, n, m}, p)) +=
-      cast<float>(dot(withPart(gated, {u, n, m, rg}, p))) *
-      (scale(rg, m) * wScale);
-  RDom rl(0, lanes, "int_rl");
-  Func acc("int_acc");
-  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
-  acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
-  Func value = cpuEpilogue(spec, in, acc, {n, m}, n, m, name + "_value");
-  Func out = markNonFiniteRows(value, x.nonFinite, name);
-  std::map<std::string, Func> stages = x.stages;
-  stages.insert({{"int_acc", acc},
-                 {"int_partial", partial},
-                 {"int_dot", dot},
-                 {"w_scale", in.w.scale}});
-  if (gated)
-    stages.emplace("w_up_scale", in.up.scale);
-  return {out,
-          in.arguments,
-          std::move(stages),
-          {{"int_rs", rs}, {"int_rg", rg}, {"int_rl", rl}}};
+  BuiltKernel kernel = groupedSums(
+      spec, in, groups, lanes, "int_",
+      [&](Var lane, Var n, Var m, RVar g, Var p) {
+        return cast<float>(dot(withPart(gated, {lane, n, m, g}, p)));
+      },
+      scale, name + "_value");
+  kernel.output = markNonFiniteRows(kernel.output, x.nonFinite, name);
+  kernel.stages.insert(x.stages.begin(), x.stages.end());
+  kernel.stages.emplace("int_dot", dot);
+  kernel.domains.emplace("int_rs", rs);
+  return kernel;
 }
 
 /// int4 W's nibbles w' = w + 8 (0 .. 15, u8) in element order:
@@ -488,36 +511,22 @@ BuiltKernel nibbleAlgorithm(const KernelSpec &spec, const Operands &in,
   dot(withPart(gated, {u, n, m, g}, p)) = 0;
   dot(withPart(gated, {u, n, m, g}, p)) += cast<int32_t>(Internal::widening_mul(
       pairs(withPart(gated, {2 * u + rq, n, m, g}, p)), one));
-  RDom rg(0, blocks, "int_rg");
-  Expr nIn = clamp(n, 0, int(spec.width) - 1);
-  Expr wScale = gated ? select(p == 0, in.w.scale(rg, nIn), in.up.scale(rg, nIn))
-                      : in.w.scale(rg, nIn);
-  Func partial("int_partial");
-  partial(withPart(gated, {u, n, m}, p)) = 0.0f;
-  partial(withPart(gated, {u, n, m}, p)) +=
-      cast<float>(dot(withPart(gated, {u, n, m, rg}, p)) - offset(u, rg, m)) *
-      (x.scale(rg, m) * wScale);
-  RDom rl(0, 8, "int_rl");
-  Func acc("int_acc");
-  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
-  acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
-  Func value = cpuEpilogue(spec, in, acc, {n, m}, n, m, name + "_value");
-  Func out = markNonFiniteRows(value, x.nonFinite, name);
-  std::map<std::string, Func> stages = x.stages;
-  stages.insert({{"int_acc", acc},
-                 {"int_partial", partial},
-                 {"int_dot", dot},
-                 {"int_pairs", pairs},
-                 {"w_nibbles", wn},
-                 {"x_q8", q8},
-                 {"x_offset", offset},
-                 {"w_scale", in.w.scale}});
-  if (gated)
-    stages.emplace("w_up_scale", in.up.scale);
-  return {out,
-          in.arguments,
-          std::move(stages),
-          {{"int_pair", r2}, {"int_quad", rq}, {"int_rg", rg}, {"int_rl", rl}}};
+  BuiltKernel kernel = groupedSums(
+      spec, in, blocks, 8, "int_",
+      [&](Var lane, Var n, Var m, RVar g, Var p) {
+        return cast<float>(dot(withPart(gated, {lane, n, m, g}, p)) -
+                           offset(lane, g, m));
+      },
+      x.scale, name + "_value");
+  kernel.output = markNonFiniteRows(kernel.output, x.nonFinite, name);
+  kernel.stages.insert(x.stages.begin(), x.stages.end());
+  kernel.stages.insert({{"int_dot", dot},
+                        {"int_pairs", pairs},
+                        {"w_nibbles", wn},
+                        {"x_q8", q8},
+                        {"x_offset", offset}});
+  kernel.domains.insert({{"int_pair", r2}, {"int_quad", rq}});
+  return kernel;
 }
 
 /// int4 W with f32 activations, a row per sequence (decode): the tile's
@@ -551,32 +560,18 @@ BuiltKernel nibbleDotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
   blockSum(withPart(gated, {lane, n, m, g}, p)) +=
       xb(rv * lanes + lane, g, m) *
       cast<float>(wn(withPart(gated, {rv * lanes + lane, g, n}, p)));
-  RDom rg(0, blocks, "nib_rg");
-  Expr nIn = clamp(n, 0, int(spec.width) - 1);
-  Expr wScale = gated ? select(p == 0, in.w.scale(rg, nIn), in.up.scale(rg, nIn))
-                      : in.w.scale(rg, nIn);
-  Func partial("nib_partial");
-  partial(withPart(gated, {lane, n, m}, p)) = 0.0f;
-  partial(withPart(gated, {lane, n, m}, p)) +=
-      wScale * (blockSum(withPart(gated, {lane, n, m, rg}, p)) -
-                float(format::kInt4Zero) * offset(lane, rg, m));
-  RDom rl(0, lanes, "nib_rl");
-  Func acc("nib_acc");
-  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
-  acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
-  Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
-  std::map<std::string, Func> stages{{"nib_acc", acc},
-                                     {"nib_partial", partial},
-                                     {"nib_block", blockSum},
-                                     {"w_nibbles", wn},
-                                     {"x_offset", offset},
-                                     {"w_scale", in.w.scale}};
-  if (gated)
-    stages.emplace("w_up_scale", in.up.scale);
-  return {out,
-          in.arguments,
-          std::move(stages),
-          {{"nib_rv", rv}, {"nib_rg", rg}, {"nib_rl", rl}}};
+  BuiltKernel kernel = groupedSums(
+      spec, in, blocks, lanes, "nib_",
+      [&](Var lane, Var n, Var m, RVar g, Var p) {
+        return blockSum(withPart(gated, {lane, n, m, g}, p)) -
+               float(format::kInt4Zero) * offset(lane, g, m);
+      },
+      Func(), name);
+  kernel.stages.insert({{"nib_block", blockSum},
+                        {"w_nibbles", wn},
+                        {"x_offset", offset}});
+  kernel.domains.emplace("nib_rv", rv);
+  return kernel;
 }
 
 /// int8 activations over many rows (a widened panel's plan): x quantised
@@ -936,22 +931,22 @@ void integerSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
        dot = kernel.stages.at("int_dot");
   RDom rs = kernel.domains.at("int_rs"), rg = kernel.domains.at("int_rg"),
        rl = kernel.domains.at("int_rl");
-  Var n("n"), m("m"), u("u"), p("p");
+  Var n("n"), m("m"), u("u"), lane("lane"), p("p");
   Var microTile = tileDotOutputs(out, plan);
   scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
   quantiseOnce(kernel, lanes);
-  scheduleTileAccumulators(out, microTile, acc, rl, partial, u, plan, gated);
+  scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
   dot.compute_at(partial, rg).vectorize(u).unroll(n).unroll(m);
   Stage partialSteps = partial.update(), dotSteps = dot.update();
   if (gated) {
     dot.bound(p, 0, 2).unroll(p);
-    partialSteps.reorder(u, n, m, p, rg).unroll(p);
+    partialSteps.reorder(lane, n, m, p, rg).unroll(p);
     dotSteps.reorder(rs.x, u, n, m, p, rs.y).unroll(p);
   } else {
-    partialSteps.reorder(u, n, m, rg);
+    partialSteps.reorder(lane, n, m, rg);
     dotSteps.reorder(rs.x, u, n, m, rs.y);
   }
-  partialSteps.vectorize(u).unroll(n).unroll(m);
+  partialSteps.vectorize(lane).unroll(n).unroll(m);
   dotSteps.atomic().vectorize(rs.x).vectorize(u).unroll(n).unroll(m);
   // The next tile's rows of W, one group ahead of each group's products
   // (as the dot form's prefetchNextRows), where groups tile K exactly.
@@ -994,7 +989,7 @@ void nibbleSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
        nibbles = kernel.stages.at("w_nibbles");
   RDom r2 = kernel.domains.at("int_pair"), rq = kernel.domains.at("int_quad"),
        rg = kernel.domains.at("int_rg"), rl = kernel.domains.at("int_rl");
-  Var n("n"), m("m"), u("u"), v("v"), j("j"), p("p"), row("row"), g("g");
+  Var n("n"), m("m"), u("u"), v("v"), j("j"), lane("lane"), p("p"), row("row");
   Var microTile = tileDotOutputs(out, plan);
   scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
   quantiseOnce(kernel, int(plan.vector));
@@ -1002,7 +997,7 @@ void nibbleSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       j, 32, TailStrategy::GuardWithIf);
   kernel.stages.at("x_offset").compute_root().parallel(row).vectorize(u, 8);
   unpackNibblesPerTile(kernel, spec, plan);
-  scheduleTileAccumulators(out, microTile, acc, rl, partial, u, plan, gated);
+  scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
   dot.compute_at(partial, rg).vectorize(u).unroll(n).unroll(m);
   pairs.compute_at(partial, rg).vectorize(v).unroll(n).unroll(m);
   Stage partialSteps = partial.update(), dotSteps = dot.update(),
@@ -1010,15 +1005,15 @@ void nibbleSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   if (gated) {
     dot.bound(p, 0, 2).unroll(p);
     pairs.bound(p, 0, 2).unroll(p);
-    partialSteps.reorder(u, n, m, p, rg).unroll(p);
+    partialSteps.reorder(lane, n, m, p, rg).unroll(p);
     dotSteps.reorder(rq, u, n, m, p).unroll(p);
     pairSteps.reorder(r2, v, n, m, p).unroll(p);
   } else {
-    partialSteps.reorder(u, n, m, rg);
+    partialSteps.reorder(lane, n, m, rg);
     dotSteps.reorder(rq, u, n, m);
     pairSteps.reorder(r2, v, n, m);
   }
-  partialSteps.vectorize(u).unroll(n).unroll(m);
+  partialSteps.vectorize(lane).unroll(n).unroll(m);
   dotSteps.atomic().vectorize(rq).vectorize(u).unroll(n).unroll(m);
   // Halide 14 cannot prove saturating_add associative; here no sum
   // saturates (each pair is at most 2 · 15 · 127), so it is.
