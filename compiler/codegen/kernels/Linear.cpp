@@ -30,8 +30,9 @@
 //
 // With int8 activations (spec.integerProducts, tfmc --activations int8) an
 // int8 or int4 W is not widened: each row of x is quantised per group of
-// the weight's G features and the dot form multiplies integers
-// (integerAlgorithm below; the contract is README's "int8 activations").
+// the weight's G features and the dot form multiplies integers; an int4 W
+// with f32 activations is summed per block. Those forms are
+// LinearQuantized.cpp's (the contract is README's "int8 activations").
 //
 // A gated linear (a gated FFN's gate and up, tfm.gated_linear) is the same
 // GEMM with a second weight: every Func of the K loop gains a dimension p
@@ -48,17 +49,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/codegen/kernels/Common.h"
-#include "support/WeightFormat.h"
+#include "compiler/codegen/kernels/LinearForms.h"
 
 #include <algorithm>
-#include <functional>
 
-namespace tfmc::codegen::kernels {
-namespace {
+namespace tfmc::codegen::kernels::linear {
 
 using namespace Halide;
-using target::CpuGemmPlan;
 using target::CpuPackedGemmPlan;
 using target::GpuGemmPlan;
 
@@ -99,51 +96,6 @@ DepthWalk depthWalk(const KernelSpec &spec, const CpuGemmPlan &plan) {
   return {lanes, step, (spec.inWidth + step - 1) / step * step, stepIsGroup};
 }
 
-/// Func arguments with the gated linear's part dimension last.
-std::vector<Expr> withPart(bool gated, std::vector<Expr> args, Expr part) {
-  if (gated)
-    args.push_back(part);
-  return args;
-}
-
-/// A CPU kernel's inputs and its arguments in order: x, W (values, then
-/// int8's scales), the gated linear's up weight, the biases, the residual.
-struct Operands {
-  explicit Operands(const KernelSpec &spec)
-      : gated(spec.kind == KernelKind::GatedLinear), x(Float(32), 2, "x"),
-        w(spec, "w"), up(spec, "w_up"), bias(Float(32), 1, "bias"),
-        upBias(Float(32), 1, "bias_up"), residual(Float(32), 2, "residual") {
-    arguments.push_back(x);
-    for (const ImageParam &argument : w.arguments())
-      arguments.push_back(argument);
-    if (gated)
-      for (const ImageParam &argument : up.arguments())
-        arguments.push_back(argument);
-    if (spec.hasBias) {
-      arguments.push_back(bias);
-      if (gated)
-        arguments.push_back(upBias);
-    }
-    if (spec.hasResidual)
-      arguments.push_back(residual);
-  }
-
-  /// A copy whose int8 scales are a Func of its own (`suffix` names it),
-  /// so that each of two forms in one pipeline schedules its own.
-  Operands withOwnScales(const std::string &suffix) const {
-    Operands copy = *this;
-    for (WeightInput *weight : {&copy.w, &copy.up})
-      weight->scale = weight->scaleFunc(weight->scale.name() + suffix);
-    return copy;
-  }
-
-  bool gated;
-  ImageParam x;
-  WeightInput w, up;
-  ImageParam bias, upBias, residual;
-  std::vector<ImageParam> arguments;
-};
-
 /// Defines the accumulator's initial value: the bias (gated: each part's),
 /// or 0. `at` is its pure arguments but the part (n first). Shared by both
 /// CPU forms.
@@ -183,7 +135,7 @@ std::string outputName(const KernelSpec &spec) {
 /// vector lane's sum over K. Stage names start with `prefix`.
 BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
                          const Operands &in, const std::string &prefix,
-                         const std::string &name, Func xSource = Func()) {
+                         const std::string &name, Func xSource) {
   const bool gated = in.gated;
   Var n("n"), m("m"), lane("lane"), p("p");
 
@@ -283,329 +235,6 @@ BuiltKernel packedAlgorithm(const KernelSpec &spec, const Operands &in,
   return {out, in.arguments, std::move(stages), {{"packed_rk", rk}}};
 }
 
-/// The integer form (int8 activations; int8 or int4 W). Each row m of x is
-/// quantised per group g of G = spec.group features, the weight's groups
-/// (a short last group when G does not divide K), as README's "int8
-/// activations" says:
-///   d(g, m) = max |x| / 127,  q(k, m) = clamp(rne(x(k, m) · (1 / d)), ±127)
-/// (0 where d is 0), each operation in strict f32 so that any CPU rounds it
-/// alike; then
-///   acc(n, m) = bias + Σ_g (d(g, m) · s(g, n)) · Σ_{k∈g} q(k, m) · w(k, n)
-/// with the inner sums exact in int32 and the outer one in f32. The inner
-/// sum walks a group in steps of 2·lanes values: `lanes` int32 lanes, each
-/// the sum of a pair of i16 × i16 products, the pattern Halide 14 matches
-/// to pmaddwd (AVX2, AVX-512BW; vpdpwssd where the target has VNNI);
-/// i16 products cannot overflow (|q · w| <= 127²). A row holding a NaN or
-/// an infinity quantises as if those were 0 and its outputs are set to NaN
-/// with integer operations (no NaN is converted to an integer, and Halide's
-/// fast-math flags let no NaN into a float operation).
-struct QuantisedRows {
-  /// q(j, g, row): element j of group g of a row as an i16 in [-127, 127]
-  /// (0 for j past the group or K); scale(g, row): d.
-  Func q, scale, nonFinite;
-  std::map<std::string, Func> stages;
-};
-
-/// x's rows quantised per group of spec.group features (the contract in
-/// integerAlgorithm's comment). `ragged`: q's j may pass the group or K (a
-/// step that does not divide the group, a short last group), where it
-/// reads 0.
-QuantisedRows quantiseRows(const KernelSpec &spec, const Operands &in,
-                           bool ragged) {
-  const int group = int(spec.group);
-  const int depth = int(spec.inWidth);
-  Var j("j"), g("g"), row("row");
-  // Element j of group g; j past the group (a step that does not divide
-  // it) or past K (a short last group) reads 0.
-  Expr k = g * group + j;
-  Expr inside = j < group && k < depth;
-  Expr rowIn = clamp(row, 0, in.x.dim(1).extent() - 1);
-  Expr raw = in.x(clamp(k, 0, depth - 1), rowIn);
-  Func finite("x_finite");
-  finite(j, g, row) =
-      select(is_finite(raw) && (ragged ? inside : cast<bool>(1)), raw, 0.0f);
-  RDom rq(0, group, "x_rq");
-  Func largest("x_amax");
-  largest(g, row) = maximum(abs(finite(rq, g, row)));
-  Func scale("x_scale"), inverse("x_inverse");
-  scale(g, row) = strict_float(largest(g, row) / 127.0f);
-  inverse(g, row) = strict_float(
-      select(scale(g, row) == 0.0f, 0.0f, 1.0f / scale(g, row)));
-  Func q("x_q");
-  q(j, g, row) = cast<int16_t>(clamp(
-      round(strict_float(finite(j, g, row) * inverse(g, row))), -127.0f,
-      127.0f));
-  RDom rx(0, depth, "x_rx");
-  Func nonFinite("x_nonfinite");
-  nonFinite(row) = maximum(select(is_finite(in.x(rx, rowIn)), 0, 1));
-  return {q,
-          scale,
-          nonFinite,
-          {{"x_q", q},
-           {"x_amax", largest},
-           {"x_scale", scale},
-           {"x_inverse", inverse},
-           {"x_nonfinite", nonFinite}}};
-}
-
-/// `value` with the outputs of rows that held a NaN or an infinity set to
-/// NaN, by integer operations.
-Func markNonFiniteRows(Func value, Func nonFinite, const std::string &name) {
-  Var n("n"), m("m");
-  Func out(name);
-  out(n, m) = reinterpret<float>(
-      reinterpret<uint32_t>(value(n, m)) |
-      select(nonFinite(m) != 0, cast<uint32_t>(Expr(int32_t(0x7fc00000))),
-             cast<uint32_t>(Expr(0))));
-  return out;
-}
-
-/// The end of the forms that sum per group of K (integerAlgorithm,
-/// nibbleAlgorithm, nibbleDotAlgorithm): with `sum(lane, n, m, g, p)` a
-/// group's sum in each vector lane (f32),
-///   partial(lane, n, m) = Σ_g sum · f32(d_x(g, m) · s_w(g, n))
-/// (s_w alone without `xScale`), acc(n, m) = bias + Σ_lanes partial, and the
-/// epilogue `outName`. Stages and domains are named `prefix`partial, acc,
-/// rg and rl, and w_scale (w_up_scale) for W's scales.
-BuiltKernel groupedSums(
-    const KernelSpec &spec, const Operands &in, int groups, int lanes,
-    const std::string &prefix,
-    const std::function<Expr(Var, Var, Var, RVar, Var)> &sum, Func xScale,
-    const std::string &outName) {
-  const bool gated = in.gated;
-  Var lane("lane"), n("n"), m("m"), p("p");
-  RDom rg(0, groups, prefix + "rg");
-  Expr nIn = clamp(n, 0, int(spec.width) - 1);
-  Expr scale = gated ? select(p == 0, in.w.scale(rg, nIn), in.up.scale(rg, nIn))
-                     : in.w.scale(rg, nIn);
-  if (xScale.defined())
-    scale = xScale(rg, m) * scale;
-  Func partial(prefix + "partial");
-  partial(withPart(gated, {lane, n, m}, p)) = 0.0f;
-  partial(withPart(gated, {lane, n, m}, p)) += sum(lane, n, m, rg, p) * scale;
-  RDom rl(0, lanes, prefix + "rl");
-  Func acc(prefix + "acc");
-  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
-  acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
-  Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, outName);
-  std::map<std::string, Func> stages{{prefix + "acc", acc},
-                                     {prefix + "partial", partial},
-                                     {"w_scale", in.w.scale}};
-  if (gated)
-    stages.emplace("w_up_scale", in.up.scale);
-  return {out, in.arguments, std::move(stages),
-          {{prefix + "rg", rg}, {prefix + "rl", rl}}};
-}
-
-BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
-                             const Operands &in, const std::string &name) {
-  const bool gated = in.gated;
-  const int lanes = int(plan.vector);
-  const int group = int(spec.group);
-  const int depth = int(spec.inWidth);
-  const int groups = (depth + group - 1) / group;
-  const int step = 2 * lanes;
-  const int steps = (group + step - 1) / step;
-  Var g("g"), n("n"), m("m"), u("u"), p("p");
-  const bool ragged = group % step != 0 || depth % group != 0;
-  QuantisedRows x = quantiseRows(spec, in, ragged);
-  Func q = x.q, scale = x.scale;
-
-  // Element js of group g is the step's pair rs.x of lane u: values 2u and
-  // 2u + 1 of step rs.y.
-  RDom rs(0, 2, 0, steps, "int_rs");
-  Expr js = rs.y * step + 2 * u + rs.x;
-  // W's values as i16, 0 outside the group.
-  auto weight = [&](const WeightInput &w) {
-    Expr rowIn = clamp(n, 0, w.values.dim(1).extent() - 1);
-    Expr kj = g * group + js;
-    Expr value = cast<int16_t>(w.values(clamp(kj, 0, depth - 1), rowIn));
-    return ragged ? select(js < group && kj < depth, value, cast<int16_t>(0))
-                  : value;
-  };
-  Expr wValue = gated ? select(p == 0, weight(in.w), weight(in.up)) : weight(in.w);
-  Func dot("int_dot");
-  dot(withPart(gated, {u, n, m, g}, p)) = 0;
-  dot(withPart(gated, {u, n, m, g}, p)) +=
-      cast<int32_t>(q(js, g, m)) * cast<int32_t>(wValue);
-
-  BuiltKernel kernel = groupedSums(
-      spec, in, groups, lanes, "int_",
-      [&](Var lane, Var n, Var m, RVar g, Var p) {
-        return cast<float>(dot(withPart(gated, {lane, n, m, g}, p)));
-      },
-      scale, name + "_value");
-  kernel.output = markNonFiniteRows(kernel.output, x.nonFinite, name);
-  kernel.stages.insert(x.stages.begin(), x.stages.end());
-  kernel.stages.emplace("int_dot", dot);
-  kernel.domains.emplace("int_rs", rs);
-  return kernel;
-}
-
-/// int4 W's nibbles w' = w + 8 (0 .. 15, u8) in element order:
-/// nibbles(j, g, row[, part]) is element j of block g, the low nibble of
-/// byte j for j < 16, the high nibble of byte j - 16 above. A schedule
-/// unpacks a tile's rows once (unpackNibblesPerTile).
-Func unpackNibbles(const Operands &in) {
-  Var j("j"), g("g"), row("row"), p("p");
-  auto nibbles = [&](const WeightInput &w) {
-    Expr rowIn = clamp(row, 0, w.values.dim(1).extent() - 1);
-    Expr bits = w.values(g * int(format::kInt4BlockBytes) +
-                             int(format::kInt4ScaleBytes) + j % 16,
-                         rowIn);
-    return select(j >= 16, bits >> 4, bits & 15);
-  };
-  Func wn("w_nibbles");
-  wn(withPart(in.gated, {j, g, row}, p)) =
-      in.gated ? select(p == 0, nibbles(in.w), nibbles(in.up)) : nibbles(in.w);
-  return wn;
-}
-
-/// The integer form for int4 W (int8 activations), as llama.cpp's Q4_0 ×
-/// Q8_0 dot product does it: the same quantised rows as integerAlgorithm's
-/// (groups of 32, the blocks), as i8, against W's nibbles w' = w + 8 in
-/// 0 .. 15 as u8, so that
-///   Σ_{k∈g} q · w = Σ_{k∈g} q · w' − 8 · Σ_{k∈g} q,
-/// and the second sum is x's alone (`x_offset`, once per row). Per block,
-/// 32 u8 × i8 products are summed in pairs into 16 i16 lanes, a 2-way
-/// saturating VectorReduce that Halide 14 turns into `vpmaddubsw` (no pair
-/// can saturate: 2 · 15 · 127 < 32767), then in pairs into 8 int32 lanes
-/// (`vpmaddwd` by ones), then one f32 multiply-add by f32(d · s): exact
-/// integer sums, as the int8 form's. A tile's rows of W are unpacked once
-/// into nibbles in element order (`w_nibbles`: low nibbles are elements 0 ..
-/// 15 of a block, high nibbles 16 .. 31), so that each product vector is
-/// one dense load. The lanes are 8 whatever the target's vector (a block is
-/// 32 values).
-BuiltKernel nibbleAlgorithm(const KernelSpec &spec, const Operands &in,
-                            const std::string &name) {
-  const bool gated = in.gated;
-  const int depth = int(spec.inWidth);
-  const int blocks = int(format::int4BlocksPerRow(depth));
-  Var j("j"), g("g"), row("row"), n("n"), m("m"), u("u"), v("v"), p("p");
-  QuantisedRows x = quantiseRows(spec, in, depth % int(spec.group) != 0);
-  Func q8("x_q8");
-  q8(j, g, row) = cast<int8_t>(x.q(j, g, row));
-  // Lane u of a block's int32 sums covers elements 4u .. 4u + 3.
-  Func offset("x_offset");
-  offset(u, g, row) = (cast<int32_t>(q8(4 * u, g, row)) +
-                       cast<int32_t>(q8(4 * u + 1, g, row)) +
-                       cast<int32_t>(q8(4 * u + 2, g, row)) +
-                       cast<int32_t>(q8(4 * u + 3, g, row))) *
-                      format::kInt4Zero;
-  Func wn = unpackNibbles(in);
-  RDom r2(0, 2, "int_pair");
-  Func pairs("int_pairs");
-  pairs(withPart(gated, {v, n, m, g}, p)) = cast<int16_t>(0);
-  pairs(withPart(gated, {v, n, m, g}, p)) = Internal::saturating_add(
-      pairs(withPart(gated, {v, n, m, g}, p)),
-      Internal::widening_mul(wn(withPart(gated, {2 * v + r2, g, n}, p)),
-                   q8(2 * v + r2, g, m)));
-  // Pairs of i16 sums added into int32 as products with 1, the 2-way
-  // pattern Halide 14 turns into vpmaddwd (a plain widening add becomes
-  // sign extensions and vphaddd, five instructions for one). The 1 is a
-  // value the simplifier cannot fold: 1 whenever x has a row, and no output
-  // is computed when it has none.
-  Expr one = cast<int16_t>(in.x.dim(1).extent() > 0);
-  RDom rq(0, 2, "int_quad");
-  Func dot("int_dot");
-  dot(withPart(gated, {u, n, m, g}, p)) = 0;
-  dot(withPart(gated, {u, n, m, g}, p)) += cast<int32_t>(Internal::widening_mul(
-      pairs(withPart(gated, {2 * u + rq, n, m, g}, p)), one));
-  BuiltKernel kernel = groupedSums(
-      spec, in, blocks, 8, "int_",
-      [&](Var lane, Var n, Var m, RVar g, Var p) {
-        return cast<float>(dot(withPart(gated, {lane, n, m, g}, p)) -
-                           offset(lane, g, m));
-      },
-      x.scale, name + "_value");
-  kernel.output = markNonFiniteRows(kernel.output, x.nonFinite, name);
-  kernel.stages.insert(x.stages.begin(), x.stages.end());
-  kernel.stages.insert({{"int_dot", dot},
-                        {"int_pairs", pairs},
-                        {"w_nibbles", wn},
-                        {"x_q8", q8},
-                        {"x_offset", offset}});
-  kernel.domains.insert({{"int_pair", r2}, {"int_quad", rq}});
-  return kernel;
-}
-
-/// int4 W with f32 activations, a row per sequence (decode): the tile's
-/// nibbles unpacked once (unpackNibbles), then per block of 32 and output
-///   partial += d_w · (Σ_{k∈g} x · w' − 8 · Σ_{k∈g} x)
-/// with the first sum in f32 lanes (one zero-extend, convert and FMA per
-/// vector) and 8 · Σ x once per row (`x_offset`): the scale and the offset
-/// once per block instead of once per vector. Sums in f32, so only their
-/// order (and the offset's rounding) differs from the widened dot form's.
-BuiltKernel nibbleDotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
-                               const Operands &in, const std::string &name) {
-  const bool gated = in.gated;
-  const int lanes = int(plan.vector);
-  const int depth = int(spec.inWidth);
-  const int blocks = int(format::int4BlocksPerRow(depth));
-  const int block = int(format::kInt4BlockValues);
-  Var g("g"), row("row"), n("n"), m("m"), lane("lane"), p("p");
-  // x past K (a padded last block) reads 0.
-  Func xb("x_blocks");
-  Var j("j");
-  Expr k = g * block + j;
-  Expr xValue = in.x(clamp(k, 0, depth - 1), clamp(row, 0, in.x.dim(1).extent() - 1));
-  xb(j, g, row) = depth % block == 0 ? xValue : select(k < depth, xValue, 0.0f);
-  RDom rv(0, block / lanes, "nib_rv");
-  Func offset("x_offset");
-  offset(lane, g, row) = 0.0f;
-  offset(lane, g, row) += xb(rv * lanes + lane, g, row);
-  Func wn = unpackNibbles(in);
-  Func blockSum("nib_block");
-  blockSum(withPart(gated, {lane, n, m, g}, p)) = 0.0f;
-  blockSum(withPart(gated, {lane, n, m, g}, p)) +=
-      xb(rv * lanes + lane, g, m) *
-      cast<float>(wn(withPart(gated, {rv * lanes + lane, g, n}, p)));
-  BuiltKernel kernel = groupedSums(
-      spec, in, blocks, lanes, "nib_",
-      [&](Var lane, Var n, Var m, RVar g, Var p) {
-        return blockSum(withPart(gated, {lane, n, m, g}, p)) -
-               float(format::kInt4Zero) * offset(lane, g, m);
-      },
-      Func(), name);
-  kernel.stages.insert({{"nib_block", blockSum},
-                        {"w_nibbles", wn},
-                        {"x_offset", offset}});
-  kernel.domains.emplace("nib_rv", rv);
-  return kernel;
-}
-
-/// int8 activations over many rows (a widened panel's plan): x quantised
-/// as integerAlgorithm's, then the dot form on its values q · d against the
-/// f32 panel of W's values qw · s. Each product is exact in f32 (8 + 11
-/// significant bits a side) and only the summation order differs from the
-/// integer form's: on AVX2 the integer dot form ran GPT-2 small's prefill
-/// at about half the speed of this one (2 x 2 micro tiles: two vectors
-/// per output, x and W both streamed along K).
-BuiltKernel dequantisedAlgorithm(const KernelSpec &spec,
-                                 const CpuGemmPlan &plan, const Operands &in,
-                                 const std::string &name) {
-  QuantisedRows x = quantiseRows(spec, in, /*ragged=*/true);
-  Var k("k"), row("row");
-  const int group = int(spec.group);
-  Func values("x_dequantised");
-  values(k, row) = cast<float>(x.q(k % group, k / group, row)) *
-                   x.scale(k / group, row);
-  BuiltKernel dot =
-      dotAlgorithm(spec, plan, in, "", name + "_value", values);
-  dot.output = markNonFiniteRows(dot.output, x.nonFinite, name);
-  dot.stages.insert(x.stages.begin(), x.stages.end());
-  dot.stages.emplace("x_dequantised", values);
-  return dot;
-}
-
-/// Whether an int4 W with f32 activations runs nibbleDotAlgorithm: W
-/// widened in registers (not into a panel), a block a whole number of
-/// vectors.
-bool usesNibbleDot(const KernelSpec &spec, const CpuGemmPlan &plan) {
-  return spec.weightType == WeightType::Int4 && !spec.integerProducts &&
-         !plan.widenPanel && format::kInt4BlockValues % plan.vector == 0;
-}
-
 /// The one condition the algorithm's select and the schedule's
 /// specialization share (Halide drops the other branch only when they are
 /// the same expression). `x` is the kernel's first argument.
@@ -620,20 +249,11 @@ Expr manyRows(const CpuPackedGemmPlan &plan, const ImageParam &x) {
 /// form only.
 BuiltKernel algorithm(const KernelSpec &spec) {
   Operands in(spec);
-  if (spec.integerProducts) {
-    const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
-    if (plan.widenPanel)
-      return dequantisedAlgorithm(spec, plan, in, outputName(spec));
-    if (spec.weightType == WeightType::Int4)
-      return nibbleAlgorithm(spec, in, outputName(spec));
-    return integerAlgorithm(spec, plan, in, outputName(spec));
-  }
-  if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile)) {
-    const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
-    if (usesNibbleDot(spec, plan))
-      return nibbleDotAlgorithm(spec, plan, in, outputName(spec));
-    return dotAlgorithm(spec, plan, in, "", outputName(spec));
-  }
+  if (usesQuantizedForm(spec))
+    return quantizedAlgorithm(spec, in, outputName(spec));
+  if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile))
+    return dotAlgorithm(spec, spec.plan<CpuGemmPlan>(), in, "",
+                        outputName(spec));
   const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
   BuiltKernel packed = packedAlgorithm(spec, in, "packed_form");
   BuiltKernel dot = dotAlgorithm(spec, plan.dot, in.withOwnScales("_dot"),
@@ -893,184 +513,13 @@ void packedSchedule(BuiltKernel &kernel, const KernelSpec &spec,
   }
 }
 
-/// x's quantisation, once per call before the tiles (M·K values, parallel
-/// over rows).
-void quantiseOnce(BuiltKernel &kernel, int lanes) {
-  Var j("j"), row("row"), k("k");
-  kernel.stages.at("x_amax").compute_root().parallel(row);
-  kernel.stages.at("x_scale").compute_root();
-  kernel.stages.at("x_inverse").compute_root();
-  kernel.stages.at("x_nonfinite").compute_root().parallel(row);
-  auto values = kernel.stages.find("x_dequantised");
-  if (values != kernel.stages.end())
-    values->second.compute_root().parallel(row).vectorize(
-        k, lanes, TailStrategy::GuardWithIf);
-  else
-    kernel.stages.at("x_q").compute_root().parallel(row).vectorize(
-        j, 2 * lanes, TailStrategy::GuardWithIf);
-}
-
-// int8 activations. A panel plan (many rows) runs the dequantised form with
-// the dot form's schedule. Otherwise the integer form: micro tiles as the
-// dot form's, int8 W read as it is. A micro tile keeps, per output, a
-// vector of f32 partial sums across the groups and, within a group, a
-// vector of int32 sums: the depth loop of a step is the pair (2, vectorized
-// into the pmaddwd pattern) within the lanes (vectorized), then the
-// outputs of the tile (unrolled).
-void integerSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
-  const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
-  if (plan.widenPanel) {
-    quantiseOnce(kernel, int(plan.vector));
-    dotSchedule(kernel, spec, plan, "");
-    return;
-  }
-  const bool gated = spec.kind == KernelKind::GatedLinear;
-  const int lanes = int(plan.vector);
-  Func out = kernel.output, acc = kernel.stages.at("int_acc"),
-       partial = kernel.stages.at("int_partial"),
-       dot = kernel.stages.at("int_dot");
-  RDom rs = kernel.domains.at("int_rs"), rg = kernel.domains.at("int_rg"),
-       rl = kernel.domains.at("int_rl");
-  Var n("n"), m("m"), u("u"), lane("lane"), p("p");
-  Var microTile = tileDotOutputs(out, plan);
-  scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
-  quantiseOnce(kernel, lanes);
-  scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
-  dot.compute_at(partial, rg).vectorize(u).unroll(n).unroll(m);
-  Stage partialSteps = partial.update(), dotSteps = dot.update();
-  if (gated) {
-    dot.bound(p, 0, 2).unroll(p);
-    partialSteps.reorder(lane, n, m, p, rg).unroll(p);
-    dotSteps.reorder(rs.x, u, n, m, p, rs.y).unroll(p);
-  } else {
-    partialSteps.reorder(lane, n, m, rg);
-    dotSteps.reorder(rs.x, u, n, m, rs.y);
-  }
-  partialSteps.vectorize(lane).unroll(n).unroll(m);
-  dotSteps.atomic().vectorize(rs.x).vectorize(u).unroll(n).unroll(m);
-  // The next tile's rows of W, one group ahead of each group's products
-  // (as the dot form's prefetchNextRows), where groups tile K exactly.
-  if (spec.inWidth % spec.group == 0)
-    prefetchNextTile(kernel, plan, partial, rg,
-                     int(spec.inWidth / spec.group));
-}
-
-// A tile's rows of int4 W unpacked into nibbles once, before its depth loop
-// (unpackNibbles), in halves of 16 bytes: each vector's j % 16 and j >= 16
-// are constant. W is read there: the next tile's rows (micro_n on) are
-// prefetched one block ahead, as prefetchNextTile does for the other forms.
-void unpackNibblesPerTile(BuiltKernel &kernel, const KernelSpec &spec,
-                          const CpuGemmPlan &plan) {
-  Func nibbles = kernel.stages.at("w_nibbles");
-  Var j("j"), g("g"), row("row"), p("p");
-  nibbles.compute_at(kernel.output, Var("tile"))
-      .bound(j, 0, int(format::kInt4BlockValues))
-      .vectorize(j, 16)
-      .unroll(j);
-  if (spec.kind == KernelKind::GatedLinear)
-    nibbles.bound(p, 0, 2).unroll(p);
-  for (const ImageParam &argument : kernel.arguments)
-    if (argument.name() == "w" || argument.name() == "w_up")
-      nibbles.prefetch(argument, g, row, int(plan.microN),
-                       PrefetchBoundStrategy::NonFaulting);
-}
-
-// int4 W with int8 activations (nibbleAlgorithm): micro tiles as the dot
-// form's; a tile's rows of W unpacked into nibbles once, before its depth
-// loop; per block, the outputs' i16 pair sums and int32 sums (vectorized
-// into vpmaddubsw and vpmaddwd) and their f32 multiply-add, the outputs
-// unrolled.
-void nibbleSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
-  const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
-  const bool gated = spec.kind == KernelKind::GatedLinear;
-  Func out = kernel.output, acc = kernel.stages.at("int_acc"),
-       partial = kernel.stages.at("int_partial"),
-       dot = kernel.stages.at("int_dot"), pairs = kernel.stages.at("int_pairs"),
-       nibbles = kernel.stages.at("w_nibbles");
-  RDom r2 = kernel.domains.at("int_pair"), rq = kernel.domains.at("int_quad"),
-       rg = kernel.domains.at("int_rg"), rl = kernel.domains.at("int_rl");
-  Var n("n"), m("m"), u("u"), v("v"), j("j"), lane("lane"), p("p"), row("row");
-  Var microTile = tileDotOutputs(out, plan);
-  scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
-  quantiseOnce(kernel, int(plan.vector));
-  kernel.stages.at("x_q8").compute_root().parallel(row).vectorize(
-      j, 32, TailStrategy::GuardWithIf);
-  kernel.stages.at("x_offset").compute_root().parallel(row).vectorize(u, 8);
-  unpackNibblesPerTile(kernel, spec, plan);
-  scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
-  dot.compute_at(partial, rg).vectorize(u).unroll(n).unroll(m);
-  pairs.compute_at(partial, rg).vectorize(v).unroll(n).unroll(m);
-  Stage partialSteps = partial.update(), dotSteps = dot.update(),
-        pairSteps = pairs.update();
-  if (gated) {
-    dot.bound(p, 0, 2).unroll(p);
-    pairs.bound(p, 0, 2).unroll(p);
-    partialSteps.reorder(lane, n, m, p, rg).unroll(p);
-    dotSteps.reorder(rq, u, n, m, p).unroll(p);
-    pairSteps.reorder(r2, v, n, m, p).unroll(p);
-  } else {
-    partialSteps.reorder(lane, n, m, rg);
-    dotSteps.reorder(rq, u, n, m);
-    pairSteps.reorder(r2, v, n, m);
-  }
-  partialSteps.vectorize(lane).unroll(n).unroll(m);
-  dotSteps.atomic().vectorize(rq).vectorize(u).unroll(n).unroll(m);
-  // Halide 14 cannot prove saturating_add associative; here no sum
-  // saturates (each pair is at most 2 · 15 · 127), so it is.
-  pairSteps.atomic(/*override_associativity_test=*/true)
-      .vectorize(r2)
-      .vectorize(v)
-      .unroll(n)
-      .unroll(m);
-}
-
-// int4 W with f32 activations (nibbleDotAlgorithm): as nibbleSchedule, with
-// f32 block sums.
-void nibbleDotSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
-  const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
-  const bool gated = spec.kind == KernelKind::GatedLinear;
-  Func out = kernel.output, acc = kernel.stages.at("nib_acc"),
-       partial = kernel.stages.at("nib_partial"),
-       blockSum = kernel.stages.at("nib_block");
-  RDom rv = kernel.domains.at("nib_rv"), rg = kernel.domains.at("nib_rg"),
-       rl = kernel.domains.at("nib_rl");
-  Var n("n"), m("m"), lane("lane"), p("p"), row("row");
-  Var microTile = tileDotOutputs(out, plan);
-  scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
-  Func offset = kernel.stages.at("x_offset");
-  offset.compute_root().parallel(row).vectorize(lane);
-  offset.update().parallel(row).vectorize(lane);
-  unpackNibblesPerTile(kernel, spec, plan);
-  scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
-  blockSum.compute_at(partial, rg).vectorize(lane).unroll(n).unroll(m);
-  Stage partialSteps = partial.update(), blockSteps = blockSum.update();
-  if (gated) {
-    blockSum.bound(p, 0, 2).unroll(p);
-    partialSteps.reorder(lane, n, m, p, rg).unroll(p);
-    blockSteps.reorder(lane, n, m, p, rv).unroll(p);
-  } else {
-    partialSteps.reorder(lane, n, m, rg);
-    blockSteps.reorder(lane, n, m, rv);
-  }
-  partialSteps.vectorize(lane).unroll(n).unroll(m);
-  blockSteps.vectorize(lane).unroll(n).unroll(m).unroll(rv);
-}
-
 void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
-  if (spec.integerProducts && spec.weightType == WeightType::Int4 &&
-      !spec.plan<CpuGemmPlan>().widenPanel) {
-    nibbleSchedule(kernel, spec);
-    return;
-  }
-  if (spec.integerProducts) {
-    integerSchedule(kernel, spec);
+  if (usesQuantizedForm(spec)) {
+    quantizedSchedule(kernel, spec);
     return;
   }
   if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile)) {
-    if (usesNibbleDot(spec, spec.plan<CpuGemmPlan>()))
-      nibbleDotSchedule(kernel, spec);
-    else
-      dotSchedule(kernel, spec, spec.plan<CpuGemmPlan>(), "");
+    dotSchedule(kernel, spec, spec.plan<CpuGemmPlan>(), "");
     return;
   }
   const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
@@ -1204,6 +653,4 @@ const KernelRegistration registration({KernelKind::Linear,
                                        KernelKind::GatedLinear},
                                       {algorithm, cpuSchedule, gpu});
 
-} // namespace
-
-} // namespace tfmc::codegen::kernels
+} // namespace tfmc::codegen::kernels::linear

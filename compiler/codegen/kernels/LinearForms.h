@@ -1,0 +1,133 @@
+//===- LinearForms.h - What Linear.cpp's forms share ------------*- C++ -*-===//
+//
+// Linear.cpp holds the f32-activation forms of the linear kernel (dot,
+// packed, GPU) and its registration; LinearQuantized.cpp the forms for
+// integer weights that quantise or block their input (int8 activations,
+// int4's nibble forms). This is what the two files share: the kernel's
+// operands, the accumulator's start and epilogue, and the dot form's
+// algorithm and tile schedule, which the quantized forms reuse.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_CODEGEN_KERNELS_LINEARFORMS_H
+#define TFMC_CODEGEN_KERNELS_LINEARFORMS_H
+
+#include "compiler/codegen/kernels/Common.h"
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace tfmc::codegen::kernels::linear {
+
+using Halide::Expr;
+using Halide::Float;
+using Halide::Func;
+using Halide::ImageParam;
+using Halide::RDom;
+using Halide::RVar;
+using Halide::Var;
+using target::CpuGemmPlan;
+
+/// Func arguments with the gated linear's part dimension last.
+inline std::vector<Expr> withPart(bool gated, std::vector<Expr> args,
+                                  Expr part) {
+  if (gated)
+    args.push_back(part);
+  return args;
+}
+
+/// A CPU kernel's inputs and its arguments in order: x, W (values, then
+/// int8's scales), the gated linear's up weight, the biases, the residual.
+struct Operands {
+  explicit Operands(const KernelSpec &spec)
+      : gated(spec.kind == KernelKind::GatedLinear), x(Float(32), 2, "x"),
+        w(spec, "w"), up(spec, "w_up"), bias(Float(32), 1, "bias"),
+        upBias(Float(32), 1, "bias_up"), residual(Float(32), 2, "residual") {
+    arguments.push_back(x);
+    for (const ImageParam &argument : w.arguments())
+      arguments.push_back(argument);
+    if (gated)
+      for (const ImageParam &argument : up.arguments())
+        arguments.push_back(argument);
+    if (spec.hasBias) {
+      arguments.push_back(bias);
+      if (gated)
+        arguments.push_back(upBias);
+    }
+    if (spec.hasResidual)
+      arguments.push_back(residual);
+  }
+
+  /// A copy whose int8 scales are a Func of its own (`suffix` names it),
+  /// so that each of two forms in one pipeline schedules its own.
+  Operands withOwnScales(const std::string &suffix) const {
+    Operands copy = *this;
+    for (WeightInput *weight : {&copy.w, &copy.up})
+      weight->scale = weight->scaleFunc(weight->scale.name() + suffix);
+    return copy;
+  }
+
+  bool gated;
+  ImageParam x;
+  WeightInput w, up;
+  ImageParam bias, upBias, residual;
+  std::vector<ImageParam> arguments;
+};
+
+/// Defines the accumulator's initial value: the bias (gated: each part's),
+/// or 0. `at` is its pure arguments but the part (n first).
+void cpuAccumulatorStart(const KernelSpec &spec, const Operands &in, Func acc,
+                         std::vector<Expr> at, Var n, Var p);
+
+/// The output: act(acc) + residual (gated: act(gate) · up), with `at` the
+/// accumulator's arguments of output (n, m) but the part.
+Func cpuEpilogue(const KernelSpec &spec, const Operands &in, Func acc,
+                 std::vector<Expr> at, Var n, Var m, const std::string &name);
+
+/// The dot form: acc(n, m) = Σ_lanes partial(lane, n, m). Stage names start
+/// with `prefix`; x is read through `xSource` when it is defined.
+BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
+                         const Operands &in, const std::string &prefix,
+                         const std::string &name, Func xSource = Func());
+
+/// The dot form's schedule (stages named with `prefix`).
+void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
+                 const CpuGemmPlan &plan, const std::string &prefix);
+
+/// Tiles `out` into the plan's micro tiles, blocks and parallel tasks;
+/// returns the loop at which one micro tile's accumulators live.
+Var tileDotOutputs(Func out, const CpuGemmPlan &plan);
+
+/// W's scales of a tile's rows (the stages `names`), converted to f32 once
+/// per tile and a vector at a time.
+void scalesPerTile(BuiltKernel &kernel, Func out,
+                   std::initializer_list<std::string> names);
+
+/// A micro tile's accumulators `acc` and `partial` (lane `lane`) at
+/// `microTile`, their outputs (and a gated linear's parts) unrolled.
+void scheduleTileAccumulators(Func out, Var microTile, Func acc, RDom rl,
+                              Func partial, Var lane, const CpuGemmPlan &plan,
+                              bool gated);
+
+/// Prefetches, at each step of `steps` of `partial`'s update, the same lines
+/// of the next micro tile's rows of W.
+void prefetchNextTile(BuiltKernel &kernel, const CpuGemmPlan &plan,
+                      Func partial, RVar steps, int stepsPerRow);
+
+// --- LinearQuantized.cpp -------------------------------------------------------
+
+/// Whether the kernel runs one of LinearQuantized.cpp's forms: int8
+/// activations, or an int4 W widened in registers (a row per sequence).
+bool usesQuantizedForm(const KernelSpec &spec);
+
+/// That form's algorithm, its output named `name`.
+BuiltKernel quantizedAlgorithm(const KernelSpec &spec, const Operands &in,
+                               const std::string &name);
+
+/// That form's schedule.
+void quantizedSchedule(BuiltKernel &kernel, const KernelSpec &spec);
+
+} // namespace tfmc::codegen::kernels::linear
+
+#endif // TFMC_CODEGEN_KERNELS_LINEARFORMS_H
