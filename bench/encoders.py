@@ -1,6 +1,6 @@
 """bench/run.py's `encoders` section: issue 16's goals on Hugging Face checkpoint directories with
 random weights (config.json + model.safetensors, written by bench/peers/hf_encoders.py), compiled
-by `tfmc DIR`, 2 threads, fp32 everywhere:
+by `tfmc DIR`, 2 threads, fp32 unless a tfmc row says otherwise:
 
   - BERT-base shape (d 768, 12 layers, 12 heads, ffn 3072, vocab 30522): one forward of
     batch 8 × 128 tokens (last_hidden_state and pooler_output), tfmc `bench --batch 8 --seq 128`
@@ -15,6 +15,13 @@ by `tfmc DIR`, 2 threads, fp32 everywhere:
 The three engines' greedy ids are compared; a mismatch is a note in the report, and the ratios of
 that model are then left out. Every figure is a median over `runs` timed runs after a warm-up
 (tfmc: processes; the peers: calls in one process, as their users run them).
+
+tfmc's narrow formats, the user's choice (README, "Weight precision" and "int8 activations"), are
+timed beside f32: on BERT int8 and int4 weights with int8 activations (`--activations int8`), on
+Marian bf16, int8 and int4 weights, with and without int8 activations. They change the outputs:
+BERT's rows report max |y - y_f32| / max |y_f32| of each output against tfmc f32's on the same ids
+(`run --input`), Marian's how many of tfmc f32's greedy ids they keep. Issue 27's goals are
+tfmc int8 weights + int8 activations against ONNX Runtime f32.
 """
 
 import json
@@ -29,9 +36,20 @@ from engines import NPM, NODE_MODULES
 THREADS = 2
 BERT_BATCH, BERT_SEQ = 8, 128
 SOURCE_LEN, NEW = 32, 32
-# tfmc's narrow weight precisions (--weight-dtype), timed on Marian besides f32: the user's choice,
-# reported beside the f32 goal (README, "Weight precision", has their error bounds).
-NARROW = ("bf16", "int8")
+# tfmc's narrow formats, timed besides f32: the user's choice, reported beside the f32 goals
+# (README, "Weight precision" and "int8 activations", has their error bounds). key: (tfmc's
+# options, the row's label).
+FORMATS = {
+    "bf16": (["--weight-dtype", "bf16"], "tfmc bf16 weights"),
+    "int8": (["--weight-dtype", "int8"], "tfmc int8 weights"),
+    "int4": (["--weight-dtype", "int4"], "tfmc int4 weights"),
+    "int8a8": (["--weight-dtype", "int8", "--activations", "int8"],
+               "tfmc int8 weights + int8 activations"),
+    "int4a8": (["--weight-dtype", "int4", "--activations", "int8"],
+               "tfmc int4 weights + int8 activations"),
+}
+BERT_NARROW = ("int8a8", "int4a8")
+NARROW = ("bf16", "int8", "int4", "int8a8", "int4a8")  # Marian's
 # bench/peers/hf_encoders.py's shapes (its `write`), needed by the ONNX Runtime peer and the FLOPs.
 BERT = {"d": 768, "layers": 12, "ffn": 3072, "vocab": 30522}
 MARIAN = {"d": 512, "layers": 6, "heads": 8, "ffn": 2048, "vocab": 58101, "eos": 0,
@@ -100,14 +118,80 @@ def bert_peer(cmd):
     return {"median_ms": r["median_ms"], "min_ms": min(r["runs_ms"]), "max_ms": max(r["runs_ms"])}
 
 
+def bert_input():
+    """bench/out/hf_bert_input.safetensors: input_ids [8, 128] from a fixed LCG (no mask: all
+    tokens count), the ids on which the narrow formats' outputs are compared with f32's."""
+    path = os.path.join(OUT, "hf_bert_input.safetensors")
+    if not os.path.exists(path):
+        import numpy as np
+        ids, x = [], 27
+        for _ in range(BERT_BATCH * BERT_SEQ):
+            x = (1103515245 * x + 12345) % 2 ** 31
+            ids.append(1 + x % (BERT["vocab"] - 1))
+        fixtures().write_safetensors(path + ".tmp", {
+            "input_ids": np.array(ids, dtype=np.int64).reshape(BERT_BATCH, BERT_SEQ)})
+        os.replace(path + ".tmp", path)
+    return path
+
+
+def fixtures():
+    """test/fixtures/make_fixtures.py: the safetensors reader and writer."""
+    import sys
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "test",
+                        "fixtures")
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import make_fixtures
+    return make_fixtures
+
+
+def bert_outputs(exe, folder, key):
+    """{output name: array} of one forward on bert_input()'s ids."""
+    path = os.path.join(OUT, f"hf_bert_out_{key}.safetensors")
+    run([exe, "run", "--weights", os.path.join(folder, "model.safetensors"), "--input",
+         bert_input(), "--output", path, "--threads", str(THREADS)], timeout=600)
+    try:
+        return fixtures().read_safetensors(path)
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+
+
+def bert_error(y, ref):
+    """{output: max |y - ref| / max |ref|}: README's measure of a narrow format's error."""
+    import numpy as np
+    return {k: float(np.max(np.abs(y[k].astype(np.float64) - ref[k])) / np.max(np.abs(ref[k])))
+            for k in ref if k in y}
+
+
 def run_bert(h, res, runs):
     folder = checkpoint("bert")
-    exe = compiled("bert", folder, ["--max-batch", str(BERT_BATCH)])
     res["bert"] = b = {}
-    parts = [("tfmc", lambda: bert_tfmc(exe, folder, runs)),
-             ("pytorch", lambda: bert_peer([PYTHON, HF, "torch", "--dir", folder, "--threads",
-                                            str(THREADS), "--runs", str(runs), "--warmup", "1",
-                                            "--batch", str(BERT_BATCH), "--seq", str(BERT_SEQ)]))]
+    reference = {}
+
+    def tfmc(key):
+        """Compiles, times, and (once timed) runs bert_input(): f32's outputs are the reference,
+        a narrow format's are compared with them. A failed compile or timing fails this row
+        only (run_parts); a failed output run only leaves its error out."""
+        extra = ["--max-batch", str(BERT_BATCH)] + (FORMATS[key][0] if key != "f32" else [])
+        exe = compiled("bert", folder, extra, "" if key == "f32" else "_" + key)
+        r = bert_tfmc(exe, folder, runs)
+        try:
+            y = bert_outputs(exe, folder, key)
+            if key == "f32":
+                reference.update(y)
+            elif reference:
+                r["error"] = bert_error(y, reference)
+        except (CommandFailed, OSError, ValueError, KeyError) as e:
+            h.notes.append(f"encoders: BERT tfmc {key}: the output comparison failed: "
+                           f"{(str(e).splitlines() or [type(e).__name__])[0][:200]}")
+        return r
+
+    parts = [("tfmc", lambda: tfmc("f32"))]
+    parts += [("tfmc_" + k, lambda k=k: tfmc(k)) for k in BERT_NARROW]
+    parts.append(("pytorch", lambda: bert_peer(
+        [PYTHON, HF, "torch", "--dir", folder, "--threads", str(THREADS), "--runs", str(runs),
+         "--warmup", "1", "--batch", str(BERT_BATCH), "--seq", str(BERT_SEQ)])))
     if os.path.exists(os.path.join(NODE_MODULES, "onnxruntime-node")):
         parts.append(("onnxruntime", lambda: bert_peer(
             ["node", ORT, "--npm", NPM, "--model", "bert", "--onnx", onnx_files("bert", folder)[0],
@@ -187,9 +271,9 @@ def run_marian(h, res, runs):
     peer_args = ["--threads", str(THREADS), "--runs", str(runs), "--warmup", "1", "--source",
                  ",".join(map(str, source)), "--new-tokens", str(NEW)]
 
-    def tfmc(dtype):
-        extra = ["--weight-dtype", dtype] if dtype != "f32" else []
-        exe = compiled("marian", folder, extra, "" if dtype == "f32" else "_" + dtype)
+    def tfmc(key):
+        extra = FORMATS[key][0] if key != "f32" else []
+        exe = compiled("marian", folder, extra, "" if key == "f32" else "_" + key)
         return marian_tfmc(exe, folder, source, runs)
 
     parts = [("tfmc", lambda: tfmc("f32"))]
@@ -210,7 +294,7 @@ def run_marian(h, res, runs):
     m["ids_agree"] = len({json.dumps(v) for v in got.values()}) == 1
     if not m["ids_agree"]:
         h.notes.append("encoders: the Marian engines' greedy ids differ: " + json.dumps(got))
-    # Narrow weights change the logits: how many of f32's ids they keep (a
+    # Narrow formats change the logits: how many of f32's ids they keep (a
     # greedy run that leaves f32's path differs in every id after it).
     for d in NARROW:
         r, ref = m.get("tfmc_" + d), m.get("tfmc")
@@ -240,18 +324,29 @@ def render(rep):
     add()
     add(f"Checkpoint directories in the Hugging Face layout with random weights "
         f"(bench/peers/hf_encoders.py `write`), compiled with `tfmc DIR`; {res['threads']} "
-        f"threads, fp32, medians of {res['runs']} runs after a warm-up (bench/encoders.py). "
+        f"threads, fp32 unless a row says otherwise, medians of {res['runs']} runs after a "
+        f"warm-up (bench/encoders.py). "
         f"ONNX Runtime: npm onnxruntime-node on a torch.onnx export (opset 17) of the same "
         f"weights, intra-op threads {res['threads']}, inter-op 1, all graph optimizations "
         f"(bench/peers/ort_encoders.mjs); PyTorch 1.13: bench/peers/hf_encoders.py's restatement "
         f"of BertModel and MarianMTModel (with a KV cache for generation).")
     add()
+    add("tfmc's narrow rows are the user's choice (`--weight-dtype`, README's \"Weight "
+        "precision\"), the f32 checkpoint converted at load. With int8 activations "
+        "(`--activations int8`, README's \"int8 activations\") each linear also quantises its "
+        "input to int8, one scale per group of 64 (int8 weights) or 32 (int4 weights) input "
+        "features, and multiplies integers. These formats change the outputs: BERT's rows give "
+        "max |y − y_f32| ÷ max |y_f32| of each output against tfmc f32's on the same ids, "
+        "Marian's how many of tfmc f32's greedy ids they keep.")
+    add()
     goals = []
 
-    def goal(what, tfmc_ms, peer_ms, bound):
-        value = peer_ms / tfmc_ms if tfmc_ms and peer_ms else None
+    def goal(what, tfmc_ms, peer_ms, bound, why=None):
+        value = peer_ms / tfmc_ms if tfmc_ms and peer_ms and not why else None
         target = f"≥ {bound:.1f}×"
-        if value is None:
+        if why:
+            goals.append([what, "n/a", target, why])
+        elif value is None:
             goals.append([what, "n/a", target, "not measured"])
         else:
             goals.append([what, f"{value:.2f}×", target, "met" if value >= bound else "**not met**"])
@@ -261,26 +356,43 @@ def render(rep):
     rows = []
     flops = bert_flops()
     peak, isa = rep.h.peak_gflops(THREADS) if hasattr(rep.h, "peak_gflops") else (None, "")
-    for key, label in (("tfmc", "tfmc"), ("onnxruntime", "ONNX Runtime"), ("pytorch", "PyTorch")):
+    # Narrow rows absent from the results (a run before they existed) are left out; a failed
+    # one is n/a, as a failed peer.
+    for key, label in ([("tfmc", "tfmc f32")] +
+                       [("tfmc_" + k, FORMATS[k][1]) for k in BERT_NARROW if "tfmc_" + k in b] +
+                       [("onnxruntime", "ONNX Runtime f32"), ("pytorch", "PyTorch f32")]):
         r = b.get(key)
         if not r:
-            rows.append([label, "n/a", "", ""])
+            rows.append([label, "n/a", "", "", "failed (see the notes)" if key in b and
+                         key.startswith("tfmc_") else ""])
             continue
         gflops = flops / (r["median_ms"] * 1e6)
+        if key == "tfmc":
+            error = "reference"
+        elif "error" in r:
+            error = ", ".join(f"{r['error'][k]:.3f}" for k in ("last_hidden_state",
+                                                               "pooler_output") if k in r["error"])
+        else:
+            error = "n/a (see the notes)" if key.startswith("tfmc_") else ""
         rows.append([label, f"{r['median_ms']:.0f} [{r['min_ms']:.0f}–{r['max_ms']:.0f}]",
-                     fmt_num(gflops), f"{100 * gflops / peak:.0f} % of {isa}" if peak else ""])
+                     fmt_num(gflops), f"{100 * gflops / peak:.0f} % of {isa}" if peak else "",
+                     error])
     add(f"### BERT-base shape, one forward of batch {BERT_BATCH} × {BERT_SEQ} tokens "
         f"({flops / 1e9:.0f} GFLOP)")
     add()
-    add(table(["engine", "ms [min–max]", "GFLOP/s", "of the FMA peak (section 1)"], rows))
+    add(table(["engine", "ms [min–max]", "GFLOP/s", "of the FMA peak (section 1)",
+               "error vs tfmc f32: last_hidden_state, pooler_output"], rows))
     add()
     t = (b.get("tfmc") or {}).get("median_ms")
-    goal("BERT: ONNX Runtime ms ÷ tfmc ms", t, (b.get("onnxruntime") or {}).get("median_ms"), 1.5)
+    ort_ms = (b.get("onnxruntime") or {}).get("median_ms")
+    goal("BERT: ONNX Runtime ms ÷ tfmc ms", t, ort_ms, 1.5)
+    goal("BERT, int8 activations (issue 27): ONNX Runtime f32 ms ÷ tfmc int8 weights + int8 "
+         "activations ms", (b.get("tfmc_int8a8") or {}).get("median_ms"), ort_ms, 2.0)
     m = res.get("marian") or {}
     rows = []
-    for key, label in (("tfmc", "tfmc f32"), ("tfmc_bf16", "tfmc bf16 weights"),
-                       ("tfmc_int8", "tfmc int8 weights"), ("onnxruntime", "ONNX Runtime f32"),
-                       ("pytorch", "PyTorch f32")):
+    for key, label in ([("tfmc", "tfmc f32")] +
+                       [("tfmc_" + k, FORMATS[k][1]) for k in NARROW if "tfmc_" + k in m] +
+                       [("onnxruntime", "ONNX Runtime f32"), ("pytorch", "PyTorch f32")]):
         r = m.get(key)
         if not r:
             rows.append([label, "n/a", "", "", "", ""])
@@ -314,11 +426,18 @@ def render(rep):
     t = (m.get("tfmc") or {}).get("total_ms") if m.get("ids_agree") else None
     goal("Marian: ONNX Runtime ms ÷ tfmc ms", t, (m.get("onnxruntime") or {}).get("total_ms"), 1.5)
     goal("Marian: PyTorch ms ÷ tfmc ms", t, (m.get("pytorch") or {}).get("total_ms"), 3.0)
-    for d in NARROW:
+    for d in ("bf16", "int8"):
         goal(f"Marian: ONNX Runtime f32 ms ÷ tfmc {d}-weights ms (the user's choice, not the f32 "
              f"goal)", (m.get("tfmc_" + d) or {}).get("total_ms"),
              (m.get("onnxruntime") or {}).get("total_ms"), 1.5)
-    add("### Issue 16's goals (ratios of this run)")
+    # Issue 27's: a run that stopped at eos sooner did less work, and its time compares with
+    # nothing.
+    a8, ort = m.get("tfmc_int8a8") or {}, m.get("onnxruntime") or {}
+    goal("Marian, int8 activations (issue 27): ONNX Runtime f32 ms ÷ tfmc int8 weights + int8 "
+         "activations ms", a8.get("total_ms"), ort.get("total_ms"), 2.5,
+         f"not comparable: {len(a8['ids'])} ids against ONNX Runtime's {len(ort['ids'])}"
+         if a8 and ort and len(a8["ids"]) != len(ort["ids"]) else None)
+    add("### Goals of issues 16 and 27 (ratios of this run)")
     add()
     add(table(["goal", "this run", "target", ""], goals))
     add()

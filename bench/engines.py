@@ -4,8 +4,10 @@ same random weights, the same 128-token prompt and 128 greedy new tokens.
 
 Before any timing, every engine generates from a margin-checked prompt (bench/peers/
 greedy_check.py) and its ids are compared with the fp32 PyTorch reference's on the steps whose
-margin exceeds that precision's quantisation error; a mismatch marks the engine's figures, which
-then enter no ratio.
+margin exceeds that precision's quantisation error; a row left with fewer than MIN_CHECKED such
+steps (the 4-bit formats have none) is also checked in its own format (bench/peers/
+format_check.py: PyTorch with the engine's weights and activation roundings, teacher-forced along
+its ids). A mismatch marks the engine's figures, which then enter no ratio.
 
 The engines' bench/peers programs print JSON lines; this module runs them (run(h)) and renders
 the section and the issue's goal ratios (render(report)). TFMC_DTYPES is the one list to extend
@@ -13,14 +15,23 @@ when tfmc gains a weight precision (TFMC_FLAGS and TFMC_WEIGHTS say how a row is
 which weights file it loads, when that is not simply `--weight-dtype DTYPE`'s own).
 """
 
+import hashlib
 import json
 import os
 import re
 import statistics
+import sys
 import time
 
 from run import (BENCH, OUT, PEERS, PYTHON, ROOT, CommandFailed, Figure, Model, fmt_ms, fmt_num,
                  fmt_pct, json_lines, note, pause, run, table)
+
+sys.path.insert(0, PEERS)
+from format_check import MIN_CHECKED, spec_name  # noqa: E402  (numpy only: torch is its CLI's)
+
+# What format_check.py's verdict depends on besides the weights and the ids: a change of any of
+# these files checks again.
+FORMAT_CHECK_SOURCES = ["format_check.py", "greedy_check.py", "gguf.py", "llama_check.py", "torch_bench.py"]
 
 NPM = os.path.abspath(os.path.join(os.environ.get("BUILD_DIR", os.path.join(ROOT, "build")), "npm"))
 NODE_MODULES = os.path.join(NPM, "node_modules")
@@ -126,6 +137,22 @@ def write_stamp(path, source):
         f.write(f"{os.path.getsize(source)} {os.path.getmtime(source)}")
 
 
+def same_ids_cell(c, n):
+    """A row's "same ids" cell: the fp32-margin check's steps, and the own-format check's where it
+    ran (its checked steps and smallest top-two margin)."""
+    own = c.get("own")
+    word = "yes" if c["ok"] else "**no**"
+    if own is None:
+        return f"{word}: {c['steps']} checked steps ({c['agree']} of {n} equal)"
+    if own.get("error"):
+        detail = f"own-format check failed: {own['error'][:80]}"
+    else:
+        m = own.get("min_margin")
+        detail = (f"{own['checked_steps']} own-format checked steps"
+                  + (f", min margin {m:.3f}" if m is not None else ""))
+    return f"{word}: {c['steps']} fp32 + {detail} ({c['agree']} of {n} equal)"
+
+
 def reason(error):
     """A CommandFailed's first line (exit status and command) cut short, and the program's last
     line of output (its error message)."""
@@ -214,10 +241,38 @@ class Engines:
             with open(path, "w") as f:
                 json.dump(rows[0], f)
             write_stamp(path, weights)
+        self.check_weights = weights
         self.res["check"] = json.load(open(path))
         return self.res["check"]
 
+    def format_check_model(self):
+        """format_check.py's arguments naming the model: the reference's GPT-2 weights."""
+        return ["--weights", self.check_weights, "--heads", "12"]
+
+    def own_format(self, row, ids):
+        """format_check.py's verdict on a row's ids (its JSON), cached in OUT/format_check/ by the
+        format, the prompt, the ids and the checking scripts' bytes, stamped with the weights."""
+        fmt = spec_name(row.engine, row.fmt)
+        prompt = self.res["check"]["prompt"]
+        digest = hashlib.sha256(json.dumps([fmt, prompt, ids, self.format_check_model()]).encode())
+        for name in FORMAT_CHECK_SOURCES:
+            with open(os.path.join(PEERS, name), "rb") as f:
+                digest.update(f.read())
+        path = os.path.join(OUT, "format_check", f"{self.key}_{fmt.replace(':', '_')}_{digest.hexdigest()[:16]}.json")
+        if not stamp_ok(path, self.check_weights):
+            out, _, _ = run([PYTHON, os.path.join(PEERS, "format_check.py")] + self.format_check_model()
+                            + ["--format", fmt, "--prompt", ",".join(map(str, prompt)),
+                               "--ids", ",".join(map(str, ids))], timeout=1800)
+            rows = [r for r in json_lines(out) if r.get("bench") == "format_check"]
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                json.dump(rows[0], f)
+            write_stamp(path, self.check_weights)
+        return json.load(open(path))
+
     def judge(self, row, ids):
+        """The row's ids against the fp32 reference's on its format's checked steps and, when
+        those are fewer than MIN_CHECKED, against PyTorch in the row's own format (format_check.py)."""
         ref = self.res["check"]
         k = ref["checked_steps"][row.fmt]
         row.check = {"ids": ids, "steps": k, "ok": ids[:k] == ref["expected"][:k],
@@ -227,6 +282,31 @@ class Engines:
             self.h.notes.append(f"{self.key}: {row.name} gives ids {ids[:k]} on the check prompt where the "
                                 f"fp32 reference gives {ref['expected'][:k]}: its figures are marked and "
                                 f"enter no ratio.")
+        if k >= MIN_CHECKED:
+            return
+        fmt = spec_name(row.engine, row.fmt)
+        try:
+            own = self.own_format(row, ids)
+        except CommandFailed as e:
+            own = {"format": fmt, "ok": False, "checked_steps": 0, "error": reason(e)}
+        row.check["own"] = {key: own.get(key) for key in ("format", "ok", "checked_steps", "min_margin",
+                                                          "relative_tolerance", "failures", "error")}
+        if own["ok"]:
+            return
+        row.check["ok"] = False
+        if own.get("error"):
+            why = f"the check did not run ({own['error']})"
+        elif own.get("failures"):
+            f = own["failures"][0]
+            why = (f"at step {f['step']} it gives {f['id']} where that model's argmax is {f['argmax']} "
+                   f"(top-two margin {f['margin']:.4f}, its id {f['deficit']:.4f} below the top, tolerance "
+                   f"{f['tolerance']:.4f}; {len(own['failures'])} step(s) fail)")
+        else:
+            why = (f"only {own['checked_steps']} step(s) have a top-two margin above the tolerance "
+                   f"({own['relative_tolerance']:g} of max|logit|), fewer than {MIN_CHECKED}: nothing is checked")
+        self.h.notes.append(f"{self.key}: {row.name} fails the same-ids check in its own format "
+                            f"(bench/peers/format_check.py --format {fmt}, teacher-forced along its ids): {why}; "
+                            f"its figures are marked and enter no ratio.")
 
     # ------------------------------------------------------------------ tfmc
     def tfmc(self, weights):
@@ -493,9 +573,7 @@ def render(rep):
         elif row.check.get("reference"):
             ids = "the reference"
         else:
-            c = row.check
-            ids = (f"{'yes' if c['ok'] else '**no**'}: {c['steps']} checked steps"
-                   f" ({c['agree']} of {len(check['expected'])} equal)")
+            ids = same_ids_cell(row.check, len(check["expected"]))
         out.append([row.engine, dtype_label(row.dtype), _pair(pre, lambda x: f"{x:.1f}", False) + mark,
                     _pair(row.decode_tps, lambda x: f"{x:.1f}", True) + mark, _mb(b),
                     _pair(roof, lambda x: f"{100 * x:.0f} %", True), _mb(row.file_bytes), ids])
@@ -537,11 +615,30 @@ def render(rep):
             + ", ".join(f"{fmt} e = {check['logit_error'][fmt]:.4f}, {k[fmt]} steps" for fmt in k)
             + f". Reference margins per step: {', '.join(f'{m:.3f}' for m in check['margins'])}. With random "
             "weights the margins are small, so the low precisions are checked on few steps (the 4-bit "
-            "formats often on none: then their ids are not compared, and their figures are unchecked); "
-            "a different id after them is legitimate.")
+            "formats on none); a different id after them is legitimate. " + own_format_words(rows))
         add()
     summary(rep, res)
     goals(rep, res, roof_unreliable=bool(over))
+
+
+def own_format_words(rows):
+    """The report's account of format_check.py (the rows it judged), or '' when none."""
+    own = [r for r in rows if r.check and r.check.get("own")]
+    if not own:
+        return ""
+    tol = [f"{r.name} {100 * r.check['own']['relative_tolerance']:.2g} %" for r in own
+           if r.check["own"].get("relative_tolerance") is not None]
+    return (f"Rows with fewer than {MIN_CHECKED} such steps are also checked in their own format "
+            "(bench/peers/format_check.py): PyTorch with the engine's own weights (its file's tensors "
+            "dequantised exactly: tfmc's int8 and Q4_0 blocks, llama.cpp's Q8_0 / Q4_0 matrices and Q6_K "
+            "head) and activation roundings (tfmc's int8 activations per group of the weight's 64 / 32 "
+            "features; llama.cpp's Q8_0 / Q8_K / BF16 inputs), run once over the prompt and the engine's "
+            "own ids (teacher forcing); at every step the engine's id must be that model's argmax unless "
+            "the top-two margin is below the tolerance times the step's max|logit| (0.1 % for a format "
+            "that rounds no activation: f32 summation order; for one that does, 1.5 times the largest "
+            "change that 4 perturbed runs show: the cascade of rounding flips an engine's own f32 "
+            "arithmetic causes" + (": " + ", ".join(tol) if tol else "") + "), and at least "
+            f"{MIN_CHECKED} steps must have a larger margin.")
 
 
 # The peers a tfmc precision is compared with in the summary: the same weight bytes or more.

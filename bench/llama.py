@@ -7,7 +7,10 @@ The weights are one random Hugging Face checkpoint (bench/peers/llama_checkpoint
 bench/out/tinyllama_hf/: tfmc compiles that directory (`tfmc DIR`) and loads its
 model.safetensors; llama.cpp loads GGUF files bench/peers/gguf_llama.py writes from it. Before any
 timing every engine generates from a margin-checked prompt and its ids are compared with the fp32
-PyTorch reference's (bench/peers/llama_check.py), as the engines section does for GPT-2.
+PyTorch reference's (bench/peers/llama_check.py), as the engines section does for GPT-2, and where
+that leaves fewer than 4 checked steps, with PyTorch in the engine's own format along its own ids
+(bench/peers/format_check.py; about 30 s per weight-only row, 2-3 minutes per row that rounds
+activations, at this shape on one core; cached by ids).
 
 A tfmc that cannot import a Hugging Face Llama directory compiles the same model from a .tfm
 description with the same weights under a .tfm model's names (llama_checkpoint.py
@@ -22,8 +25,8 @@ import statistics
 
 from engines import (HEAD_BYTES_PER_ELEMENT, INT4_FILE_GOAL, INT4_ROOF_GOAL, Engines, Row, _mb, _pair,
                      against_q4_0, against_q8_0, dtype_label, int4_file_ratio, int4_roof, missing_dtype,
-                     reason, reference_ok, stamp_ok, tfmc_dtypes, tfmc_flags, weights_dtype, weights_words,
-                     write_stamp)
+                     own_format_words, reason, reference_ok, same_ids_cell, stamp_ok, tfmc_dtypes, tfmc_flags,
+                     weights_dtype, weights_words, write_stamp)
 from run import (OUT, PEERS, PYTHON, TFMC, CommandFailed, Figure, fmt_ms, json_lines, note, pause,
                  run, table)
 
@@ -161,8 +164,14 @@ class Llama(Engines):
             with open(path, "w") as f:
                 json.dump(rows[0], f)
             write_stamp(path, weights)
+        self.check_weights = weights
         self.res["check"] = json.load(open(path))
         return self.res["check"]
+
+    def format_check_model(self):
+        """format_check.py's arguments naming the model: the checkpoint directory (its
+        model.safetensors is the stamp's source)."""
+        return ["--checkpoint", self.checkpoint]
 
     def choose_source(self):
         """`tfmc DIR` when this tfmc imports Llama directories, else the .tfm fallback."""
@@ -322,9 +331,7 @@ def render(rep):
         mark = "" if row.comparable() else " †"
         pre = {T: f.median for T, f in row.prefill.items()}
         c = row.check
-        ids = ("not checked" if c is None else
-               f"{'yes' if c['ok'] else '**no**'}: {c['steps']} checked steps ({c['agree']} of "
-               f"{len(check['expected'])} equal)")
+        ids = "not checked" if c is None else same_ids_cell(c, len(check["expected"]))
         out.append([row.engine, dtype_label(row.dtype), _pair(pre, lambda x: f"{x:.0f}", False) + mark,
                     _pair(of_peak, lambda x: f"{100 * x:.0f} %", True),
                     _pair(row.decode_tps, lambda x: f"{x:.2f}", True) + mark, _mb(b),
@@ -370,7 +377,8 @@ def render(rep):
             "weights; q4_0: Q4_0 matrices, a Q6_K output head) plus "
             f"{check['tolerance']:g}: "
             + ", ".join(f"{fmt} e = {check['logit_error'][fmt]:.4f}, {k[fmt]} steps" for fmt in k)
-            + f". Reference margins per step: {', '.join(f'{m:.3f}' for m in check['margins'])}.")
+            + f". Reference margins per step: {', '.join(f'{m:.3f}' for m in check['margins'])}. "
+            + own_format_words(rows))
         add()
     comp = res.get("compile")
     if comp:

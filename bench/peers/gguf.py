@@ -79,14 +79,21 @@ def bf16_bytes(a):
     return rounded.astype(np.uint16).tobytes()
 
 
-def q8_0_bytes(a):
-    """[rows, cols] f32 -> Q8_0 blocks, row-major, 34 bytes per 32 values."""
+def q8_0_parts(a):
+    """[..., cols] f32 (cols a multiple of 32) -> (q [blocks, 32] int8, scale [blocks] float16),
+    block by block along each row, as q8_0_bytes writes them."""
     blocks = np.ascontiguousarray(a, dtype=np.float32).reshape(-1, Q8_0_BLOCK)
     scale = (np.abs(blocks).max(axis=1) / 127.0).astype(np.float16)
     s32 = scale.astype(np.float32)
     inv = np.divide(1.0, s32, out=np.zeros_like(s32), where=s32 != 0)
     q = np.clip(np.rint(blocks * inv[:, None]), -127, 127).astype(np.int8)
-    out = np.empty((blocks.shape[0], 2 + Q8_0_BLOCK), dtype=np.uint8)
+    return q, scale
+
+
+def q8_0_bytes(a):
+    """[rows, cols] f32 -> Q8_0 blocks, row-major, 34 bytes per 32 values."""
+    q, scale = q8_0_parts(a)
+    out = np.empty((q.shape[0], 2 + Q8_0_BLOCK), dtype=np.uint8)
     out[:, :2] = scale.view(np.uint8).reshape(-1, 2)
     out[:, 2:] = q.view(np.uint8)
     return out.tobytes()

@@ -28,7 +28,9 @@ quantisation's effect measured on this very sequence, not a worst case over all 
 The 4-bit formats (COARSE) move the logits by several times a random model's margins, so they
 rarely have a checked step: the search ranks prompts by the worst of the other formats first (as
 before they existed), then by the worst of all, so that they cannot pin it to the first prompt;
-"worst" in the output is the first of the two.
+"worst" in the output is the first of the two. bench checks a row whose format has fewer than 4
+checked steps here in its own format as well (format_check.py: PyTorch with the engine's weights
+and activation roundings, teacher-forced along the engine's ids).
 
 q4_0 is what llama.cpp's llama-quantize writes for Q4_0 (gguf.py): every linear weight in Q4_0
 blocks of 32 (ggml's quantize_row_q4_0_ref: d = f16(max / -8) with max the first value of largest
@@ -148,14 +150,15 @@ def quantise_activations(torch, x, group=64):
     return q, d
 
 
-def int8a8_linear(torch, x, qw, sw, bias=None, group=64, chunk_elements=1 << 24):
+def int8a8_linear(torch, x, qw, sw, bias=None, group=64, chunk_elements=1 << 24, quantise=None):
     """y = x W^T (+ bias) as tfmc's int8 weights + int8 activations contract computes it: for each
     group g, the integer dot product of q and qw (exact in f32), times f32(d_g * sw[n, g]), summed
     over the groups in f32. x [..., K]; qw [N, groups, group], sw [N, groups] (torch, f32).
-    The [groups, M, N] products are made in chunks of output columns."""
+    The [groups, M, N] products are made in chunks of output columns. `quantise` (torch, x [M, K],
+    group) -> (q, d) replaces tfmc's activation quantiser (format_check.py's ggml quantisers)."""
     shape = x.shape[:-1]
     x2 = x.reshape(-1, x.shape[-1]).float()
-    q, d = quantise_activations(torch, x2, group)
+    q, d = (quantise or quantise_activations)(torch, x2, group)
     M, G = d.shape
     N = qw.shape[0]
     qg = q.transpose(0, 1).contiguous()                                  # [G, M, group]
