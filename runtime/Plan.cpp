@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Plan.h"
+#include "support/PlanFormat.h"
 #include "runtime/Tensor.h"
 #include "runtime/Text.h"
 
@@ -146,10 +147,10 @@ public:
   Plan parse(const Json &root) {
     expectObject(root, "");
     plan.format = getInteger(root, "format", "");
-    if (plan.format != 1)
+    if (plan.format != tfmc::plan::kFormat)
       fail("format", fmt::format("{} is not supported (this runtime reads "
-                                 "format 1)",
-                                 plan.format));
+                                 "format {})",
+                                 plan.format, tfmc::plan::kFormat));
     plan.model = getString(root, "model", "");
     plan.entry = getString(root, "entry", "");
     plan.target = getString(root, "target", "");
@@ -366,14 +367,13 @@ private:
                         PlanWeight &weight) {
     if (auto it = json.find("dtype"); it != json.end()) {
       std::string dtype = it->is_string() ? it->get<std::string>() : "";
-      if (dtype == "f32")
-        weight.dtype = WeightDType::F32;
-      else if (dtype == "bf16")
-        weight.dtype = WeightDType::BF16;
-      else if (dtype == "int8")
-        weight.dtype = WeightDType::Int8;
-      else if (dtype == "int4")
-        weight.dtype = WeightDType::Int4;
+      std::optional<WeightDType> parsed;
+      for (WeightDType candidate : {WeightDType::F32, WeightDType::BF16,
+                                    WeightDType::Int8, WeightDType::Int4})
+        if (dtype == weightDTypeName(candidate))
+          parsed = candidate;
+      if (parsed)
+        weight.dtype = *parsed;
       else
         fail(join(where, "dtype"),
              (it->is_string() ? quote(dtype) : kindOf(*it)) +
@@ -430,14 +430,14 @@ private:
       const Json &json = expectObject(values[i], where);
       PlanValue value;
       std::string kind = getString(json, "kind", where);
-      if (kind == "input") {
+      if (kind == tfmc::plan::kind::kInput) {
         value.kind = ValueKind::Input;
         value.index = getInteger(json, "index", where);
         if (value.index >= static_cast<int64_t>(plan.inputs.size()))
           fail(join(where, "index"),
                fmt::format("input {} out of range ({} inputs)", value.index,
                            plan.inputs.size()));
-      } else if (kind == "weight") {
+      } else if (kind == tfmc::plan::kind::kWeight) {
         value.kind = ValueKind::Weight;
         value.index = getInteger(json, "index", where);
         if (value.index >= static_cast<int64_t>(plan.weights.size()))
@@ -452,7 +452,7 @@ private:
                fmt::format("{} is past the end of weight '{}' ({} elements)",
                            value.offset, plan.weights[value.index].name,
                            elements));
-      } else if (kind == "scales") {
+      } else if (kind == tfmc::plan::kind::kScales) {
         value.kind = ValueKind::Scales;
         value.index = getInteger(json, "index", where);
         if (value.index >= static_cast<int64_t>(plan.weights.size()))
@@ -471,14 +471,14 @@ private:
                fmt::format("{} is past the end of the scales of weight '{}' "
                            "({} scales)",
                            value.offset, weight.name, weight.scaleCount()));
-      } else if (kind == "arena") {
+      } else if (kind == tfmc::plan::kind::kArena) {
         value.kind = ValueKind::Arena;
         value.offset = getInteger(json, "offset", where);
         if (value.offset > plan.arenaBytes)
           fail(join(where, "offset"),
                fmt::format("{} is past the end of the arena ({} bytes)",
                            value.offset, plan.arenaBytes));
-      } else if (kind == "cache") {
+      } else if (kind == tfmc::plan::kind::kCache) {
         value.kind = ValueKind::Cache;
         value.index = getInteger(json, "index", where);
         if (value.index >= static_cast<int64_t>(plan.cache.size()))
@@ -645,10 +645,10 @@ std::optional<Plan> parsePlan(const std::string &json, std::string &error) {
 
 const char *weightDTypeName(WeightDType dtype) {
   switch (dtype) {
-  case WeightDType::F32: return "f32";
-  case WeightDType::BF16: return "bf16";
-  case WeightDType::Int8: return "int8";
-  case WeightDType::Int4: return "int4";
+  case WeightDType::F32: return tfmc::plan::dtype::kF32;
+  case WeightDType::BF16: return tfmc::plan::dtype::kBF16;
+  case WeightDType::Int8: return tfmc::plan::dtype::kInt8;
+  case WeightDType::Int4: return tfmc::plan::dtype::kInt4;
   }
   return "?";
 }
@@ -684,12 +684,12 @@ std::optional<int64_t> storedWeightBytes(const Plan &plan) {
 
 const char *elementTypeName(ElementType type) {
   switch (type) {
-  case ElementType::F32: return "f32";
-  case ElementType::I64: return "i64";
-  case ElementType::BF16: return "bf16";
-  case ElementType::I8: return "i8";
-  case ElementType::F16: return "f16";
-  case ElementType::U8: return "u8";
+  case ElementType::F32: return tfmc::plan::type::kF32;
+  case ElementType::I64: return tfmc::plan::type::kI64;
+  case ElementType::BF16: return tfmc::plan::type::kBF16;
+  case ElementType::I8: return tfmc::plan::type::kI8;
+  case ElementType::F16: return tfmc::plan::type::kF16;
+  case ElementType::U8: return tfmc::plan::type::kU8;
   }
   return "?";
 }

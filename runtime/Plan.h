@@ -7,7 +7,8 @@
 // halide_buffer_t descriptors over the tensors and calling each kernel
 // through Halide's AOT entry point `int NAME_argv(void **args)`.
 //
-// The plan is JSON, embedded in the binary by codegen:
+// The plan is JSON, embedded in the binary by codegen (its version and the
+// names below, which the writer spells too, are support/PlanFormat.h's):
 //
 // {
 //   "format": 1,

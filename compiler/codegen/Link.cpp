@@ -4,6 +4,7 @@
 #include "compiler/codegen/PrefetchHints.h"
 
 #include "compiler/codegen/KernelKey.h"
+#include "support/PlanFormat.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -353,7 +354,9 @@ LogicalResult Linker::run() {
            << ". */\n";
     // The weight dtype as a macro too (tfmc_weight_dtype() at run time):
     // the narrowest any weight has (int4, int8, bf16, f32).
-    const std::vector<std::string> narrowest{"int4", "int8", "bf16", "f32"};
+    const std::vector<std::string> narrowest{
+        tfmc::plan::dtype::kInt4, tfmc::plan::dtype::kInt8,
+        tfmc::plan::dtype::kBF16, tfmc::plan::dtype::kF32};
     auto rank = [&](const std::string &dtype) {
       return std::find(narrowest.begin(), narrowest.end(), dtype) -
              narrowest.begin();

@@ -4,6 +4,7 @@
 
 #include "compiler/codegen/KernelKey.h"
 #include "dialects/tfm/TfmDialect.h"
+#include "support/PlanFormat.h"
 #include "support/WeightFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -128,7 +129,7 @@ private:
   LogicalResult assignShape(Operation *op);
   FailureOr<int64_t> valueIndex(Value value);
   LogicalResult lowerKernel(Operation *op);
-  json arg(Value value, json dims, const char *type = "f32");
+  json arg(Value value, json dims, const char *type = tfmc::plan::type::kF32);
   void addWeightArgs(Value value, KernelSpec &spec, json &args);
 
   func::FuncOp func;
@@ -206,22 +207,22 @@ FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
     return it->second;
   json entry;
   if (auto argument = dyn_cast<BlockArgument>(value)) {
-    entry = {{"kind", "input"}, {"index", argument.getArgNumber()}};
+    entry = {{"kind", tfmc::plan::kind::kInput}, {"index", argument.getArgNumber()}};
   } else if (auto weight = value.getDefiningOp<tfm::WeightOp>()) {
-    entry = {{"kind", "weight"},
+    entry = {{"kind", tfmc::plan::kind::kWeight},
              {"index", tables.weightIndex.lookup(weight.getName())},
              {"offset", 0}};
   } else if (tfm::KvAppendOp append = tfm::cacheWriteOf(value.getDefiningOp())) {
     // New keys or values are written straight into the cache, after the P
     // rows it holds (none in a prefill).
-    entry = {{"kind", "cache"},
+    entry = {{"kind", tfmc::plan::kind::kCache},
              {"index", tables.slotIndex.lookup(append.getSlot())},
              {"row", decode ? json(symbolName(Symbol::Past)) : json(0)}};
   } else if (isa<tfm::KvAppendOp, tfm::KvReadOp>(value.getDefiningOp())) {
     StringRef slot = isa<tfm::KvAppendOp>(value.getDefiningOp())
                          ? value.getDefiningOp<tfm::KvAppendOp>().getSlot()
                          : value.getDefiningOp<tfm::KvReadOp>().getSlot();
-    entry = {{"kind", "cache"},
+    entry = {{"kind", tfmc::plan::kind::kCache},
              {"index", tables.slotIndex.lookup(slot)},
              {"row", 0}};
   } else if (auto split = value.getDefiningOp<tfm::SplitOp>()) {
@@ -236,7 +237,7 @@ FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
       int64_t columns = source.getType().getDimSize(1);
       offset = offset / columns * format::int4RowBytes(columns);
     }
-    entry = {{"kind", "weight"},
+    entry = {{"kind", tfmc::plan::kind::kWeight},
              {"index", tables.weightIndex.lookup(source.getName())},
              {"offset", offset}};
   } else {
@@ -245,7 +246,7 @@ FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
     if (!slot)
       return value.getDefiningOp()->emitError(
           "kernel has no arena slot: run the memory planner first");
-    entry = {{"kind", "arena"}, {"offset", slot[0]}};
+    entry = {{"kind", tfmc::plan::kind::kArena}, {"offset", slot[0]}};
   }
   int64_t index = valuesJson.size();
   valuesJson.push_back(entry);
@@ -270,7 +271,7 @@ void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
   }
   if (*storage == tfm::WeightStorage::bf16) {
     spec.weightType = WeightType::BF16;
-    args.push_back(arg(value, std::move(dims), "bf16"));
+    args.push_back(arg(value, std::move(dims), tfmc::plan::type::kBF16));
     return;
   }
   if (*storage == tfm::WeightStorage::int4) {
@@ -280,16 +281,16 @@ void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
     args.push_back(arg(value,
                        json::array({toJson(constant(format::int4RowBytes(columns))),
                                     toJson(constant(rows))}),
-                       "u8"));
+                       tfmc::plan::type::kU8));
     return;
   }
   spec.weightType = WeightType::Int8;
   spec.group = int64_t(*weight.getGroup());
-  args.push_back(arg(value, std::move(dims), "i8"));
+  args.push_back(arg(value, std::move(dims), tfmc::plan::type::kI8));
   int64_t groups = (columns + spec.group - 1) / spec.group;
   const json &data = valuesJson[values.lookup(value)];
   int64_t firstRow = data["offset"].get<int64_t>() / columns;
-  json scales = {{"kind", "scales"},
+  json scales = {{"kind", tfmc::plan::kind::kScales},
                  {"index", data["index"]},
                  {"offset", firstRow * groups}};
   auto it = std::find(valuesJson.begin(), valuesJson.end(), scales);
@@ -297,7 +298,7 @@ void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
   if (it == valuesJson.end())
     valuesJson.push_back(std::move(scales));
   args.push_back({{"value", index},
-                  {"type", "f16"},
+                  {"type", tfmc::plan::type::kF16},
                   {"dims", json::array({toJson(constant(groups)),
                                         toJson(constant(rows))})}});
 }
@@ -367,7 +368,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   // position_ids [B, S] viewed as (S, B), its sequence dim starting where
   // the token rows' does (P in a decode step).
   auto positionIdsArg = [&](Value ids, bool fromCache) {
-    json view = arg(ids, halideDims(shapes[ids]), "i64");
+    json view = arg(ids, halideDims(shapes[ids]), tfmc::plan::type::kI64);
     if (fromCache)
       view["mins"] = json::array({json::array({symbolName(Symbol::Past)}),
                                   json::array({0})});
@@ -388,7 +389,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     if (!inputName || inputName.getValue() != "token_type_ids")
       vocab = std::max(vocab, spec.vocab);
     args.push_back(arg(embedding.getIds(),
-                       halideDims(shapes[embedding.getIds()]), "i64"));
+                       halideDims(shapes[embedding.getIds()]), tfmc::plan::type::kI64));
     addWeightArgs(embedding.getTable(), spec, args);
     args.push_back(arg(result, halideDims(out)));
   } else if (auto positions = dyn_cast<tfm::PositionsOp>(op)) {
@@ -504,7 +505,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     args.push_back(
         heads(attention.getValue(), spec.valueHeadDim, spec.kvHeads));
     if (Value keyPadding = attention.getKeyPadding())
-      args.push_back(arg(keyPadding, halideDims(shapes[keyPadding]), "i64"));
+      args.push_back(arg(keyPadding, halideDims(shapes[keyPadding]), tfmc::plan::type::kI64));
     args.push_back(heads(result, spec.valueHeadDim, spec.heads));
   } else if (isa<tfm::LastPositionOp, tfm::FirstPositionOp>(op)) {
     Value input = op->getOperand(0);

@@ -1,6 +1,7 @@
 //===- PlanWriter.cpp - The runtime plan: the contract with the runtime ---===//
 
 #include "compiler/codegen/PlanWriter.h"
+#include "support/PlanFormat.h"
 
 #include <cstdio>
 #include <functional>
@@ -89,7 +90,7 @@ json writeEntryPlan(const EntryPlanParts &parts) {
                 {"value", output.value},
                 {"dims", output.dims}};
   };
-  json plan = {{"format", 1},
+  json plan = {{"format", tfmc::plan::kFormat},
           {"model", parts.model},
           {"entry", parts.entry},
           {"target", parts.target},

@@ -1,0 +1,50 @@
+//===- PlanFormat.h - The plan's version and names, written and read -*- C++ -*-===//
+//
+// A compiled program carries one JSON plan per entry point
+// (runtime/Plan.h documents the format): compiler/codegen writes it
+// (Lowering.cpp, PlanWriter.cpp) and runtime/Plan.cpp reads it. The
+// format's version and the names both sides spell are defined here once.
+// Plain C++, no dependencies.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_SUPPORT_PLANFORMAT_H
+#define TFMC_SUPPORT_PLANFORMAT_H
+
+namespace tfmc::plan {
+
+/// The plan's "format": the version this compiler writes and this runtime
+/// reads.
+constexpr int kFormat = 1;
+
+/// A value's "kind": where a kernel's buffer lives.
+namespace kind {
+constexpr const char *kInput = "input";
+constexpr const char *kWeight = "weight";
+constexpr const char *kScales = "scales"; // an int8 weight's scales
+constexpr const char *kArena = "arena";
+constexpr const char *kCache = "cache";
+} // namespace kind
+
+/// An arg's element "type".
+namespace type {
+constexpr const char *kF32 = "f32";
+constexpr const char *kI64 = "i64";
+constexpr const char *kBF16 = "bf16";
+constexpr const char *kI8 = "i8";
+constexpr const char *kF16 = "f16";
+constexpr const char *kU8 = "u8";
+} // namespace type
+
+/// A weight's storage "dtype" (`tfmc --weight-dtype`), from the widest to
+/// the narrowest.
+namespace dtype {
+constexpr const char *kF32 = "f32";
+constexpr const char *kBF16 = "bf16";
+constexpr const char *kInt8 = "int8";
+constexpr const char *kInt4 = "int4";
+} // namespace dtype
+
+} // namespace tfmc::plan
+
+#endif // TFMC_SUPPORT_PLANFORMAT_H
