@@ -363,6 +363,35 @@ TEST(CpuKernels, EmbeddingNarrowTable) {
   }
 }
 
+// int4 block scales span f16's range, subnormals and zero included: the
+// kernels widen them with integer operations (WeightInput::scaleFunc), which
+// narrowInt4's Halide::float16_t conversion checks.
+TEST(CpuKernels, Int4ScalesOverF16Range) {
+  const int D = 96, V = 6, S = 6, B = 1;
+  Buffer<float> table = randomFloats({D, V}, 5);
+  // Per row: ordinary, tiny (subnormal scales: max |w| / 8 < 2^-14),
+  // tinier, zero, negative extremes, large.
+  const float factors[V] = {1.0f, 3e-5f, 1e-7f, 0.0f, -2.0f, 3000.0f};
+  table.for_each_element([&](int d, int v) { table(d, v) *= factors[v]; });
+  KernelSpec spec = cpuSpec(KernelKind::Embedding,
+                            {{"vector", 16}, {"rows_per_task", 2}});
+  spec.width = D;
+  spec.vocab = V;
+  spec.weightType = WeightType::Int4;
+  spec.group = 32;
+  NarrowWeight stored = narrow(table, WeightType::Int4, 32);
+  Buffer<int64_t> ids(S, B);
+  ids.for_each_element([&](int s, int b) { ids(s, b) = s; });
+  std::vector<Buffer<>> inputs{ids};
+  for (const Buffer<> &argument : stored.arguments)
+    inputs.push_back(argument);
+  Buffer<float> out(D, S, B);
+  run(spec, inputs, out);
+  out.for_each_element([&](int d, int s, int b) {
+    ASSERT_EQ(out(d, s, b), stored.meaning(d, int(ids(s, b)))) << d << ", " << s;
+  });
+}
+
 TEST(CpuKernels, GeluTanhOverItsRange) {
   // x / (1 + exp(-2u)) against 0.5·x·(1 + tanh(u)) far into both tails,
   // where exp's argument is clamped.

@@ -158,11 +158,21 @@ Func WeightInput::scaleFunc(const std::string &name) const {
   Var g("g"), row("row");
   Func f(name);
   if (type == WeightType::Int4) {
-    // The block's first two bytes, a little-endian f16.
+    // The block's first two bytes, a little-endian f16, widened with
+    // integer operations: Halide 14 emulates every f16 -> f32 cast with a
+    // longer sequence (decode measured 10 % faster without it). A normal
+    // half moves its exponent from bias 15 to 127 (+112 << 23); a subnormal
+    // or zero is its mantissa times 2^-24, exact. The runtime refuses
+    // infinite and NaN scales, so the exponent 31 needs no case.
     Expr first = g * int(format::kInt4BlockBytes);
-    Expr bits = cast<uint16_t>(values(first, row)) |
-                (cast<uint16_t>(values(first + 1, row)) << 8);
-    f(g, row) = cast<float>(reinterpret(Float(16), bits));
+    Expr bits = cast<uint32_t>(values(first, row)) |
+                (cast<uint32_t>(values(first + 1, row)) << 8);
+    Expr sign = (bits & 0x8000) << 16;
+    Expr magnitude = bits & 0x7fff;
+    Expr normal = reinterpret<float>(sign | ((magnitude << 13) + 0x38000000));
+    Expr small = reinterpret<float>(
+        sign | reinterpret<uint32_t>(cast<float>(magnitude) * 0x1p-24f));
+    f(g, row) = select(magnitude < 0x400, small, normal);
   } else {
     f(g, row) = cast<float>(scales(g, row));
   }
