@@ -32,8 +32,7 @@ bool Model::Impl::moveToDevice(const std::vector<Plan> &entries,
     return false;
   for (std::size_t i = 0; i < weightData.size(); ++i) {
     const PlanWeight &weight = plan.weights[i];
-    std::size_t bytes = static_cast<std::size_t>(
-        weightElements[i] * weightDTypeSize(weight.dtype));
+    std::size_t bytes = static_cast<std::size_t>(weight.storedBytes());
     std::string what = fmt::format("weight {}", quote(weight.name));
     std::uint64_t address = 0;
     if (!allocateOnDevice(std::max<std::size_t>(bytes, 4), address, what,
@@ -44,7 +43,7 @@ bool Model::Impl::moveToDevice(const std::vector<Plan> &entries,
       return false;
     address = 0;
     if (scaleData[i]) {
-      std::size_t scaleBytes = static_cast<std::size_t>(weight.scaleCount()) * 2;
+      std::size_t scaleBytes = static_cast<std::size_t>(weight.scaleBytes());
       what = fmt::format("the scales of weight {}", quote(weight.name));
       if (!allocateOnDevice(std::max<std::size_t>(scaleBytes, 4), address,
                             what, error))

@@ -97,7 +97,7 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
       const PlanWeight &weight = plan.weights[value.index];
       const bool scales = value.kind == ValueKind::Scales;
       const int64_t count =
-          scales ? weight.scaleCount() : weightElements[value.index];
+          scales ? weight.scaleCount() : weight.storedElements();
       if (elements > count - value.offset) {
         error = fmt::format("{}: dims {} view {} elements at offset {} of "
                             "{}weight {}, which has {}",

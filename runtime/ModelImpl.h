@@ -39,10 +39,9 @@ struct Model::Impl {
   /// converted at load.
   std::vector<AlignedBuffer> weightCopies;
   /// Per plan weight: its elements as the kernels read them (the plan's
-  /// dtype), their count, an int8 weight's f16 scales (else null), and the
-  /// file's tensor it came from.
+  /// dtype; PlanWeight::storedElements of them), an int8 weight's f16
+  /// scales (else null), and the file's tensor it came from.
   std::vector<const uint8_t *> weightData;
-  std::vector<int64_t> weightElements;
   std::vector<const uint8_t *> scaleData;
   std::vector<const TensorView *> weightSource;
   LoadStats loadStats;

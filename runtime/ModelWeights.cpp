@@ -290,6 +290,12 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
                           doing, quote(name), bytes);
       return false;
     };
+    auto refused = [&](const QuantizeProblem &problem) {
+      error = fmt::format("{}: tensor {} cannot be quantised to {}: {}", path,
+                          quote(name), weightDTypeName(weight.dtype),
+                          problem.what);
+      return false;
+    };
     // In place where aligned, else one aligned copy.
     auto inPlace = [&](const TensorView &view, const uint8_t *&data) {
       if (view.isNaturallyAligned()) {
@@ -352,8 +358,7 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
         data = keep(std::move(converted));
       } else if (weight.dtype == WeightDType::Int8) {
         AlignedBuffer quantized(static_cast<std::size_t>(count));
-        AlignedBuffer scaleBuffer(
-            static_cast<std::size_t>(weight.scaleCount()) * 2);
+        AlignedBuffer scaleBuffer(static_cast<std::size_t>(weight.scaleBytes()));
         if (!quantized.data() || !scaleBuffer.data())
           return outOfMemory("converting to int8", quantized.size());
         QuantizeProblem problem;
@@ -361,25 +366,19 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
                           weight.group,
                           static_cast<int8_t *>(quantized.data()),
                           static_cast<uint16_t *>(scaleBuffer.data()), problem,
-                          threads)) {
-          error = fmt::format("{}: tensor {} cannot be quantised to int8: {}",
-                              path, quote(name), problem.what);
-          return false;
-        }
+                          threads))
+          return refused(problem);
         data = keep(std::move(quantized));
         scales = keep(std::move(scaleBuffer));
       } else {
-        AlignedBuffer blocks(static_cast<std::size_t>(weight.storedElements()));
+        AlignedBuffer blocks(static_cast<std::size_t>(weight.storedBytes()));
         if (!blocks.data())
           return outOfMemory("converting to int4", blocks.size());
         QuantizeProblem problem;
         if (!quantizeInt4(source, weight.shape[0], weight.shape[1],
                           static_cast<uint8_t *>(blocks.data()), problem,
-                          threads)) {
-          error = fmt::format("{}: tensor {} cannot be quantised to int4: {}",
-                              path, quote(name), problem.what);
-          return false;
-        }
+                          threads))
+          return refused(problem);
         data = keep(std::move(blocks));
       }
       if (weight.dtype != WeightDType::F32 || tensor.dtype != DType::F32) {
@@ -388,12 +387,9 @@ bool Model::Impl::loadWeights(Model &model, const Plan &plan,
       }
     }
     weightData.push_back(data);
-    weightElements.push_back(weight.storedElements());
     scaleData.push_back(scales);
     weightSource.push_back(found[i].tensor);
-    loadStats.weightBytes += weight.storedElements() *
-                                 weightDTypeSize(weight.dtype) +
-                             weight.scaleCount() * 2;
+    loadStats.weightBytes += weight.storedBytes() + weight.scaleBytes();
   }
 
   std::vector<std::string> unused;
@@ -440,7 +436,7 @@ Model::storedWeights(std::string &error) const {
       TensorView view = source;
       view.dtype = DType::F32;
       view.data = impl.weightData[i];
-      view.bytes = static_cast<std::size_t>(impl.weightElements[i]) * 4;
+      view.bytes = static_cast<std::size_t>(weight.storedBytes());
       views.push_back(std::move(view));
       continue;
     }
@@ -449,8 +445,7 @@ Model::storedWeights(std::string &error) const {
     view.dtype = storedDType(weight.dtype);
     view.shape = weight.storedShape();
     view.data = impl.weightData[i];
-    view.bytes = static_cast<std::size_t>(impl.weightElements[i] *
-                                          weightDTypeSize(weight.dtype));
+    view.bytes = static_cast<std::size_t>(weight.storedBytes());
     views.push_back(view);
     if (weight.dtype == WeightDType::Int8) {
       TensorView scales;
@@ -458,7 +453,7 @@ Model::storedWeights(std::string &error) const {
       scales.dtype = DType::F16;
       scales.shape = {weight.shape[0], weight.groupsPerRow()};
       scales.data = impl.scaleData[i];
-      scales.bytes = static_cast<std::size_t>(weight.scaleCount()) * 2;
+      scales.bytes = static_cast<std::size_t>(weight.scaleBytes());
       views.push_back(std::move(scales));
     }
   }

@@ -674,9 +674,7 @@ std::optional<int64_t> storedWeightBytes(const Plan &plan) {
   int64_t bytes = 0;
   for (const PlanWeight &weight : plan.weights)
     if (__builtin_add_overflow(bytes,
-                               weight.storedElements() *
-                                       weightDTypeSize(weight.dtype) +
-                                   weight.scaleCount() * 2,
+                               weight.storedBytes() + weight.scaleBytes(),
                                &bytes))
       return std::nullopt;
   return bytes;

@@ -149,8 +149,10 @@ struct PlanWeight {
   /// Elements of its storage type (weightDTypeSize bytes each): int4's
   /// bytes of blocks, otherwise its shape's elements.
   int64_t storedElements() const {
+    if (dtype == WeightDType::Int4)
+      return shape[0] * format::int4RowBytes(shape[1]);
     int64_t count = 1;
-    for (int64_t extent : storedShape())
+    for (int64_t extent : shape)
       count *= extent;
     return count;
   }
@@ -171,6 +173,11 @@ struct PlanWeight {
   int64_t scaleCount() const {
     return dtype == WeightDType::Int8 ? shape[0] * groupsPerRow() : 0;
   }
+  /// Bytes of its stored elements, and of an int8 weight's f16 scales.
+  int64_t storedBytes() const {
+    return storedElements() * weightDTypeSize(dtype);
+  }
+  int64_t scaleBytes() const { return scaleCount() * 2; }
 };
 
 enum class ValueKind { Input, Weight, Scales, Arena, Cache };

@@ -185,24 +185,20 @@ std::vector<ImageParam> WeightInput::arguments() const {
   return {values};
 }
 
-Expr WeightInput::int4Value(Expr byte, Expr high, Expr g, Expr row) const {
+Expr WeightInput::int4Nibble(Expr j, Expr g, Expr row) const {
   Expr bits = values(g * int(format::kInt4BlockBytes) +
-                         int(format::kInt4ScaleBytes) + byte,
+                         int(format::kInt4ScaleBytes) + j % 16,
                      row);
-  Expr nibble = select(high, bits >> 4, bits & 15);
-  return cast<int16_t>(nibble) - int16_t(format::kInt4Zero);
+  return select(j >= 16, bits >> 4, bits & 15);
 }
 
 Expr WeightInput::widenedInGroup(Expr j, Expr g, Expr row) const {
-  if (type == WeightType::Int4) {
+  if (type == WeightType::Int4)
     // Zero-extended and converted as 32-bit lanes (an i16 detour costs two
     // more instructions a vector).
-    Expr bits = values(g * int(format::kInt4BlockBytes) +
-                           int(format::kInt4ScaleBytes) + j % 16,
-                       row);
-    Expr nibble = cast<int32_t>(select(j >= 16, bits >> 4, bits & 15));
-    return (cast<float>(nibble) - float(format::kInt4Zero)) * scale(g, row);
-  }
+    return (cast<float>(cast<int32_t>(int4Nibble(j, g, row))) -
+            float(format::kInt4Zero)) *
+           scale(g, row);
   return widened(g * int(groupSize) + j, row, g);
 }
 

@@ -45,21 +45,20 @@ struct WeightInput {
   /// whole groups (int4's blocks are whole, so j and g need no clamp).
   Halide::Expr widenedInGroup(Halide::Expr j, Halide::Expr g,
                               Halide::Expr row) const;
-  /// int4: the value in byte `byte` (0 .. 15) of block g of `row`, its low
-  /// nibble (element `byte`) or, where `high`, its high nibble (element
-  /// byte + 16), as an i16 in [-8, 7] before the block's scale. Element j
-  /// is byte j % 16: a caller whose vector lanes are consecutive bytes
-  /// passes them so (Halide does not see that j % 16 of a vector of j
-  /// spanning 16 is a dense load).
-  Halide::Expr int4Value(Halide::Expr byte, Halide::Expr high, Halide::Expr g,
-                         Halide::Expr row) const;
+  /// int4: element j (0 .. 31) of block g of `row` as its stored nibble
+  /// w + 8 (u8, 0 .. 15): the low nibble of byte j for j < 16, the high
+  /// nibble of byte j - 16 above. A vector of j is a dense load only where
+  /// j % 16 and j >= 16 are constant across it (a schedule unrolls the
+  /// halves).
+  Halide::Expr int4Nibble(Halide::Expr j, Halide::Expr g,
+                          Halide::Expr row) const;
 
   WeightType type;
   int64_t groupSize; // int8, int4: values per scale; otherwise 0
   Halide::ImageParam values, scales;
   /// int8, int4: the scale of group g of `row` as f32. Inlined unless a
-  /// schedule computes it for a tile: Halide 14 converts a scalar f16 in software (about 20
-  /// instructions), a vector of them with one vcvtph2ps.
+  /// schedule computes it for a tile, a vector at a time (a scalar f16
+  /// conversion costs about 20 instructions).
   Halide::Func scale;
   /// Another Func named `name` with `scale`'s definition, for a second
   /// form in one pipeline that schedules its own.

@@ -127,6 +127,18 @@ Func cpuEpilogue(const KernelSpec &spec, const Operands &in, Func acc,
   return out;
 }
 
+LaneSums sumLanes(const KernelSpec &spec, const Operands &in, Func partial,
+                  int lanes, const std::string &prefix,
+                  const std::string &outName) {
+  Var n("n"), m("m"), p("p");
+  RDom rl(0, lanes, prefix + "rl");
+  Func acc(prefix + "acc");
+  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
+  acc(withPart(in.gated, {n, m}, p)) +=
+      partial(withPart(in.gated, {rl, n, m}, p));
+  return {acc, cpuEpilogue(spec, in, acc, {n, m}, n, m, outName), rl};
+}
+
 std::string outputName(const KernelSpec &spec) {
   return spec.kind == KernelKind::GatedLinear ? "gated_linear" : "linear";
 }
@@ -172,24 +184,14 @@ BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
 
   RDom rk(0, step / lanes, 0, int(walk.padded / step), prefix + "rk");
   RVar rv = rk.x, rg = rk.y;
-  // The step's vector rv reads its elements je. int4: the low and the high
-  // nibbles of the same bytes in consecutive vectors (elements i and
-  // i + 16), so that the bytes, loaded once, are not held across the block;
-  // the schedule unrolls rv, so that each vector's bytes are consecutive.
-  Expr je = rv * lanes + lane;
-  if (spec.weightType == WeightType::Int4 && walk.stepIsGroup && lanes <= 16)
-    je = (rv % 2) * 16 + (rv / 2) * lanes + lane;
   Func partial(prefix + "partial");
   partial(withPart(gated, {lane, n, m}, p)) = 0.0f;
   partial(withPart(gated, {lane, n, m}, p)) +=
-      xc(rg * step + je, m) * wc(withPart(gated, {je, rg, n}, p));
-  RDom rl(0, lanes, prefix + "rl");
-  Func acc(prefix + "acc");
-  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
-  acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
-  Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
+      xc(rg * step + rv * lanes + lane, m) *
+      wc(withPart(gated, {rv * lanes + lane, rg, n}, p));
+  LaneSums sums = sumLanes(spec, in, partial, lanes, prefix, name);
   std::map<std::string, Func> stages{{prefix + "partial", partial},
-                                     {prefix + "acc", acc},
+                                     {prefix + "acc", sums.acc},
                                      {prefix + "w_widened", wc}};
   if (spec.weightType == WeightType::Int8 ||
       spec.weightType == WeightType::Int4) {
@@ -197,10 +199,10 @@ BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
     if (gated)
       stages.emplace(prefix + "w_up_scale", in.up.scale);
   }
-  return {out,
+  return {sums.out,
           in.arguments,
           std::move(stages),
-          {{prefix + "rk", rk}, {prefix + "rl", rl}}};
+          {{prefix + "rk", rk}, {prefix + "rl", sums.rl}}};
 }
 
 /// The packed form: acc(n, m) += x(k, m) · panel(n, k) over the whole
@@ -414,12 +416,12 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
   const bool gated = spec.kind == KernelKind::GatedLinear;
   Var tile("tile");
   Var microTile = tileDotOutputs(out, plan);
-  // int4: the vectors along a block are unrolled, so that each reads
-  // consecutive bytes of one half (a constant j % 16 and j >= 16).
-  const bool int4 = spec.weightType == WeightType::Int4;
+  // int4: the panel's vectors along a block are unrolled, so that each
+  // reads consecutive bytes of one half (a constant j % 16 and j >= 16).
+  // (Widened in registers, int4 runs LinearQuantized.cpp's nibble form.)
   if (plan.widenPanel) {
     widened.compute_at(out, tile).vectorize(j, int(plan.vector));
-    if (int4)
+    if (spec.weightType == WeightType::Int4)
       widened.unroll(j);
     if (gated)
       widened.bound(p, 0, 2).unroll(p);
@@ -440,8 +442,6 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
         .unroll(n)
         .unroll(m);
   }
-  if (int4 && !plan.widenPanel)
-    partial.update().unroll(rk.x);
   prefetchNextRows(kernel, spec, plan, partial, rk.y);
 }
 

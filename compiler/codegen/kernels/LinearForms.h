@@ -85,6 +85,17 @@ void cpuAccumulatorStart(const KernelSpec &spec, const Operands &in, Func acc,
 Func cpuEpilogue(const KernelSpec &spec, const Operands &in, Func acc,
                  std::vector<Expr> at, Var n, Var m, const std::string &name);
 
+/// The end every CPU form but the packed one shares: acc(n, m) = bias +
+/// Σ_lanes partial(lane, n, m[, part]) over `lanes` lanes (`prefix`acc,
+/// `prefix`rl), then the epilogue `outName`.
+struct LaneSums {
+  Func acc, out;
+  RDom rl;
+};
+LaneSums sumLanes(const KernelSpec &spec, const Operands &in, Func partial,
+                  int lanes, const std::string &prefix,
+                  const std::string &outName);
+
 /// The dot form: acc(n, m) = Σ_lanes partial(lane, n, m). Stage names start
 /// with `prefix`; x is read through `xSource` when it is defined.
 BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,

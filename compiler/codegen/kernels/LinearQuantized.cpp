@@ -40,18 +40,18 @@ using namespace Halide;
 /// with integer operations (no NaN is converted to an integer, and Halide's
 /// fast-math flags let no NaN into a float operation).
 struct QuantisedRows {
-  /// q(j, g, row): element j of group g of a row as an i16 in [-127, 127]
-  /// (0 for j past the group or K); scale(g, row): d.
+  /// q(j, g, row): element j of group g of a row in [-127, 127] (0 for j
+  /// past the group or K), of the caller's type; scale(g, row): d.
   Func q, scale, nonFinite;
   std::map<std::string, Func> stages;
 };
 
 /// x's rows quantised per group of spec.group features (the contract in
-/// integerAlgorithm's comment). `ragged`: q's j may pass the group or K (a
-/// step that does not divide the group, a short last group), where it
-/// reads 0.
+/// integerAlgorithm's comment), the levels as `levels` (i16 for pmaddwd, i8
+/// for vpmaddubsw). `ragged`: q's j may pass the group or K (a step that
+/// does not divide the group, a short last group), where it reads 0.
 QuantisedRows quantiseRows(const KernelSpec &spec, const Operands &in,
-                           bool ragged) {
+                           bool ragged, Type levels) {
   const int group = int(spec.group);
   const int depth = int(spec.inWidth);
   Var j("j"), g("g"), row("row");
@@ -72,7 +72,7 @@ QuantisedRows quantiseRows(const KernelSpec &spec, const Operands &in,
   inverse(g, row) = strict_float(
       select(scale(g, row) == 0.0f, 0.0f, 1.0f / scale(g, row)));
   Func q("x_q");
-  q(j, g, row) = cast<int16_t>(clamp(
+  q(j, g, row) = cast(levels, clamp(
       round(strict_float(finite(j, g, row) * inverse(g, row))), -127.0f,
       127.0f));
   RDom rx(0, depth, "x_rx");
@@ -123,18 +123,14 @@ BuiltKernel groupedSums(
   Func partial(prefix + "partial");
   partial(withPart(gated, {lane, n, m}, p)) = 0.0f;
   partial(withPart(gated, {lane, n, m}, p)) += sum(lane, n, m, rg, p) * scale;
-  RDom rl(0, lanes, prefix + "rl");
-  Func acc(prefix + "acc");
-  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
-  acc(withPart(gated, {n, m}, p)) += partial(withPart(gated, {rl, n, m}, p));
-  Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, outName);
-  std::map<std::string, Func> stages{{prefix + "acc", acc},
+  LaneSums sums = sumLanes(spec, in, partial, lanes, prefix, outName);
+  std::map<std::string, Func> stages{{prefix + "acc", sums.acc},
                                      {prefix + "partial", partial},
                                      {"w_scale", in.w.scale}};
   if (gated)
     stages.emplace("w_up_scale", in.up.scale);
-  return {out, in.arguments, std::move(stages),
-          {{prefix + "rg", rg}, {prefix + "rl", rl}}};
+  return {sums.out, in.arguments, std::move(stages),
+          {{prefix + "rg", rg}, {prefix + "rl", sums.rl}}};
 }
 
 BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
@@ -148,7 +144,7 @@ BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
   const int steps = (group + step - 1) / step;
   Var g("g"), n("n"), m("m"), u("u"), p("p");
   const bool ragged = group % step != 0 || depth % group != 0;
-  QuantisedRows x = quantiseRows(spec, in, ragged);
+  QuantisedRows x = quantiseRows(spec, in, ragged, Int(16));
   Func q = x.q, scale = x.scale;
 
   // Element js of group g is the step's pair rs.x of lane u: values 2u and
@@ -189,11 +185,7 @@ BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
 Func unpackNibbles(const Operands &in) {
   Var j("j"), g("g"), row("row"), p("p");
   auto nibbles = [&](const WeightInput &w) {
-    Expr rowIn = clamp(row, 0, w.values.dim(1).extent() - 1);
-    Expr bits = w.values(g * int(format::kInt4BlockBytes) +
-                             int(format::kInt4ScaleBytes) + j % 16,
-                         rowIn);
-    return select(j >= 16, bits >> 4, bits & 15);
+    return w.int4Nibble(j, g, clamp(row, 0, w.values.dim(1).extent() - 1));
   };
   Func wn("w_nibbles");
   wn(withPart(in.gated, {j, g, row}, p)) =
@@ -221,10 +213,10 @@ BuiltKernel nibbleAlgorithm(const KernelSpec &spec, const Operands &in,
   const bool gated = in.gated;
   const int depth = int(spec.inWidth);
   const int blocks = int(format::int4BlocksPerRow(depth));
-  Var j("j"), g("g"), row("row"), n("n"), m("m"), u("u"), v("v"), p("p");
-  QuantisedRows x = quantiseRows(spec, in, depth % int(spec.group) != 0);
-  Func q8("x_q8");
-  q8(j, g, row) = cast<int8_t>(x.q(j, g, row));
+  Var g("g"), row("row"), n("n"), m("m"), u("u"), v("v"), p("p");
+  QuantisedRows x =
+      quantiseRows(spec, in, depth % int(spec.group) != 0, Int(8));
+  Func q8 = x.q;
   // Lane u of a block's int32 sums covers elements 4u .. 4u + 3.
   Func offset("x_offset");
   offset(u, g, row) = (cast<int32_t>(q8(4 * u, g, row)) +
@@ -263,7 +255,6 @@ BuiltKernel nibbleAlgorithm(const KernelSpec &spec, const Operands &in,
   kernel.stages.insert({{"int_dot", dot},
                         {"int_pairs", pairs},
                         {"w_nibbles", wn},
-                        {"x_q8", q8},
                         {"x_offset", offset}});
   kernel.domains.insert({{"int_pair", r2}, {"int_quad", rq}});
   return kernel;
@@ -324,7 +315,7 @@ BuiltKernel nibbleDotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
 BuiltKernel dequantisedAlgorithm(const KernelSpec &spec,
                                  const CpuGemmPlan &plan, const Operands &in,
                                  const std::string &name) {
-  QuantisedRows x = quantiseRows(spec, in, /*ragged=*/true);
+  QuantisedRows x = quantiseRows(spec, in, /*ragged=*/true, Int(16));
   Var k("k"), row("row");
   const int group = int(spec.group);
   Func values("x_dequantised");
@@ -344,6 +335,30 @@ BuiltKernel dequantisedAlgorithm(const KernelSpec &spec,
 bool usesNibbleDot(const KernelSpec &spec, const CpuGemmPlan &plan) {
   return spec.weightType == WeightType::Int4 && !spec.integerProducts &&
          !plan.widenPanel && format::kInt4BlockValues % plan.vector == 0;
+}
+
+/// groupedSums' end, scheduled: micro tiles as the dot form's, W's scales
+/// per tile, the tile's accumulators, and `prefix`partial's update over the
+/// groups (lanes vectorized, the tile's outputs and a gated linear's parts
+/// unrolled). Each form computes its group sums at (partial, rg).
+void scheduleGroupedSums(BuiltKernel &kernel, const KernelSpec &spec,
+                         const std::string &prefix) {
+  const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
+  const bool gated = spec.kind == KernelKind::GatedLinear;
+  Func out = kernel.output, acc = kernel.stages.at(prefix + "acc"),
+       partial = kernel.stages.at(prefix + "partial");
+  RDom rg = kernel.domains.at(prefix + "rg"),
+       rl = kernel.domains.at(prefix + "rl");
+  Var n("n"), m("m"), lane("lane"), p("p");
+  Var microTile = tileDotOutputs(out, plan);
+  scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
+  scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
+  Stage steps = partial.update();
+  if (gated)
+    steps.reorder(lane, n, m, p, rg).unroll(p);
+  else
+    steps.reorder(lane, n, m, rg);
+  steps.vectorize(lane).unroll(n).unroll(m);
 }
 
 /// x's quantisation, once per call before the tiles (M·K values, parallel
@@ -378,28 +393,20 @@ void integerSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
     return;
   }
   const bool gated = spec.kind == KernelKind::GatedLinear;
-  const int lanes = int(plan.vector);
-  Func out = kernel.output, acc = kernel.stages.at("int_acc"),
-       partial = kernel.stages.at("int_partial"),
+  Func partial = kernel.stages.at("int_partial"),
        dot = kernel.stages.at("int_dot");
-  RDom rs = kernel.domains.at("int_rs"), rg = kernel.domains.at("int_rg"),
-       rl = kernel.domains.at("int_rl");
-  Var n("n"), m("m"), u("u"), lane("lane"), p("p");
-  Var microTile = tileDotOutputs(out, plan);
-  scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
-  quantiseOnce(kernel, lanes);
-  scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
+  RDom rs = kernel.domains.at("int_rs"), rg = kernel.domains.at("int_rg");
+  Var n("n"), m("m"), u("u"), p("p");
+  scheduleGroupedSums(kernel, spec, "int_");
+  quantiseOnce(kernel, int(plan.vector));
   dot.compute_at(partial, rg).vectorize(u).unroll(n).unroll(m);
-  Stage partialSteps = partial.update(), dotSteps = dot.update();
+  Stage dotSteps = dot.update();
   if (gated) {
     dot.bound(p, 0, 2).unroll(p);
-    partialSteps.reorder(lane, n, m, p, rg).unroll(p);
     dotSteps.reorder(rs.x, u, n, m, p, rs.y).unroll(p);
   } else {
-    partialSteps.reorder(lane, n, m, rg);
     dotSteps.reorder(rs.x, u, n, m, rs.y);
   }
-  partialSteps.vectorize(lane).unroll(n).unroll(m);
   dotSteps.atomic().vectorize(rs.x).vectorize(u).unroll(n).unroll(m);
   // The next tile's rows of W, one group ahead of each group's products
   // (as the dot form's prefetchNextRows), where groups tile K exactly.
@@ -436,37 +443,27 @@ void unpackNibblesPerTile(BuiltKernel &kernel, const KernelSpec &spec,
 void nibbleSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
   const bool gated = spec.kind == KernelKind::GatedLinear;
-  Func out = kernel.output, acc = kernel.stages.at("int_acc"),
-       partial = kernel.stages.at("int_partial"),
-       dot = kernel.stages.at("int_dot"), pairs = kernel.stages.at("int_pairs"),
-       nibbles = kernel.stages.at("w_nibbles");
+  Func partial = kernel.stages.at("int_partial"),
+       dot = kernel.stages.at("int_dot"), pairs = kernel.stages.at("int_pairs");
   RDom r2 = kernel.domains.at("int_pair"), rq = kernel.domains.at("int_quad"),
-       rg = kernel.domains.at("int_rg"), rl = kernel.domains.at("int_rl");
-  Var n("n"), m("m"), u("u"), v("v"), j("j"), lane("lane"), p("p"), row("row");
-  Var microTile = tileDotOutputs(out, plan);
-  scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
+       rg = kernel.domains.at("int_rg");
+  Var n("n"), m("m"), u("u"), v("v"), p("p"), row("row");
+  scheduleGroupedSums(kernel, spec, "int_");
   quantiseOnce(kernel, int(plan.vector));
-  kernel.stages.at("x_q8").compute_root().parallel(row).vectorize(
-      j, 32, TailStrategy::GuardWithIf);
   kernel.stages.at("x_offset").compute_root().parallel(row).vectorize(u, 8);
   unpackNibblesPerTile(kernel, spec, plan);
-  scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
   dot.compute_at(partial, rg).vectorize(u).unroll(n).unroll(m);
   pairs.compute_at(partial, rg).vectorize(v).unroll(n).unroll(m);
-  Stage partialSteps = partial.update(), dotSteps = dot.update(),
-        pairSteps = pairs.update();
+  Stage dotSteps = dot.update(), pairSteps = pairs.update();
   if (gated) {
     dot.bound(p, 0, 2).unroll(p);
     pairs.bound(p, 0, 2).unroll(p);
-    partialSteps.reorder(lane, n, m, p, rg).unroll(p);
     dotSteps.reorder(rq, u, n, m, p).unroll(p);
     pairSteps.reorder(r2, v, n, m, p).unroll(p);
   } else {
-    partialSteps.reorder(lane, n, m, rg);
     dotSteps.reorder(rq, u, n, m);
     pairSteps.reorder(r2, v, n, m);
   }
-  partialSteps.vectorize(lane).unroll(n).unroll(m);
   dotSteps.atomic().vectorize(rq).vectorize(u).unroll(n).unroll(m);
   // Halide 14 cannot prove saturating_add associative; here no sum
   // saturates (each pair is at most 2 · 15 · 127), so it is.
@@ -482,30 +479,23 @@ void nibbleSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
 void nibbleDotSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
   const bool gated = spec.kind == KernelKind::GatedLinear;
-  Func out = kernel.output, acc = kernel.stages.at("nib_acc"),
-       partial = kernel.stages.at("nib_partial"),
-       blockSum = kernel.stages.at("nib_block");
-  RDom rv = kernel.domains.at("nib_rv"), rg = kernel.domains.at("nib_rg"),
-       rl = kernel.domains.at("nib_rl");
+  Func partial = kernel.stages.at("nib_partial"),
+       blockSum = kernel.stages.at("nib_block"),
+       offset = kernel.stages.at("x_offset");
+  RDom rv = kernel.domains.at("nib_rv"), rg = kernel.domains.at("nib_rg");
   Var n("n"), m("m"), lane("lane"), p("p"), row("row");
-  Var microTile = tileDotOutputs(out, plan);
-  scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
-  Func offset = kernel.stages.at("x_offset");
+  scheduleGroupedSums(kernel, spec, "nib_");
   offset.compute_root().parallel(row).vectorize(lane);
   offset.update().parallel(row).vectorize(lane);
   unpackNibblesPerTile(kernel, spec, plan);
-  scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
   blockSum.compute_at(partial, rg).vectorize(lane).unroll(n).unroll(m);
-  Stage partialSteps = partial.update(), blockSteps = blockSum.update();
+  Stage blockSteps = blockSum.update();
   if (gated) {
     blockSum.bound(p, 0, 2).unroll(p);
-    partialSteps.reorder(lane, n, m, p, rg).unroll(p);
     blockSteps.reorder(lane, n, m, p, rv).unroll(p);
   } else {
-    partialSteps.reorder(lane, n, m, rg);
     blockSteps.reorder(lane, n, m, rv);
   }
-  partialSteps.vectorize(lane).unroll(n).unroll(m);
   blockSteps.vectorize(lane).unroll(n).unroll(m).unroll(rv);
 }
 
