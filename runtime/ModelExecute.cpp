@@ -14,9 +14,39 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 namespace tfmc::runtime {
 namespace {
+
+/// The caller's SSE flags flush-to-zero and denormals-are-zero cleared while
+/// kernels run, and restored after: a library caller built with -ffast-math
+/// sets both at start-up, and the kernels' contracts assume IEEE subnormals
+/// (int4's block scales widen an f16 subnormal through an f32 subnormal;
+/// int8 activations quantise in strict f32, alike on every CPU). Halide's
+/// worker threads start from the flags of the thread that creates them,
+/// inside the first parallel kernel, so with these cleared.
+class IeeeSubnormals {
+public:
+#if defined(__x86_64__)
+  static constexpr unsigned kFlushToZero = 0x8000, kDenormalsAreZero = 0x40;
+  IeeeSubnormals() : saved_(_mm_getcsr()) {
+    if (saved_ & (kFlushToZero | kDenormalsAreZero))
+      _mm_setcsr(saved_ & ~(kFlushToZero | kDenormalsAreZero));
+  }
+  ~IeeeSubnormals() {
+    if (_mm_getcsr() != saved_)
+      _mm_setcsr(saved_);
+  }
+  IeeeSubnormals(const IeeeSubnormals &) = delete;
+  IeeeSubnormals &operator=(const IeeeSubnormals &) = delete;
+
+private:
+  unsigned saved_;
+#endif
+};
 
 constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
 
@@ -208,6 +238,7 @@ bool Model::Impl::executeSteps(Call &call, std::string &error) {
   const std::vector<tfmc_kernel_fn> &stepKernels = entryKernels[call.entryIndex];
   if (stepSeconds)
     stepSeconds->assign(plan.steps.size(), 0.0);
+  IeeeSubnormals subnormals;
   // All ones: NaN as f32, -1 as i64.
   if (poison && !onDevice)
     std::memset(arena.data(), 0xff, arena.size());

@@ -28,6 +28,9 @@
 #include <set>
 #include <sstream>
 #include <sys/wait.h>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 #include <unistd.h>
 
 using namespace tfmc::test;
@@ -617,6 +620,25 @@ TEST_F(RuntimeTest, SetThreadsGoesThroughTheHooks) {
   EXPECT_EQ(error, "the thread count must be at least 1, got 0");
   EXPECT_EQ(fakeThreads, 3);
 }
+
+#if defined(__x86_64__)
+// A caller that flushes subnormals (-ffast-math sets FTZ and DAZ at start-up)
+// gets IEEE subnormals inside the kernels, and its own flags back.
+TEST_F(RuntimeTest, KernelsRunWithIeeeSubnormals) {
+  std::unique_ptr<Model> model = load(tinyPlan(), weights);
+  ASSERT_TRUE(model);
+  const unsigned before = _mm_getcsr(), flush = 0x8000 | 0x40;
+  _mm_setcsr(before | flush);
+  tfmc::test::embedFloatControl = flush;
+  std::vector<int64_t> ids = {1, 2, 3};
+  std::vector<float> logits = run(*model, {{"input_ids", ints({1, 3}, ids)}});
+  const unsigned after = _mm_getcsr();
+  _mm_setcsr(before);
+  EXPECT_EQ(logits.size(), 9u);
+  EXPECT_EQ(tfmc::test::embedFloatControl & flush, 0u);
+  EXPECT_EQ(after, before | flush);
+}
+#endif
 
 //===----------------------------------------------------------------------===//
 // Plans compiled for CUDA ("device": "cuda"), on the test double's fake GPU

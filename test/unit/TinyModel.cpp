@@ -25,6 +25,9 @@
 
 #include <cstdint>
 #include <cstring>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 #include <map>
 #include <string>
 #include <utility>
@@ -34,8 +37,10 @@ using namespace tfmc::runtime;
 
 namespace tfmc::test {
 std::vector<int32_t> embedIdsExtents;
+unsigned embedFloatControl = 0;
 } // namespace tfmc::test
 
+using tfmc::test::embedFloatControl;
 using tfmc::test::embedIdsExtents;
 
 extern "C" {
@@ -49,6 +54,9 @@ int tfmc_test_embed(void **args) {
       !checkBuffer(out, "out", 3, halide_type_float, 32))
     return -1;
   embedIdsExtents = {ids->dim[0].extent, ids->dim[1].extent};
+#if defined(__x86_64__)
+  embedFloatControl = _mm_getcsr();
+#endif
   const int32_t width = table->dim[0].extent, rows = table->dim[1].extent;
   const int32_t length = ids->dim[0].extent, batch = ids->dim[1].extent;
   if (out->dim[0].extent != width || out->dim[1].extent != length ||

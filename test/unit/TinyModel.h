@@ -31,6 +31,9 @@ namespace tfmc::test {
 /// The extents of the ids buffer the embedding kernel last saw, for the
 /// tests of symbol binding.
 extern std::vector<int32_t> embedIdsExtents;
+/// The SSE control and status register (MXCSR) the embedding kernel last
+/// ran under (x86-64; 0 elsewhere).
+extern unsigned embedFloatControl;
 } // namespace tfmc::test
 
 #endif // TFMC_TEST_UNIT_TINYMODEL_H

@@ -146,6 +146,7 @@ WeightInput::WeightInput(const KernelSpec &spec, const std::string &name)
       groupSize(type == WeightType::Int8 || type == WeightType::Int4
                     ? spec.group
                     : 0),
+      flushesSubnormals(spec.gpu()),
       values(type == WeightType::Int8   ? Int(8)
              : type == WeightType::Int4 ? UInt(8)
              : type == WeightType::BF16 ? BFloat(16)
@@ -159,20 +160,28 @@ Func WeightInput::scaleFunc(const std::string &name) const {
   Func f(name);
   if (type == WeightType::Int4) {
     // The block's first two bytes, a little-endian f16, widened with
-    // integer operations: Halide 14 emulates every f16 -> f32 cast with a
-    // longer sequence (decode measured 10 % faster without it). A normal
-    // half moves its exponent from bias 15 to 127 (+112 << 23); a subnormal
-    // or zero is its mantissa times 2^-24, exact. The runtime refuses
-    // infinite and NaN scales, so the exponent 31 needs no case.
+    // integer operations (Halide 14 emulates every f16 -> f32 cast with a
+    // longer sequence, and a select between the normal and subnormal cases
+    // cost TinyLlama's int4 decode ~20 %): the half's exponent and mantissa
+    // moved to f32's places read as 2^-112 times its magnitude, normal or
+    // subnormal, so one strict multiply by 2^112 widens it, exactly. A
+    // subnormal half passes through an f32 subnormal: the runtime clears
+    // the FTZ/DAZ flags while CPU kernels run (ModelExecute.cpp); CUDA
+    // kernels flush, so there a subnormal half is its mantissa times 2^-24
+    // (a normal f32). The runtime refuses infinite and NaN scales, so the
+    // exponent 31 needs no case.
     Expr first = g * int(format::kInt4BlockBytes);
     Expr bits = cast<uint32_t>(values(first, row)) |
                 (cast<uint32_t>(values(first + 1, row)) << 8);
-    Expr sign = (bits & 0x8000) << 16;
-    Expr magnitude = bits & 0x7fff;
-    Expr normal = reinterpret<float>(sign | ((magnitude << 13) + 0x38000000));
-    Expr small = reinterpret<float>(
-        sign | reinterpret<uint32_t>(cast<float>(magnitude) * 0x1p-24f));
-    f(g, row) = select(magnitude < 0x400, small, normal);
+    Expr sign = (bits & 0x8000) << 16, magnitude = bits & 0x7fff;
+    Expr moved = reinterpret<float>(sign | (magnitude << 13));
+    if (!flushesSubnormals) {
+      f(g, row) = strict_float(moved * 0x1p112f);
+    } else {
+      Expr small = reinterpret<float>(
+          sign | reinterpret<uint32_t>(cast<float>(magnitude) * 0x1p-24f));
+      f(g, row) = select(magnitude < 0x400, small, moved * 0x1p112f);
+    }
   } else {
     f(g, row) = cast<float>(scales(g, row));
   }

@@ -55,10 +55,12 @@ struct WeightInput {
 
   WeightType type;
   int64_t groupSize; // int8, int4: values per scale; otherwise 0
+  /// A CUDA kernel: Halide 14's PTX flushes f32 subnormals to zero.
+  bool flushesSubnormals;
   Halide::ImageParam values, scales;
   /// int8, int4: the scale of group g of `row` as f32. Inlined unless a
-  /// schedule computes it for a tile, a vector at a time (a scalar f16
-  /// conversion costs about 20 instructions).
+  /// schedule computes it for a tile, a vector at a time (int8's scalar f16
+  /// conversion costs about 20 instructions; int4's 7).
   Halide::Func scale;
   /// Another Func named `name` with `scale`'s definition, for a second
   /// form in one pipeline that schedules its own.
