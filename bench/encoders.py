@@ -49,7 +49,7 @@ FORMATS = {
                "tfmc int4 weights + int8 activations"),
 }
 BERT_NARROW = ("int8a8", "int4a8")
-NARROW = ("bf16", "int8", "int4", "int8a8", "int4a8")  # Marian's
+NARROW = tuple(FORMATS)  # Marian's: every one
 # bench/peers/hf_encoders.py's shapes (its `write`), needed by the ONNX Runtime peer and the FLOPs.
 BERT = {"d": 768, "layers": 12, "ffn": 3072, "vocab": 30522}
 MARIAN = {"d": 512, "layers": 6, "heads": 8, "ffn": 2048, "vocab": 58101, "eos": 0,

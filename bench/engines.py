@@ -15,6 +15,7 @@ when tfmc gains a weight precision (TFMC_FLAGS and TFMC_WEIGHTS say how a row is
 which weights file it loads, when that is not simply `--weight-dtype DTYPE`'s own).
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -69,6 +70,12 @@ BYTES_PER_ELEMENT = {"f32": 4.0, "bf16": 2.0, "int8_g64": 1.0 + 2.0 / 64, "int8_
 HEAD_BYTES_PER_ELEMENT = {"q4_0": 210.0 / 256}
 # GPT-2 small.
 VOCAB, D_MODEL, D_FF, LAYERS = 50257, 768, 3072, 12
+
+
+def read_roof(row, bw, token_bytes):
+    """{threads: fraction}: the rate at which `row`'s decode reads `token_bytes` bytes a token, over
+    the read bandwidth `bw` ({threads: GB/s}) measured at each of its thread counts."""
+    return {T: tps * token_bytes / (bw[T] * 1e9) for T, tps in row.decode_tps.items() if bw.get(T)}
 
 
 def bytes_per_token(fmt, kv_bytes, position):
@@ -162,13 +169,19 @@ def reason(error):
     return first + (f": {lines[-1][:200]}" if len(lines) > 1 else "")
 
 
+@functools.lru_cache(maxsize=None)
+def tfmc_help():
+    """`tfmc --help`'s text (stdout and stderr), read once a run."""
+    from run import TFMC
+    out, err, _ = run([TFMC, "--help"], quiet=True, check=False)
+    return out + err
+
+
 def tfmc_dtypes(h, dtypes=None, key="engines"):
     """The rows of `dtypes` (TFMC_DTYPES) this tfmc can compile: f32 always, the others when
     `tfmc --help` lists --weight-dtype, int8a8 when it also lists --activations."""
-    from run import TFMC
     dtypes = dtypes or TFMC_DTYPES
-    out, err, _ = run([TFMC, "--help"], quiet=True, check=False)
-    text = out + err
+    text = tfmc_help()
     if "--weight-dtype" not in text:
         h.notes.append(f"{key}: this tfmc has no --weight-dtype option: its rows are f32 only.")
         return dtypes[:1]
@@ -182,9 +195,7 @@ def missing_dtype(dtype):
     """Why this tfmc cannot compile a row's dtype, when `tfmc --help` lists --weight-dtype's values
     (`--weight-dtype=<f32|bf16|int8>`) without the dtype of its weights; None otherwise (a failed
     compile then says why)."""
-    from run import TFMC
-    out, err, _ = run([TFMC, "--help"], quiet=True, check=False)
-    m = re.search(r"--weight-dtype=<([^>]*)>", out + err)
+    m = re.search(r"--weight-dtype=<([^>]*)>", tfmc_help())
     want = weights_dtype(dtype)
     if not m or want in m.group(1).split("|"):
         return None
@@ -565,7 +576,7 @@ def render(rep):
                         _mb(row.file_bytes), ""])
             continue
         b = bytes_per_token(row.fmt, row.kv_bytes, position)
-        roof = {T: tps * b / (bw[T] * 1e9) for T, tps in row.decode_tps.items() if bw.get(T)}
+        roof = read_roof(row, bw, b)
         mark = "" if row.comparable() else " †"
         pre = {T: f.median for T, f in row.prefill.items()}
         if row.check is None:
@@ -581,13 +592,11 @@ def render(rep):
     add()
     add(against_q8_0(rows, "prefill 128"))
     add()
-    add(against_q4_0(rows, "prefill 128",
-                     lambda r: {T: tps * bytes_per_token(r.fmt, r.kv_bytes, position) / (bw[T] * 1e9)
-                                for T, tps in r.decode_tps.items() if bw.get(T)}))
+    def roof(r):
+        return read_roof(r, bw, bytes_per_token(r.fmt, r.kv_bytes, position))
+    add(against_q4_0(rows, "prefill 128", roof))
     add()
-    over = [r.name for r in rows if not r.skip and any(
-        tps * bytes_per_token(r.fmt, r.kv_bytes, position) / (bw[T] * 1e9) > 1.0
-        for T, tps in r.decode_tps.items() if bw.get(T))]
+    over = [r.name for r in rows if not r.skip and any(x > 1.0 for x in roof(r).values())]
     if over:
         add(f"**Above 100 % of the roof** ({', '.join(over)}): the engines read faster than `peak` "
             f"measured, so that measurement was taken while other work held the cores or memory "
@@ -706,10 +715,10 @@ def int4_roof(rows, roof):
     return (fraction, T) if fraction is not None else (None, "no read bandwidth measured")
 
 
-def int4_file_ratio(rows):
-    """tfmc int4's weights file ÷ tfmc f32's, or None."""
+def file_ratio(rows, dtype):
+    """tfmc `dtype`'s weights file ÷ tfmc f32's, or None."""
     by = {(r.engine, r.dtype): r for r in rows}
-    a, b = by.get(("tfmc", "int4")), by.get(("tfmc", "f32"))
+    a, b = by.get(("tfmc", dtype)), by.get(("tfmc", "f32"))
     return a.file_bytes / b.file_bytes if a and b and a.file_bytes and b.file_bytes else None
 
 
@@ -727,7 +736,7 @@ def against_q4_0(rows, prefill_name, roof):
     else:
         text += (f" tfmc int4's decode reads its bytes per token at {100 * fraction:.0f} % of the read "
                  f"bandwidth `peak` measured in this run ({T} t; goal ≥ {100 * INT4_ROOF_GOAL:.0f} %).")
-    ratio = int4_file_ratio(rows)
+    ratio = file_ratio(rows, "int4")
     if ratio is not None:
         text += f" Its weights file is {ratio:.3f}× the f32 file (goal ≤ {INT4_FILE_GOAL:.2f})."
     return text
@@ -746,7 +755,7 @@ def summary(rep, res):
             continue
         T, tps = ours.best_decode()
         peer = max(theirs, key=lambda r: r.best_decode()[1])
-        roof = tps * bytes_per_token(ours.fmt, 4, position) / (bw[T] * 1e9) if bw.get(T) else None
+        roof = read_roof(ours, bw, bytes_per_token(ours.fmt, 4, position)).get(T)
         rep.summary.append([f"GPT-2 small generation, {weights_words(dtype)}: decode tokens/s (best threads)",
                             f"{tps:.1f} ({T} t)", f"{peer.best_decode()[1]:.1f} ({peer.name}, "
                             f"{peer.best_decode()[0]} t)", f"{tps / peer.best_decode()[1]:.2f}×",
@@ -795,15 +804,14 @@ def goals(rep, res, roof_unreliable):
     a, why = get("tfmc", "f32")
     if a:
         T, tps = a.best_decode()
-        value = tps * bytes_per_token("f32", 4, position) / (bw[T] * 1e9) if bw.get(T) else None
+        value = read_roof(a, bw, bytes_per_token("f32", 4, position)).get(T)
     else:
         value = None
     goal("decode: tfmc f32 of the read-bandwidth roof", value, 0.9, True, why or "no bandwidth",
          percent=True)
     if roof_unreliable and value is not None:
         out[-1][3] += " (unreliable: an engine exceeded the measured roof in this run)"
-    value, why = int4_roof(res["rows"], lambda r: {T: tps * bytes_per_token(r.fmt, 4, position) / (bw[T] * 1e9)
-                                                   for T, tps in r.decode_tps.items() if bw.get(T)})
+    value, why = int4_roof(res["rows"], lambda r: read_roof(r, bw, bytes_per_token(r.fmt, 4, position)))
     goal("decode: tfmc int4 of the read-bandwidth roof", value, INT4_ROOF_GOAL, True, why, percent=True)
     if roof_unreliable and value is not None:
         out[-1][3] += " (unreliable: an engine exceeded the measured roof in this run)"
@@ -814,10 +822,8 @@ def goals(rep, res, roof_unreliable):
         value = a.best_prefill()[1].median / b.best_prefill()[1].median if a and b else None
         goal(f"prefill 128: tfmc {dtype_label(ours)} ÷ {engine} {theirs} (time)", value, 0.8, False,
              why_a or why_b)
-    f32 = rows.get(("tfmc", "f32"))
     for dtype, target in (("int8", 0.27), ("bf16", 0.51), ("int4", INT4_FILE_GOAL)):
-        r = rows.get(("tfmc", dtype))
-        value = (r.file_bytes / f32.file_bytes if r and f32 and r.file_bytes and f32.file_bytes else None)
+        value = file_ratio(res["rows"], dtype)
         goal(f"weights file: tfmc {dtype} ÷ f32", value, target, False, f"no tfmc {dtype} file")
     for dtype, s in sorted(res["startup"].items()):
         value = s["first_token"].median / s["warm_prefill"].median

@@ -23,9 +23,10 @@ import os
 import shutil
 import statistics
 
-from engines import (HEAD_BYTES_PER_ELEMENT, INT4_FILE_GOAL, INT4_ROOF_GOAL, Engines, Row, _mb, _pair,
-                     against_q4_0, against_q8_0, dtype_label, int4_file_ratio, int4_roof, missing_dtype,
-                     own_format_words, reason, reference_ok, same_ids_cell, stamp_ok, tfmc_dtypes, tfmc_flags,
+from engines import (BYTES_PER_ELEMENT, HEAD_BYTES_PER_ELEMENT, INT4_FILE_GOAL, INT4_ROOF_GOAL,
+                     LLAMA_DTYPES, TFMC_DTYPES, Engines, Row, _mb, _pair, against_q4_0, against_q8_0,
+                     dtype_label, file_ratio, int4_roof, missing_dtype, own_format_words, read_roof,
+                     reason, reference_ok, same_ids_cell, stamp_ok, tfmc_dtypes, tfmc_flags,
                      weights_dtype, weights_words, write_stamp)
 from run import (OUT, PEERS, PYTHON, TFMC, CommandFailed, Figure, fmt_ms, json_lines, note, pause,
                  run, table)
@@ -37,17 +38,8 @@ PROMPT = 128
 # Fewer new tokens than GPT-2's 128: an f32 decode step reads 4.4 GB, and each engine runs
 # 2 thread counts x 6 processes; 32 steps per run keep the section within ~15 minutes.
 NEW_TOKENS = 32
-# int8a8: int8 weights + int8 activations (`--weight-dtype int8 --activations int8`), loading the
-# int8 row's file; int4 / int4a8 likewise with GGUF's Q4_0 blocks (`--weight-dtype int4`), the
-# output head included; engines.py's TFMC_FLAGS / TFMC_WEIGHTS say so.
-TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("int8", "int8_g64"), ("int8a8", "int8_g64_a8"),
-               ("int4", "int4_g32"), ("int4a8", "int4_g32_a8")]
-# Q4_0: the file llama.cpp's llama-quantize makes (bench/peers/gguf.py): Q4_0 matrices and
-# token_embd, the output head Q6_K.
-LLAMA_DTYPES = [("F32", "f32", "f32"), ("BF16", "bf16", "bf16"), ("Q8_0", "q8_0", "q8_0"),
-                ("Q4_0", "q4_0", "q4_0")]
-BYTES_PER_ELEMENT = {"f32": 4.0, "bf16": 2.0, "int8_g64": 1.0 + 2.0 / 64, "int8_g64_a8": 1.0 + 2.0 / 64,
-                     "q8_0": 34.0 / 32, "q4_0": 18.0 / 32, "int4_g32": 18.0 / 32, "int4_g32_a8": 18.0 / 32}
+# The rows (int8a8, int4, int4a8; llama.cpp's Q4_0: Q4_0 matrices and token_embd, the output head
+# Q6_K) and their bytes per element are engines.py's: the same formats and file writers.
 # tfmc's precision -> llama.cpp's with the same weight bytes or more (Q4_0's head is Q6_K: more).
 PAIRS = [("f32", "F32"), ("bf16", "BF16"), ("int8", "Q8_0"), ("int8a8", "Q8_0"), ("int4", "Q4_0"),
          ("int4a8", "Q4_0")]
@@ -326,7 +318,7 @@ def render(rep):
                         _mb(row.file_bytes), ""])
             continue
         b = bytes_per_token(s, row.fmt, row.kv_bytes, position)
-        roof = {T: tps * b / (bw[T] * 1e9) for T, tps in row.decode_tps.items() if bw.get(T)}
+        roof = read_roof(row, bw, b)
         of_peak = {T: flop / (f.median * 1e-3) / (peak[T] * 1e9) for T, f in row.prefill.items() if peak.get(T)}
         mark = "" if row.comparable() else " †"
         pre = {T: f.median for T, f in row.prefill.items()}
@@ -341,8 +333,7 @@ def render(rep):
     add(against_q8_0(rows, f"prefill {res['prompt']}"))
     add()
     add(against_q4_0(rows, f"prefill {res['prompt']}",
-                     lambda r: {T: tps * bytes_per_token(s, r.fmt, r.kv_bytes, position) / (bw[T] * 1e9)
-                                for T, tps in r.decode_tps.items() if bw.get(T)}))
+                     lambda r: read_roof(r, bw, bytes_per_token(s, r.fmt, r.kv_bytes, position))))
     add()
     add("tfmc int8a8: compiled with `--weight-dtype int8 --activations int8` (every linear, the output "
         "head included, quantises its input row per group of 64 features and multiplies integers), "
@@ -448,12 +439,12 @@ def goals(rep, res):
                                 f"{fmt_ms(pre)} ({T} t)", f"{fmt_ms(preb)} (llama.cpp {theirs}, {Tb} t)",
                                 f"{v:.2f}×", ""])
     bw, position = res["read_gbs"], res["prompt"] + res["new_tokens"] / 2
-    v, why = int4_roof(res["rows"], lambda r: {T: tps * bytes_per_token(res["shape"], r.fmt, 4, position) /
-                                               (bw[T] * 1e9) for T, tps in r.decode_tps.items() if bw.get(T)})
+    v, why = int4_roof(res["rows"],
+                       lambda r: read_roof(r, bw, bytes_per_token(res["shape"], r.fmt, 4, position)))
     goal(f"decode: tfmc int4 of the read-bandwidth roof{f' ({why} t)' if v is not None else ''}",
          f"{100 * v:.0f} %" if v is not None else None, f"≥ {100 * INT4_ROOF_GOAL:.0f} %",
          v is not None and v >= INT4_ROOF_GOAL, why)
-    v = int4_file_ratio(res["rows"])
+    v = file_ratio(res["rows"], "int4")
     goal("weights file: tfmc int4 ÷ f32", f"{v:.3f}×" if v is not None else None, f"≤ {INT4_FILE_GOAL:.2f}×",
          v is not None and v <= INT4_FILE_GOAL, "no tfmc int4 or f32 file")
     if comp:

@@ -131,17 +131,6 @@ std::optional<ElementType> parseElementType(const std::string &name) {
   return std::nullopt;
 }
 
-/// The type a kernel reads a weight as.
-ElementType weightElementType(const PlanWeight &weight) {
-  switch (weight.dtype) {
-  case WeightDType::F32: return ElementType::F32;
-  case WeightDType::BF16: return ElementType::BF16;
-  case WeightDType::Int8: return ElementType::I8;
-  case WeightDType::Int4: return ElementType::U8;
-  }
-  return ElementType::F32;
-}
-
 class Parser {
 public:
   Plan parse(const Json &root) {
@@ -564,7 +553,8 @@ private:
         if (value.kind == ValueKind::Input)
           stored = {"an input", ElementType::I64};
         else if (value.kind == ValueKind::Weight)
-          stored = {"a weight", weightElementType(plan.weights[value.index])};
+          stored = {"a weight",
+                    weightElementType(plan.weights[value.index].dtype)};
         else if (value.kind == ValueKind::Scales)
           stored = {"an int8 weight's scales", ElementType::F16};
         // The arena and the KV cache hold activations and ids only.

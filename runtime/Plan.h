@@ -76,6 +76,7 @@
 #ifndef TFMC_RUNTIME_PLAN_H
 #define TFMC_RUNTIME_PLAN_H
 
+#include "runtime/Tensor.h"
 #include "support/WeightFormat.h"
 
 #include <cstdint>
@@ -114,6 +115,22 @@ struct PlanInput {
   bool causal = false;
 };
 
+enum class ElementType { F32, I64, BF16, I8, F16, U8 };
+
+/// "f32", "i64", "bf16", "i8", "f16", "u8": the plan's spelling.
+const char *elementTypeName(ElementType type);
+
+/// Bytes per element of an argument's type.
+inline int64_t elementTypeSize(ElementType type) {
+  switch (type) {
+  case ElementType::I64: return 8;
+  case ElementType::F32: return 4;
+  case ElementType::BF16: case ElementType::F16: return 2;
+  case ElementType::I8: case ElementType::U8: return 1;
+  }
+  return 0;
+}
+
 /// How a weight is stored in memory (Plan.h's file comment).
 enum class WeightDType { F32, BF16, Int8, Int4 };
 
@@ -121,9 +138,20 @@ enum class WeightDType { F32, BF16, Int8, Int4 };
 /// spelling.
 const char *weightDTypeName(WeightDType dtype);
 
+/// The type a kernel reads a weight of `dtype` as (int4: bytes of blocks).
+inline ElementType weightElementType(WeightDType dtype) {
+  switch (dtype) {
+  case WeightDType::F32: return ElementType::F32;
+  case WeightDType::BF16: return ElementType::BF16;
+  case WeightDType::Int8: return ElementType::I8;
+  case WeightDType::Int4: return ElementType::U8;
+  }
+  return ElementType::F32;
+}
+
 /// Bytes per stored element: 4, 2, 1 (int4: a byte of its blocks).
 inline int64_t weightDTypeSize(WeightDType dtype) {
-  return dtype == WeightDType::F32 ? 4 : dtype == WeightDType::BF16 ? 2 : 1;
+  return elementTypeSize(weightElementType(dtype));
 }
 
 struct PlanWeight {
@@ -151,10 +179,7 @@ struct PlanWeight {
   int64_t storedElements() const {
     if (dtype == WeightDType::Int4)
       return shape[0] * format::int4RowBytes(shape[1]);
-    int64_t count = 1;
-    for (int64_t extent : shape)
-      count *= extent;
-    return count;
+    return elementCount(shape).value_or(0);
   }
   /// The stored tensor's shape: int4 [rows, ceil(cols/32), 18] (a
   /// converted file's U8 tensor), otherwise `shape`.
@@ -197,23 +222,6 @@ struct PlanCacheSlot {
   std::string slot; // e.g. "decoder.layers.0.self_attn.k"
   int64_t width = 0;
 };
-
-enum class ElementType { F32, I64, BF16, I8, F16, U8 };
-
-/// "f32", "i64", "bf16", "i8", "f16", "u8": the plan's spelling.
-const char *elementTypeName(ElementType type);
-
-/// Bytes per element of an argument's type.
-inline int64_t elementTypeSize(ElementType type) {
-  switch (type) {
-  case ElementType::I64: return 8;
-  case ElementType::F32: return 4;
-  case ElementType::BF16: case ElementType::F16: return 2;
-  case ElementType::I8: return 1;
-  case ElementType::U8: return 1;
-  }
-  return 0;
-}
 
 struct PlanArg {
   int64_t value = 0;

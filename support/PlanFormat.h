@@ -43,6 +43,8 @@ constexpr const char *kF32 = "f32";
 constexpr const char *kBF16 = "bf16";
 constexpr const char *kInt8 = "int8";
 constexpr const char *kInt4 = "int4";
+/// All of them, in that order.
+constexpr const char *kWidestFirst[] = {kF32, kBF16, kInt8, kInt4};
 } // namespace dtype
 
 } // namespace tfmc::plan

@@ -168,11 +168,16 @@ class Mat:
     def for_cols(self, cols):
         return self
 
+    @staticmethod
+    def from_parts(qw, sw, shape):
+        """The [rows, cols] weight `shape` of integer parts qw [rows, groups, group] and scales sw
+        [rows, groups] (a padded last group cut)."""
+        return (qw * sw[:, :, None]).reshape(shape[0], -1)[:, :shape[1]]
+
     def dequantised(self, w):
         if self.rounding is not None:
             return self.rounding(w)
-        qw, sw = self.parts(w, self.group)
-        return (qw * sw[:, :, None]).reshape(w.shape[0], -1)[:, :w.shape[1]]
+        return Mat.from_parts(*self.parts(w, self.group), w.shape)
 
     def prepare(self, torch, w):
         if self.parts is None or self.act is None:
@@ -200,9 +205,6 @@ class Q6kHead(Mat):
 
     def for_cols(self, cols):
         return self if cols % QK_K == 0 else Mat(parts=q8_0_weight_parts, group=32, act=ggml_q8_0)
-
-    def dequantised(self, w):
-        return Mat.dequantised(self.for_cols(w.shape[1]), w)
 
 
 class Spec:
@@ -257,7 +259,7 @@ class Gpt2Format:
     every torch.nn.functional.linear of a matrix whose format rounds its input computes that."""
 
     def __init__(self, torch, m, spec):
-        self.torch, self.spec, self.m = torch, spec, m
+        self.torch = torch
         self.q = copy.deepcopy(m)
         self.mats, self.prepared = {}, {}
         with torch.no_grad():
@@ -269,11 +271,11 @@ class Gpt2Format:
                 if mat.act is not None and mat.parts is not None:   # the parts once, for both uses
                     qw, sw = mat.parts(w, mat.group)
                     self.prepared[name] = (torch.from_numpy(qw), torch.from_numpy(sw))
-                    deq = (qw * sw[:, :, None]).reshape(w.shape[0], -1)[:, :w.shape[1]]
+                    deq = Mat.from_parts(qw, sw, w.shape)
                 else:
                     deq = mat.dequantised(w)
                 p.copy_(torch.from_numpy(np.ascontiguousarray(deq, dtype=np.float32)))
-                self.mats[id(p)] = (name, mat, p)
+                self.mats[id(p)] = (name, mat)
         self.f32 = dict(m.named_parameters())   # bf16 activations: prepare() rounds these
 
     def logits(self, prompt, ids, noise):
@@ -285,7 +287,7 @@ class Gpt2Format:
             entry = self.mats.get(id(weight))
             if entry is None or entry[1].act is None:   # the copy holds the dequantised weight
                 return saved(x, weight, bias)
-            name, mat, _ = entry
+            name, mat = entry
             if name not in self.prepared:
                 self.prepared[name] = mat.prepare(torch, self.f32[name].detach().numpy())
             return mat.apply(torch, x, self.prepared[name], noise, bias)
@@ -310,13 +312,13 @@ def llama_format(torch, directory, spec):
         cache = None
 
         def w(self, name):
-            a = self.raw[name if name in self.raw or name != "lm_head.weight" else "model.embed_tokens.weight"]
+            a = self.tensor(name)
             if a.ndim == 2 and name == "model.embed_tokens.weight":
                 return torch.from_numpy(np.ascontiguousarray(spec.embed(np.asarray(a)), dtype=np.float32))
             return Llama.w(self, name)
 
         def linear(self, x, name):
-            a = self.raw[name if name in self.raw or name != "lm_head.weight" else "model.embed_tokens.weight"]
+            a = self.tensor(name)
             mat = (spec.head if name == "lm_head.weight" else spec.linear).for_cols(a.shape[1])
             kept = self.cache.get(name) if self.cache is not None else None
             if kept is not None:
@@ -337,7 +339,7 @@ def llama_format(torch, directory, spec):
 
 class Model:
     def __init__(self, torch, spec, weights=None, heads=None, checkpoint=None):
-        self.torch, self.spec = torch, spec
+        self.torch = torch
         if checkpoint:
             self.llama = llama_format(torch, checkpoint, spec)
             self.gpt2 = None
@@ -396,9 +398,9 @@ def perturbed_change(torch, model, prompt, ids, base, runs, eta, leaders=8):
     top = torch.topk(base, leaders, dim=-1).indices
     worst = torch.zeros(base.shape[0])
     flips = 0
+    d0 = base.gather(1, top[:, :1]) - base.gather(1, top)
     for r in range(runs):
         p = model.logits(prompt, ids, eta=eta, seed=1 + r)
-        d0 = base.gather(1, top[:, :1]) - base.gather(1, top)
         d1 = p.gather(1, top[:, :1]) - p.gather(1, top)
         worst = torch.maximum(worst, (d1 - d0).abs().amax(dim=1))
         flips += int((p.argmax(-1) != base.argmax(-1)).sum())

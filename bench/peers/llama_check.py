@@ -68,8 +68,12 @@ class Llama:
         self.fmt, self.head_fmt = FORMATS[fmt], HEAD_FORMATS.get(fmt)
         self.act_group, self.parts = ACTIVATION_GROUP.get(fmt), WEIGHT_PARTS.get(fmt)
 
+    def tensor(self, name):
+        """The file's tensor `name` (a tied model's head: the embedding table)."""
+        return self.raw[name if name in self.raw or name != "lm_head.weight" else "model.embed_tokens.weight"]
+
     def w(self, name):
-        a = self.raw[name if name in self.raw or name != "lm_head.weight" else "model.embed_tokens.weight"]
+        a = self.tensor(name)
         if a.ndim == 2 and name == "lm_head.weight" and self.head_fmt is not None:
             return self.torch.from_numpy(np.ascontiguousarray(self.head_fmt(np.asarray(a)), dtype=np.float32))
         if a.ndim == 2 and self.fmt is not FORMATS["f32"]:
@@ -85,7 +89,7 @@ class Llama:
         made one tensor at a time)."""
         if not self.act_group:
             return x @ self.w(name).T
-        a = self.raw[name if name in self.raw or name != "lm_head.weight" else "model.embed_tokens.weight"]
+        a = self.tensor(name)
         qw, sw = self.parts(np.asarray(a), self.act_group)
         return int8a8_linear(self.torch, x, self.torch.from_numpy(qw), self.torch.from_numpy(sw),
                              group=self.act_group)

@@ -354,17 +354,15 @@ LogicalResult Linker::run() {
            << ". */\n";
     // The weight dtype as a macro too (tfmc_weight_dtype() at run time):
     // the narrowest any weight has (int4, int8, bf16, f32).
-    const std::vector<std::string> narrowest{
-        tfmc::plan::dtype::kInt4, tfmc::plan::dtype::kInt8,
-        tfmc::plan::dtype::kBF16, tfmc::plan::dtype::kF32};
-    auto rank = [&](const std::string &dtype) {
-      return std::find(narrowest.begin(), narrowest.end(), dtype) -
-             narrowest.begin();
+    const auto &widestFirst = tfmc::plan::dtype::kWidestFirst;
+    auto narrowness = [&](const std::string &dtype) {
+      return std::find(std::begin(widestFirst), std::end(widestFirst), dtype) -
+             std::begin(widestFirst);
     };
-    std::string weightDType = "f32";
+    std::string weightDType = tfmc::plan::dtype::kF32;
     for (const json &weight : plan["weights"]) {
-      std::string dtype = weight.value("dtype", "f32");
-      if (rank(dtype) < rank(weightDType))
+      std::string dtype = weight.value("dtype", tfmc::plan::dtype::kF32);
+      if (narrowness(dtype) > narrowness(weightDType))
         weightDType = dtype;
     }
     header << "#define TFMC_WEIGHT_DTYPE \"" << weightDType << "\"\n"

@@ -11,6 +11,7 @@
 #include "compiler/frontend/TfmBuilder.h"
 #include "dialects/tfm/TfmDialect.h"
 #include "compiler/passes/Passes.h"
+#include "support/PlanFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -145,11 +146,10 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
                  << " is too large (maximum " << kMaxBatch << ")\n";
     return mlir::failure();
   }
-  if (options.weightDtype != "f32" && options.weightDtype != "bf16" &&
-      options.weightDtype != "int8" && options.weightDtype != "int4") {
+  if (!llvm::is_contained(tfmc::plan::dtype::kWidestFirst,
+                          options.weightDtype)) {
     llvm::errs() << "tfmc: error: --weight-dtype must be f32, bf16, int8 or "
-                    "int4, "
-                    "got '"
+                    "int4, got '"
                  << frontend::printable(options.weightDtype, 64) << "'\n";
     return mlir::failure();
   }
