@@ -324,8 +324,6 @@ static LogicalResult readActivations(Operation *op, KernelSpec &spec) {
   if (!integerWeights)
     return op->emitError("tfm.activations = \"int8\" needs int8 or int4 "
                          "weights in groups of an even size");
-  if (spec.gpu())
-    return op->emitError("tfm.activations = \"int8\" is for CPU targets");
   spec.integerProducts = true;
   return success();
 }
@@ -607,7 +605,7 @@ LogicalResult EntryLowering::run() {
   // decoder_attention_mask too) that no attention reads are listed as
   // "unused", with "causal": whether every attention over that stack's keys
   // is causal, so that right padding cannot change the unpadded outputs and
-  // the runtime may accept zeros (the README's input contract). An
+  // the runtime may accept zeros (docs/user-guide.md's input contract). An
   // attention's keys are the decoder's when they derive from a decoder_
   // input.
   bool hasTarget = llvm::any_of(inputs, [](const json &input) {

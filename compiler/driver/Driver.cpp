@@ -28,7 +28,7 @@
 namespace tfmc::driver {
 namespace {
 
-/// The largest --max-batch (README, "Limits"); the memory plan also bounds
+/// The largest --max-batch (docs/user-guide.md, "Limits"); the memory plan also bounds
 /// each buffer at the batch and sequence it is compiled for.
 constexpr int64_t kMaxBatch = 1 << 20;
 /// Longer messages (and file names) are cut: every message is one line of
@@ -48,7 +48,7 @@ struct ModuleStats {
 
 /// The statistics of a module after the middle end; fails (with a one-line
 /// error) if the weight bytes leave int64, which the frontend's limits
-/// (README, "Limits") rule out for any model it accepts.
+/// (docs/user-guide.md, "Limits") rule out for any model it accepts.
 mlir::FailureOr<ModuleStats> collectStats(mlir::ModuleOp module) {
   ModuleStats stats;
   llvm::StringSet<> weights, kernelKeys;
@@ -163,14 +163,6 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
     llvm::errs() << "tfmc: error: --activations int8 needs --weight-dtype "
                     "int8 or int4 (integer products multiply integer "
                     "weights)\n";
-    return mlir::failure();
-  }
-  if (options.activations == "int8" &&
-      llvm::any_of(*descriptions, [](const target::TargetDescription &d) {
-        return d.isGpu();
-      })) {
-    llvm::errs() << "tfmc: error: --activations int8 is for CPU targets; "
-                    "CUDA kernels multiply f32\n";
     return mlir::failure();
   }
   if (options.autoschedule && descriptions->front().isGpu()) {

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 using namespace tfmc::codegen;
 using namespace tfmc::test;
@@ -99,6 +100,70 @@ TEST(GpuKernels, LinearNarrowWeights) {
     runEmulated(spec, inputs, out);
     expectClose(out, referenceLinear(x, w.meaning, Buffer<float>(),
                                      Buffer<float>(), ActivationFn::None));
+  }
+}
+
+TEST(GpuKernels, LinearInt8Activations) {
+  // x quantised per group as on the CPU (docs/precision.md's contract), staged as
+  // q · d: int8 W (groups of 64, K = 100: a short last group) and int4 W
+  // (blocks of 32, a padded last block), a plain and a gated linear. Row 0
+  // has a tie of x · (1/d) and an all-zero group; row M-1 a NaN, row M-2
+  // an infinity: their outputs are NaN.
+  const int M = 9, N = 70, K = 100;
+  for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
+           {WeightType::Int8, 64}, {WeightType::Int4, 32}}) {
+    for (bool gated : {false, true}) {
+      SCOPED_TRACE(std::string(type == WeightType::Int4 ? "int4" : "int8") +
+                   (gated ? ", gated" : ""));
+      KernelSpec spec = gpuSpec(gated ? KernelKind::GatedLinear : KernelKind::Linear,
+                                {{"block_k", 16}, {"thread_m", 4}, {"thread_n", 2}});
+      spec.width = N;
+      spec.inWidth = K;
+      spec.weightType = type;
+      spec.group = group;
+      spec.integerProducts = true;
+      spec.hasBias = true;
+      spec.activation = gated ? ActivationFn::Silu : ActivationFn::None;
+      Buffer<float> x = randomFloats({K, M}, 11, 2.0f);
+      x(0, 0) = 4.0f;
+      x(1, 0) = 4.0f * 0.5f / 127.0f * 3.0f;
+      for (int k = group; k < 2 * group; ++k)
+        x(k, 0) = 0.0f;
+      x(K / 2, M - 1) = std::numeric_limits<float>::quiet_NaN();
+      x(1, M - 2) = std::numeric_limits<float>::infinity();
+      NarrowWeight w = narrow(randomFloats({K, N}, 12), type, group);
+      NarrowWeight up = narrow(randomFloats({K, N}, 13), type, group);
+      Buffer<float> bias = randomFloats({N}, 14), upBias = randomFloats({N}, 15);
+      std::vector<Buffer<>> inputs{x};
+      for (const Buffer<> &argument : w.arguments)
+        inputs.push_back(argument);
+      if (gated)
+        for (const Buffer<> &argument : up.arguments)
+          inputs.push_back(argument);
+      inputs.push_back(bias);
+      if (gated)
+        inputs.push_back(upBias);
+      Buffer<float> out(N, M);
+      runEmulated(spec, inputs, out);
+      Buffer<float> expected =
+          gated ? referenceIntegerGatedLinear(x, w, up, group, bias, upBias,
+                                              spec.activation)
+                : referenceIntegerLinear(x, w, group, bias, Buffer<float>(),
+                                         spec.activation);
+      const float largest = largestFinite(expected);
+      int nans = expectCloseWithNaNs(out, expected);
+      EXPECT_EQ(nans, 2 * N);
+      // The quantisation matters: with f32 x the outputs move by more than
+      // the tolerance.
+      if (!gated) {
+        Buffer<float> widened = referenceLinear(x, w.meaning, bias,
+                                                Buffer<float>(), ActivationFn::None);
+        float moved = 0;
+        for (int n = 0; n < N; ++n)
+          moved = std::max(moved, std::abs(widened(n, 3) - out(n, 3)));
+        EXPECT_GT(moved, 100 * 1e-5f * largest);
+      }
+    }
   }
 }
 

@@ -166,7 +166,7 @@ struct NarrowWeight {
   Buffer<float> scale;
 };
 
-/// int4 (README's weight-file layout: GGUF's Q4_0 blocks), written from
+/// int4 (docs/precision.md's weight-file layout: GGUF's Q4_0 blocks), written from
 /// ggml's reference quantiser, independently of the runtime's: per block of
 /// 32 values along K (the last one padded with zeros), max the first value
 /// of largest |w|, d = max / -8, id = 1 / d (0 for 0), level =
@@ -208,7 +208,7 @@ inline NarrowWeight narrowInt4(const Buffer<float> &w) {
 
 /// Rounds `w` to bf16 (nearest even), to int8 with one f16 scale per
 /// `group` values of each row along K, or to int4 (narrowInt4), as the
-/// README's weight-file layout says, written here independently of the
+/// docs/precision.md's weight-file layout says, written here independently of the
 /// runtime's converter.
 inline NarrowWeight narrow(const Buffer<float> &w, codegen::WeightType type,
                            int group) {
@@ -328,7 +328,7 @@ inline Buffer<float> referenceLinear(const Buffer<float> &x,
   return out;
 }
 
-/// int8 activations (README, "int8 activations"), written from the
+/// int8 activations (docs/precision.md, "int8 activations"), written from the
 /// contract: each row of x in groups of `group` features, d = max |x| / 127
 /// and q = clamp(rne(x · (1 / d)), ±127) in f32 (0 where d is 0); the int8
 /// or int4 weight's levels and f16 scales (narrow()'s q and scale); out(n, m) = bias +
@@ -376,6 +376,50 @@ inline Buffer<float> referenceIntegerLinear(const Buffer<float> &x,
     }
   }
   return out;
+}
+
+/// int8 activations' gated linear: act(gate) · up, each as
+/// referenceIntegerLinear computes it (NaN rows stay NaN).
+inline Buffer<float> referenceIntegerGatedLinear(
+    const Buffer<float> &x, const NarrowWeight &gate, const NarrowWeight &up,
+    int group, const Buffer<float> &gateBias, const Buffer<float> &upBias,
+    codegen::ActivationFn fn) {
+  Buffer<float> out =
+      referenceIntegerLinear(x, gate, group, gateBias, Buffer<float>(), fn);
+  Buffer<float> upOut = referenceIntegerLinear(x, up, group, upBias,
+                                               Buffer<float>(),
+                                               codegen::ActivationFn::None);
+  out.for_each_element([&](int n, int m) { out(n, m) *= upOut(n, m); });
+  return out;
+}
+
+/// The largest finite |value| of `b`, at least 1.
+inline float largestFinite(const Buffer<float> &b) {
+  float largest = 1.0f;
+  b.for_each_element([&](int n, int m) {
+    if (std::isfinite(b(n, m)))
+      largest = std::max(largest, std::abs(b(n, m)));
+  });
+  return largest;
+}
+
+/// A kernel's (N, M) outputs against a reference that has NaN rows (int8
+/// activations): NaN exactly where it is NaN, elsewhere within 1e-5 of its
+/// largestFinite. Returns how many NaNs the reference has.
+inline int expectCloseWithNaNs(const Buffer<float> &actual,
+                               const Buffer<float> &expected) {
+  const float largest = largestFinite(expected);
+  int wrong = 0, nans = 0;
+  expected.for_each_element([&](int n, int m) {
+    float a = actual(n, m), b = expected(n, m);
+    bool ok = std::isnan(b) ? std::isnan(a) : std::abs(a - b) <= 1e-5f * largest;
+    nans += std::isnan(b);
+    if (!ok && wrong++ < 5)
+      ADD_FAILURE() << "at " << n << ", " << m << ": " << a << " instead of "
+                    << b;
+  });
+  EXPECT_EQ(wrong, 0);
+  return nans;
 }
 
 /// A gated FFN's gate and up in one: out(n, m) = act(gate·x + bg) ·

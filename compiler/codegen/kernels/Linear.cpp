@@ -32,7 +32,7 @@
 // int8 or int4 W is not widened: each row of x is quantised per group of
 // the weight's G features and the dot form multiplies integers; an int4 W
 // with f32 activations is summed per block. Those forms are
-// LinearQuantized.cpp's (the contract is README's "int8 activations").
+// LinearQuantized.cpp's (the contract is docs/precision.md's "int8 activations").
 //
 // A gated linear (a gated FFN's gate and up, tfm.gated_linear) is the same
 // GEMM with a second weight: every Func of the K loop gains a dimension p
@@ -40,7 +40,9 @@
 // accumulators of its outputs and reads x once for both; the epilogue
 // writes act(gate) · up.
 //
-// GPU: a thread block is one warp computing (32·thread_n) x thread_m
+// GPU: the same forms for every weight type, int8 activations included (x
+// quantised as on the CPU, then multiplied as exact f32 products q · d ·
+// w; no integer instructions). A thread block is one warp computing (32·thread_n) x thread_m
 // outputs, each lane a thread_n x thread_m tile of accumulators in
 // registers; x and W are staged through shared memory block_k columns of
 // depth at a time (the warp loads both slices). K past the end (when block_k
@@ -52,6 +54,7 @@
 #include "compiler/codegen/kernels/LinearForms.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace tfmc::codegen::kernels::linear {
 
@@ -551,10 +554,20 @@ BuiltKernel gpu(const KernelSpec &spec) {
   Var n("n"), m("m"), k("k"), row("row"), p("p");
 
   const int depth = int(spec.inWidth);
+  // int8 activations: x's rows quantised per group as on the CPU, then
+  // staged as their exact f32 values q · d (the CPU's many-row form, which
+  // differs from its integer form only in the order of the sums).
+  std::optional<QuantisedRows> quantised;
+  Func xSource = x;
+  if (spec.integerProducts) {
+    quantised = quantiseRows(spec, x, /*ragged=*/true, Int(16));
+    xSource = dequantisedRows(*quantised, int(spec.group));
+  }
   // Staged slices past K, M or N read the last column or row (clamped):
   // their products are never summed (K is guarded) or never stored.
   Func xTile("x_tile"), wTile("w_tile");
-  xTile(k, row) = x(clamp(k, 0, depth - 1), clamp(row, 0, x.dim(1).extent() - 1));
+  xTile(k, row) =
+      xSource(clamp(k, 0, depth - 1), clamp(row, 0, x.dim(1).extent() - 1));
   // A bf16 or int8 W is widened as it is staged. A gated linear stages
   // both weights (p unrolled: each copy reads one).
   auto widened = [&](const WeightInput &weight) {
@@ -581,6 +594,8 @@ BuiltKernel gpu(const KernelSpec &spec) {
   } else {
     value = epilogue(spec, prod(n, m), bias, residual, n, m, arguments);
   }
+  if (quantised)
+    value = markNonFinite(value, quantised->nonFinite(m));
   Func out(gated ? "gated_linear" : "linear");
   out(n, m) = value;
 
@@ -646,6 +661,19 @@ BuiltKernel gpu(const KernelSpec &spec) {
   };
   stage(xTile, blockM, false);
   stage(wTile, blockN, gated);
+  // The quantisation's row reductions, before the GEMM: a thread per group
+  // (the largest |x|) or per row (whether it holds a NaN or an infinity).
+  if (quantised) {
+    Var g("g"), go("go"), gi("gi"), ro("ro"), ri("ri");
+    Func largest = quantised->stages.at("x_amax");
+    largest.compute_root().split(g, go, gi, warp, TailStrategy::GuardWithIf);
+    gpuBlocks(largest, go, row);
+    gpuThreads(largest, gi);
+    Func nonFinite = quantised->nonFinite;
+    nonFinite.compute_root().split(row, ro, ri, warp, TailStrategy::GuardWithIf);
+    gpuBlocks(nonFinite, ro);
+    gpuThreads(nonFinite, ri);
+  }
   return {out, arguments};
 }
 

@@ -15,6 +15,7 @@
 #include "compiler/codegen/kernels/Common.h"
 
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,34 @@ void prefetchNextTile(BuiltKernel &kernel, const CpuGemmPlan &plan,
                       Func partial, RVar steps, int stepsPerRow);
 
 // --- LinearQuantized.cpp -------------------------------------------------------
+
+/// int8 activations' quantisation (docs/precision.md, "int8 activations"), for every
+/// target: each row of x per group g of G = spec.group features, the
+/// weight's groups (a short last group when G does not divide K):
+///   d(g, m) = max |x| / 127,  q(k, m) = clamp(rne(x(k, m) · (1 / d)), ±127)
+/// (0 where d is 0), each operation in strict f32 so that any target rounds
+/// it alike. A NaN or an infinity quantises as 0, and its row's flag
+/// `nonFinite(row)` is 1.
+struct QuantisedRows {
+  /// q(j, g, row): element j of group g of a row in [-127, 127] (0 for j
+  /// past the group or K), of the caller's type; scale(g, row): d.
+  Func q, scale, nonFinite;
+  /// Every stage by name (x_q, x_amax, x_scale, x_inverse, x_nonfinite).
+  std::map<std::string, Func> stages;
+};
+
+/// x's rows quantised, the levels as `levels` (i16 for pmaddwd, i8 for
+/// vpmaddubsw). `ragged`: q's j may pass the group or K (a step that does
+/// not divide the group, a short last group), where it reads 0.
+QuantisedRows quantiseRows(const KernelSpec &spec, const ImageParam &x,
+                           bool ragged, Halide::Type levels);
+
+/// The quantised rows as f32 values: values(k, row) = q · d, exact.
+Func dequantisedRows(const QuantisedRows &rows, int group);
+
+/// `value`, or NaN where `nonFinite` (its row's flag) is set, by integer
+/// operations (Halide's fast-math flags let no NaN into a float operation).
+Expr markNonFinite(Expr value, Expr nonFinite);
 
 /// Whether the kernel runs one of LinearQuantized.cpp's forms: int8
 /// activations, or an int4 W widened in registers (a row per sequence).

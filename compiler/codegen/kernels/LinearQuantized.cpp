@@ -2,7 +2,7 @@
 //
 // The linear kernel's forms that do not widen an integer W to f32 values
 // one by one (Linear.cpp has the others and the kernel's registration):
-//  - int8 activations (tfmc --activations int8; README, "int8
+//  - int8 activations (tfmc --activations int8; docs/precision.md, "int8
 //    activations"): each row of x quantised per group of the weight's G
 //    features, then integer products: pmaddwd on i16 pairs for int8 W
 //    (integerAlgorithm), vpmaddubsw on int4's nibbles (nibbleAlgorithm), or,
@@ -19,38 +19,10 @@
 #include <functional>
 
 namespace tfmc::codegen::kernels::linear {
-namespace {
 
 using namespace Halide;
 
-/// The integer form (int8 activations; int8 or int4 W). Each row m of x is
-/// quantised per group g of G = spec.group features, the weight's groups
-/// (a short last group when G does not divide K), as README's "int8
-/// activations" says:
-///   d(g, m) = max |x| / 127,  q(k, m) = clamp(rne(x(k, m) · (1 / d)), ±127)
-/// (0 where d is 0), each operation in strict f32 so that any CPU rounds it
-/// alike; then
-///   acc(n, m) = bias + Σ_g (d(g, m) · s(g, n)) · Σ_{k∈g} q(k, m) · w(k, n)
-/// with the inner sums exact in int32 and the outer one in f32. The inner
-/// sum walks a group in steps of 2·lanes values: `lanes` int32 lanes, each
-/// the sum of a pair of i16 × i16 products, the pattern Halide 14 matches
-/// to pmaddwd (AVX2, AVX-512BW; vpdpwssd where the target has VNNI);
-/// i16 products cannot overflow (|q · w| <= 127²). A row holding a NaN or
-/// an infinity quantises as if those were 0 and its outputs are set to NaN
-/// with integer operations (no NaN is converted to an integer, and Halide's
-/// fast-math flags let no NaN into a float operation).
-struct QuantisedRows {
-  /// q(j, g, row): element j of group g of a row in [-127, 127] (0 for j
-  /// past the group or K), of the caller's type; scale(g, row): d.
-  Func q, scale, nonFinite;
-  std::map<std::string, Func> stages;
-};
-
-/// x's rows quantised per group of spec.group features (the contract in
-/// integerAlgorithm's comment), the levels as `levels` (i16 for pmaddwd, i8
-/// for vpmaddubsw). `ragged`: q's j may pass the group or K (a step that
-/// does not divide the group, a short last group), where it reads 0.
-QuantisedRows quantiseRows(const KernelSpec &spec, const Operands &in,
+QuantisedRows quantiseRows(const KernelSpec &spec, const ImageParam &x,
                            bool ragged, Type levels) {
   const int group = int(spec.group);
   const int depth = int(spec.inWidth);
@@ -59,8 +31,8 @@ QuantisedRows quantiseRows(const KernelSpec &spec, const Operands &in,
   // it) or past K (a short last group) reads 0.
   Expr k = g * group + j;
   Expr inside = j < group && k < depth;
-  Expr rowIn = clamp(row, 0, in.x.dim(1).extent() - 1);
-  Expr raw = in.x(clamp(k, 0, depth - 1), rowIn);
+  Expr rowIn = clamp(row, 0, x.dim(1).extent() - 1);
+  Expr raw = x(clamp(k, 0, depth - 1), rowIn);
   Func finite("x_finite");
   finite(j, g, row) =
       select(is_finite(raw) && (ragged ? inside : cast<bool>(1)), raw, 0.0f);
@@ -77,7 +49,7 @@ QuantisedRows quantiseRows(const KernelSpec &spec, const Operands &in,
       127.0f));
   RDom rx(0, depth, "x_rx");
   Func nonFinite("x_nonfinite");
-  nonFinite(row) = maximum(select(is_finite(in.x(rx, rowIn)), 0, 1));
+  nonFinite(row) = maximum(select(is_finite(x(rx, rowIn)), 0, 1));
   return {q,
           scale,
           nonFinite,
@@ -88,18 +60,43 @@ QuantisedRows quantiseRows(const KernelSpec &spec, const Operands &in,
            {"x_nonfinite", nonFinite}}};
 }
 
+Func dequantisedRows(const QuantisedRows &rows, int group) {
+  Var k("k"), row("row");
+  Func values("x_dequantised");
+  values(k, row) = cast<float>(rows.q(k % group, k / group, row)) *
+                   rows.scale(k / group, row);
+  return values;
+}
+
+Expr markNonFinite(Expr value, Expr nonFinite) {
+  return reinterpret<float>(
+      reinterpret<uint32_t>(value) |
+      select(nonFinite != 0, cast<uint32_t>(Expr(int32_t(0x7fc00000))),
+             cast<uint32_t>(Expr(0))));
+}
+
+namespace {
+
 /// `value` with the outputs of rows that held a NaN or an infinity set to
 /// NaN, by integer operations.
 Func markNonFiniteRows(Func value, Func nonFinite, const std::string &name) {
   Var n("n"), m("m");
   Func out(name);
-  out(n, m) = reinterpret<float>(
-      reinterpret<uint32_t>(value(n, m)) |
-      select(nonFinite(m) != 0, cast<uint32_t>(Expr(int32_t(0x7fc00000))),
-             cast<uint32_t>(Expr(0))));
+  out(n, m) = markNonFinite(value(n, m), nonFinite(m));
   return out;
 }
 
+/// The integer form (int8 activations; int8 or int4 W): x's rows quantised
+/// per group (quantiseRows), then
+///   acc(n, m) = bias + Σ_g (d(g, m) · s(g, n)) · Σ_{k∈g} q(k, m) · w(k, n)
+/// with the inner sums exact in int32 and the outer one in f32. The inner
+/// sum walks a group in steps of 2·lanes values: `lanes` int32 lanes, each
+/// the sum of a pair of i16 × i16 products, the pattern Halide 14 matches
+/// to pmaddwd (AVX2, AVX-512BW; vpdpwssd where the target has VNNI);
+/// i16 products cannot overflow (|q · w| <= 127²). The outputs of a row
+/// holding a NaN or an infinity are set to NaN with integer operations (no
+/// NaN is converted to an integer, and Halide's fast-math flags let no NaN
+/// into a float operation).
 /// The end of the forms that sum per group of K (integerAlgorithm,
 /// nibbleAlgorithm, nibbleDotAlgorithm): with `sum(lane, n, m, g, p)` a
 /// group's sum in each vector lane (f32),
@@ -144,7 +141,7 @@ BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
   const int steps = (group + step - 1) / step;
   Var g("g"), n("n"), m("m"), u("u"), p("p");
   const bool ragged = group % step != 0 || depth % group != 0;
-  QuantisedRows x = quantiseRows(spec, in, ragged, Int(16));
+  QuantisedRows x = quantiseRows(spec, in.x, ragged, Int(16));
   Func q = x.q, scale = x.scale;
 
   // Element js of group g is the step's pair rs.x of lane u: values 2u and
@@ -215,7 +212,7 @@ BuiltKernel nibbleAlgorithm(const KernelSpec &spec, const Operands &in,
   const int blocks = int(format::int4BlocksPerRow(depth));
   Var g("g"), row("row"), n("n"), m("m"), u("u"), v("v"), p("p");
   QuantisedRows x =
-      quantiseRows(spec, in, depth % int(spec.group) != 0, Int(8));
+      quantiseRows(spec, in.x, depth % int(spec.group) != 0, Int(8));
   Func q8 = x.q;
   // Lane u of a block's int32 sums covers elements 4u .. 4u + 3.
   Func offset("x_offset");
@@ -315,12 +312,8 @@ BuiltKernel nibbleDotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
 BuiltKernel dequantisedAlgorithm(const KernelSpec &spec,
                                  const CpuGemmPlan &plan, const Operands &in,
                                  const std::string &name) {
-  QuantisedRows x = quantiseRows(spec, in, /*ragged=*/true, Int(16));
-  Var k("k"), row("row");
-  const int group = int(spec.group);
-  Func values("x_dequantised");
-  values(k, row) = cast<float>(x.q(k % group, k / group, row)) *
-                   x.scale(k / group, row);
+  QuantisedRows x = quantiseRows(spec, in.x, /*ragged=*/true, Int(16));
+  Func values = dequantisedRows(x, int(spec.group));
   BuiltKernel dot =
       dotAlgorithm(spec, plan, in, "", name + "_value", values);
   dot.output = markNonFiniteRows(dot.output, x.nonFinite, name);
