@@ -16,7 +16,7 @@ The three engines' greedy ids are compared; a mismatch is a note in the report, 
 that model are then left out. Every figure is a median over `runs` timed runs after a warm-up
 (tfmc: processes; the peers: calls in one process, as their users run them).
 
-tfmc's narrow formats, the user's choice (README, "Weight precision" and "int8 activations"), are
+tfmc's narrow formats, the user's choice (docs/precision.md, "Weight precision" and "int8 activations"), are
 timed beside f32: on BERT int8 and int4 weights with int8 activations (`--activations int8`), on
 Marian bf16, int8 and int4 weights, with and without int8 activations. They change the outputs:
 BERT's rows report max |y - y_f32| / max |y_f32| of each output against tfmc f32's on the same ids
@@ -37,7 +37,7 @@ THREADS = 2
 BERT_BATCH, BERT_SEQ = 8, 128
 SOURCE_LEN, NEW = 32, 32
 # tfmc's narrow formats, timed besides f32: the user's choice, reported beside the f32 goals
-# (README, "Weight precision" and "int8 activations", has their error bounds). key: (tfmc's
+# (docs/precision.md, "Weight precision" and "int8 activations", has their error bounds). key: (tfmc's
 # options, the row's label).
 FORMATS = {
     "bf16": (["--weight-dtype", "bf16"], "tfmc bf16 weights"),
@@ -158,7 +158,7 @@ def bert_outputs(exe, folder, key):
 
 
 def bert_error(y, ref):
-    """{output: max |y - ref| / max |ref|}: README's measure of a narrow format's error."""
+    """{output: max |y - ref| / max |ref|}: docs/precision.md's measure of a narrow format's error."""
     import numpy as np
     return {k: float(np.max(np.abs(y[k].astype(np.float64) - ref[k])) / np.max(np.abs(ref[k])))
             for k in ref if k in y}
@@ -331,9 +331,9 @@ def render(rep):
         f"(bench/peers/ort_encoders.mjs); PyTorch 1.13: bench/peers/hf_encoders.py's restatement "
         f"of BertModel and MarianMTModel (with a KV cache for generation).")
     add()
-    add("tfmc's narrow rows are the user's choice (`--weight-dtype`, README's \"Weight "
+    add("tfmc's narrow rows are the user's choice (`--weight-dtype`, docs/precision.md's \"Weight "
         "precision\"), the f32 checkpoint converted at load. With int8 activations "
-        "(`--activations int8`, README's \"int8 activations\") each linear also quantises its "
+        "(`--activations int8`, docs/precision.md's \"int8 activations\") each linear also quantises its "
         "input to int8, one scale per group of 64 (int8 weights) or 32 (int4 weights) input "
         "features, and multiplies integers. These formats change the outputs: BERT's rows give "
         "max |y − y_f32| ÷ max |y_f32| of each output against tfmc f32's on the same ids, "

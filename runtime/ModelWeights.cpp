@@ -39,7 +39,7 @@ namespace {
 /// GPT-2 checkpoints carry the causal-mask buffers, and Llama checkpoints
 /// saved by older transformers the rotary inverse frequencies (recomputed
 /// from rope_theta; a rope_scaling that would change them is refused by the
-/// importer); the README says they are ignored, so they are not worth a
+/// importer); docs/user-guide.md says they are ignored, so they are not worth a
 /// warning either.
 bool isIgnoredBuffer(const std::string &name) {
   auto endsWith = [&](const char *suffix) {

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Safetensors.h"
-#include "runtime/FileIO.h"
+#include "support/FileIO.h"
 #include "runtime/Text.h"
 
 #include <fmt/format.h>
@@ -355,7 +355,7 @@ std::optional<SafetensorsFile> SafetensorsFile::open(const std::string &path,
       ::close(fd);
       return std::nullopt;
     }
-    noteInputFile(path, info.st_dev, info.st_ino);
+    support::noteInputFile(path, info.st_dev, info.st_ino);
     uint64_t fileBytes = static_cast<uint64_t>(info.st_size);
     if (fileBytes == 0) {
       error = fmt::format("{}: file is empty", path);
@@ -675,7 +675,7 @@ bool layOut(const std::string &path, const std::vector<TensorView> &tensors,
 
 } // namespace
 
-bool writeSafetensors(OutputFile &file, const std::vector<TensorView> &tensors,
+bool writeSafetensors(support::OutputFile &file, const std::vector<TensorView> &tensors,
                       std::string &error,
                       const std::map<std::string, std::string> &metadata) {
   try {
@@ -708,8 +708,8 @@ bool writeSafetensors(const std::string &path,
       return false;
     // A library writer: its caller decides what it may replace (a test may
     // rewrite a file it read); a program's outputs refuse every file read.
-    std::optional<OutputFile> file =
-        OutputFile::create("", path, {}, /*refuseFilesRead=*/false, error);
+    std::optional<support::OutputFile> file =
+        support::OutputFile::create("", path, {}, /*refuseFilesRead=*/false, error);
     if (!file)
       return false;
     return writeSafetensors(*file, tensors, error, metadata);

@@ -17,7 +17,7 @@
 #ifndef TFMC_RUNTIME_SAFETENSORS_H
 #define TFMC_RUNTIME_SAFETENSORS_H
 
-#include "runtime/FileIO.h"
+#include "support/FileIO.h"
 #include "runtime/Tensor.h"
 
 #include <cstddef>
@@ -117,7 +117,7 @@ const TensorView *expectTensor(const SafetensorsFile &file,
                                const std::vector<int64_t> &shape,
                                std::string &error);
 
-/// Which element types an integer input may have (README, Usage: integer
+/// Which element types an integer input may have (docs/user-guide.md, Usage: integer
 /// inputs are int64, int32 accepted; masks may also be bool/uint8).
 enum class IntegerInputKind {
   Ids,  ///< I64 or I32
@@ -161,7 +161,7 @@ bool writeSafetensors(const std::string &path,
 
 /// The same into `file`, which a caller created (and so checked) before
 /// the work that computed the tensors; commits it on success.
-bool writeSafetensors(OutputFile &file, const std::vector<TensorView> &tensors,
+bool writeSafetensors(support::OutputFile &file, const std::vector<TensorView> &tensors,
                       std::string &error,
                       const std::map<std::string, std::string> &metadata = {});
 

@@ -1,34 +1,13 @@
 //===- Text.cpp - Messages that quote untrusted text ----------------------===//
 
 #include "runtime/Text.h"
+#include "support/Utf8.h"
 
 #include <cstdint>
 #include <cstdio>
 
 namespace tfmc::runtime {
 namespace {
-
-/// Bytes of the well-formed UTF-8 sequence at `text[i]` (2 to 4), or 0 when
-/// it is not one (ASCII is handled by the callers).
-std::size_t utf8Length(std::string_view text, std::size_t i) {
-  auto byte = [&](std::size_t k) {
-    return static_cast<unsigned char>(text[k]);
-  };
-  unsigned char lead = byte(i);
-  std::size_t length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 0;
-  if (length == 0 || lead > 0xf4 || i + length > text.size())
-    return 0;
-  uint32_t cp = lead & (0x7f >> length);
-  for (std::size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80)
-      return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3f);
-  }
-  static const uint32_t kLeast[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kLeast[length] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-    return 0;
-  return length;
-}
 
 void appendHex(std::string &out, unsigned char c) {
   char buffer[8];
@@ -49,7 +28,7 @@ void escapeInto(std::string &out, std::string_view text, std::size_t maxBytes,
     }
     unsigned char c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
-      std::size_t length = utf8Length(text, i);
+      std::size_t length = support::utf8Length(text, i);
       if (length == 0) {
         appendHex(out, c);
         ++i;
@@ -91,20 +70,6 @@ std::string oneLine(std::string_view text) {
   std::string out;
   escapeInto(out, text, kMaxMessageBytes, true);
   return out;
-}
-
-bool isValidUtf8(std::string_view text) {
-  for (std::size_t i = 0; i < text.size();) {
-    if (static_cast<unsigned char>(text[i]) < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t length = utf8Length(text, i);
-    if (length == 0)
-      return false;
-    i += length;
-  }
-  return true;
 }
 
 } // namespace tfmc::runtime

@@ -40,8 +40,6 @@ std::string quote(std::string_view text,
 /// than kMaxMessageBytes is cut with "...".
 std::string oneLine(std::string_view text);
 
-/// Whether `text` is valid UTF-8 (no overlong forms or surrogates).
-bool isValidUtf8(std::string_view text);
 
 } // namespace tfmc::runtime
 

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Tokenizer.h"
-#include "runtime/FileIO.h"
+#include "support/FileIO.h"
 #include "runtime/Text.h"
 #include "runtime/tokenizers/Common.h"
 
@@ -68,68 +68,6 @@ CharClass classify(uint32_t cp) {
   return cp <= it->last ? it->cls : kOther;
 }
 
-/// Decodes the well-formed UTF-8 sequence at `text[i]` (Unicode's Table 3-7:
-/// no overlong forms, no surrogates, nothing above U+10FFFF). Returns its
-/// length and sets `cp`, or returns 0.
-std::size_t decodeUtf8(std::string_view text, std::size_t i, uint32_t &cp) {
-  auto byte = [&](std::size_t k) {
-    return static_cast<unsigned char>(text[k]);
-  };
-  unsigned char b0 = byte(i);
-  if (b0 < 0x80) {
-    cp = b0;
-    return 1;
-  }
-  std::size_t length;
-  unsigned char lo = 0x80, hi = 0xbf; // the range of the second byte
-  if (b0 >= 0xc2 && b0 <= 0xdf) {
-    length = 2;
-    cp = b0 & 0x1f;
-  } else if (b0 >= 0xe0 && b0 <= 0xef) {
-    length = 3;
-    cp = b0 & 0x0f;
-    if (b0 == 0xe0)
-      lo = 0xa0;
-    else if (b0 == 0xed)
-      hi = 0x9f;
-  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-    length = 4;
-    cp = b0 & 0x07;
-    if (b0 == 0xf0)
-      lo = 0x90;
-    else if (b0 == 0xf4)
-      hi = 0x8f;
-  } else {
-    return 0;
-  }
-  for (std::size_t k = 1; k < length; ++k) {
-    if (i + k >= text.size())
-      return 0;
-    unsigned char b = byte(i + k);
-    if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf))
-      return 0;
-    cp = (cp << 6) | (b & 0x3f);
-  }
-  return length;
-}
-
-void appendUtf8(std::string &out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xc0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xe0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-}
 
 const char kReplacement[] = "\xef\xbf\xbd"; // U+FFFD
 
@@ -341,7 +279,7 @@ void applyMerges(std::vector<int32_t> &ids, const MergeTable &table) {
 bool readJsonFile(const std::string &path, nlohmann::json &root,
                   std::string &error) {
   std::string text;
-  if (!readRegularFile(path, text, error))
+  if (!support::readRegularFile(path, text, error))
     return false;
   // Nesting is bounded while parsing, before a deep value can exhaust the
   // stack of the code that walks it (a Sequence of Sequences...).
@@ -437,7 +375,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
 
   // vocab.json: {"token": id, ...}.
   std::string text;
-  if (!readRegularFile(vocabPath, text, error))
+  if (!support::readRegularFile(vocabPath, text, error))
     return std::nullopt;
   // nlohmann keeps the last of duplicate keys silently; note them.
   std::string duplicate;
@@ -541,7 +479,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
   }
 
   // merges.txt: "#version: ..." then "LEFT RIGHT" per line, best first.
-  if (!readRegularFile(mergesPath, text, error))
+  if (!support::readRegularFile(mergesPath, text, error))
     return std::nullopt;
   std::size_t lineNumber = 0;
   int32_t rank = 0;
@@ -649,33 +587,10 @@ std::string Tokenizer::toValidUtf8(std::string_view bytes) {
       i += length;
       continue;
     }
-    // The maximal subpart: the lead byte and the continuation bytes that
-    // were still allowed after it (Unicode's "U+FFFD substitution of maximal
+    // The maximal subpart (Unicode's "U+FFFD substitution of maximal
     // subparts", which Python and browsers follow).
     out += kReplacement;
-    unsigned char b0 = static_cast<unsigned char>(bytes[i]);
-    std::size_t length0 = b0 >= 0xc2 && b0 <= 0xdf   ? 2
-                          : b0 >= 0xe0 && b0 <= 0xef ? 3
-                          : b0 >= 0xf0 && b0 <= 0xf4 ? 4
-                                                     : 1;
-    std::size_t k = 1;
-    for (; k < length0 && i + k < bytes.size(); ++k) {
-      unsigned char b = static_cast<unsigned char>(bytes[i + k]);
-      unsigned char lo = 0x80, hi = 0xbf;
-      if (k == 1) {
-        if (b0 == 0xe0)
-          lo = 0xa0;
-        else if (b0 == 0xed)
-          hi = 0x9f;
-        else if (b0 == 0xf0)
-          lo = 0x90;
-        else if (b0 == 0xf4)
-          hi = 0x8f;
-      }
-      if (b < lo || b > hi)
-        break;
-    }
-    i += k;
+    i += support::maximalSubpart(bytes, i);
   }
   return out;
 }

@@ -79,7 +79,7 @@ struct IndexEntry {
 bool readIndex(const std::string &path, std::vector<IndexEntry> &entries,
                std::string &error) {
   std::string text;
-  if (!readRegularFile(path, text, error))
+  if (!support::readRegularFile(path, text, error))
     return false;
   // Duplicates: a top-level key, or a tensor named twice in weight_map.
   std::string duplicate, topKey;

@@ -143,7 +143,7 @@ def write_tokenizer(directory, size, seed):
                    "legacy": False, "model_max_length": 2048}, f, indent=1)
 
 
-# nn.Transformer-style names (a .tfm model's, README "Weight names") of the Hugging Face ones;
+# nn.Transformer-style names (a .tfm model's, docs/language.md, "Weight names") of the Hugging Face ones;
 # q/k/v_proj are stacked into in_proj_weight (rows Q, then K, then V).
 NN_TRANSFORMER = {"input_layernorm.weight": "norm1.weight", "post_attention_layernorm.weight": "norm2.weight",
                   "self_attn.o_proj.weight": "self_attn.out_proj.weight", "mlp.gate_proj.weight": "gate.weight",

@@ -4,6 +4,7 @@
 #include "compiler/codegen/PrefetchHints.h"
 
 #include "compiler/codegen/KernelKey.h"
+#include "support/FileIO.h"
 #include "support/PlanFormat.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -47,8 +48,13 @@ private:
                         llvm::ArrayRef<std::string> arguments,
                         const llvm::Twine &what,
                         std::optional<llvm::StringRef> stdinPath = std::nullopt);
+  /// Where a file goes: the user's -o (which may not be a file the compile
+  /// read), or the kernel cache.
+  enum class Destination { Output, Cache };
+  /// Calls `write` with a temporary path beside `path`, then renames it
+  /// into place (support/FileIO's OutputFile and its policy).
   LogicalResult writeAtomically(
-      const std::string &path,
+      const std::string &path, Destination destination,
       llvm::function_ref<LogicalResult(const std::string &)> write);
   LogicalResult writeText(const std::string &path, const std::string &text);
   LogicalResult writeScratch(const std::string &path, const std::string &text);
@@ -119,22 +125,19 @@ LogicalResult Linker::runTool(llvm::StringRef program,
 }
 
 LogicalResult Linker::writeAtomically(
-    const std::string &path,
+    const std::string &path, Destination destination,
     llvm::function_ref<LogicalResult(const std::string &)> write) {
-  // A unique name beside the target (never a predictable one another
-  // process or a symlink could hold), renamed over it only when complete.
-  llvm::SmallString<128> temporary;
-  int fd;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
-          path + ".tmp-%%%%%%%%", fd, temporary))
-    return fail("cannot write '" + path + "': " + ec.message());
-  ::close(fd);
-  auto removeTemporary =
-      llvm::make_scope_exit([&] { llvm::sys::fs::remove(temporary); });
-  if (failed(write(temporary.str().str())))
+  bool output = destination == Destination::Output;
+  std::string error;
+  std::optional<support::OutputFile> file = support::OutputFile::create(
+      output ? "-o" : "", path, {}, /*refuseFilesRead=*/output, error);
+  if (!file)
+    return fail(error);
+  // A failure leaves the path as it was (~OutputFile removes the temporary).
+  if (failed(write(file->temporaryPath())))
     return failure();
-  if (std::error_code ec = llvm::sys::fs::rename(temporary, path))
-    return fail("cannot write '" + path + "': " + ec.message());
+  if (!file->commit(error))
+    return fail(error);
   return success();
 }
 
@@ -156,7 +159,8 @@ LogicalResult Linker::writeScratch(const std::string &path,
 
 LogicalResult Linker::writeText(const std::string &path,
                                 const std::string &text) {
-  return writeAtomically(path, [&](const std::string &temporary) {
+  return writeAtomically(path, Destination::Output,
+                         [&](const std::string &temporary) {
     if (!writeFile(temporary, text))
       return fail("cannot write '" + path + "'");
     return success();
@@ -188,7 +192,8 @@ LogicalResult Linker::cachedKernels(const LinkVariant &variant,
     if (options.verbose)
       llvm::errs() << "tfmc: compiling " << name << " ("
                    << kernel.op->getName() << ")\n";
-    if (failed(writeAtomically(object, [&](const std::string &path) {
+    if (failed(writeAtomically(object, Destination::Cache,
+                               [&](const std::string &path) {
           std::string error;
           if (!compileKernel(kernel.spec, name, target, path, error))
             return fail(error);
@@ -224,7 +229,8 @@ LogicalResult Linker::cachedRuntime(std::vector<std::string> &objects) {
   if (llvm::sys::fs::exists(object) &&
       isObjectDefining(object, "halide_default_do_par_for"))
     return success();
-  return writeAtomically(object, [&](const std::string &path) {
+  return writeAtomically(object, Destination::Cache,
+                         [&](const std::string &path) {
     std::string error;
     if (compileRuntime(target, path, error))
       return success();
@@ -281,7 +287,8 @@ LogicalResult Linker::run() {
 
   const std::string &rt = options.runtimeDir;
   std::vector<std::string> runtimeLibraries{
-      rt + "/libtfmc_runtime.a", rt + "/libtfmc_runtime_safetensors.a"};
+      rt + "/libtfmc_runtime.a", rt + "/libtfmc_runtime_safetensors.a",
+      rt + "/libtfmc_support.a"};
   if (options.artifact != Artifact::Object)
     for (const std::string &library : runtimeLibraries)
       if (!llvm::sys::fs::exists(library))
@@ -296,7 +303,8 @@ LogicalResult Linker::run() {
 
   switch (options.artifact) {
   case Artifact::Executable:
-    return writeAtomically(output, [&](const std::string &temporary) {
+    return writeAtomically(output, Destination::Output,
+                           [&](const std::string &temporary) {
       std::vector<std::string> argv{"-o", temporary};
       argv.insert(argv.end(), objects.begin(), objects.end());
       argv.push_back("-Wl,--start-group");
@@ -309,7 +317,8 @@ LogicalResult Linker::run() {
       return runTool("c++", argv, "linking " + output);
     });
   case Artifact::Object:
-    return writeAtomically(output + ".o", [&](const std::string &temporary) {
+    return writeAtomically(output + ".o", Destination::Output,
+                           [&](const std::string &temporary) {
       std::vector<std::string> argv{"-r", "-o", temporary};
       argv.insert(argv.end(), objects.begin(), objects.end());
       return runTool("ld", argv, "linking " + output + ".o");
@@ -319,7 +328,8 @@ LogicalResult Linker::run() {
     std::string stem = llvm::sys::path::filename(output).str();
     std::string library =
         (directory.empty() ? "" : directory.str() + "/") + "lib" + stem + ".a";
-    if (failed(writeAtomically(library, [&](const std::string &temporary) {
+    if (failed(writeAtomically(library, Destination::Output,
+                               [&](const std::string &temporary) {
           // ar -M creates the archive itself: start from no file.
           llvm::sys::fs::remove(temporary);
           std::ostringstream mri;

@@ -4,7 +4,7 @@
 // _halide_prefetch passes locality 0 to __builtin_prefetch, with no way to
 // choose another). On the CPUs measured here a non-temporal prefetch gives
 // the decode GEMV nothing, while `prefetcht0` of the next rows of W makes
-// it 1.6-1.7x faster (README, "Performance"). tfmc therefore rewrites the
+// it 1.6-1.7x faster (docs/performance.md, "Performance"). tfmc therefore rewrites the
 // hint in each x86 kernel object it compiles: the two instructions differ
 // only in the reg field of their ModRM byte (0F 18 /0 vs 0F 18 /1), so the
 // code keeps its length and every offset and relocation stays valid.

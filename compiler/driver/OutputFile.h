@@ -1,23 +1,22 @@
-//===- OutputFile.h - Outputs that appear whole or not at all ---*- C++ -*-===//
+//===- OutputFile.h - tfmc's textual -o, whole or not at all ----*- C++ -*-===//
 //
 // tfmc's textual outputs (-o FILE with --emit ast/mlir/mlir-opt/halide) are
-// written only when the compile succeeds, and then atomically: into a
-// temporary file of a unique name in the same directory, flushed to disk,
-// then renamed over FILE. A failed compile, a kill or a full disk leaves an
-// existing FILE as it was and no partial file behind.
-//
-// A FILE that is not a regular file (a character device such as /dev/null
-// or a terminal, a FIFO) cannot be replaced by a rename and must not be
-// turned into a regular file: tfmc writes through it, once, on success. A
-// symbolic link to a regular file is kept: its target is replaced.
+// written only when the compile succeeds, through support/FileIO's
+// OutputFile and its one policy: a temporary of a unique name in FILE's
+// directory, flushed to disk, renamed over FILE. A failed compile, a kill
+// or a full disk leaves an existing FILE as it was and no partial file
+// behind. A FILE that is a symbolic link, a device, a FIFO or a directory
+// is refused (never replaced or written through), and so is the model
+// being compiled or any other file the compile read. "-" is stdout.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TFMC_DRIVER_OUTPUTFILE_H
 #define TFMC_DRIVER_OUTPUTFILE_H
 
+#include "support/FileIO.h"
+
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/FileSystem.h"
 
 #include <optional>
 #include <string>
@@ -26,12 +25,15 @@ namespace tfmc::driver {
 
 class OutputFile {
 public:
-  /// `path` is the file to write; "-" is stdout.
-  explicit OutputFile(std::string path) : path(std::move(path)) {}
+  /// `path` is the file to write ("-": stdout); `input` is the model the
+  /// compile reads, which the output may not be.
+  OutputFile(std::string path, std::string input)
+      : path(std::move(path)), input(std::move(input)) {}
 
-  /// Checks that the path can be written and creates the temporary file,
-  /// so that a bad -o is reported before any work. On failure `error` is
-  /// one line: "cannot open output file 'PATH': REASON".
+  /// Checks that the path can be written, so that a bad -o is reported
+  /// before any work: `error` is one line ("-o PATH: refusing to replace a
+  /// symbolic link; ..."). The temporary exists only while commit()
+  /// writes, so that a compile killed midway leaves nothing behind.
   bool open(std::string &error);
 
   /// Writes `contents` and moves it into place. Until then, nothing at the
@@ -39,14 +41,10 @@ public:
   bool commit(llvm::StringRef contents, std::string &error);
 
 private:
-  llvm::Expected<llvm::sys::fs::TempFile> createTemporary() const;
+  std::optional<support::OutputFile> create(std::string &error) const;
 
   std::string path;
-  /// The file the rename replaces: `path`, or the target of a link.
-  std::string target;
-  /// Mode of the file being replaced, so that a rename keeps it.
-  std::optional<unsigned> existingMode;
-  bool writeThrough = false;
+  std::string input;
 };
 
 } // namespace tfmc::driver

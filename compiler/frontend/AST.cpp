@@ -13,7 +13,7 @@ std::string Diagnostic::str() const {
   std::string name =
       loc.file.empty() ? std::string("<input>") : printable(loc.file, 400);
   // Quoted user text is already cut; this bounds the line whatever a
-  // message holds (README, "Limits").
+  // message holds (docs/user-guide.md, "Limits").
   std::string text = message;
   if (text.size() > kMaxMessageBytes) {
     size_t cut = kMaxMessageBytes;
@@ -166,7 +166,7 @@ std::string dumpModel(const Model &model) {
                         model.loc.col);
   line(0, fmt::format("model {}{}", model.name, where));
 
-  // Every setting, defaults included, in the order of the README's table, so a
+  // Every setting, defaults included, in the order of docs/language.md's table, so a
   // dump says exactly what will be compiled.
   line(1, fmt::format("vocab = {}", model.vocab));
   line(1, fmt::format("d_model = {}", model.dModel));

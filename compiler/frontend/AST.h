@@ -76,7 +76,7 @@ struct Model {
   // Required when a feed_forward sublayer exists; 0 when not given.
   int64_t dFF = 0;
 
-  // Optional settings, with the README's defaults.
+  // Optional settings, with docs/language.md's defaults.
   NormPlacement norm = NormPlacement::Post;
   NormType normType = NormType::LayerNorm;
   Activation activation = Activation::Relu;

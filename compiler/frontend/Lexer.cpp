@@ -1,6 +1,7 @@
 //===- Lexer.cpp - Tokens of the .tfm model description language ----------===//
 
 #include "compiler/frontend/Lexer.h"
+#include "support/Utf8.h"
 #include "compiler/frontend/Quote.h"
 
 #include <cerrno>
@@ -25,33 +26,6 @@ constexpr uint64_t kMaxInt = 2147483647ull;
 constexpr uint64_t kMaxNegativeMagnitude = 2147483648ull;
 
 } // namespace
-
-size_t utf8SequenceLength(std::string_view s, size_t pos) {
-  auto byte = [&](size_t i) -> unsigned {
-    return pos + i < s.size() ? static_cast<unsigned char>(s[pos + i]) : 0u;
-  };
-  auto isCont = [&](size_t i) { return (byte(i) & 0xC0u) == 0x80u; };
-  unsigned b0 = byte(0);
-  if (pos >= s.size())
-    return 0;
-  if (b0 < 0x80)
-    return 1;
-  // The ranges of the second byte exclude overlong forms (E0, F0),
-  // surrogates (ED) and code points above U+10FFFF (F4).
-  if (b0 >= 0xC2 && b0 <= 0xDF)
-    return isCont(1) ? 2 : 0;
-  if (b0 >= 0xE0 && b0 <= 0xEF) {
-    unsigned lo = b0 == 0xE0 ? 0xA0 : 0x80;
-    unsigned hi = b0 == 0xED ? 0x9F : 0xBF;
-    return byte(1) >= lo && byte(1) <= hi && isCont(2) ? 3 : 0;
-  }
-  if (b0 >= 0xF0 && b0 <= 0xF4) {
-    unsigned lo = b0 == 0xF0 ? 0x90 : 0x80;
-    unsigned hi = b0 == 0xF4 ? 0x8F : 0xBF;
-    return byte(1) >= lo && byte(1) <= hi && isCont(2) && isCont(3) ? 4 : 0;
-  }
-  return 0;
-}
 
 std::string describe(const Token &token) {
   switch (token.kind) {
@@ -86,7 +60,7 @@ bool Lexer::skipComment(Token &errorToken) {
   // Comments may hold any text, but only as UTF-8: a stray byte usually means
   // the file is in another encoding, which is worth saying early.
   while (!atEnd() && peekChar() != '\n') {
-    size_t len = utf8SequenceLength(source, pos);
+    size_t len = support::utf8Length(source, pos);
     if (len == 0) {
       errorToken =
           error(line, col,
@@ -200,7 +174,7 @@ Token Lexer::lexUnexpected() {
     return error(line, col,
                  fmt::format("unexpected character 0x{:02x}", byte));
   }
-  size_t len = utf8SequenceLength(source, pos);
+  size_t len = support::utf8Length(source, pos);
   if (len == 0)
     return error(line, col, fmt::format("invalid UTF-8 byte 0x{:02x}", byte));
 

@@ -93,10 +93,6 @@ private:
   Token last;
 };
 
-/// The length of the valid UTF-8 sequence that starts at `s[pos]`, or 0 if
-/// the bytes there are not valid UTF-8 (overlong forms and surrogates
-/// included).
-size_t utf8SequenceLength(std::string_view s, size_t pos);
 
 } // namespace tfmc::frontend
 

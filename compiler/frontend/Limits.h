@@ -1,6 +1,6 @@
 //===- Limits.h - The largest models and inputs tfmc accepts ----*- C++ -*-===//
 //
-// Stated maxima (README, "Limits"), checked where the value is read so that
+// Stated maxima (docs/user-guide.md, "Limits"), checked where the value is read so that
 // the error names the setting (a .tfm's line and column, a config.json's
 // key). They keep every size computation of the compiler inside 64 bits and
 // its work proportional to models that exist: the largest published

@@ -3,7 +3,7 @@
 #include "compiler/frontend/ModelFile.h"
 #include "compiler/frontend/HfConfig.h"
 #include "compiler/frontend/Limits.h"
-#include "compiler/frontend/ReadFile.h"
+#include "support/FileIO.h"
 
 #include <cerrno>
 
@@ -38,19 +38,18 @@ ParseResult parseModelFile(const std::string &path) {
   ModelFormat format = modelFormatOf(path);
   bool fromDirectory = format == ModelFormat::HfConfig && isDirectory(path);
   std::string file = fromDirectory ? configPathIn(path) : path;
-  std::string error;
-  std::optional<std::string> text =
-      readInputFile(file, kMaxModelFileBytes, error);
-  if (!text) {
-    if (fromDirectory && errno == ENOENT)
-      error += "; a Hugging Face model directory holds config.json";
+  std::string text;
+  support::ReadFailure failure;
+  if (!support::readRegularFile(file, text, failure, kMaxModelFileBytes)) {
+    if (fromDirectory && failure.systemError == ENOENT)
+      failure.reason += "; a Hugging Face model directory holds config.json";
     ParseResult result;
-    result.error = Diagnostic{SourceLoc{file, 0, 0}, error};
+    result.error = Diagnostic{SourceLoc{file, 0, 0}, failure.reason};
     return result;
   }
   if (format == ModelFormat::HfConfig)
-    return importHfConfigText(*text, file);
-  return parseModel(*text, file);
+    return importHfConfigText(text, file);
+  return parseModel(text, file);
 }
 
 } // namespace tfmc::frontend

@@ -3,7 +3,8 @@
 // The one place that reads a model path and decides what it is: a .tfm
 // description (parseModel), or a Hugging Face model, given as the directory
 // holding config.json or as a path ending in `.json` (importHfConfigText).
-// Both are read through readInputFile, with the limits of README "Limits".
+// Both are read through support/FileIO's readRegularFile, with the limits of
+// docs/user-guide.md, "Limits".
 //
 //===----------------------------------------------------------------------===//
 

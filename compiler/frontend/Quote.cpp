@@ -1,7 +1,7 @@
 //===- Quote.cpp - User text as one-line messages show it -----------------===//
 
 #include "compiler/frontend/Quote.h"
-#include "compiler/frontend/Lexer.h"
+#include "support/Utf8.h"
 
 #include <fmt/format.h>
 
@@ -25,13 +25,8 @@ std::string printable(std::string_view text, size_t maxChars) {
       out += fmt::format("\\x{:02x}", byte);
     } else if (byte < 0x80) {
       out += static_cast<char>(byte);
-    } else if (size_t len = utf8SequenceLength(text, pos); len == 0) {
-      out += fmt::format("\\x{:02x}", byte);
-    } else {
-      uint32_t codePoint = byte & (0xFFu >> (len + 1));
-      for (size_t i = 1; i < len; ++i)
-        codePoint = (codePoint << 6) |
-                    (static_cast<unsigned char>(text[pos + i]) & 0x3Fu);
+    } else if (uint32_t codePoint = 0;
+               size_t len = support::decodeUtf8(text, pos, codePoint)) {
       // C1 controls and the Unicode line and paragraph separators end a
       // line in some terminals and editors.
       if (codePoint < 0xA0 || codePoint == 0x2028 || codePoint == 0x2029)
@@ -40,6 +35,8 @@ std::string printable(std::string_view text, size_t maxChars) {
         out.append(text.substr(pos, len));
       pos += len;
       continue;
+    } else {
+      out += fmt::format("\\x{:02x}", byte);
     }
     ++pos;
   }

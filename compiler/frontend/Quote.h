@@ -1,6 +1,6 @@
 //===- Quote.h - User text as one-line messages show it ---------*- C++ -*-===//
 //
-// Every message is one line of bounded length (README, "Limits"), even when
+// Every message is one line of bounded length (docs/user-guide.md, "Limits"), even when
 // it quotes a file's contents: a name from the file may hold line breaks,
 // control bytes, bytes that are not UTF-8, or a million characters.
 //

@@ -439,7 +439,7 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
   Location modelLoc = loc(model.loc);
   builder.setInsertionPointToEnd(module.getBody());
 
-  // Inputs in the order of the README's input table, each only when the
+  // Inputs in the order of docs/language.md's input table, each only when the
   // entry reads it. A decode step takes one new token per sequence and, for
   // cross-attention with padding, the encoder's mask; the encoder itself
   // does not run.

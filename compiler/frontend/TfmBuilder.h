@@ -11,7 +11,7 @@
 namespace tfmc::frontend {
 
 /// Writes `model` as a module holding `func.func @forward`, attention step by
-/// step, every parameter a `tfm.weight` under the README's names. Arguments
+/// step, every parameter a `tfm.weight` under docs/language.md's names. Arguments
 /// and the result carry their safetensors names in `tfm.input` / `tfm.output`
 /// attributes. Ops are located at the .tfm line that produced them. Returns
 /// null (after emitting a diagnostic) if the result does not verify, which

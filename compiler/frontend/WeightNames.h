@@ -1,7 +1,7 @@
 //===- WeightNames.h - Where a parameter is in a weights file ---*- C++ -*-===//
 //
 // The builder names every parameter as PyTorch's nn.Transformer does
-// (the README's weight names: `decoder.layers.3.self_attn.in_proj_weight`).
+// (docs/language.md's weight names: `decoder.layers.3.self_attn.in_proj_weight`).
 // A model imported from another framework reads the same parameters under
 // that framework's names and layouts; this maps one to the other, so the
 // builder, the plan and the runtime agree on what the file holds.

@@ -30,7 +30,7 @@ namespace {
 constexpr int64_t kAlignment = 64; // a cache line; also AVX-512 aligned
 // Halide's kernels index a tensor with 32-bit integers, so no result may
 // hold more elements; the arena is bounded so that every offset and sum
-// below stays far inside int64 (README, "Limits").
+// below stays far inside int64 (docs/user-guide.md, "Limits").
 constexpr int64_t kMaxTensorElements = 2147483647;
 constexpr int64_t kMaxArenaBytes = int64_t(1) << 40;
 

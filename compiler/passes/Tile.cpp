@@ -4,7 +4,7 @@
 // a `tfm.tile` dictionary that codegen reads back into the same struct and
 // turns into a Halide schedule. The plan is a small analytic cost model over the target
 // description; the reasons for each choice are the comments below, and the
-// numbers they were checked against are in the README's Performance section.
+// numbers they were checked against are in docs/performance.md.
 //
 // CPU
 //  - GEMM (tfm.linear) of many rows (prefill, encoders), at most 16384

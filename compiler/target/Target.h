@@ -50,7 +50,7 @@ struct TargetDescription {
   /// names: avx512bf16 for vdpbf16ps, avx512vnni for vpdpbusd, amx-bf16,
   /// amx-int8); none for the named targets. Recorded, not used: each needs
   /// the activations narrowed too, where tfmc's bf16 and int8 weights keep
-  /// them f32 (README, "Weight precision").
+  /// them f32 (docs/precision.md, "Weight precision").
   std::vector<std::string> narrowDotFeatures;
 
   // GPU (CUDA): per-block and per-SM limits.

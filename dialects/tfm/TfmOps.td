@@ -30,7 +30,7 @@ def Tfm_ScoreMaskTensor : RankedTensorOf<[I1, F32]>;
 def Tfm_WeightOp : Tfm_Op<"weight", [Pure]> {
   let summary = "a named model parameter";
   let description = [{
-    A tensor read from the weights file under `name` (the README's weight-name tables).
+    A tensor read from the weights file under `name` (docs/language.md's and docs/families.md's weight-name tables).
     Several ops may name the same parameter (a tied output projection).
     `alt_names` are other names the file may use for it, tried in order
     when `name` is absent (a Hugging Face checkpoint with or without the

@@ -251,7 +251,7 @@ std::vector<int64_t> parseIdList(const std::string &flag,
   std::string text = argument;
   if (!text.empty() && text[0] == '@') {
     std::string contents, error;
-    if (!readRegularFile(text.substr(1), contents, error))
+    if (!support::readRegularFile(text.substr(1), contents, error))
       fail(fmt::format("{}: {}", flag, error));
     text.clear();
     for (char c : contents)
@@ -313,13 +313,13 @@ std::unique_ptr<Model> loadModel(const std::string &weightsPath) {
   return model;
 }
 
-std::vector<OutputFile>
+std::vector<support::OutputFile>
 checkOutputs(const std::vector<std::pair<std::string, std::string>> &outputs,
              const std::vector<std::pair<std::string, std::string>> &inputs) {
-  std::vector<OutputFile> files;
+  std::vector<support::OutputFile> files;
   for (const auto &[flag, path] : outputs) {
     std::string error;
-    std::optional<OutputFile> file = OutputFile::create(flag, path, inputs,
+    std::optional<support::OutputFile> file = support::OutputFile::create(flag, path, inputs,
                                                         /*refuseFilesRead=*/true,
                                                         error);
     if (!file)
@@ -369,7 +369,7 @@ void printLoadStats(std::FILE *out, const LoadStats &stats) {
                static_cast<double>(stats.weightBytes) / (1 << 20));
 }
 
-void writeOutputs(OutputFile &file, const std::vector<OutputView> &outputs) {
+void writeOutputs(support::OutputFile &file, const std::vector<OutputView> &outputs) {
   std::vector<TensorView> views;
   for (const OutputView &output : outputs) {
     TensorView view;

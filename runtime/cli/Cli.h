@@ -13,7 +13,7 @@
 #ifndef TFMC_RUNTIME_CLI_CLI_H
 #define TFMC_RUNTIME_CLI_CLI_H
 
-#include "runtime/FileIO.h"
+#include "support/FileIO.h"
 #include "runtime/Model.h"
 
 #include <cstdint>
@@ -87,7 +87,7 @@ std::vector<int64_t> parseIdList(const std::string &flag,
 const Plan &requirePlan();
 
 /// The longest text a program tokenizes: kMaxTextBytesPerPosition bytes per
-/// position of max_len (README, "Limits"). Tokens average about 4 bytes, so
+/// position of max_len (docs/user-guide.md, "Limits"). Tokens average about 4 bytes, so
 /// a longer text cannot fit the model; and a tokenizer's time grows faster
 /// than the text (SentencePiece took 30 s on 1 MB of newlines), so the
 /// bound comes before tokenizing.
@@ -114,13 +114,13 @@ void printLoadStats(std::FILE *out, const LoadStats &stats);
 
 /// Writes `output` to `file` (checked by checkOutputs before any work) as a
 /// safetensors file, atomically.
-void writeOutputs(OutputFile &file, const std::vector<OutputView> &outputs);
+void writeOutputs(support::OutputFile &file, const std::vector<OutputView> &outputs);
 
 /// The output files of a command, checked before it does any work: each
 /// must be a new path or a regular file that is none of `inputs` (the
 /// weights, input and id files the command reads). `outputs` are pairs of
 /// flag and path; returns them in the same order.
-std::vector<OutputFile>
+std::vector<support::OutputFile>
 checkOutputs(const std::vector<std::pair<std::string, std::string>> &outputs,
              const std::vector<std::pair<std::string, std::string>> &inputs);
 

@@ -3,11 +3,11 @@
 //   NAME convert-weights --weights W --output W2.safetensors
 //
 // W: a safetensors file, a checkpoint directory or a sharded index, with
-// F32, BF16 or F16 tensors (README, "Weight files").
+// F32, BF16 or F16 tensors (docs/user-guide.md, "Weight files").
 //
 // A bf16, int8 or int4 program converts an f32 file at every load; this writes
 // the weights as the program stores them, once, so that W2 loads by mmap
-// with no conversion (README, "Low-precision weights", gives the layout).
+// with no conversion (docs/precision.md, "Low-precision weights", gives the layout).
 // The conversion is the load's own (Model::storedWeights), so running
 // with W2 gives exactly what running with W gives.
 //
@@ -40,7 +40,7 @@ int convertWeightsCommand(int argc, char **argv) {
                      "--weight-dtype bf16, int8 or int4)",
                      plan.model));
   // Not over the weights, nor any shard of them.
-  std::vector<OutputFile> outputs =
+  std::vector<support::OutputFile> outputs =
       checkOutputs({{"--output", path}}, inputFiles(options, {"--weights"}));
 
   std::unique_ptr<Model> model = loadModel(weights);

@@ -17,7 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/FileIO.h"
+#include "support/FileIO.h"
 #include "runtime/Generate.h"
 #include "runtime/Text.h"
 #include "runtime/TextStream.h"
@@ -99,7 +99,7 @@ std::vector<std::vector<int64_t>> readPromptsFile(const std::string &flag,
                                                   Tokenizer *tokenizer,
                                                   const PromptTokens &tokens) {
   std::string text, error;
-  if (!readRegularFile(path, text, error))
+  if (!support::readRegularFile(path, text, error))
     fail(flag + ": " + error);
   std::vector<std::vector<int64_t>> prompts;
   std::size_t begin = 0;
@@ -158,7 +158,7 @@ GenerateRequest makeRequest(const Options &options, const Plan &plan,
   if (flag == "--text" || flag == "--text-file") {
     std::string text, error;
     if (flag == "--text-file") {
-      if (!readRegularFile(options.get(flag), text, error))
+      if (!support::readRegularFile(options.get(flag), text, error))
         fail("--text-file: " + error);
     } else {
       text = options.get(flag);
@@ -422,7 +422,7 @@ int generateCommand(int argc, char **argv) {
   // Before any work: every file read so far (the tokenizer's, the prompts')
   // is on FileIO's list of inputs, which the output check reads; the
   // weights, mapped later, and the id files are named here.
-  std::vector<OutputFile> outputs;
+  std::vector<support::OutputFile> outputs;
   if (options.has("--dump-logits"))
     outputs = checkOutputs(
         {{"--dump-logits", options.get("--dump-logits")}},

@@ -65,7 +65,7 @@ int initWeightsCommand(int argc, char **argv) {
     fail(fmt::format("--seed expects a non-negative integer, got {}",
                      quote(seedText)));
   const std::string &path = options.get("--output");
-  std::vector<OutputFile> outputs = checkOutputs({{"--output", path}}, {});
+  std::vector<support::OutputFile> outputs = checkOutputs({{"--output", path}}, {});
   const Plan &plan = requirePlan();
 
   std::vector<std::vector<float>> storage;

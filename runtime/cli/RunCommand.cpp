@@ -298,7 +298,7 @@ int runCommand(int argc, char **argv) {
   // replace an input, fails now rather than after the forward pass. The
   // files read so far (the input, ids, a tokenizer's) are on FileIO's list
   // of inputs; the weights, mapped later, are named here.
-  std::vector<OutputFile> outputs;
+  std::vector<support::OutputFile> outputs;
   if (options.has("--output"))
     outputs = checkOutputs(
         {{"--output", options.get("--output")}},

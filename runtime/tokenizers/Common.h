@@ -10,6 +10,8 @@
 #ifndef TFMC_RUNTIME_TOKENIZERS_COMMON_H
 #define TFMC_RUNTIME_TOKENIZERS_COMMON_H
 
+#include "support/Utf8.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -28,10 +30,9 @@ enum CharClass : uint8_t { kOther, kLetter, kNumber, kSpace };
 /// \p{L}, \p{N}, White_Space (UnicodeTables.inc), or none of them.
 CharClass classify(uint32_t cp);
 
-/// Decodes the well-formed UTF-8 sequence at `text[i]`: its length, with
-/// `cp` set, or 0 when it is ill-formed.
-std::size_t decodeUtf8(std::string_view text, std::size_t i, uint32_t &cp);
-void appendUtf8(std::string &out, uint32_t cp);
+/// support/Utf8.h's decoder and encoder, which every tokenizer uses.
+using support::appendUtf8;
+using support::decodeUtf8;
 
 extern const char kReplacement[]; // U+FFFD in UTF-8
 

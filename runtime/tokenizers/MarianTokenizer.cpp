@@ -6,7 +6,7 @@
 
 #include "runtime/tokenizers/MarianTokenizer.h"
 #include "runtime/tokenizers/SentencePieceTokenizer.h"
-#include "runtime/FileIO.h"
+#include "support/FileIO.h"
 #include "runtime/Text.h"
 #include "runtime/tokenizers/Common.h"
 

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/tokenizers/SentencePieceTokenizer.h"
-#include "runtime/FileIO.h"
+#include "support/FileIO.h"
 #include "runtime/Text.h"
 #include "runtime/tokenizers/Common.h"
 
@@ -93,7 +93,7 @@ bool loadSentencePieceModel(const std::string &path,
   // Read it ourselves: the runtime's checks on input files (a regular
   // file, its size) and its messages apply.
   std::string bytes;
-  if (!readRegularFile(path, bytes, error))
+  if (!support::readRegularFile(path, bytes, error))
     return false;
   sentencepiece::util::Status status = processor.LoadFromSerializedProto(bytes);
   if (!status.ok()) {

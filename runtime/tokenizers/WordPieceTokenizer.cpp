@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/tokenizers/WordPieceTokenizer.h"
-#include "runtime/FileIO.h"
+#include "support/FileIO.h"
 #include "runtime/Text.h"
 #include "runtime/tokenizers/Common.h"
 
@@ -519,7 +519,7 @@ WordPieceTokenizer::fromVocabTxt(const std::string &dir, std::string &error) {
   t->path_ = dir;
   const std::string file = prefix + "vocab.txt";
   std::string text;
-  if (!readRegularFile(file, text, error))
+  if (!support::readRegularFile(file, text, error))
     return nullptr;
   std::size_t line = 0;
   for (std::size_t start = 0; start < text.size();) {
@@ -533,7 +533,7 @@ WordPieceTokenizer::fromVocabTxt(const std::string &dir, std::string &error) {
       error = fmt::format("{}:{}: empty token", file, line);
       return nullptr;
     }
-    if (!isValidUtf8(token)) {
+    if (!support::isValidUtf8(token)) {
       error = fmt::format("{}:{}: not valid UTF-8", file, line);
       return nullptr;
     }

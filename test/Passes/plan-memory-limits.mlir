@@ -1,6 +1,6 @@
 // Size arithmetic of tfm-plan-memory is checked: a result may hold at most
 // 2^31 - 1 elements at the planned batch and sequence (Halide's kernels
-// index with 32 bits), the arena at most 2^40 bytes (README, "Limits").
+// index with 32 bits), the arena at most 2^40 bytes (docs/user-guide.md, "Limits").
 // Before, max-batch 288230376151711744 overflowed int64 silently and gave
 // an arena of 0 bytes.
 //

@@ -10,7 +10,7 @@
 //
 // A use after free, not a read past the end: UBSan's object-size check
 // catches that first, and in GCC's combined ASan + UBSan build UBSan's
-// reports go to stderr, not to a log file (README, "Sanitizers").
+// reports go to stderr, not to a log file (docs/testing.md, "Sanitizers").
 //
 //===----------------------------------------------------------------------===//
 

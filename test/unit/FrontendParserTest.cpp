@@ -4,7 +4,8 @@
 #include "compiler/frontend/Lexer.h"
 #include "compiler/frontend/ModelFile.h"
 #include "compiler/frontend/Quote.h"
-#include "compiler/frontend/ReadFile.h"
+#include "support/FileIO.h"
+#include "support/Utf8.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +18,7 @@ using namespace tfmc::frontend;
 
 namespace {
 
-// The README's example description.
+// docs/language.md's example description.
 const char *const kTransformerBase = R"(# The original encoder-decoder Transformer.
 model transformer_tiny {
   vocab = 1000              # one vocabulary for source and target
@@ -271,7 +272,7 @@ TEST(FrontendParser, Numbers) {
   EXPECT_EQ(parseOk(minimal("  d_ff = 007\n")).dFF, 7);
 }
 
-// README "Limits": each size has a stated maximum, and no weight tensor may
+// docs/user-guide.md, "Limits": each size has a stated maximum, and no weight tensor may
 // hold more than 2^31 - 1 elements; the error is at the setting to change.
 TEST(FrontendParser, Limits) {
   EXPECT_EQ(parseOk(minimal("  d_ff = 1048576\n")).dFF, 1048576);
@@ -805,8 +806,8 @@ TEST(FrontendParserFiles, MissingFile) {
   ASSERT_FALSE(result);
   ASSERT_TRUE(result.error);
   EXPECT_EQ(result.error->loc.line, 0u);
-  EXPECT_EQ(result.error->str(), "nope-does-not-exist.tfm: error: cannot open "
-                                 "file: No such file or directory");
+  EXPECT_EQ(result.error->str(), "nope-does-not-exist.tfm: error: cannot read: "
+                                 "No such file or directory");
 }
 
 TEST(FrontendParserFiles, Directory) {
@@ -814,7 +815,7 @@ TEST(FrontendParserFiles, Directory) {
   ParseResult result = parseModelFile("/");
   ASSERT_TRUE(result.error);
   EXPECT_EQ(result.error->str(),
-            "/config.json: error: cannot open file: No such file or "
+            "/config.json: error: cannot read: No such file or "
             "directory; a Hugging Face model directory holds config.json");
 }
 
@@ -832,34 +833,39 @@ TEST(FrontendParserFiles, ReadsAFile) {
   EXPECT_EQ(result.model->name, "transformer_tiny");
 }
 
-TEST(FrontendParserFiles, ReadInputFileLimits) {
+TEST(FrontendParserFiles, ReadRegularFileLimits) {
+  // Model files are read through support/FileIO's bounded reader.
   std::string path = ::testing::TempDir() + "tfmc-read-test-" +
                      std::to_string(::getpid()) + ".tfm";
   {
     std::ofstream out(path, std::ios::binary);
     out << "0123456789";
   }
-  std::string error;
-  std::optional<std::string> text = readInputFile(path, 10, error);
-  ASSERT_TRUE(text) << error;
-  EXPECT_EQ(*text, "0123456789");
-  EXPECT_FALSE(readInputFile(path, 9, error));
-  EXPECT_EQ(error, "the file is 10 bytes, more than the limit of 9");
+  std::string text;
+  tfmc::support::ReadFailure failure;
+  ASSERT_TRUE(tfmc::support::readRegularFile(path, text, failure, 10)) << failure.reason;
+  EXPECT_EQ(text, "0123456789");
+  EXPECT_FALSE(tfmc::support::readRegularFile(path, text, failure, 9));
+  EXPECT_EQ(failure.reason, "cannot read: 10 bytes is more than the limit of 9");
+  EXPECT_EQ(failure.systemError, 0);
   std::remove(path.c_str());
+  EXPECT_FALSE(tfmc::support::readRegularFile(path, text, failure, 9));
+  EXPECT_EQ(failure.reason, "cannot read: No such file or directory");
+  EXPECT_EQ(failure.systemError, ENOENT);
 
   // /proc files are regular but report size 0: they are read to their end,
   // and still only up to the limit.
-  text = readInputFile("/proc/self/status", 1 << 20, error);
-  ASSERT_TRUE(text) << error;
-  EXPECT_NE(text->find("Name:"), std::string::npos);
-  EXPECT_FALSE(readInputFile("/proc/self/status", 16, error));
-  EXPECT_EQ(error, "the file grew past the limit of 16 bytes while it was "
-                   "read");
+  ASSERT_TRUE(tfmc::support::readRegularFile("/proc/self/status", text, failure,
+                                       1 << 20))
+      << failure.reason;
+  EXPECT_NE(text.find("Name:"), std::string::npos);
+  EXPECT_FALSE(tfmc::support::readRegularFile("/proc/self/status", text, failure, 16));
+  EXPECT_EQ(failure.reason, "cannot read: more than the limit of 16 bytes");
 
-  EXPECT_FALSE(readInputFile("/dev/null", 16, error));
-  EXPECT_EQ(error, "not a regular file (a character device)");
-  EXPECT_FALSE(readInputFile("/", 16, error));
-  EXPECT_EQ(error, "not a regular file (a directory)");
+  EXPECT_FALSE(tfmc::support::readRegularFile("/dev/null", text, failure, 16));
+  EXPECT_EQ(failure.reason, "cannot read: a character device, not a regular file");
+  EXPECT_FALSE(tfmc::support::readRegularFile("/", text, failure, 16));
+  EXPECT_EQ(failure.reason, "cannot read: a directory, not a regular file");
 }
 
 //===----------------------------------------------------------------------===//
@@ -937,14 +943,14 @@ TEST(FrontendLexer, ErrorIsSticky) {
 }
 
 TEST(FrontendLexer, Utf8Lengths) {
-  EXPECT_EQ(utf8SequenceLength("a", 0), 1u);
-  EXPECT_EQ(utf8SequenceLength("\xc3\xa9", 0), 2u);
-  EXPECT_EQ(utf8SequenceLength("\xe2\x82\xac", 0), 3u);
-  EXPECT_EQ(utf8SequenceLength("\xf0\x9f\x98\x80", 0), 4u);
-  EXPECT_EQ(utf8SequenceLength("\xf4\x90\x80\x80", 0), 0u); // > U+10FFFF
-  EXPECT_EQ(utf8SequenceLength("\xe0\x80\x80", 0), 0u);     // overlong
-  EXPECT_EQ(utf8SequenceLength("\x80", 0), 0u);
-  EXPECT_EQ(utf8SequenceLength("\xc3", 0), 0u);
+  EXPECT_EQ(tfmc::support::utf8Length("a", 0), 1u);
+  EXPECT_EQ(tfmc::support::utf8Length("\xc3\xa9", 0), 2u);
+  EXPECT_EQ(tfmc::support::utf8Length("\xe2\x82\xac", 0), 3u);
+  EXPECT_EQ(tfmc::support::utf8Length("\xf0\x9f\x98\x80", 0), 4u);
+  EXPECT_EQ(tfmc::support::utf8Length("\xf4\x90\x80\x80", 0), 0u); // > U+10FFFF
+  EXPECT_EQ(tfmc::support::utf8Length("\xe0\x80\x80", 0), 0u);     // overlong
+  EXPECT_EQ(tfmc::support::utf8Length("\x80", 0), 0u);
+  EXPECT_EQ(tfmc::support::utf8Length("\xc3", 0), 0u);
 }
 
 } // namespace

@@ -127,7 +127,7 @@ const char *const kTinyLlamaConfig = R"({
   "torch_dtype": "bfloat16", "transformers_version": "4.35.0",
   "use_cache": true, "vocab_size": 32000})";
 
-/// examples/tinyllama.tfm, written from the language's README.
+/// examples/tinyllama.tfm, written from docs/language.md.
 const char *const kTinyLlamaTfm = R"(model tinyllama {
   vocab = 32000
   d_model = 2048

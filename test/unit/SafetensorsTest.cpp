@@ -6,7 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/FileIO.h"
+#include "support/FileIO.h"
+#include "support/Utf8.h"
 #include "runtime/Safetensors.h"
 #include "runtime/Text.h"
 
@@ -687,8 +688,8 @@ TEST(TextTest, EscapesControlsAndBytesThatAreNotUtf8) {
   EXPECT_EQ(escapeText("\x80x\xe2\x82"), "\\x80x\\xe2\\x82");
   EXPECT_EQ(escapeText("\xc0\xaf"), "\\xc0\\xaf");
   EXPECT_EQ(escapeText("\xed\xa0\x80"), "\\xed\\xa0\\x80");
-  EXPECT_TRUE(isValidUtf8(escapeText("\xff\xfe name \xc3")));
-  EXPECT_FALSE(isValidUtf8("\xff"));
+  EXPECT_TRUE(tfmc::support::isValidUtf8(escapeText("\xff\xfe name \xc3")));
+  EXPECT_FALSE(tfmc::support::isValidUtf8("\xff"));
 }
 
 TEST(TextTest, LongValuesAndLinesAreCut) {
@@ -710,8 +711,8 @@ TEST(TextTest, LongValuesAndLinesAreCut) {
 TEST_F(SafetensorsTest, OutputFileReplacesOnlyOnCommit) {
   std::string path = writeBytes("out", "old");
   std::string error;
-  std::optional<OutputFile> file =
-      OutputFile::create("--output", path, {}, true, error);
+  std::optional<tfmc::support::OutputFile> file =
+      tfmc::support::OutputFile::create("--output", path, {}, true, error);
   ASSERT_TRUE(file) << error;
   std::string temporary = file->temporaryPath();
   EXPECT_EQ(temporary.rfind(path + ".tmp-", 0), 0u);
@@ -730,8 +731,8 @@ TEST_F(SafetensorsTest, AnOutputFileNotCommittedLeavesNothing) {
   std::string temporary;
   {
     std::string error;
-    std::optional<OutputFile> file =
-        OutputFile::create("--output", path, {}, true, error);
+    std::optional<tfmc::support::OutputFile> file =
+        tfmc::support::OutputFile::create("--output", path, {}, true, error);
     ASSERT_TRUE(file) << error;
     temporary = file->temporaryPath();
     ASSERT_TRUE(file->write("partial", 7, error));
@@ -747,18 +748,18 @@ TEST_F(SafetensorsTest, AnOutputFileNotCommittedLeavesNothing) {
 TEST_F(SafetensorsTest, OutputFileRefusesEveryFileTheProcessRead) {
   std::string error, contents;
   std::string read = writeBytes("read-first", "tokens");
-  ASSERT_TRUE(readRegularFile(read, contents, error)) << error;
-  EXPECT_FALSE(OutputFile::create("--output", read, {}, true, error));
+  ASSERT_TRUE(tfmc::support::readRegularFile(read, contents, error)) << error;
+  EXPECT_FALSE(tfmc::support::OutputFile::create("--output", read, {}, true, error));
   EXPECT_EQ(error, "--output " + read + ": is the same file as the input " +
                        read + "; writing it would destroy the input");
-  EXPECT_TRUE(OutputFile::create("", read, {}, false, error)) << error;
+  EXPECT_TRUE(tfmc::support::OutputFile::create("", read, {}, false, error)) << error;
 
   std::string later = writeBytes("read-later", "vocab");
-  std::optional<OutputFile> file =
-      OutputFile::create("--output", later, {}, true, error);
+  std::optional<tfmc::support::OutputFile> file =
+      tfmc::support::OutputFile::create("--output", later, {}, true, error);
   ASSERT_TRUE(file) << error;
   ASSERT_TRUE(file->write("logits", 6, error)) << error;
-  ASSERT_TRUE(readRegularFile(later, contents, error)) << error;
+  ASSERT_TRUE(tfmc::support::readRegularFile(later, contents, error)) << error;
   EXPECT_FALSE(file->commit(error));
   EXPECT_EQ(error, "--output " + later + ": is the same file as the input " +
                        later + "; writing it would destroy the input");
@@ -773,22 +774,22 @@ TEST_F(SafetensorsTest, OutputFileRefusesWhatItMustNotReplace) {
   std::string error;
   std::string input = writeBytes("w", "weights");
   EXPECT_FALSE(
-      OutputFile::create("--output", input, {{"--weights", input}}, true,
+      tfmc::support::OutputFile::create("--output", input, {{"--weights", input}}, true,
                          error));
   EXPECT_EQ(error, "--output " + input + ": is the same file as --weights " +
                        input + "; writing it would destroy the input");
   std::string link = pathOf("link");
   ASSERT_EQ(::symlink(input.c_str(), link.c_str()), 0);
-  EXPECT_FALSE(OutputFile::create("--output", link, {}, true, error));
+  EXPECT_FALSE(tfmc::support::OutputFile::create("--output", link, {}, true, error));
   EXPECT_EQ(error, "--output " + link +
                        ": refusing to replace a symbolic link; give its "
                        "target or a new path");
   std::string fifo = pathOf("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_FALSE(OutputFile::create("", fifo, {}, true, error));
+  EXPECT_FALSE(tfmc::support::OutputFile::create("", fifo, {}, true, error));
   EXPECT_EQ(error, fifo + ": refusing to replace a FIFO; give a regular file "
                           "or a new path");
-  EXPECT_FALSE(OutputFile::create("--output", dir, {}, true, error));
+  EXPECT_FALSE(tfmc::support::OutputFile::create("--output", dir, {}, true, error));
   EXPECT_EQ(error, "--output " + dir + ": refusing to replace a directory; "
                                        "give a regular file or a new path");
   // Nothing was created next to any of them.
@@ -801,15 +802,15 @@ TEST_F(SafetensorsTest, ReadRegularFileRefusesFifosWithoutBlocking) {
   std::string fifo = pathOf("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::string contents, error;
-  EXPECT_FALSE(readRegularFile(fifo, contents, error));
+  EXPECT_FALSE(tfmc::support::readRegularFile(fifo, contents, error));
   EXPECT_EQ(error, fifo + ": cannot read: a FIFO, not a regular file");
-  EXPECT_FALSE(readRegularFile(dir, contents, error));
+  EXPECT_FALSE(tfmc::support::readRegularFile(dir, contents, error));
   EXPECT_EQ(error, dir + ": cannot read: a directory, not a regular file");
   std::string big = writeBytes("big", std::string(100, 'x'));
-  EXPECT_FALSE(readRegularFile(big, contents, error, 99));
+  EXPECT_FALSE(tfmc::support::readRegularFile(big, contents, error, 99));
   EXPECT_EQ(error, big + ": cannot read: 100 bytes is more than the limit "
                          "of 99");
-  ASSERT_TRUE(readRegularFile(big, contents, error, 100)) << error;
+  ASSERT_TRUE(tfmc::support::readRegularFile(big, contents, error, 100)) << error;
   EXPECT_EQ(contents, std::string(100, 'x'));
 }
 

@@ -180,12 +180,25 @@ int main(int argc, char **argv) {
   bool textual = options.emit && tfmc::driver::isTextual(*options.emit);
   // Text is collected and written only when the compile succeeds, so a
   // failure leaves an existing -o file untouched and prints no half module.
-  tfmc::driver::OutputFile output(textual ? outputPath.getValue() : "-");
+  tfmc::driver::OutputFile output(textual ? outputPath.getValue() : "-",
+                                  inputPath);
+  // An executable's -o, which the linker writes at the end, is checked now
+  // too (by the same policy; without -o it is the model's name, not known
+  // yet).
+  bool executable = options.emit && *options.emit == Emit::Exe;
+  tfmc::driver::OutputFile program(
+      executable && outputPath != "-" ? outputPath.getValue() : "-", inputPath);
   std::string error;
-  if (!output.open(error)) {
-    llvm::errs() << "tfmc: error: " << error << "\n";
+  // An output's error names its path: escaped, one line.
+  auto outputError = [&] {
+    llvm::errs() << "tfmc: error: "
+                 << tfmc::frontend::printable(error,
+                                              tfmc::frontend::kMaxMessageBytes)
+                 << "\n";
     return 1;
-  }
+  };
+  if (!output.open(error) || !program.open(error))
+    return outputError();
   options.target = target;
   options.maxBatch = maxBatch;
   options.weightDtype = weightDtype;
@@ -203,10 +216,8 @@ int main(int argc, char **argv) {
   if (mlir::failed(tfmc::driver::compile(
           options, textStream, statsAfterText ? textStream : statsStream)))
     return 1;
-  if (!output.commit(text, error)) {
-    llvm::errs() << "tfmc: error: " << error << "\n";
-    return 1;
-  }
+  if (!output.commit(text, error))
+    return outputError();
   llvm::outs() << statsText;
   llvm::outs().flush();
   return 0;

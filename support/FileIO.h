@@ -1,6 +1,8 @@
 //===- FileIO.h - Reading inputs and writing outputs safely -----*- C++ -*-===//
 //
-// Every file a compiled model's program writes (run --output, generate
+// The one bounded reader and the one atomic writer, for the compiler and
+// the runtime alike. Every file tfmc writes (its -o outputs, the kernel
+// cache's objects, and a compiled program's run --output, generate
 // --dump-logits, init-weights --output, the C API's outputs) goes through
 // OutputFile: a unique temporary in the output's directory (mkstemp), the
 // data, fsync, rename over the output, fsync of the directory. Any failure
@@ -11,15 +13,17 @@
 // FIFO or directory at the path is refused (never replaced or written
 // through), and so is a path that is the same file as one of the inputs.
 //
-// Inputs read whole (id lists, text, tokenizer files) go through
-// readRegularFile: a FIFO or a device is an error, never a blocking read.
+// Inputs read whole (model descriptions, config.json, id lists, text,
+// tokenizer files) go through readRegularFile: a FIFO or a device is an
+// error, never a blocking read, and a file over its stated limit an error,
+// never an unbounded read.
 //
 // No function here throws but std::bad_alloc; errors are one line.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFMC_RUNTIME_FILEIO_H
-#define TFMC_RUNTIME_FILEIO_H
+#ifndef TFMC_SUPPORT_FILEIO_H
+#define TFMC_SUPPORT_FILEIO_H
 
 #include <cstddef>
 #include <cstdint>
@@ -29,15 +33,28 @@
 #include <utility>
 #include <vector>
 
-namespace tfmc::runtime {
+namespace tfmc::support {
 
 /// Input files larger than this are refused by readRegularFile (id lists,
 /// prompts and tokenizer files are far smaller).
 inline constexpr uint64_t kMaxInputFileBytes = uint64_t(1) << 30;
 
-/// Reads the regular file `path` whole. A missing file, a FIFO, a device, a
-/// directory or a file over `maxBytes` is a one-line error starting with the
-/// path.
+/// Why a read failed: `reason` is one line without the path ("cannot read:
+/// No such file or directory", "cannot read: a FIFO, not a regular file",
+/// "cannot read: 17 bytes is more than the limit of 16"); `systemError` is
+/// the failed system call's errno, or 0 when the file itself was refused.
+struct ReadFailure {
+  std::string reason;
+  int systemError = 0;
+};
+
+/// Reads the regular file `path` whole, at most `maxBytes` (also when it
+/// grows while it is read), and notes it as an input (noteInputFile).
+bool readRegularFile(const std::string &path, std::string &contents,
+                     ReadFailure &failure,
+                     uint64_t maxBytes = kMaxInputFileBytes);
+
+/// The same, the error as one line "PATH: REASON".
 bool readRegularFile(const std::string &path, std::string &contents,
                      std::string &error,
                      uint64_t maxBytes = kMaxInputFileBytes);
@@ -87,7 +104,9 @@ public:
 
   /// fsync, rename over the path, fsync the directory. On failure (also:
   /// the path is now a file this process read) the temporary is removed
-  /// and the path is as it was.
+  /// and the path is as it was. The temporary may also have been written
+  /// by another program (a compiler, `ar`) through temporaryPath(): what
+  /// the path names is what is synced and renamed.
   bool commit(std::string &error);
 
   /// Removes the temporary (also what the destructor does).
@@ -105,6 +124,6 @@ private:
   bool refuseFilesRead_ = false;
 };
 
-} // namespace tfmc::runtime
+} // namespace tfmc::support
 
-#endif // TFMC_RUNTIME_FILEIO_H
+#endif // TFMC_SUPPORT_FILEIO_H

@@ -1,6 +1,6 @@
 //===- FileIO.cpp - Reading inputs and writing outputs safely -------------===//
 
-#include "runtime/FileIO.h"
+#include "support/FileIO.h"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace tfmc::runtime {
+namespace tfmc::support {
 namespace {
 
 /// "a FIFO", "a directory", ...: what a non-regular file is, for messages.
@@ -101,34 +101,36 @@ std::optional<std::string> inputFileAt(dev_t device, ino_t inode) {
 }
 
 bool readRegularFile(const std::string &path, std::string &contents,
-                     std::string &error, uint64_t maxBytes) {
+                     ReadFailure &failure, uint64_t maxBytes) {
+  auto systemError = [&] {
+    failure = {fmt::format("cannot read: {}", std::strerror(errno)), errno};
+    return false;
+  };
+  auto refuse = [&](std::string reason) {
+    failure = {std::move(reason), 0};
+    return false;
+  };
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
-  // refused by the type check below.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    error = fmt::format("{}: cannot read: {}", path, std::strerror(errno));
-    return false;
-  }
+  // refused by the type check below, made on the open descriptor so that a
+  // rename in between cannot swap in another file.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return systemError();
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   struct stat info;
-  if (::fstat(fd, &info) != 0) {
-    error = fmt::format("{}: cannot read: {}", path, std::strerror(errno));
-    ::close(fd);
-    return false;
-  }
-  if (!S_ISREG(info.st_mode)) {
-    error = fmt::format("{}: cannot read: {}, not a regular file", path,
-                        fileKind(info.st_mode));
-    ::close(fd);
-    return false;
-  }
+  if (::fstat(fd, &info) != 0)
+    return systemError();
+  if (!S_ISREG(info.st_mode))
+    return refuse(fmt::format("cannot read: {}, not a regular file",
+                              fileKind(info.st_mode)));
   noteInputFile(path, info.st_dev, info.st_ino);
-  if (static_cast<uint64_t>(info.st_size) > maxBytes) {
-    error = fmt::format("{}: cannot read: {} bytes is more than the limit of "
-                        "{}",
-                        path, info.st_size, maxBytes);
-    ::close(fd);
-    return false;
-  }
+  if (static_cast<uint64_t>(info.st_size) > maxBytes)
+    return refuse(fmt::format("cannot read: {} bytes is more than the limit "
+                              "of {}",
+                              info.st_size, maxBytes));
   contents.clear();
   contents.reserve(static_cast<std::size_t>(info.st_size));
   char buffer[1 << 16];
@@ -136,24 +138,26 @@ bool readRegularFile(const std::string &path, std::string &contents,
     ssize_t got = ::read(fd, buffer, sizeof buffer);
     if (got < 0 && errno == EINTR)
       continue;
-    if (got < 0) {
-      error = fmt::format("{}: cannot read: {}", path, std::strerror(errno));
-      ::close(fd);
-      return false;
-    }
+    if (got < 0)
+      return systemError();
     if (got == 0)
       break;
     // A file that grows while it is read is still bounded.
-    if (contents.size() + static_cast<std::size_t>(got) > maxBytes) {
-      error = fmt::format("{}: cannot read: more than the limit of {} bytes",
-                          path, maxBytes);
-      ::close(fd);
-      return false;
-    }
+    if (contents.size() + static_cast<std::size_t>(got) > maxBytes)
+      return refuse(fmt::format("cannot read: more than the limit of {} bytes",
+                                maxBytes));
     contents.append(buffer, static_cast<std::size_t>(got));
   }
-  ::close(fd);
   return true;
+}
+
+bool readRegularFile(const std::string &path, std::string &contents,
+                     std::string &error, uint64_t maxBytes) {
+  ReadFailure failure;
+  if (readRegularFile(path, contents, failure, maxBytes))
+    return true;
+  error = fmt::format("{}: {}", path, failure.reason);
+  return false;
 }
 
 std::optional<OutputFile> OutputFile::create(
@@ -292,9 +296,15 @@ bool OutputFile::commit(std::string &error) {
     return false;
   }
   // fsync before rename: after a crash the path holds the old file or the
-  // complete new one.
-  if (::fsync(fd_) != 0) {
-    error = fmt::format("{}cannot write: {}", where(), std::strerror(errno));
+  // complete new one. What the temporary's name holds now is synced: a
+  // tool given temporaryPath() may have replaced the file created here.
+  int written = ::open(temporary_.c_str(), O_RDONLY | O_CLOEXEC);
+  bool synced = written >= 0 && ::fsync(written) == 0;
+  int savedErrno = errno;
+  if (written >= 0)
+    ::close(written);
+  if (!synced) {
+    error = fmt::format("{}cannot write: {}", where(), std::strerror(savedErrno));
     discard();
     return false;
   }
@@ -331,4 +341,4 @@ bool OutputFile::commit(std::string &error) {
   return true;
 }
 
-} // namespace tfmc::runtime
+} // namespace tfmc::support
