@@ -51,11 +51,12 @@ private:
   /// Where a file goes: the user's -o (which may not be a file the compile
   /// read), or the kernel cache.
   enum class Destination { Output, Cache };
-  /// Calls `write` with a temporary path beside `path`, then renames it
-  /// into place (support/FileIO's OutputFile and its policy).
+  /// Calls `write` with the temporary beside `path` (open, or for a tool
+  /// to write by its temporaryPath()), then renames it into place
+  /// (support/FileIO's OutputFile and its policy).
   LogicalResult writeAtomically(
       const std::string &path, Destination destination,
-      llvm::function_ref<LogicalResult(const std::string &)> write);
+      llvm::function_ref<LogicalResult(support::OutputFile &)> write);
   LogicalResult writeText(const std::string &path, const std::string &text);
   LogicalResult writeScratch(const std::string &path, const std::string &text);
   LogicalResult cachedKernels(const LinkVariant &variant, VariantCost &cost,
@@ -126,7 +127,7 @@ LogicalResult Linker::runTool(llvm::StringRef program,
 
 LogicalResult Linker::writeAtomically(
     const std::string &path, Destination destination,
-    llvm::function_ref<LogicalResult(const std::string &)> write) {
+    llvm::function_ref<LogicalResult(support::OutputFile &)> write) {
   bool output = destination == Destination::Output;
   std::string error;
   std::optional<support::OutputFile> file = support::OutputFile::create(
@@ -134,15 +135,14 @@ LogicalResult Linker::writeAtomically(
   if (!file)
     return fail(error);
   // A failure leaves the path as it was (~OutputFile removes the temporary).
-  if (failed(write(file->temporaryPath())))
+  if (failed(write(*file)))
     return failure();
   if (!file->commit(error))
     return fail(error);
   return success();
 }
 
-/// Writes `text` to `path` as it is (a file of the private scratch
-/// directory, or a temporary that writeAtomically renames).
+/// Writes `text` to `path`, a file of the private scratch directory.
 bool writeFile(const std::string &path, const std::string &text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -160,9 +160,10 @@ LogicalResult Linker::writeScratch(const std::string &path,
 LogicalResult Linker::writeText(const std::string &path,
                                 const std::string &text) {
   return writeAtomically(path, Destination::Output,
-                         [&](const std::string &temporary) {
-    if (!writeFile(temporary, text))
-      return fail("cannot write '" + path + "'");
+                         [&](support::OutputFile &file) {
+    std::string error;
+    if (!file.write(text.data(), text.size(), error))
+      return fail(error);
     return success();
   });
 }
@@ -193,7 +194,8 @@ LogicalResult Linker::cachedKernels(const LinkVariant &variant,
       llvm::errs() << "tfmc: compiling " << name << " ("
                    << kernel.op->getName() << ")\n";
     if (failed(writeAtomically(object, Destination::Cache,
-                               [&](const std::string &path) {
+                               [&](support::OutputFile &file) {
+          const std::string &path = file.temporaryPath();
           std::string error;
           if (!compileKernel(kernel.spec, name, target, path, error))
             return fail(error);
@@ -230,9 +232,9 @@ LogicalResult Linker::cachedRuntime(std::vector<std::string> &objects) {
       isObjectDefining(object, "halide_default_do_par_for"))
     return success();
   return writeAtomically(object, Destination::Cache,
-                         [&](const std::string &path) {
+                         [&](support::OutputFile &file) {
     std::string error;
-    if (compileRuntime(target, path, error))
+    if (compileRuntime(target, file.temporaryPath(), error))
       return success();
     return fail(error);
   });
@@ -304,8 +306,8 @@ LogicalResult Linker::run() {
   switch (options.artifact) {
   case Artifact::Executable:
     return writeAtomically(output, Destination::Output,
-                           [&](const std::string &temporary) {
-      std::vector<std::string> argv{"-o", temporary};
+                           [&](support::OutputFile &file) {
+      std::vector<std::string> argv{"-o", file.temporaryPath()};
       argv.insert(argv.end(), objects.begin(), objects.end());
       argv.push_back("-Wl,--start-group");
       argv.push_back(rt + "/libtfmc_runtime_main.a");
@@ -318,8 +320,8 @@ LogicalResult Linker::run() {
     });
   case Artifact::Object:
     return writeAtomically(output + ".o", Destination::Output,
-                           [&](const std::string &temporary) {
-      std::vector<std::string> argv{"-r", "-o", temporary};
+                           [&](support::OutputFile &file) {
+      std::vector<std::string> argv{"-r", "-o", file.temporaryPath()};
       argv.insert(argv.end(), objects.begin(), objects.end());
       return runTool("ld", argv, "linking " + output + ".o");
     });
@@ -329,7 +331,8 @@ LogicalResult Linker::run() {
     std::string library =
         (directory.empty() ? "" : directory.str() + "/") + "lib" + stem + ".a";
     if (failed(writeAtomically(library, Destination::Output,
-                               [&](const std::string &temporary) {
+                               [&](support::OutputFile &file) {
+          const std::string &temporary = file.temporaryPath();
           // ar -M creates the archive itself: start from no file.
           llvm::sys::fs::remove(temporary);
           std::ostringstream mri;

@@ -1,7 +1,7 @@
 //===- Common.h - What the runtime's tokenizers share -----------*- C++ -*-===//
 //
-// Internal to runtime/Tokenizer.cpp and runtime/tokenizers/: UTF-8, the
-// code point classes of UnicodeTables.inc, GPT-2's byte-to-character
+// Internal to runtime/Tokenizer.cpp and runtime/tokenizers/: UTF-8
+// (support/Utf8's decoder and encoder), the code point classes of UnicodeTables.inc, GPT-2's byte-to-character
 // mapping (byte-level BPE), the merge loop of byte-pair encoding and the
 // messages' quoting. Defined in runtime/Tokenizer.cpp.
 //
