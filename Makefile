@@ -150,7 +150,9 @@ bench: bench-deps bench-npm build
 # unit tests and every program tfmc compiles (their runtime is instrumented).
 # A sanitizer report anywhere, even in a test that expects a failure, fails
 # the run: reports go to files under SANITIZER_LOGS, which run_tests.py counts.
-# Suppressions, each with its reason: test/sanitizers/.
+# Suppressions, each with its reason: test/sanitizers/. The lit tests share
+# $(BUILD_DIR)'s kernel cache (test/lit.cfg.py says why that is sound): CI
+# runs make check first, so the sanitized run compiles no kernel twice.
 ASAN_BUILD_DIR ?= build-asan
 SANITIZER_LOGS = $(abspath $(ASAN_BUILD_DIR))/sanitizer-logs
 SANITIZER_SUPPRESSIONS = $(abspath test/sanitizers)
@@ -164,7 +166,8 @@ check-sanitize: deps
 	 LSAN_OPTIONS=suppressions=$(SANITIZER_SUPPRESSIONS)/lsan.supp:print_suppressions=0 \
 	 UBSAN_OPTIONS=log_path=$(SANITIZER_LOGS)/ubsan:print_stacktrace=1:halt_on_error=1:suppressions=$(SANITIZER_SUPPRESSIONS)/ubsan.supp \
 	 $(if $(filter 1,$(SANITIZER_CANARY)),TFMC_SANITIZER_CANARY=1) \
-	 $(PYTHON) test/run_tests.py --build-dir $(ASAN_BUILD_DIR) --sanitizer-logs $(SANITIZER_LOGS)
+	 $(PYTHON) test/run_tests.py --build-dir $(ASAN_BUILD_DIR) --sanitizer-logs $(SANITIZER_LOGS) \
+	   --kernel-cache $(abspath $(BUILD_DIR))/kernel-cache
 
 # libFuzzer targets (test/fuzz/README.md): clang-19 builds them under ASan and
 # UBSan in their own tree, so the GCC build is untouched. Each target runs

@@ -23,8 +23,13 @@ config.substitutions.append(("%fixtures", os.path.join(config.tfmc_source_root, 
 
 # One kernel cache per build tree: every test that compiles a model reuses
 # the kernels earlier tests compiled (tfmc writes cache entries atomically,
-# so parallel tests may share it).
-config.environment["TFMC_CACHE_DIR"] = os.path.join(config.tfmc_build_root, "kernel-cache")
+# so parallel tests may share it). `--param kernel_cache=DIR` names another
+# tree's: a cache key is a content hash of the kernel generators' sources,
+# Halide's header and the target, never of how tfmc itself was built, so
+# `make check-sanitize` reuses the kernels `make check` compiled (Halide's
+# compiler is not instrumented; its objects are the same).
+config.environment["TFMC_CACHE_DIR"] = lit_config.params.get(
+    "kernel_cache", os.path.join(config.tfmc_build_root, "kernel-cache"))
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
 config.substitutions.append(("%python", "/usr/bin/python3"))
 # A C program that links a tfmc library (`--emit lib`) appends these: empty,

@@ -68,10 +68,12 @@ def run_gtest(binary, xml_path):
     return passed, failed, skipped
 
 
-def run_lit(build_dir, xml_path):
+def run_lit(build_dir, xml_path, kernel_cache=None):
     """Runs the lit suite; returns (passed, failed, skipped)."""
-    cmd = [sys.executable, LIT, "-sv", f"--xunit-xml-output={xml_path}",
-           os.path.join(build_dir, "test")]
+    cmd = [sys.executable, LIT, "-sv", f"--xunit-xml-output={xml_path}"]
+    if kernel_cache:
+        cmd.append(f"--param=kernel_cache={os.path.abspath(kernel_cache)}")
+    cmd.append(os.path.join(build_dir, "test"))
     proc = subprocess.run(cmd)
     if not os.path.exists(xml_path):
         print(f"error: lit wrote no results (exit {proc.returncode})")
@@ -102,6 +104,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--build-dir", default="build")
     parser.add_argument("--sanitizer-logs", help="directory the sanitizers write their reports to")
+    parser.add_argument("--kernel-cache", help="the kernel cache lit's tests share (default: BUILD_DIR/kernel-cache)")
     args = parser.parse_args()
     build_dir = os.path.abspath(args.build_dir)
     if args.sanitizer_logs:
@@ -125,7 +128,7 @@ def main():
             result = run_gtest(binary, os.path.join(tmp, os.path.basename(binary) + ".xml"))
             totals = [t + r for t, r in zip(totals, result)]
         print("== lit", flush=True)
-        result = run_lit(build_dir, os.path.join(tmp, "lit.xml"))
+        result = run_lit(build_dir, os.path.join(tmp, "lit.xml"), args.kernel_cache)
         totals = [t + r for t, r in zip(totals, result)]
 
     if args.sanitizer_logs:
