@@ -14,21 +14,27 @@ JOBS ?= $(shell nproc)
 # Debian's python3 (torch, numpy); another python3 may come first on PATH.
 PYTHON ?= /usr/bin/python3
 
-# Debian 12 packages the project needs to build and test.
-PACKAGES := cmake ninja-build ccache g++ python3 bc binutils \
-	llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools \
+# Debian 12 packages that building tfmc and running the programs it compiles
+# need (make demo): the toolchain, MLIR/LLVM 19, Halide 14, fmt, JSON, and
+# the tokenizers' SentencePiece, Oniguruma and utf8proc.
+BUILD_PACKAGES := cmake ninja-build ccache g++ binutils pkg-config \
+	llvm-19-dev libmlir-19-dev mlir-19-tools \
 	libhalide14-0-dev libfmt-dev nlohmann-json3-dev \
-	libgtest-dev libbenchmark-dev \
-	python3-torch python3-numpy libopenblas-dev \
-	pkg-config libsentencepiece-dev libonig-dev libutf8proc-dev python3-sentencepiece \
+	libsentencepiece-dev libonig-dev libutf8proc-dev
+# What the tests add (make check): lit and FileCheck, GoogleTest, Debian's
+# python3 with PyTorch, NumPy and SentencePiece for the references, and
+# qemu-user to run programs as other CPUs.
+TEST_PACKAGES := llvm-19-tools libgtest-dev \
+	python3 python3-torch python3-numpy python3-sentencepiece \
 	qemu-user
+PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 # Debian 12 packages only the benchmarks need (bench/peers/README.md):
 # matplotlib for the plot, BLAS libraries and oneDNN for the peers.
 BENCH_PACKAGES := g++ python3-matplotlib libopenblas-dev libblis-dev libblis4-pthread \
 	libdnnl-dev
 
-.PHONY: all deps bench-deps npm-deps bench-npm configure build check demo bench clean \
+.PHONY: all deps demo-deps bench-deps npm-deps bench-npm configure build check demo bench clean \
 	check-sanitize fuzz-deps fuzz
 
 all: build
@@ -44,6 +50,9 @@ deps:
 	  $$SUDO apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+
+demo-deps:
+	@$(MAKE) --no-print-directory deps PACKAGES="$(BUILD_PACKAGES)"
 
 bench-deps: deps
 	@$(MAKE) --no-print-directory deps PACKAGES="$(BENCH_PACKAGES)"
@@ -122,7 +131,10 @@ $(BUILD_DIR)/build.ninja: | deps
 
 configure: $(BUILD_DIR)/build.ninja
 
+# A tree configured by make demo, before GoogleTest was installed, is
+# configured again so that the unit tests are built.
 build: deps configure
+	@grep -q '^TFMC_UNIT_TESTS:INTERNAL=ON' $(BUILD_DIR)/CMakeCache.txt || cmake $(BUILD_DIR) >/dev/null
 	ninja -C $(BUILD_DIR) -j $(JOBS)
 
 check: build npm-deps
@@ -134,8 +146,11 @@ TFMC := $(BUILD_DIR)/tools/tfmc/tfmc
 # Compile the Transformer base model (the paper's sizes, 82 M parameters),
 # give it deterministic random weights (no download), run it and generate
 # with it, saying how long compiling, loading and running took
-# (examples/demo.sh).
-demo: build
+# (examples/demo.sh). It installs and builds only what that needs: tfmc and
+# the runtime's archives, not the tests.
+demo: demo-deps
+	@[ -f $(BUILD_DIR)/build.ninja ] || cmake -G Ninja -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	ninja -C $(BUILD_DIR) -j $(JOBS) tfmc
 	@sh examples/demo.sh $(TFMC) $(DEMO_DIR)
 
 # Every benchmark of bench/run.py (about 20 minutes on 2 cores; the machine

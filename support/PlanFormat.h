@@ -1,8 +1,8 @@
 //===- PlanFormat.h - The plan's version and names, written and read -*- C++ -*-===//
 //
 // A compiled program carries one JSON plan per entry point
-// (runtime/Plan.h documents the format): compiler/codegen writes it
-// (Lowering.cpp, PlanWriter.cpp) and runtime/Plan.cpp reads it. The
+// (runtime/core/Plan.h documents the format): compiler/codegen writes it
+// (Lowering.cpp, PlanWriter.cpp) and runtime/core/Plan.cpp reads it. The
 // format's version and the names both sides spell are defined here once.
 // Plain C++, no dependencies.
 //
@@ -16,6 +16,14 @@ namespace tfmc::plan {
 /// The plan's "format": the version this compiler writes and this runtime
 /// reads.
 constexpr int kFormat = 1;
+
+/// A plan's "entry": the program's entry points. A model with a decoder
+/// has prefill and decode_step beside forward.
+namespace entry {
+constexpr const char *kForward = "forward";
+constexpr const char *kPrefill = "prefill";
+constexpr const char *kDecodeStep = "decode_step";
+} // namespace entry
 
 /// A value's "kind": where a kernel's buffer lives.
 namespace kind {

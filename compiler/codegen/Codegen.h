@@ -33,9 +33,12 @@ struct CodegenOptions {
   std::string outputPath;
   /// Compiled kernels by structural hash; see defaultCacheDir().
   std::string cacheDir;
-  /// Where libtfmc_runtime*.a and tfmc.h are (the build tree by default).
+  /// Where the runtime's archives are (the build tree by default), and its
+  /// C headers: tfmc.h, and tfmc_generate.h, which NAME.h appends for a
+  /// model with a decoder.
   std::string runtimeDir;
   std::string runtimeHeader;
+  std::string generateHeader;
   /// Extra flags for linking the runtime archives (the sanitizers' runtimes
   /// when tfmc was built with TFMC_SANITIZE); also named in NAME.h.
   std::vector<std::string> runtimeLinkFlags;

@@ -287,21 +287,40 @@ LogicalResult Linker::run() {
     return failure();
   objects.insert(objects.begin(), glueO);
 
+  const std::string &output = options.outputPath;
+  const json &plan = variants.front().lowered.plans.front();
+  // A model with a decoder (prefill and decode_step entry points) can
+  // generate: its programs and libraries also link libtfmc_generate.a and
+  // its NAME.h declares tfmc_generate.h's functions.
+  bool generates = false;
+  for (const json &entry : variants.front().lowered.plans)
+    generates |= entry.value("entry", "") == tfmc::plan::entry::kDecodeStep;
+
+  // The runtime's layers (runtime/CMakeLists.txt), above the core first:
+  // the executable's command line needs them all; a library only the core,
+  // and generation when the model generates. Tokenizers (and so
+  // SentencePiece, Oniguruma, utf8proc) are the command line's alone.
   const std::string &rt = options.runtimeDir;
-  std::vector<std::string> runtimeLibraries{
-      rt + "/libtfmc_runtime.a", rt + "/libtfmc_runtime_safetensors.a",
-      rt + "/libtfmc_support.a"};
+  std::vector<std::string> runtimeLibraries;
+  if (options.artifact == Artifact::Executable)
+    runtimeLibraries.push_back(rt + "/libtfmc_runtime_main.a");
+  if (generates || options.artifact == Artifact::Executable)
+    runtimeLibraries.push_back(rt + "/libtfmc_generate.a");
+  if (options.artifact == Artifact::Executable)
+    runtimeLibraries.push_back(rt + "/libtfmc_tokenizers.a");
+  for (const char *core : {"/libtfmc_runtime.a", "/libtfmc_runtime_safetensors.a",
+                           "/libtfmc_support.a"})
+    runtimeLibraries.push_back(rt + core);
   if (options.artifact != Artifact::Object)
     for (const std::string &library : runtimeLibraries)
       if (!llvm::sys::fs::exists(library))
         return fail("tfmc's runtime library '" + library +
                     "' is missing (set TFMC_RUNTIME_DIR)");
-  // The runtime's tokenizers use SentencePiece, Oniguruma and utf8proc.
-  const std::vector<std::string> systemLibraries{
-      "-lfmt", "-lsentencepiece", "-lonig", "-lutf8proc", "-lpthread", "-ldl",
-      "-lm"};
-  const std::string &output = options.outputPath;
-  const json &plan = variants.front().lowered.plans.front();
+  std::vector<std::string> systemLibraries{"-lfmt"};
+  if (options.artifact == Artifact::Executable)
+    systemLibraries.insert(systemLibraries.end(),
+                           {"-lsentencepiece", "-lonig", "-lutf8proc"});
+  systemLibraries.insert(systemLibraries.end(), {"-lpthread", "-ldl", "-lm"});
 
   switch (options.artifact) {
   case Artifact::Executable:
@@ -310,7 +329,6 @@ LogicalResult Linker::run() {
       std::vector<std::string> argv{"-o", file.temporaryPath()};
       argv.insert(argv.end(), objects.begin(), objects.end());
       argv.push_back("-Wl,--start-group");
-      argv.push_back(rt + "/libtfmc_runtime_main.a");
       argv.insert(argv.end(), runtimeLibraries.begin(), runtimeLibraries.end());
       argv.push_back("-Wl,--end-group");
       argv.insert(argv.end(), systemLibraries.begin(), systemLibraries.end());
@@ -349,9 +367,16 @@ LogicalResult Linker::run() {
                          llvm::StringRef(script));
         })))
       return failure();
-    std::ifstream api(options.runtimeHeader);
-    if (!api)
-      return fail("cannot read tfmc's C header '" + options.runtimeHeader + "'");
+    std::ostringstream api;
+    for (const std::string &path :
+         {options.runtimeHeader, options.generateHeader}) {
+      if (path == options.generateHeader && !generates)
+        continue;
+      std::ifstream file(path);
+      if (!file)
+        return fail("cannot read tfmc's C header '" + path + "'");
+      api << file.rdbuf();
+    }
     std::ostringstream header;
     header << "/* " << stem << ".h: the C API of the tfmc-compiled model '"
            << plan["model"].get<std::string>() << "'.\n"
@@ -379,7 +404,7 @@ LogicalResult Linker::run() {
         weightDType = dtype;
     }
     header << "#define TFMC_WEIGHT_DTYPE \"" << weightDType << "\"\n"
-           << api.rdbuf();
+           << api.str();
     return writeText(output + ".h", header.str());
   }
   case Artifact::Halide:

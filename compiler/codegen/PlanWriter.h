@@ -1,7 +1,7 @@
 //===- PlanWriter.h - The runtime plan: the contract with the runtime -*- C++ -*-===//
 //
 // A compiled program carries, for each entry point (forward, prefill,
-// decode_step), a plan in JSON that runtime/Plan.h reads: its inputs, its
+// decode_step), a plan in JSON that runtime/core/Plan.h reads: its inputs, its
 // weights and KV cache slots, where every value lives (input, weight,
 // cache, arena), and the kernel calls in order with each argument's
 // dimensions as products of constants and symbols (B for the batch, S and T
@@ -78,7 +78,7 @@ struct GlueVariant {
   std::vector<json> plans;
 };
 
-/// The C glue of a program (runtime/Model.h's tfmc_variants): per variant,
+/// The C glue of a program (runtime/core/Model.h's tfmc_variants): per variant,
 /// widest first, the kernel table (`NAME_argv` functions by name) and the
 /// plans as a JSON byte array; and the registry's CPU targets
 /// (tfmc_cpu_targets, name and features), for the rebuild hint a program

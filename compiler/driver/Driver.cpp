@@ -288,9 +288,12 @@ mlir::LogicalResult compile(const CompileOptions &options,
     const char *runtimeDir = std::getenv("TFMC_RUNTIME_DIR");
     codegenOptions.runtimeDir =
         runtimeDir && *runtimeDir ? runtimeDir : TFMC_RUNTIME_DIR;
-    codegenOptions.runtimeHeader = codegenOptions.runtimeDir == TFMC_RUNTIME_DIR
-                                       ? TFMC_RUNTIME_HEADER
-                                       : codegenOptions.runtimeDir + "/tfmc.h";
+    bool buildTree = codegenOptions.runtimeDir == TFMC_RUNTIME_DIR;
+    codegenOptions.runtimeHeader =
+        buildTree ? TFMC_RUNTIME_HEADER : codegenOptions.runtimeDir + "/tfmc.h";
+    codegenOptions.generateHeader =
+        buildTree ? TFMC_GENERATE_HEADER
+                  : codegenOptions.runtimeDir + "/tfmc_generate.h";
 #ifdef TFMC_RUNTIME_LINK_FLAGS
     // The runtime archives are instrumented (TFMC_SANITIZE).
     llvm::SmallVector<llvm::StringRef> linkFlags;

@@ -30,7 +30,7 @@ TargetDescription avx2() {
   t.name = "x86-64-avx2";
   t.summary = "x86-64 with AVX2 and FMA (8 f32 lanes, 16 ymm registers)";
   // Every feature of its Halide string: the CPU check of a compiled
-  // program (runtime/CpuFeatures.cpp) reads this list.
+  // program (runtime/core/CpuFeatures.cpp) reads this list.
   t.hostFeatures = {"sse4.1", "avx", "f16c", "fma", "avx2"};
   t.halideTarget = kAvx2Halide;
   t.vectorLanes = 8;      // 256-bit ymm / 32-bit floats

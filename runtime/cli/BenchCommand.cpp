@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Text.h"
+#include "runtime/core/Text.h"
 #include "runtime/cli/Cli.h"
 
 #include <fmt/format.h>

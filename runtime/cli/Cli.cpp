@@ -16,9 +16,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cli/Cli.h"
-#include "runtime/Safetensors.h"
-#include "runtime/Text.h"
-#include "runtime/WeightFiles.h"
+#include "runtime/core/Safetensors.h"
+#include "runtime/core/Text.h"
+#include "runtime/core/WeightFiles.h"
 
 #include <fmt/format.h>
 

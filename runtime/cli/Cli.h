@@ -14,7 +14,7 @@
 #define TFMC_RUNTIME_CLI_CLI_H
 
 #include "support/FileIO.h"
-#include "runtime/Model.h"
+#include "runtime/core/Model.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Safetensors.h"
-#include "runtime/Text.h"
+#include "runtime/core/Safetensors.h"
+#include "runtime/core/Text.h"
 #include "runtime/cli/Cli.h"
 
 #include <fmt/format.h>

@@ -18,10 +18,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "support/FileIO.h"
-#include "runtime/Generate.h"
-#include "runtime/Text.h"
-#include "runtime/TextStream.h"
-#include "runtime/Tokenizer.h"
+#include "runtime/generate/Generate.h"
+#include "runtime/core/Text.h"
+#include "runtime/cli/TextStream.h"
+#include "runtime/tokenizers/Tokenizer.h"
 #include "runtime/cli/Cli.h"
 
 #include <fmt/format.h>

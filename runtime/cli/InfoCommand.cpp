@@ -129,6 +129,17 @@ int infoCommand(int argc, char **argv) {
   std::printf("arena: %lld bytes (%.1f MiB)\n",
               static_cast<long long>(plan.arenaBytes),
               static_cast<double>(plan.arenaBytes) / (1 << 20));
+  // What each handle (Model::share, tfmc_share) has of its own beside the
+  // arena: max_batch sequences of max_len rows per slot.
+  if (!plan.cache.empty()) {
+    int64_t cacheBytes = 0;
+    for (const PlanCacheSlot &slot : plan.cache)
+      cacheBytes += plan.maxBatch * plan.maxLen * slot.width *
+                    static_cast<int64_t>(sizeof(float));
+    std::printf("kv cache: %lld bytes (%.1f MiB)\n",
+                static_cast<long long>(cacheBytes),
+                static_cast<double>(cacheBytes) / (1 << 20));
+  }
   std::printf(
       "limits: vocab %lld, max_len %lld, max batch %lld, max seq %lld\n",
       static_cast<long long>(plan.vocab), static_cast<long long>(plan.maxLen),

@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Safetensors.h"
-#include "runtime/Text.h"
-#include "runtime/Tokenizer.h"
+#include "runtime/core/Safetensors.h"
+#include "runtime/core/Text.h"
+#include "runtime/tokenizers/Tokenizer.h"
 #include "runtime/cli/Cli.h"
 #include "runtime/tokenizers/WordPieceTokenizer.h"
 

@@ -1,9 +1,9 @@
 //===- Common.h - What the runtime's tokenizers share -----------*- C++ -*-===//
 //
-// Internal to runtime/Tokenizer.cpp and runtime/tokenizers/: UTF-8
+// Internal to runtime/tokenizers/Tokenizer.cpp and runtime/tokenizers/: UTF-8
 // (support/Utf8's decoder and encoder), the code point classes of UnicodeTables.inc, GPT-2's byte-to-character
 // mapping (byte-level BPE), the merge loop of byte-pair encoding and the
-// messages' quoting. Defined in runtime/Tokenizer.cpp.
+// messages' quoting. Defined in runtime/tokenizers/Tokenizer.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,8 +47,9 @@ std::string quoteToken(std::string_view text);
 std::string jsonReason(const std::string &what);
 bool exists(const std::string &path);
 
-/// Reads and parses the JSON file `path` (nesting at most 64 deep); the
-/// error names the file (and the line and column of a syntax error).
+/// Reads and parses the JSON file `path` (support/Json.h: nesting bounded,
+/// keys unique); the error names the file (and the line and column of a
+/// syntax error).
 bool readJsonFile(const std::string &path, nlohmann::json &root,
                   std::string &error);
 

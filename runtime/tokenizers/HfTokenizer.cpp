@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/tokenizers/HfTokenizer.h"
-#include "runtime/Text.h"
+#include "runtime/core/Text.h"
 #include "runtime/tokenizers/Common.h"
 
 #include <fmt/format.h>

@@ -32,7 +32,7 @@
 #ifndef TFMC_RUNTIME_TOKENIZERS_HFTOKENIZER_H
 #define TFMC_RUNTIME_TOKENIZERS_HFTOKENIZER_H
 
-#include "runtime/Tokenizer.h"
+#include "runtime/tokenizers/Tokenizer.h"
 
 #include <memory>
 #include <string>

@@ -7,7 +7,7 @@
 #include "runtime/tokenizers/MarianTokenizer.h"
 #include "runtime/tokenizers/SentencePieceTokenizer.h"
 #include "support/FileIO.h"
-#include "runtime/Text.h"
+#include "runtime/core/Text.h"
 #include "runtime/tokenizers/Common.h"
 
 #include <fmt/format.h>

@@ -25,7 +25,7 @@
 #ifndef TFMC_RUNTIME_TOKENIZERS_MARIANTOKENIZER_H
 #define TFMC_RUNTIME_TOKENIZERS_MARIANTOKENIZER_H
 
-#include "runtime/Tokenizer.h"
+#include "runtime/tokenizers/Tokenizer.h"
 
 #include <memory>
 #include <string>

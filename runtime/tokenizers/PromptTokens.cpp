@@ -30,7 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Tokenizer.h"
+#include "runtime/tokenizers/Tokenizer.h"
 #include "runtime/tokenizers/Common.h"
 #include "runtime/tokenizers/HfTokenizer.h"
 #include "runtime/tokenizers/MarianTokenizer.h"

@@ -12,7 +12,7 @@
 #ifndef TFMC_RUNTIME_TOKENIZERS_SENTENCEPIECETOKENIZER_H
 #define TFMC_RUNTIME_TOKENIZERS_SENTENCEPIECETOKENIZER_H
 
-#include "runtime/Tokenizer.h"
+#include "runtime/tokenizers/Tokenizer.h"
 
 #include <memory>
 #include <string>

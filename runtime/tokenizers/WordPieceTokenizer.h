@@ -37,7 +37,7 @@
 #ifndef TFMC_RUNTIME_TOKENIZERS_WORDPIECETOKENIZER_H
 #define TFMC_RUNTIME_TOKENIZERS_WORDPIECETOKENIZER_H
 
-#include "runtime/Tokenizer.h"
+#include "runtime/tokenizers/Tokenizer.h"
 
 #include <nlohmann/json.hpp>
 

@@ -10,7 +10,7 @@
 
 #include "test/fuzz/FuzzCommon.h"
 
-#include "runtime/Plan.h"
+#include "runtime/core/Plan.h"
 
 using namespace tfmc::runtime;
 

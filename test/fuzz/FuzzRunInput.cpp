@@ -14,7 +14,7 @@
 
 #include "test/fuzz/FuzzCommon.h"
 
-#include "runtime/Model.h"
+#include "runtime/core/Model.h"
 
 #include "HalideRuntime.h"
 

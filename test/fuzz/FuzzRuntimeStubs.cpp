@@ -2,14 +2,14 @@
 //
 // The fuzz targets link the runtime's executor without a model: no Halide
 // runtime object (their kernels are stand-ins that read their buffers), so
-// this replaces runtime/HalideHooks.cpp (no thread pool, no GPU), and no
+// this replaces runtime/core/HalideHooks.cpp (no thread pool, no GPU), and no
 // glue, so the linked plan and kernel table are empty (the targets build
 // their models with Model::create instead).
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/HalideHooks.h"
-#include "runtime/Model.h"
+#include "runtime/core/HalideHooks.h"
+#include "runtime/core/Model.h"
 
 extern "C" {
 extern const struct tfmc_variant tfmc_variants[];

@@ -11,7 +11,7 @@
 
 #include "test/fuzz/FuzzCommon.h"
 
-#include "runtime/Safetensors.h"
+#include "runtime/core/Safetensors.h"
 
 #include <cstring>
 

@@ -26,7 +26,7 @@
 
 #include "test/fuzz/FuzzCommon.h"
 
-#include "runtime/Tokenizer.h"
+#include "runtime/tokenizers/Tokenizer.h"
 #include "runtime/tokenizers/WordPieceTokenizer.h"
 
 #include <filesystem>

@@ -11,8 +11,8 @@
 
 #include "test/fuzz/FuzzCommon.h"
 
-#include "runtime/Safetensors.h"
-#include "runtime/WeightFiles.h"
+#include "runtime/core/Safetensors.h"
+#include "runtime/core/WeightFiles.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -9,7 +9,7 @@ shift 3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$tfmc" "$model" --emit obj -o "$work/model" "$@"
-# The first (widest) variant's plans: runtime/Model.h's tfmc_variant.
+# The first (widest) variant's plans: runtime/core/Model.h's tfmc_variant.
 cat >"$work/print.c" <<'EOF'
 #include <stdio.h>
 struct tfmc_variant { const char *target, *features; const void *kernels;

@@ -34,7 +34,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Safetensors.h"
+#include "runtime/core/Safetensors.h"
 
 #include <fmt/format.h>
 

@@ -28,7 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Tokenizer.h"
+#include "runtime/tokenizers/Tokenizer.h"
 #include "runtime/tokenizers/WordPieceTokenizer.h"
 
 #include <fmt/format.h>

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/BeamSearch.h"
+#include "runtime/generate/BeamSearch.h"
 
 #include <gtest/gtest.h>
 

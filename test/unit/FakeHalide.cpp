@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FakeHalide.h"
-#include "runtime/HalideHooks.h"
+#include "runtime/core/HalideHooks.h"
 
 #include <cstring>
 #include <utility>

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Tokenizer.h"
+#include "runtime/tokenizers/Tokenizer.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -20,10 +20,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "FakeHalide.h"
-#include "runtime/Model.h"
-#include "runtime/Plan.h"
-#include "runtime/Safetensors.h"
-#include "runtime/tfmc.h"
+#include "runtime/core/Model.h"
+#include "runtime/core/Plan.h"
+#include "runtime/core/Safetensors.h"
+#include "runtime/core/tfmc.h"
 
 #include <cstring>
 #include <string>

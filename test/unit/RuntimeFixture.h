@@ -11,9 +11,9 @@
 #define TFMC_TEST_UNIT_RUNTIMEFIXTURE_H
 
 #include "FakeHalide.h"
-#include "runtime/Model.h"
-#include "runtime/Plan.h"
-#include "runtime/Safetensors.h"
+#include "runtime/core/Model.h"
+#include "runtime/core/Plan.h"
+#include "runtime/core/Safetensors.h"
 #include "test/unit/TinyModel.h"
 
 #include <gtest/gtest.h>

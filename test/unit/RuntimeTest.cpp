@@ -1,15 +1,15 @@
 //===- RuntimeTest.cpp - Tests of the plan executor and the C API -------===//
 //
-// The executor (runtime/Model.h) and the C API over the tiny model of
+// The executor (runtime/core/Model.h) and the C API over the tiny model of
 // TinyModel.cpp: plan parsing and its errors, weights, runs, inputs, CUDA
 // plans over the fake device, the C header. The command line is
 // RuntimeCommandTest.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/CpuFeatures.h"
-#include "runtime/HalideHooks.h"
-#include "runtime/tfmc.h"
+#include "runtime/core/CpuFeatures.h"
+#include "runtime/core/HalideHooks.h"
+#include "runtime/core/tfmc.h"
 #include "test/unit/RuntimeFixture.h"
 
 #include <HalideRuntime.h>
@@ -28,6 +28,7 @@
 #include <set>
 #include <sstream>
 #include <sys/wait.h>
+#include <thread>
 #if defined(__x86_64__)
 #include <xmmintrin.h>
 #endif
@@ -263,9 +264,18 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
     test.mutate(json);
     EXPECT_EQ(planError(json.dump()), test.message);
   }
-  EXPECT_EQ(planError("{\"format\": 1,").rfind("plan: not valid JSON: ", 0),
+  EXPECT_EQ(planError("{\"format\": 1,"),
+            // Column 14: the end of the input, after its 13 characters.
+            "plan: invalid JSON at line 1, column 14: syntax error while "
+            "parsing object key - unexpected end of input; expected string "
+            "literal");
+  EXPECT_EQ(planError("").rfind("plan: invalid JSON at line 1, column 1: ", 0),
             0u);
-  EXPECT_EQ(planError("").rfind("plan: not valid JSON: ", 0), 0u);
+  // The one reader's bounds (support/Json.h): nesting and duplicate keys.
+  EXPECT_EQ(planError(std::string(100, '[')),
+            "plan: invalid JSON: nested deeper than 64 levels");
+  EXPECT_EQ(planError("{\"format\": 1, \"format\": 1}"),
+            "plan: invalid JSON: duplicate key \"format\"");
 }
 
 //===----------------------------------------------------------------------===//
@@ -789,6 +799,102 @@ TEST_F(RuntimeTest, ACudaPlanKeepsTheKvCacheInDeviceMemory) {
   EXPECT_TRUE(fakeDeviceMemory.empty());
 }
 
+// Models made by share() run on different threads at once: each has its
+// own arena and KV cache over the one load's weights, every result is what
+// a Model alone computes, and the weights outlive whichever Model goes
+// first. (The fake device is not thread-safe: host plans only.)
+TEST_F(RuntimeTest, SharedModelsRunOnThreadsAtOnce) {
+  static const tfmc_kernel_entry kernels[] = {
+      {"tfmc_test_embed", tfmc_test_embed},
+      {"tfmc_test_copy", tfmc_test_copy},
+      {"tfmc_test_sum_rows", tfmc_test_sum_rows}};
+  std::vector<float> embed = embedValues();
+  auto sumOf = [&](const std::vector<int64_t> &ids) {
+    std::vector<float> sum(kWidth, 0.0f);
+    for (int64_t id : ids)
+      for (int64_t d = 0; d < kWidth; ++d)
+        sum[d] += embed[id * kWidth + d];
+    return sum;
+  };
+  std::string error;
+  std::unique_ptr<Model> first =
+      Model::create(cachePlans("host"), kernels, 3, weights, error);
+  ASSERT_TRUE(first) << error;
+  constexpr int kThreads = 4;
+  std::vector<std::unique_ptr<Model>> models;
+  for (int t = 0; t < kThreads; ++t) {
+    models.push_back(first->share(error));
+    ASSERT_TRUE(models.back()) << error;
+    EXPECT_EQ(models.back()->cachedTokens(), 0);
+    EXPECT_EQ(models.back()->loadStats().weightBytes,
+              first->loadStats().weightBytes);
+  }
+  // A prefill on `first` leaves the others' caches empty.
+  std::vector<int64_t> ids = {3, 3};
+  InputView input{"input_ids", {1, 2}, ids.data()};
+  ASSERT_TRUE(first->run("prefill", {input}, error)) << error;
+  EXPECT_EQ(first->cachedTokens(), 2);
+  EXPECT_EQ(models[0]->cachedTokens(), 0);
+  first.reset(); // the weights stay while a Model uses them
+
+  std::vector<int> mismatches(kThreads, 0), failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      Model &model = *models[t];
+      std::string threadError;
+      for (int round = 0; round < 200; ++round) {
+        // Each thread its own sequence: a prefill of two ids, then steps.
+        std::vector<int64_t> seen = {(t + round) % 10, (t * 3 + 1) % 10};
+        std::vector<int64_t> step = seen;
+        for (int s = 0; s < 4; ++s) {
+          InputView view{"input_ids", {1, int64_t(step.size())}, step.data()};
+          std::optional<OutputView> output =
+              model.run(s == 0 ? "prefill" : "decode_step", {view},
+                        threadError);
+          if (!output) {
+            ++failures[t];
+            return;
+          }
+          if (std::vector<float>(output->data,
+                                 output->data + output->numElements()) !=
+              sumOf(seen))
+            ++mismatches[t];
+          step = {(t + s + round) % 10};
+          seen.push_back(step[0]);
+        }
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(failures[t], 0) << "thread " << t;
+    EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+  }
+}
+
+// tfmc_share: the C API's handle for another thread, and its errors.
+TEST_F(RuntimeTest, CApiShare) {
+  tfmc_model *model = nullptr, *shared = nullptr;
+  ASSERT_EQ(tfmc_create(weights.c_str(), &model), 0) << tfmc_last_error();
+  ASSERT_EQ(tfmc_share(model, &shared), 0) << tfmc_last_error();
+  ASSERT_NE(shared, nullptr);
+  tfmc_destroy(model); // any order
+  int64_t ids[] = {1, 2, 3};
+  tfmc_input input = {"input_ids", ids, 1, 3};
+  const float *logits = nullptr;
+  int64_t shape[3];
+  ASSERT_EQ(tfmc_forward(shared, &input, 1, &logits, shape), 0)
+      << tfmc_last_error();
+  EXPECT_EQ(std::vector<float>(logits, logits + 9),
+            referenceLogits({1, 2, 3}, {}));
+  tfmc_destroy(shared);
+  EXPECT_NE(tfmc_share(nullptr, &shared), 0);
+  EXPECT_STREQ(tfmc_last_error(), "tfmc_share: model is null");
+  EXPECT_NE(tfmc_share(model, nullptr), 0);
+  EXPECT_STREQ(tfmc_last_error(), "tfmc_share: shared is null");
+}
+
 TEST_F(RuntimeTest, ACudaPlanWithoutAGpuIsOneLineError) {
   fakeDeviceOpenError = "no CUDA device: cannot load the CUDA driver "
                         "(libcuda.so.1: cannot open shared object file: No "
@@ -893,7 +999,7 @@ TEST_F(RuntimeTest, CApi) {
 TEST_F(RuntimeTest, CApiHeaderIsPlainC) {
   // tfmc.h must compile as C: no C++ in it.
   std::string source = pathOf("c_api.c");
-  std::ofstream(source) << "#include \"runtime/tfmc.h\"\n"
+  std::ofstream(source) << "#include \"runtime/core/tfmc.h\"\n"
                            "int main(void) { tfmc_model *m = 0; "
                            "return tfmc_create(\"w\", &m); }\n";
   std::string command = std::string(TFMC_C_COMPILER) +

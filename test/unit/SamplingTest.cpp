@@ -1,6 +1,6 @@
 //===- SamplingTest.cpp - Sampler against hand-derived sets and statistics ===//
 
-#include "runtime/Sampling.h"
+#include "runtime/generate/Sampling.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- TextStreamTest.cpp - Streamed text: whole characters, stop strings -===//
 
-#include "runtime/TextStream.h"
+#include "runtime/cli/TextStream.h"
 
 #include <gtest/gtest.h>
 

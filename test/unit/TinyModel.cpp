@@ -15,11 +15,11 @@
 #include "test/unit/TinyModel.h"
 
 #include "FakeHalide.h"
-#include "runtime/HalideHooks.h"
-#include "runtime/Model.h"
-#include "runtime/Plan.h"
-#include "runtime/Safetensors.h"
-#include "runtime/tfmc.h"
+#include "runtime/core/HalideHooks.h"
+#include "runtime/core/Model.h"
+#include "runtime/core/Plan.h"
+#include "runtime/core/Safetensors.h"
+#include "runtime/core/tfmc.h"
 
 #include <HalideRuntime.h>
 
@@ -36,8 +36,8 @@
 using namespace tfmc::runtime;
 
 namespace tfmc::test {
-std::vector<int32_t> embedIdsExtents;
-unsigned embedFloatControl = 0;
+thread_local std::vector<int32_t> embedIdsExtents;
+thread_local unsigned embedFloatControl = 0;
 } // namespace tfmc::test
 
 using tfmc::test::embedFloatControl;

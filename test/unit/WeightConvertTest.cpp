@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/WeightConvert.h"
+#include "runtime/core/WeightConvert.h"
 
 #include <gtest/gtest.h>
 

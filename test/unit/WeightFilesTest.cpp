@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Safetensors.h"
-#include "runtime/WeightFiles.h"
+#include "runtime/core/Safetensors.h"
+#include "runtime/core/WeightFiles.h"
 
 #include <gtest/gtest.h>
 
@@ -189,14 +189,12 @@ TEST_F(WeightFilesTest, BadIndexes) {
   auto indexError = [&](const std::string &text) {
     std::string path = writeText("bad.index.json", text);
     std::string error = openError(path);
-    EXPECT_EQ(error.rfind(path + ": ", 0), 0u) << error;
-    return error.substr(path.size() + 2);
+    EXPECT_EQ(error.rfind(path + ":", 0), 0u) << error;
+    return error.substr(path.size() + (error[path.size() + 1] == ' ' ? 2 : 1));
   };
   EXPECT_EQ(indexError(R"({"weight_map": {"a": )"),
-            "the index is not valid JSON: [json.exception.parse_error.101] "
-            "parse error at line 1, column 22: syntax error while parsing "
-            "value - unexpected end of input; expected '[', '{', or a "
-            "literal");
+            "1:22: invalid JSON: syntax error while parsing value - "
+            "unexpected end of input; expected '[', '{', or a literal");
   EXPECT_EQ(indexError(R"([1, 2])"),
             "the index has no weight_map (expected a Hugging Face "
             "model.safetensors.index.json)");
@@ -232,12 +230,11 @@ TEST_F(WeightFilesTest, BadIndexes) {
   EXPECT_EQ(indexError(R"({"weight_map": {"a": ")" + shard +
                        R"("}, "weight_map": {}})"),
             "the index has the key 'weight_map' twice");
-  // A tensor named twice in the metadata is not a tensor.
-  std::string ok = writeText(
-      "ok.index.json", R"({"metadata": {"k": 1, "k": 2}, "weight_map": {"a": ")" +
-                           shard + R"(", "b": ")" + shard + R"("}})");
-  std::string error;
-  EXPECT_TRUE(WeightFiles::open(ok, error)) << error;
+  // Every object's keys are unique (support/Json.h), the metadata's too:
+  // a file with two values for one key is ambiguous.
+  EXPECT_EQ(indexError(R"({"metadata": {"k": 1, "k": 2}, "weight_map": {"a": ")" +
+                       shard + R"("}})"),
+            "the index has the key 'k' in 'metadata' twice");
 }
 
 TEST_F(WeightFilesTest, AMissingPathIsTheFilesOwnError) {

@@ -1,5 +1,5 @@
 """Checks the plan (JSON) of a program compiled with --weight-dtype against
-the weight-storage contract in runtime/Plan.h, independently of codegen:
+the weight-storage contract in runtime/core/Plan.h, independently of codegen:
 
 - exactly the linear weights (a gated linear's gate and up included) and
   embedding tables are narrow (dtype, and group for int8); positions,

@@ -1,0 +1,195 @@
+//===- ModelCache.cpp - The KV cache across prefill and decode steps ------===//
+//
+// Generation runs a batch of B sequences (B <= max_batch): a prefill
+// empties the cache and fills each sequence's max_len-row part of every
+// slot; each decode step reads the P rows cached so far and appends its own
+// (L = P + 1) to each of its B' <= B sequences (the first B' rows). A
+// decode step also reads the other symbols of the prefill it continues (S:
+// the source that cross-attention attends to). reorderCache rearranges the
+// sequences (beams, finished rows). A call that fails after its kernels
+// started leaves the cache half-written, so the cache is then dropped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/core/ModelImpl.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tfmc::runtime {
+
+bool Model::Impl::bindCacheSymbols(Call &call, std::string &error) {
+  const Plan &plan = call.plan;
+  std::vector<int64_t> &symbols = call.symbols;
+  // P rows already cached (none before a prefill), L = P + 1 in a decode
+  // step.
+  call.past = call.prefill ? 0 : cachedRows;
+  for (std::size_t s = 0; s < plan.symbols.size(); ++s) {
+    if (call.boundBy[s] >= 0) {
+      // A decode step's attention_mask [B, L] covers the cached keys and
+      // the new one.
+      if (plan.symbols[s] == "L" && !call.prefill &&
+          symbols[s] != call.past + 1) {
+        error = fmt::format("{} has {} columns, but the KV cache holds {} "
+                            "tokens and the step adds 1 (expected {})",
+                            quote(plan.inputs[call.boundBy[s]].name),
+                            symbols[s], call.past, call.past + 1);
+        return false;
+      }
+      continue;
+    }
+    const std::string &name = plan.symbols[s];
+    auto stored = prefillSymbols.find(name);
+    if (name == "P") {
+      symbols[s] = call.past;
+    } else if (name == "L") {
+      symbols[s] = call.past + 1;
+    } else if (call.usesCache && !call.prefill &&
+               stored != prefillSymbols.end()) {
+      symbols[s] = stored->second;
+    } else {
+      error = fmt::format("plan: symbol {} has no value: no input given "
+                          "names it",
+                          quote(name));
+      return false;
+    }
+  }
+  if (!call.usesCache)
+    return true;
+  if (!call.prefill && cachedRows == 0) {
+    error = fmt::format("{} needs a prefill first: the KV cache is empty",
+                        plan.entry);
+    return false;
+  }
+  if (onDevice && symbols[0] != 1) {
+    error = fmt::format("generation on the GPU runs one sequence at a "
+                        "time: batch {} given to {}",
+                        symbols[0], plan.entry);
+    return false;
+  }
+  if (!call.prefill && symbols[0] > cachedBatch) {
+    error = fmt::format("{} is given {} sequences but the KV cache holds {}",
+                        plan.entry, symbols[0], cachedBatch);
+    return false;
+  }
+  if (call.prefill)
+    call.cacheElements.assign(plan.cache.size(), 0);
+  if (!call.prefill && call.past + 1 > plan.maxLen) {
+    error = fmt::format("the sequence is full: {} tokens are cached and "
+                        "max_len is {}",
+                        call.past, plan.maxLen);
+    return false;
+  }
+  return true;
+}
+
+void Model::Impl::updateCache(const Call &call) {
+  if (!call.usesCache)
+    return;
+  if (!call.prefill) {
+    cachedRows = call.past + 1;
+    return;
+  }
+  // The decoder's sequence: its length symbol is T for an encoder-decoder,
+  // S for a decoder-only model.
+  const Plan &plan = call.plan;
+  prefillSymbols.clear();
+  for (std::size_t s = 0; s < plan.symbols.size(); ++s)
+    prefillSymbols[plan.symbols[s]] = call.symbols[s];
+  auto target = prefillSymbols.find("T");
+  cachedRows = target != prefillSymbols.end() ? target->second
+                                              : prefillSymbols["S"];
+  cachedBatch = call.symbols[0];
+  crossShared = false;
+  // The prefill wrote its sequences densely ([B, rows, width] from the
+  // slot's start); each moves to its own max_len rows, the last first so
+  // that no sequence is overwritten before it moves.
+  for (std::size_t s = 0; s < plan.cache.size(); ++s) {
+    const int64_t width = plan.cache[s].width;
+    slotRows[s] = call.cacheElements[s] / (width * cachedBatch);
+    auto *data = static_cast<float *>(cache[s].data());
+    const std::size_t rowFloats = static_cast<std::size_t>(slotRows[s] * width);
+    for (int64_t b = cachedBatch - 1; b > 0; --b)
+      std::memmove(data + b * plan.maxLen * width, data + b * rowFloats,
+                   rowFloats * sizeof(float));
+  }
+}
+
+void Model::Impl::dropCache(const Call &call) {
+  if (call.usesCache)
+    cachedRows = cachedBatch = 0;
+}
+
+bool Model::reorderCache(const std::vector<int64_t> &sources,
+                         int64_t firstPosition, bool crossToo,
+                         std::string &error) {
+  Impl &impl = *impl_;
+  const int64_t rows = static_cast<int64_t>(sources.size());
+  if (impl.cachedRows == 0) {
+    error = "reorderCache: the KV cache is empty (run a prefill first)";
+    return false;
+  }
+  if (impl.onDevice) {
+    error = "reorderCache: beams and batches of sequences run on the CPU "
+            "only (the GPU runtime holds one sequence)";
+    return false;
+  }
+  if (rows < 1 || rows > plan_.maxBatch) {
+    error = fmt::format("reorderCache: {} sequences, but max_batch is {}",
+                        rows, plan_.maxBatch);
+    return false;
+  }
+  for (int64_t source : sources)
+    if (source < 0 || source >= impl.cachedBatch) {
+      error = fmt::format("reorderCache: sequence {} is not in the KV cache "
+                          "(it holds {})",
+                          source, impl.cachedBatch);
+      return false;
+    }
+  if (firstPosition < 0 || firstPosition > impl.cachedRows) {
+    error = fmt::format("reorderCache: position {} is past the {} cached",
+                        firstPosition, impl.cachedRows);
+    return false;
+  }
+  // Sequences that all continue one (a prompt's beams at their first
+  // step) share its cross-attention rows instead of copies; once shared,
+  // they stay the same for every sequence.
+  if (crossToo && !impl.crossShared &&
+      std::all_of(sources.begin(), sources.end(),
+                  [&](int64_t s) { return s == sources[0]; })) {
+    impl.crossShared = true;
+    impl.crossRow = sources[0];
+  }
+  // The rows that change, staged first: a source may itself be overwritten
+  // (beams swap places).
+  std::vector<int64_t> changed;
+  for (int64_t r = 0; r < rows; ++r)
+    if (sources[r] != r)
+      changed.push_back(r);
+  for (std::size_t s = 0; s < plan_.cache.size() && !changed.empty(); ++s) {
+    const bool self = impl.appendedByDecode[s];
+    if (!self && (!crossToo || impl.crossShared))
+      continue;
+    const int64_t width = plan_.cache[s].width;
+    const int64_t first = self ? firstPosition : 0;
+    const int64_t count = (self ? impl.cachedRows : impl.slotRows[s]) - first;
+    if (count <= 0)
+      continue;
+    const std::size_t span = static_cast<std::size_t>(count * width);
+    auto *data = static_cast<float *>(impl.cache[s].data());
+    auto rowStart = [&](int64_t r) {
+      return data + (r * plan_.maxLen + first) * width;
+    };
+    impl.reorderScratch.resize(changed.size() * span);
+    for (std::size_t c = 0; c < changed.size(); ++c)
+      std::memcpy(impl.reorderScratch.data() + c * span,
+                  rowStart(sources[changed[c]]), span * sizeof(float));
+    for (std::size_t c = 0; c < changed.size(); ++c)
+      std::memcpy(rowStart(changed[c]), impl.reorderScratch.data() + c * span,
+                  span * sizeof(float));
+  }
+  impl.cachedBatch = rows;
+  return true;
+}
+
+} // namespace tfmc::runtime

@@ -1,0 +1,462 @@
+//===- ModelWeights.cpp - Weights: found, checked, stored as compiled -----===//
+//
+// Loading is two passes over the plan's weights, read from one safetensors
+// file or a sharded checkpoint (WeightFiles.h). The first finds each
+// tensor and checks its dtype and shape (and an int8 weight's scales)
+// against the plan, so that a wrong file is a one-line error naming the
+// tensor before any work. The second makes each weight what the kernels
+// read:
+//  - a tensor already stored as the program stores it (F32 for an f32
+//    weight, BF16 from a checkpoint or `NAME convert-weights`, I8 + F16
+//    scales or U8 Q4_0 blocks from convert-weights) is used in place in the
+//    mapping, or copied once when the file does not align it;
+//  - any other F32, BF16 or F16 tensor is widened to f32 (exact), then
+//    transposed once when the file holds the transpose (Hugging Face
+//    Conv1D), then converted to the program's bf16, int8 or int4
+//    (WeightConvert.h): so a bf16 checkpoint gives bit for bit what its
+//    values written as f32 give, at every program dtype. This is the time
+//    load reports as conversion.
+// A transposed weight stored BF16 is read in the plan's layout only from a
+// file convert-weights wrote (its `tfmc.weight_dtype` metadata): a
+// checkpoint's BF16 Conv1D weight is in the checkpoint's layout, and a
+// square one could not tell by its shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/core/Model.h"
+#include "runtime/core/ModelImpl.h"
+#include "runtime/core/WeightConvert.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <thread>
+
+namespace tfmc::runtime {
+namespace {
+
+/// GPT-2 checkpoints carry the causal-mask buffers, and Llama checkpoints
+/// saved by older transformers the rotary inverse frequencies (recomputed
+/// from rope_theta; a rope_scaling that would change them is refused by the
+/// importer); docs/user-guide.md says they are ignored, so they are not worth a
+/// warning either.
+bool isIgnoredBuffer(const std::string &name) {
+  auto endsWith = [&](const char *suffix) {
+    std::size_t length = std::strlen(suffix);
+    return name.size() >= length &&
+           name.compare(name.size() - length, length, suffix) == 0;
+  };
+  return endsWith(".attn.bias") || endsWith(".attn.masked_bias") ||
+         endsWith(".rotary_emb.inv_freq");
+}
+
+/// GPT2LMHeadModel's output layer is wte itself; a checkpoint that also
+/// stores it as `lm_head.weight` holds the same values, so that copy is not
+/// worth a warning. A different lm_head (an untied model, which tfmc does not
+/// compute) is still reported as unused.
+bool isTiedCopy(const WeightFiles &files, const TensorView &tensor,
+                const std::set<std::string> &used) {
+  if (tensor.name != "lm_head.weight")
+    return false;
+  for (const char *name : {"wte.weight", "transformer.wte.weight"}) {
+    if (!used.count(name))
+      continue;
+    const TensorView *table = files.find(name);
+    return table && table->dtype == tensor.dtype &&
+           table->shape == tensor.shape && table->bytes == tensor.bytes &&
+           std::memcmp(table->data, tensor.data, tensor.bytes) == 0;
+  }
+  return false;
+}
+
+/// `rows` x `cols` f32 values (any alignment) as a fresh aligned
+/// [cols, rows] buffer (null data when out of memory).
+AlignedBuffer transposeToAligned(const void *data, int64_t rows,
+                                 int64_t cols) {
+  AlignedBuffer out(static_cast<std::size_t>(rows * cols) * sizeof(float));
+  if (!out.data())
+    return out;
+  const auto *source = static_cast<const unsigned char *>(data);
+  auto *target = static_cast<float *>(out.data());
+  // Blocks of 32 x 32 keep both sides' cache lines in use.
+  constexpr int64_t kBlock = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
+    for (int64_t c0 = 0; c0 < cols; c0 += kBlock)
+      for (int64_t r = r0; r < std::min(r0 + kBlock, rows); ++r)
+        for (int64_t c = c0; c < std::min(c0 + kBlock, cols); ++c)
+          std::memcpy(&target[c * rows + r],
+                      source + (r * cols + c) * sizeof(float), sizeof(float));
+  return out;
+}
+
+bool isFloatSource(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16;
+}
+
+/// The file's dtypes a weight may have, the program's own first.
+std::string acceptedDTypes(const PlanWeight &weight) {
+  switch (weight.dtype) {
+  case WeightDType::F32: return "F32, BF16 or F16";
+  case WeightDType::BF16: return "BF16, F32 or F16";
+  case WeightDType::Int8: return "I8, F32, BF16 or F16";
+  case WeightDType::Int4: return "U8 (Q4_0 blocks), F32, BF16 or F16";
+  }
+  return "F32, BF16 or F16";
+}
+
+DType storedDType(WeightDType dtype) {
+  switch (dtype) {
+  case WeightDType::F32: return DType::F32;
+  case WeightDType::BF16: return DType::BF16;
+  case WeightDType::Int8: return DType::I8;
+  case WeightDType::Int4: return DType::U8;
+  }
+  return DType::F32;
+}
+
+/// Whether convert-weights wrote `file` (its narrow tensors are then in the
+/// plan's layout, never transposed).
+bool writtenByConvertWeights(const SafetensorsFile &file) {
+  return file.metadata().count("tfmc.weight_dtype") != 0;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+} // namespace
+
+std::string scalesName(const std::string &weightName) {
+  return weightName + ".scales";
+}
+
+bool Model::Weights::load(Model &model, const Plan &plan,
+                          const std::string &weightsPath, std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  weightFiles = WeightFiles::open(weightsPath, error);
+  if (!weightFiles)
+    return false;
+  const WeightFiles &files = *weightFiles;
+  loadStats.mapSeconds = secondsSince(start);
+
+  // Pass 1: every tensor found and checked.
+  struct Found {
+    const TensorView *tensor = nullptr;
+    const TensorView *scales = nullptr; // int8 stored as I8
+    bool stored = false;                // no conversion: as the plan stores it
+  };
+  std::vector<Found> found;
+  std::set<std::string> used;
+  for (const PlanWeight &weight : plan.weights) {
+    // The first of the weight's names that the files hold (a Hugging
+    // Face checkpoint with or without the `transformer.` prefix).
+    std::string name = weight.name;
+    if (!files.find(name)) {
+      for (const std::string &alt : weight.altNames)
+        if (files.find(alt)) {
+          name = alt;
+          break;
+        }
+    }
+    const TensorView *tensor = files.find(name);
+    if (!tensor) {
+      std::string tried;
+      for (const std::string &alt : weight.altNames)
+        tried += (tried.empty() ? "" : ", ") + quote(alt);
+      error = fmt::format("{}: missing tensor {}{}", files.path(),
+                          quote(weight.name),
+                          tried.empty() ? "" : " (also tried " + tried + ")");
+      return false;
+    }
+    // Messages about the tensor name the file (the shard) that holds it.
+    const SafetensorsFile &file = *files.holder(name);
+    const std::string &path = file.path();
+    Found entry;
+    const DType stored = storedDType(weight.dtype);
+    // I8 and U8 come only from convert-weights (or a converter that
+    // writes its layout); BF16 also from checkpoints.
+    const bool integer = weight.dtype == WeightDType::Int8 ||
+                         weight.dtype == WeightDType::Int4;
+    if (weight.dtype != WeightDType::F32 && tensor->dtype == stored &&
+        (integer || !weight.transposed || writtenByConvertWeights(file))) {
+      // Already narrow: the plan's [rows, cols] (int4: [rows, blocks, 18]).
+      if (tensor->shape != weight.storedShape()) {
+        error = fmt::format(
+            "{}: tensor {} has shape {}, expected {}{}", path, quote(name),
+            formatShape(tensor->shape), formatShape(weight.storedShape()),
+            weight.dtype == WeightDType::Int4
+                ? fmt::format(" (int4: Q4_0 blocks of {} values in {} bytes "
+                              "over {} columns)",
+                              format::kInt4BlockValues,
+                              format::kInt4BlockBytes, weight.shape[1])
+                : "");
+        return false;
+      }
+      if (weight.dtype == WeightDType::Int4) {
+        QuantizeProblem problem;
+        if (!checkInt4Scales(tensor->data, weight.shape[0], weight.shape[1],
+                             problem)) {
+          error = fmt::format("{}: tensor {}: {}", path, quote(name),
+                              problem.what);
+          return false;
+        }
+      }
+      entry.stored = true;
+      if (weight.dtype == WeightDType::Int8) {
+        const std::string scales = scalesName(name);
+        const std::vector<int64_t> scaleShape = {weight.shape[0],
+                                                 weight.groupsPerRow()};
+        entry.scales = files.find(scales);
+        if (!entry.scales) {
+          error = fmt::format("{}: tensor {} is I8 but its scales {} are "
+                              "missing",
+                              path, quote(name), quote(scales));
+          return false;
+        }
+        const std::string &scalesPath = files.holder(scales)->path();
+        if (entry.scales->dtype != DType::F16) {
+          error = fmt::format("{}: tensor {} has dtype {}, expected F16",
+                              scalesPath, quote(scales),
+                              dtypeName(entry.scales->dtype));
+          return false;
+        }
+        if (entry.scales->shape != scaleShape) {
+          error = fmt::format(
+              "{}: tensor {} has shape {}, expected {} (int8 groups of {} "
+              "over {} columns: the file was converted with another group "
+              "size)",
+              scalesPath, quote(scales), formatShape(entry.scales->shape),
+              formatShape(scaleShape), weight.group, weight.shape[1]);
+          return false;
+        }
+        used.insert(scales);
+      }
+    } else {
+      if (!isFloatSource(tensor->dtype)) {
+        error = fmt::format("{}: tensor {} has dtype {}, expected {}{}", path,
+                            quote(name), dtypeName(tensor->dtype),
+                            acceptedDTypes(weight),
+                            weight.dtype == WeightDType::F32
+                                ? ""
+                                : fmt::format(" (the program stores it as {})",
+                                              weightDTypeName(weight.dtype)));
+        return false;
+      }
+      // A transposed weight is checked against the file's own shape.
+      std::vector<int64_t> fileShape = weight.shape;
+      if (weight.transposed)
+        std::reverse(fileShape.begin(), fileShape.end());
+      // Leading dimensions of one hold the same bytes: Marian's
+      // final_logits_bias is a [1, V] buffer for the [V] logits bias.
+      std::vector<int64_t> held = tensor->shape;
+      if (!weight.transposed)
+        while (held.size() > fileShape.size() && held.front() == 1)
+          held.erase(held.begin());
+      if (held != fileShape) {
+        error = fmt::format("{}: tensor {} has shape {}, expected {}", path,
+                            quote(name), formatShape(tensor->shape),
+                            formatShape(fileShape));
+        return false;
+      }
+      entry.stored = weight.dtype == WeightDType::F32 && !weight.transposed &&
+                     tensor->dtype == DType::F32;
+    }
+    entry.tensor = tensor;
+    used.insert(name);
+    found.push_back(entry);
+  }
+
+  // Pass 2: each weight as the kernels read it. Conversion uses every core
+  // (up to 8): GPT-2 small to int8 took 280 ms on one thread and 208 ms on
+  // two here (`info --weights`).
+  const int threads = static_cast<int>(
+      std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  for (std::size_t i = 0; i < plan.weights.size(); ++i) {
+    const PlanWeight &weight = plan.weights[i];
+    const TensorView &tensor = *found[i].tensor;
+    const std::string &name = tensor.name;
+    const std::string &path = files.holder(name)->path();
+    auto keep = [&](AlignedBuffer buffer) {
+      const void *data = buffer.data();
+      weightCopies.push_back(std::move(buffer));
+      return static_cast<const uint8_t *>(data);
+    };
+    auto outOfMemory = [&](const char *doing, std::size_t bytes) {
+      error = fmt::format("{}: out of memory {} tensor {} ({} bytes)", path,
+                          doing, quote(name), bytes);
+      return false;
+    };
+    auto refused = [&](const QuantizeProblem &problem) {
+      error = fmt::format("{}: tensor {} cannot be quantised to {}: {}", path,
+                          quote(name), weightDTypeName(weight.dtype),
+                          problem.what);
+      return false;
+    };
+    // In place where aligned, else one aligned copy.
+    auto inPlace = [&](const TensorView &view, const uint8_t *&data) {
+      if (view.isNaturallyAligned()) {
+        data = static_cast<const uint8_t *>(view.data);
+        return true;
+      }
+      AlignedBuffer copy = copyToAligned(view);
+      if (!copy.data())
+        return outOfMemory("copying to aligned memory", view.bytes);
+      model.copiedWeightBytes_ += view.bytes;
+      data = keep(std::move(copy));
+      return true;
+    };
+
+    const uint8_t *data = nullptr, *scales = nullptr;
+    if (found[i].stored) {
+      if (!inPlace(tensor, data) ||
+          (found[i].scales && !inPlace(*found[i].scales, scales)))
+        return false;
+    } else {
+      // F32 rows in the plan's layout: widened (BF16, F16), transposed once
+      // (Conv1D) or realigned, else read in place.
+      auto convertStart = std::chrono::steady_clock::now();
+      const int64_t count = tensor.numElements();
+      const std::size_t f32Bytes = static_cast<std::size_t>(count) * 4;
+      AlignedBuffer rows;
+      const void *fileRows = tensor.data; // f32, the file's layout
+      if (tensor.dtype != DType::F32) {
+        rows = AlignedBuffer(f32Bytes);
+        if (!rows.data())
+          return outOfMemory("widening", f32Bytes);
+        auto *wide = static_cast<float *>(rows.data());
+        if (tensor.dtype == DType::BF16)
+          widenBf16(tensor.data, count, wide, threads);
+        else
+          widenF16(tensor.data, count, wide, threads);
+        fileRows = wide;
+      }
+      if (weight.transposed) {
+        rows = transposeToAligned(fileRows, tensor.shape[0], tensor.shape[1]);
+        if (!rows.data())
+          return outOfMemory("transposing", f32Bytes);
+      } else if (!rows.data() && !tensor.isNaturallyAligned()) {
+        rows = copyToAligned(tensor);
+        if (!rows.data())
+          return outOfMemory("copying to aligned memory", tensor.bytes);
+      }
+      const float *source = rows.data()
+                                ? rows.as<float>()
+                                : static_cast<const float *>(tensor.data);
+      if (weight.dtype == WeightDType::F32) {
+        model.copiedWeightBytes_ += f32Bytes;
+        data = keep(std::move(rows));
+      } else if (weight.dtype == WeightDType::BF16) {
+        AlignedBuffer converted(static_cast<std::size_t>(count) * 2);
+        if (!converted.data())
+          return outOfMemory("converting to bf16", converted.size());
+        convertToBf16(source, count, static_cast<uint16_t *>(converted.data()),
+                      threads);
+        data = keep(std::move(converted));
+      } else if (weight.dtype == WeightDType::Int8) {
+        AlignedBuffer quantized(static_cast<std::size_t>(count));
+        AlignedBuffer scaleBuffer(static_cast<std::size_t>(weight.scaleBytes()));
+        if (!quantized.data() || !scaleBuffer.data())
+          return outOfMemory("converting to int8", quantized.size());
+        QuantizeProblem problem;
+        if (!quantizeInt8(source, weight.shape[0], weight.shape[1],
+                          weight.group,
+                          static_cast<int8_t *>(quantized.data()),
+                          static_cast<uint16_t *>(scaleBuffer.data()), problem,
+                          threads))
+          return refused(problem);
+        data = keep(std::move(quantized));
+        scales = keep(std::move(scaleBuffer));
+      } else {
+        AlignedBuffer blocks(static_cast<std::size_t>(weight.storedBytes()));
+        if (!blocks.data())
+          return outOfMemory("converting to int4", blocks.size());
+        QuantizeProblem problem;
+        if (!quantizeInt4(source, weight.shape[0], weight.shape[1],
+                          static_cast<uint8_t *>(blocks.data()), problem,
+                          threads))
+          return refused(problem);
+        data = keep(std::move(blocks));
+      }
+      if (weight.dtype != WeightDType::F32 || tensor.dtype != DType::F32) {
+        loadStats.convertSeconds += secondsSince(convertStart);
+        ++loadStats.convertedTensors;
+      }
+    }
+    weightData.push_back(data);
+    scaleData.push_back(scales);
+    weightSource.push_back(found[i].tensor);
+    loadStats.weightBytes += weight.storedBytes() + weight.scaleBytes();
+  }
+
+  std::vector<std::string> unused;
+  for (const SafetensorsFile &file : files.files())
+    for (const TensorView &tensor : file.tensors())
+      if (!used.count(tensor.name) && !isIgnoredBuffer(tensor.name) &&
+          !isTiedCopy(files, tensor, used))
+        unused.push_back(tensor.name);
+  if (!unused.empty()) {
+    std::sort(unused.begin(), unused.end()); // name order across shards
+    std::string names;
+    for (std::size_t i = 0; i < unused.size() && i < 5; ++i)
+      names += (i ? ", " : "") + quote(unused[i]);
+    if (unused.size() > 5)
+      names += fmt::format(" and {} more", unused.size() - 5);
+    model.warning_ =
+        fmt::format("{}: warning: {} {} the model does not use: {}",
+                    files.path(), unused.size(),
+                    unused.size() == 1 ? "tensor" : "tensors", names);
+    std::fprintf(stderr, "%s\n", model.warning_.c_str());
+  }
+  return true;
+}
+
+std::optional<std::vector<TensorView>>
+Model::storedWeights(std::string &error) const {
+  const Weights &weights = *impl_->weights;
+  if (weights.onDevice) {
+    error = "the weights of a CUDA program are in GPU memory";
+    return std::nullopt;
+  }
+  std::vector<TensorView> views;
+  for (std::size_t i = 0; i < plan_.weights.size(); ++i) {
+    const PlanWeight &weight = plan_.weights[i];
+    if (weight.dtype == WeightDType::F32) {
+      // As f32 (a checkpoint's bf16 norm widened), under the file's name;
+      // a transposed one as the source holds it, in the source's layout,
+      // which is what loading the written file expects of an f32 weight.
+      const TensorView &source = *weights.weightSource[i];
+      if (weight.transposed || source.dtype == DType::F32) {
+        views.push_back(source);
+        continue;
+      }
+      TensorView view = source;
+      view.dtype = DType::F32;
+      view.data = weights.weightData[i];
+      view.bytes = static_cast<std::size_t>(weight.storedBytes());
+      views.push_back(std::move(view));
+      continue;
+    }
+    TensorView view;
+    view.name = weight.name;
+    view.dtype = storedDType(weight.dtype);
+    view.shape = weight.storedShape();
+    view.data = weights.weightData[i];
+    view.bytes = static_cast<std::size_t>(weight.storedBytes());
+    views.push_back(view);
+    if (weight.dtype == WeightDType::Int8) {
+      TensorView scales;
+      scales.name = scalesName(weight.name);
+      scales.dtype = DType::F16;
+      scales.shape = {weight.shape[0], weight.groupsPerRow()};
+      scales.data = weights.scaleData[i];
+      scales.bytes = static_cast<std::size_t>(weight.scaleBytes());
+      views.push_back(std::move(scales));
+    }
+  }
+  return views;
+}
+
+} // namespace tfmc::runtime

@@ -1,0 +1,331 @@
+//===- WeightConvert.cpp - f32 weights to bf16, int8 or int4 --------------===//
+//
+// Conversion is on the start-up path of every low-precision program that
+// loads an f32 file, so the inner loops are written for the compiler to
+// vectorise (no branches on the data, integer bit tricks instead of library
+// calls) and large tensors are split over a few threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/core/WeightConvert.h"
+#include "support/WeightFormat.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace tfmc::runtime {
+namespace {
+
+uint32_t bitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+float floatOf(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+/// Below this many elements a tensor is converted on the calling thread:
+/// starting a thread costs more than it saves.
+constexpr int64_t kParallelElements = int64_t(1) << 18;
+
+/// Runs `body(part, begin, end)` over [0, count) split into `threads`
+/// contiguous parts, part 0 on the calling thread (and any part whose
+/// thread cannot start). One part when the work is small.
+template <typename Body>
+void splitWork(int64_t count, int64_t elementsPerItem, int threads,
+               Body body) {
+  const int parts = static_cast<int>(std::min<int64_t>(
+      std::max(threads, 1), std::max<int64_t>(count, 1)));
+  if (parts <= 1 || count * elementsPerItem < kParallelElements) {
+    body(0, int64_t(0), count);
+    return;
+  }
+  auto bound = [&](int part) { return count * part / parts; };
+  std::vector<std::thread> workers;
+  int started = 1;
+  for (; started < parts; ++started) {
+    try {
+      workers.emplace_back(body, started, bound(started),
+                           bound(started + 1));
+    } catch (const std::system_error &) {
+      break;
+    }
+  }
+  body(0, int64_t(0), bound(1));
+  for (int part = started; part < parts; ++part)
+    body(part, bound(part), bound(part + 1));
+  for (std::thread &worker : workers)
+    worker.join();
+}
+
+/// One row of quantizeInt8. Returns false with `problem` set.
+bool quantizeRow(const float *row, int64_t cols, int64_t group, int64_t r,
+                 int8_t *q, uint16_t *scales, QuantizeProblem &problem) {
+  for (int64_t start = 0, g = 0; start < cols; start += group, ++g) {
+    const int64_t end = std::min(start + group, cols);
+    // |w| as integer bits orders like |w| for finite values, and infinity
+    // and NaN come above every finite value: one integer max finds both
+    // the largest magnitude and any value that cannot be quantised.
+    uint32_t largest = 0;
+    for (int64_t c = start; c < end; ++c)
+      largest = std::max(largest, bitsOf(row[c]) & 0x7fffffffu);
+    if (largest >= 0x7f800000u) {
+      int64_t c = start;
+      while (c < end && std::isfinite(row[c]))
+        ++c;
+      problem.what = fmt::format("{} at [{}, {}]",
+                                 std::isnan(row[c]) ? "a NaN" : "an infinity",
+                                 r, c);
+      return false;
+    }
+    const float maxAbs = floatOf(largest);
+    const uint16_t scale = floatToF16(maxAbs / 127.0f);
+    if ((scale & 0x7fffu) == 0x7c00u) {
+      problem.what = fmt::format("row {} columns {}..{}: max |w| = {} gives "
+                                 "a scale max |w| / 127 beyond f16's 65504",
+                                 r, start, end - 1, maxAbs);
+      return false;
+    }
+    scales[g] = scale;
+    const float step = f16ToFloat(scale);
+    if (step == 0.0f) {
+      std::fill(q + start, q + end, int8_t(0));
+      continue;
+    }
+    // Adding and subtracting 1.5 * 2^23 rounds a float below 2^22 in
+    // magnitude to an integer, to nearest even (the default rounding mode),
+    // without a library call. |w| / step is at most about 190 (127 times
+    // the worst relative rounding of a subnormal f16 scale, 1.5), so it
+    // applies before the clamp, which is done on integers: float compares
+    // would keep GCC from vectorising the loop.
+    constexpr float kRound = 12582912.0f;
+    for (int64_t c = start; c < end; ++c) {
+      const float rounded = (row[c] / step + kRound) - kRound;
+      const int32_t value = static_cast<int32_t>(rounded);
+      q[c] = static_cast<int8_t>(std::min(std::max(value, -127), 127));
+    }
+  }
+  return true;
+}
+
+/// One row of quantizeInt4 (the ggml reference's rounding, WeightConvert.h).
+/// Returns false with `problem` set.
+bool quantizeInt4Row(const float *row, int64_t cols, int64_t r, uint8_t *out,
+                     QuantizeProblem &problem) {
+  constexpr int64_t kBlock = format::kInt4BlockValues;
+  float block[kBlock];
+  for (int64_t start = 0; start < cols; start += kBlock) {
+    const int64_t count = std::min(kBlock, cols - start);
+    std::copy(row + start, row + start + count, block);
+    std::fill(block + count, block + kBlock, 0.0f);
+    float largest = 0.0f, max = 0.0f;
+    for (int64_t j = 0; j < kBlock; ++j) {
+      if (!std::isfinite(block[j])) {
+        problem.what = fmt::format("{} at [{}, {}]",
+                                   std::isnan(block[j]) ? "a NaN" : "an infinity",
+                                   r, start + j);
+        return false;
+      }
+      if (largest < std::fabs(block[j])) {
+        largest = std::fabs(block[j]);
+        max = block[j];
+      }
+    }
+    const float d = max / -8.0f;
+    // 1 / d overflows for |max| below about 2^-125, where ggml's cast of
+    // an infinity is undefined; every value of such a block is 0 anyway
+    // (f16(d) is 0), so it gets the levels of a block of zeros.
+    const float inverse = d != 0.0f ? 1.0f / d : 0.0f;
+    const float id = std::isfinite(inverse) ? inverse : 0.0f;
+    const uint16_t scale = floatToF16(d);
+    if ((scale & 0x7fffu) == 0x7c00u) {
+      problem.what = fmt::format("row {} columns {}..{}: max |w| = {} gives "
+                                 "a scale max |w| / 8 beyond f16's 65504",
+                                 r, start, start + count - 1, largest);
+      return false;
+    }
+    out[0] = static_cast<uint8_t>(scale & 0xffu);
+    out[1] = static_cast<uint8_t>(scale >> 8);
+    // w · id lies in [-8, 8] (|w| <= |max|), so w · id + 8.5 is positive
+    // and the conversion truncates it as ggml's (int8_t) cast does.
+    auto level = [&](float w) {
+      return std::min(15, static_cast<int>(w * id + 8.5f));
+    };
+    for (int64_t j = 0; j < kBlock / 2; ++j)
+      out[format::kInt4ScaleBytes + j] = static_cast<uint8_t>(
+          level(block[j]) | (level(block[j + kBlock / 2]) << 4));
+    out += format::kInt4BlockBytes;
+  }
+  return true;
+}
+
+/// Runs `row(r, problem)` over `rows` rows on up to `threads` threads;
+/// false with `problem` set to the first refusal in row order.
+template <typename RowFn>
+bool forEachRow(int64_t rows, int64_t cols, int threads,
+                QuantizeProblem &problem, RowFn row) {
+  // Each part reports its first problem; the first part's first is the
+  // tensor's first in row order.
+  int parts = std::max(threads, 1);
+  std::vector<int64_t> badRow(static_cast<std::size_t>(parts), rows);
+  std::vector<QuantizeProblem> problems(static_cast<std::size_t>(parts));
+  splitWork(rows, cols, parts, [&](int part, int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      if (!row(r, problems[part])) {
+        badRow[part] = r;
+        return;
+      }
+  });
+  std::size_t first = static_cast<std::size_t>(
+      std::min_element(badRow.begin(), badRow.end()) - badRow.begin());
+  if (badRow[first] == rows)
+    return true;
+  problem = problems[first];
+  return false;
+}
+
+} // namespace
+
+uint16_t floatToBf16(float value) {
+  const uint32_t bits = bitsOf(value);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it a quiet NaN
+    return static_cast<uint16_t>((bits >> 16) | 0x0040u);
+  const uint32_t lsb = (bits >> 16) & 1u;
+  return static_cast<uint16_t>((bits + 0x7fffu + lsb) >> 16);
+}
+
+float bf16ToFloat(uint16_t bits) { return floatOf(uint32_t(bits) << 16); }
+
+uint16_t floatToF16(float value) {
+  uint32_t bits = bitsOf(value);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  bits &= 0x7fffffffu;
+  if (bits > 0x7f800000u)
+    return sign | 0x7e00u;
+  // 65520 is halfway between f16's largest finite value (65504, odd
+  // mantissa) and 65536: ties to even round it, and all above, to infinity.
+  if (bits >= 0x477ff000u)
+    return sign | 0x7c00u;
+  if (bits >= 0x38800000u) { // normal in f16 (>= 2^-14)
+    // Rebias the exponent (127 - 15) and round away 13 mantissa bits; a
+    // carry moves into the exponent as it should.
+    uint32_t rebased = bits - 0x38000000u;
+    rebased += 0x0fffu + ((rebased >> 13) & 1u);
+    return sign | static_cast<uint16_t>(rebased >> 13);
+  }
+  // Subnormal (or zero): a multiple of 2^-24. Scaling by 2^24 is exact, and
+  // nearbyint rounds to nearest even; 1024 is the smallest normal's bits.
+  const float units = std::nearbyint(floatOf(bits) * 0x1p24f);
+  return sign | static_cast<uint16_t>(units);
+}
+
+float f16ToFloat(uint16_t half) {
+  // Without branches, so that widenF16's loop vectorises. A normal half
+  // moves its exponent from bias 15 to bias 127 (+112 << 10, then << 13);
+  // a subnormal is mantissa * 2^-24, exact as an int-to-float conversion
+  // and a power-of-two scale (the result is a normal f32, so no denormal
+  // arithmetic, whatever the FTZ/DAZ flags); exponent 31 keeps the payload.
+  // Signed 32-bit lanes throughout: SSE2 compares only signed integers.
+  const int32_t sign = int32_t(half & 0x8000) << 16;
+  const int32_t magnitude = half & 0x7fff;
+  const int32_t normal = (magnitude + (112 << 10)) << 13;
+  const int32_t special = 0x7f800000 | ((magnitude & 0x3ff) << 13);
+  const int32_t subnormal = static_cast<int32_t>(
+      bitsOf(static_cast<float>(magnitude) * 0x1p-24f));
+  // All-ones masks rather than ?:, which GCC leaves as branches here.
+  const int32_t isSubnormal = -static_cast<int32_t>(magnitude < 0x400);
+  const int32_t isSpecial = -static_cast<int32_t>(magnitude >= 0x7c00);
+  const int32_t bits = (subnormal & isSubnormal) | (special & isSpecial) |
+                       (normal & ~(isSubnormal | isSpecial));
+  return floatOf(static_cast<uint32_t>(sign | bits));
+}
+
+void widenBf16(const void *source, int64_t count, float *target,
+               int threads) {
+  const auto *bytes = static_cast<const unsigned char *>(source);
+  splitWork(count, 1, threads, [=](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, bytes + 2 * i, sizeof bits); // little-endian host
+      target[i] = bf16ToFloat(bits);
+    }
+  });
+}
+
+void widenF16(const void *source, int64_t count, float *target, int threads) {
+  const auto *bytes = static_cast<const unsigned char *>(source);
+  splitWork(count, 1, threads, [=](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, bytes + 2 * i, sizeof bits);
+      target[i] = f16ToFloat(bits);
+    }
+  });
+}
+
+void convertToBf16(const float *source, int64_t count, uint16_t *target,
+                   int threads) {
+  splitWork(count, 1, threads, [=](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const uint32_t bits = bitsOf(source[i]);
+      const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+      const uint32_t quiet = (bits >> 16) | 0x0040u;
+      target[i] = static_cast<uint16_t>(
+          (bits & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);
+    }
+  });
+}
+
+bool quantizeInt8(const float *source, int64_t rows, int64_t cols,
+                  int64_t group, int8_t *q, uint16_t *scales,
+                  QuantizeProblem &problem, int threads) {
+  const int64_t groups = (cols + group - 1) / group;
+  return forEachRow(rows, cols, threads, problem,
+                    [&](int64_t r, QuantizeProblem &rowProblem) {
+                      return quantizeRow(source + r * cols, cols, group, r,
+                                         q + r * cols, scales + r * groups,
+                                         rowProblem);
+                    });
+}
+
+bool quantizeInt4(const float *source, int64_t rows, int64_t cols,
+                  uint8_t *blocks, QuantizeProblem &problem, int threads) {
+  const int64_t rowBytes = format::int4RowBytes(cols);
+  return forEachRow(rows, cols, threads, problem,
+                    [&](int64_t r, QuantizeProblem &rowProblem) {
+                      return quantizeInt4Row(source + r * cols, cols, r,
+                                             blocks + r * rowBytes, rowProblem);
+                    });
+}
+
+bool checkInt4Scales(const void *blocks, int64_t rows, int64_t cols,
+                     QuantizeProblem &problem) {
+  const auto *bytes = static_cast<const unsigned char *>(blocks);
+  const int64_t perRow = format::int4BlocksPerRow(cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < perRow; ++b) {
+      const unsigned char *block = bytes + (r * perRow + b) * format::kInt4BlockBytes;
+      const uint16_t scale = static_cast<uint16_t>(block[0] | (block[1] << 8));
+      if ((scale & 0x7c00u) == 0x7c00u) {
+        problem.what = fmt::format("row {} block {} (columns {}..{}) has the "
+                                   "scale {}, not a finite f16",
+                                   r, b, b * format::kInt4BlockValues,
+                                   std::min(cols, (b + 1) * format::kInt4BlockValues) - 1,
+                                   f16ToFloat(scale));
+        return false;
+      }
+    }
+  return true;
+}
+
+} // namespace tfmc::runtime

@@ -1,0 +1,268 @@
+//===- WeightFiles.cpp - A model's weights: one file or a sharded set -----===//
+//
+// The index format, as transformers writes it (save_pretrained with
+// max_shard_size):
+//   {"metadata": {"total_size": N}, "weight_map": {TENSOR: SHARD_FILE, ...}}
+// Everything in it is untrusted: a shard name may not leave the index's
+// directory, nlohmann's exceptions stop here, and duplicate keys (which
+// nlohmann would silently collapse) are refused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/core/WeightFiles.h"
+#include "support/Json.h"
+#include "runtime/core/Text.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <set>
+#include <utility>
+
+#include <sys/stat.h>
+
+namespace tfmc::runtime {
+namespace {
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+bool endsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+bool exists(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+/// What `--weights PATH` names: a safetensors file or an index.
+struct Resolved {
+  std::string path;
+  bool index = false;
+};
+
+std::optional<Resolved> resolve(const std::string &path, std::string &error) {
+  if (isDirectory(path)) {
+    // A checkpoint directory: the single file wins, as in transformers.
+    for (bool index : {false, true}) {
+      std::string candidate =
+          (fs::path(path) / (index ? kCheckpointIndex : kCheckpointFile))
+              .string();
+      if (exists(candidate))
+        return Resolved{candidate, index};
+    }
+    error = fmt::format("{}: the directory has no {} or {}", path,
+                        kCheckpointFile, kCheckpointIndex);
+    return std::nullopt;
+  }
+  return Resolved{path, endsWith(path, ".json")};
+}
+
+/// One tensor's place as the index gives it.
+struct IndexEntry {
+  std::string tensor;
+  std::string shard; ///< the shard's path (the index's directory joined)
+};
+
+/// Parses the index at `path` into its weight_map entries (in the map's
+/// name order).
+bool readIndex(const std::string &path, std::vector<IndexEntry> &entries,
+               std::string &error) {
+  std::string text;
+  if (!support::readRegularFile(path, text, error))
+    return false;
+  // support/Json.h: nesting bounded, and every object's keys unique: a
+  // top-level key or a tensor named twice in weight_map is ambiguous.
+  support::JsonError failure;
+  std::optional<Json> parsed = support::parseJson(text, failure);
+  if (!parsed && failure.duplicateKey) {
+    error = fmt::format(
+        "{}: the index has {} twice", path,
+        failure.duplicateParent == "weight_map"
+            ? fmt::format("weight_map's tensor {}", quote(*failure.duplicateKey))
+            : failure.duplicateParent.empty()
+                  ? fmt::format("the key {}", quote(*failure.duplicateKey))
+                  : fmt::format("the key {} in {}", quote(*failure.duplicateKey),
+                                quote(failure.duplicateParent)));
+    return false;
+  }
+  if (!parsed) {
+    error = oneLine(failure.message(path));
+    return false;
+  }
+  Json root = std::move(*parsed);
+  if (!root.is_object() || !root.contains("weight_map")) {
+    error = fmt::format("{}: the index has no weight_map (expected a Hugging "
+                        "Face model.safetensors.index.json)",
+                        path);
+    return false;
+  }
+  const Json &map = root["weight_map"];
+  if (!map.is_object() || map.empty()) {
+    error = fmt::format("{}: weight_map is {}, expected an object mapping "
+                        "each tensor to its shard file",
+                        path,
+                        map.is_object()
+                            ? "empty"
+                            : fmt::format("a JSON {}", map.type_name()));
+    return false;
+  }
+  const fs::path directory = fs::path(path).parent_path();
+  for (const auto &[tensor, shard] : map.items()) {
+    if (!shard.is_string() || shard.get_ref<const std::string &>().empty()) {
+      error = fmt::format("{}: weight_map's tensor {} maps to {}, expected a "
+                          "shard file name",
+                          path, quote(tensor),
+                          shard.is_string()
+                              ? "an empty string"
+                              : fmt::format("a JSON {}", shard.type_name()));
+      return false;
+    }
+    const std::string &name = shard.get_ref<const std::string &>();
+    // A file name holds no NUL: the one in "a.safetensors\u0000x" cut the
+    // name the system opened to "a.safetensors" (issue 25).
+    if (name.find('\0') != std::string::npos) {
+      error = fmt::format("{}: weight_map's tensor {} maps to {}, which holds "
+                          "a NUL character (no file name does)",
+                          path, quote(tensor), quote(name));
+      return false;
+    }
+    fs::path relative(name);
+    bool escapes = relative.is_absolute();
+    for (const fs::path &part : relative)
+      escapes = escapes || part == "..";
+    if (escapes) {
+      error = fmt::format("{}: weight_map's tensor {} maps to {}, outside the "
+                          "index's directory",
+                          path, quote(tensor), quote(name));
+      return false;
+    }
+    entries.push_back(
+        {tensor, (directory / relative).lexically_normal().string()});
+  }
+  return true;
+}
+
+} // namespace
+
+std::optional<WeightFiles> WeightFiles::open(const std::string &path,
+                                             std::string &error) {
+  try {
+    std::optional<Resolved> resolved = resolve(path, error);
+    if (!resolved)
+      return std::nullopt;
+    WeightFiles files;
+    files.path_ = resolved->path;
+    if (!resolved->index) {
+      std::optional<SafetensorsFile> file =
+          SafetensorsFile::open(resolved->path, error);
+      if (!file)
+        return std::nullopt;
+      files.files_.push_back(std::move(*file));
+      return files;
+    }
+
+    files.sharded_ = true;
+    const std::string &index = resolved->path;
+    std::vector<IndexEntry> entries;
+    if (!readIndex(index, entries, error))
+      return std::nullopt;
+    // Each shard once, in name order, with the tensors the index puts there.
+    std::map<std::string, std::vector<const IndexEntry *>> byShard;
+    for (const IndexEntry &entry : entries)
+      byShard[entry.shard].push_back(&entry);
+    std::map<std::string, std::size_t> shardNumber;
+    for (const auto &[shard, tensors] : byShard) {
+      std::optional<SafetensorsFile> file = SafetensorsFile::open(shard, error);
+      if (!file) {
+        error = fmt::format("{} (the index {} puts {}{} in this shard)", error,
+                            index, quote(tensors.front()->tensor),
+                            tensors.size() > 1
+                                ? fmt::format(" and {} more", tensors.size() - 1)
+                                : "");
+        return std::nullopt;
+      }
+      shardNumber[shard] = files.files_.size();
+      files.files_.push_back(std::move(*file));
+    }
+
+    // The index and the shards must agree both ways: every tensor the index
+    // places is in its shard, and every tensor of a shard is placed there.
+    for (const IndexEntry &entry : entries) {
+      std::size_t number = shardNumber.at(entry.shard);
+      if (!files.files_[number].find(entry.tensor)) {
+        error = fmt::format("{}: missing tensor {} (the index {} puts it in "
+                            "this shard)",
+                            entry.shard, quote(entry.tensor), index);
+        return std::nullopt;
+      }
+      files.shardOf_.emplace(entry.tensor, number);
+    }
+    for (const SafetensorsFile &file : files.files_)
+      for (const TensorView &tensor : file.tensors()) {
+        auto placed = files.shardOf_.find(tensor.name);
+        if (placed == files.shardOf_.end()) {
+          error = fmt::format("{}: tensor {} is not in the index {}",
+                              file.path(), quote(tensor.name), index);
+          return std::nullopt;
+        }
+        const SafetensorsFile &other = files.files_[placed->second];
+        if (&other != &file) {
+          error = fmt::format("{}: tensor {} is in two places: this shard "
+                              "and {}, where the index {} puts it",
+                              file.path(), quote(tensor.name), other.path(),
+                              index);
+          return std::nullopt;
+        }
+      }
+    return files;
+  } catch (const std::exception &e) {
+    error = fmt::format("{}: cannot read: {}", path, oneLine(e.what()));
+    return std::nullopt;
+  }
+}
+
+std::vector<std::string> WeightFiles::inputPaths(const std::string &path) {
+  try {
+    std::string error;
+    std::optional<Resolved> resolved = resolve(path, error);
+    if (!resolved)
+      return {path};
+    std::vector<std::string> paths = {resolved->path};
+    std::vector<IndexEntry> entries;
+    if (resolved->index && readIndex(resolved->path, entries, error)) {
+      std::set<std::string> shards;
+      for (const IndexEntry &entry : entries)
+        if (shards.insert(entry.shard).second)
+          paths.push_back(entry.shard);
+    }
+    return paths;
+  } catch (const std::exception &) {
+    return {path};
+  }
+}
+
+const SafetensorsFile *WeightFiles::holder(std::string_view name) const {
+  if (!sharded_)
+    return files_.front().find(name) ? &files_.front() : nullptr;
+  auto it = shardOf_.find(name);
+  return it == shardOf_.end() ? nullptr : &files_[it->second];
+}
+
+const TensorView *WeightFiles::find(std::string_view name) const {
+  const SafetensorsFile *file = holder(name);
+  return file ? file->find(name) : nullptr;
+}
+
+} // namespace tfmc::runtime
