@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/cli/Cli.h"
 
 #include <fmt/format.h>
@@ -123,7 +123,7 @@ BenchConfig parseConfig(const Options &options, const Plan &forwardPlan) {
       config.entryName != "decode_step")
     fail(fmt::format("--entry expects forward, prefill or decode_step, got "
                      "{}",
-                     quote(config.entryName)));
+                     support::quote(config.entryName)));
   config.decode = config.entryName == "decode_step";
   const int64_t most = std::numeric_limits<int64_t>::max();
   config.seq = integerOption(options, "--seq",

@@ -17,7 +17,7 @@
 
 #include "runtime/cli/Cli.h"
 #include "runtime/core/Safetensors.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/core/WeightFiles.h"
 
 #include <fmt/format.h>
@@ -141,7 +141,7 @@ Options::Options(std::string command, std::set<std::string> allowed, int argc,
       continue;
     }
     if (arg.rfind("--", 0) != 0 || arg.size() == 2)
-      fail(fmt::format("{}: unexpected argument {}", command_, quote(arg)));
+      fail(fmt::format("{}: unexpected argument {}", command_, support::quote(arg)));
     std::string name = arg, value;
     bool hasValue = false;
     if (std::size_t equals = arg.find('='); equals != std::string::npos) {
@@ -156,7 +156,7 @@ Options::Options(std::string command, std::set<std::string> allowed, int argc,
       continue;
     }
     if (!allowed.count(name))
-      fail(fmt::format("{}: unknown option {}", command_, quote(name)));
+      fail(fmt::format("{}: unknown option {}", command_, support::quote(name)));
     if (!hasValue) {
       if (i + 1 >= argc)
         fail(fmt::format("{} needs a value", name));
@@ -226,7 +226,7 @@ int64_t integerOption(const Options &options, const std::string &flag,
   std::optional<int64_t> value = parseInteger(text);
   if (!value || *value < least || *value > most)
     fail(fmt::format("{} expects an integer from {} to {}, got {}", flag,
-                     least, most, quote(text)));
+                     least, most, support::quote(text)));
   return *value;
 }
 
@@ -237,7 +237,7 @@ void applyThreads(const Options &options) {
   std::optional<int64_t> threads = parseInteger(text);
   if (!threads)
     fail(fmt::format("--threads expects a positive integer, got {}",
-                     quote(text)));
+                     support::quote(text)));
   if (*threads < 1 || *threads > 1024)
     fail(fmt::format("--threads must be between 1 and 1024, got {}", *threads));
   std::string error;
@@ -270,7 +270,7 @@ std::vector<int64_t> parseIdList(const std::string &flag,
     std::optional<int64_t> id = parseInteger(item);
     if (!id)
       fail(fmt::format("{} expects comma-separated token ids, got {}", flag,
-                       quote(text)));
+                       support::quote(text)));
     ids.push_back(*id);
     if (comma == std::string::npos)
       break;
@@ -424,7 +424,7 @@ int dispatch(int argc, char **argv) {
   std::string command = argv[1];
   if (command == "help" || command == "--help" || command == "-h") {
     if (argc > 2)
-      fail(fmt::format("{}: unexpected argument {}", command, quote(argv[2])));
+      fail(fmt::format("{}: unexpected argument {}", command, support::quote(argv[2])));
     printUsage(stdout);
     return 0;
   }
@@ -433,8 +433,8 @@ int dispatch(int argc, char **argv) {
       return known.run(argc, argv);
   if (command.rfind("-", 0) == 0)
     fail(fmt::format("unknown option {}; the command comes first ({})",
-                     quote(command), commandList()));
-  fail(fmt::format("unknown command {} ({})", quote(command), commandList()));
+                     support::quote(command), commandList()));
+  fail(fmt::format("unknown command {} ({})", support::quote(command), commandList()));
 }
 
 } // namespace
@@ -452,12 +452,12 @@ int main(int argc, char **argv) {
     return dispatch(argc, argv);
   } catch (const CliError &e) {
     std::fprintf(stderr, "%s: error: %s\n", program.c_str(),
-                 oneLine(e.message).c_str());
+                 tfmc::support::oneLine(e.message).c_str());
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "%s: error: out of memory\n", program.c_str());
   } catch (const std::exception &e) {
     std::fprintf(stderr, "%s: error: %s\n", program.c_str(),
-                 oneLine(e.what()).c_str());
+                 tfmc::support::oneLine(e.what()).c_str());
   }
   return 1;
 }

@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/core/Safetensors.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/cli/Cli.h"
 
 #include <fmt/format.h>
@@ -61,7 +61,7 @@ int convertWeightsCommand(int argc, char **argv) {
                "conversion took %.1f ms\n",
                tensors->size(),
                static_cast<double>(stats.weightBytes) / (1 << 20),
-               weightDTypeName(dtype), oneLine(path).c_str(),
+               weightDTypeName(dtype), support::oneLine(path).c_str(),
                stats.convertSeconds * 1e3);
   return 0;
 }

@@ -19,7 +19,7 @@
 
 #include "support/FileIO.h"
 #include "runtime/generate/Generate.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/cli/TextStream.h"
 #include "runtime/tokenizers/Tokenizer.h"
 #include "runtime/cli/Cli.h"
@@ -37,7 +37,7 @@ int64_t integer(const Options &options, const std::string &flag) {
   std::optional<int64_t> value = parseInteger(options.get(flag));
   if (!value)
     fail(fmt::format("{} expects an integer, got {}", flag,
-                     quote(options.get(flag))));
+                     support::quote(options.get(flag))));
   return *value;
 }
 
@@ -48,7 +48,7 @@ double real(const Options &options, const std::string &flag,
   std::optional<double> value = parseReal(options.get(flag));
   if (!value)
     fail(fmt::format("{} expects a number, got {}", flag,
-                     quote(options.get(flag))));
+                     support::quote(options.get(flag))));
   return *value;
 }
 
@@ -110,7 +110,7 @@ std::vector<std::vector<int64_t>> readPromptsFile(const std::string &flag,
     std::string content = text.substr(begin, end - begin);
     if (!content.empty() && content.back() == '\r')
       content.pop_back();
-    std::string where = fmt::format("{}:{}", oneLine(path), line);
+    std::string where = fmt::format("{}:{}", support::oneLine(path), line);
     if (content.empty())
       fail(fmt::format("{}: empty line ({} holds one prompt per line)", where,
                        flag));
@@ -119,7 +119,7 @@ std::vector<std::vector<int64_t>> readPromptsFile(const std::string &flag,
     begin = end + 1;
   }
   if (prompts.empty())
-    fail(fmt::format("{}: {} holds no prompt", flag, quote(path)));
+    fail(fmt::format("{}: {} holds no prompt", flag, support::quote(path)));
   return prompts;
 }
 
@@ -261,7 +261,7 @@ void warnUnknownIds(const Tokenizer &tokenizer, const GenerateResult &result) {
                "printed as U+FFFD\n",
                programName().c_str(), unknown.size() == 1 ? "id" : "ids",
                ids.c_str(), unknown.size() == 1 ? "has" : "have",
-               oneLine(tokenizer.directory()).c_str());
+               support::oneLine(tokenizer.directory()).c_str());
 }
 
 /// Prints each sequence's line: text (streamed as it is decoded when there

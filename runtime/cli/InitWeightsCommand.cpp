@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/core/Safetensors.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/cli/Cli.h"
 
 #include <fmt/format.h>
@@ -63,7 +63,7 @@ int initWeightsCommand(int argc, char **argv) {
   std::optional<int64_t> seed = parseInteger(seedText);
   if (!seed || *seed < 0)
     fail(fmt::format("--seed expects a non-negative integer, got {}",
-                     quote(seedText)));
+                     support::quote(seedText)));
   const std::string &path = options.get("--output");
   std::vector<support::OutputFile> outputs = checkOutputs({{"--output", path}}, {});
   const Plan &plan = requirePlan();
@@ -95,7 +95,7 @@ int initWeightsCommand(int argc, char **argv) {
   std::fprintf(stderr, "init-weights: wrote %zu %s (%.1f MiB) to %s\n",
                views.size(), views.size() == 1 ? "tensor" : "tensors",
                static_cast<double>(bytes) / (1 << 20),
-               oneLine(path).c_str());
+               support::oneLine(path).c_str());
   return 0;
 }
 

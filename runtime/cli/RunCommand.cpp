@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/core/Safetensors.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/tokenizers/Tokenizer.h"
 #include "runtime/cli/Cli.h"
 #include "runtime/tokenizers/WordPieceTokenizer.h"
@@ -74,7 +74,7 @@ std::map<std::string, IntegerTensor> readInputFile(const Plan &plan,
         input = &candidate;
     if (!input)
       fail(fmt::format("{}: unknown input {}; this model takes {}",
-                       file->path(), quote(tensor.name), names));
+                       file->path(), support::quote(tensor.name), names));
     std::optional<IntegerTensor> values = readIntegerTensor(
         *file, tensor.name,
         input->kind == InputKind::Mask ? IntegerInputKind::Mask
@@ -282,7 +282,7 @@ int runCommand(int argc, char **argv) {
     pooling = options.get("--pooling");
     if (pooling != "mean" && pooling != "cls")
       fail(fmt::format("--pooling expects mean or cls, got {}",
-                       quote(pooling)));
+                       support::quote(pooling)));
   }
   if (fromFile && !options.has("--output"))
     fail("run needs --output");

@@ -13,7 +13,7 @@
 #include "runtime/core/CpuFeatures.h"
 #include "runtime/core/CApiImpl.h"
 #include "runtime/core/Model.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/core/tfmc.h"
 
 #include <fmt/format.h>
@@ -170,7 +170,7 @@ extern "C" int tfmc_forward(tfmc_model *model, const tfmc_input *inputs,
         return failWith(fmt::format("tfmc_forward: input {} has no name", i));
       if (input.batch < 0 || input.length < 0)
         return failWith(fmt::format("input {} has shape [{}, {}]",
-                                    quote(input.name), input.batch,
+                                    tfmc::support::quote(input.name), input.batch,
                                     input.length));
       views.push_back({input.name, {input.batch, input.length}, input.data});
     }
@@ -213,7 +213,7 @@ extern "C" int tfmc_output(tfmc_model *model, const char *name,
       names += (names.empty() ? "" : ", ") + view.name;
     }
     return failWith(fmt::format("tfmc_output: no output {}; this model's are {}",
-                                quote(name), names));
+                                tfmc::support::quote(name), names));
   });
 }
 

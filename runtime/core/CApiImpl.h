@@ -10,7 +10,7 @@
 #define TFMC_RUNTIME_CORE_CAPIIMPL_H
 
 #include "runtime/core/Model.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 
 #include <fmt/format.h>
 
@@ -32,7 +32,7 @@ std::string &lastError();
 inline int failWith(const std::string &message) {
   try {
     // The same one-line form as the command line's errors.
-    lastError() = oneLine(message);
+    lastError() = support::oneLine(message);
   } catch (...) {
     // Keep whatever was there; there is no memory for more.
   }

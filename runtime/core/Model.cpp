@@ -32,7 +32,7 @@ bool Model::Weights::moveToDevice(const Plan &plan, std::string &error) {
   for (std::size_t i = 0; i < weightData.size(); ++i) {
     const PlanWeight &weight = plan.weights[i];
     std::size_t bytes = static_cast<std::size_t>(weight.storedBytes());
-    std::string what = fmt::format("weight {}", quote(weight.name));
+    std::string what = fmt::format("weight {}", support::quote(weight.name));
     std::uint64_t address = 0;
     if (!allocateOnDevice(std::max<std::size_t>(bytes, 4), address, what,
                           error))
@@ -43,7 +43,7 @@ bool Model::Weights::moveToDevice(const Plan &plan, std::string &error) {
     address = 0;
     if (scaleData[i]) {
       std::size_t scaleBytes = static_cast<std::size_t>(weight.scaleBytes());
-      what = fmt::format("the scales of weight {}", quote(weight.name));
+      what = fmt::format("the scales of weight {}", support::quote(weight.name));
       if (!allocateOnDevice(std::max<std::size_t>(scaleBytes, 4), address,
                             what, error))
         return false;
@@ -92,7 +92,7 @@ bool Model::Impl::allocate(const std::vector<Plan> &entries,
     if (!buffer.data()) {
       error = fmt::format("out of memory: the KV cache slot {} needs {} "
                           "bytes",
-                          quote(slot.slot), bytes);
+                          support::quote(slot.slot), bytes);
       return false;
     }
     if (poison)
@@ -137,7 +137,7 @@ bool Model::Impl::allocate(const std::vector<Plan> &entries,
     return false;
   for (std::size_t i = 0; i < cache.size(); ++i) {
     std::string what =
-        fmt::format("the KV cache slot {}", quote(plan.cache[i].slot));
+        fmt::format("the KV cache slot {}", support::quote(plan.cache[i].slot));
     std::uint64_t address = 0;
     if (!allocateOnDevice(std::max<std::size_t>(cache[i].size(), 4), address,
                           what, error))
@@ -241,7 +241,7 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
         if (it == table.end()) {
           error = fmt::format("plan: step {} calls kernel {}, which is not "
                               "linked into this program ({} kernels)",
-                              i, quote(entry.steps[i].kernel), table.size());
+                              i, support::quote(entry.steps[i].kernel), table.size());
           return nullptr;
         }
         stepKernels.push_back(it->second);
@@ -309,7 +309,7 @@ Model::forward(const std::map<std::string, IntegerTensor> &inputs,
     for (const auto &[name, tensor] : inputs) {
       std::optional<int64_t> count = elementCount(tensor.shape);
       if (!count || *count != static_cast<int64_t>(tensor.values.size())) {
-        error = fmt::format("input {} has shape {} but {} values", quote(name),
+        error = fmt::format("input {} has shape {} but {} values", support::quote(name),
                             formatShape(tensor.shape), tensor.values.size());
         return std::nullopt;
       }
@@ -335,7 +335,7 @@ std::optional<OutputView> Model::run(const std::string &name,
   for (std::size_t i = 0; i < entries_.size(); ++i)
     if (entries_[i].entry == name)
       return runEntry(i, inputs, error);
-  error = fmt::format("this program has no entry point '{}'", escapeText(name));
+  error = fmt::format("this program has no entry point '{}'", support::escapeText(name));
   return std::nullopt;
 }
 

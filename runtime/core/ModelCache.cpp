@@ -32,7 +32,7 @@ bool Model::Impl::bindCacheSymbols(Call &call, std::string &error) {
           symbols[s] != call.past + 1) {
         error = fmt::format("{} has {} columns, but the KV cache holds {} "
                             "tokens and the step adds 1 (expected {})",
-                            quote(plan.inputs[call.boundBy[s]].name),
+                            support::quote(plan.inputs[call.boundBy[s]].name),
                             symbols[s], call.past, call.past + 1);
         return false;
       }
@@ -50,7 +50,7 @@ bool Model::Impl::bindCacheSymbols(Call &call, std::string &error) {
     } else {
       error = fmt::format("plan: symbol {} has no value: no input given "
                           "names it",
-                          quote(name));
+                          support::quote(name));
       return false;
     }
   }

@@ -111,7 +111,7 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
         error = fmt::format("{}: dims {} view {} elements of input {}, "
                             "which has {} for {}",
                             where(), formatDims(plan, arg.dims), elements,
-                            quote(plan.inputs[value.index].name), count,
+                            support::quote(plan.inputs[value.index].name), count,
                             call.symbolText());
         return false;
       }
@@ -133,7 +133,7 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
                             "{}weight {}, which has {}",
                             where(), formatDims(plan, arg.dims), elements,
                             value.offset, scales ? "the scales of " : "",
-                            quote(weight.name), count);
+                            support::quote(weight.name), count);
         return false;
       }
       const auto offsetBytes =
@@ -205,7 +205,7 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
         error = fmt::format("{}: dims {} from row {} run past the KV "
                             "cache slot {} ({} sequences of {} rows of {})",
                             where(), formatDims(plan, arg.dims), row,
-                            quote(slot.slot),
+                            support::quote(slot.slot),
                             call.prefill ? plan.maxBatch : cachedBatch,
                             plan.maxLen, slot.width);
         return false;
@@ -295,7 +295,7 @@ bool Model::Impl::executeSteps(Call &call, std::string &error) {
               static_cast<std::size_t>(call.outputs[i].numElements()) * 4,
               message)) {
         error = fmt::format("cannot copy the output {} from the GPU: {}",
-                            quote(plan.outputs[i].name), message);
+                            support::quote(plan.outputs[i].name), message);
         return false;
       }
     }

@@ -17,7 +17,7 @@
 
 #include "runtime/core/HalideHooks.h"
 #include "runtime/core/Model.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/core/WeightFiles.h"
 
 #include <HalideRuntime.h>

@@ -29,7 +29,7 @@ std::string inputNamesOf(const Plan &plan) {
   for (const PlanInput &input : plan.inputs) {
     if (!text.empty())
       text += ", ";
-    text += escapeText(input.name);
+    text += support::escapeText(input.name);
   }
   return text;
 }
@@ -50,8 +50,8 @@ bool checkUnusedMask(const Plan &plan, const PlanInput &input,
             "and its attention is not causal, so padding would change the "
             "outputs; give all ones, or compile the model with padding in "
             "its masks",
-            escapeText(input.name), formatShape({r, c}), quote(plan.model),
-            escapeText(input.name));
+            support::escapeText(input.name), formatShape({r, c}), support::quote(plan.model),
+            support::escapeText(input.name));
         return false;
       }
       if (value == 1 && padded) {
@@ -59,8 +59,8 @@ bool checkUnusedMask(const Plan &plan, const PlanInput &input,
             "{}{} = 1 after a 0: model {} reads no {} (its attention is "
             "causal, without padding), which leaves the outputs unchanged "
             "only for right padding (ones, then zeros)",
-            escapeText(input.name), formatShape({r, c}), quote(plan.model),
-            escapeText(input.name));
+            support::escapeText(input.name), formatShape({r, c}), support::quote(plan.model),
+            support::escapeText(input.name));
         return false;
       }
       padded |= value == 0;
@@ -86,21 +86,21 @@ bool Model::Impl::bindInputs(Call &call, const std::vector<InputView> &inputs,
       ++index;
     if (index == numInputs) {
       error = fmt::format("unknown input {}; this model takes {}",
-                          quote(view.name), inputNamesOf(call.forward));
+                          support::quote(view.name), inputNamesOf(call.forward));
       return false;
     }
     if (given[index]) {
-      error = fmt::format("input {} is given twice", quote(view.name));
+      error = fmt::format("input {} is given twice", support::quote(view.name));
       return false;
     }
     std::optional<int64_t> count = elementCount(view.shape);
     if (!count) {
-      error = fmt::format("input {} has an invalid shape {}", quote(view.name),
+      error = fmt::format("input {} has an invalid shape {}", support::quote(view.name),
                           formatShape(view.shape));
       return false;
     }
     if (*count > 0 && !view.data) {
-      error = fmt::format("input {} has no data", quote(view.name));
+      error = fmt::format("input {} has no data", support::quote(view.name));
       return false;
     }
     given[index] = &view;
@@ -108,7 +108,7 @@ bool Model::Impl::bindInputs(Call &call, const std::vector<InputView> &inputs,
   for (std::size_t i = 0; i < numInputs; ++i)
     if (!given[i] && !plan.inputs[i].optional) {
       error = fmt::format("missing input {}; this model takes {}",
-                          quote(plan.inputs[i].name),
+                          support::quote(plan.inputs[i].name),
                           inputNamesOf(call.forward));
       return false;
     }
@@ -116,7 +116,7 @@ bool Model::Impl::bindInputs(Call &call, const std::vector<InputView> &inputs,
     const PlanInput &input = plan.inputs[i];
     if (given[i] && given[i]->shape.size() != input.dims.size()) {
       error = fmt::format("input {} has rank {}, expected {} ({})",
-                          quote(input.name), given[i]->shape.size(),
+                          support::quote(input.name), given[i]->shape.size(),
                           input.dims.size(), formatDims(plan, input.dims));
       return false;
     }
@@ -142,9 +142,9 @@ bool Model::Impl::bindInputs(Call &call, const std::vector<InputView> &inputs,
         symbols[symbol] = extent;
       } else if (symbols[symbol] != extent) {
         error = fmt::format("{} has shape {}, but {} has {}",
-                            escapeText(input.name),
+                            support::escapeText(input.name),
                             formatShape(given[i]->shape),
-                            escapeText(plan.inputs[boundBy[symbol]].name),
+                            support::escapeText(plan.inputs[boundBy[symbol]].name),
                             formatShape(given[boundBy[symbol]]->shape));
         return false;
       }
@@ -166,7 +166,7 @@ bool Model::Impl::checkInputs(Call &call, std::string &error) {
     if (!call.evaluateAll(input.dims, expected) ||
         expected != given[i]->shape) {
       error = fmt::format("input {} has shape {}, expected {}",
-                          quote(input.name), formatShape(given[i]->shape),
+                          support::quote(input.name), formatShape(given[i]->shape),
                           formatDims(plan, input.dims));
       return false;
     }
@@ -185,7 +185,7 @@ bool Model::Impl::checkInputs(Call &call, std::string &error) {
       if (dim[0].value == 0) {
         if (extent == 0) {
           error = fmt::format("{} has batch 0 (shape {})",
-                              escapeText(input.name),
+                              support::escapeText(input.name),
                               formatShape(given[i]->shape));
           return false;
         }
@@ -198,20 +198,20 @@ bool Model::Impl::checkInputs(Call &call, std::string &error) {
       } else {
         if (extent == 0) {
           error = fmt::format("{} has 0 tokens (shape {})",
-                              escapeText(input.name),
+                              support::escapeText(input.name),
                               formatShape(given[i]->shape));
           return false;
         }
         if (extent > plan.maxLen) {
           error = fmt::format("{} has {} tokens, more than max_len {}",
-                              escapeText(input.name), extent, plan.maxLen);
+                              support::escapeText(input.name), extent, plan.maxLen);
           return false;
         }
         // A decode step's mask covers the L cached keys: max_len bounds it.
         if (extent > plan.maxSeq && plan.symbols[dim[0].value] != "L") {
           error = fmt::format("{} has {} tokens, more than the {} this "
                               "binary was compiled for (tfmc --max-seq {})",
-                              escapeText(input.name), extent, plan.maxSeq,
+                              support::escapeText(input.name), extent, plan.maxSeq,
                               extent);
           return false;
         }
@@ -230,27 +230,27 @@ bool Model::Impl::checkInputs(Call &call, std::string &error) {
       int64_t value = view.data[e];
       if (input.kind == InputKind::Ids && (value < 0 || value >= plan.vocab)) {
         error = fmt::format("{}{} = {} is not a token id (vocab {})",
-                            escapeText(input.name),
+                            support::escapeText(input.name),
                             formatPosition(view.shape, e), value, plan.vocab);
         return false;
       }
       if (input.kind == InputKind::Types &&
           (value < 0 || value >= input.limit)) {
         error = fmt::format("{}{} = {} is not a token type (the model has {})",
-                            escapeText(input.name),
+                            support::escapeText(input.name),
                             formatPosition(view.shape, e), value, input.limit);
         return false;
       }
       if (input.kind == InputKind::Positions &&
           (value < 0 || value >= plan.maxLen)) {
         error = fmt::format("{}{} = {} is not a position (max_len {})",
-                            escapeText(input.name),
+                            support::escapeText(input.name),
                             formatPosition(view.shape, e), value, plan.maxLen);
         return false;
       }
       if (input.kind == InputKind::Mask && value != 0 && value != 1) {
         error = fmt::format("{}{} = {}: expected 0 or 1",
-                            escapeText(input.name),
+                            support::escapeText(input.name),
                             formatPosition(view.shape, e), value);
         return false;
       }
@@ -310,7 +310,7 @@ bool Model::Impl::bindOutputs(Call &call, std::string &error) {
         *outputCount > (plan.arenaBytes - outputValue.offset) / 4) {
       error = fmt::format("plan: output {} {} does not fit in the arena at "
                           "offset {} ({} bytes) for {}",
-                          quote(planOutput.name),
+                          support::quote(planOutput.name),
                           formatDims(plan, planOutput.dims),
                           outputValue.offset, plan.arenaBytes,
                           call.symbolText());
@@ -319,7 +319,7 @@ bool Model::Impl::bindOutputs(Call &call, std::string &error) {
     if (outputValue.offset % 4 != 0) {
       error = fmt::format("plan: output {} is at arena offset {}, which is "
                           "not a multiple of 4",
-                          quote(planOutput.name), outputValue.offset);
+                          support::quote(planOutput.name), outputValue.offset);
       return false;
     }
     output.data = reinterpret_cast<const float *>(
@@ -336,11 +336,11 @@ bool Model::Impl::uploadInputs(Call &call, std::string &error) {
     if (count > inputCapacity) {
       error = fmt::format("plan: input {} has {} values, more than the {} "
                           "its GPU buffer holds",
-                          quote(plan.inputs[i].name), count, inputCapacity);
+                          support::quote(plan.inputs[i].name), count, inputCapacity);
       return false;
     }
     if (!upload(inputDevice[i], data, static_cast<std::size_t>(count) * 8,
-                fmt::format("input {}", quote(plan.inputs[i].name)), error))
+                fmt::format("input {}", support::quote(plan.inputs[i].name)), error))
       return false;
   }
   return true;

@@ -165,9 +165,9 @@ bool Model::Weights::load(Model &model, const Plan &plan,
     if (!tensor) {
       std::string tried;
       for (const std::string &alt : weight.altNames)
-        tried += (tried.empty() ? "" : ", ") + quote(alt);
+        tried += (tried.empty() ? "" : ", ") + support::quote(alt);
       error = fmt::format("{}: missing tensor {}{}", files.path(),
-                          quote(weight.name),
+                          support::quote(weight.name),
                           tried.empty() ? "" : " (also tried " + tried + ")");
       return false;
     }
@@ -185,7 +185,7 @@ bool Model::Weights::load(Model &model, const Plan &plan,
       // Already narrow: the plan's [rows, cols] (int4: [rows, blocks, 18]).
       if (tensor->shape != weight.storedShape()) {
         error = fmt::format(
-            "{}: tensor {} has shape {}, expected {}{}", path, quote(name),
+            "{}: tensor {} has shape {}, expected {}{}", path, support::quote(name),
             formatShape(tensor->shape), formatShape(weight.storedShape()),
             weight.dtype == WeightDType::Int4
                 ? fmt::format(" (int4: Q4_0 blocks of {} values in {} bytes "
@@ -199,7 +199,7 @@ bool Model::Weights::load(Model &model, const Plan &plan,
         QuantizeProblem problem;
         if (!checkInt4Scales(tensor->data, weight.shape[0], weight.shape[1],
                              problem)) {
-          error = fmt::format("{}: tensor {}: {}", path, quote(name),
+          error = fmt::format("{}: tensor {}: {}", path, support::quote(name),
                               problem.what);
           return false;
         }
@@ -213,13 +213,13 @@ bool Model::Weights::load(Model &model, const Plan &plan,
         if (!entry.scales) {
           error = fmt::format("{}: tensor {} is I8 but its scales {} are "
                               "missing",
-                              path, quote(name), quote(scales));
+                              path, support::quote(name), support::quote(scales));
           return false;
         }
         const std::string &scalesPath = files.holder(scales)->path();
         if (entry.scales->dtype != DType::F16) {
           error = fmt::format("{}: tensor {} has dtype {}, expected F16",
-                              scalesPath, quote(scales),
+                              scalesPath, support::quote(scales),
                               dtypeName(entry.scales->dtype));
           return false;
         }
@@ -228,7 +228,7 @@ bool Model::Weights::load(Model &model, const Plan &plan,
               "{}: tensor {} has shape {}, expected {} (int8 groups of {} "
               "over {} columns: the file was converted with another group "
               "size)",
-              scalesPath, quote(scales), formatShape(entry.scales->shape),
+              scalesPath, support::quote(scales), formatShape(entry.scales->shape),
               formatShape(scaleShape), weight.group, weight.shape[1]);
           return false;
         }
@@ -237,7 +237,7 @@ bool Model::Weights::load(Model &model, const Plan &plan,
     } else {
       if (!isFloatSource(tensor->dtype)) {
         error = fmt::format("{}: tensor {} has dtype {}, expected {}{}", path,
-                            quote(name), dtypeName(tensor->dtype),
+                            support::quote(name), dtypeName(tensor->dtype),
                             acceptedDTypes(weight),
                             weight.dtype == WeightDType::F32
                                 ? ""
@@ -257,7 +257,7 @@ bool Model::Weights::load(Model &model, const Plan &plan,
           held.erase(held.begin());
       if (held != fileShape) {
         error = fmt::format("{}: tensor {} has shape {}, expected {}", path,
-                            quote(name), formatShape(tensor->shape),
+                            support::quote(name), formatShape(tensor->shape),
                             formatShape(fileShape));
         return false;
       }
@@ -286,12 +286,12 @@ bool Model::Weights::load(Model &model, const Plan &plan,
     };
     auto outOfMemory = [&](const char *doing, std::size_t bytes) {
       error = fmt::format("{}: out of memory {} tensor {} ({} bytes)", path,
-                          doing, quote(name), bytes);
+                          doing, support::quote(name), bytes);
       return false;
     };
     auto refused = [&](const QuantizeProblem &problem) {
       error = fmt::format("{}: tensor {} cannot be quantised to {}: {}", path,
-                          quote(name), weightDTypeName(weight.dtype),
+                          support::quote(name), weightDTypeName(weight.dtype),
                           problem.what);
       return false;
     };
@@ -401,7 +401,7 @@ bool Model::Weights::load(Model &model, const Plan &plan,
     std::sort(unused.begin(), unused.end()); // name order across shards
     std::string names;
     for (std::size_t i = 0; i < unused.size() && i < 5; ++i)
-      names += (i ? ", " : "") + quote(unused[i]);
+      names += (i ? ", " : "") + support::quote(unused[i]);
     if (unused.size() > 5)
       names += fmt::format(" and {} more", unused.size() - 5);
     model.warning_ =

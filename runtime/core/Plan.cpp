@@ -13,7 +13,7 @@
 #include "support/Json.h"
 #include "support/PlanFormat.h"
 #include "runtime/core/Tensor.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -343,7 +343,7 @@ private:
           weight.init = PlanWeight::Init::Zeros;
         else
           fail(join(where, "init"),
-               (it->is_string() ? quote(init) : kindOf(*it)) +
+               (it->is_string() ? support::quote(init) : kindOf(*it)) +
                    " is not 'normal', 'ones' or 'zeros'");
       }
       parseWeightDType(json, where, weight);
@@ -366,7 +366,7 @@ private:
         weight.dtype = *parsed;
       else
         fail(join(where, "dtype"),
-             (it->is_string() ? quote(dtype) : kindOf(*it)) +
+             (it->is_string() ? support::quote(dtype) : kindOf(*it)) +
                  " is not 'f32', 'bf16', 'int8' or 'int4'");
     }
     if (weight.dtype != WeightDType::F32 && weight.shape.size() != 2)
@@ -545,7 +545,7 @@ private:
           fail(join(argWhere, "type"),
                fmt::format("{} is not 'f32', 'i64', 'bf16', 'i8', 'f16' or "
                            "'u8'",
-                           quote(type)));
+                           support::quote(type)));
         arg.type = *parsed;
         // Inputs, weights and scales have one type each: the kernel must
         // read them as stored.
@@ -603,7 +603,7 @@ static bool parseRoot(const std::string &json, Json &root,
   support::JsonError failure;
   std::optional<Json> parsed = support::parseJson(json, failure);
   if (!parsed) {
-    error = oneLine("plan: " + failure.describe());
+    error = support::oneLine("plan: " + failure.describe());
     return false;
   }
   root = std::move(*parsed);
@@ -631,7 +631,7 @@ std::optional<std::vector<Plan>> parsePlans(const std::string &json,
   } catch (const PlanError &e) {
     error = "plan: " + e.message;
   } catch (const std::exception &e) {
-    error = oneLine(std::string("plan: not valid JSON: ") + e.what());
+    error = support::oneLine(std::string("plan: not valid JSON: ") + e.what());
   }
   return std::nullopt;
 }
@@ -645,9 +645,9 @@ std::optional<Plan> parsePlan(const std::string &json, std::string &error) {
   } catch (const PlanError &e) {
     error = "plan: " + e.message;
   } catch (const Json::parse_error &e) {
-    error = "plan: not valid JSON: " + oneLine(e.what());
+    error = "plan: not valid JSON: " + support::oneLine(e.what());
   } catch (const std::exception &e) {
-    error = "plan: " + oneLine(e.what());
+    error = "plan: " + support::oneLine(e.what());
   }
   return std::nullopt;
 }

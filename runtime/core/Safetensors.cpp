@@ -14,7 +14,7 @@
 #include "runtime/core/Safetensors.h"
 #include "support/FileIO.h"
 #include "support/Json.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -105,7 +105,7 @@ bool parseTensorEntry(const std::string &path, const std::string &name,
                       const Json &entry, const unsigned char *data,
                       uint64_t dataBytes, std::vector<TensorView> &tensors,
                       std::vector<Extent> &extents, std::string &error) {
-  std::string where = fmt::format("{}: tensor {}", path, quote(name));
+  std::string where = fmt::format("{}: tensor {}", path, support::quote(name));
   if (!entry.is_object()) {
     error = fmt::format("{}: entry is {}, expected an object with dtype, "
                         "shape and data_offsets",
@@ -117,7 +117,7 @@ bool parseTensorEntry(const std::string &path, const std::string &name,
     if (key != "dtype" && key != "shape" && key != "data_offsets") {
       error = fmt::format("{}: unexpected key {} (expected dtype, shape and "
                           "data_offsets)",
-                          where, quote(key));
+                          where, support::quote(key));
       return false;
     }
   }
@@ -138,7 +138,7 @@ bool parseTensorEntry(const std::string &path, const std::string &name,
   std::optional<DType> dtype = parseDType(dtypeValue.get_ref<const std::string &>());
   if (!dtype) {
     error = fmt::format("{}: unknown dtype {} (expected {})", where,
-                        quote(dtypeValue.get_ref<const std::string &>()),
+                        support::quote(dtypeValue.get_ref<const std::string &>()),
                         allDTypeNames());
     return false;
   }
@@ -249,11 +249,11 @@ bool parseHeader(const std::string &path, const unsigned char *header,
       failure);
   if (!parsed && failure.duplicateKey && failure.duplicateParent.empty()) {
     error = fmt::format("{}: header names {} twice", path,
-                        quote(*failure.duplicateKey));
+                        support::quote(*failure.duplicateKey));
     return false;
   }
   if (!parsed) {
-    error = oneLine(fmt::format("{}: header: {}", path, failure.describe()));
+    error = support::oneLine(fmt::format("{}: header: {}", path, failure.describe()));
     return false;
   }
   Json root = std::move(*parsed);
@@ -276,7 +276,7 @@ bool parseHeader(const std::string &path, const unsigned char *header,
         if (!value.is_string()) {
           error = fmt::format("{}: __metadata__ entry {} is {}, expected a "
                               "string",
-                              path, quote(key), withArticle(value));
+                              path, support::quote(key), withArticle(value));
           return false;
         }
         metadata.emplace(key, value.get<std::string>());
@@ -306,8 +306,8 @@ bool parseHeader(const std::string &path, const unsigned char *header,
     if (furthest && extent.begin < furthest->end) {
       error = fmt::format("{}: tensors {} and {} overlap: data_offsets [{}, {}] "
                           "and [{}, {}]",
-                          path, quote(tensors[furthest->tensor].name),
-                          quote(tensors[extent.tensor].name),
+                          path, support::quote(tensors[furthest->tensor].name),
+                          support::quote(tensors[extent.tensor].name),
                           furthest->begin, furthest->end, extent.begin,
                           extent.end);
       return false;
@@ -407,7 +407,7 @@ std::optional<SafetensorsFile> SafetensorsFile::open(const std::string &path,
       return std::nullopt;
     return file;
   } catch (const std::exception &e) {
-    error = fmt::format("{}: cannot read: {}", path, oneLine(e.what()));
+    error = fmt::format("{}: cannot read: {}", path, support::oneLine(e.what()));
     return std::nullopt;
   }
 }
@@ -487,24 +487,24 @@ const TensorView *expectTensor(const SafetensorsFile &file,
   try {
     const TensorView *tensor = file.find(name);
     if (!tensor) {
-      error = fmt::format("{}: missing tensor {}", file.path(), quote(name));
+      error = fmt::format("{}: missing tensor {}", file.path(), support::quote(name));
       return nullptr;
     }
     if (tensor->dtype != dtype) {
       error = fmt::format("{}: tensor {} has dtype {}, expected {}",
-                          file.path(), quote(name), dtypeName(tensor->dtype),
+                          file.path(), support::quote(name), dtypeName(tensor->dtype),
                           dtypeName(dtype));
       return nullptr;
     }
     if (tensor->shape != shape) {
       error = fmt::format("{}: tensor {} has shape {}, expected {}",
-                          file.path(), quote(name),
+                          file.path(), support::quote(name),
                           formatShape(tensor->shape), formatShape(shape));
       return nullptr;
     }
     return tensor;
   } catch (const std::exception &e) {
-    error = fmt::format("{}: {}", file.path(), oneLine(e.what()));
+    error = fmt::format("{}: {}", file.path(), support::oneLine(e.what()));
     return nullptr;
   }
 }
@@ -516,7 +516,7 @@ std::optional<IntegerTensor> readIntegerTensor(const SafetensorsFile &file,
   try {
     const TensorView *tensor = file.find(name);
     if (!tensor) {
-      error = fmt::format("{}: missing tensor {}", file.path(), quote(name));
+      error = fmt::format("{}: missing tensor {}", file.path(), support::quote(name));
       return std::nullopt;
     }
     bool accepted = tensor->dtype == DType::I64 || tensor->dtype == DType::I32;
@@ -525,7 +525,7 @@ std::optional<IntegerTensor> readIntegerTensor(const SafetensorsFile &file,
                  tensor->dtype == DType::U8;
     if (!accepted) {
       error = fmt::format("{}: tensor {} has dtype {}, expected {}",
-                          file.path(), quote(name), dtypeName(tensor->dtype),
+                          file.path(), support::quote(name), dtypeName(tensor->dtype),
                           kind == IntegerInputKind::Mask
                               ? "I64, I32, BOOL or U8"
                               : "I64 or I32");
@@ -560,7 +560,7 @@ std::optional<IntegerTensor> readIntegerTensor(const SafetensorsFile &file,
     return result;
   } catch (const std::exception &e) {
     error = fmt::format("{}: cannot read tensor {}: {}", file.path(),
-                        quote(name), oneLine(e.what()));
+                        support::quote(name), support::oneLine(e.what()));
     return std::nullopt;
   }
 }
@@ -582,7 +582,7 @@ bool checkTensorsToWrite(const std::string &path,
       return false;
     }
     std::string where =
-        fmt::format("{}: cannot write tensor {}", path, quote(tensor.name));
+        fmt::format("{}: cannot write tensor {}", path, support::quote(tensor.name));
     if (tensor.name == "__metadata__") {
       error = fmt::format("{}: the name is reserved", where);
       return false;
@@ -687,7 +687,7 @@ bool writeSafetensors(support::OutputFile &file, const std::vector<TensorView> &
     return file.commit(error);
   } catch (const std::exception &e) {
     file.discard();
-    error = fmt::format("{}: cannot write: {}", file.path(), oneLine(e.what()));
+    error = fmt::format("{}: cannot write: {}", file.path(), support::oneLine(e.what()));
     return false;
   }
 }
@@ -708,7 +708,7 @@ bool writeSafetensors(const std::string &path,
       return false;
     return writeSafetensors(*file, tensors, error, metadata);
   } catch (const std::exception &e) {
-    error = fmt::format("{}: cannot write: {}", path, oneLine(e.what()));
+    error = fmt::format("{}: cannot write: {}", path, support::oneLine(e.what()));
     return false;
   }
 }

@@ -11,7 +11,7 @@
 
 #include "runtime/core/WeightFiles.h"
 #include "support/Json.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -90,15 +90,15 @@ bool readIndex(const std::string &path, std::vector<IndexEntry> &entries,
     error = fmt::format(
         "{}: the index has {} twice", path,
         failure.duplicateParent == "weight_map"
-            ? fmt::format("weight_map's tensor {}", quote(*failure.duplicateKey))
+            ? fmt::format("weight_map's tensor {}", support::quote(*failure.duplicateKey))
             : failure.duplicateParent.empty()
-                  ? fmt::format("the key {}", quote(*failure.duplicateKey))
-                  : fmt::format("the key {} in {}", quote(*failure.duplicateKey),
-                                quote(failure.duplicateParent)));
+                  ? fmt::format("the key {}", support::quote(*failure.duplicateKey))
+                  : fmt::format("the key {} in {}", support::quote(*failure.duplicateKey),
+                                support::quote(failure.duplicateParent)));
     return false;
   }
   if (!parsed) {
-    error = oneLine(failure.message(path));
+    error = support::oneLine(failure.message(path));
     return false;
   }
   Json root = std::move(*parsed);
@@ -123,7 +123,7 @@ bool readIndex(const std::string &path, std::vector<IndexEntry> &entries,
     if (!shard.is_string() || shard.get_ref<const std::string &>().empty()) {
       error = fmt::format("{}: weight_map's tensor {} maps to {}, expected a "
                           "shard file name",
-                          path, quote(tensor),
+                          path, support::quote(tensor),
                           shard.is_string()
                               ? "an empty string"
                               : fmt::format("a JSON {}", shard.type_name()));
@@ -135,7 +135,7 @@ bool readIndex(const std::string &path, std::vector<IndexEntry> &entries,
     if (name.find('\0') != std::string::npos) {
       error = fmt::format("{}: weight_map's tensor {} maps to {}, which holds "
                           "a NUL character (no file name does)",
-                          path, quote(tensor), quote(name));
+                          path, support::quote(tensor), support::quote(name));
       return false;
     }
     fs::path relative(name);
@@ -145,7 +145,7 @@ bool readIndex(const std::string &path, std::vector<IndexEntry> &entries,
     if (escapes) {
       error = fmt::format("{}: weight_map's tensor {} maps to {}, outside the "
                           "index's directory",
-                          path, quote(tensor), quote(name));
+                          path, support::quote(tensor), support::quote(name));
       return false;
     }
     entries.push_back(
@@ -187,7 +187,7 @@ std::optional<WeightFiles> WeightFiles::open(const std::string &path,
       std::optional<SafetensorsFile> file = SafetensorsFile::open(shard, error);
       if (!file) {
         error = fmt::format("{} (the index {} puts {}{} in this shard)", error,
-                            index, quote(tensors.front()->tensor),
+                            index, support::quote(tensors.front()->tensor),
                             tensors.size() > 1
                                 ? fmt::format(" and {} more", tensors.size() - 1)
                                 : "");
@@ -204,7 +204,7 @@ std::optional<WeightFiles> WeightFiles::open(const std::string &path,
       if (!files.files_[number].find(entry.tensor)) {
         error = fmt::format("{}: missing tensor {} (the index {} puts it in "
                             "this shard)",
-                            entry.shard, quote(entry.tensor), index);
+                            entry.shard, support::quote(entry.tensor), index);
         return std::nullopt;
       }
       files.shardOf_.emplace(entry.tensor, number);
@@ -214,21 +214,21 @@ std::optional<WeightFiles> WeightFiles::open(const std::string &path,
         auto placed = files.shardOf_.find(tensor.name);
         if (placed == files.shardOf_.end()) {
           error = fmt::format("{}: tensor {} is not in the index {}",
-                              file.path(), quote(tensor.name), index);
+                              file.path(), support::quote(tensor.name), index);
           return std::nullopt;
         }
         const SafetensorsFile &other = files.files_[placed->second];
         if (&other != &file) {
           error = fmt::format("{}: tensor {} is in two places: this shard "
                               "and {}, where the index {} puts it",
-                              file.path(), quote(tensor.name), other.path(),
+                              file.path(), support::quote(tensor.name), other.path(),
                               index);
           return std::nullopt;
         }
       }
     return files;
   } catch (const std::exception &e) {
-    error = fmt::format("{}: cannot read: {}", path, oneLine(e.what()));
+    error = fmt::format("{}: cannot read: {}", path, support::oneLine(e.what()));
     return std::nullopt;
   }
 }

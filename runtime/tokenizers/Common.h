@@ -41,8 +41,6 @@ const std::array<uint32_t, 256> &byteTable();
 /// The bytes a byte-level token stands for (other characters kept).
 std::string tokenToBytes(std::string_view token);
 
-/// A token in JSON-style double quotes, escaped and cut for messages.
-std::string quoteToken(std::string_view text);
 /// nlohmann's message without its position prefix, on one line.
 std::string jsonReason(const std::string &what);
 bool exists(const std::string &path);

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/tokenizers/HfTokenizer.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/tokenizers/Common.h"
 
 #include <fmt/format.h>
@@ -95,7 +95,7 @@ std::string typeOf(const Json &component, const std::string &path) {
 /// A JSON scalar as messages show it (cut); containers by kind.
 std::string describeValue(const Json &value) {
   if (value.is_string())
-    return quoteToken(value.get<std::string>());
+    return support::quoteJson(value.get<std::string>());
   if (value.is_array() || value.is_object())
     return value.is_array() ? "(an array)" : "(an object)";
   return value.dump();
@@ -104,7 +104,7 @@ std::string describeValue(const Json &value) {
 [[noreturn]] void unsupported(const std::string &path, const char *what,
                               const std::string &type) {
   refuse(path, fmt::format("{} type {} is not supported", what,
-                           quoteToken(type)));
+                           support::quoteJson(type)));
 }
 
 /// Replace's and Split's `pattern`: {"String": s} or {"Regex": r}.
@@ -166,8 +166,8 @@ Regex compileRegex(const std::string &pattern, const std::string &path) {
   if (status != ONIG_NORMAL) {
     OnigUChar message[ONIG_MAX_ERROR_MESSAGE_LEN];
     onig_error_code_to_str(message, status, &info);
-    refuse(path, fmt::format("regex {}: {}", quoteToken(pattern),
-                             oneLine(reinterpret_cast<char *>(message))));
+    refuse(path, fmt::format("regex {}: {}", support::quoteJson(pattern),
+                             support::oneLine(reinterpret_cast<char *>(message))));
   }
   return Regex(regex, RegexDeleter());
 }
@@ -511,7 +511,7 @@ int32_t HfTokenizer::idOf(const std::string &token,
   std::optional<int64_t> id = tokenId(token);
   if (!id)
     refuse(path, fmt::format("token {} is not in the vocabulary",
-                             quoteToken(token)));
+                             support::quoteJson(token)));
   return static_cast<int32_t>(*id);
 }
 
@@ -566,7 +566,7 @@ void HfTokenizer::parsePreTokenizer(const Json &component,
       step.removeMatches = true;
     else if (behavior != "Isolated")
       refuse(path + ".behavior", fmt::format("behavior {} is not supported",
-                                             quoteToken(behavior)));
+                                             support::quoteJson(behavior)));
     if (boolMember(component, path, "invert", false))
       refuse(path + ".invert", "invert = true is not supported");
   } else if (type == "ByteLevel") {
@@ -591,7 +591,7 @@ void HfTokenizer::parsePreTokenizer(const Json &component,
       step.prependScheme = PreTokenizer::Never;
     else
       refuse(path + ".prepend_scheme",
-             fmt::format("unknown scheme {}", quoteToken(scheme)));
+             fmt::format("unknown scheme {}", support::quoteJson(scheme)));
   } else if (type == "Digits") {
     step.kind = PreTokenizer::Digits;
     step.individualDigits =
@@ -690,7 +690,7 @@ void HfTokenizer::parsePostProcessor(const Json &component,
       std::string name = stringMember(item["SpecialToken"], at, "id");
       if (!specials.is_object() || !specials.contains(name))
         refuse(path + ".special_tokens",
-               fmt::format("no entry for {}", quoteToken(name)));
+               fmt::format("no entry for {}", support::quoteJson(name)));
       const Json &ids = member(specials[name], path + ".special_tokens", "ids");
       if (!ids.is_array())
         refuse(path + ".special_tokens", "expected an array of ids");
@@ -698,7 +698,7 @@ void HfTokenizer::parsePostProcessor(const Json &component,
         if (!id.is_number_unsigned() || !hasId(id.get<int64_t>()))
           refuse(path + ".special_tokens",
                  fmt::format("{}: id {} is not in the vocabulary",
-                             quoteToken(name), id.dump()));
+                             support::quoteJson(name), id.dump()));
         (seenSequence ? templateSuffix_ : templatePrefix_)
             .push_back(id.get<int64_t>());
       }
@@ -733,11 +733,11 @@ void HfTokenizer::parseModel(const Json &model) {
   for (const auto &[token, id] : vocab.items()) {
     if (!id.is_number_integer())
       refuse("model.vocab", fmt::format("token {}: expected an integer id",
-                                        quoteToken(token)));
-    std::string at = fmt::format("model.vocab[{}]", quoteToken(token));
+                                        support::quoteJson(token)));
+    std::string at = fmt::format("model.vocab[{}]", support::quoteJson(token));
     if (idToToken_.has(id.get<int64_t>()))
       refuse(at, fmt::format("id {} is also token {}", id.get<int64_t>(),
-                             quoteToken(idToToken_.at(id.get<int64_t>()))));
+                             support::quoteJson(idToToken_.at(id.get<int64_t>()))));
     setToken(id.get<int64_t>(), token, at);
     vocab_.emplace(token, static_cast<int32_t>(id.get<int64_t>()));
   }
@@ -765,7 +765,7 @@ void HfTokenizer::parseModel(const Json &model) {
           space + 1 == text.size() || text.find(' ', space + 1) != std::string::npos)
         refuse(at, fmt::format("expected two tokens separated by one space, "
                                "got {}",
-                               quoteToken(text)));
+                               support::quoteJson(text)));
       left = text.substr(0, space);
       right = text.substr(space + 1);
     } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() &&
@@ -781,7 +781,7 @@ void HfTokenizer::parseModel(const Json &model) {
          {std::pair{l, left}, std::pair{r, right}, std::pair{result, left + right}})
       if (it == vocab_.end())
         refuse(at, fmt::format("token {} is not in model.vocab",
-                               quoteToken(token)));
+                               support::quoteJson(token)));
     // The first of duplicate merges wins, as in `tokenizers`.
     merges_.merges.emplace(MergeTable::key(l->second, r->second),
                            MergeTable::Merge{static_cast<int32_t>(rank),
@@ -805,7 +805,7 @@ void HfTokenizer::parseAddedTokens(const Json &tokens) {
       if (boolMember(token, at, flag, false))
         refuse(at + "." + flag, fmt::format("{} = true is not supported "
                                             "(token {})",
-                                            flag, quoteToken(content)));
+                                            flag, support::quoteJson(content)));
     setToken(id.get<int64_t>(), content, at);
     added_.emplace_back(content, static_cast<int32_t>(id.get<int64_t>()));
   }

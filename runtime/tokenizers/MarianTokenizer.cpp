@@ -7,7 +7,7 @@
 #include "runtime/tokenizers/MarianTokenizer.h"
 #include "runtime/tokenizers/SentencePieceTokenizer.h"
 #include "support/FileIO.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/tokenizers/Common.h"
 
 #include <fmt/format.h>
@@ -113,14 +113,14 @@ public:
       if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
           id.get<int64_t>() >= (int64_t(1) << 31)) {
         error = fmt::format("{}: the id of {} is not an integer in [0, 2^31)",
-                            vocabPath, tokenizers::quoteToken(piece));
+                            vocabPath, support::quoteJson(piece));
         return false;
       }
       int64_t v = id.get<int64_t>();
       if (pieces_.has(v)) {
         error = fmt::format("{}: id {} is given to both {} and {}", vocabPath,
-                            v, tokenizers::quoteToken(pieces_.at(v)),
-                            tokenizers::quoteToken(piece));
+                            v, support::quoteJson(pieces_.at(v)),
+                            support::quoteJson(piece));
         return false;
       }
       pieces_.insert(v, piece);
@@ -135,7 +135,7 @@ public:
         if (id == &pad_)
           continue;
         error = fmt::format("{}: no {} (the tokenizer needs it)", vocabPath,
-                            tokenizers::quoteToken(*token));
+                            support::quoteJson(*token));
         return false;
       }
       *id = it->second;
@@ -167,7 +167,7 @@ public:
       std::vector<std::string> spm;
       sentencepiece::util::Status status = source_.Encode(rest, &spm);
       if (!status.ok()) {
-        error = fmt::format("{}: {}", dir_, oneLine(status.ToString()));
+        error = fmt::format("{}: {}", dir_, support::oneLine(status.ToString()));
         return false;
       }
       pieces.insert(pieces.end(), spm.begin(), spm.end());

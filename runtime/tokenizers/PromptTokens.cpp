@@ -32,6 +32,7 @@
 
 #include "runtime/tokenizers/Tokenizer.h"
 #include "runtime/tokenizers/Common.h"
+#include "support/Text.h"
 #include "runtime/tokenizers/HfTokenizer.h"
 #include "runtime/tokenizers/MarianTokenizer.h"
 #include "runtime/tokenizers/SentencePieceTokenizer.h"
@@ -127,7 +128,7 @@ bool specialTokenId(const Json &config, const std::string &path,
   std::optional<int64_t> found = tokenizer.tokenId(value->get<std::string>());
   if (!found) {
     error = fmt::format("{}: {} {} is not a token of {}", path, key,
-                        quoteToken(value->get<std::string>()),
+                        support::quoteJson(value->get<std::string>()),
                         tokenizer.directory());
     return false;
   }

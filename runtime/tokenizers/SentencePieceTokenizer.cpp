@@ -6,7 +6,7 @@
 
 #include "runtime/tokenizers/SentencePieceTokenizer.h"
 #include "support/FileIO.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/tokenizers/Common.h"
 
 #include <fmt/format.h>
@@ -32,7 +32,7 @@ public:
     sentencepiece::util::Status status =
         processor_.Encode(std::string(utf8), &pieces);
     if (!status.ok()) {
-      error = fmt::format("{}: {}", path_, oneLine(status.ToString()));
+      error = fmt::format("{}: {}", path_, support::oneLine(status.ToString()));
       return false;
     }
     ids.assign(pieces.begin(), pieces.end());
@@ -104,7 +104,7 @@ bool loadSentencePieceModel(const std::string &path,
     if (reason.empty() || reason.find("ParseFromArray") != std::string::npos)
       reason = "the protobuf does not parse";
     error = fmt::format("{}: not a valid SentencePiece model ({})", path,
-                        oneLine(reason));
+                        support::oneLine(reason));
     return false;
   }
   return true;

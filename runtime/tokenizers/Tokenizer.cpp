@@ -8,7 +8,7 @@
 #include "runtime/tokenizers/Tokenizer.h"
 #include "support/FileIO.h"
 #include "support/Json.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/tokenizers/Common.h"
 
 #include <fmt/format.h>
@@ -139,50 +139,6 @@ std::string tokenToBytes(std::string_view token) {
 // Messages
 //===----------------------------------------------------------------------===//
 
-/// A token as vocab.json and merges.txt spell it, in double quotes (JSON's
-/// style, so quotes and backslashes are escaped too, unlike Text.h's
-/// quote): controls and bytes that are not UTF-8 escaped; long text
-/// shortened.
-std::string quoteToken(std::string_view text) {
-  std::string out = "\"";
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (out.size() > 60) {
-      out += "...";
-      break;
-    }
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-      ++i;
-    } else if (c == '\n') {
-      out += "\\n";
-      ++i;
-    } else if (c == '\t') {
-      out += "\\t";
-      ++i;
-    } else if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-      ++i;
-    } else if (c < 0x80) {
-      out += static_cast<char>(c);
-      ++i;
-    } else {
-      uint32_t cp = 0;
-      std::size_t length = decodeUtf8(text, i, cp);
-      if (length == 0) {
-        out += fmt::format("\\x{:02x}", c);
-        ++i;
-      } else {
-        out.append(text.substr(i, length));
-        i += length;
-      }
-    }
-  }
-  return out + "\"";
-}
-
 /// nlohmann's message without its "[json.exception...] parse error at line
 /// L, column C: " prefix (the caller states the position), on one line.
 std::string jsonReason(const std::string &what) {
@@ -193,7 +149,7 @@ std::string jsonReason(const std::string &what) {
     if (colon != std::string::npos)
       reason = reason.substr(colon + 2);
   }
-  return oneLine(reason);
+  return support::oneLine(reason);
 }
 
 bool exists(const std::string &path) {
@@ -288,7 +244,7 @@ bool readJsonFile(const std::string &path, nlohmann::json &root,
   support::JsonError failure;
   std::optional<nlohmann::json> parsed = support::parseJson(text, failure);
   if (!parsed) {
-    error = oneLine(failure.message(path));
+    error = support::oneLine(failure.message(path));
     return false;
   }
   root = std::move(*parsed);
@@ -313,7 +269,7 @@ std::string describe(const Json &value) {
   if (value.is_array() || value.is_object())
     return value.is_array() ? "an array" : "an object";
   std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  return escapeText(text);
+  return support::escapeText(text);
 }
 
 } // namespace
@@ -362,11 +318,11 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
   std::optional<Json> parsed = support::parseJson(text, failure, kMaxVocabDepth);
   if (!parsed && failure.duplicateKey && failure.duplicateParent.empty()) {
     error = fmt::format("{}: token {} appears twice", vocabPath,
-                        quoteToken(*failure.duplicateKey));
+                        support::quoteJson(*failure.duplicateKey));
     return std::nullopt;
   }
   if (!parsed) {
-    error = oneLine(failure.message(vocabPath));
+    error = support::oneLine(failure.message(vocabPath));
     if (failure.line == 0)
       error += "; expected one JSON object mapping each token to its id";
     return std::nullopt;
@@ -399,7 +355,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
     if (!id) {
       error = fmt::format("{}: token {} has id {}; expected an integer "
                           "in [0, {}]",
-                          vocabPath, quoteToken(it.key()), describe(value),
+                          vocabPath, support::quoteJson(it.key()), describe(value),
                           kMaxId);
       return std::nullopt;
     }
@@ -409,7 +365,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
     auto [other, fresh] = tokenOfId.emplace(*id, &entry->first);
     if (!fresh) {
       error = fmt::format("{}: id {} is given to both {} and {}", vocabPath,
-                          *id, quoteToken(*other->second), quoteToken(it.key()));
+                          *id, support::quoteJson(*other->second), support::quoteJson(it.key()));
       return std::nullopt;
     }
   }
@@ -423,7 +379,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
     if (it == tokenizer.vocab_.end()) {
       error = fmt::format("{}: no token {} for byte 0x{:02x} (a byte-level "
                           "vocabulary has a token for each of the 256 bytes)",
-                          vocabPath, quoteToken(token), b);
+                          vocabPath, support::quoteJson(token), b);
       return std::nullopt;
     }
     tokenizer.byteIds_[b] = it->second;
@@ -451,7 +407,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
     std::string lineError;
     if (!validateUtf8(line, lineError)) {
       error = fmt::format("{}:{}: not valid UTF-8: {}", mergesPath, lineNumber,
-                          quoteToken(line));
+                          support::quoteJson(line));
       return std::nullopt;
     }
     std::size_t space = line.find(' ');
@@ -460,7 +416,7 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
         line.find(' ', space + 1) != std::string_view::npos) {
       error = fmt::format("{}:{}: expected two tokens separated by one "
                           "space, got {}",
-                          mergesPath, lineNumber, quoteToken(line));
+                          mergesPath, lineNumber, support::quoteJson(line));
       return std::nullopt;
     }
     std::string left(line.substr(0, space));
@@ -474,12 +430,12 @@ std::optional<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string &dir,
                                             : nullptr;
     if (missing) {
       error = fmt::format("{}:{}: token {} is not in vocab.json", mergesPath,
-                          lineNumber, quoteToken(*missing));
+                          lineNumber, support::quoteJson(*missing));
       return std::nullopt;
     }
     if (resultIt == tokenizer.vocab_.end()) {
       error = fmt::format("{}:{}: the merged token {} is not in vocab.json",
-                          mergesPath, lineNumber, quoteToken(left + right));
+                          mergesPath, lineNumber, support::quoteJson(left + right));
       return std::nullopt;
     }
     // A repeated merge keeps its first (best) rank.

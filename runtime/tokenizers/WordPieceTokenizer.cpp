@@ -7,7 +7,7 @@
 
 #include "runtime/tokenizers/WordPieceTokenizer.h"
 #include "support/FileIO.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 #include "runtime/tokenizers/Common.h"
 
 #include <fmt/format.h>
@@ -489,7 +489,7 @@ bool WordPieceTokenizer::finish(const std::string &file, std::string &error) {
     if (it == vocab_.end()) {
       if (required)
         error = fmt::format("{}: no token {} (the tokenizer needs it)", file,
-                            tokenizers::quoteToken(token));
+                            support::quoteJson(token));
       return !required;
     }
     id = it->second;
@@ -541,7 +541,7 @@ WordPieceTokenizer::fromVocabTxt(const std::string &dir, std::string &error) {
         t->vocab_.emplace(token, static_cast<int64_t>(t->tokens_.size()));
     if (!added) {
       error = fmt::format("{}:{}: token {} repeated (first on line {})", file,
-                          line, tokenizers::quoteToken(token), it->second + 1);
+                          line, support::quoteJson(token), it->second + 1);
       return nullptr;
     }
     t->tokens_.push_back(std::move(token));
@@ -582,7 +582,7 @@ WordPieceTokenizer::fromTokenizerJson(const std::string &path, const Json &root,
         id.get<int64_t>() >= (int64_t(1) << 31))
       return bad("model.vocab", fmt::format("the id of {} is not an integer "
                                             "in [0, 2^31)",
-                                            tokenizers::quoteToken(token)));
+                                            support::quoteJson(token)));
     int64_t v = id.get<int64_t>();
     if (static_cast<std::size_t>(v) >= t->tokens_.size())
       t->tokens_.resize(v + 1);
@@ -689,7 +689,7 @@ WordPieceTokenizer::fromTokenizerJson(const std::string &path, const Json &root,
       if (it == t->vocab_.end() || it->second != added["id"].get<int64_t>())
         return bad("added_tokens",
                    fmt::format("{} is not in model.vocab with id {}",
-                               tokenizers::quoteToken(content),
+                               support::quoteJson(content),
                                added["id"].dump()));
       t->specials_.push_back(content);
     }

@@ -9,7 +9,7 @@
 #include "support/FileIO.h"
 #include "support/Utf8.h"
 #include "runtime/core/Safetensors.h"
-#include "runtime/core/Text.h"
+#include "support/Text.h"
 
 #include <gtest/gtest.h>
 
@@ -675,34 +675,6 @@ TEST_F(SafetensorsLookupTest, IntegerInputFromUnalignedData) {
       readIntegerTensor(*in, "input_ids", IntegerInputKind::Ids, error);
   ASSERT_TRUE(ids) << error;
   EXPECT_EQ(ids->values, (std::vector<int64_t>{42, -42}));
-}
-
-//===----------------------------------------------------------------------===//
-// Text.h: messages quoting untrusted text
-//===----------------------------------------------------------------------===//
-
-TEST(TextTest, EscapesControlsAndBytesThatAreNotUtf8) {
-  EXPECT_EQ(quote("a\nb\tc\x01"), "'a\\nb\\tc\\x01'");
-  // "é" and "😀" stay; a lone continuation byte, a truncated sequence, an
-  // overlong "/" and a surrogate are escaped byte by byte.
-  EXPECT_EQ(escapeText("\xc3\xa9\xf0\x9f\x98\x80"), "\xc3\xa9\xf0\x9f\x98\x80");
-  EXPECT_EQ(escapeText("\x80x\xe2\x82"), "\\x80x\\xe2\\x82");
-  EXPECT_EQ(escapeText("\xc0\xaf"), "\\xc0\\xaf");
-  EXPECT_EQ(escapeText("\xed\xa0\x80"), "\\xed\\xa0\\x80");
-  EXPECT_TRUE(tfmc::support::isValidUtf8(escapeText("\xff\xfe name \xc3")));
-  EXPECT_FALSE(tfmc::support::isValidUtf8("\xff"));
-}
-
-TEST(TextTest, LongValuesAndLinesAreCut) {
-  std::string token(1'000'000, 'x');
-  EXPECT_EQ(quote(token), "'" + std::string(kMaxQuotedBytes, 'x') + "...'");
-  // Never inside a UTF-8 sequence: 79 ASCII bytes, then "é" (2 bytes).
-  std::string text = std::string(79, 'a') + "\xc3\xa9" + "tail";
-  EXPECT_EQ(escapeText(text), std::string(79, 'a') + "\xc3\xa9...");
-  std::string line = oneLine("error:\n" + token);
-  EXPECT_EQ(line.size(), kMaxMessageBytes + 3);
-  EXPECT_EQ(line.rfind("error: xxx", 0), 0u);
-  EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
 //===----------------------------------------------------------------------===//

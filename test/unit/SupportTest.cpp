@@ -1,11 +1,14 @@
 //===- SupportTest.cpp - Tests of support/ --------------------------------===//
 //
 // The one depth-bounded JSON reader (support/Json.h) against hand-derived
-// depths, places and messages.
+// depths, places and messages; the one quoting of untrusted text in
+// messages (support/Text.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "support/Json.h"
+#include "support/Text.h"
+#include "support/Utf8.h"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +17,7 @@
 using tfmc::support::JsonError;
 using tfmc::support::kMaxJsonDepth;
 using tfmc::support::parseJson;
+using namespace tfmc::support;
 
 namespace {
 
@@ -90,6 +94,43 @@ TEST(SupportJson, SyntaxErrorsNameTheirPlace) {
   EXPECT_FALSE(parseJson("{} x", error));
   EXPECT_EQ(error.line, 1u);
   EXPECT_EQ(error.column, 4u);
+}
+
+TEST(SupportText, EscapesControlsAndBytesThatAreNotUtf8) {
+  EXPECT_EQ(quote("a\nb\tc\x01"), "'a\\nb\\tc\\x01'");
+  // "é" and "😀" stay; a lone continuation byte, a truncated sequence, an
+  // overlong "/" and a surrogate are escaped byte by byte.
+  EXPECT_EQ(escapeText("\xc3\xa9\xf0\x9f\x98\x80"), "\xc3\xa9\xf0\x9f\x98\x80");
+  EXPECT_EQ(escapeText("\x80x\xe2\x82"), "\\x80x\\xe2\\x82");
+  EXPECT_EQ(escapeText("\xc0\xaf"), "\\xc0\\xaf");
+  EXPECT_EQ(escapeText("\xed\xa0\x80"), "\\xed\\xa0\\x80");
+  EXPECT_TRUE(isValidUtf8(escapeText("\xff\xfe name \xc3")));
+  EXPECT_FALSE(isValidUtf8("\xff"));
+  // C1 controls (U+0085 NEL) and the line and paragraph separators end a
+  // line in some terminals: escaped by code point.
+  EXPECT_EQ(escapeText("a\xc2\x85" "b\xe2\x80\xa8" "c\xe2\x80\xa9"),
+            "a\\u0085b\\u2028c\\u2029");
+  // A backslash is doubled, so "\n" in a message is always an escape.
+  EXPECT_EQ(quote("C:\\n"), "'C:\\\\n'");
+  // Tokens as JSON writes them: the double quote escaped too.
+  EXPECT_EQ(quoteJson("say \"hi\"\n"), "\"say \\\"hi\\\"\\n\"");
+}
+
+TEST(SupportText, LongValuesAndLinesAreCut) {
+  std::string token(1'000'000, 'x');
+  EXPECT_EQ(quote(token), "'" + std::string(kMaxQuotedChars, 'x') + "...'");
+  // Characters, not bytes, and never inside a UTF-8 sequence: 63 ASCII
+  // characters, then "é" (2 bytes) is the 64th.
+  std::string text = std::string(63, 'a') + "\xc3\xa9" + "tail";
+  EXPECT_EQ(escapeText(text), std::string(63, 'a') + "\xc3\xa9...");
+  EXPECT_EQ(escapeText(std::string(64, 'a')), std::string(64, 'a'));
+  // A line: breaks become spaces, tabs and the message's own escapes stay,
+  // and it is cut after kMaxMessageBytes bytes.
+  EXPECT_EQ(oneLine("a\nb\r\tc 'x\\ny'"), "a b \tc 'x\\ny'");
+  std::string line = oneLine("error:\n" + token);
+  EXPECT_EQ(line.size(), kMaxMessageBytes + 3);
+  EXPECT_EQ(line.rfind("error: xxx", 0), 0u);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
 } // namespace
