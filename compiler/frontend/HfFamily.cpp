@@ -46,6 +46,10 @@ bool contains(const KeyList &list, std::string_view key) {
 
 } // namespace
 
+KeyList pretrainedTokenKeys() {
+  return {"bos_token_id", "eos_token_id", "pad_token_id", "tokenizer_class"};
+}
+
 HfFamilyRegistration::HfFamilyRegistration(HfFamily family) {
   if (family.modelTypes.empty() || !family.read)
     registrationBug("a Hugging Face family without a model_type or a reader");

@@ -119,14 +119,26 @@ struct TokenRules {
   std::vector<TokenIdKey> checkedIds = {};
 };
 
+/// transformers' PretrainedConfig token keys: the special tokens' ids and
+/// the tokenizer's class (bos_token_id, eos_token_id, pad_token_id,
+/// tokenizer_class), for a family that accepts them as they are. (A
+/// function: families read it during static initialisation.)
+KeyList pretrainedTokenKeys();
+
 class ConfigReader;
 
 /// One family of Hugging Face checkpoints (see the file comment).
 struct HfFamily {
+  using Reader = bool (*)(ConfigReader &config, Model &model);
+  HfFamily(std::vector<ModelType> modelTypes, Reader read,
+           WeightNaming weights)
+      : modelTypes(std::move(modelTypes)), read(read),
+        weights(std::move(weights)) {}
+
   std::vector<ModelType> modelTypes;
   /// Reads the keys into `model`, which is already named after the folder
   /// and located at the config; false with the message set.
-  bool (*read)(ConfigReader &config, Model &model) = nullptr;
+  Reader read;
   /// Model::weightNaming of every model it reads.
   WeightNaming weights;
   TokenRules tokens;

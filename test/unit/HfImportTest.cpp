@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 using namespace tfmc::frontend;
 
@@ -68,6 +69,21 @@ TEST(HfConfig, ErrorsNameTheKey) {
             "\"gelu\" or \"relu\"");
 }
 
+/// A tensor outside the base model: under its one name, without a prefix.
+void expectOnlyName(const char *naming, const char *ours, const char *theirs) {
+  auto binding = bindWeight(naming, ours);
+  ASSERT_TRUE(binding) << ours;
+  EXPECT_EQ(binding->name, theirs);
+  EXPECT_TRUE(binding->altNames.empty()) << ours;
+}
+
+/// Parameters `naming` has no tensor for.
+void expectNoName(const char *naming,
+                  std::initializer_list<const char *> parameters) {
+  for (const char *parameter : parameters)
+    EXPECT_FALSE(bindWeight(naming, parameter)) << parameter;
+}
+
 TEST(WeightNames, NnTransformerIsTheIdentity) {
   auto binding = bindWeight(kNnTransformerNaming,
                             "decoder.layers.3.self_attn.in_proj_weight");
@@ -105,12 +121,11 @@ TEST(WeightNames, Gpt2) {
     EXPECT_EQ(binding->altNames[0], std::string("transformer.") + c.theirs);
     EXPECT_EQ(binding->transposed, c.transposed) << c.ours;
   }
-  for (const char *none : {"src_embed.weight", "generator.weight",
+  expectNoName("hf-gpt2", {"src_embed.weight", "generator.weight",
                            "decoder.layers.0.norm3.weight",
                            "decoder.layers.0.multihead_attn.in_proj_weight",
                            "encoder.layers.0.linear1.weight",
-                           "decoder.layers.x.linear1.weight"})
-    EXPECT_FALSE(bindWeight("hf-gpt2", none)) << none;
+                           "decoder.layers.x.linear1.weight"});
 }
 
 //===----------------------------------------------------------------------===//
@@ -243,88 +258,87 @@ TEST(WeightNames, HfLlama) {
     EXPECT_EQ(binding->altNames[0], c.theirs);
     EXPECT_FALSE(binding->transposed) << c.ours;
   }
-  auto head = bindWeight("hf-llama", "generator.weight");
-  ASSERT_TRUE(head);
-  EXPECT_EQ(head->name, "lm_head.weight");
-  EXPECT_TRUE(head->altNames.empty());
+  expectOnlyName("hf-llama", "generator.weight", "lm_head.weight");
   // What HF Llama has no tensor for: packed projections, biases of o_proj,
   // the MLP, the norms and the head, positions, an encoder.
-  for (const char *none :
-       {"decoder.layers.0.self_attn.in_proj_weight",
-        "decoder.layers.0.self_attn.out_proj.bias", "decoder.layers.0.gate.bias",
-        "decoder.layers.0.linear1.bias", "decoder.layers.0.norm1.bias",
-        "decoder.norm.bias", "generator.bias", "tgt_pos.weight",
-        "encoder.layers.0.linear1.weight", "decoder.layers.x.gate.weight"})
-    EXPECT_FALSE(bindWeight("hf-llama", none)) << none;
+  expectNoName("hf-llama",
+               {"decoder.layers.0.self_attn.in_proj_weight",
+                "decoder.layers.0.self_attn.out_proj.bias",
+                "decoder.layers.0.gate.bias", "decoder.layers.0.linear1.bias",
+                "decoder.layers.0.norm1.bias", "decoder.norm.bias",
+                "generator.bias", "tgt_pos.weight",
+                "encoder.layers.0.linear1.weight",
+                "decoder.layers.x.gate.weight"});
 }
 
 //===----------------------------------------------------------------------===//
 // BERT's and Marian's weight names
 //===----------------------------------------------------------------------===//
 
-TEST(WeightNames, Bert) {
-  struct Case {
-    const char *ours, *theirs;
-  } cases[] = {
-      {"src_embed.weight", "embeddings.word_embeddings.weight"},
-      {"src_pos.weight", "embeddings.position_embeddings.weight"},
-      {"src_type.weight", "embeddings.token_type_embeddings.weight"},
-      {"pooler.weight", "pooler.dense.weight"},
-      {"encoder.layers.2.self_attn.k_proj.bias", "encoder.layer.2.attention.self.key.bias"},
-      {"encoder.layers.2.self_attn.out_proj.weight", "encoder.layer.2.attention.output.dense.weight"},
-      {"encoder.layers.0.linear1.weight", "encoder.layer.0.intermediate.dense.weight"},
-      {"encoder.layers.0.linear2.bias", "encoder.layer.0.output.dense.bias"},
-  };
-  for (const Case &c : cases) {
-    auto binding = bindWeight("hf-bert", c.ours);
-    ASSERT_TRUE(binding) << c.ours;
-    EXPECT_EQ(binding->name, c.theirs);
-    ASSERT_EQ(binding->altNames.size(), 1u);
-    EXPECT_EQ(binding->altNames[0], std::string("bert.") + c.theirs);
-    EXPECT_FALSE(binding->transposed);
+/// A name pair: the builder's parameter and the checkpoint's tensor.
+using Renamed = std::pair<const char *, const char *>;
+
+/// Each pair's binding under `naming`: the tensor bare and under `prefix`,
+/// the prefixed one first when `prefixedFirst`, nothing transposed.
+void expectBareOrPrefixed(const char *naming, std::initializer_list<Renamed> pairs,
+                          const std::string &prefix, bool prefixedFirst) {
+  for (const auto &[ours, theirs] : pairs) {
+    auto binding = bindWeight(naming, ours);
+    ASSERT_TRUE(binding) << ours;
+    std::string bare = theirs, prefixed = prefix + theirs;
+    EXPECT_EQ(binding->name, prefixedFirst ? prefixed : bare);
+    EXPECT_EQ(binding->altNames,
+              std::vector<std::string>{prefixedFirst ? bare : prefixed});
+    EXPECT_FALSE(binding->transposed) << ours;
   }
-  // Old checkpoints' LayerNorm names, bare and under bert.
-  auto norm = bindWeight("hf-bert", "encoder.layers.1.norm2.weight");
-  ASSERT_TRUE(norm);
-  EXPECT_EQ(norm->name, "encoder.layer.1.output.LayerNorm.weight");
-  EXPECT_EQ(norm->altNames,
-            (std::vector<std::string>{"bert.encoder.layer.1.output.LayerNorm.weight",
-                                      "encoder.layer.1.output.LayerNorm.gamma",
-                                      "bert.encoder.layer.1.output.LayerNorm.gamma"}));
-  auto embedNorm = bindWeight("hf-bert", "src_embed_norm.bias");
-  ASSERT_TRUE(embedNorm);
-  EXPECT_EQ(embedNorm->name, "embeddings.LayerNorm.bias");
-  EXPECT_EQ(embedNorm->altNames,
-            (std::vector<std::string>{"bert.embeddings.LayerNorm.bias",
-                                      "embeddings.LayerNorm.beta",
-                                      "bert.embeddings.LayerNorm.beta"}));
-  for (const char *none :
-       {"src_embed.bias", "src_embed_norm.gamma", "tgt_embed.weight",
-        "decoder.layers.0.linear1.weight", "encoder.layers.0.gate.weight",
-        "encoder.layers.0.self_attn.in_proj_weight", "generator.weight"})
-    EXPECT_FALSE(bindWeight("hf-bert", none)) << none;
+}
+
+TEST(WeightNames, Bert) {
+  expectBareOrPrefixed(
+      "hf-bert",
+      {{"src_embed.weight", "embeddings.word_embeddings.weight"},
+       {"src_pos.weight", "embeddings.position_embeddings.weight"},
+       {"src_type.weight", "embeddings.token_type_embeddings.weight"},
+       {"pooler.weight", "pooler.dense.weight"},
+       {"encoder.layers.2.self_attn.k_proj.bias", "encoder.layer.2.attention.self.key.bias"},
+       {"encoder.layers.2.self_attn.out_proj.weight", "encoder.layer.2.attention.output.dense.weight"},
+       {"encoder.layers.0.linear1.weight", "encoder.layer.0.intermediate.dense.weight"},
+       {"encoder.layers.0.linear2.bias", "encoder.layer.0.output.dense.bias"}},
+      "bert.", /*prefixedFirst=*/false);
+  // LayerNorms: also old checkpoints' gamma and beta, bare and under bert.
+  for (auto [ours, theirs, old] :
+       {std::tuple<const char *, std::string, std::string>{
+            "encoder.layers.1.norm2.weight",
+            "encoder.layer.1.output.LayerNorm.weight",
+            "encoder.layer.1.output.LayerNorm.gamma"},
+        {"src_embed_norm.bias", "embeddings.LayerNorm.bias",
+         "embeddings.LayerNorm.beta"}}) {
+    auto norm = bindWeight("hf-bert", ours);
+    ASSERT_TRUE(norm) << ours;
+    EXPECT_EQ(norm->name, theirs);
+    EXPECT_EQ(norm->altNames,
+              (std::vector<std::string>{"bert." + theirs, old, "bert." + old}));
+  }
+  expectNoName("hf-bert",
+               {"src_embed.bias", "src_embed_norm.gamma", "tgt_embed.weight",
+                "decoder.layers.0.linear1.weight",
+                "encoder.layers.0.gate.weight",
+                "encoder.layers.0.self_attn.in_proj_weight",
+                "generator.weight"});
 }
 
 TEST(WeightNames, Marian) {
-  struct Case {
-    const char *ours, *theirs;
-  } cases[] = {
-      {"encoder.layers.0.self_attn.q_proj.weight", "encoder.layers.0.self_attn.q_proj.weight"},
-      {"encoder.layers.1.norm1.bias", "encoder.layers.1.self_attn_layer_norm.bias"},
-      {"encoder.layers.1.norm2.weight", "encoder.layers.1.final_layer_norm.weight"},
-      {"encoder.layers.1.linear2.bias", "encoder.layers.1.fc2.bias"},
-      {"decoder.layers.0.multihead_attn.out_proj.weight", "decoder.layers.0.encoder_attn.out_proj.weight"},
-      {"decoder.layers.0.norm2.weight", "decoder.layers.0.encoder_attn_layer_norm.weight"},
-      {"decoder.layers.0.norm3.bias", "decoder.layers.0.final_layer_norm.bias"},
-      {"decoder.layers.5.linear1.weight", "decoder.layers.5.fc1.weight"},
-  };
-  for (const Case &c : cases) {
-    auto binding = bindWeight("hf-marian", c.ours);
-    ASSERT_TRUE(binding) << c.ours;
-    EXPECT_EQ(binding->name, std::string("model.") + c.theirs);
-    ASSERT_EQ(binding->altNames.size(), 1u);
-    EXPECT_EQ(binding->altNames[0], c.theirs);
-  }
+  expectBareOrPrefixed(
+      "hf-marian",
+      {{"encoder.layers.0.self_attn.q_proj.weight", "encoder.layers.0.self_attn.q_proj.weight"},
+       {"encoder.layers.1.norm1.bias", "encoder.layers.1.self_attn_layer_norm.bias"},
+       {"encoder.layers.1.norm2.weight", "encoder.layers.1.final_layer_norm.weight"},
+       {"encoder.layers.1.linear2.bias", "encoder.layers.1.fc2.bias"},
+       {"decoder.layers.0.multihead_attn.out_proj.weight", "decoder.layers.0.encoder_attn.out_proj.weight"},
+       {"decoder.layers.0.norm2.weight", "decoder.layers.0.encoder_attn_layer_norm.weight"},
+       {"decoder.layers.0.norm3.bias", "decoder.layers.0.final_layer_norm.bias"},
+       {"decoder.layers.5.linear1.weight", "decoder.layers.5.fc1.weight"}},
+      "model.", /*prefixedFirst=*/true);
   for (const char *table : {"src_embed.weight", "tgt_embed.weight"}) {
     auto shared = bindWeight("hf-marian", table);
     ASSERT_TRUE(shared);
@@ -336,15 +350,11 @@ TEST(WeightNames, Marian) {
                   "model.decoder.embed_tokens.weight",
                   "decoder.embed_tokens.weight", "lm_head.weight"}));
   }
-  auto bias = bindWeight("hf-marian", "generator.bias");
-  ASSERT_TRUE(bias);
-  EXPECT_EQ(bias->name, "final_logits_bias");
-  EXPECT_TRUE(bias->altNames.empty());
-  for (const char *none :
-       {"encoder.layers.0.norm3.weight",
-        "encoder.layers.0.multihead_attn.q_proj.weight", "decoder.norm.weight",
-        "generator.weight", "src_pos.weight"})
-    EXPECT_FALSE(bindWeight("hf-marian", none)) << none;
+  expectOnlyName("hf-marian", "generator.bias", "final_logits_bias");
+  expectNoName("hf-marian", {"encoder.layers.0.norm3.weight",
+                             "encoder.layers.0.multihead_attn.q_proj.weight",
+                             "decoder.norm.weight", "generator.weight",
+                             "src_pos.weight"});
 }
 
 //===----------------------------------------------------------------------===//
@@ -393,14 +403,12 @@ TEST(HfFamilies, EachFamilyRegistersItsWeightNaming) {
 }
 
 hf::HfFamily familyReading(std::string_view type, std::string naming) {
-  hf::HfFamily family;
-  family.modelTypes = {{type, "Test"}};
-  family.read = [](hf::ConfigReader &, Model &) { return true; };
-  family.weights = {std::move(naming), false,
-                    [](std::string_view) -> std::optional<WeightBinding> {
-                      return std::nullopt;
-                    }};
-  return family;
+  return hf::HfFamily(
+      {{type, "Test"}}, [](hf::ConfigReader &, Model &) { return true; },
+      {std::move(naming), false,
+       [](std::string_view) -> std::optional<WeightBinding> {
+         return std::nullopt;
+       }});
 }
 
 TEST(HfFamiliesDeathTest, ASecondRegistrationIsFatal) {

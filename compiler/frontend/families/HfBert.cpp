@@ -166,13 +166,10 @@ std::optional<WeightBinding> bindBertWeight(std::string_view canonical) {
 }
 
 HfFamily bert() {
-  HfFamily family;
-  family.modelTypes = {{"bert", "BERT"}};
-  family.read = readBert;
-  family.weights = {"hf-bert", /*packedProjections=*/false, bindBertWeight};
+  HfFamily family({{"bert", "BERT"}}, readBert,
+                  {"hf-bert", /*packedProjections=*/false, bindBertWeight});
   // pad_token_id only zeroes the padding row's gradient.
-  family.tokens.keys = {"pad_token_id", "bos_token_id", "eos_token_id",
-                        "tokenizer_class"};
+  family.tokens.keys = pretrainedTokenKeys();
   family.sizeKeys = {{"hidden_size", "d_model"},
                      {"num_attention_heads", "heads"},
                      {"num_hidden_layers", "layers"},

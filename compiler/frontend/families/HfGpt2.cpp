@@ -19,8 +19,10 @@
 // Conv1D keeps [in, out], hence the transposes; Q, K and V are one packed
 // c_attn.
 //
-// Tokens: GPT-2's checkpoints ship vocab.json and merges.txt (no BOS is
-// added); the token ids of the config are the runtime's.
+// Tokens: GPT-2's checkpoints ship vocab.json and merges.txt (or
+// tokenizer.json), and a prompt gets no BOS; the config's token ids are
+// accepted as they are (generation reads eos_token_id from the directory
+// at run time).
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,12 +143,9 @@ std::optional<WeightBinding> bindGpt2Weight(std::string_view canonical) {
 }
 
 HfFamily gpt2() {
-  HfFamily family;
-  family.modelTypes = {{"gpt2", "GPT-2"}};
-  family.read = readGpt2;
-  family.weights = {"hf-gpt2", /*packedProjections=*/true, bindGpt2Weight};
-  family.tokens.keys = {"bos_token_id", "eos_token_id", "pad_token_id",
-                        "tokenizer_class"};
+  HfFamily family({{"gpt2", "GPT-2"}}, readGpt2,
+                  {"hf-gpt2", /*packedProjections=*/true, bindGpt2Weight});
+  family.tokens.keys = pretrainedTokenKeys();
   // n_ctx after n_positions, which is blamed for max_len.
   family.sizeKeys = {{"n_embd", "d_model"},      {"n_head", "heads"},
                      {"n_layer", "layers"},      {"n_positions", "max_len"},

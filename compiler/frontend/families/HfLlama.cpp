@@ -341,17 +341,15 @@ std::optional<WeightBinding> bindLlamaWeight(std::string_view canonical) {
 }
 
 HfFamily llama() {
-  HfFamily family;
   // Keys only one type has: LlamaConfig's biases and tensor-parallel split,
   // Mistral's window, Qwen2's per-layer windows.
-  family.modelTypes = {
-      {"llama", "Llama", {"attention_bias", "mlp_bias", "pretraining_tp"}},
-      {"mistral", "Mistral", {"sliding_window"}},
-      {"qwen2", "Qwen2",
-       {"use_sliding_window", "sliding_window", "max_window_layers",
-        "layer_types"}}};
-  family.read = readLlama;
-  family.weights = {"hf-llama", /*packedProjections=*/false, bindLlamaWeight};
+  HfFamily family(
+      {{"llama", "Llama", {"attention_bias", "mlp_bias", "pretraining_tp"}},
+       {"mistral", "Mistral", {"sliding_window"}},
+       {"qwen2", "Qwen2",
+        {"use_sliding_window", "sliding_window", "max_window_layers",
+         "layer_types"}}},
+      readLlama, {"hf-llama", /*packedProjections=*/false, bindLlamaWeight});
   // The padding id: the attention mask says what is padding.
   family.tokens.keys = {"pad_token_id", "tokenizer_class"};
   family.tokens.checkedIds = {{"bos_token_id", false}, {"eos_token_id", true}};

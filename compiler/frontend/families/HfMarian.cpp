@@ -157,11 +157,9 @@ std::optional<WeightBinding> bindMarianWeight(std::string_view canonical) {
 }
 
 HfFamily marian() {
-  HfFamily family;
-  family.modelTypes = {{"marian", "Marian"}};
-  family.read = readMarian;
-  family.weights = {"hf-marian", /*packedProjections=*/false,
-                    bindMarianWeight};
+  HfFamily family({{"marian", "Marian"}}, readMarian,
+                  {"hf-marian", /*packedProjections=*/false,
+                    bindMarianWeight});
   family.tokens.keys = {"pad_token_id", "eos_token_id", "bos_token_id",
                         "decoder_start_token_id", "forced_eos_token_id",
                         "bad_words_ids", "num_beams", "max_length"};
