@@ -118,22 +118,6 @@ const char *toString(SublayerKind value) {
   return "?";
 }
 
-const char *toString(WeightNaming value) {
-  switch (value) {
-  case WeightNaming::NnTransformer:
-    return "nn-transformer";
-  case WeightNaming::HfGpt2:
-    return "hf-gpt2";
-  case WeightNaming::HfLlama:
-    return "hf-llama";
-  case WeightNaming::HfBert:
-    return "hf-bert";
-  case WeightNaming::HfMarian:
-    return "hf-marian";
-  }
-  return "?";
-}
-
 std::string toString(const MaskSpec &mask) {
   // A fixed order, whatever order the source used, so that equal masks print
   // equally.
@@ -205,8 +189,8 @@ std::string dumpModel(const Model &model) {
     line(1, fmt::format("attention_bias = {}",
                         model.attentionBias ? "true" : "false"));
   // Only imported models say so: .tfm dumps stay as they were.
-  if (model.weightNaming != WeightNaming::NnTransformer)
-    line(1, fmt::format("weights = {}", toString(model.weightNaming)));
+  if (model.weightNaming != kNnTransformerNaming)
+    line(1, fmt::format("weights = {}", model.weightNaming));
 
   for (const std::optional<Stack> *stack : {&model.encoder, &model.decoder}) {
     if (!*stack)

@@ -35,10 +35,9 @@ enum class EmbedScale { One, SqrtDModel };
 enum class OutputKind { Linear, Tied, None };
 enum class StackKind { Encoder, Decoder };
 enum class SublayerKind { SelfAttention, CrossAttention, FeedForward };
-/// How the weights file names (and lays out) the parameters: PyTorch's
-/// nn.Transformer names (.tfm models), or a Hugging Face GPT-2 checkpoint's,
-/// a Llama-family (Llama, Mistral, Qwen2) checkpoint's, BERT's or Marian's.
-enum class WeightNaming { NnTransformer, HfGpt2, HfLlama, HfBert, HfMarian };
+/// The weight naming of .tfm models: PyTorch's nn.Transformer names
+/// (Model::weightNaming).
+inline constexpr const char kNnTransformerNaming[] = "nn-transformer";
 
 /// Which masks an attention sublayer applies. `window == 0` means no window.
 struct MaskSpec {
@@ -97,7 +96,10 @@ struct Model {
   /// `output = tied` with a bias on the logits (generator.bias [vocab]):
   /// Marian's final_logits_bias.
   bool outputBias = false;
-  WeightNaming weightNaming = WeightNaming::NnTransformer;
+  /// How the weights file names (and lays out) the parameters: the name of
+  /// a registered WeightNaming (WeightNames.h), nn.Transformer's for .tfm
+  /// models, the family's for an imported one ("hf-gpt2").
+  std::string weightNaming = kNnTransformerNaming;
   /// Rope's base: inv_freq[i] = 1 / rope_theta^(2i / head_dim).
   double ropeTheta = 10000.0;
   // Resolved by validation: never 0 in a parsed or imported model.
@@ -127,12 +129,6 @@ struct Model {
   /// Q width heads·head_dim, and K/V width kv_heads·head_dim.
   int64_t queryWidth() const { return heads * headDim; }
   int64_t kvWidth() const { return kvHeads * headDim; }
-  /// Whether the attention's Q, K and V weights are one packed tensor
-  /// (nn.Transformer's in_proj) or three (Hugging Face Llama's q/k/v_proj).
-  bool packedProjections() const {
-    return weightNaming == WeightNaming::NnTransformer ||
-           weightNaming == WeightNaming::HfGpt2;
-  }
   bool isEncoderDecoder() const { return encoder && decoder; }
   bool isDecoderOnly() const { return decoder && !encoder; }
   bool isEncoderOnly() const { return encoder && !decoder; }
@@ -169,7 +165,6 @@ const char *toString(EmbedScale value);
 const char *toString(OutputKind value);
 const char *toString(StackKind value);
 const char *toString(SublayerKind value);
-const char *toString(WeightNaming value);
 /// `none`, `causal`, `causal + padding`, `padding + window(8)`, ...
 std::string toString(const MaskSpec &mask);
 

@@ -5,11 +5,12 @@
 // gives, so everything after the frontend is shared; only the weight names
 // differ (Model::weightNaming, compiler/frontend/WeightNames.h).
 //
-// Supported: `model_type: gpt2` (docs/families.md, "Hugging Face GPT-2").
-// Every key of the config is either honoured, checked, or on an explicit
-// list of keys that cannot change the forward pass (dropout, task heads,
-// tokens, metadata); any other key is an error naming it, as is a value
-// tfmc cannot compile. Errors are one line: `PATH: error: key 'K': ...`.
+// Supported: the model_types the families of compiler/frontend/families/
+// register (HfFamily.h; docs/families.md). Every key of the config is
+// either honoured, checked, or on an explicit list of keys that cannot
+// change the forward pass (dropout, task heads, tokens, metadata); any
+// other key is an error naming it, as is a value tfmc cannot compile.
+// Errors are one line: `PATH: error: key 'K': ...`.
 //
 //===----------------------------------------------------------------------===//
 

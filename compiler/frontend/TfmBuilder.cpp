@@ -40,7 +40,8 @@ struct StackInputs {
 class ModuleBuilder {
 public:
   ModuleBuilder(MLIRContext &context, const Model &model)
-      : context(context), builder(&context), model(model) {}
+      : context(context), builder(&context), model(model),
+        naming(namingOf(model)) {}
 
   OwningOpRef<ModuleOp> build();
 
@@ -89,9 +90,20 @@ private:
   Value stack(const Stack &stack, StackInputs inputs, Value memory,
               Value memoryMask);
 
+  /// The model's weight naming; an unregistered one is a bug in tfmc
+  /// (models come from the parser or a registered family).
+  static const WeightNaming &namingOf(const Model &model) {
+    const WeightNaming *naming = findWeightNaming(model.weightNaming);
+    if (!naming)
+      llvm::report_fatal_error(llvm::Twine("tfmc: no weight naming '") +
+                               model.weightNaming + "' is registered");
+    return *naming;
+  }
+
   MLIRContext &context;
   OpBuilder builder;
   const Model &model;
+  const WeightNaming &naming;
   Entry entry = Entry::Forward;
   llvm::StringMap<Value> weights;
 };
@@ -109,11 +121,9 @@ Value ModuleBuilder::weight(const std::string &name, ArrayRef<int64_t> shape,
   if (inserted) {
     // `name` is the nn.Transformer name; an imported model's file names
     // (and may transpose) the parameter its own way.
-    std::optional<WeightBinding> binding =
-        bindWeight(model.weightNaming, name);
+    std::optional<WeightBinding> binding = naming.bind(name);
     if (!binding)
-      llvm::report_fatal_error(llvm::Twine("tfmc: the ") +
-                               toString(model.weightNaming) +
+      llvm::report_fatal_error(llvm::Twine("tfmc: the ") + naming.name +
                                " weight names have no name for '" + name +
                                "'");
     ArrayAttr altNames;
@@ -220,11 +230,12 @@ Value ModuleBuilder::attention(const std::string &prefix,
   int64_t qWidth = model.queryWidth(), kvWidth = model.kvWidth();
   bool qkvBias = model.attentionBias;
 
-  // Q, K and V weights (and biases): row views of nn.Transformer's packed
-  // in_proj, or Hugging Face Llama's three tensors.
+  // Q, K and V weights (and biases): row views of one packed tensor
+  // (nn.Transformer's in_proj, GPT-2's c_attn), or three (q/k/v_proj), as
+  // the weights file holds them.
   Value weights[3], biases[3];
   const int64_t widths[3] = {qWidth, kvWidth, kvWidth};
-  if (model.packedProjections()) {
+  if (naming.packedProjections) {
     int64_t packed = qWidth + 2 * kvWidth;
     Value packedWeight =
         weight(prefix + ".in_proj_weight", {packed, d}, where);

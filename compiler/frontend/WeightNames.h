@@ -3,8 +3,12 @@
 // The builder names every parameter as PyTorch's nn.Transformer does
 // (docs/language.md's weight names: `decoder.layers.3.self_attn.in_proj_weight`).
 // A model imported from another framework reads the same parameters under
-// that framework's names and layouts; this maps one to the other, so the
-// builder, the plan and the runtime agree on what the file holds.
+// that framework's names and layouts; a WeightNaming maps one to the other,
+// so the builder, the plan and the runtime agree on what the file holds.
+//
+// Namings are registered by name (Model::weightNaming): nn.Transformer's
+// identity here, each Hugging Face family's in its own file
+// (compiler/frontend/families/, HfFamily.h), which documents its names.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +17,11 @@
 
 #include "compiler/frontend/AST.h"
 
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tfmc::frontend {
@@ -28,51 +35,64 @@ struct WeightBinding {
   bool transposed = false;
 };
 
-/// Where the builder's parameter `canonical` is in a file named by `naming`.
-/// nn.Transformer naming is the identity. Hugging Face GPT-2 maps a
-/// decoder-only, pre-norm, learned-positions, final-norm model:
-///   tgt_embed.weight                          -> wte.weight
-///   tgt_pos.weight                            -> wpe.weight
-///   decoder.layers.i.self_attn.in_proj_*      -> h.i.attn.c_attn.* (weight transposed)
-///   decoder.layers.i.self_attn.out_proj.*     -> h.i.attn.c_proj.* (weight transposed)
-///   decoder.layers.i.linear1.*, linear2.*     -> h.i.mlp.c_fc.*, h.i.mlp.c_proj.* (weights transposed)
-///   decoder.layers.i.norm1.*, norm2.*         -> h.i.ln_1.*, h.i.ln_2.*
-///   decoder.norm.*                            -> ln_f.*
-/// each also under `transformer.` (GPT2LMHeadModel's state dict) as the
-/// alternative. Hugging Face Llama (Mistral, Qwen2: LlamaForCausalLM's
-/// names) has separate Q/K/V projections and the gated MLP, nothing
-/// transposed:
-///   tgt_embed.weight                          -> model.embed_tokens.weight
-///   decoder.layers.i.self_attn.{q,k,v}_proj.* -> model.layers.i.self_attn.{q,k,v}_proj.*
-///   decoder.layers.i.self_attn.out_proj.weight-> model.layers.i.self_attn.o_proj.weight
-///   decoder.layers.i.gate/linear1/linear2.weight -> model.layers.i.mlp.gate_proj/up_proj/down_proj.weight
-///   decoder.layers.i.norm1.weight, norm2.weight -> model.layers.i.input_layernorm.weight,
-///                                                post_attention_layernorm.weight
-///   decoder.norm.weight                       -> model.norm.weight
-///   generator.weight                          -> lm_head.weight
-/// each but lm_head also without `model.` (a bare LlamaModel's state dict)
-/// as the alternative. BERT (BertModel's names, with `bert.` as the
-/// alternative; gamma/beta for old LayerNorm names) has separate Q/K/V:
-///   src_embed/src_pos/src_type.weight -> embeddings.{word,position,token_type}_embeddings.weight
-///   src_embed_norm.*                  -> embeddings.LayerNorm.*
-///   encoder.layers.i.self_attn.{q,k,v}_proj.* -> encoder.layer.i.attention.self.{query,key,value}.*
-///   encoder.layers.i.self_attn.out_proj.*     -> encoder.layer.i.attention.output.dense.*
-///   encoder.layers.i.norm1.*, linear1.*, linear2.*, norm2.* ->
-///     attention.output.LayerNorm.*, intermediate.dense.*, output.dense.*, output.LayerNorm.*
-///   pooler.*                          -> pooler.dense.*
-/// Marian (MarianModel's names under `model.`, bare as the alternative):
-///   src_embed.weight, tgt_embed.weight -> model.shared.weight (or a tied copy)
-///   {encoder,decoder}.layers.i.self_attn.*     -> the same names
-///   decoder.layers.i.multihead_attn.*          -> decoder.layers.i.encoder_attn.*
-///   norm1 / norm2 / norm3, linear1 / linear2   -> self_attn_layer_norm /
-///     (encoder) final_layer_norm, (decoder) encoder_attn_layer_norm /
-///     final_layer_norm, fc1 / fc2
-///   generator.bias                    -> final_logits_bias
-/// Returns nullopt for a parameter the naming has no
-/// name for (an encoder's, a GPT-2 generator's, a Llama bias other than
-/// q/k/v_proj's).
-std::optional<WeightBinding> bindWeight(WeightNaming naming,
+/// How a kind of weights file names and lays out a model's parameters.
+struct WeightNaming {
+  /// Model::weightNaming, and `--emit ast`'s `weights = ...` ("hf-gpt2").
+  std::string name;
+  /// Whether the file holds an attention's Q, K and V as one packed tensor
+  /// (nn.Transformer's in_proj, GPT-2's c_attn) or as three (q/k/v_proj):
+  /// the builder writes the parameters the file has.
+  bool packedProjections = false;
+  /// Where the builder's parameter `canonical` is in such a file; nullopt
+  /// for a parameter the naming has no name for (a bug in the builder or
+  /// the importer, reported as one).
+  std::optional<WeightBinding> (*bind)(std::string_view canonical) = nullptr;
+};
+
+/// Adds a naming to the registry at static initialisation; a second naming
+/// of one name is a bug in tfmc, fatal at start-up. HfFamilyRegistration
+/// registers each family's.
+struct WeightNamingRegistration {
+  explicit WeightNamingRegistration(WeightNaming naming);
+};
+
+/// The naming registered as `name`, or null.
+const WeightNaming *findWeightNaming(std::string_view name);
+
+/// Where the builder's parameter `canonical` is in a file named by the
+/// naming registered as `naming`; nullopt for an unknown naming or a
+/// parameter it has no name for.
+std::optional<WeightBinding> bindWeight(std::string_view naming,
                                         const std::string &canonical);
+
+// Helpers of the namings' bind functions.
+
+/// Removes `prefix` from the front of `text`; false (and `text` unchanged)
+/// when `text` does not start with it.
+bool consumePrefix(std::string_view &text, std::string_view prefix);
+
+/// The layer index and parameter of `{stack}.layers.{i}.{parameter}`.
+std::optional<std::pair<std::string_view, std::string_view>>
+splitLayerName(std::string_view canonical, std::string_view stack = "decoder");
+
+/// A part of a parameter's name and what another naming calls it.
+struct Renaming {
+  std::string_view ours, theirs;
+};
+
+/// `name` renamed by the first of `renamings` whose `ours` it starts with:
+/// its `theirs` and the rest of `name`, when that rest is one of `rests`
+/// ("weight", "bias"; any rest when `rests` is empty); nullopt otherwise.
+std::optional<std::string>
+renamed(std::string_view name, std::initializer_list<Renaming> renamings,
+        std::initializer_list<std::string_view> rests);
+
+/// A tensor of a Hugging Face base model (GPT2Model, BertModel,
+/// LlamaModel), which a checkpoint keeps bare or under the task model's
+/// attribute (`transformer.`, `bert.`, `model.`): `name` under both, the
+/// prefixed one first when `prefixedFirst` (the form most checkpoints have).
+WeightBinding bareOrPrefixed(const std::string &name, std::string_view prefix,
+                             bool prefixedFirst);
 
 } // namespace tfmc::frontend
 

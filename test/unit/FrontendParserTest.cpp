@@ -203,7 +203,7 @@ TEST(FrontendParser, LlamaSettings) {
   EXPECT_EQ(plain.headDim, 4);
   EXPECT_TRUE(plain.bias);
   EXPECT_TRUE(plain.attentionBias);
-  EXPECT_TRUE(plain.packedProjections());
+  EXPECT_EQ(plain.weightNaming, kNnTransformerNaming); // packed Q/K/V
 
   Model model = parseOk(minimal("  norm_type = rms_norm\n"
                                 "  activation = silu\n"

@@ -2,11 +2,14 @@
 
 #include "compiler/frontend/AST.h"
 #include "compiler/frontend/HfConfig.h"
+#include "compiler/frontend/HfFamily.h"
 #include "compiler/frontend/WeightNames.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 
 using namespace tfmc::frontend;
 
@@ -28,7 +31,7 @@ TEST(HfConfig, Gpt2SmallIsTheSameModelAsGptSmallTfm) {
   ASSERT_TRUE(imported) << imported.error->str();
   const Model &model = *imported.model;
   EXPECT_EQ(model.name, "gpt2");
-  EXPECT_EQ(model.weightNaming, WeightNaming::HfGpt2);
+  EXPECT_EQ(model.weightNaming, "hf-gpt2");
   EXPECT_EQ(model.vocab, 50257);
   EXPECT_EQ(model.dModel, 768);
   EXPECT_EQ(model.heads, 12);
@@ -66,8 +69,23 @@ TEST(HfConfig, ErrorsNameTheKey) {
             "\"gelu\" or \"relu\"");
 }
 
+/// A tensor outside the base model: under its one name, without a prefix.
+void expectOnlyName(const char *naming, const char *ours, const char *theirs) {
+  auto binding = bindWeight(naming, ours);
+  ASSERT_TRUE(binding) << ours;
+  EXPECT_EQ(binding->name, theirs);
+  EXPECT_TRUE(binding->altNames.empty()) << ours;
+}
+
+/// Parameters `naming` has no tensor for.
+void expectNoName(const char *naming,
+                  std::initializer_list<const char *> parameters) {
+  for (const char *parameter : parameters)
+    EXPECT_FALSE(bindWeight(naming, parameter)) << parameter;
+}
+
 TEST(WeightNames, NnTransformerIsTheIdentity) {
-  auto binding = bindWeight(WeightNaming::NnTransformer,
+  auto binding = bindWeight(kNnTransformerNaming,
                             "decoder.layers.3.self_attn.in_proj_weight");
   ASSERT_TRUE(binding);
   EXPECT_EQ(binding->name, "decoder.layers.3.self_attn.in_proj_weight");
@@ -96,19 +114,18 @@ TEST(WeightNames, Gpt2) {
       {"decoder.norm.bias", "ln_f.bias", false},
   };
   for (const Case &c : cases) {
-    auto binding = bindWeight(WeightNaming::HfGpt2, c.ours);
+    auto binding = bindWeight("hf-gpt2", c.ours);
     ASSERT_TRUE(binding) << c.ours;
     EXPECT_EQ(binding->name, c.theirs);
     ASSERT_EQ(binding->altNames.size(), 1u);
     EXPECT_EQ(binding->altNames[0], std::string("transformer.") + c.theirs);
     EXPECT_EQ(binding->transposed, c.transposed) << c.ours;
   }
-  for (const char *none : {"src_embed.weight", "generator.weight",
+  expectNoName("hf-gpt2", {"src_embed.weight", "generator.weight",
                            "decoder.layers.0.norm3.weight",
                            "decoder.layers.0.multihead_attn.in_proj_weight",
                            "encoder.layers.0.linear1.weight",
-                           "decoder.layers.x.linear1.weight"})
-    EXPECT_FALSE(bindWeight(WeightNaming::HfGpt2, none)) << none;
+                           "decoder.layers.x.linear1.weight"});
 }
 
 //===----------------------------------------------------------------------===//
@@ -157,11 +174,12 @@ TEST(HfConfig, TinyLlamaIsTheSameModelAsItsTfm) {
   ParseResult written = parseModel(kTinyLlamaTfm, "tinyllama.tfm");
   ASSERT_TRUE(written) << written.error->str();
   Model model = *imported.model;
-  EXPECT_EQ(model.weightNaming, WeightNaming::HfLlama);
-  EXPECT_FALSE(model.packedProjections());
+  EXPECT_EQ(model.weightNaming, "hf-llama");
+  ASSERT_TRUE(findWeightNaming(model.weightNaming));
+  EXPECT_FALSE(findWeightNaming(model.weightNaming)->packedProjections);
   // Only the weights' names (and where the model was written) differ: the
   // same dump otherwise.
-  model.weightNaming = WeightNaming::NnTransformer;
+  model.weightNaming = kNnTransformerNaming;
   Model expected = *written.model;
   expected.loc = model.loc;
   EXPECT_EQ(dumpModel(model), dumpModel(expected));
@@ -233,26 +251,174 @@ TEST(WeightNames, HfLlama) {
       {"decoder.norm.weight", "norm.weight"},
   };
   for (const Case &c : cases) {
-    auto binding = bindWeight(WeightNaming::HfLlama, c.ours);
+    auto binding = bindWeight("hf-llama", c.ours);
     ASSERT_TRUE(binding) << c.ours;
     EXPECT_EQ(binding->name, std::string("model.") + c.theirs);
     ASSERT_EQ(binding->altNames.size(), 1u);
     EXPECT_EQ(binding->altNames[0], c.theirs);
     EXPECT_FALSE(binding->transposed) << c.ours;
   }
-  auto head = bindWeight(WeightNaming::HfLlama, "generator.weight");
-  ASSERT_TRUE(head);
-  EXPECT_EQ(head->name, "lm_head.weight");
-  EXPECT_TRUE(head->altNames.empty());
+  expectOnlyName("hf-llama", "generator.weight", "lm_head.weight");
   // What HF Llama has no tensor for: packed projections, biases of o_proj,
   // the MLP, the norms and the head, positions, an encoder.
-  for (const char *none :
-       {"decoder.layers.0.self_attn.in_proj_weight",
-        "decoder.layers.0.self_attn.out_proj.bias", "decoder.layers.0.gate.bias",
-        "decoder.layers.0.linear1.bias", "decoder.layers.0.norm1.bias",
-        "decoder.norm.bias", "generator.bias", "tgt_pos.weight",
-        "encoder.layers.0.linear1.weight", "decoder.layers.x.gate.weight"})
-    EXPECT_FALSE(bindWeight(WeightNaming::HfLlama, none)) << none;
+  expectNoName("hf-llama",
+               {"decoder.layers.0.self_attn.in_proj_weight",
+                "decoder.layers.0.self_attn.out_proj.bias",
+                "decoder.layers.0.gate.bias", "decoder.layers.0.linear1.bias",
+                "decoder.layers.0.norm1.bias", "decoder.norm.bias",
+                "generator.bias", "tgt_pos.weight",
+                "encoder.layers.0.linear1.weight",
+                "decoder.layers.x.gate.weight"});
+}
+
+//===----------------------------------------------------------------------===//
+// BERT's and Marian's weight names
+//===----------------------------------------------------------------------===//
+
+/// A name pair: the builder's parameter and the checkpoint's tensor.
+using Renamed = std::pair<const char *, const char *>;
+
+/// Each pair's binding under `naming`: the tensor bare and under `prefix`,
+/// the prefixed one first when `prefixedFirst`, nothing transposed.
+void expectBareOrPrefixed(const char *naming, std::initializer_list<Renamed> pairs,
+                          const std::string &prefix, bool prefixedFirst) {
+  for (const auto &[ours, theirs] : pairs) {
+    auto binding = bindWeight(naming, ours);
+    ASSERT_TRUE(binding) << ours;
+    std::string bare = theirs, prefixed = prefix + theirs;
+    EXPECT_EQ(binding->name, prefixedFirst ? prefixed : bare);
+    EXPECT_EQ(binding->altNames,
+              std::vector<std::string>{prefixedFirst ? bare : prefixed});
+    EXPECT_FALSE(binding->transposed) << ours;
+  }
+}
+
+TEST(WeightNames, Bert) {
+  expectBareOrPrefixed(
+      "hf-bert",
+      {{"src_embed.weight", "embeddings.word_embeddings.weight"},
+       {"src_pos.weight", "embeddings.position_embeddings.weight"},
+       {"src_type.weight", "embeddings.token_type_embeddings.weight"},
+       {"pooler.weight", "pooler.dense.weight"},
+       {"encoder.layers.2.self_attn.k_proj.bias", "encoder.layer.2.attention.self.key.bias"},
+       {"encoder.layers.2.self_attn.out_proj.weight", "encoder.layer.2.attention.output.dense.weight"},
+       {"encoder.layers.0.linear1.weight", "encoder.layer.0.intermediate.dense.weight"},
+       {"encoder.layers.0.linear2.bias", "encoder.layer.0.output.dense.bias"}},
+      "bert.", /*prefixedFirst=*/false);
+  // LayerNorms: also old checkpoints' gamma and beta, bare and under bert.
+  for (auto [ours, theirs, old] :
+       {std::tuple<const char *, std::string, std::string>{
+            "encoder.layers.1.norm2.weight",
+            "encoder.layer.1.output.LayerNorm.weight",
+            "encoder.layer.1.output.LayerNorm.gamma"},
+        {"src_embed_norm.bias", "embeddings.LayerNorm.bias",
+         "embeddings.LayerNorm.beta"}}) {
+    auto norm = bindWeight("hf-bert", ours);
+    ASSERT_TRUE(norm) << ours;
+    EXPECT_EQ(norm->name, theirs);
+    EXPECT_EQ(norm->altNames,
+              (std::vector<std::string>{"bert." + theirs, old, "bert." + old}));
+  }
+  expectNoName("hf-bert",
+               {"src_embed.bias", "src_embed_norm.gamma", "tgt_embed.weight",
+                "decoder.layers.0.linear1.weight",
+                "encoder.layers.0.gate.weight",
+                "encoder.layers.0.self_attn.in_proj_weight",
+                "generator.weight"});
+}
+
+TEST(WeightNames, Marian) {
+  expectBareOrPrefixed(
+      "hf-marian",
+      {{"encoder.layers.0.self_attn.q_proj.weight", "encoder.layers.0.self_attn.q_proj.weight"},
+       {"encoder.layers.1.norm1.bias", "encoder.layers.1.self_attn_layer_norm.bias"},
+       {"encoder.layers.1.norm2.weight", "encoder.layers.1.final_layer_norm.weight"},
+       {"encoder.layers.1.linear2.bias", "encoder.layers.1.fc2.bias"},
+       {"decoder.layers.0.multihead_attn.out_proj.weight", "decoder.layers.0.encoder_attn.out_proj.weight"},
+       {"decoder.layers.0.norm2.weight", "decoder.layers.0.encoder_attn_layer_norm.weight"},
+       {"decoder.layers.0.norm3.bias", "decoder.layers.0.final_layer_norm.bias"},
+       {"decoder.layers.5.linear1.weight", "decoder.layers.5.fc1.weight"}},
+      "model.", /*prefixedFirst=*/true);
+  for (const char *table : {"src_embed.weight", "tgt_embed.weight"}) {
+    auto shared = bindWeight("hf-marian", table);
+    ASSERT_TRUE(shared);
+    EXPECT_EQ(shared->name, "model.shared.weight");
+    EXPECT_EQ(shared->altNames,
+              (std::vector<std::string>{
+                  "shared.weight", "model.encoder.embed_tokens.weight",
+                  "encoder.embed_tokens.weight",
+                  "model.decoder.embed_tokens.weight",
+                  "decoder.embed_tokens.weight", "lm_head.weight"}));
+  }
+  expectOnlyName("hf-marian", "generator.bias", "final_logits_bias");
+  expectNoName("hf-marian", {"encoder.layers.0.norm3.weight",
+                             "encoder.layers.0.multihead_attn.q_proj.weight",
+                             "decoder.norm.weight", "generator.weight",
+                             "src_pos.weight"});
+}
+
+//===----------------------------------------------------------------------===//
+// The registry of families
+//===----------------------------------------------------------------------===//
+
+TEST(HfFamilies, ModelTypesInAlphabeticalOrder) {
+  // Every registered model_type once, sorted: the order of the message that
+  // lists them. (A new family adds its own; the ones here stay.)
+  std::vector<std::string_view> types = hf::hfModelTypes();
+  EXPECT_TRUE(std::is_sorted(types.begin(), types.end()));
+  EXPECT_EQ(std::adjacent_find(types.begin(), types.end()), types.end());
+  for (std::string_view type :
+       {"bert", "gpt2", "llama", "marian", "mistral", "qwen2"})
+    EXPECT_NE(std::find(types.begin(), types.end(), type), types.end())
+        << type;
+  ParseResult unknown =
+      importHfConfigText(R"({"model_type": "gemma"})", "m/config.json");
+  ASSERT_FALSE(unknown);
+  std::string list;
+  for (std::size_t i = 0; i < types.size(); ++i)
+    list += std::string(i == 0 ? "" : i + 1 == types.size() ? " and " : ", ") +
+            "\"" + std::string(types[i]) + "\"";
+  EXPECT_EQ(unknown.error->str(),
+            "m/config.json: error: key 'model_type': \"gemma\" is not "
+            "supported; tfmc imports Hugging Face " + list + " configs");
+  auto [llama, entry] = hf::findHfFamily("qwen2");
+  ASSERT_TRUE(llama);
+  EXPECT_EQ(entry->familyName, "Qwen2");
+  EXPECT_EQ(hf::findHfFamily("mistral").first, llama);
+  EXPECT_EQ(llama->weights.name, "hf-llama");
+  EXPECT_FALSE(hf::findHfFamily("gemma").first);
+}
+
+TEST(HfFamilies, EachFamilyRegistersItsWeightNaming) {
+  for (std::string_view type : hf::hfModelTypes()) {
+    const hf::HfFamily *family = hf::findHfFamily(type).first;
+    ASSERT_TRUE(family) << type;
+    const WeightNaming *naming = findWeightNaming(family->weights.name);
+    ASSERT_TRUE(naming) << type;
+    EXPECT_EQ(naming->bind, family->weights.bind) << type;
+  }
+  ASSERT_TRUE(findWeightNaming(kNnTransformerNaming));
+  EXPECT_TRUE(findWeightNaming(kNnTransformerNaming)->packedProjections);
+  EXPECT_TRUE(findWeightNaming("hf-gpt2")->packedProjections);
+}
+
+hf::HfFamily familyReading(std::string_view type, std::string naming) {
+  return hf::HfFamily(
+      {{type, "Test"}}, [](hf::ConfigReader &, Model &) { return true; },
+      {std::move(naming), false,
+       [](std::string_view) -> std::optional<WeightBinding> {
+         return std::nullopt;
+       }});
+}
+
+TEST(HfFamiliesDeathTest, ASecondRegistrationIsFatal) {
+  // A model_type another family registered, and a weight naming another
+  // family registered: bugs in the family files, fatal at start-up.
+  EXPECT_DEATH(hf::HfFamilyRegistration(familyReading("llama", "hf-test")),
+               "model_type \"llama\" is registered by two Hugging Face "
+               "families");
+  EXPECT_DEATH(hf::HfFamilyRegistration(familyReading("test", "hf-gpt2")),
+               "the weight naming 'hf-gpt2' is registered twice");
 }
 
 } // namespace

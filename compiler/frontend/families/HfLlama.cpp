@@ -1,0 +1,378 @@
+//===- HfLlama.cpp - Hugging Face Llama, Mistral, Qwen2 -------------------===//
+//
+// transformers' LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM are
+// one architecture as tfmc sees it: a decoder-only stack of pre-norm layers
+// (input_layernorm -> causal self-attention -> residual,
+// post_attention_layernorm -> gated MLP down(act(gate(x)) * up(x)) ->
+// residual), RMSNorm everywhere, rotary positions on Q and K ("rotate half"),
+// grouped-query attention with separate q/k/v_proj and o_proj, a final norm,
+// and lm_head (or the tied embedding) for the logits. The families differ in
+// the biases (Qwen2 biases Q, K and V; Llama may bias every attention
+// projection or the MLP, which tfmc's language does not express) and in
+// the sliding window (Mistral: every layer; Qwen2: the layers from
+// max_window_layers on, when use_sliding_window is true).
+//
+// Weights (hf-llama: LlamaForCausalLM's names, nothing transposed), each but
+// lm_head also without `model.` (a bare LlamaModel's state dict) as the
+// alternative:
+//   tgt_embed.weight                          -> model.embed_tokens.weight
+//   decoder.layers.i.self_attn.{q,k,v}_proj.* -> model.layers.i.self_attn.{q,k,v}_proj.*
+//   decoder.layers.i.self_attn.out_proj.weight-> model.layers.i.self_attn.o_proj.weight
+//   decoder.layers.i.gate/linear1/linear2.weight -> model.layers.i.mlp.gate_proj/up_proj/down_proj.weight
+//   decoder.layers.i.norm1.weight, norm2.weight -> model.layers.i.input_layernorm.weight,
+//                                                post_attention_layernorm.weight
+//   decoder.norm.weight                       -> model.norm.weight
+//   generator.weight                          -> lm_head.weight
+//
+// Tokens: the checkpoints ship tokenizer.json or tokenizer.model; the
+// config's bos_token_id and eos_token_id (a list for some) are what
+// generation reads when generation_config.json has none, so they are
+// checked here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/frontend/HfFamily.h"
+#include "compiler/frontend/Limits.h"
+#include "compiler/frontend/Quote.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace tfmc::frontend::hf {
+namespace {
+
+/// MistralConfig's and Qwen2Config's sliding_window when the key is absent.
+constexpr int64_t kDefaultWindow = 4096;
+/// Qwen2Config's max_window_layers when the key is absent.
+constexpr int64_t kQwen2DefaultMaxWindowLayers = 28;
+
+/// transformers 5's rope_parameters, which replaces rope_theta and
+/// rope_scaling: only the unscaled "default" rope, whose rope_theta (when
+/// given) sets `theta`.
+bool ropeParameters(ConfigReader &config, double &theta) {
+  const Json *parameters = config.find("rope_parameters");
+  if (!parameters || parameters->is_null())
+    return true;
+  if (!parameters->is_object())
+    return config.failKey("rope_parameters",
+                          fmt::format("expected null or an object, found {}",
+                                      describe(*parameters)));
+  for (auto entry = parameters->begin(); entry != parameters->end(); ++entry) {
+    const Json &value = entry.value();
+    if (entry.key() == "rope_type") {
+      if (value.is_string() && value.get<std::string>() == "default")
+        continue;
+      return config.failKey("rope_parameters",
+                            fmt::format("rope_type {} is not supported: tfmc's "
+                                        "rotary positions are unscaled "
+                                        "(\"default\" only)",
+                                        describe(value)));
+    }
+    if (entry.key() == "rope_theta") {
+      if (value.is_number() && value.get<double>() > 0.0 &&
+          std::isfinite(value.get<double>())) {
+        const Json *given = config.find("rope_theta");
+        if (given && *given != value)
+          return config.failKey(
+              "rope_parameters",
+              "its rope_theta differs from the config's rope_theta");
+        theta = value.get<double>();
+        continue;
+      }
+      return config.failKey(
+          "rope_parameters",
+          fmt::format("rope_theta: expected a positive number, found {}",
+                      describe(value)));
+    }
+    return config.failKey("rope_parameters",
+                          fmt::format("'{}' is not supported: tfmc's rotary "
+                                      "positions take rope_type \"default\" "
+                                      "and rope_theta only",
+                                      printable(entry.key())));
+  }
+  return true;
+}
+
+/// The window every layer's attention has (0: none), or nullopt with the
+/// message set. Mistral's applies to every layer; Qwen2's to layers from
+/// max_window_layers on (Qwen2Config's layer_types), when
+/// use_sliding_window is true, or as layer_types says when given.
+std::optional<int64_t> slidingWindow(ConfigReader &config, int64_t layers) {
+  if (config.modelType() == "llama")
+    return 0;
+  // sliding_window: null (0 here) means none; absent means the configs'
+  // default.
+  int64_t size = kDefaultWindow;
+  if (const Json *window = config.find("sliding_window");
+      window && window->is_null())
+    size = 0;
+  else if (!config.size("sliding_window", size, /*nullAllowed=*/true))
+    return std::nullopt;
+  if (config.modelType() == "mistral")
+    return size;
+
+  bool useWindow = false;
+  if (!config.boolean("use_sliding_window", useWindow))
+    return std::nullopt;
+  int64_t firstWindowed = kQwen2DefaultMaxWindowLayers;
+  if (const Json *maxLayers = config.find("max_window_layers")) {
+    bool nonNegative =
+        maxLayers->is_number_unsigned() ||
+        (maxLayers->is_number_integer() && maxLayers->get<int64_t>() >= 0);
+    if (!nonNegative) {
+      config.failKey("max_window_layers",
+                     fmt::format("expected a non-negative integer, found {}",
+                                 describe(*maxLayers)));
+      return std::nullopt;
+    }
+    // Any count at least num_hidden_layers means the same: none windowed.
+    firstWindowed = maxLayers->is_number_unsigned() &&
+                            maxLayers->get<uint64_t>() > uint64_t(layers)
+                        ? layers
+                        : maxLayers->get<int64_t>();
+  }
+  // Qwen2Config drops sliding_window unless use_sliding_window.
+  if (!useWindow)
+    size = 0;
+
+  // Which layers slide: layer_types when given, else from the keys above.
+  int64_t windowed = 0;
+  const Json *layerTypes = config.find("layer_types");
+  bool explicitTypes = layerTypes && !layerTypes->is_null();
+  if (explicitTypes) {
+    if (!layerTypes->is_array() ||
+        layerTypes->size() != static_cast<size_t>(layers)) {
+      config.failKey("layer_types",
+                     fmt::format("expected null or a list of "
+                                 "num_hidden_layers = {} layer types, found {}",
+                                 layers, describe(*layerTypes)));
+      return std::nullopt;
+    }
+    for (const Json &layerType : *layerTypes) {
+      std::string name =
+          layerType.is_string() ? layerType.get<std::string>() : "";
+      if (name == "sliding_attention")
+        ++windowed;
+      else if (name != "full_attention") {
+        config.failKey("layer_types",
+                       fmt::format("{} is not a layer type; expected "
+                                   "\"full_attention\" or "
+                                   "\"sliding_attention\"",
+                                   describe(layerType)));
+        return std::nullopt;
+      }
+    }
+  } else if (size != 0) {
+    windowed = layers - std::min(firstWindowed, layers);
+  }
+  if (windowed == 0)
+    return 0;
+  if (windowed != layers) {
+    if (explicitTypes)
+      config.failKey("layer_types",
+                     fmt::format("{} of the {} layers have a sliding window "
+                                 "and the others none; tfmc gives every layer "
+                                 "the same attention mask",
+                                 windowed, layers));
+    else
+      config.failKey("max_window_layers",
+                     fmt::format("{} gives layers {}..{} a sliding window and "
+                                 "layers 0..{} none; tfmc gives every layer "
+                                 "the same attention mask (with "
+                                 "use_sliding_window true, use 0 or at least "
+                                 "num_hidden_layers = {})",
+                                 firstWindowed, firstWindowed, layers - 1,
+                                 firstWindowed - 1, layers));
+    return std::nullopt;
+  }
+  if (size == 0) {
+    config.failKey("sliding_window",
+                   useWindow ? "null, but layer_types asks for sliding-window "
+                               "attention"
+                             : "unused (use_sliding_window is false), but "
+                               "layer_types asks for sliding-window attention");
+    return std::nullopt;
+  }
+  return size;
+}
+
+bool readLlama(ConfigReader &config, Model &model) {
+  int64_t layers = 0;
+  if (!config.requiredSizes(
+          {{"hidden_size", &model.dModel}, {"intermediate_size", &model.dFF},
+           {"num_hidden_layers", &layers},
+           {"num_attention_heads", &model.heads},
+           {"max_position_embeddings", &model.maxLen},
+           {"vocab_size", &model.vocab}}))
+    return false;
+
+  // num_key_value_heads: null (or absent) means one K/V head per query head.
+  model.kvHeads = model.heads;
+  if (!config.size("num_key_value_heads", model.kvHeads, /*nullAllowed=*/true))
+    return false;
+  if (model.heads % model.kvHeads != 0)
+    return config.failKey(
+        "num_key_value_heads",
+        fmt::format("num_attention_heads = {} is not a multiple of "
+                    "num_key_value_heads = {}: each K/V head serves the same "
+                    "number of query heads",
+                    model.heads, model.kvHeads));
+
+  // head_dim: null (or absent) means hidden_size / num_attention_heads.
+  model.headDim = 0;
+  if (!config.size("head_dim", model.headDim, /*nullAllowed=*/true))
+    return false;
+  if (model.headDim == 0) {
+    if (model.dModel % model.heads != 0)
+      return config.failKey(
+          "num_attention_heads",
+          fmt::format("hidden_size = {} is not divisible by "
+                      "num_attention_heads = {}, and no head_dim is given",
+                      model.dModel, model.heads));
+    model.headDim = model.dModel / model.heads;
+  }
+  if (model.headDim % 2 != 0)
+    return config.failKey("head_dim",
+                          fmt::format("rotary positions turn pairs of "
+                                      "features, but the head width {} is odd",
+                                      model.headDim));
+
+  // Every family's defaults: silu, eps 1e-6, theta 10000.
+  model.activation = Activation::Silu;
+  model.layerNormEps = 1e-6;
+  model.ropeTheta = 10000.0;
+  if (!config.activation("hidden_act",
+                         {"silu", "swish", "gelu", "gelu_new",
+                          "gelu_pytorch_tanh", "relu"},
+                         model.activation) ||
+      !config.positiveNumber("rms_norm_eps", model.layerNormEps) ||
+      !config.positiveNumber("rope_theta", model.ropeTheta))
+    return false;
+  if (const Json *scaling = config.find("rope_scaling");
+      scaling && !scaling->is_null())
+    return config.failKey("rope_scaling",
+                          fmt::format("{} is not supported: tfmc's rotary "
+                                      "positions are unscaled (null only)",
+                                      describe(*scaling)));
+  if (!ropeParameters(config, model.ropeTheta))
+    return false;
+
+  bool tied = false;
+  if (!config.boolean("tie_word_embeddings", tied))
+    return false;
+  // Llama's own keys (any other type's config refused them already).
+  if (!config.onlySupported("attention_bias", false,
+                            "Hugging Face Llama then biases o_proj as well "
+                            "as q/k/v_proj, which tfmc does not express") ||
+      !config.onlySupported("mlp_bias", false,
+                            "tfmc's gated feed-forward has biases only when "
+                            "every linear has them"))
+    return false;
+  // pretraining_tp > 1 splits each projection into slices whose products
+  // are summed: the same function.
+  if (const Json *slices = config.find("pretraining_tp"))
+    if (!config.errors.positive("pretraining_tp", *slices, 1 << 20))
+      return false;
+  if (!config.tokenIds())
+    return false;
+
+  std::optional<int64_t> window = slidingWindow(config, layers);
+  if (!window)
+    return false;
+  // A window at least max_len wide never hides a key: no mask needed.
+  if (*window >= model.maxLen)
+    window = 0;
+
+  model.norm = NormPlacement::Pre;
+  model.normType = NormType::RmsNorm;
+  model.positions = PositionKind::Rope;
+  model.embedScale = EmbedScale::One;
+  model.finalNorm = true;
+  model.output = tied ? OutputKind::Tied : OutputKind::Linear;
+  model.bias = false;
+  model.attentionBias = config.modelType() == "qwen2";
+
+  MaskSpec mask;
+  mask.causal = mask.padding = true;
+  mask.window = *window;
+  model.decoder = importedStack(model, StackKind::Decoder, layers,
+                                {{SublayerKind::SelfAttention, mask},
+                                 {SublayerKind::FeedForward, {}, true}});
+  return true;
+}
+
+std::optional<WeightBinding> bindLlamaWeight(std::string_view canonical) {
+  // lm_head is outside LlamaModel.
+  if (canonical == "generator.weight")
+    return WeightBinding{"lm_head.weight", {}, false};
+  std::optional<std::string> name;
+  if (auto layerName = splitLayerName(canonical)) {
+    auto [layer, parameter] = *layerName;
+    // Q, K and V keep their names and may have biases (Qwen2's); the rest
+    // are weights only.
+    name = renamed(parameter,
+                   {{"self_attn.q_proj.", "self_attn.q_proj."},
+                    {"self_attn.k_proj.", "self_attn.k_proj."},
+                    {"self_attn.v_proj.", "self_attn.v_proj."}},
+                   {"weight", "bias"});
+    if (!name)
+      name = renamed(parameter,
+                     {{"self_attn.out_proj.", "self_attn.o_proj."},
+                      {"gate.", "mlp.gate_proj."}, {"linear1.", "mlp.up_proj."},
+                      {"linear2.", "mlp.down_proj."},
+                      {"norm1.", "input_layernorm."},
+                      {"norm2.", "post_attention_layernorm."}},
+                     {"weight"});
+    if (name)
+      name = "layers." + std::string(layer) + "." + *name;
+  } else {
+    name = renamed(
+        canonical,
+        {{"tgt_embed.", "embed_tokens."}, {"decoder.norm.", "norm."}},
+        {"weight"});
+  }
+  if (!name)
+    return std::nullopt;
+  // LlamaForCausalLM's state dict (every hub checkpoint) puts LlamaModel's
+  // tensors under `model.`; a bare LlamaModel's has no prefix.
+  return bareOrPrefixed(*name, "model.", /*prefixedFirst=*/true);
+}
+
+HfFamily llama() {
+  // Keys only one type has: LlamaConfig's biases and tensor-parallel split,
+  // Mistral's window, Qwen2's per-layer windows.
+  HfFamily family(
+      {{"llama", "Llama", {"attention_bias", "mlp_bias", "pretraining_tp"}},
+       {"mistral", "Mistral", {"sliding_window"}},
+       {"qwen2", "Qwen2",
+        {"use_sliding_window", "sliding_window", "max_window_layers",
+         "layer_types"}}},
+      readLlama, {"hf-llama", /*packedProjections=*/false, bindLlamaWeight});
+  // The padding id: the attention mask says what is padding.
+  family.tokens.keys = {"pad_token_id", "tokenizer_class"};
+  family.tokens.checkedIds = {{"bos_token_id", false}, {"eos_token_id", true}};
+  family.sizeKeys = {{"hidden_size", "d_model"}, {"intermediate_size", "d_ff"},
+                     {"num_hidden_layers", "layers"},
+                     {"num_attention_heads", "heads"},
+                     {"num_key_value_heads", "kv_heads"},
+                     {"head_dim", "head_dim"},
+                     {"max_position_embeddings", "max_len"},
+                     {"vocab_size", "vocab"}, {"sliding_window", "window"}};
+  family.honouredKeys = {
+      "model_type", "vocab_size", "hidden_size", "intermediate_size",
+      "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+      "head_dim", "hidden_act", "max_position_embeddings", "rms_norm_eps",
+      "rope_theta", "rope_scaling", "rope_parameters", "tie_word_embeddings"};
+  // Dropout (inference has none), caching, training and bookkeeping.
+  family.ignoredKeys = {"attention_dropout", "use_cache", "initializer_range",
+                        "architectures", "_name_or_path",
+                        "transformers_version", "torch_dtype", "dtype"};
+  return family;
+}
+
+const HfFamilyRegistration registration(llama());
+
+} // namespace
+} // namespace tfmc::frontend::hf
