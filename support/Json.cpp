@@ -9,8 +9,6 @@
 namespace tfmc::support {
 namespace {
 
-using Json = nlohmann::json;
-using Event = Json::parse_event_t;
 
 /// Thrown by the parser callback to stop at the first nesting or key error
 /// (the reason is already in the JsonError).
@@ -46,8 +44,10 @@ std::string JsonError::describe() const {
          std::to_string(column) + ": " + reason;
 }
 
+template <typename Json>
 std::optional<Json> parseJson(std::string_view text, JsonError &error,
                               int maxDepth) {
+  using Event = typename Json::parse_event_t;
   error = JsonError();
   // Per depth: the keys of the object open there, and its last key (the
   // parent named in a duplicate's message). nlohmann's `depth` counts the
@@ -75,7 +75,8 @@ std::optional<Json> parseJson(std::string_view text, JsonError &error,
         keys.resize(level + 1);
         lastKey.resize(level + 1);
       }
-      const std::string &key = parsed.get_ref<const std::string &>();
+      const std::string &key =
+          parsed.template get_ref<const std::string &>();
       if (!keys[level].insert(key).second) {
         error.duplicateKey = key;
         // The nearest enclosing key (arrays between have none).
@@ -99,7 +100,7 @@ std::optional<Json> parseJson(std::string_view text, JsonError &error,
   try {
     return Json::parse(text.begin(), text.end(), callback);
   } catch (const Stop &) {
-  } catch (const Json::parse_error &e) {
+  } catch (const typename Json::parse_error &e) {
     // e.byte: the 1-based index of the character where parsing stopped.
     std::size_t at = std::min<std::size_t>(e.byte ? e.byte - 1 : 0, text.size());
     error.line = 1 + static_cast<std::size_t>(
@@ -109,10 +110,15 @@ std::optional<Json> parseJson(std::string_view text, JsonError &error,
     lineStart = lineStart == std::string_view::npos ? 0 : lineStart + 1;
     error.column = at - lineStart + 1;
     error.reason = reasonOf(e.what());
-  } catch (const Json::exception &e) {
+  } catch (const typename Json::exception &e) {
     error.reason = reasonOf(e.what());
   }
   return std::nullopt;
 }
+
+template std::optional<nlohmann::json>
+parseJson<nlohmann::json>(std::string_view, JsonError &, int);
+template std::optional<nlohmann::ordered_json>
+parseJson<nlohmann::ordered_json>(std::string_view, JsonError &, int);
 
 } // namespace tfmc::support

@@ -54,9 +54,17 @@ struct JsonError {
 
 /// Parses `text` as one JSON value whose containers nest at most `maxDepth`
 /// deep (the root is depth 1) and whose objects have unique keys. On
-/// failure returns nothing and fills `error`.
-std::optional<nlohmann::json> parseJson(std::string_view text, JsonError &error,
-                                        int maxDepth = kMaxJsonDepth);
+/// failure returns nothing and fills `error`. `JsonType` is nlohmann::json
+/// (objects in key order) or nlohmann::ordered_json (in the file's order,
+/// for messages that name the first offending key as the file has it).
+template <typename JsonType = nlohmann::json>
+std::optional<JsonType> parseJson(std::string_view text, JsonError &error,
+                                  int maxDepth = kMaxJsonDepth);
+
+extern template std::optional<nlohmann::json>
+parseJson<nlohmann::json>(std::string_view, JsonError &, int);
+extern template std::optional<nlohmann::ordered_json>
+parseJson<nlohmann::ordered_json>(std::string_view, JsonError &, int);
 
 } // namespace tfmc::support
 

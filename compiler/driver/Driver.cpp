@@ -7,7 +7,7 @@
 #include "compiler/target/TilePlan.h"
 #include "compiler/frontend/AST.h"
 #include "compiler/frontend/ModelFile.h"
-#include "compiler/frontend/Quote.h"
+#include "support/Text.h"
 #include "compiler/frontend/TfmBuilder.h"
 #include "dialects/tfm/TfmDialect.h"
 #include "compiler/passes/Passes.h"
@@ -110,9 +110,9 @@ void printDiagnostic(mlir::Diagnostic &diag, bool &errorShown) {
     where = (file.getFilename().str() + ":" + llvm::Twine(file.getLine()) +
              ":" + llvm::Twine(file.getColumn()))
                 .str();
-  llvm::errs() << frontend::printable(where, kMaxMessageChars) << ": "
+  llvm::errs() << support::escapeText(where, kMaxMessageChars) << ": "
                << severity << ": "
-               << frontend::printable(diag.str(), kMaxMessageChars) << "\n";
+               << support::escapeText(diag.str(), kMaxMessageChars) << "\n";
 }
 
 /// Checks the options that depend on the model, with one-line errors;
@@ -132,7 +132,7 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
     llvm::errs() << "tfmc: error: --emit "
                  << (*options.emit == Emit::MlirOpt ? "mlir-opt" : "halide")
                  << " shows one target's plan; --target '"
-                 << frontend::printable(options.target, 64)
+                 << support::escapeText(options.target, 64)
                  << "' names " << descriptions->size() << "\n";
     return mlir::failure();
   }
@@ -150,12 +150,12 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
                           options.weightDtype)) {
     llvm::errs() << "tfmc: error: --weight-dtype must be f32, bf16, int8 or "
                     "int4, got '"
-                 << frontend::printable(options.weightDtype, 64) << "'\n";
+                 << support::escapeText(options.weightDtype, 64) << "'\n";
     return mlir::failure();
   }
   if (options.activations != "f32" && options.activations != "int8") {
     llvm::errs() << "tfmc: error: --activations must be f32 or int8, got '"
-                 << frontend::printable(options.activations, 64) << "'\n";
+                 << support::escapeText(options.activations, 64) << "'\n";
     return mlir::failure();
   }
   if (options.activations == "int8" && options.weightDtype != "int8" &&
@@ -174,7 +174,7 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
   if (options.maxSeq < 0 || options.maxSeq > model.maxLen) {
     llvm::errs() << "tfmc: error: --max-seq " << options.maxSeq
                  << " is outside 1.." << model.maxLen << " (max_len of model "
-                 << frontend::quoted(model.name) << ")\n";
+                 << support::quote(model.name) << ")\n";
     return mlir::failure();
   }
   return *descriptions;

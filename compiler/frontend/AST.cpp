@@ -1,7 +1,7 @@
 //===- AST.cpp - Printing the parsed form of a .tfm description -----------===//
 
 #include "compiler/frontend/AST.h"
-#include "compiler/frontend/Quote.h"
+#include "support/Text.h"
 
 #include <fmt/format.h>
 
@@ -11,16 +11,10 @@ std::string Diagnostic::str() const {
   // A parse from a string with no name still needs something before the
   // colon, or the line would start with ":3:4:".
   std::string name =
-      loc.file.empty() ? std::string("<input>") : printable(loc.file, 400);
+      loc.file.empty() ? std::string("<input>") : support::escapeText(loc.file, 400);
   // Quoted user text is already cut; this bounds the line whatever a
   // message holds (docs/user-guide.md, "Limits").
-  std::string text = message;
-  if (text.size() > kMaxMessageBytes) {
-    size_t cut = kMaxMessageBytes;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-      --cut; // not inside a UTF-8 sequence
-    text = text.substr(0, cut) + "...";
-  }
+  std::string text = support::oneLine(message);
   if (loc.line == 0)
     return fmt::format("{}: error: {}", name, text);
   return fmt::format("{}:{}:{}: error: {}", name, loc.line, loc.col, text);

@@ -9,9 +9,8 @@
 #include "compiler/frontend/HfConfig.h"
 #include "compiler/frontend/HfFamily.h"
 #include "compiler/frontend/Limits.h"
-#include "compiler/frontend/Quote.h"
-
-#include <set>
+#include "support/Json.h"
+#include "support/Text.h"
 
 #include <fmt/format.h>
 
@@ -19,9 +18,6 @@ namespace tfmc::frontend {
 namespace {
 
 using hf::Json;
-
-/// Thrown by the parse callback when the nesting exceeds kMaxJsonDepth.
-struct TooDeep {};
 
 /// "tfmc imports Hugging Face "bert", "gpt2", ... and "qwen2" configs": the
 /// registered model_types in alphabetical order.
@@ -32,48 +28,12 @@ std::string supportedTypes() {
   return "tfmc imports Hugging Face " + hf::listed(types, "and") + " configs";
 }
 
-std::optional<Model> import(const std::string &text, const std::string &path,
+std::optional<Model> import(const Json &config, const std::string &path,
                             hf::ImportErrors &errors) {
-  // Duplicate keys would otherwise keep the last value silently.
-  std::string duplicate;
-  std::set<std::string> seen;
-  using Event = nlohmann::detail::parse_event_t;
-  Json::parser_callback_t noteKeys = [&](int depth, Event event,
-                                         Json &parsed) {
-    // nlohmann's parser is iterative, but printing and comparing values
-    // recurse: bound the nesting while parsing. `depth` counts the
-    // containers around the one that starts.
-    if ((event == Event::object_start || event == Event::array_start) &&
-        depth >= kMaxJsonDepth)
-      throw TooDeep{};
-    if (depth == 1 && event == Event::key && parsed.is_string() &&
-        !seen.insert(parsed.get<std::string>()).second && duplicate.empty())
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
-  Json config;
-  try {
-    config = Json::parse(text, noteKeys);
-  } catch (const TooDeep &) {
-    return errors.fail(fmt::format(
-        "invalid JSON: nested deeper than {} levels", kMaxJsonDepth));
-  } catch (const Json::exception &error) {
-    std::string what = error.what();
-    // "[json.exception.parse_error.101] parse error at line 2, ..." ->
-    // "parse error at line 2, ...".
-    if (what.rfind("[json.exception.", 0) == 0)
-      if (std::size_t close = what.find("] "); close != std::string::npos)
-        what = what.substr(close + 2);
-    // One printable line of bounded length, whatever bytes the file held
-    // ("last read: '...'" quotes the offending token).
-    return errors.fail("invalid JSON: " + printable(what, 200));
-  }
   if (!config.is_object())
     return errors.fail(fmt::format("expected a JSON object (a Hugging Face "
                                    "config), found {}",
                                    hf::describe(config)));
-  if (!duplicate.empty())
-    return errors.failKey(duplicate, "given more than once");
 
   // The architecture first: another model's config should say so, not
   // complain about its first unfamiliar key.
@@ -97,7 +57,26 @@ ParseResult importHfConfigText(const std::string &text,
                                const std::string &configPath) {
   ParseResult result;
   hf::ImportErrors errors;
-  std::optional<Model> model = import(text, configPath, errors);
+  // support/Json.h: nesting bounded while parsing (printing and comparing
+  // values recurse), and every object's keys unique (nlohmann would keep
+  // the last of two silently).
+  support::JsonError failure;
+  std::optional<Json> config = support::parseJson<Json>(text, failure);
+  if (!config && failure.duplicateKey && failure.duplicateParent.empty()) {
+    errors.failKey(*failure.duplicateKey, "given more than once");
+    result.error = Diagnostic{SourceLoc{configPath, 0, 0}, errors.message};
+    return result;
+  }
+  if (!config) {
+    // One printable line of bounded length, whatever bytes the file held
+    // ("last read: '...'" quotes the offending token).
+    result.error = Diagnostic{
+        SourceLoc{configPath, static_cast<unsigned>(failure.line),
+                  static_cast<unsigned>(failure.column)},
+        "invalid JSON: " + support::escapeText(failure.reason, 200)};
+    return result;
+  }
+  std::optional<Model> model = import(*config, configPath, errors);
   if (model)
     result.model = std::move(model);
   else

@@ -2,7 +2,7 @@
 
 #include "compiler/frontend/HfFamily.h"
 #include "compiler/frontend/Limits.h"
-#include "compiler/frontend/Quote.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -90,7 +90,7 @@ std::string describe(const Json &value) {
     return fmt::format("an object of {} key{}", value.size(),
                        value.size() == 1 ? "" : "s");
   case Json::value_t::string:
-    return "\"" + printable(value.get_ref<const std::string &>(), 40) + "\"";
+    return "\"" + support::escapeText(value.get_ref<const std::string &>(), 40) + "\"";
   default:
     return value.dump();
   }
@@ -130,7 +130,7 @@ std::string listed(const std::vector<std::string> &items,
 
 std::optional<Model> ImportErrors::failKey(std::string_view key,
                                            const std::string &text) {
-  return fail(fmt::format("key '{}': {}", printable(key), text));
+  return fail(fmt::format("key '{}': {}", support::escapeText(key), text));
 }
 
 std::optional<int64_t> ImportErrors::positive(std::string_view key,

@@ -2,7 +2,7 @@
 
 #include "compiler/frontend/Lexer.h"
 #include "support/Utf8.h"
-#include "compiler/frontend/Quote.h"
+#include "support/Text.h"
 
 #include <cerrno>
 #include <cmath>
@@ -36,7 +36,7 @@ std::string describe(const Token &token) {
   case TokenKind::Error:
     return "an invalid token";
   default:
-    return quoted(token.text);
+    return support::quote(token.text);
   }
 }
 
@@ -126,7 +126,7 @@ Token Lexer::lexNumber() {
       bump();
     return error(line, startCol,
                  fmt::format("invalid number {}",
-                             quoted(source.substr(start, pos - start))));
+                             support::quote(source.substr(start, pos - start))));
   }
 
   std::string text(source.substr(start, pos - start));
@@ -136,13 +136,13 @@ Token Lexer::lexNumber() {
     if (errno == ERANGE && std::isinf(value))
       return error(line, startCol,
                    fmt::format("number {} is too large (maximum {:g})",
-                               printable(text), 1.79769313486231570e+308));
+                               support::escapeText(text), 1.79769313486231570e+308));
     // glibc also reports ERANGE for subnormal results; only a literal that
     // rounds to zero has lost its value.
     if (errno == ERANGE && value == 0.0)
       return error(line, startCol,
                    fmt::format("number {} is too small to represent",
-                               printable(text)));
+                               support::escapeText(text)));
     Token token = make(TokenKind::Float, line, startCol, std::move(text));
     token.floatValue = value;
     return token;
@@ -152,10 +152,10 @@ Token Lexer::lexNumber() {
     if (negative)
       return error(line, startCol,
                    fmt::format("number {} is too small (minimum -{})",
-                               printable(text), kMaxNegativeMagnitude));
+                               support::escapeText(text), kMaxNegativeMagnitude));
     return error(line, startCol,
                  fmt::format("number {} is too large (maximum {})",
-                             printable(text), kMaxInt));
+                             support::escapeText(text), kMaxInt));
   }
   Token token = make(TokenKind::Integer, line, startCol, std::move(text));
   token.intValue = negative ? -static_cast<int64_t>(magnitude)

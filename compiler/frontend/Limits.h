@@ -23,8 +23,6 @@ namespace tfmc::frontend {
 /// A .tfm description or a config.json larger than this is refused before
 /// it is read (both are a few kilobytes in practice).
 constexpr int64_t kMaxModelFileBytes = 16 << 20;
-/// Nesting of JSON objects and arrays in a config.json.
-constexpr int kMaxJsonDepth = 64;
 
 constexpr int64_t kMaxLayers = 1024;     // per stack
 constexpr int64_t kMaxDModel = 65536;

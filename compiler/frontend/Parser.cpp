@@ -14,7 +14,7 @@
 #include "compiler/frontend/AST.h"
 #include "compiler/frontend/Lexer.h"
 #include "compiler/frontend/Limits.h"
-#include "compiler/frontend/Quote.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -173,7 +173,7 @@ private:
 
     if (!tok.is(TokenKind::LBrace))
       return fail(fmt::format("expected '{{' after 'model {}', found {}",
-                              printable(model.name), describe(tok)));
+                              support::escapeText(model.name), describe(tok)));
     Token open = tok;
     advance();
 
@@ -182,7 +182,7 @@ private:
       if (tok.is(TokenKind::RBrace))
         break;
       if (tok.is(TokenKind::EndOfFile))
-        return failUnterminated(fmt::format("'model {}'", printable(model.name)), open);
+        return failUnterminated(fmt::format("'model {}'", support::escapeText(model.name)), open);
       if (!tok.is(TokenKind::Identifier))
         return fail(fmt::format("expected a setting, a stack or '}}', found {}",
                                 describe(tok)));
@@ -207,7 +207,7 @@ private:
     skipNewlines();
     if (!tok.is(TokenKind::EndOfFile))
       return fail(fmt::format("expected end of file after model '{}', found {}",
-                              printable(model.name), describe(tok)));
+                              support::escapeText(model.name), describe(tok)));
     return true;
   }
 
@@ -224,7 +224,7 @@ private:
                                 "'decoder' block",
                                 name));
       return fail(fmt::format("unknown setting '{}'; known settings are {}",
-                              printable(name), knownSettingsList()));
+                              support::escapeText(name), knownSettingsList()));
     }
     for (const auto &[key, loc] : model.settingLocs)
       if (key == name)
@@ -319,10 +319,10 @@ private:
                               name, describe(tok)));
     if (tok.intValue <= 0)
       return fail(fmt::format("setting '{}' must be positive, found {}", name,
-                              printable(tok.text)));
+                              support::escapeText(tok.text)));
     if (tok.intValue > maxOfSetting(name))
       return fail(fmt::format("setting '{}' = {} is too large (maximum {})",
-                              name, printable(tok.text), maxOfSetting(name)));
+                              name, support::escapeText(tok.text), maxOfSetting(name)));
     out = tok.intValue;
     advance();
     return true;
@@ -335,7 +335,7 @@ private:
                               name, describe(tok)));
     if (!(tok.floatValue > 0.0))
       return fail(fmt::format("setting '{}' must be positive, found {}", name,
-                              printable(tok.text)));
+                              support::escapeText(tok.text)));
     // The kernels compute in f32: the value must stay positive and finite
     // there.
     float single = static_cast<float>(tok.floatValue);
@@ -343,7 +343,7 @@ private:
       return fail(fmt::format("setting '{}' = {} does not survive the "
                               "conversion to f32 (it becomes {}); expected a "
                               "positive number between 1.4e-45 and 3.4e38",
-                              name, printable(tok.text), single));
+                              name, support::escapeText(tok.text), single));
     out = tok.floatValue;
     advance();
     return true;
@@ -376,7 +376,7 @@ private:
       }
     }
     return fail(fmt::format("unknown value '{}' for setting '{}'; expected {}",
-                            printable(tok.text), name, alternatives(spellings)));
+                            support::escapeText(tok.text), name, alternatives(spellings)));
   }
 
   //===--------------------------------------------------------------------===//
@@ -406,7 +406,7 @@ private:
     if (tok.text != "layers")
       return fail(fmt::format("unknown argument '{}' for '{}'; expected "
                               "'layers'",
-                              printable(tok.text), keyword));
+                              support::escapeText(tok.text), keyword));
     advance();
     if (!tok.is(TokenKind::Equal))
       return fail(fmt::format("expected '=' after 'layers', found {}",
@@ -417,9 +417,9 @@ private:
                               "found {}",
                               describe(tok)));
     if (tok.intValue < 1)
-      return fail(fmt::format("layers must be at least 1, found {}", printable(tok.text)));
+      return fail(fmt::format("layers must be at least 1, found {}", support::escapeText(tok.text)));
     if (tok.intValue > kMaxLayers)
-      return fail(fmt::format("layers = {} is too large (maximum {})", printable(tok.text),
+      return fail(fmt::format("layers = {} is too large (maximum {})", support::escapeText(tok.text),
                               kMaxLayers));
     stack.layers = tok.intValue;
     advance();
@@ -526,7 +526,7 @@ private:
     return fail(fmt::format("unknown sublayer '{}'; expected "
                             "'self_attention', 'cross_attention' or "
                             "'feed_forward'",
-                            printable(name)));
+                            support::escapeText(name)));
   }
 
   bool parseAttentionArgs(const std::string &sublayer, MaskSpec &mask) {
@@ -537,7 +537,7 @@ private:
     if (tok.text != "mask")
       return fail(fmt::format("unknown argument '{}' for '{}'; expected "
                               "'mask'",
-                              printable(tok.text), sublayer));
+                              support::escapeText(tok.text), sublayer));
     advance();
     if (!tok.is(TokenKind::Equal))
       return fail(
@@ -574,7 +574,7 @@ private:
     if (term != "none" && term != "causal" && term != "padding" &&
         term != "window")
       return fail(fmt::format("unknown mask kind '{}'; expected {}",
-                              printable(term),
+                              support::escapeText(term),
                               kTerms));
     if (std::find(seen.begin(), seen.end(), term) != seen.end())
       return fail(fmt::format("duplicate mask term '{}'", term));
@@ -599,10 +599,10 @@ private:
                                 describe(tok)));
       if (tok.intValue < 1)
         return fail(fmt::format("window size must be at least 1, found {}",
-                                printable(tok.text)));
+                                support::escapeText(tok.text)));
       if (tok.intValue > maxOfSetting("window"))
         return fail(fmt::format("window size {} is too large (maximum {})",
-                                printable(tok.text), maxOfSetting("window")));
+                                support::escapeText(tok.text), maxOfSetting("window")));
       mask.window = tok.intValue;
       advance();
       if (!tok.is(TokenKind::RParen))
@@ -631,7 +631,7 @@ private:
       return failAt(model.loc,
                     fmt::format("missing required setting{} {} in model '{}'",
                                 missing.size() > 1 ? "s" : "",
-                                alternatives(missing, "and"), printable(model.name)));
+                                alternatives(missing, "and"), support::escapeText(model.name)));
 
     // head_dim, when written, sets the heads' width; otherwise the heads
     // share d_model.
@@ -663,7 +663,7 @@ private:
                                   std::string_view(setting) == "pooler"
                                       ? ""
                                       : " embeddings",
-                                  printable(model.name)));
+                                  support::escapeText(model.name)));
     }
     if (model.outputBias && model.output != OutputKind::Tied)
       return failAt(model.locOf("output_bias"),
@@ -693,7 +693,7 @@ private:
       return failAt(model.loc,
                     fmt::format("model '{}' has no 'encoder' or 'decoder' "
                                 "block; a model needs at least one",
-                                printable(model.name)));
+                                support::escapeText(model.name)));
 
     if (model.decoder && !model.encoder)
       for (const Sublayer &sublayer : model.decoder->sublayers)
@@ -701,7 +701,7 @@ private:
           return failAt(sublayer.loc,
                         fmt::format("'cross_attention' needs an encoder, but "
                                     "model '{}' has no 'encoder' block",
-                                    printable(model.name)));
+                                    support::escapeText(model.name)));
 
     if (model.dFF == 0) {
       const Sublayer *first = nullptr;

@@ -3,7 +3,7 @@
 #include "compiler/frontend/AST.h"
 #include "compiler/frontend/Lexer.h"
 #include "compiler/frontend/ModelFile.h"
-#include "compiler/frontend/Quote.h"
+#include "support/Text.h"
 #include "support/FileIO.h"
 #include "support/Utf8.h"
 
@@ -872,35 +872,12 @@ TEST(FrontendParserFiles, ReadRegularFileLimits) {
 // Quoting user text in messages
 //===----------------------------------------------------------------------===//
 
-TEST(FrontendQuote, EscapesWhatWouldBreakTheLine) {
-  EXPECT_EQ(quoted("plain"), "'plain'");
-  EXPECT_EQ(printable("a\nb\tc\x1b\x7f"), "a\\nb\\tc\\x1b\\x7f");
-  EXPECT_EQ(printable("back\\slash"), "back\\\\slash");
-  // Valid UTF-8 stays; a stray byte, a C1 control (U+0085) and the line
-  // separator (U+2028) do not.
-  EXPECT_EQ(printable("caf\xc3\xa9 \xff \xc2\x85 \xe2\x80\xa8"),
-            "caf\xc3\xa9 \\xff \\u0085 \\u2028");
-  // A truncated sequence is escaped byte by byte.
-  EXPECT_EQ(printable("\xe2\x82"), "\\xe2\\x82");
-}
-
-TEST(FrontendQuote, CutsAfterMaxCharacters) {
-  EXPECT_EQ(printable(std::string(64, 'a')), std::string(64, 'a'));
-  EXPECT_EQ(printable(std::string(65, 'a')), std::string(64, 'a') + "...");
-  EXPECT_EQ(printable(std::string(1000000, 'a')).size(), 67u);
-  // Characters, not bytes: the cut never splits a UTF-8 sequence.
-  std::string euros;
-  for (int i = 0; i < 5; ++i)
-    euros += "\xe2\x82\xac";
-  EXPECT_EQ(printable(euros, 2), "\xe2\x82\xac\xe2\x82\xac...");
-  EXPECT_EQ(quoted("abcdef", 3), "'abc...'");
-}
-
 TEST(FrontendQuote, DiagnosticsAreBounded) {
   Diagnostic diag{SourceLoc{"a\nb.tfm", 1, 2}, std::string(5000, 'm')};
   std::string line = diag.str();
   EXPECT_EQ(line.find('\n'), std::string::npos);
-  EXPECT_EQ(line, "a\\nb.tfm:1:2: error: " + std::string(1000, 'm') + "...");
+  EXPECT_EQ(line, "a\\nb.tfm:1:2: error: " +
+                      std::string(tfmc::support::kMaxMessageBytes, 'm') + "...");
 }
 
 //===----------------------------------------------------------------------===//

@@ -133,4 +133,28 @@ TEST(SupportText, LongValuesAndLinesAreCut) {
   EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
+TEST(SupportText, EscapesWhatWouldBreakTheLineAsTheFrontendQuotes) {
+  EXPECT_EQ(quote("plain"), "'plain'");
+  EXPECT_EQ(escapeText("a\nb\tc\x1b\x7f"), "a\\nb\\tc\\x1b\\x7f");
+  EXPECT_EQ(escapeText("back\\slash"), "back\\\\slash");
+  // Valid UTF-8 stays; a stray byte, a C1 control (U+0085) and the line
+  // separator (U+2028) do not.
+  EXPECT_EQ(escapeText("caf\xc3\xa9 \xff \xc2\x85 \xe2\x80\xa8"),
+            "caf\xc3\xa9 \\xff \\u0085 \\u2028");
+  // A truncated sequence is escaped byte by byte.
+  EXPECT_EQ(escapeText("\xe2\x82"), "\\xe2\\x82");
+}
+
+TEST(SupportText, CutsAfterMaxCharacters) {
+  EXPECT_EQ(escapeText(std::string(64, 'a')), std::string(64, 'a'));
+  EXPECT_EQ(escapeText(std::string(65, 'a')), std::string(64, 'a') + "...");
+  EXPECT_EQ(escapeText(std::string(1000000, 'a')).size(), 67u);
+  // Characters, not bytes: the cut never splits a UTF-8 sequence.
+  std::string euros;
+  for (int i = 0; i < 5; ++i)
+    euros += "\xe2\x82\xac";
+  EXPECT_EQ(escapeText(euros, 2), "\xe2\x82\xac\xe2\x82\xac...");
+  EXPECT_EQ(quote("abcdef", 3), "'abc...'");
+}
+
 } // namespace

@@ -3,7 +3,7 @@
 #include "compiler/target/Target.h"
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/OutputFile.h"
-#include "compiler/frontend/Quote.h"
+#include "support/Text.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -133,7 +133,7 @@ static bool parseCommandLine(int argc, char **argv, const char *overview) {
       continue;
     line += (line.empty() ? "" : " ") + piece.str();
   }
-  llvm::errs() << "tfmc: error: " << tfmc::frontend::printable(line, 400)
+  llvm::errs() << "tfmc: error: " << tfmc::support::escapeText(line, 400)
                << "\n";
   return false;
 }
@@ -192,8 +192,8 @@ int main(int argc, char **argv) {
   // An output's error names its path: escaped, one line.
   auto outputError = [&] {
     llvm::errs() << "tfmc: error: "
-                 << tfmc::frontend::printable(error,
-                                              tfmc::frontend::kMaxMessageBytes)
+                 << tfmc::support::escapeText(error,
+                                              tfmc::support::kMaxMessageBytes)
                  << "\n";
     return 1;
   };

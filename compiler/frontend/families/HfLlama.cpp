@@ -33,7 +33,7 @@
 
 #include "compiler/frontend/HfFamily.h"
 #include "compiler/frontend/Limits.h"
-#include "compiler/frontend/Quote.h"
+#include "support/Text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -90,7 +90,7 @@ bool ropeParameters(ConfigReader &config, double &theta) {
                           fmt::format("'{}' is not supported: tfmc's rotary "
                                       "positions take rope_type \"default\" "
                                       "and rope_theta only",
-                                      printable(entry.key())));
+                                      support::escapeText(entry.key())));
   }
   return true;
 }
