@@ -33,6 +33,8 @@ def Tfm_KernelOpInterface : OpInterface<"KernelOpInterface"> {
         Whether the kernel reads `operand` as a weight that it widens to f32
         in registers as it loads it (codegen's WeightInput), so that
         tfm-weight-storage may store that weight in bf16, int8 or int4.
+        Default: false (the linear, gated linear and embedding ops say which
+        of their operands).
       }], "bool", "widensWeight", (ins "::mlir::OpOperand &":$operand),
       /*methodBody=*/"", /*defaultImplementation=*/"return false;">
   ];
@@ -66,7 +68,8 @@ def Tfm_NormOpInterface : OpInterface<"NormOpInterface"> {
     InterfaceMethod<"The gain, one value per feature: ones at init.",
       "::mlir::Value", "getGamma">,
     InterfaceMethod<"The bias, one value per feature (zeros at init), or "
-      "null for a norm without one.", "::mlir::Value", "getBeta", (ins),
+      "null for a norm without one (the default).", "::mlir::Value", "getBeta",
+      (ins),
       /*methodBody=*/"", /*defaultImplementation=*/"return nullptr;">,
     InterfaceMethod<"The epsilon added under the square root.",
       "::llvm::APFloat", "getEps">
