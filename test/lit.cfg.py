@@ -38,6 +38,8 @@ config.substitutions.append(("%runtime_link_flags", config.tfmc_runtime_link_fla
 if config.tfmc_runtime_link_flags:
     config.available_features.add("sanitizers")
 config.substitutions.append(("%{srcroot}", config.tfmc_source_root))
+# The references the build generates from the .td files (docs/CMakeLists.txt).
+config.substitutions.append(("%{docs_dir}", os.path.join(config.tfmc_build_root, "docs")))
 # tfmc's runtime archives, for tests that link a --emit obj object themselves.
 config.substitutions.append(("%{runtime_dir}", os.path.join(config.tfmc_build_root, "runtime")))
 

@@ -75,22 +75,21 @@ struct ModuleTables {
       }
       weights.push_back(std::move(entry));
     });
-    // What `init-weights` fills each weight with: a layer norm's or an
-    // RMSNorm's gain is 1 and a layer norm's bias 0, as in a freshly
-    // initialised model; everything else is random. Decided here, from how
-    // each weight is used, so that the runtime need not know any model
-    // family's weight names.
+    // What `init-weights` fills each weight with: a norm's gain is 1 and its
+    // bias 0 (tfm::NormOpInterface), as in a freshly initialised model;
+    // everything else is random. Decided here, from how each weight is used,
+    // so that the runtime need not know any model family's weight names.
     for (json &entry : weights)
       entry["init"] = "normal";
     auto mark = [&](Value value, const char *init) {
       if (auto weight = value.getDefiningOp<tfm::WeightOp>())
         weights[weightIndex.lookup(weight.getName())]["init"] = init;
     };
-    module.walk([&](tfm::LayerNormOp norm) {
+    module.walk([&](tfm::NormOpInterface norm) {
       mark(norm.getGamma(), "ones");
-      mark(norm.getBeta(), "zeros");
+      if (Value beta = norm.getBeta())
+        mark(beta, "zeros");
     });
-    module.walk([&](tfm::RmsNormOp norm) { mark(norm.getGamma(), "ones"); });
     // Cache slots: [max_batch, max_len, width] each, owned by the runtime.
     auto addSlot = [&](StringRef slot, Value value) {
       if (slotIndex.count(slot))
@@ -156,8 +155,7 @@ LogicalResult EntryLowering::assignShape(Operation *op) {
     shapes[result] = {ids[0], ids[1], constant(type.getShape().back())};
     return success();
   }
-  if (isa<tfm::PositionsOp, tfm::ScaleOp, tfm::ActivationOp, tfm::AddOp,
-          tfm::MulOp, tfm::LayerNormOp, tfm::RmsNormOp, tfm::RopeOp>(op))
+  if (op->hasTrait<tfm::SameShapeAsInput>())
     return same(op->getOperand(0));
   if (auto append = dyn_cast<tfm::KvAppendOp>(op)) {
     // Every valid row of the slot: the new rows themselves in a prefill,
@@ -338,7 +336,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     return failure();
 
   KernelSpec spec;
-  std::optional<target::KernelKind> kind = target::kernelKindOf(op);
+  std::optional<target::KernelKind> kind = tfm::kernelKindOf(op);
   std::optional<target::TilePlan> tile = target::readTilePlan(op, target);
   if (!kind || !tile)
     return failure();
@@ -459,23 +457,17 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
       args.push_back(matrix(residual));
     }
     args.push_back(matrix(result));
-  } else if (isa<tfm::LayerNormOp, tfm::RmsNormOp>(op)) {
+  } else if (auto norm = dyn_cast<tfm::NormOpInterface>(op)) {
     // x [, residual], gamma [, beta]: RMSNorm has no beta.
-    auto norm = [&](auto typed) {
-      spec.eps = typed.getEps().convertToDouble();
-      args.push_back(matrix(typed.getInput()));
-      if (Value residual = typed.getResidual()) {
-        spec.hasResidual = true;
-        args.push_back(matrix(residual));
-      }
-      args.push_back(vector(typed.getGamma()));
-    };
-    if (auto layerNorm = dyn_cast<tfm::LayerNormOp>(op)) {
-      norm(layerNorm);
-      args.push_back(vector(layerNorm.getBeta()));
-    } else {
-      norm(cast<tfm::RmsNormOp>(op));
+    spec.eps = norm.getEps().convertToDouble();
+    args.push_back(matrix(norm.getInput()));
+    if (Value residual = norm.getResidual()) {
+      spec.hasResidual = true;
+      args.push_back(matrix(residual));
     }
+    args.push_back(vector(norm.getGamma()));
+    if (Value beta = norm.getBeta())
+      args.push_back(vector(beta));
     args.push_back(matrix(result));
   } else if (auto attention = dyn_cast<tfm::AttentionOp>(op)) {
     if (!attention.isMergedLayout())

@@ -63,7 +63,7 @@ mlir::FailureOr<ModuleStats> collectStats(mlir::ModuleOp module) {
           bytes ? llvm::checkedAdd(stats.weightBytes, *bytes) : std::nullopt;
       overflow |= !total;
       stats.weightBytes = total.value_or(0);
-    } else if (target::kernelKindOf(op)) {
+    } else if (llvm::isa<tfm::KernelOpInterface>(op)) {
       ++stats.kernels;
       kernelKeys.insert(codegen::kernelKey(op));
     }

@@ -10,8 +10,6 @@
 
 #include "compiler/passes/Passes.h"
 
-#include "compiler/target/TilePlan.h"
-
 namespace tfmc {
 #define GEN_PASS_DEF_CHECKKERNELS
 #include "compiler/passes/Passes.h.inc"
@@ -24,7 +22,7 @@ namespace {
 struct CheckKernelsPass : tfmc::impl::CheckKernelsBase<CheckKernelsPass> {
   void runOnOperation() override {
     for (Operation &op : getOperation().getBody().getOps()) {
-      if (isa<func::ReturnOp>(op) || tfmc::target::kernelKindOf(&op) ||
+      if (isa<func::ReturnOp, tfmc::tfm::KernelOpInterface>(op) ||
           tfmc::tfm::isMemoryView(&op))
         continue;
       op.emitError("'")

@@ -11,8 +11,6 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-#include <type_traits>
-
 namespace tfmc {
 #define GEN_PASS_DEF_FUSEEPILOGUES
 #include "compiler/passes/Passes.h.inc"
@@ -47,25 +45,20 @@ struct ActivationIntoLinear : OpRewritePattern<ActivationOp> {
   }
 };
 
-/// norm(x + y) -> norm(x) residual y, for a layer norm or an RMSNorm (both
-/// kernels add the residual before normalising): post-norm's LN(x + f(x)).
-template <typename Norm>
-struct ResidualIntoNorm : OpRewritePattern<Norm> {
-  using OpRewritePattern<Norm>::OpRewritePattern;
+/// norm(x + y) -> norm(x) residual y, for every norm (NormOpInterface: its
+/// kernel adds the residual before normalising): post-norm's LN(x + f(x)).
+struct ResidualIntoNorm : OpInterfaceRewritePattern<NormOpInterface> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
-  LogicalResult matchAndRewrite(Norm norm,
+  LogicalResult matchAndRewrite(NormOpInterface norm,
                                 PatternRewriter &rewriter) const override {
-    auto add = norm.getInput().template getDefiningOp<AddOp>();
+    auto add = norm.getInput().getDefiningOp<AddOp>();
     if (norm.getResidual() || !add || !add.getResult().hasOneUse())
       return rewriter.notifyMatchFailure(norm, "input is not a single-use add");
-    if constexpr (std::is_same_v<Norm, LayerNormOp>)
-      rewriter.replaceOpWithNewOp<LayerNormOp>(
-          norm, norm.getType(), add.getLhs(), add.getRhs(), norm.getGamma(),
-          norm.getBeta(), norm.getEpsAttr());
-    else
-      rewriter.replaceOpWithNewOp<RmsNormOp>(norm, norm.getType(), add.getLhs(),
-                                             add.getRhs(), norm.getGamma(),
-                                             norm.getEpsAttr());
+    rewriter.modifyOpInPlace(norm, [&] {
+      norm.getInputMutable().assign(add.getLhs());
+      norm.getResidualMutable().assign(add.getRhs());
+    });
     rewriter.eraseOp(add);
     return success();
   }
@@ -80,10 +73,8 @@ struct ResidualIntoLinear : OpRewritePattern<AddOp> {
     // A sum that a norm reads is that norm's to take (post-norm).
     if (add.getResult().hasOneUse()) {
       Operation *user = *add.getResult().getUsers().begin();
-      auto takes = [&](auto norm) {
-        return norm && norm.getInput() == add.getResult() && !norm.getResidual();
-      };
-      if (takes(dyn_cast<LayerNormOp>(user)) || takes(dyn_cast<RmsNormOp>(user)))
+      auto norm = dyn_cast<NormOpInterface>(user);
+      if (norm && norm.getInput() == add.getResult() && !norm.getResidual())
         return rewriter.notifyMatchFailure(add, "a norm takes this sum");
     }
     LinearOp lhs = plainLinear(add.getLhs());
@@ -184,9 +175,8 @@ struct GateIntoLinear : OpRewritePattern<MulOp> {
 struct FuseEpiloguesPass : tfmc::impl::FuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ActivationIntoLinear, ResidualIntoNorm<LayerNormOp>,
-                 ResidualIntoNorm<RmsNormOp>,
-                 ResidualIntoLinear, HeadsIntoAttention, GateIntoLinear>(
+    patterns.add<ActivationIntoLinear, ResidualIntoNorm, ResidualIntoLinear,
+                 HeadsIntoAttention, GateIntoLinear>(
         &getContext());
     if (failed(applyPatternsAndFoldGreedily(getOperation(),
                                             std::move(patterns))))

@@ -34,13 +34,20 @@ def FuseMaskedAttention : Pass<"tfm-fuse-masked-attention", "::mlir::func::FuncO
 def FuseEpilogues : Pass<"tfm-fuse-epilogues", "::mlir::func::FuncOp"> {
   let summary = "Fuses activations, residual adds and head splits into their kernels";
   let description = [{
+    Each fusion folds a cheap step into the kernel next to it, so that the
+    intermediate is never written to memory and read back:
+
     - activation(linear(x)) -> linear {activation}
-    - layer_norm(x + y) -> layer_norm x residual y (post-norm sublayers)
+    - norm(x + y) -> norm x residual y (post-norm sublayers), for every norm
+      (`tfm.layer_norm`, `tfm.rms_norm`: the ops with NormOpInterface)
     - x + linear(h) -> linear(h) residual x (pre-norm sublayers), unless the
-      sum feeds a layer norm, which takes it instead
+      sum feeds a norm, which takes it instead
     - merge_heads(attention(split_heads(q), split_heads(k), split_heads(v)))
       -> attention(q, k, v) {heads} in the [B, S, H·D] layout, so no
-      transpose is materialised around attention.
+      transpose is materialised around attention
+    - mul(act(linear(x, G)), linear(x, U)) -> gated_linear(x, G, U) {act}:
+      a gated FFN's gate and up projections in one GEMM
+
     Each fusion needs the producer's result to have no other user.
   }];
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];
@@ -49,12 +56,12 @@ def FuseEpilogues : Pass<"tfm-fuse-epilogues", "::mlir::func::FuncOp"> {
 def CheckKernels : Pass<"tfm-check-kernels", "::mlir::func::FuncOp"> {
   let summary = "Checks that every op left after fusion is a kernel tfmc compiles";
   let description = [{
-    After fusion every op of an entry point must be one of the kernel kinds
-    (`KernelKind` and `kernelKindOf` in compiler/target/TilePlan.h) or a
-    view of memory (`tfm.weight`,
-    `tfm.split`, `tfm.kv_append`, `tfm.kv_read`). Any other op, e.g. a
-    softmax whose chain the fusion could not match, is an error at that op,
-    before it is tiled, given an arena slot or lowered.
+    After fusion every op of an entry point must be a kernel (an op with
+    KernelOpInterface, which names its kernel kind) or a view of memory
+    (an op with the `Tfm_MemoryView` trait: `tfm.weight`, `tfm.split`,
+    `tfm.kv_append`, `tfm.kv_read`). Any other op, e.g. a softmax whose
+    chain the fusion could not match, is an error at that op, before it is
+    tiled, given an arena slot or lowered.
   }];
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];
 }
@@ -63,8 +70,10 @@ def WeightStorage : Pass<"tfm-weight-storage", "::mlir::ModuleOp"> {
   let summary = "Stores the weights of linears and embeddings in bf16, int8 or int4";
   let description = [{
     The user's `--weight-dtype`: every `tfm.weight` whose every use is a
-    linear's weight or an embedding's table (directly or through
-    `tfm.split` views along rows) gets `storage = #tfm.storage<bf16>`, or
+    weight its kernel widens in registers (KernelOpInterface's
+    `widensWeight`: a linear's weight, a gated linear's gate and up, an
+    embedding's table), directly or through `tfm.split` views along rows,
+    gets `storage = #tfm.storage<bf16>`, or
     `#tfm.storage<int8>` with `group`, or `#tfm.storage<int4>` with group
     32 (GGUF's Q4_0 blocks). Those kernels widen the weight in
     registers, and accumulate in f32. Every other weight (norms, biases,
@@ -97,9 +106,13 @@ def Tile : Pass<"tfm-tile", "::mlir::ModuleOp"> {
   let summary = "Chooses tile sizes, vector widths, unrolling and parallel loops per kernel";
   let description = [{
     Attaches a typed tile plan (compiler/target/TilePlan.h) as a `tfm.tile`
-    dictionary to every kernel, chosen by a small cost model from the target
-    description (compiler/target/Target.h). Codegen reads the plans back;
-    the reasoning is documented in Tile.cpp.
+    dictionary to every kernel (every op with KernelOpInterface), chosen by
+    a small cost model from the target description
+    (compiler/target/Target.h): a GEMM plan for linears and gated linears
+    (the dot form, or for many rows of an f32 weight the packed form), an
+    attention plan for attention, and a row plan for every other kernel
+    (norms reduce each row). Codegen reads the plans back; the reasoning is
+    documented in Tile.cpp.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"host\"",
@@ -118,8 +131,9 @@ def PlanMemory : Pass<"tfm-plan-memory", "::mlir::func::FuncOp"> {
     Sizes each kernel's result at the maximum batch and sequence (a dynamic
     leading dimension is the batch, any other dynamic dimension a sequence;
     the [Sq, Sk] causal and window masks have no batch dimension),
-    computes live ranges in program order, lets an elementwise kernel write
-    in place over an operand that dies there (unless in-place=false: a
+    computes live ranges in program order, lets an elementwise kernel (an
+    op with the `Tfm_ElementwiseInPlace` trait) write in place over an
+    operand of its size that dies there (unless in-place=false: a
     schedule that computes some output elements twice, as Adams2019's
     ShiftInwards tails do, would then read an input it already overwrote),
     and packs the buffers greedily

@@ -52,7 +52,7 @@ struct Buffer {
 
 /// Kernels whose output element i depends only on input element i.
 bool mayWriteInPlace(Operation *op) {
-  return isa<AddOp, ScaleOp, ActivationOp, PositionsOp, ApplyMaskOp>(op);
+  return op->hasTrait<ElementwiseInPlace>();
 }
 
 struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {

@@ -554,21 +554,11 @@ TilePlan planKernel(const TargetDescription &target, Operation *op,
   }
   case KernelKind::Attention:
     return planAttention(target, cast<AttentionOp>(op), maxSeq);
-  case KernelKind::LayerNorm:
-  case KernelKind::RmsNorm:
-    return planRows(target, op, /*reducesRows=*/true);
-  case KernelKind::Embedding:
-  case KernelKind::Positions:
-  case KernelKind::Scale:
-  case KernelKind::Activation:
-  case KernelKind::Add:
-  case KernelKind::LastPosition:
-  case KernelKind::FirstPosition:
-  case KernelKind::Mul:
-  case KernelKind::Rope:
-    return planRows(target, op, /*reducesRows=*/false);
+  default:
+    // Every other kind is a row kernel (TilePlan.cpp's emptyPlanFor agrees);
+    // a norm reduces each row.
+    return planRows(target, op, /*reducesRows=*/isa<NormOpInterface>(op));
   }
-  llvm_unreachable("every kernel kind has a plan");
 }
 
 struct TilePass : tfmc::impl::TileBase<TilePass> {

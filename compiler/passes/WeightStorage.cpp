@@ -37,20 +37,14 @@ using namespace tfmc::tfm;
 namespace {
 
 /// Whether every use of `value` reads it as a weight that a kernel widens
-/// in registers: a linear's weight (or a gated linear's gate or up), an
-/// embedding's table, or a row split of
-/// it whose parts are such weights.
+/// in registers (KernelOpInterface::widensWeight: a linear's weight, a gated
+/// linear's gate or up, an embedding's table), or a row split of it whose
+/// parts are such weights.
 bool onlyWidenedUses(Value value) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
-    if (auto linear = dyn_cast<LinearOp>(user)) {
-      if (linear.getWeight() != value)
-        return false;
-    } else if (auto gated = dyn_cast<GatedLinearOp>(user)) {
-      if (gated.getGate() != value && gated.getUp() != value)
-        return false;
-    } else if (auto embedding = dyn_cast<EmbeddingOp>(user)) {
-      if (embedding.getTable() != value)
+    if (auto kernel = dyn_cast<KernelOpInterface>(user)) {
+      if (!kernel.widensWeight(use))
         return false;
     } else if (auto split = dyn_cast<SplitOp>(user)) {
       if (split.getAxis() != 0 || !llvm::all_of(split.getParts(), onlyWidenedUses))

@@ -12,39 +12,6 @@ namespace tfmc::target {
 
 using namespace mlir;
 
-std::optional<KernelKind> kernelKindOf(Operation *op) {
-  using namespace tfmc::tfm;
-  if (isa<EmbeddingOp>(op))
-    return KernelKind::Embedding;
-  if (isa<PositionsOp>(op))
-    return KernelKind::Positions;
-  if (isa<ScaleOp>(op))
-    return KernelKind::Scale;
-  if (isa<ActivationOp>(op))
-    return KernelKind::Activation;
-  if (isa<AddOp>(op))
-    return KernelKind::Add;
-  if (isa<LinearOp>(op))
-    return KernelKind::Linear;
-  if (isa<LayerNormOp>(op))
-    return KernelKind::LayerNorm;
-  if (isa<AttentionOp>(op))
-    return KernelKind::Attention;
-  if (isa<LastPositionOp>(op))
-    return KernelKind::LastPosition;
-  if (isa<FirstPositionOp>(op))
-    return KernelKind::FirstPosition;
-  if (isa<GatedLinearOp>(op))
-    return KernelKind::GatedLinear;
-  if (isa<MulOp>(op))
-    return KernelKind::Mul;
-  if (isa<RmsNormOp>(op))
-    return KernelKind::RmsNorm;
-  if (isa<RopeOp>(op))
-    return KernelKind::Rope;
-  return std::nullopt;
-}
-
 namespace {
 
 /// The plan struct that a kernel of `kind` has on `target`; a CPU GEMM has
@@ -62,7 +29,7 @@ TilePlan emptyPlanFor(KernelKind kind, const TargetDescription &target,
     return CpuGemmPlan{};
   case KernelKind::Attention:
     return gpu ? TilePlan(GpuAttentionPlan{}) : TilePlan(CpuAttentionPlan{});
-  default:
+  default: // every other kind is a row kernel (Tile.cpp's planKernel)
     return gpu ? TilePlan(GpuRowsPlan{}) : TilePlan(CpuRowsPlan{});
   }
 }
@@ -93,7 +60,7 @@ DictionaryAttr toDictionary(Builder &builder, const TargetDescription &target,
 
 std::optional<TilePlan> readTilePlan(Operation *op,
                                      const TargetDescription &target) {
-  std::optional<KernelKind> kind = kernelKindOf(op);
+  std::optional<KernelKind> kind = tfm::kernelKindOf(op);
   if (!kind) {
     op->emitError("not a kernel: tfmc has no tile plan for '")
         << op->getName() << "'";

@@ -20,6 +20,7 @@
 #define TFMC_TARGET_TILEPLAN_H
 
 #include "compiler/target/Target.h"
+#include "dialects/tfm/KernelKind.h"
 
 #include <cstdint>
 #include <optional>
@@ -34,28 +35,9 @@ class Operation;
 
 namespace tfmc::target {
 
-/// The kernels tfmc compiles. After fusion every op of an entry point is
-/// one of these, or a view of memory (weights, their slices, the KV cache).
-enum class KernelKind {
-  Embedding,
-  Positions,
-  Scale,
-  Activation,
-  Add,
-  Linear,
-  LayerNorm,
-  Attention,
-  LastPosition,
-  FirstPosition,
-  GatedLinear,
-  Mul,
-  RmsNorm,
-  Rope
-};
-
-/// The kernel kind of `op`, or nullopt when `op` is not a kernel (a view,
-/// or an op the middle end should have fused away).
-std::optional<KernelKind> kernelKindOf(mlir::Operation *op);
+/// The kernels tfmc compiles: each kernel op names its kind in the dialect
+/// (tfm::kernelKindOf); the plans below are per family of kinds.
+using tfm::KernelKind;
 
 /// The values an integer field of a plan may take. By default a size, a
 /// count or a factor: positive, and within the `int` the schedules use.

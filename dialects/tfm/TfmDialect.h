@@ -10,8 +10,12 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dialects/tfm/KernelKind.h"
+#include "dialects/tfm/TfmTraits.h"
+
 #include "dialects/tfm/TfmDialect.h.inc"
 #include "dialects/tfm/TfmEnums.h.inc"
+#include "dialects/tfm/TfmInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/tfm/TfmAttrs.h.inc"
@@ -21,13 +25,21 @@
 
 namespace tfmc::tfm {
 
-/// Whether `op` is a view of memory rather than a computation: weights and
-/// their slices (tfm.split) are views of the weights file, the KV cache ops
-/// views of runtime-owned memory. Every other tfm op computes a tensor
-/// (which ops are compiled kernels is compiler/target/TilePlan.h's
-/// kernelKindOf).
+/// Whether `op` is a view of memory rather than a computation
+/// (`Tfm_MemoryView`): weights and their slices (tfm.split) are views of the
+/// weights file, the KV cache ops views of runtime-owned memory. Every other
+/// tfm op computes a tensor; the kernels among them implement
+/// KernelOpInterface.
 inline bool isMemoryView(mlir::Operation *op) {
-  return llvm::isa<WeightOp, SplitOp, KvAppendOp, KvReadOp>(op);
+  return op->hasTrait<MemoryView>();
+}
+
+/// The kernel kind of `op`, or nullopt when `op` is not a kernel (a view, or
+/// an op the middle end should have fused away).
+inline std::optional<KernelKind> kernelKindOf(mlir::Operation *op) {
+  if (auto kernel = llvm::dyn_cast<KernelOpInterface>(op))
+    return kernel.getKernelKind();
+  return std::nullopt;
 }
 
 /// Whether `op` is a tfm op that computes a tensor (not a view).

@@ -8,7 +8,7 @@ include "mlir/IR/OpBase.td"
 def Tfm_Dialect : Dialect {
   let name = "tfm";
   let cppNamespace = "::tfmc::tfm";
-  let summary = "Transformer models at the granularity of the attention algorithm";
+  let summary = "Transformer models at the granularity of the attention algorithm.";
   let description = [{
     The frontend writes each model step by step (projections, split heads,
     Q·Kᵀ, scale, mask, softmax, ·V, merge heads, output projection) so that

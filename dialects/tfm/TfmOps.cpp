@@ -101,12 +101,9 @@ LogicalResult checkProjection(Operation *op, Value weightValue,
 /// (LayerNorm's beta and both eps checks are the callers'.)
 LogicalResult checkNorm(Operation *op, Value residual, Value gamma) {
   auto input = tensorType(op->getOperand(0));
-  Type resultType = op->getResult(0).getType();
+  // The result's shape is the input's: Tfm_SameShapeAsInput checks it.
   if (input.getRank() < 1)
     return op->emitOpError("input must have rank >= 1");
-  if (resultType != input)
-    return op->emitOpError() << "result type " << resultType
-                             << " does not match input type " << input;
   if (residual && residual.getType() != input)
     return op->emitOpError() << "residual type " << residual.getType()
                              << " does not match input type " << input;

@@ -10,6 +10,7 @@
 #define TFM_OPS_TD
 
 include "dialects/tfm/TfmAttrs.td"
+include "dialects/tfm/TfmInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/OpBase.td"
@@ -27,7 +28,7 @@ def Tfm_ScoreMaskTensor : RankedTensorOf<[I1, F32]>;
 // Parameters and inputs
 //===----------------------------------------------------------------------===//
 
-def Tfm_WeightOp : Tfm_Op<"weight", [Pure]> {
+def Tfm_WeightOp : Tfm_Op<"weight", [Pure, Tfm_MemoryView]> {
   let summary = "a named model parameter";
   let description = [{
     A tensor read from the weights file under `name` (docs/language.md's and docs/families.md's weight-name tables).
@@ -69,18 +70,32 @@ def Tfm_WeightOp : Tfm_Op<"weight", [Pure]> {
   }];
 }
 
-def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure]> {
+def Tfm_EmbeddingOp : Tfm_Op<"embedding", [Pure, Tfm_Kernel<"Embedding">]> {
   let summary = "token embedding lookup: result[b, s, :] = table[ids[b, s], :]";
+  let description = [{
+    `table` [vocab, d] (a `tfm.weight`), `ids` [B, S] of i32 or i64 ->
+    [B, S, d]. Token ids must be below vocab: the runtime checks each input
+    against the rows of the tables it indexes before any kernel runs. The
+    kernel reads the table in its storage type (bf16, int8 or int4 after
+    tfm-weight-storage) and widens each row it copies.
+  }];
   let arguments = (ins Tfm_F32Tensor:$table, Tfm_IdTensor:$ids);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = [{
     $table `[` $ids `]` attr-dict `:` type($table) `,` type($ids) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// KernelOpInterface: the table is read in its storage type.
+    bool widensWeight(::mlir::OpOperand &operand) {
+      return &operand == &getTableMutable();
+    }
+  }];
 }
 
 def Tfm_PositionsOp : Tfm_Op<"positions", [Pure, AttrSizedOperandSegments,
-    AllTypesMatch<["input", "result"]>]> {
+    AllTypesMatch<["input", "result"]>, Tfm_Kernel<"Positions">,
+    Tfm_SameShapeAsInput, Tfm_ElementwiseInPlace]> {
   let summary = "adds position encodings for positions 0..S-1";
   let description = [{
     result[b, s, :] = input[b, s, :] + P[s, :], where P is the sinusoidal
@@ -108,7 +123,8 @@ def Tfm_PositionsOp : Tfm_Op<"positions", [Pure, AttrSizedOperandSegments,
 // Dense algebra
 //===----------------------------------------------------------------------===//
 
-def Tfm_LinearOp : Tfm_Op<"linear", [Pure, AttrSizedOperandSegments]> {
+def Tfm_LinearOp : Tfm_Op<"linear", [Pure, AttrSizedOperandSegments,
+    Tfm_Kernel<"Linear">]> {
   let summary = "act(x · Wᵀ + b) + residual over the last dimension (PyTorch [out, in] weights)";
   let description = [{
     The frontend writes the plain form, x · Wᵀ + b. Epilogue fusion adds an
@@ -125,10 +141,16 @@ def Tfm_LinearOp : Tfm_Op<"linear", [Pure, AttrSizedOperandSegments]> {
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// KernelOpInterface: the weight is read in its storage type.
+    bool widensWeight(::mlir::OpOperand &operand) {
+      return &operand == &getWeightMutable();
+    }
+  }];
 }
 
 def Tfm_GatedLinearOp : Tfm_Op<"gated_linear",
-    [Pure, AttrSizedOperandSegments]> {
+    [Pure, AttrSizedOperandSegments, Tfm_Kernel<"GatedLinear">]> {
   let summary = "act(x · Gᵀ + bg) · (x · Uᵀ + bu): a gated FFN's gate and up in one GEMM";
   let description = [{
     tfm-fuse-epilogues writes it for mul(activation(linear(x, G)),
@@ -147,6 +169,12 @@ def Tfm_GatedLinearOp : Tfm_Op<"gated_linear",
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// KernelOpInterface: gate and up are read in their (one) storage type.
+    bool widensWeight(::mlir::OpOperand &operand) {
+      return &operand == &getGateMutable() || &operand == &getUpMutable();
+    }
+  }];
 }
 
 def Tfm_MatmulOp : Tfm_Op<"matmul", [Pure]> {
@@ -164,7 +192,7 @@ def Tfm_MatmulOp : Tfm_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tfm_SplitOp : Tfm_Op<"split", [Pure]> {
+def Tfm_SplitOp : Tfm_Op<"split", [Pure, Tfm_MemoryView]> {
   let summary = "splits a tensor into consecutive parts along one axis";
   let description = [{
     Used for the packed `in_proj_weight` [(H + 2·Hkv)·Dh, d] and
@@ -184,6 +212,12 @@ def Tfm_SplitOp : Tfm_Op<"split", [Pure]> {
 
 def Tfm_SplitHeadsOp : Tfm_Op<"split_heads", [Pure]> {
   let summary = "[B, S, H·Dh] -> [B, H, S, Dh]";
+  let description = [{
+    The heads of a projection as their own dimension, for the step-by-step
+    attention the frontend writes (head h is columns h·Dh .. (h+1)·Dh - 1).
+    tfm-fuse-epilogues folds it into `tfm.attention`'s merged layout, so no
+    kernel ever materialises the transpose.
+  }];
   let arguments = (ins Tfm_F32Tensor:$input);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
@@ -192,42 +226,76 @@ def Tfm_SplitHeadsOp : Tfm_Op<"split_heads", [Pure]> {
 
 def Tfm_MergeHeadsOp : Tfm_Op<"merge_heads", [Pure]> {
   let summary = "[B, H, S, Dh] -> [B, S, H·Dh]";
+  let description = [{
+    The inverse of `tfm.split_heads`: head h of the result's last dimension
+    is columns h·Dh .. (h+1)·Dh - 1. Folded into `tfm.attention` by
+    tfm-fuse-epilogues.
+  }];
   let arguments = (ins Tfm_F32Tensor:$input);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
-def Tfm_ScaleOp : Tfm_Op<"scale", [Pure, SameOperandsAndResultType]> {
+def Tfm_ScaleOp : Tfm_Op<"scale", [Pure, SameOperandsAndResultType,
+    Tfm_Kernel<"Scale">, Tfm_SameShapeAsInput, Tfm_ElementwiseInPlace]> {
   let summary = "multiplies every element by a constant factor";
+  let description = [{
+    result = input · factor. The attention fusion folds a scale of the
+    scores (or of Q or K) into `tfm.attention`'s `scale`; any other scale
+    (e.g. an embedding's √d) is an elementwise kernel, which may write in
+    place.
+  }];
   let arguments = (ins Tfm_F32Tensor:$input, F64Attr:$factor);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = "$input `by` $factor attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
 
-def Tfm_AddOp : Tfm_Op<"add", [Pure, Commutative, SameOperandsAndResultType]> {
+def Tfm_AddOp : Tfm_Op<"add", [Pure, Commutative, SameOperandsAndResultType,
+    Tfm_Kernel<"Add">, Tfm_SameShapeAsInput, Tfm_ElementwiseInPlace]> {
   let summary = "elementwise sum of two tensors of one type (residuals)";
+  let description = [{
+    A residual connection. tfm-fuse-epilogues folds it into the norm that
+    reads the sum (post-norm: norm(x + f(x)), the norm's `residual`) or into
+    the linear that produces one operand (pre-norm: x + f(LN(x)), the
+    linear's `residual`); a sum left over is its own elementwise kernel.
+  }];
   let arguments = (ins Tfm_F32Tensor:$lhs, Tfm_F32Tensor:$rhs);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
-def Tfm_MulOp : Tfm_Op<"mul", [Pure, Commutative, SameOperandsAndResultType]> {
+def Tfm_MulOp : Tfm_Op<"mul", [Pure, Commutative, SameOperandsAndResultType,
+    Tfm_Kernel<"Mul">, Tfm_SameShapeAsInput]> {
   let summary = "elementwise product of two tensors of one type (a gated FFN's act(gate) · up)";
+  let description = [{
+    The frontend writes a gated FFN (Llama's SwiGLU) as
+    mul(activation(linear(x, G)), linear(x, U)); tfm-fuse-epilogues turns
+    that into one `tfm.gated_linear`. Any other product is its own
+    elementwise kernel.
+  }];
   let arguments = (ins Tfm_F32Tensor:$lhs, Tfm_F32Tensor:$rhs);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
 
-def Tfm_ActivationOp : Tfm_Op<"activation", [Pure, SameOperandsAndResultType]> {
+def Tfm_ActivationOp : Tfm_Op<"activation", [Pure, SameOperandsAndResultType,
+    Tfm_Kernel<"Activation">, Tfm_SameShapeAsInput, Tfm_ElementwiseInPlace]> {
   let summary = "elementwise relu, gelu (erf), gelu_tanh, silu or tanh";
+  let description = [{
+    `kind` is `#tfm.activation<relu>`, `gelu` (the exact form, with erf),
+    `gelu_tanh` (GPT-2's tanh approximation), `silu` (x · sigmoid(x)) or
+    `tanh`. tfm-fuse-epilogues folds an activation of a linear's result into
+    the linear's epilogue; any other is its own elementwise kernel.
+  }];
   let arguments = (ins Tfm_F32Tensor:$input, Tfm_ActivationAttr:$kind);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = "$input $kind attr-dict `:` type($input)";
 }
 
-def Tfm_LayerNormOp : Tfm_Op<"layer_norm", [Pure]> {
+def Tfm_LayerNormOp : Tfm_Op<"layer_norm", [Pure, Tfm_Kernel<"LayerNorm">,
+    Tfm_SameShapeAsInput, Tfm_NormOpInterface]> {
   let summary = "LayerNorm(x + residual) over the last dimension, with weight and bias";
   let description = [{
     The optional `residual` is added before normalising: a post-norm
@@ -243,7 +311,8 @@ def Tfm_LayerNormOp : Tfm_Op<"layer_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tfm_RmsNormOp : Tfm_Op<"rms_norm", [Pure]> {
+def Tfm_RmsNormOp : Tfm_Op<"rms_norm", [Pure, Tfm_Kernel<"RmsNorm">,
+    Tfm_SameShapeAsInput, Tfm_NormOpInterface]> {
   let summary = "RMSNorm(x + residual) over the last dimension: x · rsqrt(mean(x²) + eps) · gamma";
   let description = [{
     Llama's norm: no mean is subtracted and there is no bias. The optional
@@ -259,7 +328,8 @@ def Tfm_RmsNormOp : Tfm_Op<"rms_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tfm_RopeOp : Tfm_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Tfm_RopeOp : Tfm_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>,
+    Tfm_Kernel<"Rope">, Tfm_SameShapeAsInput]> {
   let summary = "rotary position embedding of [B, S, H·Dh] queries or keys";
   let description = [{
     Hugging Face Llama's "rotate half" layout: within each of the `heads`
@@ -314,6 +384,12 @@ def Tfm_SoftmaxOp : Tfm_Op<"softmax", [Pure, SameOperandsAndResultType]> {
 
 def Tfm_CausalMaskOp : Tfm_Op<"causal_mask", [Pure]> {
   let summary = "the look-ahead mask of a sequence: [S, S], true where key <= query";
+  let description = [{
+    Reads only the sequence length of `sequence` [B, S, d]. A mask producer
+    of the step-by-step attention: tfm-fuse-masked-attention turns it into
+    `#tfm.mask<causal>` on `tfm.attention`, whose kernel skips the masked
+    key blocks; it is never a kernel itself.
+  }];
   let arguments = (ins Tfm_F32Tensor:$sequence);
   let results = (outs Tfm_BoolTensor:$result);
   let assemblyFormat = "$sequence attr-dict `:` type($sequence) `->` type($result)";
@@ -336,6 +412,12 @@ def Tfm_WindowMaskOp : Tfm_Op<"window_mask", [Pure]> {
 
 def Tfm_PaddingMaskOp : Tfm_Op<"padding_mask", [Pure]> {
   let summary = "key padding mask [B, S] (1 = token) -> [B, 1, 1, S], true for tokens";
+  let description = [{
+    The model's `attention_mask` input (i1, i8, i32 or i64; nonzero is a
+    token) shaped to broadcast over heads and queries. The attention fusion
+    turns it into `#tfm.mask<padding>` and the `key_padding` operand of
+    `tfm.attention`; it is never a kernel itself.
+  }];
   let arguments = (ins Tfm_KeyMaskTensor:$key_mask);
   let results = (outs Tfm_BoolTensor:$result);
   let assemblyFormat = "$key_mask attr-dict `:` type($key_mask) `->` type($result)";
@@ -344,6 +426,11 @@ def Tfm_PaddingMaskOp : Tfm_Op<"padding_mask", [Pure]> {
 
 def Tfm_MaskAndOp : Tfm_Op<"mask_and", [Pure, Commutative]> {
   let summary = "combines two boolean masks, broadcasting as NumPy does";
+  let description = [{
+    result = lhs ∧ rhs, e.g. a causal [S, S] and a padding [B, 1, 1, S]
+    mask into [B, 1, S, S]. The attention fusion records each operand's
+    mask kind in `#tfm.mask`; the op itself is never a kernel.
+  }];
   let arguments = (ins Tfm_BoolTensor:$lhs, Tfm_BoolTensor:$rhs);
   let results = (outs Tfm_BoolTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
@@ -351,7 +438,7 @@ def Tfm_MaskAndOp : Tfm_Op<"mask_and", [Pure, Commutative]> {
 }
 
 def Tfm_ApplyMaskOp : Tfm_Op<"apply_mask", [Pure,
-    AllTypesMatch<["scores", "result"]>]> {
+    AllTypesMatch<["scores", "result"]>, Tfm_ElementwiseInPlace]> {
   let summary = "masks attention scores [B, H, Sq, Sk]";
   let description = [{
     An i1 mask selects: result = mask ? scores : -inf. An f32 mask is
@@ -372,7 +459,7 @@ def Tfm_ApplyMaskOp : Tfm_Op<"apply_mask", [Pure,
 //===----------------------------------------------------------------------===//
 
 def Tfm_KvAppendOp : Tfm_Op<"kv_append", [
-    MemoryEffects<[MemRead, MemWrite]>]> {
+    MemoryEffects<[MemRead, MemWrite]>, Tfm_MemoryView]> {
   let summary = "appends keys or values to a runtime-owned cache slot";
   let description = [{
     `new` [B, n, D] is written to rows P .. P+n-1 of the cache `slot`, where
@@ -389,7 +476,7 @@ def Tfm_KvAppendOp : Tfm_Op<"kv_append", [
   let hasVerifier = 1;
 }
 
-def Tfm_KvReadOp : Tfm_Op<"kv_read", [MemoryEffects<[MemRead]>]> {
+def Tfm_KvReadOp : Tfm_Op<"kv_read", [MemoryEffects<[MemRead]>, Tfm_MemoryView]> {
   let summary = "reads every valid row of a runtime-owned cache slot";
   let description = [{
     The cross-attention keys and values a prefill computed from the
@@ -405,7 +492,8 @@ def Tfm_KvReadOp : Tfm_Op<"kv_read", [MemoryEffects<[MemRead]>]> {
 // Positions generation reads
 //===----------------------------------------------------------------------===//
 
-def Tfm_LastPositionOp : Tfm_Op<"last_position", [Pure]> {
+def Tfm_LastPositionOp : Tfm_Op<"last_position", [Pure,
+    Tfm_Kernel<"LastPosition">]> {
   let summary = "the last position of each sequence: [B, S, D] -> [B, 1, D]";
   let description = [{
     result[b, 0, :] = input[b, S - 1, :] for every row b. A prefill needs
@@ -426,7 +514,8 @@ def Tfm_LastPositionOp : Tfm_Op<"last_position", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tfm_FirstPositionOp : Tfm_Op<"first_position", [Pure]> {
+def Tfm_FirstPositionOp : Tfm_Op<"first_position", [Pure,
+    Tfm_Kernel<"FirstPosition">]> {
   let summary = "the first position of each sequence: [B, S, D] -> [B, D]";
   let description = [{
     result[b, :] = input[b, 0, :] for every row b: BERT's pooler reads the
@@ -443,7 +532,7 @@ def Tfm_FirstPositionOp : Tfm_Op<"first_position", [Pure]> {
 // Fused attention
 //===----------------------------------------------------------------------===//
 
-def Tfm_AttentionOp : Tfm_Op<"attention", [Pure]> {
+def Tfm_AttentionOp : Tfm_Op<"attention", [Pure, Tfm_Kernel<"Attention">]> {
   let summary = "softmax(scale · Q·Kᵀ, masked) · V in one kernel";
   let description = [{
     Split layout: q [B, H, Sq, Dh], k [B, H, Sk, Dh], v [B, H, Sk, Dv] ->
