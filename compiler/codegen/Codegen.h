@@ -8,7 +8,7 @@
 #ifndef TFMC_CODEGEN_CODEGEN_H
 #define TFMC_CODEGEN_CODEGEN_H
 
-#include "compiler/target/Target.h"
+#include "passes/target/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"

@@ -3,7 +3,7 @@
 #include "compiler/codegen/KernelKey.h"
 
 #include "compiler/codegen/kernels/Kernel.h"
-#include "compiler/target/Target.h"
+#include "passes/target/Target.h"
 #include "dialects/tfm/TfmDialect.h"
 
 // Written by the build from the generator sources (compiler/CMakeLists.txt).

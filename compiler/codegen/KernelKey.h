@@ -23,7 +23,7 @@ std::string kernelKey(mlir::Operation *op);
 
 /// A content hash of everything that generates kernels: the sources of
 /// compiler/codegen (the op -> kernel mapping, the kernels) and
-/// compiler/target (targets, tile plans), Halide's header and tfmc's
+/// passes/target (targets, tile plans), Halide's header and tfmc's
 /// version. The same sources give the same hash; any edit changes it.
 const char *kernelGeneratorHash();
 

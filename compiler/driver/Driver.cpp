@@ -4,13 +4,13 @@
 
 #include "compiler/codegen/Codegen.h"
 #include "compiler/codegen/KernelKey.h"
-#include "compiler/target/TilePlan.h"
+#include "passes/target/TilePlan.h"
 #include "compiler/frontend/AST.h"
 #include "compiler/frontend/ModelFile.h"
 #include "support/Text.h"
 #include "compiler/frontend/TfmBuilder.h"
 #include "dialects/tfm/TfmDialect.h"
-#include "compiler/passes/Passes.h"
+#include "passes/Passes.h"
 #include "support/PlanFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

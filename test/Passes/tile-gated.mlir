@@ -3,7 +3,7 @@
 // RUN: tfm-opt %s -split-input-file -tfm-tile=target=cuda | FileCheck %s --check-prefix=CUDA
 //
 // tfm-tile on a gated linear (a gated FFN's gate and up in one GEMM, N =
-// 2048 outputs of K = 768): the plans that compiler/passes/Tile.cpp's cost
+// 2048 outputs of K = 768): the plans that passes/Tile.cpp's cost
 // model gives with parts = 2 (two weights per output), derived by hand
 // here from the target registry (tile.mlir has the model for one weight;
 // AVX2 has 8 lanes, 16 ymm, L2 512 KiB; AVX-512 16 lanes, 32 zmm, L2

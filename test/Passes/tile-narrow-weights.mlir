@@ -3,7 +3,7 @@
 // RUN: tfm-opt %s -tfm-tile=target=cuda | FileCheck %s --check-prefix=CUDA
 //
 // GEMMs whose W is stored in int8 (tfm-weight-storage), planned as
-// compiler/passes/Tile.cpp explains; derived by hand from the registers of
+// passes/Tile.cpp explains; derived by hand from the registers of
 // each target (16 ymm registers, or 32 zmm with AVX-512; tile.mlir has the f32
 // model).
 //

@@ -6,8 +6,8 @@
 // RUN: tfm-opt %s -tfm-tile="target=x86-64-avx2 max-seq=1024" | FileCheck %s --check-prefix=SEQ1024
 //
 // tfm-tile: the plans differ per target exactly as the cost model in
-// compiler/passes/Tile.cpp derives them from the target registry in
-// compiler/target/Target.cpp (AVX2: 8 lanes, 16 ymm, L1 32 KiB, L2 512 KiB;
+// passes/Tile.cpp derives them from the target registry in
+// passes/target/Target.cpp (AVX2: 8 lanes, 16 ymm, L1 32 KiB, L2 512 KiB;
 // AVX-512: 16 lanes, 32 zmm, L1 48 KiB, L2 1280 KiB; cuda = sm_80: 48 KiB
 // shared per block, 96 registers per thread, 108 SMs). Every number below is
 // derived by hand here; a change to the model must change these comments.

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/Codegen.h"
-#include "compiler/target/Target.h"
+#include "passes/target/Target.h"
 #include "dialects/tfm/TfmDialect.h"
 
 #include "mlir/IR/MLIRContext.h"

@@ -11,7 +11,7 @@
 #define TFMC_TEST_UNIT_KERNELREFERENCE_H
 
 #include "compiler/codegen/kernels/Kernel.h"
-#include "compiler/target/Target.h"
+#include "passes/target/Target.h"
 
 #include "Halide.h"
 

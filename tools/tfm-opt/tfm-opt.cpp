@@ -1,6 +1,6 @@
 //===- tfm-opt.cpp - mlir-opt with the tfm dialect and tfmc's passes ------===//
 
-#include "compiler/passes/Passes.h"
+#include "passes/Passes.h"
 #include "dialects/tfm/TfmDialect.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"

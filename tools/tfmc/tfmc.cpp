@@ -1,6 +1,6 @@
 //===- tfmc.cpp - The tfmc compiler driver --------------------------------===//
 
-#include "compiler/target/Target.h"
+#include "passes/target/Target.h"
 #include "compiler/driver/Driver.h"
 #include "compiler/driver/OutputFile.h"
 #include "support/Text.h"
@@ -46,7 +46,7 @@ static cl::opt<std::string> outputPath("o", cl::desc("Output: a file for text (d
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(tfmcCategory));
 
-// The targets, from the registry (compiler/target/Target.cpp).
+// The targets, from the registry (passes/target/Target.cpp).
 static const std::string targetDescription =
     "Target to compile for (default: host):\n" + tfmc::target::targetHelp();
 static const std::string targetNames = tfmc::target::targetNameList("|");

@@ -2,7 +2,7 @@
 //
 // Each kernel kind is one file in this folder: its Halide algorithm (what
 // each output element is), its CPU schedule and its GPU schedule, read from
-// the kernel's typed tile plan (compiler/target/TilePlan.h), kept apart as in
+// the kernel's typed tile plan (passes/target/TilePlan.h), kept apart as in
 // Halide's generators. Schedules never change results. The registry below
 // maps a kernel kind to its file's functions (each file registers itself);
 // the plain C++ reference of
@@ -44,7 +44,7 @@
 #ifndef TFMC_CODEGEN_KERNELS_KERNEL_H
 #define TFMC_CODEGEN_KERNELS_KERNEL_H
 
-#include "compiler/target/TilePlan.h"
+#include "passes/target/TilePlan.h"
 
 #include "Halide.h"
 

@@ -48,7 +48,7 @@ for interface in interfaces:
         fail(f"TfmDialect.md does not document {interface}")
 print(f"TfmDialect.md: {len(op_defs)} ops, {len(interfaces)} interfaces")
 
-passes_td = read(f"{src}/compiler/passes/Passes.td")
+passes_td = read(f"{src}/passes/Passes.td")
 pass_defs = re.findall(r'^def \w+ : Pass<"([\w-]+)"', passes_td, re.M)
 help_text = subprocess.run(["tfm-opt", "--help"], capture_output=True, text=True, check=True).stdout
 registered = sorted(set(re.findall(r"--(tfm-[\w-]+)\s", help_text)) - {"tfm-default-pipeline"})

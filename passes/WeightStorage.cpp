@@ -20,7 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/passes/Passes.h"
+#include "passes/Passes.h"
 #include "support/WeightFormat.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -28,7 +28,7 @@
 
 namespace tfmc {
 #define GEN_PASS_DEF_WEIGHTSTORAGE
-#include "compiler/passes/Passes.h.inc"
+#include "passes/Passes.h.inc"
 } // namespace tfmc
 
 using namespace mlir;

@@ -6,14 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/passes/Passes.h"
+#include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace tfmc {
 #define GEN_PASS_DEF_FUSEEPILOGUES
-#include "compiler/passes/Passes.h.inc"
+#include "passes/Passes.h.inc"
 } // namespace tfmc
 
 using namespace mlir;

@@ -8,11 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/passes/Passes.h"
+#include "passes/Passes.h"
 
 namespace tfmc {
 #define GEN_PASS_DEF_CHECKKERNELS
-#include "compiler/passes/Passes.h.inc"
+#include "passes/Passes.h.inc"
 } // namespace tfmc
 
 using namespace mlir;

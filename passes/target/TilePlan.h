@@ -1,6 +1,6 @@
 //===- TilePlan.h - Typed tile plans, one struct per kernel family -*- C++ -*-===//
 //
-// The tiling pass (compiler/passes/Tile.cpp) chooses a plan for every kernel
+// The tiling pass (passes/Tile.cpp) chooses a plan for every kernel
 // and records it on the op as a `tfm.tile` dictionary; codegen reads it back
 // into the same struct and builds the kernel's Halide schedule from it. Each
 // struct names its attributes once (its `fields` visitor), so the writer and
@@ -19,7 +19,7 @@
 #ifndef TFMC_TARGET_TILEPLAN_H
 #define TFMC_TARGET_TILEPLAN_H
 
-#include "compiler/target/Target.h"
+#include "passes/target/Target.h"
 #include "dialects/tfm/KernelKind.h"
 
 #include <cstdint>

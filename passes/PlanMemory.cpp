@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/passes/Passes.h"
+#include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -19,7 +19,7 @@
 
 namespace tfmc {
 #define GEN_PASS_DEF_PLANMEMORY
-#include "compiler/passes/Passes.h.inc"
+#include "passes/Passes.h.inc"
 } // namespace tfmc
 
 using namespace mlir;

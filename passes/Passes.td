@@ -105,10 +105,10 @@ def WeightStorage : Pass<"tfm-weight-storage", "::mlir::ModuleOp"> {
 def Tile : Pass<"tfm-tile", "::mlir::ModuleOp"> {
   let summary = "Chooses tile sizes, vector widths, unrolling and parallel loops per kernel";
   let description = [{
-    Attaches a typed tile plan (compiler/target/TilePlan.h) as a `tfm.tile`
+    Attaches a typed tile plan (passes/target/TilePlan.h) as a `tfm.tile`
     dictionary to every kernel (every op with KernelOpInterface), chosen by
     a small cost model from the target description
-    (compiler/target/Target.h): a GEMM plan for linears and gated linears
+    (passes/target/Target.h): a GEMM plan for linears and gated linears
     (the dot form, or for many rows of an f32 weight the packed form), an
     attention plan for attention, and a row plan for every other kernel
     (norms reduce each row). Codegen reads the plans back; the reasoning is

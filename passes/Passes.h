@@ -15,7 +15,7 @@
 namespace tfmc {
 
 #define GEN_PASS_DECL
-#include "compiler/passes/Passes.h.inc"
+#include "passes/Passes.h.inc"
 
 /// Options of the default pipeline (`tfm-default-pipeline` in tfm-opt).
 struct PipelineOptions {

@@ -1,6 +1,6 @@
 //===- Tile.cpp - Per-kernel tile plans from a target description ---------===//
 //
-// Every kernel gets a typed tile plan (compiler/target/TilePlan.h), stored as
+// Every kernel gets a typed tile plan (passes/target/TilePlan.h), stored as
 // a `tfm.tile` dictionary that codegen reads back into the same struct and
 // turns into a Halide schedule. The plan is a small analytic cost model over the target
 // description; the reasons for each choice are the comments below, and the
@@ -96,15 +96,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/passes/Passes.h"
+#include "passes/Passes.h"
 
-#include "compiler/target/TilePlan.h"
+#include "passes/target/TilePlan.h"
 
 #include "mlir/IR/Builders.h"
 
 namespace tfmc {
 #define GEN_PASS_DEF_TILE
-#include "compiler/passes/Passes.h.inc"
+#include "passes/Passes.h.inc"
 } // namespace tfmc
 
 using namespace mlir;

@@ -1,13 +1,13 @@
 //===- Pipelines.cpp - The default pipeline, by name ----------------------===//
 
-#include "compiler/passes/Passes.h"
+#include "passes/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 
 namespace tfmc {
 namespace {
 #define GEN_PASS_REGISTRATION
-#include "compiler/passes/Passes.h.inc"
+#include "passes/Passes.h.inc"
 
 struct DefaultPipelineOptions
     : mlir::PassPipelineOptions<DefaultPipelineOptions> {

@@ -1,6 +1,6 @@
 //===- TilePlan.cpp - Tile plans to and from `tfm.tile` -------------------===//
 
-#include "compiler/target/TilePlan.h"
+#include "passes/target/TilePlan.h"
 
 #include "dialects/tfm/TfmDialect.h"
 

@@ -1,6 +1,6 @@
 //===- Target.cpp - The registry of tfmc's targets ------------------------===//
 
-#include "compiler/target/Target.h"
+#include "passes/target/Target.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
