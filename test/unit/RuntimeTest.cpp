@@ -761,24 +761,29 @@ std::vector<Plan> cachePlans(const char *device) {
   return plans ? *plans : std::vector<Plan>();
 }
 
+/// The kernels cachePlans' steps call.
+const tfmc_kernel_entry kCacheKernels[] = {
+    {"tfmc_test_embed", tfmc_test_embed},
+    {"tfmc_test_copy", tfmc_test_copy},
+    {"tfmc_test_sum_rows", tfmc_test_sum_rows}};
+
+/// What cachePlans' entries output after seeing `ids`: the sum of their
+/// embedding rows.
+std::vector<float> sumOf(const std::vector<int64_t> &ids) {
+  static const std::vector<float> embed = embedValues();
+  std::vector<float> sum(kWidth, 0.0f);
+  for (int64_t id : ids)
+    for (int64_t d = 0; d < kWidth; ++d)
+      sum[d] += embed[id * kWidth + d];
+  return sum;
+}
+
 TEST_F(RuntimeTest, ACudaPlanKeepsTheKvCacheInDeviceMemory) {
-  static const tfmc_kernel_entry kernels[] = {
-      {"tfmc_test_embed", tfmc_test_embed},
-      {"tfmc_test_copy", tfmc_test_copy},
-      {"tfmc_test_sum_rows", tfmc_test_sum_rows}};
-  std::vector<float> embed = embedValues();
-  auto sumOf = [&](std::vector<int64_t> ids) {
-    std::vector<float> sum(kWidth, 0.0f);
-    for (int64_t id : ids)
-      for (int64_t d = 0; d < kWidth; ++d)
-        sum[d] += embed[id * kWidth + d];
-    return sum;
-  };
   for (const char *device : {"host", "cuda"}) {
     SCOPED_TRACE(device);
     std::string error;
     std::unique_ptr<Model> model =
-        Model::create(cachePlans(device), kernels, 3, weights, error);
+        Model::create(cachePlans(device), kCacheKernels, 3, weights, error);
     ASSERT_TRUE(model) << error;
     auto step = [&](const char *entry, std::vector<int64_t> ids) {
       InputView input{"input_ids", {1, int64_t(ids.size())}, ids.data()};
@@ -804,21 +809,9 @@ TEST_F(RuntimeTest, ACudaPlanKeepsTheKvCacheInDeviceMemory) {
 // a Model alone computes, and the weights outlive whichever Model goes
 // first. (The fake device is not thread-safe: host plans only.)
 TEST_F(RuntimeTest, SharedModelsRunOnThreadsAtOnce) {
-  static const tfmc_kernel_entry kernels[] = {
-      {"tfmc_test_embed", tfmc_test_embed},
-      {"tfmc_test_copy", tfmc_test_copy},
-      {"tfmc_test_sum_rows", tfmc_test_sum_rows}};
-  std::vector<float> embed = embedValues();
-  auto sumOf = [&](const std::vector<int64_t> &ids) {
-    std::vector<float> sum(kWidth, 0.0f);
-    for (int64_t id : ids)
-      for (int64_t d = 0; d < kWidth; ++d)
-        sum[d] += embed[id * kWidth + d];
-    return sum;
-  };
   std::string error;
   std::unique_ptr<Model> first =
-      Model::create(cachePlans("host"), kernels, 3, weights, error);
+      Model::create(cachePlans("host"), kCacheKernels, 3, weights, error);
   ASSERT_TRUE(first) << error;
   constexpr int kThreads = 4;
   std::vector<std::unique_ptr<Model>> models;
