@@ -39,7 +39,10 @@
 //    the rows first, so a micro tile's rows of W stay in L1 across the block
 //    and W streams from memory once per block (M = 128 with N = 50257: once
 //    instead of 26 times). K past a multiple of the vector reads
-//    zeros; M and N tails are guarded.
+//    zeros; M and N tails are guarded. With a row per sequence and tiles
+//    of several rows (--max-batch > 1), the plan also carries the one-row
+//    tile of a --max-batch 1 program (one_row_*), which the kernel runs
+//    for calls of fewer rows than a tile: batch 1 computes no idle rows.
 //  - GEMM with a bf16 or int8 weight (tfm-weight-storage). One row
 //    (decode) reads each weight once, so the kernel must stay bound by
 //    those bytes: each W vector is widened in registers as it is loaded
