@@ -4,6 +4,7 @@
 #define TFMC_PASSES_PASSES_H
 
 #include "dialects/tfm/TfmDialect.h"
+#include "passes/target/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -37,6 +38,15 @@ struct PipelineOptions {
 /// storage -> tile -> plan memory.
 void buildDefaultPipeline(mlir::OpPassManager &pm,
                           const PipelineOptions &options);
+
+/// What tfm-tile does once it has its target's description: a `tfm.tile`
+/// plan on every kernel of `module`, from `target` (any description, not
+/// only a registered one: the unit tests plan for synthetic CPUs).
+/// `maxSeq` 0 takes each function's tfm.max_len. Fails, with an error on
+/// the function, where neither gives a sequence bound.
+mlir::LogicalResult tileModule(mlir::ModuleOp module,
+                               const target::TargetDescription &target,
+                               int64_t maxSeq, int64_t maxBatch);
 
 /// Registers every tfmc pass and the named pipeline with MLIR's registry.
 void registerPasses();

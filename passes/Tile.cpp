@@ -15,7 +15,7 @@
 //    vectors keeps its accumulators in registers across each block_k of
 //    depth, each step one broadcast of x per row and one panel vector per
 //    column vector. The shape constants were measured
-//    (kPacked* below); micro_m shrinks to fit the registers (gated: twice
+//    (the target's tuning figures, below); micro_m shrinks to fit the registers (gated: twice
 //    the accumulators). The dot form below (0.49-0.64x OpenBLAS at these
 //    shapes) is bound by L2: it reloads micro_m + micro_n vectors per step.
 //    Packing W costs about as much as streaming it ~8 times, so the plan
@@ -39,7 +39,10 @@
 //    the rows first, so a micro tile's rows of W stay in L1 across the block
 //    and W streams from memory once per block (M = 128 with N = 50257: once
 //    instead of 26 times). K past a multiple of the vector reads
-//    zeros; M and N tails are guarded.
+//    zeros; M and N tails are guarded. With a row per sequence and tiles
+//    of several rows (--max-batch > 1), the plan also carries the one-row
+//    tile of a --max-batch 1 program (one_row_*), which the kernel runs
+//    for calls of fewer rows than a tile: batch 1 computes no idle rows.
 //  - GEMM with a bf16 or int8 weight (tfm-weight-storage). One row
 //    (decode) reads each weight once, so the kernel must stay bound by
 //    those bytes: each W vector is widened in registers as it is loaded
@@ -265,39 +268,50 @@ GemmShape gemmShape(Operation *op, int64_t maxBatch) {
           weightStorageOf(weightValue) == WeightStorage::int4};
 }
 
-/// Rows of a decode-step GEMM's micro tile at most. One batch of B rows
-/// reads W once whatever the tile; more rows per tile save loads of W from
-/// L1 but cost a smaller batch their idle rows. GPT-2 small's decode step
-/// (2 threads, Xeon with AVX-512, --max-batch 8): 1 row 18.1 ms at batch 1;
-/// 2 rows 20.8 ms at batch 1, 36.0 ms at batch 8; 4 rows 24.6 ms and
-/// 34.9 ms.
-constexpr int64_t kDecodeTileRows = 2;
+// The measured figures below are the target's (TargetDescription::
+// CpuTuning, Target.cpp: each entry says which machine measured them); the
+// measurements behind them:
+//  - decode_tile_rows: rows of a decode-step GEMM's micro tile at most. One
+//    batch of B rows reads W once whatever the tile; more rows per tile save
+//    loads of W from L1. GPT-2 small's decode step (2 threads, Xeon with
+//    AVX-512, --max-batch 8), before the one-row tile: 1 row 18.1 ms at
+//    batch 1; 2 rows 20.8 ms at batch 1, 36.0 ms at batch 8; 4 rows 24.6 ms
+//    and 34.9 ms. A call of fewer rows than the tile now runs the plan's
+//    one-row tile (one_row_*), so batch 1 no longer pays for the idle rows.
+//  - packed_*: the packed form's micro tile is micro_m rows x
+//    packed_column_vectors (2) vectors of columns, micro_m at most
+//    packed_max_rows (8); rows go in blocks of about packed_block_rows (16, a
+//    whole number of micro tiles), tasks are packed_task_rows (512, whole
+//    blocks) x 2 micro tiles of columns, and K blocks are packed_depth_block
+//    (256) deep. Measured on a 2-core Xeon (AVX-512, 2 threads, against
+//    OpenBLAS in the same run): at 1024 x 3072 x 768, micro tiles 8x2
+//    vectors 0.83-0.90x OpenBLAS, 12x2 0.79-0.85x, 6x4 0.49-0.56x, 8x3 0.73x,
+//    14x2 0.68x; tasks of 64 columns 0.83-0.90x, 32 0.66x, 128 0.52-0.67x;
+//    tasks of 256 rows 0.90x, 128 0.83x, 64 0.67x (a task packs its panel
+//    once for its rows: a gather of W's columns, 18 % of the 3072-deep
+//    linear's time at 256 rows); BERT-base at batch 8 x 128 (1024 rows),
+//    770 / 759 ms with tasks of 256 rows, 727 / 722 with 512, 712 / 723 with
+//    1024 (two runs each, Xeon, 2 threads); K blocks of 128-768 within
+//    noise. Row blocks (accumulators of 16 rows, 4 KiB: L1) keep a short
+//    input cheap: at 768 x 768, 5 rows took 0.19 ms with blocks of 16, 0.35
+//    with 32, 0.45 with 64 and 1.1 ms with whole 256-row tasks (the dot form:
+//    0.13); 1024 rows 5.8-6.0 ms with 16-64 (the dot form 7.5).
+//  - packed_small_rows (32): rows below which a packed plan's kernel runs
+//    its dot form: packing W costs about as much as streaming it ~8 times.
+//    BERT-base's 768 x 768 linear: 5 rows 0.13 ms dot against 0.22-0.31
+//    packed; 32 rows 0.55 against 0.29-0.37. GPT-2 small's prefill entry:
+//    16 tokens 78 ms dot against 98 packed; 32 tokens within noise.
 
-/// The packed form's micro tile is micro_m rows x 2 vectors of columns;
-/// rows go in blocks of about 16 (a whole number of micro tiles), tasks
-/// are 512 rows (whole blocks) x 2 micro tiles of columns, and K blocks are
-/// 256 deep. Measured on a 2-core Xeon (AVX-512, 2 threads, against
-/// OpenBLAS in the same run): at 1024 x 3072 x 768, micro tiles 8x2
-/// vectors 0.83-0.90x OpenBLAS, 12x2 0.79-0.85x, 6x4 0.49-0.56x, 8x3 0.73x,
-/// 14x2 0.68x; tasks of 64 columns 0.83-0.90x, 32 0.66x, 128 0.52-0.67x;
-/// tasks of 256 rows 0.90x, 128 0.83x, 64 0.67x (a task packs its panel
-/// once for its rows: a gather of W's columns, 18 % of the 3072-deep
-/// linear's time at 256 rows); BERT-base at batch 8 x 128 (1024 rows),
-/// 770 / 759 ms with tasks of 256 rows, 727 / 722 with 512, 712 / 723 with
-/// 1024 (two runs each, Xeon, 2 threads); K blocks of 128-768 within
-/// noise. Row blocks (accumulators of 16 rows, 4 KiB: L1) keep a short
-/// input cheap: at 768 x 768, 5 rows took 0.19 ms with blocks of 16, 0.35
-/// with 32, 0.45 with 64 and 1.1 ms with whole 256-row tasks (the dot form:
-/// 0.13); 1024 rows 5.8-6.0 ms with 16-64 (the dot form 7.5).
-constexpr int64_t kPackedColumnVectors = 2, kPackedMaxRows = 8,
-                  kPackedBlockRows = 16, kPackedTaskRows = 512,
-                  kPackedDepthBlock = 256;
-/// Rows below which a packed plan's kernel runs its dot form: packing W
-/// costs about as much as streaming it ~8 times. BERT-base's 768 x 768
-/// linear: 5 rows 0.13 ms dot against 0.22-0.31 packed; 32 rows 0.55
-/// against 0.29-0.37. GPT-2 small's prefill entry: 16 tokens 78 ms dot
-/// against 98 packed; 32 tokens within noise.
-constexpr int64_t kPackedSmallRows = 32;
+/// Tasks of a dot-form plan: enough for every core four times over when
+/// there is one row (decode: the tiles along N are all the work);
+/// otherwise tasks of about 8 tiles keep the dispatch cost small.
+int64_t dotTilesPerTask(const TargetDescription &target, int64_t n,
+                        int64_t columns) {
+  if (ShapedType::isDynamic(n))
+    return 8;
+  int64_t tilesPerRow = (n + columns - 1) / columns;
+  return std::clamp<int64_t>(tilesPerRow / (4 * target.cores), 1, 8);
+}
 
 CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
   // A decode step has one row per sequence: up to max-batch rows, so a
@@ -315,23 +329,29 @@ CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
   // dot form on dequantised x and the panel (LinearQuantized.cpp).
   bool widenPanel = shape.narrowWeight && !shape.rowPerSequence;
   bool integerForm = shape.integerProducts && !widenPanel;
-  MicroTile micro =
-      chooseDotTile(target, shape.n,
-                    shape.rowPerSequence
-                        ? std::min(shape.sequences, kDecodeTileRows)
-                        : 8,
-                    shape.narrowWeight && !widenPanel && !integerForm ? 2 : 1,
-                    shape.parts,
-                    /*rowsDivide=*/shape.rowPerSequence,
-                    integerForm && !shape.int4Weight ? 2 : 1);
-  // Enough tasks for every core four times over when there is one row
-  // (decode: the tiles along N are all the work); otherwise tasks of about
-  // 8 tiles keep the dispatch cost small.
-  int64_t tilesPerTask = 8;
-  if (!ShapedType::isDynamic(shape.n)) {
-    int64_t tilesPerRow = (shape.n + micro.vectors - 1) / micro.vectors;
-    tilesPerTask = std::clamp<int64_t>(tilesPerRow / (4 * target.cores), 1, 8);
-  }
+  int64_t registersPerColumn =
+      shape.narrowWeight && !widenPanel && !integerForm ? 2 : 1;
+  int64_t registersPerOutput = integerForm && !shape.int4Weight ? 2 : 1;
+  MicroTile micro = chooseDotTile(
+      target, shape.n,
+      shape.rowPerSequence
+          ? std::min(shape.sequences, target.tuning.decodeTileRows)
+          : 8,
+      registersPerColumn, shape.parts,
+      /*rowsDivide=*/shape.rowPerSequence, registersPerOutput);
+  int64_t tilesPerTask = dotTilesPerTask(target, shape.n, micro.vectors);
+  // A row per sequence with tiles of several rows: batches smaller than a
+  // tile (batch 1 above all) would compute the tile's idle rows, so the plan
+  // also carries the best one-row tile, which the kernel runs for calls of
+  // fewer rows than micro_m (docs/performance.md has the figures). Not for the integer and int4 forms
+  // (LinearQuantized.cpp), whose decode tiles are one row wide at
+  // max-batch 1 only.
+  MicroTile oneRow{0, 0};
+  if (shape.rowPerSequence && micro.rows > 1 && !integerForm &&
+      !shape.int4Weight)
+    oneRow = chooseDotTile(target, shape.n, 1, registersPerColumn,
+                           shape.parts, /*rowsDivide=*/true,
+                           registersPerOutput);
   // Rows in blocks of block_m whose x rows (block_m·K floats) fill about
   // three quarters of L2: within a block, each micro_n rows of W (in L1)
   // meet every row tile of the block before the next ones are loaded, so W
@@ -348,6 +368,10 @@ CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
   plan.blockM = blockM;
   plan.tilesPerTask = tilesPerTask;
   plan.widenPanel = widenPanel;
+  if (oneRow.vectors > 0) {
+    plan.oneRowMicroN = oneRow.vectors;
+    plan.oneRowTilesPerTask = dotTilesPerTask(target, shape.n, oneRow.vectors);
+  }
   return plan;
 }
 
@@ -356,42 +380,45 @@ CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
 /// parts·vectors panel vectors it loads and one broadcast of x.
 CpuPackedGemmPlan planCpuPackedGemm(const TargetDescription &target,
                                     const GemmShape &shape) {
-  int64_t vectors = kPackedColumnVectors * shape.parts;
+  const TargetDescription::CpuTuning &tuning = target.tuning;
+  int64_t vectors = tuning.packedColumnVectors * shape.parts;
   int64_t rows = std::clamp<int64_t>(
-      (target.vectorRegisters - 1 - vectors) / vectors, 1, kPackedMaxRows);
+      (target.vectorRegisters - 1 - vectors) / vectors, 1, tuning.packedMaxRows);
   CpuPackedGemmPlan plan;
   plan.vector = target.vectorLanes;
   plan.microM = rows;
-  plan.microN = kPackedColumnVectors;
-  plan.blockK = kPackedDepthBlock;
-  plan.blockM = (kPackedBlockRows + rows - 1) / rows * rows;
-  plan.taskM = kPackedTaskRows / plan.blockM * plan.blockM;
-  plan.taskN = 2 * kPackedColumnVectors * target.vectorLanes;
-  plan.smallRows = kPackedSmallRows;
+  plan.microN = tuning.packedColumnVectors;
+  plan.blockK = tuning.packedDepthBlock;
+  plan.blockM = (tuning.packedBlockRows + rows - 1) / rows * rows;
+  plan.taskM = tuning.packedTaskRows / plan.blockM * plan.blockM;
+  plan.taskN = 2 * tuning.packedColumnVectors * target.vectorLanes;
+  plan.smallRows = tuning.packedSmallRows;
   plan.dot = planCpuDotGemm(target, shape);
   return plan;
 }
 
-/// Columns above which a GEMM keeps the dot form even with many rows: a
-/// vocabulary-sized output head. GPT-2 small's 128 x 50257 x 768 head took
-/// 136 ms packed against 62 ms in the dot form (2 threads, Xeon): each of
-/// its 786 column tasks packs its panel for only 128 rows, and the packed
-/// micro-kernels ran at ~84 GFLOP/s there against ~250 at N <= 3072. Its
-/// 3072-wide FFN linears were faster packed (3.6 against 4.3 ms).
-constexpr int64_t kPackedMaxColumns = 16384;
+// packed_max_columns (16384): columns above which a GEMM keeps the dot
+// form even with many rows: a vocabulary-sized output head. GPT-2 small's
+// 128 x 50257 x 768 head took 136 ms packed against 62 ms in the dot form
+// (2 threads, Xeon): each of its 786 column tasks packs its panel for only
+// 128 rows, and the packed micro-kernels ran at ~84 GFLOP/s there against
+// ~250 at N <= 3072. Its 3072-wide FFN linears were faster packed (3.6
+// against 4.3 ms).
 
 /// A GEMM's form: packed for many rows of an f32 W; the dot form for a row
 /// per sequence (decode steps, a last or first position), fewer rows than a
 /// packed micro tile (packing W would cost more than the FMAs it feeds), an
-/// output head of more than kPackedMaxColumns columns, or a bf16 or int8 W:
+/// output head of more than packed_max_columns columns, or a bf16 or int8 W:
 /// packing gathers W's columns, and narrow ones (int8 bytes with a scale
 /// per group) made GPT-2 small's prefill of 128 tokens slower packed than
 /// in the dot form with widen_panel (int8 164 against 120 ms, bf16 148
 /// against 135; f32 144 against 165).
 TilePlan planCpuGemmForm(const TargetDescription &target, GemmShape shape) {
-  bool manyRows = !shape.rowPerSequence && (ShapedType::isDynamic(shape.m) ||
-                                            shape.m >= kPackedMaxRows);
-  bool headSized = ShapedType::isDynamic(shape.n) || shape.n > kPackedMaxColumns;
+  bool manyRows = !shape.rowPerSequence &&
+                  (ShapedType::isDynamic(shape.m) ||
+                   shape.m >= target.tuning.packedMaxRows);
+  bool headSized = ShapedType::isDynamic(shape.n) ||
+                   shape.n > target.tuning.packedMaxColumns;
   if (manyRows && !headSized && !shape.narrowWeight)
     return planCpuPackedGemm(target, shape);
   return planCpuDotGemm(target, shape);
@@ -572,26 +599,35 @@ struct TilePass : tfmc::impl::TileBase<TilePass> {
       getOperation().emitError(error);
       return signalPassFailure();
     }
-    Builder builder(&getContext());
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      int64_t seq = maxSeq;
-      if (seq == 0)
-        if (auto maxLen = func->getAttrOfType<IntegerAttr>("tfm.max_len"))
-          seq = maxLen.getInt();
-      if (seq <= 0) {
-        func.emitError("tfm-tile needs a sequence bound: set max-seq or a "
-                       "tfm.max_len attribute on the function");
-        return signalPassFailure();
-      }
-      func.walk([&](Operation *op) {
-        if (std::optional<KernelKind> kind = kernelKindOf(op))
-          op->setAttr("tfm.tile",
-                      toDictionary(builder, *description,
-                                   planKernel(*description, op, *kind, seq,
-                                              maxBatch)));
-      });
-    }
+    if (failed(tfmc::tileModule(getOperation(), *description, maxSeq,
+                                maxBatch)))
+      signalPassFailure();
   }
 };
 
 } // namespace
+
+LogicalResult tfmc::tileModule(ModuleOp module,
+                               const TargetDescription &description,
+                               int64_t maxSeq, int64_t maxBatch) {
+  Builder builder(module.getContext());
+  for (auto func : module.getOps<func::FuncOp>()) {
+    int64_t seq = maxSeq;
+    if (seq == 0)
+      if (auto maxLen = func->getAttrOfType<IntegerAttr>("tfm.max_len"))
+        seq = maxLen.getInt();
+    if (seq <= 0) {
+      func.emitError("tfm-tile needs a sequence bound: set max-seq or a "
+                     "tfm.max_len attribute on the function");
+      return failure();
+    }
+    func.walk([&](Operation *op) {
+      if (std::optional<KernelKind> kind = kernelKindOf(op))
+        op->setAttr("tfm.tile",
+                    toDictionary(builder, description,
+                                 planKernel(description, op, *kind, seq,
+                                            maxBatch)));
+    });
+  }
+  return success();
+}

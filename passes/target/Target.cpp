@@ -19,6 +19,26 @@ namespace {
 // tfmc is developed on. `host` uses the real count.
 constexpr int64_t kNominalCores = 8;
 
+// The measured figures of Tile.cpp's cost model (TargetDescription::CpuTuning;
+// Tile.cpp gives each one's measurements and reasons). All were measured on
+// a 2-core Intel Xeon (Sapphire Rapids, AVX-512) with GPT-2 small, BERT-base
+// and the linear benchmarks of bench/run.py; an entry that re-measures one
+// on its own CPU kind says so (bench/results.md records which machine gave
+// which figure).
+TargetDescription::CpuTuning xeonTuning() {
+  TargetDescription::CpuTuning tuning;
+  tuning.decodeTileRows = 2;
+  tuning.packedColumnVectors = 2;
+  tuning.packedMaxRows = 8;
+  tuning.packedBlockRows = 16;
+  tuning.packedTaskRows = 512;
+  tuning.packedDepthBlock = 256;
+  tuning.packedSmallRows = 32;
+  tuning.packedMaxColumns = 16384;
+  tuning.measuredOn = "Intel Xeon (Sapphire Rapids), 2 cores";
+  return tuning;
+}
+
 // Halide's x86 feature strings. Halide 14's avx512_skylake is AVX-512 F, CD,
 // BW, DQ and VL: what every AVX-512 server CPU since Skylake has.
 constexpr const char *kAvx2Halide = "x86-64-linux-sse41-avx-f16c-fma-avx2";
@@ -37,7 +57,9 @@ TargetDescription avx2() {
   t.vectorRegisters = 16; // ymm0..ymm15
   t.l1Bytes = 32 * 1024;
   t.l2Bytes = 512 * 1024; // Zen 2/3; Intel client cores have 256 KB to 1.25 MB
+  t.l3Bytes = 16 * 1024 * 1024;
   t.cores = kNominalCores;
+  t.tuning = xeonTuning();
   return t;
 }
 
@@ -52,7 +74,9 @@ TargetDescription avx512() {
   t.vectorRegisters = 32; // zmm0..zmm31
   t.l1Bytes = 48 * 1024;  // Ice Lake and later server cores
   t.l2Bytes = 1280 * 1024;
+  t.l3Bytes = 16 * 1024 * 1024;
   t.cores = kNominalCores;
+  t.tuning = xeonTuning();
   return t;
 }
 
@@ -134,6 +158,7 @@ std::optional<TargetDescription> detectHost(std::string &error) {
     t.hostOf = candidate->name;
     t.l1Bytes = sysconfOr(_SC_LEVEL1_DCACHE_SIZE, t.l1Bytes);
     t.l2Bytes = sysconfOr(_SC_LEVEL2_CACHE_SIZE, t.l2Bytes);
+    t.l3Bytes = sysconfOr(_SC_LEVEL3_CACHE_SIZE, t.l3Bytes);
     t.cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
     for (const char *feature : {"avx512bf16", "avx512vnni", "amx-bf16", "amx-int8"})
       if (has(feature))

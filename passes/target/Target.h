@@ -45,7 +45,29 @@ struct TargetDescription {
   int64_t vectorRegisters = 0; // architectural vector registers
   int64_t l1Bytes = 0;         // L1 data cache per core
   int64_t l2Bytes = 0;         // L2 per core
+  int64_t l3Bytes = 0;         // last-level cache (Adams2019's machine model)
   int64_t cores = 0;           // cores the plan makes enough tasks for
+  /// CPU: the figures of Tile.cpp's cost model that were measured rather
+  /// than derived (each field says what it sets; Tile.cpp, why). They are
+  /// the target's, not Tile.cpp's: a target entry states them and the
+  /// machine they were measured on (Target.cpp), so that a CPU kind whose
+  /// caches or cores favour others gets its own without touching the pass.
+  struct CpuTuning {
+    /// Rows of a decode step's GEMM micro tile at most (the row-per-sequence
+    /// dot form with max-batch > 1; a call of fewer rows than the tile runs
+    /// the plan's one-row tile).
+    int64_t decodeTileRows = 0;
+    /// The packed GEMM: column vectors of a micro tile, rows of a micro tile
+    /// at most, rows per block (accumulators in L1), rows per task (one
+    /// packed panel per task), depth per K block.
+    int64_t packedColumnVectors = 0, packedMaxRows = 0, packedBlockRows = 0,
+            packedTaskRows = 0, packedDepthBlock = 0;
+    /// Rows below which a packed plan's kernel runs its dot form; columns
+    /// above which a GEMM keeps the dot form (a vocabulary head).
+    int64_t packedSmallRows = 0, packedMaxColumns = 0;
+    /// Where the figures were measured (one line, for the reader).
+    std::string measuredOn;
+  } tuning;
   /// Dot-product instructions on narrow operands that `host` found (LLVM's
   /// names: avx512bf16 for vdpbf16ps, avx512vnni for vpdpbusd, amx-bf16,
   /// amx-int8); none for the named targets. Recorded, not used: each needs

@@ -60,6 +60,13 @@ struct CpuGemmPlan {
   /// of micro_n rows of W that every row tile of the block reads (true), or
   /// widened in registers as it is read (false; one row, decode).
   bool widenPanel = false;
+  /// A decode step's tile of several rows (one row per sequence, up to
+  /// max-batch) also has a one-row tile of one_row_micro_n columns in
+  /// tasks of one_row_tiles_per_task tiles, which a call of fewer rows
+  /// than micro_m runs instead (the kernel specializes on the row count:
+  /// batch 1 computes no idle rows); both 0 when there is none. The keys
+  /// exist only in plans of micro_m > 1.
+  int64_t oneRowMicroN = 0, oneRowTilesPerTask = 0;
   template <typename Visit> void fields(Visit &&visit) {
     visit("vector", vector);
     visit("micro_m", microM);
@@ -67,6 +74,21 @@ struct CpuGemmPlan {
     visit("block_m", blockM, FieldRange{0, INT32_MAX});
     visit("tiles_per_task", tilesPerTask);
     visit("widen_panel", widenPanel);
+    if (microM > 1) {
+      visit("one_row_micro_n", oneRowMicroN, FieldRange{0, INT32_MAX});
+      visit("one_row_tiles_per_task", oneRowTilesPerTask,
+            FieldRange{0, INT32_MAX});
+    }
+  }
+  /// The one-row tile's plan (oneRowMicroN > 0): the same plan with micro
+  /// tiles of 1 x one_row_micro_n.
+  CpuGemmPlan oneRowPlan() const {
+    CpuGemmPlan plan = *this;
+    plan.microM = 1;
+    plan.microN = oneRowMicroN;
+    plan.tilesPerTask = oneRowTilesPerTask;
+    plan.oneRowMicroN = plan.oneRowTilesPerTask = 0;
+    return plan;
   }
 };
 

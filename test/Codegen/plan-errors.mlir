@@ -3,7 +3,9 @@
 // RUN: tfmc-codegen %s --target x86-64-avx2 --split-input-file --verify-diagnostics
 //
 // The well-formed plan of the first case compiles (its Halide description
-// is printed): the errors below come from the one key or value changed.
+// is printed; a plan of 2-row tiles with a one-row tile, so the kernel
+// holds both and specializes on the row count): the errors below come from
+// the one key or value changed.
 // RUN: not tfmc-codegen %s --target x86-64-avx2 --split-input-file 2>&1 | FileCheck %s
 // CHECK: // kernel tfmc_{{[0-9a-f]+}}: tfm.linear at
 // CHECK: module name=linear, target=x86-64-linux-avx-avx2-f16c-fma-no_runtime-sse41
@@ -13,7 +15,7 @@ func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?
   %t = tfm.weight "table" : tensor<10x8xf32>
   %e = tfm.embedding %t[%x] {tfm.arena = array<i64: 0, 512>, tfm.tile = {kind = "rows", rows_per_task = 512 : i64, target = "x86-64-avx2", unroll = 1 : i64, vector = 8 : i64}} : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
   %w = tfm.weight "w" : tensor<4x8xf32>
-  %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 4 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 8 : i64, widen_panel = false}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
+  %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 4 : i64, one_row_micro_n = 7 : i64, one_row_tiles_per_task = 1 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 8 : i64, widen_panel = false}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
   return %y : tensor<?x?x4xf32>
 }
 }
@@ -40,6 +42,20 @@ func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?
   %w = tfm.weight "w" : tensor<4x8xf32>
   // expected-error @+1 {{tile plan has no valid 'micro_n'}}
   %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 8 : i64, widen_panel = false}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
+  return %y : tensor<?x?x4xf32>
+}
+}
+
+// -----
+
+// A plan of 2-row tiles without its one-row keys.
+module @no_one_row {
+func.func @forward(%x: tensor<?x?xi64> {tfm.input = "input_ids"}) -> (tensor<?x?x4xf32> {tfm.output = "logits"}) attributes {tfm.arena_size = 512 : i64, tfm.max_batch = 1 : i64, tfm.max_len = 16 : i64, tfm.max_seq = 16 : i64} {
+  %t = tfm.weight "table" : tensor<10x8xf32>
+  %e = tfm.embedding %t[%x] {tfm.arena = array<i64: 0, 512>, tfm.tile = {kind = "rows", rows_per_task = 512 : i64, target = "x86-64-avx2", unroll = 1 : i64, vector = 8 : i64}} : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
+  %w = tfm.weight "w" : tensor<4x8xf32>
+  // expected-error @+1 {{tile plan has no valid 'one_row_micro_n'}}
+  %y = tfm.linear %e, %w {tfm.arena = array<i64: 0, 256>, tfm.tile = {block_m = 12288 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 4 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 8 : i64, widen_panel = false}} : (tensor<?x?x8xf32>, tensor<4x8xf32>) -> tensor<?x?x4xf32>
   return %y : tensor<?x?x4xf32>
 }
 }

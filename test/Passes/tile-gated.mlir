@@ -99,9 +99,9 @@ func.func @decode(%x: tensor<?x1x768xf32>) -> tensor<?x1x2048xf32> attributes {t
 // packed form's gathers of int8 columns were slower: Tile.cpp), widened
 // into a panel; in registers with one.
 // AVX2-LABEL: func.func @prefill_int8
-// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_m = 128 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 2 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = true}
+// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_m = 128 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 2 : i64, one_row_micro_n = 0 : i64, one_row_tiles_per_task = 0 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = true}
 // AVX512-LABEL: func.func @prefill_int8
-// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 2 : i64, target = "x86-64-avx512", tiles_per_task = 8 : i64, vector = 16 : i64, widen_panel = true}
+// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 2 : i64, one_row_micro_n = 0 : i64, one_row_tiles_per_task = 0 : i64, target = "x86-64-avx512", tiles_per_task = 8 : i64, vector = 16 : i64, widen_panel = true}
 func.func @prefill_int8(%x: tensor<?x?x768xf32>) -> tensor<?x?x2048xf32> attributes {tfm.max_len = 1024 : i64} {
   %wg = tfm.weight "gate" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<2048x768xf32>
   %wu = tfm.weight "up" {group = 64 : i64, storage = #tfm.storage<int8>} : tensor<2048x768xf32>
@@ -125,9 +125,9 @@ func.func @decode_int8(%x: tensor<?x1x768xf32>) -> tensor<?x1x2048xf32> attribut
 // -----
 
 // AVX2-LABEL: func.func @few_rows
-// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_m = 128 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 2 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = false}
+// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_m = 128 : i64, kind = "gemm", micro_m = 2 : i64, micro_n = 2 : i64, one_row_micro_n = 0 : i64, one_row_tiles_per_task = 0 : i64, target = "x86-64-avx2", tiles_per_task = 8 : i64, vector = 8 : i64, widen_panel = false}
 // AVX512-LABEL: func.func @few_rows
-// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 2 : i64, target = "x86-64-avx512", tiles_per_task = 8 : i64, vector = 16 : i64, widen_panel = false}
+// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 5 : i64, micro_n = 2 : i64, one_row_micro_n = 0 : i64, one_row_tiles_per_task = 0 : i64, target = "x86-64-avx512", tiles_per_task = 8 : i64, vector = 16 : i64, widen_panel = false}
 func.func @few_rows(%x: tensor<1x5x768xf32>) -> tensor<1x5x2048xf32> attributes {tfm.max_len = 1024 : i64} {
   %wg = tfm.weight "gate" : tensor<2048x768xf32>
   %wu = tfm.weight "up" : tensor<2048x768xf32>

@@ -57,6 +57,21 @@ TEST(CpuKernels, LinearBlocksTilesAndTails) {
            {"one row", 1, 70, 64,
             {{"vector", 16}, {"micro_m", 1}, {"micro_n", 8}, {"block_m", 256},
              {"tiles_per_task", 2}}},
+           // A decode step's plan in a --max-batch program: 2-row tiles and
+           // a one-row tile. One row runs the one-row form (1 x 7), ...
+           {"decode plan, one row", 1, 70, 37,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 4}, {"block_m", 128},
+             {"tiles_per_task", 3}, {"one_row_micro_n", 7},
+             {"one_row_tiles_per_task", 2}}},
+           // ... two or more rows the 2-row tiles (5: a partial row tile).
+           {"decode plan, rows", 5, 70, 37,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 4}, {"block_m", 128},
+             {"tiles_per_task", 3}, {"one_row_micro_n", 7},
+             {"one_row_tiles_per_task", 2}}},
+           {"decode plan, a tile", 2, 70, 37,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 4}, {"block_m", 128},
+             {"tiles_per_task", 3}, {"one_row_micro_n", 7},
+             {"one_row_tiles_per_task", 2}}},
            // No block_m: tiles walk along N first.
            {"no blocks", 13, 11, 9,
             {{"vector", 8}, {"micro_m", 2}, {"micro_n", 3}}},
@@ -143,6 +158,16 @@ TEST(CpuKernels, LinearNarrowWeights) {
            {"2-row tiles, 5 rows", 5, 70, 192,
             {{"vector", 16}, {"micro_m", 2}, {"micro_n", 4}, {"block_m", 256},
              {"tiles_per_task", 2}}},
+           // With a one-row tile (1 x 5, prefetching), which one row runs,
+           // and the 2-row tiles for 2 or more.
+           {"2-row and one-row tiles, one row", 1, 70, 192,
+            {{"vector", 16}, {"micro_m", 2}, {"micro_n", 4}, {"block_m", 256},
+             {"tiles_per_task", 2}, {"one_row_micro_n", 5},
+             {"one_row_tiles_per_task", 3}}},
+           {"2-row and one-row tiles, 3 rows", 3, 70, 192,
+            {{"vector", 16}, {"micro_m", 2}, {"micro_n", 4}, {"block_m", 256},
+             {"tiles_per_task", 2}, {"one_row_micro_n", 5},
+             {"one_row_tiles_per_task", 3}}},
            // 8 lanes, no blocks, widened in registers with several rows.
            {"registers", 13, 11, 72,
             {{"vector", 8}, {"micro_m", 2}, {"micro_n", 3}}},
@@ -171,6 +196,10 @@ TEST(CpuKernels, LinearNarrowWeights) {
                     : type == WeightType::Int8 ? "int8"
                                                : "int4") +
                    " group " + std::to_string(group));
+      // int4's decode form (LinearQuantized.cpp) has no one-row tile, and
+      // Tile.cpp plans none for it.
+      if (type == WeightType::Int4 && c.plan.count("one_row_micro_n"))
+        continue;
       KernelSpec spec = cpuSpec(KernelKind::Linear, c.plan);
       spec.width = c.N;
       spec.inWidth = c.K;

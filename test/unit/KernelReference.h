@@ -104,6 +104,8 @@ inline target::TilePlan planFromValues(codegen::KernelKind kind, bool gpu,
     plan.blockM = get("block_m", 0);
     plan.tilesPerTask = get("tiles_per_task", 8);
     plan.widenPanel = get("widen_panel", 0) != 0;
+    plan.oneRowMicroN = get("one_row_micro_n", 0);
+    plan.oneRowTilesPerTask = get("one_row_tiles_per_task", 0);
     return plan;
   }
   if (kind == KernelKind::Attention) {

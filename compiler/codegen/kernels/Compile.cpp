@@ -141,7 +141,7 @@ lowerable(const KernelSpec &spec, const target::TargetDescription &target) {
   (void)loaded;
   pipeline.auto_schedule("Adams2019", Target(target.halideKernelTarget()),
                          MachineParams(/*parallelism=*/int(target.cores),
-                                       /*last_level_cache_size=*/16 << 20,
+                                       /*last_level_cache_size=*/target.l3Bytes,
                                        /*balance=*/40));
   guardSplitTails(kernel.output);
   return {pipeline, arguments};

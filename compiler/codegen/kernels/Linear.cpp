@@ -247,6 +247,36 @@ Expr manyRows(const CpuPackedGemmPlan &plan, const ImageParam &x) {
   return x.dim(1).extent() >= int(plan.smallRows);
 }
 
+/// The condition shared by withOneRowTile's select and its specialization:
+/// fewer rows than a micro tile of the plan (batch 1 in a --max-batch
+/// program).
+Expr fewerRowsThanTile(const CpuGemmPlan &plan, const ImageParam &x) {
+  return x.dim(1).extent() < int(plan.microM);
+}
+
+/// A decode step's plan of several rows per tile (one row per sequence,
+/// --max-batch > 1) with a one-row tile: the kernel holds the dot form
+/// twice, with each tile, and a call of fewer rows than a tile (batch 1)
+/// runs the one-row form only, so it computes no idle rows and keeps the
+/// columns of a --max-batch 1 program's tile. The output selects by the
+/// row count; the schedule specializes on the same condition.
+BuiltKernel withOneRowTile(const KernelSpec &spec, const CpuGemmPlan &plan,
+                           const Operands &in) {
+  BuiltKernel rows = dotAlgorithm(spec, plan, in, "", "rows_form");
+  BuiltKernel one = dotAlgorithm(spec, plan.oneRowPlan(),
+                                 in.withOwnScales("_one_row"), "one_row_",
+                                 "one_row_form");
+  Var n("n"), m("m");
+  Func out(outputName(spec));
+  out(n, m) = select(fewerRowsThanTile(plan, in.x), one.output(n, m),
+                     rows.output(n, m));
+  std::map<std::string, Func> stages = rows.stages;
+  stages.insert(one.stages.begin(), one.stages.end());
+  std::map<std::string, RDom> domains = rows.domains;
+  domains.insert(one.domains.begin(), one.domains.end());
+  return {out, in.arguments, std::move(stages), std::move(domains)};
+}
+
 /// A packed plan's kernel holds both forms: the packed one for at least
 /// small_rows rows, the dot one (its `dot_` plan) for fewer, where packing W
 /// costs more than the FMAs it feeds. The output selects by the row count;
@@ -256,9 +286,12 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   Operands in(spec);
   if (usesQuantizedForm(spec))
     return quantizedAlgorithm(spec, in, outputName(spec));
-  if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile))
-    return dotAlgorithm(spec, spec.plan<CpuGemmPlan>(), in, "",
-                        outputName(spec));
+  if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile)) {
+    const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
+    if (plan.oneRowMicroN == 0)
+      return dotAlgorithm(spec, plan, in, "", outputName(spec));
+    return withOneRowTile(spec, plan, in);
+  }
   const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
   BuiltKernel packed = packedAlgorithm(spec, in, "packed_form");
   BuiltKernel dot = dotAlgorithm(spec, plan.dot, in.withOwnScales("_dot"),
@@ -326,14 +359,14 @@ void prefetchNextRows(BuiltKernel &kernel, const KernelSpec &spec,
 // Returns the loop at which one micro tile's accumulators live (`tile`,
 // or with widen_panel the block's row tiles). Shared by the dot and the
 // integer forms.
-Var tileDotOutputs(Func out, const CpuGemmPlan &plan) {
+Var tileDotOutputs(Func out, Stage loops, const CpuGemmPlan &plan) {
   Var n("n"), m("m");
   int microM = int(plan.microM);
   int microN = int(plan.microN);
   Var no("no"), mo("mo"), ni("ni"), mi("mi"), tile("tile"), task("task");
   Var mb("mb"), moi("moi");
   int64_t blockM = plan.blockM;
-  out.tile(n, m, no, mo, ni, mi, microN, microM, TailStrategy::GuardWithIf);
+  loops.tile(n, m, no, mo, ni, mi, microN, microM, TailStrategy::GuardWithIf);
   // Where one micro tile's accumulators live.
   Var microTile = tile;
   if (blockM > 0 || plan.widenPanel) {
@@ -344,20 +377,20 @@ Var tileDotOutputs(Func out, const CpuGemmPlan &plan) {
         blockM > 0
             ? clamp(rowTiles, 1, int(std::max<int64_t>(1, blockM / microM)))
             : rowTiles;
-    out.split(mo, mb, moi, blockTiles, TailStrategy::GuardWithIf)
+    loops.split(mo, mb, moi, blockTiles, TailStrategy::GuardWithIf)
         .reorder(ni, mi, moi, no, mb);
     if (plan.widenPanel) {
       // A task's unit is a column tile of a block; its row tiles (moi)
       // share the panel.
-      out.fuse(no, mb, tile);
+      loops.fuse(no, mb, tile);
       microTile = moi;
     } else {
-      out.fuse(moi, no, tile).fuse(tile, mb, tile);
+      loops.fuse(moi, no, tile).fuse(tile, mb, tile);
     }
   } else {
-    out.fuse(no, mo, tile);
+    loops.fuse(no, mo, tile);
   }
-  out.split(tile, task, tile, int(plan.tilesPerTask), TailStrategy::GuardWithIf)
+  loops.split(tile, task, tile, int(plan.tilesPerTask), TailStrategy::GuardWithIf)
       .parallel(task)
       .vectorize(ni)
       .unroll(mi);
@@ -409,7 +442,8 @@ void scheduleTileAccumulators(Func out, Var microTile, Func acc, RDom rl,
 // widen_panel, once per block into an f32 panel of micro_n rows of W that
 // the block's tiles read. Stages are named with `prefix` (dotAlgorithm's).
 void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
-                 const CpuGemmPlan &plan, const std::string &prefix) {
+                 const CpuGemmPlan &plan, const std::string &prefix,
+                 Stage loops) {
   Func out = kernel.output, acc = kernel.stages.at(prefix + "acc"),
        partial = kernel.stages.at(prefix + "partial"),
        widened = kernel.stages.at(prefix + "w_widened");
@@ -418,7 +452,7 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
   Var n("n"), m("m"), lane("lane"), j("j"), p("p");
   const bool gated = spec.kind == KernelKind::GatedLinear;
   Var tile("tile");
-  Var microTile = tileDotOutputs(out, plan);
+  Var microTile = tileDotOutputs(out, loops, plan);
   // int4: the panel's vectors along a block are unrolled, so that each
   // reads consecutive bytes of one half (a constant j % 16 and j >= 16).
   // (Widened in registers, int4 runs LinearQuantized.cpp's nibble form.)
@@ -522,7 +556,14 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
     return;
   }
   if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile)) {
-    dotSchedule(kernel, spec, spec.plan<CpuGemmPlan>(), "");
+    const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
+    // The specialization copies the schedule so far (none); what follows
+    // on the Func itself is the other (a tile's rows or more) branch's.
+    if (plan.oneRowMicroN != 0)
+      dotSchedule(kernel, spec, plan.oneRowPlan(), "one_row_",
+                  kernel.output.specialize(
+                      fewerRowsThanTile(plan, kernel.arguments.front())));
+    dotSchedule(kernel, spec, plan, "", kernel.output);
     return;
   }
   const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
@@ -534,7 +575,7 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   Stage many =
       kernel.output.specialize(manyRows(plan, kernel.arguments.front()));
   packedSchedule(kernel, spec, plan, many);
-  dotSchedule(kernel, spec, plan.dot, "dot_");
+  dotSchedule(kernel, spec, plan.dot, "dot_", kernel.output);
 }
 
 BuiltKernel gpu(const KernelSpec &spec) {

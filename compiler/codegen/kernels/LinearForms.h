@@ -27,6 +27,7 @@ using Halide::Func;
 using Halide::ImageParam;
 using Halide::RDom;
 using Halide::RVar;
+using Halide::Stage;
 using Halide::Var;
 using target::CpuGemmPlan;
 
@@ -103,13 +104,16 @@ BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
                          const Operands &in, const std::string &prefix,
                          const std::string &name, Func xSource = Func());
 
-/// The dot form's schedule (stages named with `prefix`).
+/// The dot form's schedule (stages named with `prefix`), on `loops`: the
+/// output's own definition, or one of its specializations.
 void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
-                 const CpuGemmPlan &plan, const std::string &prefix);
+                 const CpuGemmPlan &plan, const std::string &prefix,
+                 Stage loops);
 
-/// Tiles `out` into the plan's micro tiles, blocks and parallel tasks;
-/// returns the loop at which one micro tile's accumulators live.
-Var tileDotOutputs(Func out, const CpuGemmPlan &plan);
+/// Tiles `out` (its definition `loops`, or a specialization of it) into
+/// the plan's micro tiles, blocks and parallel tasks; returns the loop at
+/// which one micro tile's accumulators live.
+Var tileDotOutputs(Func out, Stage loops, const CpuGemmPlan &plan);
 
 /// W's scales of a tile's rows (the stages `names`), converted to f32 once
 /// per tile and a vector at a time.

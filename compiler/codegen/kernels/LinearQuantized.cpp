@@ -343,7 +343,7 @@ void scheduleGroupedSums(BuiltKernel &kernel, const KernelSpec &spec,
   RDom rg = kernel.domains.at(prefix + "rg"),
        rl = kernel.domains.at(prefix + "rl");
   Var n("n"), m("m"), lane("lane"), p("p");
-  Var microTile = tileDotOutputs(out, plan);
+  Var microTile = tileDotOutputs(out, out, plan);
   // int4's block scales are read where they are used, once per block and
   // output (a few scalar integer operations, WeightInput::scaleFunc): a
   // tile's scales widened as a vector first gathered their f16s byte by
@@ -389,7 +389,7 @@ void integerSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
   if (plan.widenPanel) {
     quantiseOnce(kernel, int(plan.vector));
-    dotSchedule(kernel, spec, plan, "");
+    dotSchedule(kernel, spec, plan, "", kernel.output);
     return;
   }
   const bool gated = spec.kind == KernelKind::GatedLinear;
@@ -511,6 +511,11 @@ bool usesQuantizedForm(const KernelSpec &spec) {
 BuiltKernel quantizedAlgorithm(const KernelSpec &spec, const Operands &in,
                                const std::string &name) {
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
+  // Tile.cpp gives these forms no one-row tile (their decode tiles have
+  // one row at max-batch 1 only); a plan that has one is not theirs.
+  if (plan.oneRowMicroN != 0)
+    throw CompileError("the integer and int4 forms of the GEMM have no "
+                       "one-row tile; the plan names one");
   if (!spec.integerProducts)
     return nibbleDotAlgorithm(spec, plan, in, name);
   if (plan.widenPanel)
