@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -23,12 +24,6 @@ using namespace tfmc::codegen;
 using namespace tfmc::test;
 
 namespace {
-
-float fromBits(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
 
 /// storedAs(type, x) of each of `inputs`, JIT-compiled: the stored bits.
 std::vector<uint16_t> stored(Halide::Type type, const std::vector<float> &inputs) {
@@ -46,31 +41,38 @@ std::vector<uint16_t> stored(Halide::Type type, const std::vector<float> &inputs
   return bits;
 }
 
+/// Each input's stored bits are the expected ones.
+void expectStored(Halide::Type type,
+                  const std::vector<std::pair<float, uint16_t>> &cases) {
+  std::vector<float> inputs;
+  for (const auto &c : cases)
+    inputs.push_back(c.first);
+  std::vector<uint16_t> bits = stored(type, inputs);
+  for (size_t i = 0; i < cases.size(); ++i)
+    EXPECT_EQ(bits[i], cases[i].second) << "input " << cases[i].first;
+}
+
 // bf16 keeps f32's sign, exponent and top 7 mantissa bits: 1 is 0x3F80 and
 // one ulp at 1 is 2^-7. Ties (exactly half an ulp) go to the even neighbour.
 TEST(KvCacheKernels, Bf16RoundsToNearestEven) {
   const float one = 1.0f, ulp = std::ldexp(1.0f, -7);
-  std::vector<std::pair<float, uint16_t>> cases{
+  expectStored(Halide::BFloat(16), {
       {one, 0x3F80},
       {one + ulp / 2, 0x3F80},                // 1 + 2^-8: a tie, 0x3F80 is even
       {one + 3 * ulp / 4, 0x3F81},            // 1 + 3·2^-9: above the tie, up
       {one + ulp / 4, 0x3F80},                // 1 + 2^-9: below, down
       {one + ulp + ulp / 2, 0x3F82},          // a tie above odd 0x3F81: up
       {-(one + ulp / 2), 0xBF80},             // the sign is kept
-      {fromBits(0x3DCCCCCD), 0x3DCD},         // 0.1f: 0xCCCD > half, up
-      {fromBits(0x7F7FFFFF), 0x7F80},         // f32's largest: beyond bf16's, inf
+      {0.1f, 0x3DCD},                         // 0x3DCCCCCD: 0xCCCD > half, up
+      {std::numeric_limits<float>::max(), 0x7F80}, // 0x7F7FFFFF: beyond bf16's, inf
       {0.0f, 0x0000},
       {-INFINITY, 0xFF80},
-  };
-  std::vector<float> inputs;
-  for (auto &c : cases)
-    inputs.push_back(c.first);
-  std::vector<uint16_t> bits = stored(Halide::BFloat(16), inputs);
-  for (size_t i = 0; i < cases.size(); ++i)
-    EXPECT_EQ(bits[i], cases[i].second) << "input " << cases[i].first;
+  });
   // A NaN stays a NaN, also one whose low bits would carry into the sign.
   for (uint32_t nan : {0x7FC00000u, 0x7FFFFFFFu, 0xFFFFFFFFu}) {
-    uint16_t got = stored(Halide::BFloat(16), {fromBits(nan)})[0];
+    float input;
+    std::memcpy(&input, &nan, sizeof input);
+    uint16_t got = stored(Halide::BFloat(16), {input})[0];
     EXPECT_EQ(got & 0x7F80, 0x7F80) << std::hex << nan;
     EXPECT_NE(got & 0x007F, 0) << std::hex << nan;
   }
@@ -79,7 +81,7 @@ TEST(KvCacheKernels, Bf16RoundsToNearestEven) {
 // f16: 10 mantissa bits, one ulp at 1 is 2^-10; largest finite 65504.
 TEST(KvCacheKernels, F16RoundsToNearestEven) {
   const float one = 1.0f, ulp = std::ldexp(1.0f, -10);
-  std::vector<std::pair<float, uint16_t>> cases{
+  expectStored(Halide::Float(16), {
       {one, 0x3C00},
       {one + ulp / 2, 0x3C00},                // 1 + 2^-11: a tie, down to even
       {one + 3 * ulp / 4, 0x3C01},            // 1 + 3·2^-12: up
@@ -89,13 +91,7 @@ TEST(KvCacheKernels, F16RoundsToNearestEven) {
       {std::ldexp(1.0f, -24), 0x0001},        // the smallest subnormal
       {std::ldexp(1.0f, -25), 0x0000},        // half of it: a tie, down to 0
       {3 * std::ldexp(1.0f, -26), 0x0001},    // above the tie: up
-  };
-  std::vector<float> inputs;
-  for (auto &c : cases)
-    inputs.push_back(c.first);
-  std::vector<uint16_t> bits = stored(Halide::Float(16), inputs);
-  for (size_t i = 0; i < cases.size(); ++i)
-    EXPECT_EQ(bits[i], cases[i].second) << "input " << cases[i].first;
+  });
 }
 
 /// `values` rounded as the cache stores them (Halide's own conversions,
