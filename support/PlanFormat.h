@@ -44,6 +44,12 @@ constexpr const char *kF16 = "f16";
 constexpr const char *kU8 = "u8";
 } // namespace type
 
+/// A KV cache slot's "dtype" (`tfmc --kv-cache-dtype`): absent for f32.
+namespace cache_dtype {
+/// All of them, from the widest.
+constexpr const char *kWidestFirst[] = {type::kF32, type::kBF16, type::kF16};
+} // namespace cache_dtype
+
 /// A weight's storage "dtype" (`tfmc --weight-dtype`), from the widest to
 /// the narrowest.
 namespace dtype {

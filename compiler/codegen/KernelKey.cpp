@@ -58,6 +58,13 @@ std::string kernelSymbol(mlir::Operation *op, const KernelSpec &spec,
                     (spec.autoschedule
                          ? "|adams2019|cores=" + std::to_string(target.cores)
                          : std::string());
+  // A narrowed KV cache changes the types the kernel writes or reads.
+  const std::pair<const char *, Halide::Type> types[] = {
+      {"out", spec.outputType}, {"k", spec.keyType}, {"v", spec.valueType}};
+  for (const auto &[role, type] : types)
+    if (type != Halide::Float(32))
+      key += std::string("|") + role + "=" +
+             Halide::type_to_c_type(type, /*include_space=*/false);
   // Adams2019 schedules for the target's cores and for its estimates: a
   // kernel scheduled for 1024 rows must not be reused for a 128-row bound
   // (its ShiftInwards splits would write before the start of the output).

@@ -51,8 +51,13 @@ struct ModuleTables {
   json weights = json::array();
   llvm::StringMap<int64_t> slotIndex;
   json cache = json::array();
+  /// The slots' element type (tfm.kv_cache_dtype): "f32", "bf16" or "f16".
+  std::string cacheType = tfmc::plan::type::kF32;
 
   explicit ModuleTables(ModuleOp module) {
+    if (auto dtype =
+            module->getAttrOfType<StringAttr>(tfm::kKvCacheDtypeAttrName))
+      cacheType = dtype.getValue().str();
     // Weights, by name, in program order.
     module.walk([&](tfm::WeightOp weight) {
       if (weightIndex.count(weight.getName()))
@@ -99,6 +104,9 @@ struct ModuleTables {
                        {"width", cast<RankedTensorType>(value.getType())
                                      .getShape()
                                      .back()}});
+      // An f32 slot's plan is as before the option existed.
+      if (cacheType != tfmc::plan::type::kF32)
+        cache.back()["dtype"] = cacheType;
     };
     module.walk([&](Operation *op) {
       if (auto append = dyn_cast<tfm::KvAppendOp>(op))
@@ -129,6 +137,8 @@ private:
   FailureOr<int64_t> valueIndex(Value value);
   LogicalResult lowerKernel(Operation *op);
   json arg(Value value, json dims, const char *type = tfmc::plan::type::kF32);
+  bool isCacheValue(Value value) const;
+  LogicalResult typeCacheAccess(Operation *op, KernelSpec &spec);
   void addWeightArgs(Value value, KernelSpec &spec, json &args);
 
   func::FuncOp func;
@@ -302,8 +312,52 @@ void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
 }
 
 json EntryLowering::arg(Value value, json dims, const char *type) {
-  return {{"value", values.lookup(value)}, {"type", type},
-          {"dims", std::move(dims)}};
+  // A view of a narrowed KV cache is read and written in the cache's type.
+  int64_t index = values.lookup(value);
+  if (isCacheValue(value))
+    return {{"value", index}, {"type", tables.cacheType},
+            {"dims", std::move(dims)}};
+  return {{"value", index}, {"type", type}, {"dims", std::move(dims)}};
+}
+
+bool EntryLowering::isCacheValue(Value value) const {
+  auto it = values.find(value);
+  return it != values.end() &&
+         valuesJson[it->second]["kind"] == tfmc::plan::kind::kCache;
+}
+
+/// A narrowed KV cache (tfm.kv_cache_dtype) is written by the linear,
+/// gated linear or rope kernel whose result is a slot, which rounds it
+/// (KernelSpec::outputType), and read by attention, which widens its keys
+/// and values; any other kernel reading or writing a slot is refused.
+LogicalResult EntryLowering::typeCacheAccess(Operation *op, KernelSpec &spec) {
+  if (tables.cacheType == tfmc::plan::type::kF32)
+    return success();
+  Halide::Type narrow = tables.cacheType == tfmc::plan::type::kBF16
+                            ? Halide::BFloat(16)
+                            : Halide::Float(16);
+  auto refuse = [&](const char *access) {
+    return op->emitError("tfmc cannot ")
+           << access << " a " << tables.cacheType << " KV cache in a '"
+           << op->getName()
+           << "' kernel (--kv-cache-dtype narrows caches that linear, rope "
+              "and attention kernels write and read)";
+  };
+  if (isCacheValue(op->getResult(0))) {
+    if (!isa<tfm::LinearOp, tfm::GatedLinearOp, tfm::RopeOp>(op) ||
+        spec.integerProducts)
+      return refuse("write");
+    spec.outputType = narrow;
+  }
+  auto attention = dyn_cast<tfm::AttentionOp>(op);
+  for (Value operand : op->getOperands()) {
+    if (!isCacheValue(operand))
+      continue;
+    if (!attention || operand == attention.getQuery())
+      return refuse("read");
+    (operand == attention.getKey() ? spec.keyType : spec.valueType) = narrow;
+  }
+  return success();
 }
 
 /// A linear's `tfm.activations` (tfm-weight-storage): "int8" makes its
@@ -504,6 +558,9 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   } else {
     return op->emitError("tfmc has no kernel for '") << op->getName() << "'";
   }
+
+  if (failed(typeCacheAccess(op, spec)))
+    return failure();
 
   if (autoschedule) {
     // The autoscheduler plans for one size: the largest batch and sequence.

@@ -165,6 +165,28 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
                     "weights)\n";
     return mlir::failure();
   }
+  if (!llvm::is_contained(tfmc::plan::cache_dtype::kWidestFirst,
+                          options.kvCacheDtype)) {
+    llvm::errs() << "tfmc: error: --kv-cache-dtype must be f32, bf16 or f16, "
+                    "got '"
+                 << support::escapeText(options.kvCacheDtype, 64) << "'\n";
+    return mlir::failure();
+  }
+  if (options.kvCacheDtype != "f32") {
+    for (const target::TargetDescription &description : *descriptions)
+      if (description.isGpu()) {
+        llvm::errs() << "tfmc: error: --kv-cache-dtype " << options.kvCacheDtype
+                     << " runs on CPU targets only; target '"
+                     << description.name << "' keeps an f32 KV cache\n";
+        return mlir::failure();
+      }
+    if (options.activations == "int8") {
+      llvm::errs() << "tfmc: error: --kv-cache-dtype " << options.kvCacheDtype
+                   << " needs --activations f32 (the integer form's key and "
+                      "value projections write f32)\n";
+      return mlir::failure();
+    }
+  }
   if (options.autoschedule && descriptions->front().isGpu()) {
     llvm::errs() << "tfmc: error: --scheduler adams2019 schedules CPU kernels "
                     "only (Halide 14 has no GPU autoscheduler); CUDA targets "
@@ -229,6 +251,11 @@ mlir::LogicalResult compile(const CompileOptions &options,
   }
   if (!runPipeline)
     return mlir::success();
+  // Read by codegen (compiler/codegen/Lowering.cpp): f32 leaves the module
+  // as it was.
+  if (options.kvCacheDtype != "f32")
+    (*module)->setAttr(tfm::kKvCacheDtypeAttrName,
+                       mlir::StringAttr::get(&context, options.kvCacheDtype));
 
   // Each target runs the middle end on its own copy of the module: tile
   // plans (and so kernels and arenas) are the target's own.
@@ -336,6 +363,10 @@ mlir::LogicalResult compile(const CompileOptions &options,
                     ? "activations: int8 (linears with integer weights quantise "
                       "each input row per group and multiply integers)\n"
                     : "")
+            << (options.kvCacheDtype != "f32"
+                    ? "kv cache dtype: " + options.kvCacheDtype +
+                          " (keys and values rounded to nearest even)\n"
+                    : std::string())
             << "weight bytes: " << stats.weightBytes << "\n"
             << "kernels: " << stats.kernels << "\n"
             << "distinct kernels: " << stats.distinctKernels << "\n";

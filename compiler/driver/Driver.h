@@ -32,6 +32,9 @@ struct CompileOptions {
   /// What linears with int8 weights multiply: f32 (the weights widened) or
   /// int8 (each input row quantised per weight group; integer products).
   std::string activations = "f32";
+  /// Element type of the KV cache: f32, bf16 or f16 (keys and values
+  /// rounded to nearest even as written, widened as attention reads them).
+  std::string kvCacheDtype = "f32";
   /// Print arena, weight and kernel statistics after the middle end.
   bool stats = false;
   /// Print which kernels were compiled and which came from the cache.

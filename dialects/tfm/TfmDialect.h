@@ -66,6 +66,10 @@ inline std::optional<WeightStorage> weightStorageOf(mlir::Value value) {
 /// int8`): `tfm.activations = "int8"`.
 constexpr llvm::StringLiteral kActivationsAttrName = "tfm.activations";
 
+/// The module's KV cache element type (`tfmc --kv-cache-dtype`): "bf16" or
+/// "f16"; absent, f32. Codegen stores the cache slots in it (Lowering.cpp).
+constexpr llvm::StringLiteral kKvCacheDtypeAttrName = "tfm.kv_cache_dtype";
+
 /// Whether `op` quantises its input to int8 (kActivationsAttrName is "int8").
 inline bool hasInt8Activations(mlir::Operation *op) {
   auto attr = op->getAttrOfType<mlir::StringAttr>(kActivationsAttrName);

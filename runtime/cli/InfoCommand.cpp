@@ -132,11 +132,12 @@ int infoCommand(int argc, char **argv) {
   // What each handle (Model::share, tfmc_share) has of its own beside the
   // arena: max_batch sequences of max_len rows per slot.
   if (!plan.cache.empty()) {
+    // The compiler gives every slot one type (`tfmc --kv-cache-dtype`).
     int64_t cacheBytes = 0;
     for (const PlanCacheSlot &slot : plan.cache)
-      cacheBytes += plan.maxBatch * plan.maxLen * slot.width *
-                    static_cast<int64_t>(sizeof(float));
-    std::printf("kv cache: %lld bytes (%.1f MiB)\n",
+      cacheBytes += plan.maxBatch * plan.maxLen * slot.rowBytes();
+    std::printf("kv cache: %s, %lld bytes (%.1f MiB)\n",
+                elementTypeName(plan.cache.front().type),
                 static_cast<long long>(cacheBytes),
                 static_cast<double>(cacheBytes) / (1 << 20));
   }

@@ -83,11 +83,11 @@ bool Model::Impl::allocate(const std::vector<Plan> &entries,
 
   // The KV cache: max_len rows per slot for each of max_batch sequences.
   // Not initialised either: attention reads only the rows a prefill or
-  // decode step wrote (below L); TFMC_POISON_ARENA=1 fills it with NaN.
+  // decode step wrote (below L); TFMC_POISON_ARENA=1 fills it with NaN
+  // (all ones: a NaN in f32, bf16 and f16 alike).
   for (const PlanCacheSlot &slot : plan.cache) {
     std::size_t bytes = static_cast<std::size_t>(plan.maxBatch) *
-                        static_cast<std::size_t>(plan.maxLen * slot.width) *
-                        sizeof(float);
+                        static_cast<std::size_t>(plan.maxLen * slot.rowBytes());
     AlignedBuffer buffer(bytes);
     if (!buffer.data()) {
       error = fmt::format("out of memory: the KV cache slot {} needs {} "

@@ -106,12 +106,14 @@ void Model::Impl::updateCache(const Call &call) {
   // that no sequence is overwritten before it moves.
   for (std::size_t s = 0; s < plan.cache.size(); ++s) {
     const int64_t width = plan.cache[s].width;
+    const int64_t rowBytes = plan.cache[s].rowBytes();
     slotRows[s] = call.cacheElements[s] / (width * cachedBatch);
-    auto *data = static_cast<float *>(cache[s].data());
-    const std::size_t rowFloats = static_cast<std::size_t>(slotRows[s] * width);
+    auto *data = static_cast<uint8_t *>(cache[s].data());
+    const std::size_t sequenceBytes =
+        static_cast<std::size_t>(slotRows[s] * rowBytes);
     for (int64_t b = cachedBatch - 1; b > 0; --b)
-      std::memmove(data + b * plan.maxLen * width, data + b * rowFloats,
-                   rowFloats * sizeof(float));
+      std::memmove(data + b * plan.maxLen * rowBytes, data + b * sequenceBytes,
+                   sequenceBytes);
   }
 }
 
@@ -170,23 +172,24 @@ bool Model::reorderCache(const std::vector<int64_t> &sources,
     const bool self = impl.appendedByDecode[s];
     if (!self && (!crossToo || impl.crossShared))
       continue;
-    const int64_t width = plan_.cache[s].width;
+    const int64_t rowBytes = plan_.cache[s].rowBytes();
     const int64_t first = self ? firstPosition : 0;
     const int64_t count = (self ? impl.cachedRows : impl.slotRows[s]) - first;
     if (count <= 0)
       continue;
-    const std::size_t span = static_cast<std::size_t>(count * width);
-    auto *data = static_cast<float *>(impl.cache[s].data());
+    // Bytes: an f32, bf16 or f16 slot's rows alike.
+    const std::size_t span = static_cast<std::size_t>(count * rowBytes);
+    auto *data = static_cast<uint8_t *>(impl.cache[s].data());
     auto rowStart = [&](int64_t r) {
-      return data + (r * plan_.maxLen + first) * width;
+      return data + (r * plan_.maxLen + first) * rowBytes;
     };
     impl.reorderScratch.resize(changed.size() * span);
     for (std::size_t c = 0; c < changed.size(); ++c)
       std::memcpy(impl.reorderScratch.data() + c * span,
-                  rowStart(sources[changed[c]]), span * sizeof(float));
+                  rowStart(sources[changed[c]]), span);
     for (std::size_t c = 0; c < changed.size(); ++c)
       std::memcpy(rowStart(changed[c]), impl.reorderScratch.data() + c * span,
-                  span * sizeof(float));
+                  span);
   }
   impl.cachedBatch = rows;
   return true;

@@ -104,7 +104,8 @@ struct Model::Weights {
 struct Model::Impl {
   std::shared_ptr<const Weights> weights;
   AlignedBuffer arena;
-  /// KV cache slots, [max_batch, max_len, width] floats each: sequence b's
+  /// KV cache slots, [max_batch, max_len, width] elements each (f32, bf16 or f16:
+  /// PlanCacheSlot::type): sequence b's
   /// rows start at b * max_len * width (a prefill of B > 1 writes them
   /// densely, [B, S, width], and updateCache spreads them out). The rows
   /// filled so far, the sequences held, each slot's rows after the prefill
@@ -124,7 +125,7 @@ struct Model::Impl {
   int64_t crossRow = 0;
   std::map<std::string, int64_t> prefillSymbols;
   /// reorderCache's staging rows (reused).
-  std::vector<float> reorderScratch;
+  std::vector<uint8_t> reorderScratch;
 
   // Reused by every forward() so that a call allocates nothing in the common
   // case.

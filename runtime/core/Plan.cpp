@@ -402,12 +402,27 @@ private:
       PlanCacheSlot slot;
       slot.slot = getString(json, "slot", where);
       slot.width = getInteger(json, "width", where, 1, kMaxPlanExtent);
+      if (json.contains("dtype")) {
+        std::string dtype = getString(json, "dtype", where);
+        std::optional<ElementType> type = parseElementType(dtype);
+        if (!type || (*type != ElementType::BF16 && *type != ElementType::F16))
+          fail(join(where, "dtype"),
+               fmt::format("expected \"bf16\" or \"f16\" (absent: f32), "
+                           "found \"{}\"",
+                           support::escapeText(dtype, 32)));
+        slot.type = *type;
+      }
       // max_batch sequences of max_len rows.
-      if (slot.width > kMaxPlanBytes / 4 / plan.maxLen / plan.maxBatch)
+      const int64_t size = elementTypeSize(slot.type);
+      if (slot.width > kMaxPlanBytes / size / plan.maxLen / plan.maxBatch)
         fail(join(where, "width"),
-             fmt::format("{} x {} rows of {} floats are more than the limit "
+             fmt::format("{} x {} rows of {} {} are more than the limit "
                          "of {} bytes",
                          plan.maxBatch, plan.maxLen, slot.width,
+                         slot.type == ElementType::F32
+                             ? std::string("floats")
+                             : std::string(elementTypeName(slot.type)) +
+                                   " values",
                          kMaxPlanBytes));
       plan.cache.push_back(std::move(slot));
     }
@@ -558,7 +573,10 @@ private:
                     weightElementType(plan.weights[value.index].dtype)};
         else if (value.kind == ValueKind::Scales)
           stored = {"an int8 weight's scales", ElementType::F16};
-        // The arena and the KV cache hold activations and ids only.
+        else if (value.kind == ValueKind::Cache &&
+                 plan.cache[value.index].type != ElementType::F32)
+          stored = {"a KV cache slot", plan.cache[value.index].type};
+        // The arena and an f32 KV cache hold activations and ids only.
         if (!stored && arg.type != ElementType::F32 &&
             arg.type != ElementType::I64)
           fail(argWhere, fmt::format("value {} is in the {}, which holds f32 "

@@ -216,11 +216,16 @@ struct PlanValue {
   int64_t rowSymbol = -1;
 };
 
-/// A KV cache slot: [max_batch, max_len, width] floats that the runtime
-/// keeps across the prefill and decode steps of one sequence.
+/// A KV cache slot: [max_batch, max_len, width] elements of `type` that the
+/// runtime keeps across the prefill and decode steps of one sequence. The
+/// plan's optional "dtype" ("bf16" or "f16", `tfmc --kv-cache-dtype`;
+/// absent: f32) is the type of every arg over the slot.
 struct PlanCacheSlot {
   std::string slot; // e.g. "decoder.layers.0.self_attn.k"
   int64_t width = 0;
+  ElementType type = ElementType::F32;
+  /// Bytes of one row.
+  int64_t rowBytes() const { return width * elementTypeSize(type); }
 };
 
 struct PlanArg {

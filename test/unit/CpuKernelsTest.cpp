@@ -29,13 +29,6 @@ void run(const KernelSpec &spec, const std::vector<Buffer<>> &inputs,
   realizeKernel(buildKernel(spec), inputs, out);
 }
 
-KernelSpec cpuSpec(KernelKind kind, std::map<std::string, int64_t> plan) {
-  KernelSpec spec;
-  spec.kind = kind;
-  spec.tile = planFromValues(kind, false, std::move(plan));
-  return spec;
-}
-
 struct LinearCase {
   const char *name;
   int M, N, K;

@@ -125,6 +125,15 @@ inline target::TilePlan planFromValues(codegen::KernelKind kind, bool gpu,
   return plan;
 }
 
+/// A CPU kernel of `kind` with the tile plan of `plan`'s values.
+inline codegen::KernelSpec cpuSpec(codegen::KernelKind kind,
+                                   std::map<std::string, int64_t> plan) {
+  codegen::KernelSpec spec;
+  spec.kind = kind;
+  spec.tile = planFromValues(kind, false, std::move(plan));
+  return spec;
+}
+
 /// The target the kernel tests JIT-compile for: HL_JIT_TARGET if set, else
 /// the registry's Halide string for this CPU (what `tfmc --target host`
 /// ships), never Halide 14's own host detection. That one enables features

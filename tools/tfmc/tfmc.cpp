@@ -66,7 +66,7 @@ static cl::opt<int64_t> maxSeq(
 static cl::opt<std::string> weightDtype(
     "weight-dtype",
     cl::desc("Storage of linear and embedding weights (default: f32); norms, "
-             "biases, positions, activations and the KV cache stay f32"),
+             "biases, positions and activations stay f32"),
     cl::value_desc("f32|bf16|int8|int4"), cl::init("f32"), cl::cat(tfmcCategory));
 
 static cl::opt<std::string> activations(
@@ -76,6 +76,13 @@ static cl::opt<std::string> activations(
              "features (int8: 64, int4: 32) and multiplies integers (needs "
              "--weight-dtype int8 or int4)"),
     cl::value_desc("f32|int8"), cl::init("f32"), cl::cat(tfmcCategory));
+
+static cl::opt<std::string> kvCacheDtype(
+    "kv-cache-dtype",
+    cl::desc("Element type of the KV cache (default: f32): bf16 or f16 "
+             "round keys and values to nearest even as they are cached and "
+             "halve the cache's bytes (CPU targets)"),
+    cl::value_desc("f32|bf16|f16"), cl::init("f32"), cl::cat(tfmcCategory));
 
 enum class Scheduler { Tfmc, Adams2019 };
 static cl::opt<Scheduler> scheduler(
@@ -203,6 +210,7 @@ int main(int argc, char **argv) {
   options.maxBatch = maxBatch;
   options.weightDtype = weightDtype;
   options.activations = activations;
+  options.kvCacheDtype = kvCacheDtype;
   options.maxSeq = maxSeq;
   options.stats = printStats;
   options.verbose = verbose;

@@ -40,8 +40,9 @@ using target::GpuAttentionPlan;
 
 BuiltKernel algorithm(const KernelSpec &spec) {
   ImageParam q(Float(32), 4, "q");
-  ImageParam k(Float(32), 4, "k");
-  ImageParam v(Float(32), 4, "v");
+  // bf16 or f16 when read from a narrowed KV cache: widened as copied.
+  ImageParam k(spec.keyType, 4, "k");
+  ImageParam v(spec.valueType, 4, "v");
   ImageParam keyPadding(Int(64), 2, "key_padding");
   std::vector<ImageParam> arguments{q, k, v};
   Var e("e"), h("h"), qq("qq"), b("b"), kk("kk"), qi("qi"), qo("qo"), d("d");
@@ -72,8 +73,8 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   // key row at a fixed offset, without a clamped index per load.
   Func keyRows("key_rows"), valueRows("value_rows");
   // Indexed by K/V head.
-  keyRows(d, kk, h, b) = k(d, h, keyIn, b);
-  valueRows(e, kk, h, b) = v(e, h, keyIn, b);
+  keyRows(d, kk, h, b) = cast<float>(k(d, h, keyIn, b));
+  valueRows(e, kk, h, b) = cast<float>(v(e, h, keyIn, b));
   dot(qi, kk, qo, h, b) +=
       queryT(qi, rd, qo, h, b) * keyRows(rd, kk, h / group, b);
   score(qi, kk, qo, h, b) = dot(qi, kk, qo, h, b);

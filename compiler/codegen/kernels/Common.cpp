@@ -17,6 +17,24 @@ Expr negativeInfinity() {
   return Expr(-std::numeric_limits<float>::infinity());
 }
 
+Expr storedAs(Type type, Expr value) {
+  if (type == Float(32))
+    return value;
+  if (type == Float(16))
+    return cast(type, value);
+  if (type != BFloat(16))
+    throw CompileError("a kernel output is stored as f32, bf16 or f16, not " +
+                       type_to_c_type(type, false));
+  // Round to nearest even: add just under half of the dropped 16 bits, and
+  // one more when the kept part is odd. A NaN would carry into the sign or
+  // the exponent: keep its top bits with a quiet bit instead.
+  Expr bits = reinterpret<uint32_t>(value);
+  Expr rounded = (bits + 0x7fff + ((bits >> 16) & 1)) >> 16;
+  Expr isNan = (bits & 0x7fffffff) > 0x7f800000;
+  Expr kept = select(isNan, (bits >> 16) | 0x40, rounded);
+  return reinterpret(BFloat(16), cast<uint16_t>(kept));
+}
+
 namespace {
 
 /// erf for the exact GELU: Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7),

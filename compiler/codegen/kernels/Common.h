@@ -15,6 +15,13 @@ namespace tfmc::codegen::kernels {
 /// -inf as a float Expr: the identity of max and the masked score.
 Halide::Expr negativeInfinity();
 
+/// `value` (f32) as a kernel stores it into a buffer of `type`: itself for
+/// Float(32); for BFloat(16) its upper 16 bits rounded to nearest even (a
+/// NaN stays a NaN); for Float(16) IEEE half rounded to nearest even
+/// (beyond 65504 it becomes an infinity). The KV cache's narrow types
+/// (`tfmc --kv-cache-dtype`, docs/precision.md).
+Halide::Expr storedAs(Halide::Type type, Halide::Expr value);
+
 /// The activation epilogue of linear kernels (and the activation kernel).
 Halide::Expr activation(ActivationFn fn, Halide::Expr x);
 

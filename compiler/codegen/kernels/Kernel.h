@@ -30,6 +30,9 @@
 //   rope        x (H·Dh, S, B)                                  -> (H·Dh, S, B)
 //   attention   q (Dh, H, Sq, B), k (Dh, Hkv, Sk, B), v (Dv, Hkv, Sk, B)
 //               [, key_padding i64 (Sk, B)]                     -> (Dv, H, Sq, B)
+//               (k, v bf16 or f16 when read from a narrowed KV cache)
+// A linear's, gated linear's or rope's output is bf16 or f16 when it is
+// written into a narrowed KV cache slot (KernelSpec::outputType).
 //   last_position  x (D, S, B)                                  -> (D, B): x(d, S-1, b)
 //   first_position x (D, S, B)                                  -> (D, B): x(d, 0, b)
 // R and M are rows: the product of the leading (batch, sequence) dims.
@@ -114,6 +117,12 @@ struct KernelSpec {
   double ropeTheta = 10000.0;
   double attentionScale = 1.0;
   MaskSpec mask;
+  // The KV cache's element type (`tfmc --kv-cache-dtype`): a kernel whose
+  // output is a cache slot (a linear's or rope's) stores it as outputType,
+  // rounded to the nearest even bf16 or f16 (storedAs, Common.h); attention
+  // widens keys and values it reads from the cache. Float(32) by default.
+  Halide::Type outputType = Halide::Float(32);
+  Halide::Type keyType = Halide::Float(32), valueType = Halide::Float(32);
 
   /// Leave the algorithm to Halide's Adams2019 autoscheduler instead of the
   /// tile plan (a benchmark peer for the tile pass).

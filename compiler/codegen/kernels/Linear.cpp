@@ -126,7 +126,13 @@ Func cpuEpilogue(const KernelSpec &spec, const Operands &in, Func acc,
   if (spec.hasResidual)
     value += in.residual(n, m);
   Func out(name);
-  out(n, m) = value;
+  // The kernel's own output (not one form of a packed plan's two, nor the
+  // integer form's, which marks non-finite rows after) in the type it is
+  // stored as: a narrowed KV cache's (Lowering refuses int8 activations
+  // there).
+  out(n, m) = name == outputName(spec) && !spec.integerProducts
+                  ? storedAs(spec.outputType, value)
+                  : value;
   return out;
 }
 
@@ -298,7 +304,9 @@ BuiltKernel algorithm(const KernelSpec &spec) {
                                  "dot_", "dot_form");
   Var n("n"), m("m");
   Func out(outputName(spec));
-  out(n, m) = select(manyRows(plan, in.x), packed.output(n, m), dot.output(n, m));
+  out(n, m) = storedAs(spec.outputType, select(manyRows(plan, in.x),
+                                               packed.output(n, m),
+                                               dot.output(n, m)));
   std::map<std::string, Func> stages = packed.stages;
   stages.insert(dot.stages.begin(), dot.stages.end());
   std::map<std::string, RDom> domains = packed.domains;

@@ -82,8 +82,12 @@ struct Operands {
 void cpuAccumulatorStart(const KernelSpec &spec, const Operands &in, Func acc,
                          std::vector<Expr> at, Var n, Var p);
 
+/// The name of the kernel's output Func: "linear" or "gated_linear".
+std::string outputName(const KernelSpec &spec);
+
 /// The output: act(acc) + residual (gated: act(gate) · up), with `at` the
-/// accumulator's arguments of output (n, m) but the part.
+/// accumulator's arguments of output (n, m) but the part. Stored as
+/// spec.outputType when `name` is the kernel's output (outputName).
 Func cpuEpilogue(const KernelSpec &spec, const Operands &in, Func acc,
                  std::vector<Expr> at, Var n, Var m, const std::string &name);
 

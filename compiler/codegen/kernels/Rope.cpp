@@ -60,8 +60,9 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   Expr frequency = clamp(select(first, within, within - half), 0, half - 1);
   Expr turned = select(first, -x(pair, s, b), x(pair, s, b));
   Func out("rope");
-  out(d, s, b) = x(d, s, b) * cosine(frequency, s, b) +
-                 turned * sine(frequency, s, b);
+  out(d, s, b) = storedAs(spec.outputType,
+                         x(d, s, b) * cosine(frequency, s, b) +
+                             turned * sine(frequency, s, b));
   return {out, arguments, {{"cosine", cosine}, {"sine", sine}}};
 }
 
