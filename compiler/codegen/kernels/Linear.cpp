@@ -274,8 +274,11 @@ BuiltKernel withOneRowTile(const KernelSpec &spec, const CpuGemmPlan &plan,
                                  "one_row_form");
   Var n("n"), m("m");
   Func out(outputName(spec));
-  out(n, m) = select(fewerRowsThanTile(plan, in.x), one.output(n, m),
-                     rows.output(n, m));
+  // In the type the output is stored as (a narrowed KV cache's), as the
+  // packed plan's two forms are: each form's own output stays f32.
+  out(n, m) = storedAs(spec.outputType,
+                       select(fewerRowsThanTile(plan, in.x), one.output(n, m),
+                              rows.output(n, m)));
   std::map<std::string, Func> stages = rows.stages;
   stages.insert(one.stages.begin(), one.stages.end());
   std::map<std::string, RDom> domains = rows.domains;
