@@ -134,8 +134,7 @@ int infoCommand(int argc, char **argv) {
   if (!plan.cache.empty()) {
     int64_t cacheBytes = 0;
     for (const PlanCacheSlot &slot : plan.cache)
-      cacheBytes += plan.maxBatch * plan.maxLen * slot.width *
-                    static_cast<int64_t>(sizeof(float));
+      cacheBytes += plan.cacheSlotBytes(slot);
     std::printf("kv cache: %lld bytes (%.1f MiB)\n",
                 static_cast<long long>(cacheBytes),
                 static_cast<double>(cacheBytes) / (1 << 20));
