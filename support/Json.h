@@ -52,6 +52,12 @@ struct JsonError {
   std::string describe() const;
 };
 
+/// nlohmann's message without its position prefix: "[json.exception.
+/// parse_error.101] parse error at line 2, column 7: syntax error ..." ->
+/// "syntax error ..." (the place is kept apart, as numbers); a message
+/// with no place (a type error while reading a value) unchanged.
+std::string jsonReason(const std::string &what);
+
 /// Parses `text` as one JSON value whose containers nest at most `maxDepth`
 /// deep (the root is depth 1) and whose objects have unique keys. On
 /// failure returns nothing and fills `error`. `JsonType` is nlohmann::json

@@ -367,11 +367,11 @@ LogicalResult Linker::run() {
                          llvm::StringRef(script));
         })))
       return failure();
+    std::vector<std::string> headers{options.runtimeHeader};
+    if (generates)
+      headers.push_back(options.generateHeader);
     std::ostringstream api;
-    for (const std::string &path :
-         {options.runtimeHeader, options.generateHeader}) {
-      if (path == options.generateHeader && !generates)
-        continue;
+    for (const std::string &path : headers) {
       std::ifstream file(path);
       if (!file)
         return fail("cannot read tfmc's C header '" + path + "'");

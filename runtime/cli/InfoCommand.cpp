@@ -135,7 +135,7 @@ int infoCommand(int argc, char **argv) {
     // The compiler gives every slot one type (`tfmc --kv-cache-dtype`).
     int64_t cacheBytes = 0;
     for (const PlanCacheSlot &slot : plan.cache)
-      cacheBytes += plan.maxBatch * plan.maxLen * slot.rowBytes();
+      cacheBytes += plan.cacheSlotBytes(slot);
     std::printf("kv cache: %s, %lld bytes (%.1f MiB)\n",
                 elementTypeName(plan.cache.front().type),
                 static_cast<long long>(cacheBytes),

@@ -86,8 +86,7 @@ bool Model::Impl::allocate(const std::vector<Plan> &entries,
   // decode step wrote (below L); TFMC_POISON_ARENA=1 fills it with NaN
   // (all ones: a NaN in f32, bf16 and f16 alike).
   for (const PlanCacheSlot &slot : plan.cache) {
-    std::size_t bytes = static_cast<std::size_t>(plan.maxBatch) *
-                        static_cast<std::size_t>(plan.maxLen * slot.rowBytes());
+    std::size_t bytes = static_cast<std::size_t>(plan.cacheSlotBytes(slot));
     AlignedBuffer buffer(bytes);
     if (!buffer.data()) {
       error = fmt::format("out of memory: the KV cache slot {} needs {} "
@@ -146,7 +145,6 @@ bool Model::Impl::allocate(const std::vector<Plan> &entries,
   }
   // Inputs are [B, S] (or [B, T]) ids or masks: at most max_batch rows of
   // max(max_seq, max_len) values.
-  std::size_t numInputs = maxInputs;
   int64_t inputBytes = 0;
   if (__builtin_mul_overflow(plan.maxBatch, std::max(plan.maxSeq, plan.maxLen),
                              &inputCapacity) ||
@@ -158,7 +156,7 @@ bool Model::Impl::allocate(const std::vector<Plan> &entries,
                         kMaxPlanBytes);
     return false;
   }
-  for (std::size_t i = 0; i < numInputs; ++i) {
+  for (std::size_t i = 0; i < maxInputs; ++i) {
     std::uint64_t address = 0;
     if (!allocateOnDevice(static_cast<std::size_t>(inputBytes), address,
                           fmt::format("input {}", i), error))
@@ -189,6 +187,12 @@ int64_t Model::cachedTokens() const { return impl_->cachedRows; }
 int64_t Model::cachedSequences() const { return impl_->cachedBatch; }
 
 const LoadStats &Model::loadStats() const { return impl_->weights->loadStats; }
+
+const std::string &Model::warning() const { return impl_->weights->warning; }
+
+std::size_t Model::copiedWeightBytes() const {
+  return impl_->weights->copiedBytes;
+}
 
 void Model::setStepTimes(std::vector<double> *seconds) {
   impl_->stepSeconds = seconds;
@@ -250,7 +254,7 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
 
     // Weights: mapped, checked, used in place unless misaligned, or
     // converted to the program's bf16 or int8.
-    if (!weights->load(*model, plan, weightsPath, error))
+    if (!weights->load(plan, weightsPath, error))
       return nullptr;
 
     // Every entry gets the largest entry's arena size: the one arena serves
@@ -286,8 +290,6 @@ std::unique_ptr<Model> Model::share(std::string &error) const {
     std::unique_ptr<Model> model(new Model());
     model->plan_ = plan_;
     model->entries_ = entries_;
-    model->warning_ = warning_;
-    model->copiedWeightBytes_ = copiedWeightBytes_;
     model->impl_ = std::make_unique<Impl>();
     model->impl_->weights = impl_->weights;
     if (!model->impl_->allocate(model->entries_, error))

@@ -191,10 +191,10 @@ public:
   /// failed call.
   const std::vector<OutputView> &outputs() const { return lastOutputs_; }
   /// The unused-tensor warning given at creation, or empty.
-  const std::string &warning() const { return warning_; }
+  const std::string &warning() const;
   /// Bytes of f32 weights copied because the file did not align them (or
   /// held them transposed).
-  std::size_t copiedWeightBytes() const { return copiedWeightBytes_; }
+  std::size_t copiedWeightBytes() const;
   /// How long loading took and what the weights take.
   const LoadStats &loadStats() const;
   /// Every weight as the program stores it, for `convert-weights`: a bf16,
@@ -217,8 +217,6 @@ private:
 
   Plan plan_; // the forward entry (entries_[0])
   std::vector<Plan> entries_;
-  std::string warning_;
-  std::size_t copiedWeightBytes_ = 0;
   std::vector<OutputView> lastOutputs_;
   std::unique_ptr<Impl> impl_;
 };

@@ -73,6 +73,11 @@ struct Model::Weights {
   std::vector<const uint8_t *> scaleData;
   std::vector<const TensorView *> weightSource;
   LoadStats loadStats;
+  /// The unused-tensor warning given at load, or empty; bytes of f32
+  /// weights copied because the file did not align them (or held them
+  /// transposed).
+  std::string warning;
+  std::size_t copiedBytes = 0;
   /// A CUDA plan: each weight's (and scale's, else 0) device copy.
   bool onDevice = false;
   std::vector<std::uint64_t> weightDevice;
@@ -90,9 +95,9 @@ struct Model::Weights {
   }
 
   /// Maps `weightsPath`, checks every weight the plan uses against it
-  /// (ModelWeights.cpp) and makes each what the kernels read; sets
-  /// `model`'s warning and copied bytes.
-  bool load(Model &model, const Plan &plan, const std::string &weightsPath,
+  /// (ModelWeights.cpp) and makes each what the kernels read; sets the
+  /// warning and copied bytes.
+  bool load(const Plan &plan, const std::string &weightsPath,
             std::string &error);
   /// A CUDA plan: uploads every weight (once, at load) and drops the host
   /// copies.

@@ -133,8 +133,8 @@ std::string scalesName(const std::string &weightName) {
   return weightName + ".scales";
 }
 
-bool Model::Weights::load(Model &model, const Plan &plan,
-                          const std::string &weightsPath, std::string &error) {
+bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
+                          std::string &error) {
   auto start = std::chrono::steady_clock::now();
   weightFiles = WeightFiles::open(weightsPath, error);
   if (!weightFiles)
@@ -304,7 +304,7 @@ bool Model::Weights::load(Model &model, const Plan &plan,
       AlignedBuffer copy = copyToAligned(view);
       if (!copy.data())
         return outOfMemory("copying to aligned memory", view.bytes);
-      model.copiedWeightBytes_ += view.bytes;
+      copiedBytes += view.bytes;
       data = keep(std::move(copy));
       return true;
     };
@@ -346,7 +346,7 @@ bool Model::Weights::load(Model &model, const Plan &plan,
                                 ? rows.as<float>()
                                 : static_cast<const float *>(tensor.data);
       if (weight.dtype == WeightDType::F32) {
-        model.copiedWeightBytes_ += f32Bytes;
+        copiedBytes += f32Bytes;
         data = keep(std::move(rows));
       } else if (weight.dtype == WeightDType::BF16) {
         AlignedBuffer converted(static_cast<std::size_t>(count) * 2);
@@ -404,11 +404,11 @@ bool Model::Weights::load(Model &model, const Plan &plan,
       names += (i ? ", " : "") + support::quote(unused[i]);
     if (unused.size() > 5)
       names += fmt::format(" and {} more", unused.size() - 5);
-    model.warning_ =
+    warning =
         fmt::format("{}: warning: {} {} the model does not use: {}",
                     files.path(), unused.size(),
                     unused.size() == 1 ? "tensor" : "tensors", names);
-    std::fprintf(stderr, "%s\n", model.warning_.c_str());
+    std::fprintf(stderr, "%s\n", warning.c_str());
   }
   return true;
 }

@@ -283,6 +283,12 @@ struct Plan {
   /// The first output (logits, or the hidden states).
   const PlanOutput &output() const { return outputs.front(); }
   std::vector<PlanStep> steps;
+
+  /// Bytes of a KV cache slot: max_len f32 rows of its width for each of
+  /// max_batch sequences (parsePlan bounds it by kMaxPlanBytes).
+  int64_t cacheSlotBytes(const PlanCacheSlot &slot) const {
+    return maxBatch * maxLen * slot.rowBytes();
+  }
 };
 
 /// The program's weight dtype, as `tfmc --weight-dtype` chose it: the

@@ -41,8 +41,6 @@ const std::array<uint32_t, 256> &byteTable();
 /// The bytes a byte-level token stands for (other characters kept).
 std::string tokenToBytes(std::string_view token);
 
-/// nlohmann's message without its position prefix, on one line.
-std::string jsonReason(const std::string &what);
 bool exists(const std::string &path);
 
 /// Reads and parses the JSON file `path` (support/Json.h: nesting bounded,

@@ -11,6 +11,7 @@
 #include "runtime/tokenizers/HfTokenizer.h"
 #include "support/Text.h"
 #include "runtime/tokenizers/Common.h"
+#include "support/Json.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -843,7 +844,8 @@ std::unique_ptr<Tokenizer> HfTokenizer::load(const std::string &path,
     error = fmt::format("{}: {}: {}", path, e.path, e.message);
     return nullptr;
   } catch (const Json::exception &e) {
-    error = fmt::format("{}: {}", path, jsonReason(e.what()));
+    error = fmt::format("{}: {}", path,
+                        support::oneLine(support::jsonReason(e.what())));
     return nullptr;
   }
   return tokenizer;

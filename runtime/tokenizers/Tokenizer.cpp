@@ -139,19 +139,6 @@ std::string tokenToBytes(std::string_view token) {
 // Messages
 //===----------------------------------------------------------------------===//
 
-/// nlohmann's message without its "[json.exception...] parse error at line
-/// L, column C: " prefix (the caller states the position), on one line.
-std::string jsonReason(const std::string &what) {
-  std::string reason = what;
-  std::size_t column = reason.find("column ");
-  if (column != std::string::npos) {
-    std::size_t colon = reason.find(": ", column);
-    if (colon != std::string::npos)
-      reason = reason.substr(colon + 2);
-  }
-  return support::oneLine(reason);
-}
-
 bool exists(const std::string &path) {
   struct stat info;
   return ::stat(path.c_str(), &info) == 0;

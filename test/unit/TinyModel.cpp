@@ -25,19 +25,21 @@
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #if defined(__x86_64__)
 #include <xmmintrin.h>
 #endif
 #include <map>
 #include <string>
 #include <utility>
+#include <mutex>
 #include <vector>
 
 using namespace tfmc::runtime;
 
 namespace tfmc::test {
-thread_local std::vector<int32_t> embedIdsExtents;
-thread_local unsigned embedFloatControl = 0;
+std::vector<int32_t> embedIdsExtents;
+unsigned embedFloatControl = 0;
 } // namespace tfmc::test
 
 using tfmc::test::embedFloatControl;
@@ -53,10 +55,15 @@ int tfmc_test_embed(void **args) {
       !checkBuffer(table, "table", 2, halide_type_float, 32) ||
       !checkBuffer(out, "out", 3, halide_type_float, 32))
     return -1;
-  embedIdsExtents = {ids->dim[0].extent, ids->dim[1].extent};
+  {
+    // Models made by share() run this kernel on several threads at once.
+    static std::mutex lock;
+    std::lock_guard<std::mutex> guard(lock);
+    embedIdsExtents = {ids->dim[0].extent, ids->dim[1].extent};
 #if defined(__x86_64__)
-  embedFloatControl = _mm_getcsr();
+    embedFloatControl = _mm_getcsr();
 #endif
+  }
   const int32_t width = table->dim[0].extent, rows = table->dim[1].extent;
   const int32_t length = ids->dim[0].extent, batch = ids->dim[1].extent;
   if (out->dim[0].extent != width || out->dim[1].extent != length ||

@@ -28,13 +28,13 @@ int tfmc_test_sum_rows(void **args);
 }
 
 namespace tfmc::test {
-/// The extents of the ids buffer the embedding kernel last saw on this
-/// thread, for the tests of symbol binding (per thread: the threaded tests
-/// run the kernel on several at once).
-extern thread_local std::vector<int32_t> embedIdsExtents;
+/// The extents of the ids buffer the embedding kernel last saw, for the
+/// tests of symbol binding (written under a lock: the threaded tests run
+/// the kernel on several threads at once).
+extern std::vector<int32_t> embedIdsExtents;
 /// The SSE control and status register (MXCSR) the embedding kernel last
 /// ran under (x86-64; 0 elsewhere).
-extern thread_local unsigned embedFloatControl;
+extern unsigned embedFloatControl;
 } // namespace tfmc::test
 
 #endif // TFMC_TEST_UNIT_TINYMODEL_H
