@@ -144,7 +144,7 @@ std::string typeName(Halide::Type type) {
 }
 
 // The key and value projections of a prefill (many rows: the packed form)
-// and of a decode step (one row: the dot form) write bf16 or f16: the f32
+// and of a decode step (few rows: the dot form, one row its own tile) write bf16 or f16: the f32
 // result rounded once. The f32 kernels' tolerance (1e-4) allows an f32 sum
 // that lies next to a tie to round the other way (one ulp of the narrow
 // type, 2^-8 relative for bf16), which is why each value's deviation is
@@ -162,7 +162,17 @@ TEST(KvCacheKernels, LinearWritesTheCacheRounded) {
              {"block_m", 6}, {"task_m", 12}, {"task_n", 32}}},
            {"one row", 1,
             {{"vector", 16}, {"micro_m", 1}, {"micro_n", 8}, {"block_m", 256},
-             {"tiles_per_task", 2}}}})
+             {"tiles_per_task", 2}}},
+           // A --max-batch 8 decode plan: 2-row tiles and the one-row tile
+           // that one row runs (a branch of its own, storing its own way).
+           {"decode plan, one row", 1,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 4}, {"block_m", 128},
+             {"tiles_per_task", 3}, {"one_row_micro_n", 7},
+             {"one_row_tiles_per_task", 2}}},
+           {"decode plan, 3 rows", 3,
+            {{"vector", 8}, {"micro_m", 2}, {"micro_n", 4}, {"block_m", 128},
+             {"tiles_per_task", 3}, {"one_row_micro_n", 7},
+             {"one_row_tiles_per_task", 2}}}})
     for (Halide::Type type : kNarrow) {
       SCOPED_TRACE(std::string(c.name) + ", " + typeName(type));
       KernelSpec spec = cpuSpec(KernelKind::Linear, c.plan);
