@@ -32,10 +32,13 @@ struct PipelineOptions {
   /// f32, or int8: linears with int8 weights quantise their input and
   /// multiply integers (tfm-weight-storage marks them).
   std::string activations = "f32";
+  /// panels: f32 linear weights stored in the target's panels
+  /// (tfm-weight-layout); rows: row-major, as the file holds them.
+  std::string weightLayout = "panels";
 };
 
 /// fuse masked attention -> fuse epilogues -> check kernels -> weight
-/// storage -> tile -> plan memory.
+/// storage -> weight layout -> tile -> plan memory.
 void buildDefaultPipeline(mlir::OpPassManager &pm,
                           const PipelineOptions &options);
 

@@ -102,6 +102,26 @@ def WeightStorage : Pass<"tfm-weight-storage", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];
 }
 
+def WeightLayout : Pass<"tfm-weight-layout", "::mlir::ModuleOp"> {
+  let summary = "Stores f32 linear weights in panels for CPU targets";
+  let description = [{
+    Every f32 rank-2 `tfm.weight` whose every use is a linear's weight or a
+    gated linear's gate or up (directly or through `tfm.split` row views at
+    whole panels), whose rows are a multiple of the target's panel, and
+    which qualifies under every entry point that names it, gets
+    `panel = P` (the target's weightPanel: 16 on x86, none on CUDA): the
+    program stores it [N / P, K, P], the layout the CPU linear kernels read
+    without packing; the runtime lays it out so at load. A gated linear's
+    gate and up share one layout. Tied embedding tables and every other
+    weight keep the row-major layout. Reasons: passes/WeightLayout.cpp.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"host\"",
+           "A target name (`tfmc --help` lists them)">
+  ];
+  let dependentDialects = ["::tfmc::tfm::TfmDialect"];
+}
+
 def Tile : Pass<"tfm-tile", "::mlir::ModuleOp"> {
   let summary = "Chooses tile sizes, vector widths, unrolling and parallel loops per kernel";
   let description = [{

@@ -28,6 +28,10 @@ struct DefaultPipelineOptions
       *this, "activations",
       llvm::cl::desc("What linears with int8 weights multiply: f32, int8"),
       llvm::cl::init("f32")};
+  Option<std::string> weightLayout{
+      *this, "weight-layout",
+      llvm::cl::desc("f32 linear weights on CPU targets: panels or rows"),
+      llvm::cl::init("panels")};
 };
 } // namespace
 
@@ -40,6 +44,8 @@ void buildDefaultPipeline(mlir::OpPassManager &pm,
   storage.dtype = options.weightDtype;
   storage.activations = options.activations;
   pm.addPass(createWeightStorage(storage));
+  if (options.weightLayout == "panels")
+    pm.addPass(createWeightLayout({options.target}));
   pm.addPass(createTile({options.target, options.maxSeq, options.maxBatch}));
   pm.addNestedPass<mlir::func::FuncOp>(
       createPlanMemory({options.maxBatch, options.maxSeq, options.inPlace}));
@@ -57,6 +63,7 @@ void registerPasses() {
         pipeline.maxSeq = options.maxSeq;
         pipeline.weightDtype = options.weightDtype;
         pipeline.activations = options.activations;
+        pipeline.weightLayout = options.weightLayout;
         buildDefaultPipeline(pm, pipeline);
       });
 }

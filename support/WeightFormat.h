@@ -11,6 +11,13 @@
 // and value j of the block is (q_j - 8) · d. A row whose K is not a
 // multiple of 32 ends in a block padded with q = 8 (value 0).
 //
+// An f32 linear weight W [N, K] of a CPU program is stored in panels of P
+// rows (the plan's "panel"; P = 16 on x86, a cache line, and P divides N):
+// [N / P, K, P], element (n, k) at ((n / P) · K + k) · P + n % P. A step
+// of K then reads P consecutive outputs' weights as whole vectors, the
+// layout the packed GEMM used to build per call. A row split of W at whole
+// panels starts at the same element offset as in the row-major layout.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TFMC_SUPPORT_WEIGHTFORMAT_H

@@ -73,6 +73,8 @@ struct ModuleTables {
       }
       if (weight.getTransposed())
         entry["transposed"] = true;
+      if (std::optional<uint64_t> panel = weight.getPanel())
+        entry["panel"] = *panel;
       if (std::optional<tfm::WeightStorage> storage = weight.getStorage()) {
         entry["dtype"] = tfm::stringifyWeightStorage(*storage).str();
         if (std::optional<uint64_t> group = weight.getGroup())
@@ -274,6 +276,15 @@ void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
   std::optional<tfm::WeightStorage> storage =
       weight ? weight.getStorage() : std::nullopt;
   if (!storage) {
+    // In panels (tfm-weight-layout): (row % P, k, row / P), a split's part
+    // starting on a whole panel (its element offset is that of its rows).
+    if (std::optional<uint64_t> panel = weight ? weight.getPanel() : std::nullopt) {
+      int64_t rowsPerPanel = int64_t(*panel);
+      spec.weightPanel = rowsPerPanel;
+      dims = json::array({toJson(constant(rowsPerPanel)),
+                          toJson(constant(columns)),
+                          toJson(constant(rows / rowsPerPanel))});
+    }
     args.push_back(arg(value, std::move(dims)));
     return;
   }

@@ -187,6 +187,11 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
       return mlir::failure();
     }
   }
+  if (options.weightLayout != "panels" && options.weightLayout != "rows") {
+    llvm::errs() << "tfmc: error: --weight-layout must be panels or rows, got '"
+                 << support::escapeText(options.weightLayout, 64) << "'\n";
+    return mlir::failure();
+  }
   if (options.autoschedule && descriptions->front().isGpu()) {
     llvm::errs() << "tfmc: error: --scheduler adams2019 schedules CPU kernels "
                     "only (Halide 14 has no GPU autoscheduler); CUDA targets "
@@ -278,6 +283,10 @@ mlir::LogicalResult compile(const CompileOptions &options,
     pipeline.inPlace = !options.autoschedule;
     pipeline.weightDtype = options.weightDtype;
     pipeline.activations = options.activations;
+    // Adams2019 schedules the algorithm of row-major weights, as before
+    // panels existed (it is the tile plans' benchmark peer).
+    pipeline.weightLayout =
+        options.autoschedule ? std::string("rows") : options.weightLayout;
     buildDefaultPipeline(pm, pipeline);
     if (failed(pm.run(*variant)))
       return mlir::failure();

@@ -35,6 +35,9 @@ struct CompileOptions {
   /// Element type of the KV cache: f32, bf16 or f16 (keys and values
   /// rounded to nearest even as written, widened as attention reads them).
   std::string kvCacheDtype = "f32";
+  /// How a CPU program stores its f32 linear weights: panels (laid out at
+  /// load, read without packing; tfm-weight-layout) or rows (the file's).
+  std::string weightLayout = "panels";
   /// Print arena, weight and kernel statistics after the middle end.
   bool stats = false;
   /// Print which kernels were compiled and which came from the cache.

@@ -132,7 +132,7 @@ Value ModuleBuilder::weight(const std::string &name, ArrayRef<int64_t> shape,
           binding->altNames.begin(), binding->altNames.end()));
     it->second = builder.create<tfm::WeightOp>(
         where, f32(shape), binding->name, altNames, binding->transposed,
-        /*storage=*/nullptr, /*group=*/nullptr);
+        /*storage=*/nullptr, /*group=*/nullptr, /*panel=*/nullptr);
   }
   return it->second;
 }

@@ -156,6 +156,14 @@ LogicalResult WeightOp::verify() {
       int64_t(*getGroup()) != format::kInt4BlockValues)
     return emitOpError("has int4 storage, whose group is ")
            << format::kInt4BlockValues << " (Q4_0 blocks), not " << *getGroup();
+  if (std::optional<uint64_t> panel = getPanel()) {
+    if (storage || getType().getRank() != 2)
+      return emitOpError("has a 'panel', which needs an f32 rank-2 weight");
+    if (getType().getDimSize(0) % int64_t(*panel) != 0)
+      return emitOpError("has panels of ")
+             << *panel << " rows, which do not divide its "
+             << getType().getDimSize(0) << " rows";
+  }
   return success();
 }
 

@@ -49,17 +49,26 @@ def Tfm_WeightOp : Tfm_Op<"weight", [Pure, Tfm_MemoryView]> {
     blocks, support/WeightFormat.h: value = (q - 8) · scale, q in [0, 15]).
     Only kernels that widen the weight in registers read such a weight
     (linear's weight, embedding's table).
+
+    `panel` (rank 2, f32, set by tfm-weight-layout for CPU targets): the
+    program stores the weight in panels of `panel` rows, each panel's rows
+    innermost ([N / panel, K, panel]; `panel` divides N), the layout the
+    CPU linear kernels read without packing (support/WeightFormat.h). The
+    runtime lays it out so once at load. Only linear and gated linear
+    weights (and row splits of them at whole panels) are stored so.
   }];
   let arguments = (ins StrAttr:$name, OptionalAttr<StrArrayAttr>:$alt_names,
                        UnitAttr:$transposed,
                        OptionalAttr<Tfm_WeightStorageAttr>:$storage,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$group);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$group,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$panel);
   let results = (outs StaticShapeTensorOf<[F32]>:$result);
   let builders = [
     // A parameter under its own name only (every .tfm model's).
     OpBuilder<(ins "::mlir::Type":$result, "::llvm::StringRef":$name), [{
       build($_builder, $_state, result, name, /*alt_names=*/nullptr,
-            /*transposed=*/false, /*storage=*/nullptr, /*group=*/nullptr);
+            /*transposed=*/false, /*storage=*/nullptr, /*group=*/nullptr,
+            /*panel=*/nullptr);
     }]>
   ];
   let assemblyFormat = "$name attr-dict `:` type($result)";

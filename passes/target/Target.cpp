@@ -18,6 +18,8 @@ namespace {
 // socket slice, and still fine (a few tasks per core) on the 2-core machines
 // tfmc is developed on. `host` uses the real count.
 constexpr int64_t kNominalCores = 8;
+/// Rows per panel of an f32 linear weight (TargetDescription::weightPanel).
+constexpr int64_t kWeightPanel = 16;
 
 // The measured figures of Tile.cpp's cost model (TargetDescription::CpuTuning;
 // Tile.cpp gives each one's measurements and reasons). All were measured on
@@ -59,6 +61,7 @@ TargetDescription avx2() {
   t.l2Bytes = 512 * 1024; // Zen 2/3; Intel client cores have 256 KB to 1.25 MB
   t.l3Bytes = 16 * 1024 * 1024;
   t.cores = kNominalCores;
+  t.weightPanel = kWeightPanel;
   t.tuning = xeonTuning();
   return t;
 }
@@ -76,6 +79,7 @@ TargetDescription avx512() {
   t.l2Bytes = 1280 * 1024;
   t.l3Bytes = 16 * 1024 * 1024;
   t.cores = kNominalCores;
+  t.weightPanel = kWeightPanel;
   t.tuning = xeonTuning();
   return t;
 }

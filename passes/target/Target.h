@@ -47,6 +47,11 @@ struct TargetDescription {
   int64_t l2Bytes = 0;         // L2 per core
   int64_t l3Bytes = 0;         // last-level cache (Adams2019's machine model)
   int64_t cores = 0;           // cores the plan makes enough tasks for
+  /// Rows of W per panel of an f32 linear weight stored in panels
+  /// (tfm-weight-layout; 0: row-major). Every x86 entry has 16 (64 bytes, a
+  /// cache line, a whole number of vectors for AVX2 and AVX-512 alike), so
+  /// that the variants of one program share one weight layout.
+  int64_t weightPanel = 0;
   /// CPU: the figures of Tile.cpp's cost model that were measured rather
   /// than derived (each field says what it sets; Tile.cpp, why). They are
   /// the target's, not Tile.cpp's: a target entry states them and the

@@ -14,8 +14,10 @@
 //    transposed once when the file holds the transpose (Hugging Face
 //    Conv1D), then converted to the program's bf16, int8 or int4
 //    (WeightConvert.h): so a bf16 checkpoint gives bit for bit what its
-//    values written as f32 give, at every program dtype. This is the time
-//    load reports as conversion.
+//    values written as f32 give, at every program dtype. An f32 weight the
+//    program stores in panels (the plan's `panel`) is laid out in them from
+//    the file's layout, transposed or not. This is the time load reports as
+//    conversion.
 // A transposed weight stored BF16 is read in the plan's layout only from a
 // file convert-weights wrote (its `tfmc.weight_dtype` metadata): a
 // checkpoint's BF16 Conv1D weight is in the checkpoint's layout, and a
@@ -262,7 +264,7 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
         return false;
       }
       entry.stored = weight.dtype == WeightDType::F32 && !weight.transposed &&
-                     tensor->dtype == DType::F32;
+                     weight.panel == 0 && tensor->dtype == DType::F32;
     }
     entry.tensor = tensor;
     used.insert(name);
@@ -333,7 +335,18 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
           widenF16(tensor.data, count, wide, threads);
         fileRows = wide;
       }
-      if (weight.transposed) {
+      if (weight.panel > 0) {
+        // In panels (f32 only), straight from the file's layout.
+        AlignedBuffer panels(f32Bytes);
+        if (!panels.data())
+          return outOfMemory("laying out in panels", f32Bytes);
+        layOutPanels(fileRows, weight.shape[0], weight.shape[1], weight.panel,
+                     weight.transposed, static_cast<float *>(panels.data()),
+                     threads);
+        copiedBytes += f32Bytes;
+        data = keep(std::move(panels));
+        rows = AlignedBuffer();
+      } else if (weight.transposed) {
         rows = transposeToAligned(fileRows, tensor.shape[0], tensor.shape[1]);
         if (!rows.data())
           return outOfMemory("transposing", f32Bytes);
@@ -345,7 +358,9 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       const float *source = rows.data()
                                 ? rows.as<float>()
                                 : static_cast<const float *>(tensor.data);
-      if (weight.dtype == WeightDType::F32) {
+      if (weight.panel > 0) {
+        // Laid out above.
+      } else if (weight.dtype == WeightDType::F32) {
         copiedBytes += f32Bytes;
         data = keep(std::move(rows));
       } else if (weight.dtype == WeightDType::BF16) {
@@ -380,7 +395,8 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
           return refused(problem);
         data = keep(std::move(blocks));
       }
-      if (weight.dtype != WeightDType::F32 || tensor.dtype != DType::F32) {
+      if (weight.dtype != WeightDType::F32 || tensor.dtype != DType::F32 ||
+          weight.panel > 0) {
         loadStats.convertSeconds += secondsSince(convertStart);
         ++loadStats.convertedTensors;
       }
@@ -427,8 +443,10 @@ Model::storedWeights(std::string &error) const {
       // As f32 (a checkpoint's bf16 norm widened), under the file's name;
       // a transposed one as the source holds it, in the source's layout,
       // which is what loading the written file expects of an f32 weight.
+      // One in panels as the source holds it too (the program's copy is in
+      // panels; a bf16 or f16 source widens to the same values again).
       const TensorView &source = *weights.weightSource[i];
-      if (weight.transposed || source.dtype == DType::F32) {
+      if (weight.transposed || source.dtype == DType::F32 || weight.panel > 0) {
         views.push_back(source);
         continue;
       }

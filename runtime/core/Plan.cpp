@@ -392,6 +392,22 @@ private:
            fmt::format("weight '{}' is int4, whose group is {} (Q4_0 "
                        "blocks), not {}",
                        weight.name, format::kInt4BlockValues, weight.group));
+    // "panel": an f32 [rows, cols] weight stored in panels of that many
+    // rows, which divides rows (support/WeightFormat.h).
+    if (json.contains("panel")) {
+      weight.panel = getInteger(json, "panel", where, 1, kMaxPlanExtent);
+      if (weight.dtype != WeightDType::F32 || weight.shape.size() != 2)
+        fail(join(where, "panel"),
+             fmt::format("weight '{}' is {} of rank {}: only f32 weights of "
+                         "rank 2 are stored in panels",
+                         weight.name, weightDTypeName(weight.dtype),
+                         weight.shape.size()));
+      if (weight.shape[0] % weight.panel != 0)
+        fail(join(where, "panel"),
+             fmt::format("weight '{}' has {} rows, which panels of {} do "
+                         "not divide",
+                         weight.name, weight.shape[0], weight.panel));
+    }
   }
 
   void parseCache(const Json &cache) {

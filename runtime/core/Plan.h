@@ -173,6 +173,10 @@ struct PlanWeight {
   /// int8, int4: consecutive columns of a row that share one scale
   /// (`"group"`; int4: 32).
   int64_t group = 0;
+  /// An f32 [rows, cols] weight stored in panels of this many rows
+  /// (`"panel"`, optional: 0, row-major; support/WeightFormat.h): the same
+  /// elements, laid out [rows / panel, cols, panel] at load.
+  int64_t panel = 0;
 
   /// Elements of its storage type (weightDTypeSize bytes each): int4's
   /// bytes of blocks, otherwise its shape's elements.

@@ -286,6 +286,34 @@ void convertToBf16(const float *source, int64_t count, uint16_t *target,
   });
 }
 
+void layOutPanels(const void *source, int64_t rows, int64_t cols,
+                  int64_t panel, bool transposed, float *target,
+                  int threads) {
+  const auto *bytes = static_cast<const unsigned char *>(source);
+  splitWork(rows / panel, panel * cols, threads,
+            [=](int, int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      float *out = target + p * cols * panel;
+      if (transposed) {
+        // Row k of the file holds this panel's values of column k side by
+        // side.
+        for (int64_t k = 0; k < cols; ++k)
+          std::memcpy(out + k * panel,
+                      bytes + (k * rows + p * panel) * sizeof(float),
+                      static_cast<std::size_t>(panel) * sizeof(float));
+        continue;
+      }
+      // The panel's rows, each scattered along k (a K x panel transpose).
+      for (int64_t j = 0; j < panel; ++j) {
+        const unsigned char *row = bytes + (p * panel + j) * cols * sizeof(float);
+        for (int64_t k = 0; k < cols; ++k)
+          std::memcpy(out + k * panel + j, row + k * sizeof(float),
+                      sizeof(float));
+      }
+    }
+  });
+}
+
 bool quantizeInt8(const float *source, int64_t rows, int64_t cols,
                   int64_t group, int8_t *q, uint16_t *scales,
                   QuantizeProblem &problem, int threads) {

@@ -1,7 +1,8 @@
 //===- WeightConvert.h - f32 weights to bf16, int8 or int4 ------*- C++ -*-===//
 //
 // A program compiled with `tfmc --weight-dtype bf16|int8|int4` stores its linear
-// weights and embedding tables in fewer bytes (Plan.h). These functions are
+// weights and embedding tables in fewer bytes (Plan.h); an f32 program for
+// a CPU stores its linear weights in panels (layOutPanels). These functions are
 // the conversion the plan's format defines, used at load (an f32, bf16 or f16
 // checkpoint: a narrow one is first widened to f32, exactly) and by
 // `NAME convert-weights`; they must give bit-identical results wherever
@@ -59,6 +60,15 @@ void widenF16(const void *source, int64_t count, float *target,
 /// Runs on up to `threads` threads when the tensor is large.
 void convertToBf16(const float *source, int64_t count, uint16_t *target,
                    int threads = 1);
+
+/// `rows` x `cols` f32 values into panels of `panel` rows (`panel` divides
+/// `rows`; support/WeightFormat.h): target[(p·cols + k)·panel + j] is row
+/// p·panel + j, column k. `source` is row-major [rows, cols], or with
+/// `transposed` its transpose [cols, rows] (a Conv1D weight as its file
+/// holds it); any alignment. Runs on up to `threads` threads when large.
+void layOutPanels(const void *source, int64_t rows, int64_t cols,
+                  int64_t panel, bool transposed, float *target,
+                  int threads = 1);
 
 /// Why quantizeInt8 or quantizeInt4 refused a tensor, in words for a one-line message
 /// ("a NaN at [3, 17]", "row 2 group 0: max |w| 1e+07 / 127 overflows

@@ -121,6 +121,83 @@ TEST(CpuKernels, LinearBlocksTilesAndTails) {
   }
 }
 
+// An f32 W stored in panels of 16 rows (tfm-weight-layout): the packed form
+// reads them in place, and fewer rows run the panel form (micro tiles of
+// whole vectors of columns that divide N, accumulators over the whole depth).
+// N is a whole number of panels; K and M leave tails.
+TEST(CpuKernels, LinearWeightsInPanels) {
+  const std::map<std::string, int64_t> packed{
+      {"vector", 8}, {"micro_m", 3}, {"micro_n", 2}, {"block_k", 16},
+      {"block_m", 6}, {"task_m", 12}, {"task_n", 32}, {"small_rows", 20},
+      {"dot_micro_m", 4}, {"dot_micro_n", 16}, {"dot_block_m", 8},
+      {"dot_tiles_per_task", 3}};
+  const std::map<std::string, int64_t> decode{
+      {"vector", 8}, {"micro_m", 4}, {"micro_n", 24}, {"block_m", 128},
+      {"tiles_per_task", 2}, {"one_row_micro_n", 48},
+      {"one_row_tiles_per_task", 1}};
+  for (const LinearCase &c : std::vector<LinearCase>{
+           // A decode step of one row: 1 x 3 vectors, 4 tiles of 24.
+           {"one row", 1, 96, 37,
+            {{"vector", 8}, {"micro_m", 1}, {"micro_n", 24}, {"block_m", 256},
+             {"tiles_per_task", 2}}},
+           // 16 lanes, 3 x 2 vectors over 5 rows (a partial row tile).
+           {"16 lanes", 5, 64, 50,
+            {{"vector", 16}, {"micro_m", 3}, {"micro_n", 32}, {"block_m", 6},
+             {"tiles_per_task", 1}}},
+           // A --max-batch plan: 6 rows run the 4 x 3 tiles (a partial
+           // row tile), one row the one-row tile of 6 vectors.
+           {"decode plan, rows", 6, 96, 37, decode},
+           {"decode plan, one row", 1, 96, 37, decode},
+           // A packed plan: 13 < small_rows rows run the panel form, 45 the
+           // packed one reading the panels (N = 48: a task of 16 columns
+           // at the end; K = 2 blocks + 5).
+           {"packed plan, few rows", 13, 48, 37, packed},
+           {"packed plan, many rows", 45, 48, 37, packed},
+       }) {
+    for (bool epilogue : {false, true}) {
+      SCOPED_TRACE(std::string(c.name) + (epilogue ? ", epilogue" : ""));
+      KernelSpec spec = cpuSpec(KernelKind::Linear, c.plan);
+      spec.width = c.N;
+      spec.inWidth = c.K;
+      spec.weightPanel = 16;
+      ActivationFn fn = epilogue ? ActivationFn::GeluTanh : ActivationFn::None;
+      spec.activation = fn;
+      spec.hasBias = spec.hasResidual = epilogue;
+      Buffer<float> x = randomFloats({c.K, c.M}, 1, 2.0f),
+                    w = randomFloats({c.K, c.N}, 2), bias, residual;
+      std::vector<Buffer<>> inputs{x, inPanels(w, 16)};
+      if (epilogue) {
+        bias = randomFloats({c.N}, 3);
+        residual = randomFloats({c.N, c.M}, 4);
+        inputs.push_back(bias);
+        inputs.push_back(residual);
+      }
+      Buffer<float> out(c.N, c.M);
+      run(spec, inputs, out);
+      expectClose(out, referenceLinear(x, w, bias, residual, fn));
+    }
+  }
+  // A gated linear's gate and up, both in panels: two parts per tile.
+  for (const LinearCase &c : std::vector<LinearCase>{
+           {"gated, one row", 1, 32, 37,
+            {{"vector", 8}, {"micro_m", 1}, {"micro_n", 16}, {"block_m", 256},
+             {"tiles_per_task", 1}}},
+           {"gated, few rows", 7, 48, 37, packed},
+           {"gated, many rows", 33, 48, 37, packed}}) {
+    for (bool withBias : {false, true}) {
+      SCOPED_TRACE(std::string(c.name) + (withBias ? ", biases" : ""));
+      KernelSpec spec = cpuSpec(KernelKind::GatedLinear, c.plan);
+      spec.weightPanel = 16;
+      spec.activation = ActivationFn::Silu;
+      spec.hasBias = withBias;
+      KernelCase in = gatedInputs(spec, c.M, c.N, c.K);
+      Buffer<float> out(c.N, c.M);
+      run(spec, in.inputs, out);
+      expectClose(out, in.expected);
+    }
+  }
+}
+
 TEST(CpuKernels, LinearNarrowWeights) {
   struct NarrowCase {
     const char *name;

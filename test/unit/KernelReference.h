@@ -685,6 +685,16 @@ inline KernelCase groupedInputs(const GroupedCase &c, int dim, int batch,
   return result;
 }
 
+/// W (K, N) — rows of N along the outer dimension — in panels of `panel`
+/// rows (support/WeightFormat.h): (j, k, p) is row p·panel + j, column k.
+inline Buffer<float> inPanels(const Buffer<float> &w, int panel) {
+  const int K = w.dim(0).extent(), N = w.dim(1).extent();
+  Buffer<float> panels(panel, K, N / panel);
+  panels.for_each_element(
+      [&](int j, int k, int p) { panels(j, k, p) = w(k, p * panel + j); });
+  return panels;
+}
+
 /// A gated linear's inputs and the reference's answer: x of M rows and
 /// depth K, gate and up weights of N outputs stored as spec.weightType
 /// (int8 with spec.group), both biases when spec.hasBias, spec.activation
@@ -699,7 +709,9 @@ inline KernelCase gatedInputs(codegen::KernelSpec &spec, int M, int N,
   KernelCase result{{x}, {}};
   for (Buffer<float> *weight : {&gate, &up}) {
     if (spec.weightType == codegen::WeightType::F32) {
-      result.inputs.push_back(*weight);
+      result.inputs.push_back(spec.weightPanel > 0
+                                  ? inPanels(*weight, int(spec.weightPanel))
+                                  : *weight);
       continue;
     }
     NarrowWeight stored = narrow(*weight, spec.weightType, int(spec.group));

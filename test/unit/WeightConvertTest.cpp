@@ -391,3 +391,54 @@ TEST(WeightConvert, Int4ThreadsChangeNothing) {
   ASSERT_TRUE(quantizeInt4(w.data(), rows, cols, four.data(), problem, 4));
   EXPECT_EQ(one, four);
 }
+
+// Panels of 2 rows of a 4 x 3 weight whose value is 10·row + column: panel
+// p holds, for each column k, rows 2p and 2p + 1 side by side
+// (support/WeightFormat.h): 0 10 | 1 11 | 2 12, then 20 30 | 21 31 | 22 32.
+TEST(WeightConvert, PanelsHandDerived) {
+  const std::vector<float> expected{0, 10, 1, 11, 2, 12, 20, 30, 21, 31, 22, 32};
+  std::vector<float> rows(12), columns(12);
+  for (int r = 0; r < 4; ++r)
+    for (int k = 0; k < 3; ++k) {
+      rows[r * 3 + k] = float(10 * r + k);
+      columns[k * 4 + r] = float(10 * r + k); // the file's transpose
+    }
+  for (bool transposed : {false, true}) {
+    SCOPED_TRACE(transposed ? "from the transpose" : "from rows");
+    std::vector<float> panels(12, -1.0f);
+    layOutPanels(transposed ? columns.data() : rows.data(), 4, 3, 2,
+                 transposed, panels.data());
+    EXPECT_EQ(panels, expected);
+  }
+}
+
+// A large weight (parallel over panels, from an unaligned source) is the
+// same permutation on every thread count.
+TEST(WeightConvert, PanelsThreadsChangeNothing) {
+  const int64_t rows = 768, cols = 300, panel = 16;
+  std::vector<float> source(rows * cols + 1);
+  std::mt19937 random(7);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  for (float &v : source)
+    v = value(random);
+  // Two bytes in: a source that is not even 4-byte aligned.
+  const void *unaligned = reinterpret_cast<const char *>(source.data()) + 2;
+  std::vector<float> shifted(rows * cols);
+  std::memcpy(shifted.data(), unaligned, shifted.size() * sizeof(float));
+  for (bool transposed : {false, true})
+    for (int threads : {1, 2, 5}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads" +
+                   (transposed ? ", transposed" : ""));
+      std::vector<float> panels(rows * cols);
+      layOutPanels(unaligned, rows, cols, panel, transposed, panels.data(),
+                   threads);
+      for (int64_t n = 0; n < rows; n += 37)
+        for (int64_t k = 0; k < cols; k += 11) {
+          // Bits, not values: two bytes in, some are NaN patterns.
+          float want = transposed ? shifted[k * rows + n] : shifted[n * cols + k];
+          float got = panels[((n / panel) * cols + k) * panel + n % panel];
+          ASSERT_EQ(std::memcmp(&got, &want, sizeof got), 0)
+              << "at " << n << ", " << k;
+        }
+    }
+}

@@ -84,6 +84,15 @@ static cl::opt<std::string> kvCacheDtype(
              "halve the cache's bytes (CPU targets)"),
     cl::value_desc("f32|bf16|f16"), cl::init("f32"), cl::cat(tfmcCategory));
 
+static cl::opt<std::string> weightLayout(
+    "weight-layout",
+    cl::desc("How a CPU program stores its f32 linear weights (default: "
+             "panels): panels of 16 rows, laid out once at load (a private "
+             "copy), which the linear kernels read without packing; rows "
+             "keeps the file's layout, mapped in place and shared between "
+             "processes, with slower prefill and decode"),
+    cl::value_desc("panels|rows"), cl::init("panels"), cl::cat(tfmcCategory));
+
 enum class Scheduler { Tfmc, Adams2019 };
 static cl::opt<Scheduler> scheduler(
     "scheduler", cl::desc("Who schedules the Halide kernels:"),
@@ -211,6 +220,7 @@ int main(int argc, char **argv) {
   options.weightDtype = weightDtype;
   options.activations = activations;
   options.kvCacheDtype = kvCacheDtype;
+  options.weightLayout = weightLayout;
   options.maxSeq = maxSeq;
   options.stats = printStats;
   options.verbose = verbose;

@@ -164,12 +164,13 @@ WeightInput::WeightInput(const KernelSpec &spec, const std::string &name)
       groupSize(type == WeightType::Int8 || type == WeightType::Int4
                     ? spec.group
                     : 0),
+      panel(type == WeightType::F32 ? spec.weightPanel : 0),
       flushesSubnormals(spec.gpu()),
       values(type == WeightType::Int8   ? Int(8)
              : type == WeightType::Int4 ? UInt(8)
              : type == WeightType::BF16 ? BFloat(16)
                                         : Float(32),
-             2, name),
+             panel > 0 ? 3 : 2, name),
       scales(Float(16), 2, name + "_scales"),
       scale(scaleFunc(name + "_scale")) {}
 
@@ -235,6 +236,8 @@ Expr WeightInput::widened(Expr k, Expr row, Expr group) const {
       group = k / int(groupSize);
     return widenedInGroup(k - group * int(groupSize), group, row);
   }
+  if (panel > 0)
+    return values(row % int(panel), k, row / int(panel));
   Expr value = values(k, row);
   if (type == WeightType::F32)
     return value;

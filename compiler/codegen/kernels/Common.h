@@ -62,6 +62,9 @@ struct WeightInput {
 
   WeightType type;
   int64_t groupSize; // int8, int4: values per scale; otherwise 0
+  /// An f32 W in panels of `panel` rows (KernelSpec::weightPanel): `values`
+  /// is (row % panel, k, row / panel). 0: (k, row).
+  int64_t panel;
   /// A CUDA kernel: Halide 14's PTX flushes f32 subnormals to zero.
   bool flushesSubnormals;
   Halide::ImageParam values, scales;

@@ -20,6 +20,15 @@
 //    selects by the row count and the schedule specializes on it, so a
 //    call with fewer than small_rows rows runs the dot form only.
 //
+// An f32 W stored in panels of 16 rows (spec.weightPanel, tfm-weight-layout;
+// the CPU default) is read in place: the packed form's panel is W itself,
+// and fewer rows (decode steps, a packed plan's few-rows branch) run the
+// panel form: micro tiles of micro_m rows x micro_n columns (whole vectors
+// that divide N) accumulate over the whole depth, each step one broadcast
+// of x per row and one vector of W per column vector, with no lane sums.
+// The output's N starts at 0 (a bound), so that a vector of columns is a
+// dense load of one panel.
+//
 // bf16, int8 and int4 weights (tfm-weight-storage) are widened to f32 in
 // registers as they are read, or once per row block into an f32 panel
 // (widen_panel), or as the packed form packs them (which the tile pass
@@ -223,8 +232,12 @@ BuiltKernel packedAlgorithm(const KernelSpec &spec, const Operands &in,
                             const std::string &name) {
   const bool gated = in.gated;
   Var n("n"), m("m"), k("k"), p("p");
+  // A weight in panels (spec.weightPanel) is read as it is stored: N is a
+  // whole number of panels, so the guarded vectors of N read no padding.
   auto widened = [&](const WeightInput &weight) {
-    return weight.widened(k, clamp(n, 0, int(spec.width) - 1));
+    return weight.panel > 0
+               ? weight.widened(k, n)
+               : weight.widened(k, clamp(n, 0, int(spec.width) - 1));
   };
   Func panel("w_packed");
   panel(withPart(gated, {n, k}, p)) =
@@ -244,6 +257,28 @@ BuiltKernel packedAlgorithm(const KernelSpec &spec, const Operands &in,
       stages.emplace("packed_w_up_scale", in.up.scale);
   }
   return {out, in.arguments, std::move(stages), {{"packed_rk", rk}}};
+}
+
+/// The panel form, for a W stored in panels (spec.weightPanel) and fewer
+/// rows than a packed plan's small_rows (decode steps): acc(n, m) = bias +
+/// Σ_k x(k, m) · W(n, k), each step of K one broadcast of x per row and one
+/// vector of W per column vector, read from the panels as they are stored
+/// (W streams once per row tile, with no transpose and no lane sums). Rows
+/// past M read the last row (a tile's rows are whole; their outputs are
+/// never stored). Stages are named with `prefix`.
+BuiltKernel panelAlgorithm(const KernelSpec &spec, const Operands &in,
+                           const std::string &prefix, const std::string &name) {
+  const bool gated = in.gated;
+  Var n("n"), m("m"), p("p");
+  RDom rk(0, int(spec.inWidth), prefix + "rk");
+  Func acc(prefix + "acc");
+  cpuAccumulatorStart(spec, in, acc, {n, m}, n, p);
+  Expr w = gated ? select(p == 0, in.w.widened(rk, n), in.up.widened(rk, n))
+                 : in.w.widened(rk, n);
+  acc(withPart(gated, {n, m}, p)) +=
+      in.x(rk, clamp(m, 0, in.x.dim(1).extent() - 1)) * w;
+  Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
+  return {out, in.arguments, {{prefix + "acc", acc}}, {{prefix + "rk", rk}}};
 }
 
 /// The one condition the algorithm's select and the schedule's
@@ -268,10 +303,14 @@ Expr fewerRowsThanTile(const CpuGemmPlan &plan, const ImageParam &x) {
 /// row count; the schedule specializes on the same condition.
 BuiltKernel withOneRowTile(const KernelSpec &spec, const CpuGemmPlan &plan,
                            const Operands &in) {
-  BuiltKernel rows = dotAlgorithm(spec, plan, in, "", "rows_form");
-  BuiltKernel one = dotAlgorithm(spec, plan.oneRowPlan(),
-                                 in.withOwnScales("_one_row"), "one_row_",
-                                 "one_row_form");
+  const bool panels = in.w.panel > 0;
+  BuiltKernel rows = panels ? panelAlgorithm(spec, in, "", "rows_form")
+                            : dotAlgorithm(spec, plan, in, "", "rows_form");
+  BuiltKernel one =
+      panels ? panelAlgorithm(spec, in, "one_row_", "one_row_form")
+             : dotAlgorithm(spec, plan.oneRowPlan(),
+                            in.withOwnScales("_one_row"), "one_row_",
+                            "one_row_form");
   Var n("n"), m("m");
   Func out(outputName(spec));
   // In the type the output is stored as (a narrowed KV cache's), as the
@@ -297,14 +336,19 @@ BuiltKernel algorithm(const KernelSpec &spec) {
     return quantizedAlgorithm(spec, in, outputName(spec));
   if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile)) {
     const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
-    if (plan.oneRowMicroN == 0)
-      return dotAlgorithm(spec, plan, in, "", outputName(spec));
-    return withOneRowTile(spec, plan, in);
+    if (plan.oneRowMicroN != 0)
+      return withOneRowTile(spec, plan, in);
+    if (in.w.panel > 0)
+      return panelAlgorithm(spec, in, "", outputName(spec));
+    return dotAlgorithm(spec, plan, in, "", outputName(spec));
   }
   const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
   BuiltKernel packed = packedAlgorithm(spec, in, "packed_form");
-  BuiltKernel dot = dotAlgorithm(spec, plan.dot, in.withOwnScales("_dot"),
-                                 "dot_", "dot_form");
+  BuiltKernel dot =
+      in.w.panel > 0
+          ? panelAlgorithm(spec, in, "dot_", "dot_form")
+          : dotAlgorithm(spec, plan.dot, in.withOwnScales("_dot"), "dot_",
+                         "dot_form");
   Var n("n"), m("m");
   Func out(outputName(spec));
   out(n, m) = storedAs(spec.outputType, select(manyRows(plan, in.x),
@@ -493,6 +537,37 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
   prefetchNextRows(kernel, spec, plan, partial, rk.y);
 }
 
+// The panel form's schedule (stages named with `prefix`): micro tiles of
+// micro_m rows x micro_n columns (a whole number of vectors that divides
+// N: Tile.cpp's choice) placed as the dot form's (tileDotOutputs); a
+// tile's accumulators, one vector per row and column vector, live in
+// registers across the whole depth, which is the innermost loop but for
+// the unrolled rows and column vectors.
+void panelSchedule(BuiltKernel &kernel, const KernelSpec &spec,
+                   const CpuGemmPlan &plan, const std::string &prefix,
+                   Stage loops) {
+  const bool gated = spec.kind == KernelKind::GatedLinear;
+  const int lanes = int(plan.vector);
+  Func out = kernel.output, acc = kernel.stages.at(prefix + "acc");
+  RDom rk = kernel.domains.at(prefix + "rk");
+  Var n("n"), m("m"), p("p"), nu("nu"), nv("nv");
+  Var microTile = tileDotOutputs(out, loops, plan);
+  acc.compute_at(out, microTile)
+      .bound_extent(n, int(plan.microN))
+      .bound_extent(m, int(plan.microM))
+      .vectorize(n, lanes)
+      .unroll(m);
+  Stage update = acc.update();
+  update.split(n, nu, nv, lanes);
+  if (gated) {
+    acc.bound(p, 0, 2).unroll(p);
+    update.reorder(nv, nu, m, p, rk).unroll(p);
+  } else {
+    update.reorder(nv, nu, m, rk);
+  }
+  update.vectorize(nv).unroll(nu).unroll(m);
+}
+
 // The packed form, on the specialization of `out` for many rows (`loops`).
 // Tasks of task_m x task_n outputs run in parallel, walking along N first
 // (consecutive tasks share x's rows). A task packs its columns of W into
@@ -544,11 +619,15 @@ void packedSchedule(BuiltKernel &kernel, const KernelSpec &spec,
   else
     update.reorder(nv, nu, mu, ki, no, mo, ko);
   update.vectorize(nv).unroll(nu).unroll(mu);
-  // The panel: the task's columns of W over the whole depth, widened.
-  panel.compute_at(out, task).vectorize(n, lanes, TailStrategy::GuardWithIf);
+  // The panel: the task's columns of W over the whole depth, widened. A
+  // weight stored in panels is read in place (the panel is inline).
+  const bool stored = spec.weightPanel > 0 && spec.weightType == WeightType::F32;
+  if (!stored)
+    panel.compute_at(out, task).vectorize(n, lanes, TailStrategy::GuardWithIf);
   if (gated) {
     acc.bound(p, 0, 2).unroll(p);
-    panel.bound(p, 0, 2).unroll(p);
+    if (!stored)
+      panel.bound(p, 0, 2).unroll(p);
   }
   // int8's scales of the task's columns, converted to f32 a vector at a
   // time (Halide converts a lone f16 in software).
@@ -568,13 +647,20 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   }
   if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile)) {
     const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
+    const bool panels =
+        spec.weightPanel > 0 && spec.weightType == WeightType::F32;
+    // Panels: with N's start known (0), a vector of columns is a dense load
+    // of one panel (n % 16 of a ramp); otherwise it was a gather.
+    if (panels)
+      kernel.output.bound(Var("n"), 0, int(spec.width));
+    auto schedule = panels ? panelSchedule : dotSchedule;
     // The specialization copies the schedule so far (none); what follows
     // on the Func itself is the other (a tile's rows or more) branch's.
     if (plan.oneRowMicroN != 0)
-      dotSchedule(kernel, spec, plan.oneRowPlan(), "one_row_",
-                  kernel.output.specialize(
-                      fewerRowsThanTile(plan, kernel.arguments.front())));
-    dotSchedule(kernel, spec, plan, "", kernel.output);
+      schedule(kernel, spec, plan.oneRowPlan(), "one_row_",
+               kernel.output.specialize(
+                   fewerRowsThanTile(plan, kernel.arguments.front())));
+    schedule(kernel, spec, plan, "", kernel.output);
     return;
   }
   const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
@@ -586,7 +672,10 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   Stage many =
       kernel.output.specialize(manyRows(plan, kernel.arguments.front()));
   packedSchedule(kernel, spec, plan, many);
-  dotSchedule(kernel, spec, plan.dot, "dot_", kernel.output);
+  if (spec.weightPanel > 0 && spec.weightType == WeightType::F32)
+    panelSchedule(kernel, spec, plan.dot, "dot_", kernel.output);
+  else
+    dotSchedule(kernel, spec, plan.dot, "dot_", kernel.output);
 }
 
 BuiltKernel gpu(const KernelSpec &spec) {
