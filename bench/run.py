@@ -200,6 +200,15 @@ def fmt_pct(x):
     return "n/a" if x is None else f"{100 * x:.0f} %"
 
 
+def weight_shape(dims):
+    """(N, K) of a linear step's weight argument, dims innermost first:
+    [K, N] row-major, or [16, K, N / 16] in panels (tfmc --weight-layout
+    panels, the CPU default)."""
+    if len(dims) == 3:
+        return dims[0] * dims[2], dims[1]
+    return dims[1], dims[0]
+
+
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |",
              "| " + " | ".join("---" for _ in header) + " |"]
@@ -583,13 +592,13 @@ class Harness:
 
     @staticmethod
     def linear_steps(b, M, T):
-        """tfmc's linear steps by (N, K): dims are innermost first, the
-        weight is the second argument: [K, N]."""
+        """tfmc's linear steps by (N, K): the weight is the second argument
+        (weight_shape)."""
         found = {}
         for s in b["steps"]:
             if s["op"] != "tfm.linear":
                 continue
-            K, N = s["dims"][1][0], s["dims"][1][1]
+            N, K = weight_shape(s["dims"][1])
             found.setdefault((N, K), []).append(Figure.of(s))
         out = {}
         for (N, K), figs in found.items():
@@ -663,7 +672,7 @@ class Harness:
                     seen = set()
                     for s in b["steps"]:
                         if s["op"] == "tfm.linear":
-                            K, N = s["dims"][1][0], s["dims"][1][1]
+                            N, K = weight_shape(s["dims"][1])
                             key = f"{N}×{K}, M = {M}"
                         elif s["op"] == "tfm.layer_norm":
                             key = f"d = {s['dims'][0][0]}, rows = {M}"

@@ -26,10 +26,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/WeightChoice.h"
 #include "passes/target/Target.h"
-
-#include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
 
 namespace tfmc {
 #define GEN_PASS_DEF_WEIGHTLAYOUT
@@ -82,41 +80,15 @@ struct WeightLayoutPass : tfmc::impl::WeightLayoutBase<WeightLayoutPass> {
     if (panel <= 0)
       return;
 
-    // One decision per name: the runtime loads one tensor for every entry
-    // point's op of that name.
-    llvm::StringMap<SmallVector<WeightOp>> byName;
-    getOperation().walk(
-        [&](WeightOp weight) { byName[weight.getName()].push_back(weight); });
-    llvm::StringSet<> paneled;
-    for (auto &entry : byName)
-      if (llvm::all_of(entry.getValue(), [&](WeightOp weight) {
-            return !weight.getStorage() && weight.getType().getRank() == 2 &&
-                   weight.getType().getDimSize(0) % panel == 0 &&
-                   onlyLinearUses(weight.getResult(), panel);
-          }))
-        paneled.insert(entry.getKey());
-    // A gated linear's kernel reads its gate and up in one layout: the
-    // partner of a row-major weight stays row-major. Repeated until no pair
-    // is mixed, since a weight may be the partner of several.
-    SmallVector<GatedLinearOp> gatedLinears;
-    getOperation().walk(
-        [&](GatedLinearOp gated) { gatedLinears.push_back(gated); });
-    auto inPanels = [&](Value value) {
-      WeightOp weight = sourceWeight(value);
-      return weight && paneled.contains(weight.getName());
-    };
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (GatedLinearOp gated : gatedLinears) {
-        bool gateInPanels = inPanels(gated.getGate());
-        if (gateInPanels == inPanels(gated.getUp()))
-          continue;
-        paneled.erase(
-            sourceWeight(gateInPanels ? gated.getGate() : gated.getUp())
-                .getName());
-        changed = true;
-      }
-    }
+    // One decision per name (every entry point's op of it), a gated
+    // linear's gate and up alike (WeightChoice.h).
+    tfmc::WeightsByName byName = tfmc::weightsByName(getOperation());
+    llvm::StringSet<> paneled =
+        tfmc::chooseWeights(getOperation(), byName, [&](WeightOp weight) {
+          return !weight.getStorage() && weight.getType().getRank() == 2 &&
+                 weight.getType().getDimSize(0) % panel == 0 &&
+                 onlyLinearUses(weight.getResult(), panel);
+        });
     Builder builder(&getContext());
     for (auto &entry : byName)
       if (paneled.contains(entry.getKey()))

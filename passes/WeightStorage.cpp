@@ -21,10 +21,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/WeightChoice.h"
 #include "support/WeightFormat.h"
-
-#include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
 
 namespace tfmc {
 #define GEN_PASS_DEF_WEIGHTSTORAGE
@@ -96,39 +94,18 @@ struct WeightStoragePass
     if (!storage)
       return;
 
-    // One decision per name: every entry point's op of that name must
-    // qualify, since the runtime loads one tensor for all of them.
-    llvm::StringMap<SmallVector<WeightOp>> byName;
-    getOperation().walk(
-        [&](WeightOp weight) { byName[weight.getName()].push_back(weight); });
-    llvm::StringSet<> narrow;
-    for (auto &entry : byName)
-      if (llvm::all_of(entry.getValue(), [](WeightOp weight) {
-            return weight.getType().getRank() == 2 &&
-                   onlyWidenedUses(weight.getResult());
-          }))
-        narrow.insert(entry.getKey());
-    // A gated linear's kernel reads its gate and up with one storage: the
-    // partner of a weight that keeps f32 keeps f32 too. Repeated until no
-    // pair is mixed, since a weight may be the partner of several.
-    SmallVector<GatedLinearOp> gatedLinears;
-    getOperation().walk(
-        [&](GatedLinearOp gated) { gatedLinears.push_back(gated); });
+    // One decision per name (every entry point's op of it), a gated
+    // linear's gate and up in one storage (WeightChoice.h).
+    tfmc::WeightsByName byName = tfmc::weightsByName(getOperation());
+    llvm::StringSet<> narrow =
+        tfmc::chooseWeights(getOperation(), byName, [](WeightOp weight) {
+          return weight.getType().getRank() == 2 &&
+                 onlyWidenedUses(weight.getResult());
+        });
     auto isNarrow = [&](Value value) {
       WeightOp weight = sourceWeight(value);
       return weight && narrow.contains(weight.getName());
     };
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (GatedLinearOp gated : gatedLinears) {
-        bool gateNarrow = isNarrow(gated.getGate());
-        if (gateNarrow == isNarrow(gated.getUp()))
-          continue;
-        narrow.erase(
-            sourceWeight(gateNarrow ? gated.getGate() : gated.getUp()).getName());
-        changed = true;
-      }
-    }
     MLIRContext *context = &getContext();
     OpBuilder builder(context);
     for (auto &entry : byName) {

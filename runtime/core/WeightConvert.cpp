@@ -303,13 +303,13 @@ void layOutPanels(const void *source, int64_t rows, int64_t cols,
                       static_cast<std::size_t>(panel) * sizeof(float));
         continue;
       }
-      // The panel's rows, each scattered along k (a K x panel transpose).
-      for (int64_t j = 0; j < panel; ++j) {
-        const unsigned char *row = bytes + (p * panel + j) * cols * sizeof(float);
-        for (int64_t k = 0; k < cols; ++k)
-          std::memcpy(out + k * panel + j, row + k * sizeof(float),
-                      sizeof(float));
-      }
+      // A panel x K transpose: written in order, each step of k reading
+      // the same column of the panel's rows (panel streams).
+      const unsigned char *rows = bytes + p * panel * cols * sizeof(float);
+      for (int64_t k = 0; k < cols; ++k)
+        for (int64_t j = 0; j < panel; ++j)
+          std::memcpy(out + k * panel + j,
+                      rows + (j * cols + k) * sizeof(float), sizeof(float));
     }
   });
 }
