@@ -39,7 +39,7 @@ def of_peak(h, g, T):
     parts = []
     for isa in ("avx2", "avx512"):
         r = lim.get((isa, T))
-        if r:
+        if r and "gflops" in r:  # not a CPU-lacks-the-ISA record
             parts.append(f"{100 * g / r['gflops']:.0f} %")
     if not parts:
         return "n/a"
@@ -118,8 +118,9 @@ class Report:
             cells = []
             for T in self.h.threads:
                 r = lim["peak"].get((isa, T))
+                # A CPU without the ISA has a record that says it skipped.
                 cells.append(f"{r['gflops']:.0f} [{r.get('gflops_best', r['gflops']):.0f} best]"
-                             if r else "n/a")
+                             if r and "gflops" in r else "n/a")
             if any(c != "n/a" for c in cells):
                 rows.append([f"fp32 FMA peak, {isa.upper()} (GFLOP/s)"] + cells)
         for kind, what in (("triad", "triad bandwidth (GB/s, 12 B/element)"),
