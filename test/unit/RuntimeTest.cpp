@@ -81,6 +81,12 @@ TEST_F(RuntimeTest, ParsesThePlan) {
   ASSERT_EQ(view.dims[1].size(), 2u); // ["B", "S"]: a product
   EXPECT_EQ(plan.steps[0].args[0].type, ElementType::I64);
 
+  // An f32 weight in panels of rows that divide its rows.
+  Json paneled = Json::parse(tfmc_plan_json);
+  paneled["weights"][0]["panel"] = 5; // embed.weight [10, 4]
+  EXPECT_EQ(planFrom(paneled).weights[0].panel, 5);
+  EXPECT_EQ(planFrom(paneled).weights[0].storedElements(), 40);
+
   // A constant may be spelled as a string of digits.
   Json json = Json::parse(tfmc_plan_json);
   json["steps"][2]["args"][0]["dims"][0] = {"4"};
@@ -209,6 +215,23 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        "plan: input 1: input 'input_ids' is listed twice"},
       {[](Json &j) { j["weights"][0]["shape"][0] = -1; },
        "plan: weight 0 shape 0: -1 is less than 0"},
+      // f32 weights in panels (support/WeightFormat.h): rank 2, whole panels.
+      {[](Json &j) { j["weights"][0]["panel"] = 4; },
+       "plan: weight 0 panel: weight 'embed.weight' has 10 rows, which panels "
+       "of 4 do not divide"},
+      {[](Json &j) { j["weights"][1]["panel"] = 2; },
+       "plan: weight 1 panel: weight 'proj.weight' is f32 of rank 3: only f32 "
+       "weights of rank 2 are stored in panels"},
+      {[](Json &j) {
+         j["weights"][0]["dtype"] = "bf16";
+         j["weights"][0]["panel"] = 5;
+       },
+       "plan: weight 0 panel: weight 'embed.weight' is bf16 of rank 2: only "
+       "f32 weights of rank 2 are stored in panels"},
+      {[](Json &j) { j["weights"][0]["panel"] = 0; },
+       "plan: weight 0 panel: 0 is less than 1"},
+      {[](Json &j) { j["weights"][0]["panel"] = "16"; },
+       "plan: weight 0 panel: expected an integer, found a string"},
       {[](Json &j) { j["weights"][0]["init"] = "uniform"; },
        "plan: weight 0 init: 'uniform' is not 'normal', 'ones' or 'zeros'"},
       {[](Json &j) { j["weights"][0]["init"] = 1; },
