@@ -5,9 +5,11 @@
 // W: a safetensors file, a checkpoint directory or a sharded index, with
 // F32, BF16 or F16 tensors (docs/user-guide.md, "Weight files").
 //
-// A bf16, int8 or int4 program converts an f32 file at every load; this writes
-// the weights as the program stores them, once, so that W2 loads by mmap
-// with no conversion (docs/precision.md, "Low-precision weights", gives the layout).
+// A bf16, int8 or int4 program converts an f32 file at every load, and an f32
+// program in panels (tfmc --weight-layout panels) lays its linear weights
+// out; this writes the weights as the program stores them, once, so that W2
+// loads by mmap with no conversion (docs/precision.md, "Low-precision
+// weights", and support/WeightFormat.h give the layouts).
 // The conversion is the load's own (Model::storedWeights), so running
 // with W2 gives exactly what running with W gives.
 //
@@ -19,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace tfmc::runtime::cli {
@@ -34,10 +37,14 @@ int convertWeightsCommand(int argc, char **argv) {
   const std::string &path = options.get("--output");
   const Plan &plan = requirePlan();
   const WeightDType dtype = programWeightDType(plan);
-  if (dtype == WeightDType::F32)
-    fail(fmt::format("model '{}' stores every weight as f32: there is "
-                     "nothing to convert (compile it with tfmc "
-                     "--weight-dtype bf16, int8 or int4)",
+  const bool panels =
+      std::any_of(plan.weights.begin(), plan.weights.end(),
+                  [](const PlanWeight &weight) { return weight.panel > 0; });
+  if (dtype == WeightDType::F32 && !panels)
+    fail(fmt::format("model '{}' stores every weight as f32 in the file's "
+                     "layout: there is nothing to convert (compile it with "
+                     "tfmc --weight-dtype bf16, int8 or int4, or "
+                     "--weight-layout panels)",
                      plan.model));
   // Not over the weights, nor any shard of them.
   std::vector<support::OutputFile> outputs =
@@ -53,6 +60,8 @@ int convertWeightsCommand(int argc, char **argv) {
       {"tfmc.weight_dtype", weightDTypeName(dtype)}};
   if (dtype == WeightDType::Int8 || dtype == WeightDType::Int4)
     metadata["tfmc.group"] = std::to_string(programWeightGroup(plan));
+  if (panels)
+    metadata["tfmc.weight_layout"] = "panels";
   if (!writeSafetensors(outputs.front(), *tensors, error, metadata))
     fail(error);
   const LoadStats &stats = model->loadStats();

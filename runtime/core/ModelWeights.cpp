@@ -123,6 +123,13 @@ bool writtenByConvertWeights(const SafetensorsFile &file) {
   return file.metadata().count("tfmc.weight_dtype") != 0;
 }
 
+/// convert-weights of a program in panels writes its f32 linear weights in
+/// them ([rows / 16, cols, 16], `tfmc.weight_layout` = "panels").
+bool writtenInPanels(const SafetensorsFile &file) {
+  auto it = file.metadata().find("tfmc.weight_layout");
+  return it != file.metadata().end() && it->second == "panels";
+}
+
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                        start)
@@ -236,6 +243,11 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
         }
         used.insert(scales);
       }
+    } else if (weight.panel > 0 && tensor->dtype == DType::F32 &&
+               writtenInPanels(file) &&
+               tensor->shape == weight.storedShape()) {
+      // Already in panels (convert-weights): used in place.
+      entry.stored = true;
     } else {
       if (!isFloatSource(tensor->dtype)) {
         error = fmt::format("{}: tensor {} has dtype {}, expected {}{}", path,
@@ -443,10 +455,19 @@ Model::storedWeights(std::string &error) const {
       // As f32 (a checkpoint's bf16 norm widened), under the file's name;
       // a transposed one as the source holds it, in the source's layout,
       // which is what loading the written file expects of an f32 weight.
-      // One in panels as the source holds it too (the program's copy is in
-      // panels; a bf16 or f16 source widens to the same values again).
+      // One in panels as the program holds it (loaded in place again).
       const TensorView &source = *weights.weightSource[i];
-      if (weight.transposed || source.dtype == DType::F32 || weight.panel > 0) {
+      if (weight.panel > 0) {
+        TensorView view = source;
+        view.name = weight.name;
+        view.dtype = DType::F32;
+        view.shape = weight.storedShape();
+        view.data = weights.weightData[i];
+        view.bytes = static_cast<std::size_t>(weight.storedBytes());
+        views.push_back(std::move(view));
+        continue;
+      }
+      if (weight.transposed || source.dtype == DType::F32) {
         views.push_back(source);
         continue;
       }

@@ -186,11 +186,14 @@ struct PlanWeight {
     return elementCount(shape).value_or(0);
   }
   /// The stored tensor's shape: int4 [rows, ceil(cols/32), 18] (a
-  /// converted file's U8 tensor), otherwise `shape`.
+  /// converted file's U8 tensor), in panels [rows / panel, cols, panel],
+  /// otherwise `shape`.
   std::vector<int64_t> storedShape() const {
     if (dtype == WeightDType::Int4)
       return {shape[0], format::int4BlocksPerRow(shape[1]),
               format::kInt4BlockBytes};
+    if (panel > 0)
+      return {shape[0] / panel, shape[1], panel};
     return shape;
   }
 
