@@ -678,8 +678,9 @@ TEST_F(LowPrecisionTest, ConvertWeightsThenRunGivesTheSameOutputs) {
                   out, err, dir),
             1);
   EXPECT_EQ(err, "tfmc-runtime-fake-model: error: model 'tiny' stores every "
-                 "weight as f32: there is nothing to convert (compile it "
-                 "with tfmc --weight-dtype bf16, int8 or int4)\n");
+                 "weight as f32 in the file's layout: there is nothing to "
+                 "convert (compile it with tfmc --weight-dtype bf16, int8 or "
+                 "int4, or --weight-layout panels)\n");
   EXPECT_FALSE(std::filesystem::exists(pathOf("x.safetensors")));
 }
 
