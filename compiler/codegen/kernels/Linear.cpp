@@ -281,6 +281,12 @@ BuiltKernel panelAlgorithm(const KernelSpec &spec, const Operands &in,
   return {out, in.arguments, {{prefix + "acc", acc}}, {{prefix + "rk", rk}}};
 }
 
+/// Whether the kernel reads an f32 W in panels (the packed form in place,
+/// the panel form for few rows).
+bool readsPanels(const KernelSpec &spec) {
+  return spec.weightPanel > 0 && spec.weightType == WeightType::F32;
+}
+
 /// The one condition the algorithm's select and the schedule's
 /// specialization share (Halide drops the other branch only when they are
 /// the same expression). `x` is the kernel's first argument.
@@ -303,7 +309,7 @@ Expr fewerRowsThanTile(const CpuGemmPlan &plan, const ImageParam &x) {
 /// row count; the schedule specializes on the same condition.
 BuiltKernel withOneRowTile(const KernelSpec &spec, const CpuGemmPlan &plan,
                            const Operands &in) {
-  const bool panels = in.w.panel > 0;
+  const bool panels = readsPanels(spec);
   BuiltKernel rows = panels ? panelAlgorithm(spec, in, "", "rows_form")
                             : dotAlgorithm(spec, plan, in, "", "rows_form");
   BuiltKernel one =
@@ -338,14 +344,14 @@ BuiltKernel algorithm(const KernelSpec &spec) {
     const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
     if (plan.oneRowMicroN != 0)
       return withOneRowTile(spec, plan, in);
-    if (in.w.panel > 0)
+    if (readsPanels(spec))
       return panelAlgorithm(spec, in, "", outputName(spec));
     return dotAlgorithm(spec, plan, in, "", outputName(spec));
   }
   const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
   BuiltKernel packed = packedAlgorithm(spec, in, "packed_form");
   BuiltKernel dot =
-      in.w.panel > 0
+      readsPanels(spec)
           ? panelAlgorithm(spec, in, "dot_", "dot_form")
           : dotAlgorithm(spec, plan.dot, in.withOwnScales("_dot"), "dot_",
                          "dot_form");
@@ -621,7 +627,7 @@ void packedSchedule(BuiltKernel &kernel, const KernelSpec &spec,
   update.vectorize(nv).unroll(nu).unroll(mu);
   // The panel: the task's columns of W over the whole depth, widened. A
   // weight stored in panels is read in place (the panel is inline).
-  const bool stored = spec.weightPanel > 0 && spec.weightType == WeightType::F32;
+  const bool stored = readsPanels(spec);
   if (!stored)
     panel.compute_at(out, task).vectorize(n, lanes, TailStrategy::GuardWithIf);
   if (gated) {
@@ -647,8 +653,7 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   }
   if (!std::holds_alternative<CpuPackedGemmPlan>(spec.tile)) {
     const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
-    const bool panels =
-        spec.weightPanel > 0 && spec.weightType == WeightType::F32;
+    const bool panels = readsPanels(spec);
     // Panels: with N's start known (0), a vector of columns is a dense load
     // of one panel (n % 16 of a ramp); otherwise it was a gather.
     if (panels)
@@ -672,7 +677,7 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   Stage many =
       kernel.output.specialize(manyRows(plan, kernel.arguments.front()));
   packedSchedule(kernel, spec, plan, many);
-  if (spec.weightPanel > 0 && spec.weightType == WeightType::F32)
+  if (readsPanels(spec))
     panelSchedule(kernel, spec, plan.dot, "dot_", kernel.output);
   else
     dotSchedule(kernel, spec, plan.dot, "dot_", kernel.output);
