@@ -365,14 +365,26 @@ int64_t dotTilesPerTask(const TargetDescription &target, int64_t n,
   return std::clamp<int64_t>(tilesPerRow / (4 * target.cores), 1, 8);
 }
 
+/// Rows in blocks of block_m whose x rows (block_m·K floats) fill about
+/// three quarters of L2, a whole number of micro tiles of `tileRows`: within
+/// a block, each micro tile's columns of W (in L1 or L2) meet every row tile
+/// of the block before the next ones are loaded, so W streams from memory
+/// once per block instead of once per row tile. 0 for a dynamic K.
+int64_t rowBlock(const TargetDescription &target, int64_t k,
+                 int64_t tileRows) {
+  if (ShapedType::isDynamic(k))
+    return 0;
+  int64_t rows = 3 * target.l2Bytes / 4 / (k * kFloatBytes);
+  return std::max(tileRows, rows / tileRows * tileRows);
+}
+
 /// A GEMM of few rows whose W is stored in panels: the panel form
 /// (Linear.cpp), micro tiles of columns that divide N. A decode step's tile
 /// has up to packed_max_rows rows (the packed form's micro-kernel, bound by
 /// registers only: GPT-2 small's decode step at batch 8 took 0.92x the time
 /// with 4 x 3 tiles than with the dot form's 2-row limit's 2 x 4, EPYC AVX2,
 /// 2 threads, medians of 5 alternating runs) and carries a one-row tile; rows
-/// go in blocks whose x rows fill about three quarters of L2 (a micro tile's
-/// columns of W, micro_n·K floats, stay in L1 or L2 across the block).
+/// go in blocks (rowBlock).
 CpuGemmPlan planCpuPanelGemm(const TargetDescription &target,
                              const GemmShape &shape) {
   int64_t maxRows = shape.rowPerSequence
@@ -386,10 +398,7 @@ CpuGemmPlan planCpuPanelGemm(const TargetDescription &target,
   plan.microM = micro.rows;
   plan.microN = columns;
   plan.tilesPerTask = dotTilesPerTask(target, shape.n, columns);
-  if (!ShapedType::isDynamic(shape.k)) {
-    int64_t rows = 3 * target.l2Bytes / 4 / (shape.k * kFloatBytes);
-    plan.blockM = std::max(micro.rows, rows / micro.rows * micro.rows);
-  }
+  plan.blockM = rowBlock(target, shape.k, micro.rows);
   if (shape.rowPerSequence && micro.rows > 1) {
     MicroTile oneRow =
         choosePanelTile(target, shape.n, 1, shape.parts, /*rowsDivide=*/true);
@@ -441,20 +450,11 @@ CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
     oneRow = chooseDotTile(target, shape.n, 1, registersPerColumn,
                            shape.parts, /*rowsDivide=*/true,
                            registersPerOutput);
-  // Rows in blocks of block_m whose x rows (block_m·K floats) fill about
-  // three quarters of L2: within a block, each micro_n rows of W (in L1)
-  // meet every row tile of the block before the next ones are loaded, so W
-  // streams from memory once per block instead of once per row tile.
-  int64_t blockM = 0;
-  if (!ShapedType::isDynamic(shape.k)) {
-    int64_t rows = 3 * target.l2Bytes / 4 / (shape.k * kFloatBytes);
-    blockM = std::max(micro.rows, rows / micro.rows * micro.rows);
-  }
   CpuGemmPlan plan;
   plan.vector = target.vectorLanes;
   plan.microM = micro.rows;
   plan.microN = micro.vectors;
-  plan.blockM = blockM;
+  plan.blockM = rowBlock(target, shape.k, micro.rows);
   plan.tilesPerTask = tilesPerTask;
   plan.widenPanel = widenPanel;
   if (oneRow.vectors > 0) {

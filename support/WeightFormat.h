@@ -16,7 +16,9 @@
 // [N / P, K, P], element (n, k) at ((n / P) · K + k) · P + n % P. A step
 // of K then reads P consecutive outputs' weights as whole vectors, the
 // layout the packed GEMM used to build per call. A row split of W at whole
-// panels starts at the same element offset as in the row-major layout.
+// panels starts at the same element offset as in the row-major layout. A
+// file `convert-weights` writes for such a program holds those weights in
+// panels and says so in its metadata (kLayoutMetadataKey = kPanelsLayout).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +42,11 @@ constexpr int kInt4Zero = 8;
 constexpr int64_t int4BlocksPerRow(int64_t columns) {
   return (columns + kInt4BlockValues - 1) / kInt4BlockValues;
 }
+
+/// The safetensors metadata entry of a file whose f32 linear weights are in
+/// panels, [rows / P, cols, P] (written by `NAME convert-weights`).
+constexpr const char *kLayoutMetadataKey = "tfmc.weight_layout";
+constexpr const char *kPanelsLayout = "panels";
 
 /// Bytes of an int4 row of `columns` values.
 constexpr int64_t int4RowBytes(int64_t columns) {

@@ -17,11 +17,11 @@
 
 #include "runtime/core/Safetensors.h"
 #include "support/Text.h"
+#include "support/WeightFormat.h"
 #include "runtime/cli/Cli.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
 
 namespace tfmc::runtime::cli {
@@ -37,9 +37,7 @@ int convertWeightsCommand(int argc, char **argv) {
   const std::string &path = options.get("--output");
   const Plan &plan = requirePlan();
   const WeightDType dtype = programWeightDType(plan);
-  const bool panels =
-      std::any_of(plan.weights.begin(), plan.weights.end(),
-                  [](const PlanWeight &weight) { return weight.panel > 0; });
+  const bool panels = programWeightPanel(plan) > 0;
   if (dtype == WeightDType::F32 && !panels)
     fail(fmt::format("model '{}' stores every weight as f32 in the file's "
                      "layout: there is nothing to convert (compile it with "
@@ -61,7 +59,7 @@ int convertWeightsCommand(int argc, char **argv) {
   if (dtype == WeightDType::Int8 || dtype == WeightDType::Int4)
     metadata["tfmc.group"] = std::to_string(programWeightGroup(plan));
   if (panels)
-    metadata["tfmc.weight_layout"] = "panels";
+    metadata[format::kLayoutMetadataKey] = format::kPanelsLayout;
   if (!writeSafetensors(outputs.front(), *tensors, error, metadata))
     fail(error);
   const LoadStats &stats = model->loadStats();

@@ -119,18 +119,17 @@ int infoCommand(int argc, char **argv) {
   std::printf("weight dtype: %s\n", dtypeLine.c_str());
   // f32 linear weights in panels (support/WeightFormat.h): laid out once at
   // load, so they are memory of the process rather than the file's mapping.
-  int64_t panelTensors = 0, panelBytes = 0, panelRows = 0;
+  int64_t panelTensors = 0, panelBytes = 0;
   for (const PlanWeight &weight : plan.weights)
     if (weight.panel > 0) {
       ++panelTensors;
       panelBytes += weight.storedBytes();
-      panelRows = weight.panel;
     }
   if (panelTensors)
     std::printf("weight layout: %lld tensors in panels of %lld rows, %lld "
                 "bytes (%.1f MiB) laid out at load\n",
                 static_cast<long long>(panelTensors),
-                static_cast<long long>(panelRows),
+                static_cast<long long>(programWeightPanel(plan)),
                 static_cast<long long>(panelBytes),
                 static_cast<double>(panelBytes) / (1 << 20));
   std::size_t integerSteps = 0;

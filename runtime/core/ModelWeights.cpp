@@ -124,10 +124,10 @@ bool writtenByConvertWeights(const SafetensorsFile &file) {
 }
 
 /// convert-weights of a program in panels writes its f32 linear weights in
-/// them ([rows / 16, cols, 16], `tfmc.weight_layout` = "panels").
+/// them (support/WeightFormat.h).
 bool writtenInPanels(const SafetensorsFile &file) {
-  auto it = file.metadata().find("tfmc.weight_layout");
-  return it != file.metadata().end() && it->second == "panels";
+  auto it = file.metadata().find(format::kLayoutMetadataKey);
+  return it != file.metadata().end() && it->second == format::kPanelsLayout;
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -329,8 +329,8 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
           (found[i].scales && !inPlace(*found[i].scales, scales)))
         return false;
     } else {
-      // F32 rows in the plan's layout: widened (BF16, F16), transposed once
-      // (Conv1D) or realigned, else read in place.
+      // F32 rows in the plan's layout: widened (BF16, F16), laid out in
+      // panels or transposed once (Conv1D), or realigned, else read in place.
       auto convertStart = std::chrono::steady_clock::now();
       const int64_t count = tensor.numElements();
       const std::size_t f32Bytes = static_cast<std::size_t>(count) * 4;
@@ -348,16 +348,14 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
         fileRows = wide;
       }
       if (weight.panel > 0) {
-        // In panels (f32 only), straight from the file's layout.
+        // In panels (an f32 weight), straight from the file's layout.
         AlignedBuffer panels(f32Bytes);
         if (!panels.data())
           return outOfMemory("laying out in panels", f32Bytes);
         layOutPanels(fileRows, weight.shape[0], weight.shape[1], weight.panel,
                      weight.transposed, static_cast<float *>(panels.data()),
                      threads);
-        copiedBytes += f32Bytes;
-        data = keep(std::move(panels));
-        rows = AlignedBuffer();
+        rows = std::move(panels);
       } else if (weight.transposed) {
         rows = transposeToAligned(fileRows, tensor.shape[0], tensor.shape[1]);
         if (!rows.data())
@@ -370,9 +368,7 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       const float *source = rows.data()
                                 ? rows.as<float>()
                                 : static_cast<const float *>(tensor.data);
-      if (weight.panel > 0) {
-        // Laid out above.
-      } else if (weight.dtype == WeightDType::F32) {
+      if (weight.dtype == WeightDType::F32) {
         copiedBytes += f32Bytes;
         data = keep(std::move(rows));
       } else if (weight.dtype == WeightDType::BF16) {

@@ -711,6 +711,13 @@ int64_t programWeightGroup(const Plan &plan) {
   return 0;
 }
 
+int64_t programWeightPanel(const Plan &plan) {
+  for (const PlanWeight &weight : plan.weights)
+    if (weight.panel > 0)
+      return weight.panel;
+  return 0;
+}
+
 std::optional<int64_t> storedWeightBytes(const Plan &plan) {
   // Each weight's bytes are below kMaxPlanBytes (parsePlan); their sum is
   // checked.

@@ -306,6 +306,10 @@ WeightDType programWeightDType(const Plan &plan);
 /// An int8 or int4 program's group size (its first grouped weight's), or 0.
 int64_t programWeightGroup(const Plan &plan);
 
+/// Rows per panel of a program whose f32 linear weights are in panels (its
+/// first such weight's; every one has the target's), or 0.
+int64_t programWeightPanel(const Plan &plan);
+
 /// Bytes of every weight as the program stores it (int8 scales included),
 /// or nothing when the sum overflows int64_t.
 std::optional<int64_t> storedWeightBytes(const Plan &plan);

@@ -305,11 +305,11 @@ void layOutPanels(const void *source, int64_t rows, int64_t cols,
       }
       // A panel x K transpose: written in order, each step of k reading
       // the same column of the panel's rows (panel streams).
-      const unsigned char *rows = bytes + p * panel * cols * sizeof(float);
+      const unsigned char *first = bytes + p * panel * cols * sizeof(float);
       for (int64_t k = 0; k < cols; ++k)
         for (int64_t j = 0; j < panel; ++j)
           std::memcpy(out + k * panel + j,
-                      rows + (j * cols + k) * sizeof(float), sizeof(float));
+                      first + (j * cols + k) * sizeof(float), sizeof(float));
     }
   });
 }

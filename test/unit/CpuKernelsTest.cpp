@@ -35,6 +35,30 @@ struct LinearCase {
   std::map<std::string, int64_t> plan;
 };
 
+/// Case `c` of the linear kernel against its reference: x, W (in panels of
+/// `panel` rows when not 0), and with an activation also a bias and a
+/// residual.
+void checkLinear(const LinearCase &c, ActivationFn fn, int64_t panel = 0) {
+  KernelSpec spec = cpuSpec(KernelKind::Linear, c.plan);
+  spec.width = c.N;
+  spec.inWidth = c.K;
+  spec.weightPanel = panel;
+  spec.activation = fn;
+  spec.hasBias = spec.hasResidual = fn != ActivationFn::None;
+  Buffer<float> x = randomFloats({c.K, c.M}, 1, 2.0f),
+                w = randomFloats({c.K, c.N}, 2), bias, residual;
+  std::vector<Buffer<>> inputs{x, panel > 0 ? inPanels(w, int(panel)) : w};
+  if (spec.hasBias) {
+    bias = randomFloats({c.N}, 3);
+    residual = randomFloats({c.N, c.M}, 4);
+    inputs.push_back(bias);
+    inputs.push_back(residual);
+  }
+  Buffer<float> out(c.N, c.M);
+  run(spec, inputs, out);
+  expectClose(out, referenceLinear(x, w, bias, residual, fn));
+}
+
 TEST(CpuKernels, LinearBlocksTilesAndTails) {
   for (const LinearCase &c : std::vector<LinearCase>{
            // Row blocks of 6 rows (2 tiles of 3): 45 rows = 7.5 blocks; N and
@@ -100,23 +124,7 @@ TEST(CpuKernels, LinearBlocksTilesAndTails) {
                             ActivationFn::Gelu, ActivationFn::Relu}) {
       SCOPED_TRACE(std::string(c.name) + ", activation " +
                    std::to_string(int(fn)));
-      KernelSpec spec = cpuSpec(KernelKind::Linear, c.plan);
-      spec.width = c.N;
-      spec.inWidth = c.K;
-      spec.activation = fn;
-      spec.hasBias = spec.hasResidual = fn != ActivationFn::None;
-      Buffer<float> x = randomFloats({c.K, c.M}, 1, 2.0f),
-                    w = randomFloats({c.K, c.N}, 2), bias, residual;
-      std::vector<Buffer<>> inputs{x, w};
-      if (spec.hasBias) {
-        bias = randomFloats({c.N}, 3);
-        residual = randomFloats({c.N, c.M}, 4);
-        inputs.push_back(bias);
-        inputs.push_back(residual);
-      }
-      Buffer<float> out(c.N, c.M);
-      run(spec, inputs, out);
-      expectClose(out, referenceLinear(x, w, bias, residual, fn));
+      checkLinear(c, fn);
     }
   }
 }
@@ -154,27 +162,10 @@ TEST(CpuKernels, LinearWeightsInPanels) {
            {"packed plan, few rows", 13, 48, 37, packed},
            {"packed plan, many rows", 45, 48, 37, packed},
        }) {
-    for (bool epilogue : {false, true}) {
-      SCOPED_TRACE(std::string(c.name) + (epilogue ? ", epilogue" : ""));
-      KernelSpec spec = cpuSpec(KernelKind::Linear, c.plan);
-      spec.width = c.N;
-      spec.inWidth = c.K;
-      spec.weightPanel = 16;
-      ActivationFn fn = epilogue ? ActivationFn::GeluTanh : ActivationFn::None;
-      spec.activation = fn;
-      spec.hasBias = spec.hasResidual = epilogue;
-      Buffer<float> x = randomFloats({c.K, c.M}, 1, 2.0f),
-                    w = randomFloats({c.K, c.N}, 2), bias, residual;
-      std::vector<Buffer<>> inputs{x, inPanels(w, 16)};
-      if (epilogue) {
-        bias = randomFloats({c.N}, 3);
-        residual = randomFloats({c.N, c.M}, 4);
-        inputs.push_back(bias);
-        inputs.push_back(residual);
-      }
-      Buffer<float> out(c.N, c.M);
-      run(spec, inputs, out);
-      expectClose(out, referenceLinear(x, w, bias, residual, fn));
+    for (ActivationFn fn : {ActivationFn::None, ActivationFn::GeluTanh}) {
+      SCOPED_TRACE(std::string(c.name) + ", activation " +
+                   std::to_string(int(fn)));
+      checkLinear(c, fn, /*panel=*/16);
     }
   }
   // A gated linear's gate and up, both in panels: two parts per tile.

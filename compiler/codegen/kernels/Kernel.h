@@ -94,7 +94,7 @@ struct KernelSpec {
   int64_t group = 0;
   // Linear (CPU): an f32 W stored in panels of weightPanel rows (tfm.weight's
   // `panel`, support/WeightFormat.h): panel p holds rows p·T .. p·T+T-1 with
-  // the row innermost, [ceil(N/T), K, T], zero-padded. 0: [N, K] row-major.
+  // the row innermost, [N/T, K, T] (T divides N). 0: [N, K] row-major.
   int64_t weightPanel = 0;
   // Linear with int8 or int4 weights: quantise each row of x per group (int8
   // activations, `tfm.activations = "int8"`) and multiply integers.
