@@ -89,6 +89,10 @@ def WeightStorage : Pass<"tfm-weight-storage", "::mlir::ModuleOp"> {
     group of the weight's group of features (scale
     max |x| / 127, round to nearest even) and multiplies int8 by int8 with
     int32 sums (integerAlgorithm in compiler/codegen/kernels/Linear.cpp).
+    With `activations=bf16` (needs `dtype=bf16`), every linear and gated
+    linear whose weights are bf16 gets `tfm.activations = "bf16"`: its
+    kernel rounds its input to bf16 (nearest even) and sums products of bf16
+    pairs in f32 (vdpbf16ps where the target has it).
   }];
   let options = [
     Option<"dtype", "dtype", "std::string", /*default=*/"\"f32\"",
@@ -96,8 +100,9 @@ def WeightStorage : Pass<"tfm-weight-storage", "::mlir::ModuleOp"> {
     Option<"group", "group", "int64_t", /*default=*/"64",
            "int8: consecutive columns of a row that share one scale">,
     Option<"activations", "activations", "std::string", /*default=*/"\"f32\"",
-           "f32, or int8: linears whose weights are int8 or int4 get "
-           "tfm.activations = int8">
+           "f32; int8: linears whose weights are int8 or int4 get "
+           "tfm.activations = int8; bf16: linears whose weights are bf16 "
+           "get tfm.activations = bf16">
   ];
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];
 }

@@ -26,7 +26,8 @@ struct DefaultPipelineOptions
       llvm::cl::init("f32")};
   Option<std::string> activations{
       *this, "activations",
-      llvm::cl::desc("What linears with int8 weights multiply: f32, int8"),
+      llvm::cl::desc("What linears with narrow weights multiply: f32, int8 "
+                     "(int8 or int4 weights), bf16 (bf16 weights)"),
       llvm::cl::init("f32")};
   Option<std::string> weightLayout{
       *this, "weight-layout",

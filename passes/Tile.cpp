@@ -277,6 +277,8 @@ struct GemmShape {
   int64_t parts = 1;
   /// int8 activations (`tfm.activations = "int8"`): the integer form.
   bool integerProducts = false;
+  /// bf16 activations (`tfm.activations = "bf16"`): bf16 pairs of x and W.
+  bool bf16Products = false;
   /// W is stored as int4 blocks (GGUF's Q4_0).
   bool int4Weight = false;
   /// W is stored in panels of this many rows (tfm-weight-layout), else 0.
@@ -316,6 +318,7 @@ GemmShape gemmShape(Operation *op, int64_t maxBatch) {
           weightStorageOf(weightValue).has_value(),
           isa<GatedLinearOp>(op) ? 2 : 1,
           hasInt8Activations(op),
+          hasBf16Activations(op),
           weightStorageOf(weightValue) == WeightStorage::int4,
           panelOf(weightValue)};
 }
@@ -425,10 +428,15 @@ CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
   // decode step, 1 thread, AVX2, 1 x 3 gated and 1 x 7 tiles 12.7 tokens/s
   // against 11.4 with the integer form's 1 x 2 and 1 x 5. More rows run the
   // dot form on dequantised x and the panel (LinearQuantized.cpp).
-  bool widenPanel = shape.narrowWeight && !shape.rowPerSequence;
+  // With bf16 activations on a target with the bf16 dot product every row
+  // count runs the pair form, which reads W as it is stored (a vector of
+  // bf16 pairs per column: one register, nothing to widen; Linear.cpp).
+  // Elsewhere they run as bf16 weights do, on x rounded once per task.
+  bool pairs = shape.bf16Products && target.hasBf16Dot();
+  bool widenPanel = shape.narrowWeight && !shape.rowPerSequence && !pairs;
   bool integerForm = shape.integerProducts && !widenPanel;
   int64_t registersPerColumn =
-      shape.narrowWeight && !widenPanel && !integerForm ? 2 : 1;
+      shape.narrowWeight && !widenPanel && !integerForm && !pairs ? 2 : 1;
   int64_t registersPerOutput = integerForm && !shape.int4Weight ? 2 : 1;
   MicroTile micro = chooseDotTile(
       target, shape.n,

@@ -72,9 +72,10 @@ struct WeightStoragePass
           << dtype << "'";
       return signalPassFailure();
     }
-    if (activations != "f32" && activations != "int8") {
-      getOperation().emitError("tfm-weight-storage: activations must be f32 "
-                               "or int8, got '")
+    if (activations != "f32" && activations != "int8" &&
+        activations != "bf16") {
+      getOperation().emitError("tfm-weight-storage: activations must be f32, "
+                               "int8 or bf16, got '")
           << activations << "'";
       return signalPassFailure();
     }
@@ -83,6 +84,11 @@ struct WeightStoragePass
     if (activations == "int8" && !integerWeights) {
       getOperation().emitError("tfm-weight-storage: activations=int8 needs "
                                "dtype=int8 or int4");
+      return signalPassFailure();
+    }
+    if (activations == "bf16" && storage != WeightStorage::bf16) {
+      getOperation().emitError("tfm-weight-storage: activations=bf16 needs "
+                               "dtype=bf16");
       return signalPassFailure();
     }
     if (storage == WeightStorage::int8 && group < 1) {
@@ -120,12 +126,13 @@ struct WeightStoragePass
               builder.getI64IntegerAttr(tfmc::format::kInt4BlockValues));
       }
     }
-    if (activations != "int8")
+    if (activations == "f32")
       return;
-    // Integer products: a linear whose weights are int8 or int4 quantises its input
-    // (a gated linear's gate and up share one storage, so checking the
-    // gate is enough).
-    StringAttr int8 = builder.getStringAttr("int8");
+    // Integer products: a linear whose weights are int8 or int4 quantises
+    // its input; bf16 products: one whose weights are bf16 rounds it to bf16
+    // (a gated linear's gate and up share one storage, so checking the gate
+    // is enough).
+    StringAttr narrowed = builder.getStringAttr(activations);
     getOperation().walk([&](Operation *op) {
       Value weight;
       if (auto linear = dyn_cast<LinearOp>(op))
@@ -133,7 +140,7 @@ struct WeightStoragePass
       else if (auto gated = dyn_cast<GatedLinearOp>(op))
         weight = gated.getGate();
       if (weight && isNarrow(weight))
-        op->setAttr(kActivationsAttrName, int8);
+        op->setAttr(kActivationsAttrName, narrowed);
     });
   }
 };

@@ -53,10 +53,10 @@ std::string hexDigest(llvm::StringRef text) {
 
 std::string kernelSymbol(mlir::Operation *op, const KernelSpec &spec,
                          const target::TargetDescription &target) {
-  std::string key = kernelKey(op) + "|" + target.halideKernelTarget() + "|" +
-                    kernelGeneratorHash() +
-                    (spec.autoschedule
-                         ? "|adams2019|cores=" + std::to_string(target.cores)
+  std::string key =
+      kernelKey(op) + "|" + target.halideKernelTarget(spec.bf16Products) + "|" +
+      kernelGeneratorHash() +
+      (spec.autoschedule ? "|adams2019|cores=" + std::to_string(target.cores)
                          : std::string());
   // A narrowed KV cache changes the types the kernel writes or reads.
   const std::pair<const char *, Halide::Type> types[] = {

@@ -373,13 +373,25 @@ LogicalResult EntryLowering::typeCacheAccess(Operation *op, KernelSpec &spec) {
 
 /// A linear's `tfm.activations` (tfm-weight-storage): "int8" makes its
 /// kernel quantise x and multiply integers, which needs int8 or int4
-/// weights whose group holds whole pairs of values.
-static LogicalResult readActivations(Operation *op, KernelSpec &spec) {
+/// weights whose group holds whole pairs of values; "bf16" makes it round x
+/// to bf16 and multiply bf16 pairs, which needs bf16 weights on a CPU: in
+/// pairs where `target` has the bf16 dot product, else as f32 products.
+static LogicalResult readActivations(Operation *op, KernelSpec &spec,
+                                     const TargetDescription &target) {
   auto attr = op->getAttrOfType<StringAttr>(tfm::kActivationsAttrName);
   if (!attr || attr.getValue() == "f32")
     return success();
+  if (attr.getValue() == "bf16") {
+    if (spec.weightType != WeightType::BF16 || spec.gpu())
+      return op->emitError("tfm.activations = \"bf16\" needs bf16 weights "
+                           "and a CPU target");
+    spec.bf16Products = true;
+    spec.bf16Pairs = target.hasBf16Dot();
+    return success();
+  }
   if (attr.getValue() != "int8")
-    return op->emitError("tfm.activations must be \"f32\" or \"int8\", got \"")
+    return op->emitError("tfm.activations must be \"f32\", \"int8\" or "
+                         "\"bf16\", got \"")
            << attr.getValue() << "\"";
   bool integerWeights = (spec.weightType == WeightType::Int8 ||
                          spec.weightType == WeightType::Int4) &&
@@ -497,7 +509,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     args.push_back(matrix(gated.getInput()));
     addWeightArgs(gated.getGate(), spec, args);
     addWeightArgs(gated.getUp(), spec, args);
-    if (failed(readActivations(op, spec)))
+    if (failed(readActivations(op, spec, target)))
       return failure();
     if (gated.getGateBias()) {
       spec.hasBias = true;
@@ -511,7 +523,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     spec.activation = activationOf(linear.getActivation());
     args.push_back(matrix(linear.getInput()));
     addWeightArgs(linear.getWeight(), spec, args);
-    if (failed(readActivations(op, spec)))
+    if (failed(readActivations(op, spec, target)))
       return failure();
     if (Value bias = linear.getBias()) {
       spec.hasBias = true;
@@ -615,6 +627,8 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   // chose.
   if (spec.integerProducts)
     step["activations"] = "int8";
+  else if (spec.bf16Products)
+    step["activations"] = "bf16";
   stepsJson.push_back(std::move(step));
   return success();
 }

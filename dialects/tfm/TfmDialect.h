@@ -63,7 +63,8 @@ inline std::optional<WeightStorage> weightStorageOf(mlir::Value value) {
 
 /// The discardable attribute tfm-weight-storage puts on a linear or gated
 /// linear whose int8 weights multiply int8 activations (`--activations
-/// int8`): `tfm.activations = "int8"`.
+/// int8`): `tfm.activations = "int8"`; or whose bf16 weights multiply
+/// activations rounded to bf16 (`--activations bf16`): "bf16".
 constexpr llvm::StringLiteral kActivationsAttrName = "tfm.activations";
 
 /// The module's KV cache element type (`tfmc --kv-cache-dtype`): "bf16" or
@@ -74,6 +75,12 @@ constexpr llvm::StringLiteral kKvCacheDtypeAttrName = "tfm.kv_cache_dtype";
 inline bool hasInt8Activations(mlir::Operation *op) {
   auto attr = op->getAttrOfType<mlir::StringAttr>(kActivationsAttrName);
   return attr && attr.getValue() == "int8";
+}
+
+/// Whether `op` rounds its input to bf16 (kActivationsAttrName is "bf16").
+inline bool hasBf16Activations(mlir::Operation *op) {
+  auto attr = op->getAttrOfType<mlir::StringAttr>(kActivationsAttrName);
+  return attr && attr.getValue() == "bf16";
 }
 
 /// The cache slot a kernel writes its result into (the operand of a

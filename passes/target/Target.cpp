@@ -84,6 +84,34 @@ TargetDescription avx512() {
   return t;
 }
 
+// x86-64-avx512 plus the AVX512-BF16 dot product, for --activations bf16.
+// Halide 14 reaches vdpbf16ps only through its avx512_sapphirerapids
+// feature, which makes LLVM compile for `-mcpu=sapphirerapids` (with
+// avx512_cannonlake: its IFMA and VBMI; HALIDE14_NOTES.md). Only the
+// kernels that multiply bf16 pairs get it (bf16DotFeatures), the others
+// and Halide's runtime stay x86-64-avx512's; still, such a kernel may use
+// any instruction LLVM's Sapphire Rapids model has for ordinary vector
+// code, so the CPU check asks for every one of those: the Ice Lake AVX-512
+// extensions, GFNI, VAES and VPCLMULQDQ besides BF16 and VNNI. Sapphire
+// Rapids and later Xeons, AMD Zen 4 and Zen 5 have them all; Cooper Lake
+// (BF16 without VBMI) does not run it. Explicit only: `host` and
+// x86-64-all keep x86-64-avx512, whose kernels are the same for every
+// other program.
+TargetDescription avx512Bf16() {
+  TargetDescription t = avx512();
+  t.name = "x86-64-avx512-bf16";
+  t.summary = "x86-64-avx512 with AVX512-BF16 and VNNI (Sapphire Rapids, "
+              "Zen 4 and later), for --activations bf16; never chosen by host "
+              "or x86-64-all";
+  t.hostFeatures.insert(t.hostFeatures.end(),
+                        {"avx512ifma", "avx512vbmi", "avx512vbmi2",
+                         "avx512bitalg", "avx512vpopcntdq", "avx512vnni",
+                         "avx512bf16", "gfni", "vaes", "vpclmulqdq"});
+  t.bf16DotFeatures = "-avx512_cannonlake-avx512_sapphirerapids";
+  t.explicitOnly = true;
+  return t;
+}
+
 // CUDA limits from NVIDIA's tables for compute capability 8.0 (A100) and
 // 9.0 (H100). Shared memory is the 48 KB a block gets without the dynamic
 // opt-in, which Halide 14's CUDA backend does not request. PTX for
@@ -140,6 +168,15 @@ TargetDescription hostPlaceholder() {
   return t;
 }
 
+/// The order a fleet program tries its variants in: wider vectors first,
+/// then the target that needs more features (x86-64-avx512-bf16 before
+/// x86-64-avx512).
+bool widerFirst(const TargetDescription *a, const TargetDescription *b) {
+  if (a->vectorLanes != b->vectorLanes)
+    return a->vectorLanes > b->vectorLanes;
+  return a->hostFeatures.size() > b->hostFeatures.size();
+}
+
 int64_t sysconfOr(int name, int64_t fallback) {
   long value = sysconf(name);
   return value > 0 ? value : fallback;
@@ -178,9 +215,13 @@ std::optional<TargetDescription> detectHost(std::string &error) {
 
 const std::vector<TargetDescription> &registeredTargets() {
   static const std::vector<TargetDescription> targets = {
-      hostPlaceholder(),     avx2(),
-      avx512(),              allCpusPlaceholder(),
-      alias("cuda", "cuda-sm80"), cuda("cuda-sm80", 80),
+      hostPlaceholder(),
+      avx2(),
+      avx512(),
+      avx512Bf16(),
+      allCpusPlaceholder(),
+      alias("cuda", "cuda-sm80"),
+      cuda("cuda-sm80", 80),
       cuda("cuda-sm90", 90)};
   return targets;
 }
@@ -188,11 +229,10 @@ const std::vector<TargetDescription> &registeredTargets() {
 std::vector<const TargetDescription *> cpuTargets() {
   std::vector<const TargetDescription *> cpus;
   for (const TargetDescription &t : registeredTargets())
-    if (!t.isGpu() && t.aliasOf.empty() && !t.hostFeatures.empty())
+    if (!t.isGpu() && t.aliasOf.empty() && !t.hostFeatures.empty() &&
+        !t.explicitOnly)
       cpus.push_back(&t);
-  std::stable_sort(cpus.begin(), cpus.end(), [](auto *a, auto *b) {
-    return a->vectorLanes > b->vectorLanes;
-  });
+  std::stable_sort(cpus.begin(), cpus.end(), widerFirst);
   return cpus;
 }
 
@@ -269,9 +309,8 @@ lookupTargets(const std::string &list, std::string &error) {
         return std::nullopt;
       }
   // The order a program tries them at load: the widest first.
-  std::stable_sort(targets.begin(), targets.end(), [](auto &a, auto &b) {
-    return a.vectorLanes > b.vectorLanes;
-  });
+  std::stable_sort(targets.begin(), targets.end(),
+                   [](auto &a, auto &b) { return widerFirst(&a, &b); });
   return targets;
 }
 

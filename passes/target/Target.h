@@ -75,10 +75,19 @@ struct TargetDescription {
   } tuning;
   /// Dot-product instructions on narrow operands that `host` found (LLVM's
   /// names: avx512bf16 for vdpbf16ps, avx512vnni for vpdpbusd, amx-bf16,
-  /// amx-int8); none for the named targets. Recorded, not used: each needs
-  /// the activations narrowed too, where tfmc's bf16 and int8 weights keep
-  /// them f32 (docs/precision.md, "Weight precision").
+  /// amx-int8); none for the named targets. Recorded for `--stats`: only
+  /// a target with bf16DotFeatures compiles for one of them.
   std::vector<std::string> narrowDotFeatures;
+  /// Halide features added to halideTarget for the kernels whose linear
+  /// layers multiply bf16 pairs (`tfmc --activations bf16`): Halide 14's
+  /// avx512_sapphirerapids, which emits vdpbf16ps for their dot products.
+  /// Empty: the target has no bf16 dot product, and --activations bf16
+  /// refuses it.
+  std::string bf16DotFeatures;
+  bool hasBf16Dot() const { return !bf16DotFeatures.empty(); }
+  /// Named only explicitly: `host` and x86-64-all never choose it (an
+  /// opt-in instruction set, which only --activations bf16 needs).
+  bool explicitOnly = false;
 
   // GPU (CUDA): per-block and per-SM limits.
   int64_t computeCapability = 0; // 80 for sm_80, 90 for sm_90
@@ -91,16 +100,20 @@ struct TargetDescription {
   bool isGpu() const { return kind == TargetKind::Gpu; }
   /// hostFeatures, space-separated (what a program's CPU check reads).
   std::string featureList() const;
-  /// Halide's target string for one kernel (without Halide's runtime).
-  std::string halideKernelTarget() const { return halideTarget + "-no_runtime"; }
+  /// Halide's target string for one kernel (without Halide's runtime);
+  /// with bf16 products, plus bf16DotFeatures.
+  std::string halideKernelTarget(bool bf16Products = false) const {
+    return halideTarget + (bf16Products ? bf16DotFeatures : std::string()) +
+           "-no_runtime";
+  }
 };
 
 /// The named targets, in the order --help lists them (`host` first: it is
 /// resolved to one of the CPU entries by lookupTarget).
 const std::vector<TargetDescription> &registeredTargets();
 
-/// The CPU targets (no alias, no placeholder), widest first: what `host`
-/// chooses from, and what `x86-64-all` stands for.
+/// The CPU targets (no alias, no placeholder, none explicitOnly), widest
+/// first: what `host` chooses from, and what `x86-64-all` stands for.
 std::vector<const TargetDescription *> cpuTargets();
 
 /// "host, x86-64-avx2, ...": the names lookupTarget accepts.

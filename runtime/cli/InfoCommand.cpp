@@ -132,13 +132,20 @@ int infoCommand(int argc, char **argv) {
                 static_cast<long long>(programWeightPanel(plan)),
                 static_cast<long long>(panelBytes),
                 static_cast<double>(panelBytes) / (1 << 20));
-  std::size_t integerSteps = 0;
-  for (const PlanStep &step : plan.steps)
-    integerSteps += step.int8Activations;
+  std::size_t integerSteps = 0, bf16Steps = 0;
+  for (const PlanStep &step : plan.steps) {
+    integerSteps += step.activations == "int8";
+    bf16Steps += step.activations == "bf16";
+  }
   if (integerSteps)
     std::printf("activations: int8 in %zu linear steps (each input row "
                 "quantised per group, integer products); f32 elsewhere\n",
                 integerSteps);
+  else if (bf16Steps)
+    std::printf("activations: bf16 in %zu linear steps (each input rounded "
+                "to bf16, products of bf16 pairs summed in f32); f32 "
+                "elsewhere\n",
+                bf16Steps);
   else
     std::printf("activations: f32\n");
   std::printf("arena: %lld bytes (%.1f MiB)\n",

@@ -556,10 +556,11 @@ private:
         step.loc = getString(json, "loc", where);
       if (json.contains("activations")) {
         std::string activations = getString(json, "activations", where);
-        if (activations != "int8")
+        if (activations != "int8" && activations != "bf16")
           fail(join(where, "activations"),
-               fmt::format("must be \"int8\", got \"{}\"", activations));
-        step.int8Activations = true;
+               fmt::format("must be \"int8\" or \"bf16\", got \"{}\"",
+                           activations));
+        step.activations = activations;
       }
       const Json &args =
           expectArray(member(json, "args", where), join(where, "args"));

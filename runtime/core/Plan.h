@@ -248,9 +248,10 @@ struct PlanStep {
   std::string kernel;
   std::string op;  // e.g. "tfm.attention" (optional: for reports)
   std::string loc; // the .tfm line that produced it (optional)
-  /// A linear that quantises its input to int8 (`"activations": "int8"`,
-  /// tfmc --activations int8; optional).
-  bool int8Activations = false;
+  /// What a linear multiplies, where not f32 (`"activations"`, optional):
+  /// "int8" (its input quantised, tfmc --activations int8) or "bf16" (its
+  /// input rounded to bf16, tfmc --activations bf16); empty: f32.
+  std::string activations;
   std::vector<PlanArg> args; // outputs last
 };
 

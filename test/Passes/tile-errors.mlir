@@ -1,6 +1,6 @@
 // Guards: an unknown target is one error naming every known target.
 // RUN: not tfm-opt %s -tfm-tile=target=foo 2>&1 | FileCheck %s --check-prefix=BAD-TARGET
-// BAD-TARGET: error: unknown target 'foo'; known targets are host x86-64-avx2 x86-64-avx512 x86-64-all cuda cuda-sm80 cuda-sm90
+// BAD-TARGET: error: unknown target 'foo'; known targets are host x86-64-avx2 x86-64-avx512 x86-64-avx512-bf16 x86-64-all cuda cuda-sm80 cuda-sm90
 //
 // Guards: a function without tfm.max_len, and no max-seq option, has no
 // sequence bound to plan attention scratch for: an error at the function.

@@ -13,7 +13,20 @@
 // RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=bf16 activations=int8" 2>&1 | FileCheck %s --check-prefix=ACTBF16
 // RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int8 activations=int4" 2>&1 | FileCheck %s --check-prefix=ACTBAD
 // ACTBF16: error: tfm-weight-storage: activations=int8 needs dtype=int8 or int4
-// ACTBAD: error: tfm-weight-storage: activations must be f32 or int8, got 'int4'
+// ACTBAD: error: tfm-weight-storage: activations must be f32, int8 or bf16, got 'int4'
+// bf16 activations mark every linear whose weight is bf16, the same four
+// and the gated ones; they need bf16 weights.
+// RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=bf16 activations=bf16" | FileCheck %s --check-prefix=ACTB
+// RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int8 activations=bf16" 2>&1 | FileCheck %s --check-prefix=ACTBNEEDS
+// ACTBNEEDS: error: tfm-weight-storage: activations=bf16 needs dtype=bf16
+// ACTB-LABEL: func.func @decoder
+// ACTB-COUNT-4: tfm.linear {{.*}} {tfm.activations = "bf16"} :
+// ACTB-LABEL: func.func @decode
+// ACTB: tfm.linear %arg0, %0 : (tensor<?x?x8xf32>, tensor<16x8xf32>)
+// ACTB: tfm.linear %arg0, %2 {tfm.activations = "bf16"} :
+// ACTB-LABEL: func.func @gated
+// ACTB: tfm.gated_linear {{.*}} <silu> {tfm.activations = "bf16"} :
+// ACTB: tfm.linear {{.*}} residual %arg0 {tfm.activations = "bf16"} :
 // ACT8-LABEL: func.func @decoder
 // ACT8-COUNT-4: tfm.linear {{.*}} {tfm.activations = "int8"} :
 // A linear of an f32 weight (@decode's first) and a gated linear whose

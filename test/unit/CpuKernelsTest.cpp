@@ -13,8 +13,13 @@
 
 #include <gtest/gtest.h>
 
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <string>
 
 using namespace tfmc::codegen;
@@ -405,6 +410,179 @@ TEST(CpuKernels, LinearInt8Activations) {
       EXPECT_GT(moved, 1e-3f * largest);
     }
   }
+}
+
+// bf16 activations (tfmc --activations bf16): x rounded to bf16 by
+// Halide's own bfloat16_t (nearest even), the bf16 weight's values, f64
+// sums: only f32 summation separates the kernel from it (1e-5 of each
+// output), while f32 x moves the outputs by more than that. Each case runs
+// both forms: bf16 pairs (a target with the bf16 dot product) and f32
+// products of the rounded x (the others), as the host's target compiles
+// them (the pair sums as f32 products and adds); on a CPU with every
+// feature of x86-64-avx512-bf16 the pairs also as that target compiles
+// them, with vdpbf16ps.
+TEST(CpuKernels, LinearBf16Activations) {
+  struct Bf16Case {
+    const char *name;
+    int M, N, K;
+    bool gated;
+    std::map<std::string, int64_t> plan;
+  };
+  const std::vector<Bf16Case> cases{
+      // Decode: one row, whole steps of 32 (16 lanes of pairs): each step
+      // also prefetches the next tile's rows.
+      {"one row",
+       1,
+       70,
+       192,
+       false,
+       {{"vector", 16},
+        {"micro_m", 1},
+        {"micro_n", 4},
+        {"block_m", 256},
+        {"tiles_per_task", 2}}},
+      // K = 100: a partial step, zeros past K on both sides.
+      {"partial step",
+       1,
+       37,
+       100,
+       false,
+       {{"vector", 16}, {"micro_m", 1}, {"micro_n", 3}, {"tiles_per_task", 2}}},
+      // A --max-batch plan: 2-row tiles with a one-row tile.
+      {"2-row and one-row tiles, one row",
+       1,
+       70,
+       192,
+       false,
+       {{"vector", 16},
+        {"micro_m", 2},
+        {"micro_n", 4},
+        {"block_m", 256},
+        {"tiles_per_task", 2},
+        {"one_row_micro_n", 5},
+        {"one_row_tiles_per_task", 3}}},
+      {"2-row and one-row tiles, 3 rows",
+       3,
+       70,
+       192,
+       false,
+       {{"vector", 16},
+        {"micro_m", 2},
+        {"micro_n", 4},
+        {"block_m", 256},
+        {"tiles_per_task", 2},
+        {"one_row_micro_n", 5},
+        {"one_row_tiles_per_task", 3}}},
+      // Prefill: many rows in blocks, 8 lanes (steps of 16), K = 72.
+      {"rows in blocks",
+       45,
+       29,
+       72,
+       false,
+       {{"vector", 8},
+        {"micro_m", 3},
+        {"micro_n", 2},
+        {"block_m", 6},
+        {"tiles_per_task", 3}}},
+      // Prefill as the tile pass plans it without pairs: W widened once per
+      // row block into an f32 panel.
+      {"panel",
+       45,
+       29,
+       100,
+       false,
+       {{"vector", 16},
+        {"micro_m", 3},
+        {"micro_n", 4},
+        {"block_m", 6},
+        {"tiles_per_task", 3},
+        {"widen_panel", 1}}},
+      // Gated: gate and up share x's rounding.
+      {"gated",
+       9,
+       21,
+       136,
+       true,
+       {{"vector", 8},
+        {"micro_m", 2},
+        {"micro_n", 2},
+        {"block_m", 4},
+        {"tiles_per_task", 2}}},
+  };
+  // x86-64-avx512-bf16's kernels, where this CPU can run them.
+  std::optional<Halide::Target> bf16Dot;
+  {
+    std::string error;
+    std::optional<tfmc::target::TargetDescription> t =
+        tfmc::target::lookupTarget("x86-64-avx512-bf16", error);
+    ASSERT_TRUE(t) << error;
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    if (std::all_of(t->hostFeatures.begin(), t->hostFeatures.end(),
+                    [&](const std::string &f) { return features.lookup(f); }))
+      bf16Dot = Halide::Target(t->halideTarget + t->bf16DotFeatures)
+                    .with_feature(Halide::Target::JIT);
+  }
+  for (const Bf16Case &c : cases)
+    for (bool pairs : {true, false}) {
+      SCOPED_TRACE(std::string(c.name) +
+                   (pairs ? ", pairs" : ", f32 products"));
+      KernelSpec spec = cpuSpec(
+          c.gated ? KernelKind::GatedLinear : KernelKind::Linear, c.plan);
+      spec.width = c.N;
+      spec.inWidth = c.K;
+      spec.weightType = WeightType::BF16;
+      spec.bf16Products = true;
+      spec.bf16Pairs = pairs;
+      spec.activation = c.gated ? ActivationFn::Silu : ActivationFn::GeluTanh;
+      spec.hasBias = true;
+      spec.hasResidual = !c.gated;
+      Buffer<float> x = randomFloats({c.K, c.M}, 1, 2.0f),
+                    w = randomFloats({c.K, c.N}, 2),
+                    up = randomFloats({c.K, c.N}, 5),
+                    bias = randomFloats({c.N}, 3),
+                    upBias = randomFloats({c.N}, 6),
+                    residual = randomFloats({c.N, c.M}, 4);
+      Buffer<float> rounded(c.K, c.M);
+      rounded.for_each_element([&](int k, int m) {
+        rounded(k, m) = float(Halide::bfloat16_t(x(k, m)));
+      });
+      NarrowWeight stored = narrow(w, WeightType::BF16, 0),
+                   storedUp = narrow(up, WeightType::BF16, 0);
+      std::vector<Buffer<>> inputs{x, stored.arguments[0]};
+      if (c.gated)
+        inputs.push_back(storedUp.arguments[0]);
+      inputs.push_back(bias);
+      inputs.push_back(c.gated ? upBias : residual);
+      auto reference = [&](const Buffer<float> &input) {
+        return c.gated ? referenceGatedLinear(input, stored.meaning,
+                                              storedUp.meaning, bias, upBias,
+                                              ActivationFn::Silu)
+                       : referenceLinear(input, stored.meaning, bias, residual,
+                                         ActivationFn::GeluTanh);
+      };
+      Buffer<float> expected = reference(rounded);
+      Buffer<float> out(c.N, c.M);
+      run(spec, inputs, out);
+      expectCloseEach(out, expected);
+      if (bf16Dot && pairs) {
+        SCOPED_TRACE("x86-64-avx512-bf16");
+        BuiltKernel kernel = buildKernel(spec);
+        for (std::size_t i = 0; i < inputs.size(); ++i)
+          kernel.arguments[i].set(inputs[i]);
+        Buffer<float> dot(c.N, c.M);
+        kernel.output.realize(dot, *bf16Dot);
+        expectCloseEach(dot, expected);
+      }
+      // The rounding matters: f32 x moves some output by more than the
+      // tolerance.
+      Buffer<float> unrounded = reference(x);
+      float moved = 0;
+      expected.for_each_element([&](int n, int m) {
+        moved = std::max(moved, std::abs(unrounded(n, m) - expected(n, m)) /
+                                    std::max(1.0f, std::abs(expected(n, m))));
+      });
+      EXPECT_GT(moved, 1e-4f);
+    }
 }
 
 TEST(CpuKernels, EmbeddingNarrowTable) {

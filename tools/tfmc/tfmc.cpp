@@ -71,11 +71,14 @@ static cl::opt<std::string> weightDtype(
 
 static cl::opt<std::string> activations(
     "activations",
-    cl::desc("What linear layers with integer weights multiply (default: "
+    cl::desc("What linear layers with narrow weights multiply (default: "
              "f32): int8 quantises each input row per group of the weight's "
              "features (int8: 64, int4: 32) and multiplies integers (needs "
-             "--weight-dtype int8 or int4)"),
-    cl::value_desc("f32|int8"), cl::init("f32"), cl::cat(tfmcCategory));
+             "--weight-dtype int8 or int4); bf16 rounds each input to bf16 "
+             "and multiplies bf16 values (needs --weight-dtype bf16; "
+             "vdpbf16ps with --target x86-64-avx512-bf16, f32 FMAs "
+             "elsewhere)"),
+    cl::value_desc("f32|int8|bf16"), cl::init("f32"), cl::cat(tfmcCategory));
 
 static cl::opt<std::string> kvCacheDtype(
     "kv-cache-dtype",

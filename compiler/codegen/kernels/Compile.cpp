@@ -139,7 +139,8 @@ lowerable(const KernelSpec &spec, const target::TargetDescription &target) {
     return true;
   }();
   (void)loaded;
-  pipeline.auto_schedule("Adams2019", Target(target.halideKernelTarget()),
+  pipeline.auto_schedule("Adams2019",
+                         Target(target.halideKernelTarget(spec.bf16Products)),
                          MachineParams(/*parallelism=*/int(target.cores),
                                        /*last_level_cache_size=*/target.l3Bytes,
                                        /*balance=*/40));
@@ -187,7 +188,7 @@ bool compileKernel(const KernelSpec &spec, const std::string &name,
                    const target::TargetDescription &target,
                    const std::string &objectPath, std::string &error) {
   configureLlvm();
-  Target halideTarget(target.halideKernelTarget());
+  Target halideTarget(target.halideKernelTarget(spec.bf16Products));
   try {
     try {
       auto [pipeline, arguments] = lowerable(spec, target);
@@ -238,8 +239,9 @@ std::string describeKernel(const KernelSpec &spec,
   if (fd < 0)
     return "(cannot create a temporary file for the lowered statement)\n";
   close(fd);
-  pipeline.compile_to_lowered_stmt(path, arguments, StmtOutputFormat::Text,
-                                   Target(target.halideKernelTarget()));
+  pipeline.compile_to_lowered_stmt(
+      path, arguments, StmtOutputFormat::Text,
+      Target(target.halideKernelTarget(spec.bf16Products)));
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();

@@ -21,7 +21,7 @@
 //               (int8: w i8 (K, N), scales f16 (ceil(K/G), N); bf16: w bf16;
 //               int4: w u8 (18·ceil(K/32), N), Q4_0 blocks (support/WeightFormat.h);
 //               integerProducts: x quantised per row and group of G, int8 x int8
-//               or int4)
+//               or int4; bf16Products: x rounded to bf16, bf16 x bf16 pairs)
 //   gated_linear x (K, M), gate (K, N), up (K, N) [, bias_gate (N), bias_up (N)]
 //               -> (N, M): act(x·gateᵀ + bg) · (x·upᵀ + bu)
 //   mul         a (W, R), b (W, R)                              -> (W, R)
@@ -99,6 +99,12 @@ struct KernelSpec {
   // Linear with int8 or int4 weights: quantise each row of x per group (int8
   // activations, `tfm.activations = "int8"`) and multiply integers.
   bool integerProducts = false;
+  // Linear with bf16 weights (CPU): round each input to bf16 (nearest even;
+  // `tfm.activations = "bf16"`) and sum the exact products in f32; in pairs
+  // (bf16Pairs: vdpbf16ps, on a target with the bf16 dot product, compiled
+  // with its bf16DotFeatures) or as f32 FMAs of the rounded values (the same
+  // numbers but for the order of the sums).
+  bool bf16Products = false, bf16Pairs = false;
   // Positions: a learned table instead of sinusoids. Positions and rope:
   // each token's position read from a position_ids argument (else its
   // index in the sequence).

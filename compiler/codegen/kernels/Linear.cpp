@@ -90,8 +90,8 @@ Expr epilogue(const KernelSpec &spec, Expr value, ImageParam bias,
 
 /// How the CPU kernel walks K: in steps of `step` values (int8, int4: one
 /// scale group, so that each step reads one scale and no vector lane
-/// divides by the group; otherwise one vector), each a whole number of
-/// vectors.
+/// divides by the group; bf16 products: a vector of pairs, two values a
+/// lane; otherwise one vector), each a whole number of vectors.
 struct DepthWalk {
   int64_t lanes, step, padded;
   bool stepIsGroup;
@@ -104,7 +104,7 @@ DepthWalk depthWalk(const KernelSpec &spec, const CpuGemmPlan &plan) {
   bool stepIsGroup = (spec.weightType == WeightType::Int8 ||
                       spec.weightType == WeightType::Int4) &&
                      spec.group % lanes == 0;
-  int64_t step = stepIsGroup ? spec.group : lanes;
+  int64_t step = stepIsGroup ? spec.group : spec.bf16Pairs ? 2 * lanes : lanes;
   return {lanes, step, (spec.inWidth + step - 1) / step * step, stepIsGroup};
 }
 
@@ -197,20 +197,50 @@ BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
     xValue = select(k < int(depth), xValue, 0.0f);
     wValue = select(wk < int(depth), wValue, 0.0f);
   }
+  // bf16 products: x rounded to bf16 as the contract says (storedAs:
+  // nearest even, NaN kept), once per task (dotSchedule). Every product of
+  // two bf16 values is exact in f32, so the forms differ only in the order
+  // of the f32 sums. Without pairs the rounded x is held as f32 and W is
+  // widened as a bf16 weight always is.
+  if (spec.bf16Products && !spec.bf16Pairs)
+    xValue = cast<float>(storedAs(BFloat(16), xValue));
+  if (spec.bf16Pairs) {
+    // Pairs: W as stored; lane l of a step sums the products of values 2l
+    // and 2l + 1: the vector reduction Halide 14 emits as vdpbf16ps (with
+    // bf16DotFeatures; elsewhere as f32 products and adds).
+    auto stored = [&](const WeightInput &weight) {
+      Expr rowIn = clamp(row, 0, weight.values.dim(1).extent() - 1);
+      return weight.values(clamp(wk, 0, int(depth) - 1), rowIn);
+    };
+    xValue = storedAs(BFloat(16), xValue);
+    wValue = gated ? select(p == 0, stored(in.w), stored(in.up)) : stored(in.w);
+    if (walk.padded != depth)
+      wValue = select(wk < int(depth), wValue, cast(BFloat(16), 0.0f));
+  }
   xc(k, row) = xValue;
   wc(withPart(gated, {j, g, row}, p)) = wValue;
 
-  RDom rk(0, step / lanes, 0, int(walk.padded / step), prefix + "rk");
+  // rk.x: a vector within a step (int8's groups), or with bf16 pairs the
+  // value within a pair; rk.y: the step.
+  RDom rk(0, spec.bf16Pairs ? 2 : step / lanes, 0, int(walk.padded / step),
+          prefix + "rk");
   RVar rv = rk.x, rg = rk.y;
   Func partial(prefix + "partial");
   partial(withPart(gated, {lane, n, m}, p)) = 0.0f;
-  partial(withPart(gated, {lane, n, m}, p)) +=
-      xc(rg * step + rv * lanes + lane, m) *
-      wc(withPart(gated, {rv * lanes + lane, rg, n}, p));
+  if (spec.bf16Pairs)
+    partial(withPart(gated, {lane, n, m}, p)) +=
+        cast<float>(xc(rg * step + 2 * lane + rv, m)) *
+        cast<float>(wc(withPart(gated, {2 * lane + rv, rg, n}, p)));
+  else
+    partial(withPart(gated, {lane, n, m}, p)) +=
+        xc(rg * step + rv * lanes + lane, m) *
+        wc(withPart(gated, {rv * lanes + lane, rg, n}, p));
   LaneSums sums = sumLanes(spec, in, partial, lanes, prefix, name);
   std::map<std::string, Func> stages{{prefix + "partial", partial},
                                      {prefix + "acc", sums.acc},
                                      {prefix + "w_widened", wc}};
+  if (spec.bf16Products)
+    stages.emplace(prefix + "x_bf16", xc);
   if (spec.weightType == WeightType::Int8 ||
       spec.weightType == WeightType::Int4) {
     stages.emplace(prefix + "w_scale", in.w.scale);
@@ -526,7 +556,24 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
   }
   scalesPerTile(kernel, out, {prefix + "w_scale", prefix + "w_up_scale"});
   scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
-  if (gated) {
+  if (spec.bf16Products) {
+    // x rounded once per task (its rows, the whole depth), read by every
+    // micro tile of the task.
+    Func xc = kernel.stages.at(prefix + "x_bf16");
+    Var k("k");
+    xc.compute_at(out, Var("task"))
+        .vectorize(k, int(plan.vector), TailStrategy::GuardWithIf);
+  }
+  if (spec.bf16Pairs) {
+    // Each step a vector of pairs (rk.x innermost, then the lanes): one
+    // vdpbf16ps per row and column.
+    Stage update = partial.update();
+    if (gated)
+      update.reorder(rk.x, lane, n, m, p, rk.y).unroll(p);
+    else
+      update.reorder(rk.x, lane, n, m, rk.y);
+    update.atomic().vectorize(rk.x).vectorize(lane).unroll(n).unroll(m);
+  } else if (gated) {
     partial.update()
         .reorder(lane, n, m, p, rk.x, rk.y)
         .vectorize(lane)
