@@ -431,7 +431,7 @@ CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
   // With bf16 activations on a target with the bf16 dot product every row
   // count runs the pair form, which reads W as it is stored (a vector of
   // bf16 pairs per column: one register, nothing to widen; Linear.cpp).
-  // Elsewhere they run as bf16 weights do, on x rounded once per task.
+  // Elsewhere they run as bf16 weights do, on x rounded once per call.
   bool pairs = shape.bf16Products && target.hasBf16Dot();
   bool widenPanel = shape.narrowWeight && !shape.rowPerSequence && !pairs;
   bool integerForm = shape.integerProducts && !widenPanel;
