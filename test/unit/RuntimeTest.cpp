@@ -130,7 +130,7 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
       {[](Json &j) { j["steps"][1]["kernel"] = ""; },
        "plan: step 1 kernel: is empty"},
       {[](Json &j) { j["steps"][1]["activations"] = "int4"; },
-       "plan: step 1 activations: must be \"int8\", got \"int4\""},
+       "plan: step 1 activations: must be \"int8\" or \"bf16\", got \"int4\""},
       {[](Json &j) { j["steps"][1].erase("kernel"); },
        "plan: step 1: missing \"kernel\""},
       {[](Json &j) { j["steps"][0]["args"][0]["type"] = "f32"; },

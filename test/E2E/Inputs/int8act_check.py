@@ -22,7 +22,8 @@ own f32 arithmetic:
      fails here;
   3. OUT differs from the int8-weight-only reference (lowprec/NAME/int8.
      safetensors) by more than TOL somewhere: the activations were quantised.
-Prints what it measured; exits 1 naming the first failure."""
+Prints what it measured; exits 1 naming the first failure. bf16act_check.py
+runs the same checks for --weight-dtype bf16 --activations bf16 (check())."""
 import os
 import sys
 
@@ -32,11 +33,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lowprec_check import values  # noqa: E402
 
 
-def main():
-    fixtures, name, out_path = sys.argv[1:4]
-    weights = sys.argv[4] if len(sys.argv) > 4 else "int8"
-    if weights not in ("int8", "int4"):
-        sys.exit(f"int8act_check.py: WEIGHTS must be int8 or int4, not {weights!r}")
+def check(fixtures, name, out_path, weights, activations):
+    """The checks above of OUT against lowprec/NAME/{weights}act.safetensors
+    and {weights}.safetensors; the exit status."""
     expected = values(os.path.join(fixtures, name, "expected.safetensors"))
     inputs = values(os.path.join(fixtures, name, "inputs.safetensors"))
     ref = values(os.path.join(fixtures, "lowprec", name, f"{weights}act.safetensors"))
@@ -59,9 +58,9 @@ def main():
     rbound = ref["bound_vs_reference_statistical"].astype(np.float64)[mask]
     # Where no activation lies within tfmc's f32 rounding of a tie, tfmc and
     # PyTorch round alike and agree to f32 precision: printed, not required.
-    print(f"{name}: |tfmc - PyTorch int8 activations| {vs_ref.max() / scale:.3e} of max |y| "
-          f"({'within' if vs_ref.max() <= tol else 'beyond'} tol), <= bound_vs_reference_statistical + tol: "
-          f"ratio {(vs_ref / (rbound + tol)).max():.3f}")
+    print(f"{name}: |tfmc - PyTorch {activations} activations| {vs_ref.max() / scale:.3e} of max |y| "
+          f"({'within' if vs_ref.max() <= tol else 'beyond'} tol; within tol at {(vs_ref <= tol).mean():.0%} of "
+          f"elements), <= bound_vs_reference_statistical + tol: ratio {(vs_ref / (rbound + tol)).max():.3f}")
     if not (vs_ref <= rbound + tol).all():
         problems.append(f"|tfmc - reference| exceeds bound_vs_reference_statistical at "
                         f"{int((vs_ref > rbound + tol).sum())} elements")
@@ -69,10 +68,19 @@ def main():
     print(f"{name}: differs from the {weights}-weight-only reference by {moved / scale:.3e} of max |y| "
           f"({moved / tol:.0f} x tol)")
     if not moved > tol:
-        problems.append(f"the output equals the {weights}-weight-only reference: no activation was quantised")
+        problems.append(f"the output equals the {weights}-weight-only reference: no activation was "
+                        f"{'quantised' if activations == 'int8' else 'rounded'}")
     for p in problems:
         print(f"FAIL: {name}: {p}")
     return 1 if problems else 0
+
+
+def main():
+    fixtures, name, out_path = sys.argv[1:4]
+    weights = sys.argv[4] if len(sys.argv) > 4 else "int8"
+    if weights not in ("int8", "int4"):
+        sys.exit(f"int8act_check.py: WEIGHTS must be int8 or int4, not {weights!r}")
+    return check(fixtures, name, out_path, weights, "int8")
 
 
 if __name__ == "__main__":
