@@ -422,93 +422,45 @@ TEST(CpuKernels, LinearInt8Activations) {
 // feature of x86-64-avx512-bf16 the pairs also as that target compiles
 // them, with vdpbf16ps.
 TEST(CpuKernels, LinearBf16Activations) {
+  const std::map<std::string, int64_t> kTwoRowPlan{
+      {"vector", 16}, {"micro_m", 2}, {"micro_n", 4}, {"block_m", 256},
+      {"tiles_per_task", 2}, {"one_row_micro_n", 5},
+      {"one_row_tiles_per_task", 3}};
   struct Bf16Case {
     const char *name;
     int M, N, K;
     bool gated;
     std::map<std::string, int64_t> plan;
   };
+  // clang-format off
   const std::vector<Bf16Case> cases{
       // Decode: one row, whole steps of 32 (16 lanes of pairs): each step
       // also prefetches the next tile's rows.
-      {"one row",
-       1,
-       70,
-       192,
-       false,
-       {{"vector", 16},
-        {"micro_m", 1},
-        {"micro_n", 4},
-        {"block_m", 256},
+      {"one row", 1, 70, 192, false,
+       {{"vector", 16}, {"micro_m", 1}, {"micro_n", 4}, {"block_m", 256},
         {"tiles_per_task", 2}}},
       // K = 100: a partial step, zeros past K on both sides.
-      {"partial step",
-       1,
-       37,
-       100,
-       false,
+      {"partial step", 1, 37, 100, false,
        {{"vector", 16}, {"micro_m", 1}, {"micro_n", 3}, {"tiles_per_task", 2}}},
-      // A --max-batch plan: 2-row tiles with a one-row tile.
-      {"2-row and one-row tiles, one row",
-       1,
-       70,
-       192,
-       false,
-       {{"vector", 16},
-        {"micro_m", 2},
-        {"micro_n", 4},
-        {"block_m", 256},
-        {"tiles_per_task", 2},
-        {"one_row_micro_n", 5},
-        {"one_row_tiles_per_task", 3}}},
-      {"2-row and one-row tiles, 3 rows",
-       3,
-       70,
-       192,
-       false,
-       {{"vector", 16},
-        {"micro_m", 2},
-        {"micro_n", 4},
-        {"block_m", 256},
-        {"tiles_per_task", 2},
-        {"one_row_micro_n", 5},
-        {"one_row_tiles_per_task", 3}}},
+      // A --max-batch plan: 2-row tiles with a one-row tile, run with one
+      // row and with 3.
+      {"2-row and one-row tiles, one row", 1, 70, 192, false, kTwoRowPlan},
+      {"2-row and one-row tiles, 3 rows", 3, 70, 192, false, kTwoRowPlan},
       // Prefill: many rows in blocks, 8 lanes (steps of 16), K = 72.
-      {"rows in blocks",
-       45,
-       29,
-       72,
-       false,
-       {{"vector", 8},
-        {"micro_m", 3},
-        {"micro_n", 2},
-        {"block_m", 6},
+      {"rows in blocks", 45, 29, 72, false,
+       {{"vector", 8}, {"micro_m", 3}, {"micro_n", 2}, {"block_m", 6},
         {"tiles_per_task", 3}}},
       // Prefill as the tile pass plans it without pairs: W widened once per
       // row block into an f32 panel.
-      {"panel",
-       45,
-       29,
-       100,
-       false,
-       {{"vector", 16},
-        {"micro_m", 3},
-        {"micro_n", 4},
-        {"block_m", 6},
-        {"tiles_per_task", 3},
-        {"widen_panel", 1}}},
+      {"panel", 45, 29, 100, false,
+       {{"vector", 16}, {"micro_m", 3}, {"micro_n", 4}, {"block_m", 6},
+        {"tiles_per_task", 3}, {"widen_panel", 1}}},
       // Gated: gate and up share x's rounding.
-      {"gated",
-       9,
-       21,
-       136,
-       true,
-       {{"vector", 8},
-        {"micro_m", 2},
-        {"micro_n", 2},
-        {"block_m", 4},
+      {"gated", 9, 21, 136, true,
+       {{"vector", 8}, {"micro_m", 2}, {"micro_n", 2}, {"block_m", 4},
         {"tiles_per_task", 2}}},
   };
+  // clang-format on
   // x86-64-avx512-bf16's kernels, where this CPU can run them.
   std::optional<Halide::Target> bf16Dot;
   {
