@@ -88,7 +88,7 @@ else:
     lit_config.note("the CPU has no AVX-512F: the x86-64-avx512 runs are UNSUPPORTED")
 bf16_dot_flags = {"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx512ifma",
                   "avx512vbmi", "avx512_vbmi2", "avx512_bitalg", "avx512_vpopcntdq",
-                  "avx512_vnni", "avx512_bf16", "gfni", "vaes", "vpclmulqdq"}
+                  "avx512_vnni", "avx512_bf16", "avx512_fp16", "gfni", "vaes", "vpclmulqdq"}
 if bf16_dot_flags <= cpu_flags:
     config.available_features.add("bf16dot")
 else:

@@ -92,21 +92,24 @@ TargetDescription avx512() {
 // and Halide's runtime stay x86-64-avx512's; still, such a kernel may use
 // any instruction LLVM's Sapphire Rapids model has for ordinary vector
 // code, so the CPU check asks for every one of those: the Ice Lake AVX-512
-// extensions, GFNI, VAES and VPCLMULQDQ besides BF16 and VNNI. Sapphire
-// Rapids and later Xeons, AMD Zen 4 and Zen 5 have them all; Cooper Lake
-// (BF16 without VBMI) does not run it. Explicit only: `host` and
-// x86-64-all keep x86-64-avx512, whose kernels are the same for every
-// other program.
+// extensions, GFNI, VAES and VPCLMULQDQ besides BF16 and VNNI, and
+// AVX512-FP16, whose vmovw LLVM uses to load a 16-bit value (Llama's
+// kernels with an f16 KV cache had 16 of them). So Sapphire Rapids and
+// later Xeons run it; AMD Zen 4 and Zen 5 (BF16 without FP16) and Cooper
+// Lake (BF16 without VBMI) do not: a fleet list runs x86-64-avx512 there.
+// Explicit only: `host` and x86-64-all keep x86-64-avx512, whose kernels
+// are the same for every other program.
 TargetDescription avx512Bf16() {
   TargetDescription t = avx512();
   t.name = "x86-64-avx512-bf16";
-  t.summary = "x86-64-avx512 with AVX512-BF16 and VNNI (Sapphire Rapids, "
-              "Zen 4 and later), for --activations bf16; never chosen by host "
-              "or x86-64-all";
+  t.summary = "x86-64-avx512 with AVX512-BF16, VNNI and FP16 (Sapphire "
+              "Rapids and later Xeons), for --activations bf16; never chosen "
+              "by host or x86-64-all";
   t.hostFeatures.insert(t.hostFeatures.end(),
                         {"avx512ifma", "avx512vbmi", "avx512vbmi2",
                          "avx512bitalg", "avx512vpopcntdq", "avx512vnni",
-                         "avx512bf16", "gfni", "vaes", "vpclmulqdq"});
+                         "avx512bf16", "avx512fp16", "gfni", "vaes",
+                         "vpclmulqdq"});
   t.bf16DotFeatures = "-avx512_cannonlake-avx512_sapphirerapids";
   t.explicitOnly = true;
   return t;

@@ -51,6 +51,7 @@ constexpr FeatureBit kFeatures[] = {
     {"avx512bitalg", 7, 0, Ecx, 12, kAvx512State},
     {"avx512vpopcntdq", 7, 0, Ecx, 14, kAvx512State},
     {"avx512bf16", 7, 1, Eax, 5, kAvx512State},
+    {"avx512fp16", 7, 0, Edx, 23, kAvx512State},
     {"avxvnni", 7, 1, Eax, 4, kAvxState},
     {"amx-bf16", 7, 0, Edx, 22, kAmxState},
     {"amx-tile", 7, 0, Edx, 24, kAmxState},
