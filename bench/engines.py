@@ -12,7 +12,8 @@ its ids). A mismatch marks the engine's figures, which then enter no ratio.
 The engines' bench/peers programs print JSON lines; this module runs them (run(h)) and renders
 the section and the issue's goal ratios (render(report)). TFMC_DTYPES is the one list to extend
 when tfmc gains a weight precision (TFMC_FLAGS and TFMC_WEIGHTS say how a row is compiled and
-which weights file it loads, when that is not simply `--weight-dtype DTYPE`'s own).
+which weights file it loads, when that is not simply `--weight-dtype DTYPE`'s own; TFMC_TARGETS
+the target it is compiled for where this CPU runs a narrower one).
 """
 
 import functools
@@ -43,19 +44,31 @@ NODE_MODULES = os.path.join(NPM, "node_modules")
 # 64 and multiplies integers), when `tfmc --help` also lists --activations. int4: GGUF's Q4_0
 # blocks (18 bytes per 32 values: an f16 scale and 32 nibbles) for every linear and embedding
 # weight, the tied head included; norms, biases and positions f32 as for int8. int4a8: int4 weights
-# + int8 activations (per group of the weight's 32 features). A dtype that `tfmc --help` does not
-# list for --weight-dtype gets a row marked skipped (missing_dtype), so the report says why.
-TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("int8", "int8_g64"), ("int8a8", "int8_g64_a8"),
-               ("int4", "int4_g32"), ("int4a8", "int4_g32_a8")]
+# + int8 activations (per group of the weight's 32 features). bf16a16: bf16 weights + bf16
+# activations (every linear with bf16 weights rounds its input to bf16, nearest even, and multiplies
+# bf16 values: products exact, sums f32). A dtype that `tfmc --help` does not list (for
+# --weight-dtype, or its --activations value) gets a row marked skipped (missing_dtype), so the
+# report says why.
+TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("bf16a16", "bf16_a16"), ("int8", "int8_g64"),
+               ("int8a8", "int8_g64_a8"), ("int4", "int4_g32"), ("int4a8", "int4_g32_a8")]
 # Compile flags of a row whose dtype is not a --weight-dtype value.
 TFMC_FLAGS = {"int8a8": ["--weight-dtype", "int8", "--activations", "int8"],
-              "int4a8": ["--weight-dtype", "int4", "--activations", "int8"]}
-# The weights file's dtype of such a row: int8a8 loads the int8 row's file, int4a8 the int4 row's
-# (the same convert-weights output; --activations changes no weight).
-TFMC_WEIGHTS = {"int8a8": "int8", "int4a8": "int4"}
-# How the report names a row's dtype where the key alone would not say it.
-DTYPE_LABELS = {"int8a8": "int8a8 (int8 weights + int8 activations)",
-                "int4a8": "int4a8 (int4 weights + int8 activations)"}
+              "int4a8": ["--weight-dtype", "int4", "--activations", "int8"],
+              "bf16a16": ["--weight-dtype", "bf16", "--activations", "bf16"]}
+# The weights file's dtype of such a row: int8a8 loads the int8 row's file, int4a8 the int4 row's,
+# bf16a16 the bf16 row's (the same convert-weights output; --activations changes no weight).
+TFMC_WEIGHTS = {"int8a8": "int8", "int4a8": "int4", "bf16a16": "bf16"}
+# The CPU flags (/proc/cpuinfo's names) --target x86-64-avx512-bf16 needs: AVX512-BF16 and the Ice
+# Lake AVX-512 set its program's CPU check asks for (docs/precision.md, "bf16 activations").
+AVX512_BF16_FLAGS = ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx512ifma",
+                     "avx512vbmi", "avx512_vbmi2", "avx512_bitalg", "avx512_vpopcntdq", "avx512_vnni",
+                     "avx512_bf16", "avx512_fp16", "gfni", "vaes", "vpclmulqdq")
+# A row compiled for a target that `host` never chooses, where this CPU has every flag it needs and
+# `tfmc --help` lists it: dtype -> (target, flags, how the row multiplies with it, and without it).
+# bf16a16 runs its products as vdpbf16ps on x86-64-avx512-bf16, as f32 FMAs of the rounded values
+# on the other CPU targets (no faster than bf16 weights alone; tfmc notes it at compile time).
+TFMC_TARGETS = {"bf16a16": ("x86-64-avx512-bf16", AVX512_BF16_FLAGS, "vdpbf16ps",
+                            "f32 FMAs (no AVX512-BF16 here)")}
 # llama.cpp's GGUF tensor types the writer offers, and their formats. Q4_0: the file llama.cpp's
 # llama-quantize makes (bench/peers/gguf.py): Q4_0 linears, the tied head/embedding table Q6_K.
 LLAMA_DTYPES = [("F32", "f32", "f32"), ("BF16", "bf16", "bf16"), ("Q8_0", "q8_0", "q8_0"),
@@ -63,7 +76,8 @@ LLAMA_DTYPES = [("F32", "f32", "f32"), ("BF16", "bf16", "bf16"), ("Q8_0", "q8_0"
 
 # Bytes of a weight element by format (int8: one f16 scale per group; Q8_0: 34 bytes per 32;
 # Q4_0 and tfmc's int4: 18 bytes per 32).
-BYTES_PER_ELEMENT = {"f32": 4.0, "bf16": 2.0, "int8_g64": 1.0 + 2.0 / 64, "int8_g64_a8": 1.0 + 2.0 / 64,
+BYTES_PER_ELEMENT = {"f32": 4.0, "bf16": 2.0, "bf16_a16": 2.0, "int8_g64": 1.0 + 2.0 / 64,
+                     "int8_g64_a8": 1.0 + 2.0 / 64,
                      "q8_0": 34.0 / 32, "q4_0": 18.0 / 32, "int4_g32": 18.0 / 32, "int4_g32_a8": 18.0 / 32}
 # A format whose output head (GPT-2: the tied embedding table) is stored otherwise: llama.cpp's
 # Q4_0 file holds it in Q6_K, 210 bytes per 256.
@@ -100,6 +114,7 @@ class Row:
         self.file_bytes = None
         self.check = None     # {"ids": [...], "ok": bool, "steps": k}
         self.skip = None      # why there are no figures
+        self.form = None      # how a row of TFMC_TARGETS multiplies in this run (tfmc_form)
 
     @property
     def name(self):
@@ -179,34 +194,80 @@ def tfmc_help():
 
 def tfmc_dtypes(h, dtypes=None, key="engines"):
     """The rows of `dtypes` (TFMC_DTYPES) this tfmc can compile: f32 always, the others when
-    `tfmc --help` lists --weight-dtype, int8a8 when it also lists --activations."""
+    `tfmc --help` lists --weight-dtype, those with activations (int8a8, bf16a16, ...) when it also
+    lists --activations."""
     dtypes = dtypes or TFMC_DTYPES
     text = tfmc_help()
     if "--weight-dtype" not in text:
         h.notes.append(f"{key}: this tfmc has no --weight-dtype option: its rows are f32 only.")
         return dtypes[:1]
     if "--activations" not in text:
-        h.notes.append(f"{key}: this tfmc has no --activations option: no int8a8 row.")
-        return [d for d in dtypes if "--activations" not in tfmc_flags(d[0])]
+        dropped = [d for d, _ in dtypes if activations_of(d)]
+        h.notes.append(f"{key}: this tfmc has no --activations option: no {' / '.join(dropped)} rows.")
+        return [d for d in dtypes if not activations_of(d[0])]
     return dtypes
+
+
+def offered(option):
+    """The values `tfmc --help` lists for an option (`--weight-dtype=<f32|bf16|int8>`), or None."""
+    m = re.search(re.escape(option) + r"=<([^>]*)>", tfmc_help())
+    return m.group(1).split("|") if m else None
 
 
 def missing_dtype(dtype):
     """Why this tfmc cannot compile a row's dtype, when `tfmc --help` lists --weight-dtype's values
-    (`--weight-dtype=<f32|bf16|int8>`) without the dtype of its weights; None otherwise (a failed
-    compile then says why)."""
-    m = re.search(r"--weight-dtype=<([^>]*)>", tfmc_help())
-    want = weights_dtype(dtype)
-    if not m or want in m.group(1).split("|"):
+    without the dtype of its weights, or --activations's without its activations; None otherwise
+    (a failed compile then says why)."""
+    for option, want in (("--weight-dtype", weights_dtype(dtype)), ("--activations", activations_of(dtype))):
+        values = offered(option)
+        if want is not None and values is not None and want not in values:
+            return f"this tfmc's {option} offers {', '.join(values)}, not {want}"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_flags():
+    """This CPU's feature flags (/proc/cpuinfo's first `flags` line; none where it has none)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def tfmc_target(dtype):
+    """The --target a row of TFMC_TARGETS is compiled for (where this CPU has every flag it needs
+    and this tfmc offers it), or None: `host`, tfmc's default."""
+    if dtype not in TFMC_TARGETS:
         return None
-    return f"this tfmc's --weight-dtype offers {m.group(1).replace('|', ', ')}, not {want}"
+    target, flags = TFMC_TARGETS[dtype][:2]
+    ok = set(flags) <= cpu_flags() and target in (offered("--target") or [])
+    return target if ok else None
+
+
+def tfmc_form(dtype):
+    """How a row of TFMC_TARGETS multiplies in this run ("vdpbf16ps"; "f32 FMAs (no AVX512-BF16
+    here)"), or None for the other rows."""
+    if dtype not in TFMC_TARGETS:
+        return None
+    target, flags, narrow, wide = TFMC_TARGETS[dtype]
+    if tfmc_target(dtype):
+        return narrow
+    if set(flags) <= cpu_flags():
+        return f"{wide.split(' (')[0]} (this tfmc offers no --target {target})"
+    return wide
 
 
 def tfmc_flags(dtype):
-    """tfmc's compile flags for a row's dtype."""
+    """tfmc's compile flags for a row's dtype (and its --target, TFMC_TARGETS)."""
+    target = tfmc_target(dtype)
+    flags = ["--target", target] if target else []
     if dtype in TFMC_FLAGS:
-        return list(TFMC_FLAGS[dtype])
-    return ["--weight-dtype", dtype] if dtype != "f32" else []
+        return list(TFMC_FLAGS[dtype]) + flags
+    return (["--weight-dtype", dtype] if dtype != "f32" else []) + flags
 
 
 def weights_dtype(dtype):
@@ -214,8 +275,24 @@ def weights_dtype(dtype):
     return TFMC_WEIGHTS.get(dtype, dtype)
 
 
+def activations_of(dtype):
+    """A row's --activations value (int8a8: int8; bf16a16: bf16), or None (f32 activations)."""
+    flags = TFMC_FLAGS.get(dtype, [])
+    return flags[flags.index("--activations") + 1] if "--activations" in flags else None
+
+
+def weights_words(dtype):
+    """'int8 weights', or for int8a8 'int8 weights + int8 activations' (int4a8, bf16a16 likewise)."""
+    act = activations_of(dtype)
+    if act:
+        return f"{weights_dtype(dtype)} weights + {act} activations"
+    return f"{dtype} weights"
+
+
 def dtype_label(dtype):
-    return DTYPE_LABELS.get(dtype, dtype)
+    """How the report names a row's dtype: 'int8a8 (int8 weights + int8 activations)' where the key
+    alone would not say it."""
+    return f"{dtype} ({weights_words(dtype)})" if activations_of(dtype) else dtype
 
 
 class Engines:
@@ -332,6 +409,9 @@ class Engines:
             if row.skip:
                 self.h.notes.append(f"engines: tfmc {dtype} skipped: {row.skip}.")
                 continue
+            row.form = tfmc_form(dtype)
+            if row.form:
+                note(f"engines: tfmc {dtype} runs its products as {row.form}")
             name = "gpt_small" if dtype == "f32" else f"gpt_small_{dtype}"
             wdtype = weights_dtype(dtype)
             try:
@@ -340,8 +420,8 @@ class Engines:
                 model = Model(name, source_path=source).compile(extra=tfmc_flags(dtype))
                 w = weights
                 if wdtype != "f32":
-                    # The file of the row whose dtype is wdtype (int8a8 shares int8's), written by
-                    # whichever of them runs first.
+                    # The file of the row whose dtype is wdtype (int8a8 shares int8's, bf16a16
+                    # bf16's), written by whichever of them runs first.
                     converted = os.path.join(OUT, f"gpt_small_{wdtype}.safetensors")
                     try:
                         if not stamp_ok(converted, weights):
@@ -552,13 +632,15 @@ def render(rep):
         f"token ÷ the read bandwidth `peak` measured at the same thread count just before this section "
         + ", ".join(f"({fmt_num(bw[T])} GB/s at {T} t)" for T in sorted(bw)) + ".")
     add()
+    bf16a16 = bf16a16_words(rows)
     add("How each engine runs (bench/peers/README.md): tfmc `NAME generate --stats` (one process per "
         "run, the first not counted), compiled with `--weight-dtype`, low precisions from the file "
-        "`convert-weights` wrote (int8a8: `--weight-dtype int8 --activations int8`, every linear, the "
-        "tied head included, quantising its input per group of 64 and multiplying integers, on the "
-        "int8 row's file; int4: `--weight-dtype int4`, GGUF's Q4_0 blocks for every matrix, the tied "
-        "head included; int4a8: `--weight-dtype int4 --activations int8`, inputs quantised per group "
-        "of 32, on the int4 row's file); ONNX Runtime: npm onnxruntime-node, the graph bench/peers/onnx_gpt2.py "
+        "`convert-weights` wrote (" + (bf16a16 + "; " if bf16a16 else "") + "int8a8: `--weight-dtype "
+        "int8 --activations int8`, every linear, the tied head included, quantising its input per group "
+        "of 64 and multiplying integers, on the int8 row's file; int4: `--weight-dtype int4`, GGUF's "
+        "Q4_0 blocks for every matrix, the tied head included; int4a8: `--weight-dtype int4 "
+        "--activations int8`, inputs quantised per group of 32, on the int4 row's file); ONNX Runtime: "
+        "npm onnxruntime-node, the graph bench/peers/onnx_gpt2.py "
         "exports (torch.onnx.export, opset 17, past keys/values as inputs, last-position logits), "
         "intraOpNumThreads T, interOpNumThreads 1, graphOptimizationLevel all; llama.cpp: npm "
         "node-llama-cpp 3.22 (prebuilt CPU binaries), GGUF v3 files bench/peers/gguf_gpt2.py writes "
@@ -590,6 +672,8 @@ def render(rep):
                     _pair(roof, lambda x: f"{100 * x:.0f} %", True), _mb(row.file_bytes), ids])
     add(table(header, out))
     add()
+    add(against_bf16(rows, "prefill 128"))
+    add()
     add(against_q8_0(rows, "prefill 128"))
     add()
     def roof(r):
@@ -603,8 +687,8 @@ def render(rep):
             f"(see the load average above); these fractions, and the roof goal, are not reliable in "
             f"this run.")
         add()
-    add("Bytes read per token: every 2-D weight in its format (f32 4 B, bf16 2 B, tfmc int8 and int8a8 "
-        "1 + 2/64 B with its f16 scale per 64, Q8_0 34 B per 32, Q4_0 and tfmc int4 / int4a8 18 B per 32, "
+    add("Bytes read per token: every 2-D weight in its format (f32 4 B, bf16 and tfmc bf16a16 2 B, tfmc "
+        "int8 and int8a8 1 + 2/64 B with its f16 scale per 64, Q8_0 34 B per 32, Q4_0 and tfmc int4 / int4a8 18 B per 32, "
         "llama.cpp Q4_0's tied head Q6_K 210 B per 256; the tied head reads the whole embedding table), the f32 "
         f"norms and biases, one position row, and the K/V cache at the mean position {position:.0f} "
         "(f32; f16 in llama.cpp). File: the weights file the engine loads (tfmc: safetensors; ONNX: the "
@@ -620,6 +704,8 @@ def render(rep):
             f"reference's weights rounded to the format; int8_g64_a8: also every linear's input "
             f"quantised to int8 per group of 64, the integer products scaled per group, as tfmc's "
             f"--activations int8 contract says; int4_g32_a8 the same per group of 32 on Q4_0 weights; "
+            f"bf16_a16: every linear's input rounded to bf16, to nearest even, on the bf16 weights, as "
+            f"--activations bf16's contract says; "
             f"q4_0: llama.cpp's file, Q4_0 matrices and a Q6_K embedding table) plus {check['tolerance']:g}: "
             + ", ".join(f"{fmt} e = {check['logit_error'][fmt]:.4f}, {k[fmt]} steps" for fmt in k)
             + f". Reference margins per step: {', '.join(f'{m:.3f}' for m in check['margins'])}. With random "
@@ -641,7 +727,8 @@ def own_format_words(rows):
             "(bench/peers/format_check.py): PyTorch with the engine's own weights (its file's tensors "
             "dequantised exactly: tfmc's int8 and Q4_0 blocks, llama.cpp's Q8_0 / Q4_0 matrices and Q6_K "
             "head) and activation roundings (tfmc's int8 activations per group of the weight's 64 / 32 "
-            "features; llama.cpp's Q8_0 / Q8_K / BF16 inputs), run once over the prompt and the engine's "
+            "features and its bf16 activations; llama.cpp's Q8_0 / Q8_K / BF16 inputs), run once over "
+            "the prompt and the engine's "
             "own ids (teacher forcing); at every step the engine's id must be that model's argmax unless "
             "the top-two margin is below the tolerance times the step's max|logit| (0.1 % for a format "
             "that rounds no activation: f32 summation order; for one that does, 1.5 times the largest "
@@ -652,16 +739,10 @@ def own_format_words(rows):
 
 # The peers a tfmc precision is compared with in the summary: the same weight bytes or more.
 SUMMARY_PEERS = {"f32": [("ONNX Runtime", "f32"), ("llama.cpp", "F32"), ("PyTorch", "f32")],
-                 "bf16": [("llama.cpp", "BF16")], "int8": [("llama.cpp", "Q8_0")],
+                 "bf16": [("llama.cpp", "BF16")], "bf16a16": [("llama.cpp", "BF16")],
+                 "int8": [("llama.cpp", "Q8_0")],
                  "int8a8": [("llama.cpp", "Q8_0")], "int4": [("llama.cpp", "Q4_0")],
                  "int4a8": [("llama.cpp", "Q4_0")]}
-
-
-def weights_words(dtype):
-    """'int8 weights', or for int8a8 'int8 weights + int8 activations' (int4a8 likewise)."""
-    if dtype.endswith("a8"):
-        return f"{dtype[:-2]} weights + int8 activations"
-    return f"{dtype} weights"
 
 
 def against_peer(rows, peer_dtype, dtypes, prefill_name):
@@ -684,6 +765,29 @@ def against_peer(rows, peer_dtype, dtypes, prefill_name):
                      f"{peer_dtype}'s tokens/s, {prefill_name} "
                      f"{r.best_prefill()[1].median / peer.best_prefill()[1].median:.2f}× {peer_dtype}'s time")
     return parts
+
+
+def bf16a16_words(rows, head="the tied head"):
+    """The report's account of the bf16a16 row: its flags and how its products ran in this run
+    (the row's form: vdpbf16ps, or f32 FMAs), or '' without such a row."""
+    row = next((r for r in rows if (r.engine, r.dtype) == ("tfmc", "bf16a16") and not r.skip), None)
+    if row is None:
+        return ""
+    form = getattr(row, "form", None)
+    target = " --target x86-64-avx512-bf16" if form == TFMC_TARGETS["bf16a16"][2] else ""
+    return (f"bf16a16: `--weight-dtype bf16 --activations bf16{target}`, every linear, {head} included, "
+            "rounding its input to bf16 (nearest even) and multiplying bf16 values, products exact and "
+            "sums f32, on the bf16 row's file" + (f"; its products ran as {form}" if form else ""))
+
+
+def against_bf16(rows, prefill_name):
+    """One sentence: tfmc bf16 and bf16a16 against llama.cpp BF16 (best thread count each: decode
+    tokens/s and prefill time ratios); llama.cpp's BF16 matrices round their input to bf16 too."""
+    parts = against_peer(rows, "BF16", ("bf16", "bf16a16"), prefill_name)
+    if isinstance(parts, str):
+        return parts + "."
+    return ("Against llama.cpp BF16 (best thread count each; ggml rounds each BF16 matrix's input to "
+            "bf16, as tfmc bf16a16 does): " + "; ".join(parts) + ".")
 
 
 def against_q8_0(rows, prefill_name):
@@ -795,7 +899,8 @@ def goals(rep, res, roof_unreliable):
 
     for ours, theirs, name in (("int8", "Q8_0", "int8"), ("int8a8", "Q8_0", dtype_label("int8a8")),
                                ("int4", "Q4_0", "int4"), ("int4a8", "Q4_0", dtype_label("int4a8")),
-                               ("bf16", "BF16", "bf16"), ("f32", "F32", "f32")):
+                               ("bf16", "BF16", "bf16"), ("bf16a16", "BF16", dtype_label("bf16a16")),
+                               ("f32", "F32", "f32")):
         a, why_a = get("tfmc", ours)
         b, why_b = get("llama.cpp", theirs)
         value = a.best_decode()[1] / b.best_decode()[1] if a and b else None

@@ -24,10 +24,10 @@ import shutil
 import statistics
 
 from engines import (BYTES_PER_ELEMENT, HEAD_BYTES_PER_ELEMENT, INT4_FILE_GOAL, INT4_ROOF_GOAL,
-                     LLAMA_DTYPES, TFMC_DTYPES, Engines, Row, _mb, _pair, against_q4_0, against_q8_0,
-                     dtype_label, file_ratio, int4_roof, missing_dtype, own_format_words, read_roof,
-                     reason, reference_ok, same_ids_cell, stamp_ok, tfmc_dtypes, tfmc_flags,
-                     weights_dtype, weights_words, write_stamp)
+                     LLAMA_DTYPES, TFMC_DTYPES, Engines, Row, _mb, _pair, against_bf16, against_q4_0,
+                     against_q8_0, bf16a16_words, dtype_label, file_ratio, int4_roof, missing_dtype,
+                     own_format_words, read_roof, reason, reference_ok, same_ids_cell, stamp_ok,
+                     tfmc_dtypes, tfmc_flags, tfmc_form, weights_dtype, weights_words, write_stamp)
 from run import (OUT, PEERS, PYTHON, TFMC, CommandFailed, Figure, fmt_ms, json_lines, note, pause,
                  run, table)
 
@@ -38,11 +38,11 @@ PROMPT = 128
 # Fewer new tokens than GPT-2's 128: an f32 decode step reads 4.4 GB, and each engine runs
 # 2 thread counts x 6 processes; 32 steps per run keep the section within ~15 minutes.
 NEW_TOKENS = 32
-# The rows (int8a8, int4, int4a8; llama.cpp's Q4_0: Q4_0 matrices and token_embd, the output head
+# The rows (bf16a16, int8a8, int4, int4a8; llama.cpp's Q4_0: Q4_0 matrices and token_embd, the output head
 # Q6_K) and their bytes per element are engines.py's: the same formats and file writers.
 # tfmc's precision -> llama.cpp's with the same weight bytes or more (Q4_0's head is Q6_K: more).
-PAIRS = [("f32", "F32"), ("bf16", "BF16"), ("int8", "Q8_0"), ("int8a8", "Q8_0"), ("int4", "Q4_0"),
-         ("int4a8", "Q4_0")]
+PAIRS = [("f32", "F32"), ("bf16", "BF16"), ("bf16a16", "BF16"), ("int8", "Q8_0"), ("int8a8", "Q8_0"),
+         ("int4", "Q4_0"), ("int4a8", "Q4_0")]
 # The issue's goals for int8 weights + int8 activations against llama.cpp Q8_0: decode tokens/s
 # >= 1.2x Q8_0's (as for every pair) and prefill time <= 0.8x Q8_0's.
 PREFILL_GOAL = {"int8a8": 0.8}
@@ -216,13 +216,15 @@ class Llama(Engines):
             if row.skip:
                 self.h.notes.append(f"llama: tfmc {dtype} skipped: {row.skip}.")
                 continue
+            row.form = tfmc_form(dtype)
             exe = os.path.join(OUT, "tinyllama" if dtype == "f32" else f"tinyllama_{dtype}")
             wdtype = weights_dtype(dtype)
             try:
                 run([TFMC, self.source, "-o", exe] + tfmc_flags(dtype), timeout=1800)
                 w = self.tfmc_weights
                 if wdtype != "f32":
-                    # int8a8 loads the int8 row's file (written by whichever of them runs first).
+                    # int8a8 loads the int8 row's file, bf16a16 the bf16 row's (written by
+                    # whichever of them runs first).
                     converted = os.path.join(OUT, f"tinyllama_{wdtype}.safetensors")
                     if not stamp_ok(converted, self.tfmc_weights):
                         run([exe, "convert-weights", "--weights", self.tfmc_weights, "--output", converted],
@@ -330,12 +332,16 @@ def render(rep):
                     _pair(roof, lambda x: f"{100 * x:.0f} %", True), _mb(row.file_bytes), ids])
     add(table(header, out))
     add()
+    add(against_bf16(rows, f"prefill {res['prompt']}"))
+    add()
     add(against_q8_0(rows, f"prefill {res['prompt']}"))
     add()
     add(against_q4_0(rows, f"prefill {res['prompt']}",
                      lambda r: read_roof(r, bw, bytes_per_token(s, r.fmt, r.kv_bytes, position))))
     add()
-    add("tfmc int8a8: compiled with `--weight-dtype int8 --activations int8` (every linear, the output "
+    bf16a16 = bf16a16_words(rows, head="the output head")
+    add(("tfmc " + bf16a16 + ". " if bf16a16 else "") +
+        "tfmc int8a8: compiled with `--weight-dtype int8 --activations int8` (every linear, the output "
         "head included, quantises its input row per group of 64 features and multiplies integers), "
         "loading the int8 row's file. tfmc int4: `--weight-dtype int4`, GGUF's Q4_0 blocks for every "
         "matrix, the output head and the embedding table included; int4a8: `--weight-dtype int4 "
@@ -343,7 +349,8 @@ def render(rep):
         "llama.cpp Q4_0: what its `llama-quantize ... Q4_0` writes, Q4_0 matrices and token_embd with "
         "ggml's reference rounding, the output head in Q6_K.")
     add()
-    add("Bytes read per token: every linear weight and the output head in its format (f32 4 B, bf16 2 B, "
+    add("Bytes read per token: every linear weight and the output head in its format (f32 4 B, bf16 and "
+        "tfmc bf16a16 2 B, "
         "tfmc int8 and int8a8 1 + 2/64 B with its f16 scale per 64, Q8_0 34 B per 32, Q4_0 and tfmc int4 / "
         "int4a8 18 B per 32, llama.cpp Q4_0's output head Q6_K 210 B per 256), one embedding row, the f32 "
         f"norm weights, and the K/V cache at the mean position {position:.0f} (f32; f16 in llama.cpp). "
@@ -365,7 +372,8 @@ def render(rep):
             "the leading steps whose top-1 margin exceeds twice the largest logit change its weight "
             "format causes on that sequence (int8_g64_a8: with every linear's input quantised to int8 "
             "as well, greedy_check.py's int8a8_linear; int4_g32_a8 the same per group of 32 on Q4_0 "
-            "weights; q4_0: Q4_0 matrices, a Q6_K output head) plus "
+            "weights; bf16_a16: every linear's input rounded to bf16 on the bf16 weights, greedy_check.py's "
+            "bf16_linear; q4_0: Q4_0 matrices, a Q6_K output head) plus "
             f"{check['tolerance']:g}: "
             + ", ".join(f"{fmt} e = {check['logit_error'][fmt]:.4f}, {k[fmt]} steps" for fmt in k)
             + f". Reference margins per step: {', '.join(f'{m:.3f}' for m in check['margins'])}. "

@@ -28,6 +28,10 @@ comparison), in FORMAT (SPECS below):
                                      activations: every linear's input quantised per group of
                                      the weight's 64 / 32 features and multiplied as integers
                                      (greedy_check.int8a8_linear, the contract).
+  bf16_a16                           tfmc's bf16 weights with bf16 activations: every linear's
+                                     input rounded to bf16, to nearest even, times the bf16
+                                     weights, products exact in f32 (greedy_check.bf16_linear,
+                                     the contract; the same arithmetic as llama.cpp:bf16).
   llama.cpp:f32, :bf16, :q8_0, :q4_0 the tensors of gguf.py's file (llama.cpp Q4_0: Q4_0
                                      matrices, the output head Q6_K, GPT-2's tied token_embd
                                      Q6_K, a Llama's token_embd Q4_0; Q8_0: all Q8_0 as
@@ -50,7 +54,8 @@ nothing fails).
 The tolerance covers what differs between the engine and this model of it:
   - formats that round no activation, WEIGHT_TOLERANCE = 1e-3 of max|logit|: f32 summation
     order and fused multiply-adds (~1e-6 of the logits), a thousand times over;
-  - formats that round activations (int8 or bf16 activations, every llama.cpp format but f32):
+  - formats that round activations (int8 or bf16 activations: int8_g64_a8, int4_g32_a8,
+    bf16_a16, and every llama.cpp format but f32):
     an engine's f32 arithmetic differs from PyTorch's by ~1e-7 relative, so where an activation
     lies that close to a rounding tie the engine may round it the other way, and each such flip
     moves the activations downstream by part of a step, which flip again
@@ -65,7 +70,7 @@ The tolerance covers what differs between the engine and this model of it:
     logits by 2 % of max with the activation roundings on, no more than the perturbed runs do).
     Measured cascades (largest, relative to max|logit|): GPT-2 small (bench's weights)
     int8_g64_a8 1.7 %, int4_g32_a8 1.5 %, llama.cpp:q8_0 1.9 %, llama.cpp:q4_0 1.9 %,
-    llama.cpp:bf16 0.5 %; a 4-layer Llama (d 256) 0.02-0.2 %; the TinyLlama shape (bench's
+    llama.cpp:bf16 0.5 %, bf16_a16 0.5 %; a 4-layer Llama (d 256) 0.02-0.2 %; the TinyLlama shape (bench's
     weights) int4_g32_a8 1.0 %, llama.cpp:q4_0 1.3 %. llama.cpp's own Q4_0 ids pass on all three
     (GPT-2 small: 5 checked steps; TinyLlama: 14 of 16, every id the model's argmax), its Q8_0
     and BF16 ids on GPT-2 small and the small Llama. A wrong format lies further away: on GPT-2
@@ -90,7 +95,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gguf import QK_K, q6_k_parts, q8_0_parts  # noqa: E402
 from greedy_check import (int8_weight_parts, int8a8_linear, q4_0_weight_parts,  # noqa: E402
-                          quantise_activations, round_bf16, round_int8_contract, round_q4_0)
+                          quantise_activations, round_bf16, round_bf16_activations,
+                          round_int8_contract, round_q4_0)
 
 MIN_CHECKED = 4
 WEIGHT_TOLERANCE = 1e-3
@@ -136,7 +142,8 @@ def ggml_q8_k(noise):
 
 
 def bf16_round(noise):
-    return lambda torch, x, group: noise(torch, x).bfloat16().float()   # round to nearest even
+    """tfmc's and ggml's bf16 activations: round to nearest even (greedy_check.round_bf16_activations)."""
+    return lambda torch, x, group: round_bf16_activations(torch, noise(torch, x))
 
 
 # ---------------------------------------------------------------- weight formats
@@ -230,6 +237,7 @@ SPECS = {
     "int8_g64_a8": Spec(Mat(parts=int8_weight_parts, group=64, act=tfmc_int8)),
     "int4_g32": Spec(Mat(round_q4_0)),
     "int4_g32_a8": Spec(Mat(parts=q4_0_weight_parts, group=32, act=tfmc_int8)),
+    "bf16_a16": Spec(Mat(round_bf16, act=bf16_round)),
     "llama.cpp:f32": Spec(Mat(identity)),
     "llama.cpp:bf16": Spec(Mat(round_bf16, act=bf16_round)),
     "llama.cpp:q8_0": Spec(Mat(parts=q8_0_weight_parts, group=32, act=ggml_q8_0)),

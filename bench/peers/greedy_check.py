@@ -13,8 +13,9 @@ For a random prompt (numpy RandomState(seed), then the next, ...) the fp32 refer
 (torch_bench.py's GPT-2, KV cache) generates --new-tokens greedy ids and records each step's
 top-1 margin, the winning logit minus the runner-up. For each weight format an engine uses
 (f32; bf16; int8 with one f16 scale per 64 inputs, tfmc's; Q8_0, llama.cpp's: one f16 scale per
-32; int8_g64_a8, tfmc's int8 weights with int8 activations, below; q4_0, llama.cpp's Q4_0 file;
-int4_g32 and int4_g32_a8, tfmc's int4 weights without and with int8 activations, below), the same
+32; int8_g64_a8, tfmc's int8 weights with int8 activations, below; bf16_a16, tfmc's bf16 weights
+with bf16 activations, below; q4_0, llama.cpp's Q4_0 file; int4_g32 and int4_g32_a8, tfmc's int4
+weights without and with int8 activations, below), the same
 model with its linear weights and embedding table rounded to that format and back
 runs over the same ids (teacher forcing) and gives e, the largest change of any logit at any
 step (0 for f32). If every logit moves by at most e, the top-1 cannot change at a step whose
@@ -51,6 +52,14 @@ q_k * qw[n, k], the integer sums exact (|sum| <= 64 * 127^2 < 2^24, so exact in 
 That is every linear: attention projections, the MLP and the tied head, which reads the int8
 embedding table (whose rows, looked up, are the int8 weights dequantised). Its e is the change
 both quantisations cause together.
+
+bf16_a16 (tfmc's `--weight-dtype bf16 --activations bf16`, docs/precision.md "bf16 activations")
+rounds what every linear with a bf16 weight multiplies as well: its weights to bf16 (round_bf16),
+and its input x to bf16, to nearest even (torch's float32 -> bfloat16, x.to(bfloat16).to(float32));
+y_n = bias_n + sum_k bf16(x_k) * w_bf16[n, k], each product exact in f32 (8 + 8 significant bits),
+the sum in f32 (bf16_linear). Every linear of GPT-2 (attention projections, the MLP, the tied head
+on the bf16 embedding table) has a bf16 weight, so every one rounds its input. Its e is the change
+both roundings cause together.
 """
 import argparse
 import json
@@ -176,16 +185,36 @@ def int8a8_linear(torch, x, qw, sw, bias=None, group=64, chunk_elements=1 << 24,
     return out.reshape(*shape, N)
 
 
+def round_bf16_activations(torch, x):
+    """tfmc's bf16 activations: x rounded to bf16, to nearest even, and widened back to f32."""
+    return x.to(torch.bfloat16).to(torch.float32)
+
+
+def bf16_linear(torch, x, w, bias=None, linear=None):
+    """y = x W^T (+ bias) as tfmc's bf16 weights + bf16 activations contract computes it: x
+    rounded to bf16 (round_bf16_activations), times w (f32 holding bf16 values): every product
+    exact in f32, the sums f32. `linear` is the f32 linear to use (the unpatched F.linear)."""
+    return (linear or torch.nn.functional.linear)(round_bf16_activations(torch, x.float()), w, bias)
+
+
 FORMATS = {"f32": lambda w: w, "bf16": round_bf16, "int8_g64": lambda w: round_grouped_int8(w, 64),
            "q8_0": lambda w: round_grouped_int8(w, 32),
-           # The weights as stored (the embedding rows a lookup reads); its linears also quantise
-           # their inputs (ACTIVATION_GROUP).
-           "int8_g64_a8": lambda w: round_int8_contract(w, 64),
+           # The weights as stored (the embedding rows a lookup reads); its linears also round
+           # their inputs (ACTIVATION_GROUP, BF16_ACTIVATIONS).
+           "int8_g64_a8": lambda w: round_int8_contract(w, 64), "bf16_a16": round_bf16,
            "q4_0": round_q4_0, "int4_g32": round_q4_0, "int4_g32_a8": round_q4_0}
-# Formats whose linears quantise their input too, and the activation group (the weights' group).
+# Formats whose linears quantise their input to int8 too, and the activation group (the weights'
+# group).
 ACTIVATION_GROUP = {"int8_g64_a8": 64, "int4_g32_a8": 32}
 # The integer parts (qw, sw) of such a format's weights, int8a8_linear's operands.
 WEIGHT_PARTS = {"int8_g64_a8": int8_weight_parts, "int4_g32_a8": q4_0_weight_parts}
+# Formats whose linears round their input to bf16 (bf16_linear; their weights are bf16).
+BF16_ACTIVATIONS = {"bf16_a16"}
+
+
+def rounds_activations(fmt):
+    """Whether a format's linears round their input (int8 or bf16 activations)."""
+    return fmt in ACTIVATION_GROUP or fmt in BF16_ACTIVATIONS
 # Formats whose output head (GPT-2: the tied embedding table) is stored in another format.
 HEAD_FORMATS = {"q4_0": round_head}
 # The 4-bit formats, which do not steer the prompt search (module docstring).
@@ -199,18 +228,24 @@ def search_key(steps):
     return min(fine), min(steps.values()), sum(steps.values())
 
 
-class Int8ActivationLinears:
+class ActivationLinears:
     """While active, every torch.nn.functional.linear (torch_bench's GPT-2 calls it for the fused
-    QKV projection and the tied head; nn.Linear's forward calls it for the others) computes
-    int8a8_linear, with the integer parts of its weight (`parts`: int8_weight_parts or
-    q4_0_weight_parts, made once per weight tensor)."""
+    QKV projection and the tied head; nn.Linear's forward calls it for the others) rounds its
+    input as the format `fmt` does: int8 activations (ACTIVATION_GROUP) compute int8a8_linear with
+    the integer parts of its weight (WEIGHT_PARTS: int8_weight_parts or q4_0_weight_parts, made
+    once per weight tensor); bf16 activations (BF16_ACTIVATIONS) compute bf16_linear on the
+    weight as it is (the format's copy holds bf16 values)."""
 
-    def __init__(self, torch, group, parts=int8_weight_parts):
-        self.torch, self.group, self.parts, self.saved = torch, group, {}, None
-        self.make_parts = parts
+    def __init__(self, torch, fmt):
+        self.torch, self.parts, self.saved = torch, {}, None
+        self.group, self.make_parts = ACTIVATION_GROUP.get(fmt), WEIGHT_PARTS.get(fmt)
+        if self.group is None and fmt not in BF16_ACTIVATIONS:
+            raise ValueError(f"{fmt} rounds no activation")
 
     def linear(self, x, weight, bias=None):
         torch = self.torch
+        if self.group is None:
+            return bf16_linear(torch, x, weight, bias, linear=self.saved)
         key = id(weight)
         if key not in self.parts:
             qw, sw = self.make_parts(weight.detach().numpy(), self.group)
@@ -253,11 +288,11 @@ def teacher_forced_logits(torch, m, prompt, ids):
 
 
 def quantised_logits(torch, m, fmt, prompt, ids):
-    """teacher_forced_logits of a format's copy, its linears quantising their input where the
+    """teacher_forced_logits of a format's copy, its linears rounding their input where the
     format says so."""
-    if fmt not in ACTIVATION_GROUP:
+    if not rounds_activations(fmt):
         return teacher_forced_logits(torch, m, prompt, ids)
-    with Int8ActivationLinears(torch, ACTIVATION_GROUP[fmt], WEIGHT_PARTS[fmt]):
+    with ActivationLinears(torch, fmt):
         return teacher_forced_logits(torch, m, prompt, ids)
 
 

@@ -19,7 +19,9 @@ For int8_g64_a8 (tfmc's int8 weights + int8 activations) every linear, the head 
 greedy_check.py's int8a8_linear: its input quantised per group of 64 features, integer products
 with the int8 weights, scaled per group (greedy_check.py states the contract); the embedding
 lookup reads the int8 table's rows. int4_g32_a8 (tfmc's int4 weights + int8 activations) does the
-same per group of 32 with Q4_0's integers; q4_0 (llama.cpp's Q4_0 file) rounds the output head to
+same per group of 32 with Q4_0's integers. bf16_a16 (tfmc's bf16 weights + bf16 activations) runs
+greedy_check.py's bf16_linear: every linear's input rounded to bf16 (nearest even), times the bf16
+weights in f32 (products exact). q4_0 (llama.cpp's Q4_0 file) rounds the output head to
 Q6_K and every other matrix, the embedding table included, to Q4_0 (greedy_check.py's
 HEAD_FORMATS). The prompt search ranks prompts as greedy_check.py's search_key does: the 4-bit
 formats, which rarely have a checked step on random weights, do not decide it.
@@ -39,8 +41,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from greedy_check import (ACTIVATION_GROUP, FORMATS, HEAD_FORMATS, TOLERANCE,  # noqa: E402
-                          WEIGHT_PARTS, int8a8_linear, leading, search_key)
+from greedy_check import (ACTIVATION_GROUP, BF16_ACTIVATIONS, FORMATS, HEAD_FORMATS,  # noqa: E402
+                          TOLERANCE, WEIGHT_PARTS, bf16_linear, int8a8_linear, leading, search_key)
 from torch_bench import read_safetensors  # noqa: E402
 
 
@@ -60,6 +62,7 @@ class Llama:
         self.head_fmt = None   # q4_0: the output head's own format (greedy_check.HEAD_FORMATS)
         self.act_group = None  # int8_g64_a8, int4_g32_a8: every linear also quantises its input
         self.parts = None      # ... with these integer parts of its weight (greedy_check.WEIGHT_PARTS)
+        self.bf16_act = False  # bf16_a16: every linear rounds its input to bf16 (greedy_check.bf16_linear)
         theta = float(c.get("rope_theta", 10000.0))
         self.inv_freq = 1.0 / (theta ** (torch.arange(0, self.D, 2, dtype=torch.float32) / self.D))
 
@@ -67,6 +70,7 @@ class Llama:
         """Rounds weights to `fmt` from now on (f32: none)."""
         self.fmt, self.head_fmt = FORMATS[fmt], HEAD_FORMATS.get(fmt)
         self.act_group, self.parts = ACTIVATION_GROUP.get(fmt), WEIGHT_PARTS.get(fmt)
+        self.bf16_act = fmt in BF16_ACTIVATIONS
 
     def tensor(self, name):
         """The file's tensor `name` (a tied model's head: the embedding table)."""
@@ -84,9 +88,12 @@ class Llama:
             return self.torch.from_numpy(np.asarray(a))
 
     def linear(self, x, name):
-        """x W^T for the weight `name`: in f32 with the format's rounded weights, or, for a format
+        """x W^T for the weight `name`: in f32 with the format's rounded weights (with bf16
+        activations: as greedy_check.bf16_linear, the input rounded to bf16), or, for a format
         with int8 activations, as greedy_check.int8a8_linear (the integer parts of the f32 weight
         made one tensor at a time)."""
+        if self.bf16_act:
+            return bf16_linear(self.torch, x, self.w(name))
         if not self.act_group:
             return x @ self.w(name).T
         a = self.tensor(name)

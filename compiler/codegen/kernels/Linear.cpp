@@ -43,6 +43,17 @@
 // with f32 activations is summed per block. Those forms are
 // LinearQuantized.cpp's (the contract is docs/precision.md's "int8 activations").
 //
+// With bf16 activations (spec.bf16Products, tfmc --activations bf16) x is
+// rounded to bf16 once per call and the dot form multiplies bf16 values: in
+// pairs (spec.bf16Pairs, a target with bf16DotFeatures), each step a vector
+// of pairs of x and of W as stored, summed per lane by a 2-way vector
+// reduction that Halide 14 emits as vdpbf16ps. Halide matches it only when
+// both operands are loads of bf16 vectors cast to f32 (a broadcast of an
+// f32x2 pair fails its lossless_cast, hence x's bf16 stage) and only with
+// its full AVX-512 feature string (otherwise the dpbf16psx16 wrapper stays
+// an external call). Without pairs the rounded x meets bf16 W widened as
+// usual: the same exact products, summed in another order.
+//
 // A gated linear (a gated FFN's gate and up, tfm.gated_linear) is the same
 // GEMM with a second weight: every Func of the K loop gains a dimension p
 // (0: gate, 1: up) that the schedule unrolls, so a micro tile holds both
