@@ -100,24 +100,36 @@ Interpreter::Flow Interpreter::execute(const std::vector<std::unique_ptr<Node>> 
 
 Interpreter::Flow Interpreter::executeNode(const Node &node, Scope &scope, std::string &out) {
   DepthGuard guard(*this);
+  try {
+    return executeStatement(node, scope, out);
+  } catch (TemplateFailure &failure) {
+    // What failed outside an expression (the output's bound reached by
+    // text, a bad unpacking) is placed at its statement.
+    if (failure.location.line == 0)
+      failure.location = node.location;
+    throw;
+  }
+}
+
+Interpreter::Flow Interpreter::executeStatement(const Node &node, Scope &scope, std::string &out) {
   switch (node.kind) {
   case NodeKind::Text:
     append(out, node.text);
     return Flow::Normal;
   case NodeKind::Output: {
     Value value = evaluate(*node.expr, scope);
-    if (value.isString()) {
-      append(out, value.asString());
-    } else {
-      std::string text;
-      try {
+    try {
+      if (value.isString()) {
+        append(out, value.asString());
+      } else {
+        std::string text;
         appendStr(text, value, limits_.maxOutputBytes);
-      } catch (TemplateFailure &failure) {
-        if (failure.location.line == 0)
-          failure.location = node.expr->location;
-        throw;
+        append(out, text);
       }
-      append(out, text);
+    } catch (TemplateFailure &failure) {
+      if (failure.location.line == 0)
+        failure.location = node.expr->location;
+      throw;
     }
     return Flow::Normal;
   }

@@ -80,6 +80,7 @@ private:
 
   Flow execute(const std::vector<std::unique_ptr<Node>> &body, Scope &scope, std::string &out);
   Flow executeNode(const Node &node, Scope &scope, std::string &out);
+  Flow executeStatement(const Node &node, Scope &scope, std::string &out);
   void executeFor(const Node &node, Scope &scope, std::string &out);
   void assign(const Target &target, const Value &value, Scope &scope);
   void defineMacro(const Node &node, Scope &scope);

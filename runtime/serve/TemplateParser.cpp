@@ -704,7 +704,8 @@ private:
       } else if (skipOperator("[")) {
         node = parseSubscript(std::move(node), location);
       } else if (isOperator("(")) {
-        node = parseCall(std::move(node), location);
+        Location callee = node->location;
+        node = parseCall(std::move(node), callee);
       } else {
         return node;
       }
@@ -821,7 +822,8 @@ private:
         }
         node = std::move(test);
       } else if (isOperator("(")) {
-        node = parseCall(std::move(node), location);
+        Location callee = node->location;
+        node = parseCall(std::move(node), callee);
       } else {
         return node;
       }
