@@ -53,16 +53,23 @@
 //
 // Refused with an error (at parse time where the construct shows, else
 // when reached), never rendered differently from Jinja2: unknown filters and
-// tests; raw, filter, call, with, include, import, extends and block tags;
-// recursive loops; macros below the top level or using varargs, kwargs or
-// caller; `*`/`**` argument unpacking; `%` string formatting; integers
-// beyond 64 bits (Python's grow); case mapping (upper, lower, title,
-// capitalize, islower, ...) and case-insensitive sorting of text outside
-// ASCII (Python maps by Unicode's tables); printing a list, tuple or dict
-// that holds text outside ASCII (Python escapes by Unicode's categories);
-// printing what Python prints by address (functions, namespaces, loops,
-// iterators) or as range(...) and dict_items(...); strftime_now, lipsum,
-// cycler, joiner (defined, so `is defined` agrees, but failing when called).
+// tests (Jinja2 refuses them when compiling too); raw, filter, call, with,
+// include, import, extends and block tags; recursive loops; macros below the
+// top level or using varargs, kwargs or caller; `*`/`**` argument
+// unpacking; tuple subscripts (x[a, b]); filtered set blocks; hexadecimal,
+// octal and binary literals; \N{...} escapes; `%` string formatting;
+// integers beyond 64 bits (Python's grow); dict keys other than strings;
+// int(base=...) other than 10; str methods not listed above (format,
+// center, ...), dict.fromkeys, numbers' attributes (.real, ...); attributes
+// of dict views, iterators and functions; `sameas` of strings and numbers
+// (Python's `is` there depends on its caching); case mapping (upper,
+// lower, title, capitalize, islower, ...) and case-insensitive sorting of
+// text outside ASCII (Python maps by Unicode's tables); printing a list,
+// tuple or dict that holds text outside ASCII (Python escapes by Unicode's
+// categories); printing what Python prints by address (functions,
+// namespaces, loops, iterators) or as range(...) and dict_items(...);
+// strftime_now, lipsum, cycler, joiner (defined, so `is defined` agrees,
+// but failing when called).
 //
 // Bounds (ChatTemplateLimits; a template that reaches one fails with
 // ChatTemplateError::Kind::Limit): the template's size, how deep its blocks
@@ -113,8 +120,9 @@ struct ChatTemplateLimits {
   /// Loop iterations, and items that filters (map, select, join, sort...)
   /// walk.
   std::size_t maxIterations = 1'000'000;
-  /// Nested evaluation (statements, expressions, macro calls).
-  int maxDepth = 1000;
+  /// Nested evaluation (statements, expressions, macro calls): what bounds
+  /// the stack a rendering uses (about 1 KB a level in a release build).
+  int maxDepth = 500;
 };
 
 struct ChatTemplateError {

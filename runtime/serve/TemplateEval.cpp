@@ -195,6 +195,38 @@ void Interpreter::assign(const Target &target, const Value &value, Scope &scope)
   }
 }
 
+namespace {
+
+/// The `loop` of iteration `i` over `items`. Apart (and not inlined) so that
+/// executeFor's frame, on the stack at every loop nesting, stays small.
+__attribute__((noinline)) Value loopObject(const ValueList &items, std::size_t i) {
+  const std::size_t length = items.size();
+  auto integer = [](std::size_t n) { return Value::integer(static_cast<int64_t>(n)); };
+  Object loop;
+  loop.attributes = {
+      {"index", integer(i + 1)},
+      {"index0", integer(i)},
+      {"revindex", integer(length - i)},
+      {"revindex0", integer(length - i - 1)},
+      {"first", Value::boolean(i == 0)},
+      {"last", Value::boolean(i + 1 == length)},
+      {"length", integer(length)},
+      {"depth", integer(1)},
+      {"depth0", integer(0)},
+      {"previtem", i > 0 ? items[i - 1] : Value::undefined("there is no previous item")},
+      {"nextitem", i + 1 < length ? items[i + 1] : Value::undefined("there is no next item")},
+      {"cycle", Value::function("loop.cycle",
+                                [i](Interpreter &, CallArgs &args) {
+                                  if (!args.keywords.empty() || args.positional.empty())
+                                    fail("loop.cycle() takes one or more positional arguments");
+                                  return args.positional[i % args.positional.size()];
+                                })},
+  };
+  return Value::object(Value::Kind::Loop, std::move(loop));
+}
+
+} // namespace
+
 void Interpreter::executeFor(const Node &node, Scope &scope, std::string &out) {
   Value iterable = evaluate(*node.expr, scope);
   ValueList items;
@@ -223,28 +255,7 @@ void Interpreter::executeFor(const Node &node, Scope &scope, std::string &out) {
   for (std::size_t i = 0; i < length; ++i) {
     step();
     Scope iteration(&scope);
-    Object loop;
-    auto integer = [](std::size_t n) { return Value::integer(static_cast<int64_t>(n)); };
-    loop.attributes = {
-        {"index", integer(i + 1)},
-        {"index0", integer(i)},
-        {"revindex", integer(length - i)},
-        {"revindex0", integer(length - i - 1)},
-        {"first", Value::boolean(i == 0)},
-        {"last", Value::boolean(i + 1 == length)},
-        {"length", integer(length)},
-        {"depth", integer(1)},
-        {"depth0", integer(0)},
-        {"previtem", i > 0 ? items[i - 1] : Value::undefined("there is no previous item")},
-        {"nextitem", i + 1 < length ? items[i + 1] : Value::undefined("there is no next item")},
-        {"cycle", Value::function("loop.cycle",
-                                  [i](Interpreter &, CallArgs &args) {
-                                    if (!args.keywords.empty() || args.positional.empty())
-                                      fail("loop.cycle() takes one or more positional arguments");
-                                    return args.positional[i % args.positional.size()];
-                                  })},
-    };
-    iteration.set("loop", Value::object(Value::Kind::Loop, std::move(loop)));
+    iteration.set("loop", loopObject(items, i));
     assign(node.target, items[i], iteration);
     if (execute(node.body, iteration, out) == Flow::Break)
       break;
