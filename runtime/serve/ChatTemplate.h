@@ -9,7 +9,8 @@
 // checked byte for byte against @huggingface/jinja (test/Serve/
 // chat-templates.test, where it agrees with Jinja2) and against Jinja2
 // itself (chat-templates-jinja2.test) on the real templates of TinyLlama,
-// Llama 2, Mistral and Qwen2 (test/fixtures/chat_templates/).
+// Llama 2, Mistral, Qwen2, Qwen2.5 and Llama 3.1 (test/fixtures/
+// chat_templates/).
 //
 // Supported:
 //   - {{ expr }}, {% stmt %}, {# comment #}; `-` on either side of any of
