@@ -139,6 +139,12 @@ Value Value::iterator(ValueList items) {
   return v;
 }
 
+const std::string &Value::undefinedHint() const {
+  static const std::string unnamed = "a value is undefined";
+  auto *hint = std::get_if<std::shared_ptr<const std::string>>(&data_);
+  return hint && *hint ? **hint : unnamed;
+}
+
 const void *Value::identity() const {
   switch (kind_) {
   case Kind::Namespace:

@@ -138,7 +138,7 @@ public:
   double asFloat() const { return kind_ == Kind::Float ? std::get<double>(data_) : double(asInt()); }
   const std::string &asString() const { return *std::get<std::shared_ptr<const std::string>>(data_); }
   /// The hint of an Undefined: what was looked up ("'x' is undefined").
-  const std::string &undefinedHint() const { return asString(); }
+  const std::string &undefinedHint() const;
   const ValueList &items() const { return *std::get<std::shared_ptr<const ValueList>>(data_); }
   const Dict &asDict() const { return *std::get<std::shared_ptr<const Dict>>(data_); }
   Object &asObject() const { return *std::get<std::shared_ptr<Object>>(data_); }
