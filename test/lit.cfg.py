@@ -137,6 +137,29 @@ else:
                     "`make npm-deps` installs it")
 config.substitutions.append(("%hf_transformers", hf_transformers))
 
+# @huggingface/jinja (npm), Hugging Face's JavaScript Jinja for chat
+# templates (transformers.js renders them with it): the independent
+# implementation test/Serve/chat-templates.test compares the runtime's chat
+# template engine with. `make npm-deps` installs it; `--param hf_jinja=DIR`
+# names another copy (a worktree whose build has no npm folder). Without it
+# (or without node) that test is UNSUPPORTED.
+hf_jinja = lit_config.params.get(
+    "hf_jinja", os.path.join(config.tfmc_build_root, "npm", "node_modules", "@huggingface", "jinja"))
+if os.path.isfile(os.path.join(hf_jinja, "package.json")) and shutil.which("node"):
+    config.available_features.add("hf-jinja")
+else:
+    lit_config.note(f"@huggingface/jinja is not in {hf_jinja} (or node is missing): "
+                    "Serve/chat-templates.test is UNSUPPORTED; `make npm-deps` installs it")
+config.substitutions.append(("%hf_jinja", hf_jinja))
+
+# python3-jinja2 (Debian): Jinja2 itself, what transformers renders chat
+# templates with, for test/Serve/chat-templates-jinja2.test.
+if subprocess.run(["/usr/bin/python3", "-c", "import jinja2"],
+                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("python-jinja2")
+else:
+    lit_config.note("python3-jinja2 is missing: Serve/chat-templates-jinja2.test is UNSUPPORTED")
+
 # python3-sentencepiece (Debian), the reference for tokenizer.model.
 import subprocess
 if subprocess.run(["/usr/bin/python3", "-c", "import sentencepiece"],

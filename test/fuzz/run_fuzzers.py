@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DICTIONARIES = {"tfm": "tfm.dict", "hf-config": "json.dict", "plan": "json.dict",
                 "safetensors": "json.dict", "weight-index": "json.dict",
                 "run-input": "json.dict",
-                "tokenizer": "json.dict"}
+                "tokenizer": "json.dict", "chat-template": "jinja.dict"}
 # Inputs larger than libFuzzer's default (4096 bytes) only make the .tfm
 # and JSON targets slower; the plan seeds are ~20 KB.
 MAX_LEN = {"plan": 32768, "run-input": 8192}

@@ -1,0 +1,150 @@
+//===- ChatTemplate.cpp - Hugging Face chat templates ---------------------===//
+
+#include "runtime/serve/ChatTemplate.h"
+
+#include "runtime/serve/TemplateEval.h"
+#include "support/Text.h"
+#include "support/Utf8.h"
+
+#include <new>
+
+namespace tfmc::runtime {
+
+using jinja::TemplateFailure;
+
+struct ChatTemplate::Impl {
+  jinja::Program program;
+  ChatTemplateLimits limits;
+};
+
+ChatTemplate::ChatTemplate(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+ChatTemplate::~ChatTemplate() = default;
+
+std::string ChatTemplateError::message() const {
+  std::string out = "chat template";
+  if (line > 0)
+    out += ":" + std::to_string(line) + ":" + std::to_string(column);
+  out += ": ";
+  if (kind == Kind::Raised)
+    out += "the template raised: " + support::escapeText(reason, support::kMaxMessageBytes);
+  else
+    out += reason;
+  return support::oneLine(out);
+}
+
+namespace {
+
+ChatTemplateError toError(const TemplateFailure &failure) {
+  ChatTemplateError error;
+  switch (failure.kind) {
+  case TemplateFailure::Kind::Syntax: error.kind = ChatTemplateError::Kind::Syntax; break;
+  case TemplateFailure::Kind::Render: error.kind = ChatTemplateError::Kind::Render; break;
+  case TemplateFailure::Kind::Raised: error.kind = ChatTemplateError::Kind::Raised; break;
+  case TemplateFailure::Kind::Limit: error.kind = ChatTemplateError::Kind::Limit; break;
+  }
+  error.line = failure.location.line;
+  error.column = failure.location.column;
+  error.reason = failure.reason;
+  return error;
+}
+
+ChatTemplateError inputError(std::string reason) {
+  ChatTemplateError error;
+  error.kind = ChatTemplateError::Kind::Input;
+  error.reason = std::move(reason);
+  return error;
+}
+
+ChatTemplateError outOfMemory() {
+  ChatTemplateError error;
+  error.kind = ChatTemplateError::Kind::Limit;
+  error.reason = "out of memory";
+  return error;
+}
+
+/// What no path should throw (a library's own exception); reported, not
+/// let out of the API.
+ChatTemplateError internalError(const std::exception &e) {
+  ChatTemplateError error;
+  error.kind = ChatTemplateError::Kind::Render;
+  error.reason = std::string("internal error: ") + e.what();
+  return error;
+}
+
+} // namespace
+
+std::optional<ChatTemplate> ChatTemplate::parse(std::string_view source, ChatTemplateError &error,
+                                                const ChatTemplateLimits &limits) {
+  try {
+    auto impl = std::make_shared<Impl>();
+    impl->limits = limits;
+    impl->program = jinja::parseTemplate(source, {limits.maxTemplateBytes, limits.maxNesting});
+    return ChatTemplate(std::move(impl));
+  } catch (const TemplateFailure &failure) {
+    error = toError(failure);
+  } catch (const std::bad_alloc &) {
+    error = outOfMemory();
+  } catch (const std::exception &e) {
+    error = internalError(e);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ChatTemplate::render(const ChatTemplateInputs &inputs, ChatTemplateError &error) const {
+  const ChatTemplateLimits &limits = impl_->limits;
+  try {
+    jinja::Scope globals(nullptr);
+    jinja::addBuiltinGlobals(globals);
+    jinja::ValueList messages;
+    for (std::size_t i = 0; i < inputs.messages.size(); ++i) {
+      const ChatMessage &message = inputs.messages[i];
+      if (!support::isValidUtf8(message.role) || !support::isValidUtf8(message.content)) {
+        error = inputError("message " + std::to_string(i) + " is not valid UTF-8");
+        return std::nullopt;
+      }
+      jinja::Dict fields;
+      fields.entries.emplace_back("role", jinja::Value::string(message.role));
+      fields.entries.emplace_back("content", jinja::Value::string(message.content));
+      messages.push_back(jinja::Value::dict(std::move(fields)));
+    }
+    globals.set("messages", jinja::Value::list(std::move(messages)));
+    globals.set("add_generation_prompt", jinja::Value::boolean(inputs.addGenerationPrompt));
+    for (const auto *token : {&inputs.bosToken, &inputs.eosToken}) {
+      const char *name = token == &inputs.bosToken ? "bos_token" : "eos_token";
+      if (!*token)
+        continue;
+      if (!support::isValidUtf8(**token)) {
+        error = inputError(std::string(name) + " is not valid UTF-8");
+        return std::nullopt;
+      }
+      globals.set(name, jinja::Value::string(**token));
+    }
+    if (!inputs.variables.is_object()) {
+      error = inputError("the extra variables are not a JSON object");
+      return std::nullopt;
+    }
+    for (const auto &[name, value] : inputs.variables.items()) {
+      if (name == "messages" || name == "add_generation_prompt" || name == "bos_token" || name == "eos_token") {
+        error = inputError("variable " + support::quote(name) + " is given twice");
+        return std::nullopt;
+      }
+      try {
+        globals.set(name, jinja::fromJson(value));
+      } catch (const TemplateFailure &failure) {
+        error = inputError("variable " + support::quote(name) + ": " + failure.reason);
+        return std::nullopt;
+      }
+    }
+    jinja::Interpreter interpreter({limits.maxOutputBytes, limits.maxWorkBytes, limits.maxIterations, limits.maxDepth});
+    return interpreter.render(impl_->program, globals);
+  } catch (const TemplateFailure &failure) {
+    error = toError(failure);
+  } catch (const std::bad_alloc &) {
+    error = outOfMemory();
+  } catch (const std::exception &e) {
+    error = internalError(e);
+  }
+  return std::nullopt;
+}
+
+} // namespace tfmc::runtime
