@@ -187,15 +187,9 @@ int64_t sysconfOr(int name, int64_t fallback) {
 
 std::optional<TargetDescription> detectHost(std::string &error) {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  auto has = [&](const std::string &feature) {
-    auto it = features.find(feature);
-    return it != features.end() && it->second;
-  };
   // The most capable CPU target first.
-  std::vector<const TargetDescription *> cpus;
   for (const TargetDescription *candidate : cpuTargets()) {
-    if (!std::all_of(candidate->hostFeatures.begin(),
-                     candidate->hostFeatures.end(), has))
+    if (!hostHasFeatures(*candidate))
       continue;
     TargetDescription t = *candidate;
     t.name = "host";
@@ -205,7 +199,7 @@ std::optional<TargetDescription> detectHost(std::string &error) {
     t.l3Bytes = sysconfOr(_SC_LEVEL3_CACHE_SIZE, t.l3Bytes);
     t.cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
     for (const char *feature : {"avx512bf16", "avx512vnni", "amx-bf16", "amx-int8"})
-      if (has(feature))
+      if (features.lookup(feature))
         t.narrowDotFeatures.push_back(feature);
     return t;
   }
@@ -215,6 +209,14 @@ std::optional<TargetDescription> detectHost(std::string &error) {
 }
 
 } // namespace
+
+bool hostHasFeatures(const TargetDescription &target) {
+  static const llvm::StringMap<bool> features =
+      llvm::sys::getHostCPUFeatures();
+  return std::all_of(
+      target.hostFeatures.begin(), target.hostFeatures.end(),
+      [](const std::string &feature) { return features.lookup(feature); });
+}
 
 const std::vector<TargetDescription> &registeredTargets() {
   static const std::vector<TargetDescription> targets = {

@@ -122,6 +122,10 @@ std::string targetNameList(const char *separator = ", ");
 /// One line per target, "  NAME  summary", for --help texts.
 std::string targetHelp();
 
+/// Whether the CPU tfmc runs on has every one of `target`'s host features
+/// (what `host` asks of each CPU target).
+bool hostHasFeatures(const TargetDescription &target);
+
 /// The description of `name`. `host` is the first registered CPU target whose
 /// features the host CPU has, with the host's cache sizes and core count (its
 /// Halide target stays that entry's). On an unknown name, or a host tfmc

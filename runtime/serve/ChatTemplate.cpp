@@ -55,44 +55,42 @@ ChatTemplateError inputError(std::string reason) {
   return error;
 }
 
-ChatTemplateError outOfMemory() {
-  ChatTemplateError error;
-  error.kind = ChatTemplateError::Kind::Limit;
-  error.reason = "out of memory";
-  return error;
-}
-
-/// What no path should throw (a library's own exception); reported, not
-/// let out of the API.
-ChatTemplateError internalError(const std::exception &e) {
-  ChatTemplateError error;
-  error.kind = ChatTemplateError::Kind::Render;
-  error.reason = std::string("internal error: ") + e.what();
-  return error;
+/// `body`'s result, or nullopt with `error` set: nothing it throws leaves
+/// the API (a template's failure, memory, and what no path should throw: a
+/// library's own exception, reported as an internal error).
+template <typename Body>
+auto guarded(ChatTemplateError &error, Body &&body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const TemplateFailure &failure) {
+    error = toError(failure);
+  } catch (const std::bad_alloc &) {
+    error = ChatTemplateError{};
+    error.kind = ChatTemplateError::Kind::Limit;
+    error.reason = "out of memory";
+  } catch (const std::exception &e) {
+    error = ChatTemplateError{};
+    error.kind = ChatTemplateError::Kind::Render;
+    error.reason = std::string("internal error: ") + e.what();
+  }
+  return std::nullopt;
 }
 
 } // namespace
 
 std::optional<ChatTemplate> ChatTemplate::parse(std::string_view source, ChatTemplateError &error,
                                                 const ChatTemplateLimits &limits) {
-  try {
+  return guarded(error, [&]() -> std::optional<ChatTemplate> {
     auto impl = std::make_shared<Impl>();
     impl->limits = limits;
     impl->program = jinja::parseTemplate(source, {limits.maxTemplateBytes, limits.maxNesting});
     return ChatTemplate(std::move(impl));
-  } catch (const TemplateFailure &failure) {
-    error = toError(failure);
-  } catch (const std::bad_alloc &) {
-    error = outOfMemory();
-  } catch (const std::exception &e) {
-    error = internalError(e);
-  }
-  return std::nullopt;
+  });
 }
 
 std::optional<std::string> ChatTemplate::render(const ChatTemplateInputs &inputs, ChatTemplateError &error) const {
   const ChatTemplateLimits &limits = impl_->limits;
-  try {
+  return guarded(error, [&]() -> std::optional<std::string> {
     jinja::Scope globals(nullptr);
     jinja::addBuiltinGlobals(globals);
     jinja::ValueList messages;
@@ -137,14 +135,7 @@ std::optional<std::string> ChatTemplate::render(const ChatTemplateInputs &inputs
     }
     jinja::Interpreter interpreter({limits.maxOutputBytes, limits.maxWorkBytes, limits.maxIterations, limits.maxDepth});
     return interpreter.render(impl_->program, globals);
-  } catch (const TemplateFailure &failure) {
-    error = toError(failure);
-  } catch (const std::bad_alloc &) {
-    error = outOfMemory();
-  } catch (const std::exception &e) {
-    error = internalError(e);
-  }
-  return std::nullopt;
+  });
 }
 
 } // namespace tfmc::runtime

@@ -13,9 +13,6 @@
 
 #include <gtest/gtest.h>
 
-#include "llvm/ADT/StringMap.h"
-#include "llvm/TargetParser/Host.h"
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -468,9 +465,7 @@ TEST(CpuKernels, LinearBf16Activations) {
     std::optional<tfmc::target::TargetDescription> t =
         tfmc::target::lookupTarget("x86-64-avx512-bf16", error);
     ASSERT_TRUE(t) << error;
-    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-    if (std::all_of(t->hostFeatures.begin(), t->hostFeatures.end(),
-                    [&](const std::string &f) { return features.lookup(f); }))
+    if (tfmc::target::hostHasFeatures(*t))
       bf16Dot = Halide::Target(t->halideTarget + t->bf16DotFeatures)
                     .with_feature(Halide::Target::JIT);
   }
@@ -518,11 +513,8 @@ TEST(CpuKernels, LinearBf16Activations) {
       expectCloseEach(out, expected);
       if (bf16Dot && pairs) {
         SCOPED_TRACE("x86-64-avx512-bf16");
-        BuiltKernel kernel = buildKernel(spec);
-        for (std::size_t i = 0; i < inputs.size(); ++i)
-          kernel.arguments[i].set(inputs[i]);
         Buffer<float> dot(c.N, c.M);
-        kernel.output.realize(dot, *bf16Dot);
+        realizeKernel(buildKernel(spec), inputs, dot, *bf16Dot);
         expectCloseEach(dot, expected);
       }
       // The rounding matters: f32 x moves some output by more than the

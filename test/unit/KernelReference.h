@@ -157,13 +157,14 @@ inline Halide::Target kernelTestTarget() {
 }
 
 /// Binds `inputs` to the kernel's arguments in order and computes `out`
-/// with a JIT compile for this CPU (kernelTestTarget).
+/// with a JIT compile for this CPU (kernelTestTarget, or `target`).
 inline void realizeKernel(codegen::BuiltKernel kernel,
-                          const std::vector<Buffer<>> &inputs, Buffer<> out) {
+                          const std::vector<Buffer<>> &inputs, Buffer<> out,
+                          const Halide::Target &target = kernelTestTarget()) {
   ASSERT_EQ(kernel.arguments.size(), inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i)
     kernel.arguments[i].set(inputs[i]);
-  kernel.output.realize(out, kernelTestTarget());
+  kernel.output.realize(out, target);
 }
 
 /// A weight (K, N) in a narrow storage: the kernel's arguments and the f32
