@@ -71,16 +71,21 @@ constexpr llvm::StringLiteral kActivationsAttrName = "tfm.activations";
 /// "f16"; absent, f32. Codegen stores the cache slots in it (Lowering.cpp).
 constexpr llvm::StringLiteral kKvCacheDtypeAttrName = "tfm.kv_cache_dtype";
 
-/// Whether `op` quantises its input to int8 (kActivationsAttrName is "int8").
-inline bool hasInt8Activations(mlir::Operation *op) {
+/// What `op` multiplies its input as (kActivationsAttrName): "int8",
+/// "bf16", or empty for f32.
+inline llvm::StringRef activationsOf(mlir::Operation *op) {
   auto attr = op->getAttrOfType<mlir::StringAttr>(kActivationsAttrName);
-  return attr && attr.getValue() == "int8";
+  return attr ? attr.getValue() : llvm::StringRef();
 }
 
-/// Whether `op` rounds its input to bf16 (kActivationsAttrName is "bf16").
+/// Whether `op` quantises its input to int8.
+inline bool hasInt8Activations(mlir::Operation *op) {
+  return activationsOf(op) == "int8";
+}
+
+/// Whether `op` rounds its input to bf16.
 inline bool hasBf16Activations(mlir::Operation *op) {
-  auto attr = op->getAttrOfType<mlir::StringAttr>(kActivationsAttrName);
-  return attr && attr.getValue() == "bf16";
+  return activationsOf(op) == "bf16";
 }
 
 /// The cache slot a kernel writes its result into (the operand of a
