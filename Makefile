@@ -16,11 +16,12 @@ PYTHON ?= /usr/bin/python3
 
 # Debian 12 packages that building tfmc and running the programs it compiles
 # need (make demo): the toolchain, MLIR/LLVM 19, Halide 14, fmt, JSON, and
-# the tokenizers' SentencePiece, Oniguruma and utf8proc.
+# the tokenizers' SentencePiece, Oniguruma and utf8proc, and serve's
+# cpp-httplib.
 BUILD_PACKAGES := cmake ninja-build ccache g++ binutils pkg-config \
 	llvm-19-dev libmlir-19-dev mlir-19-tools \
 	libhalide14-0-dev libfmt-dev nlohmann-json3-dev \
-	libsentencepiece-dev libonig-dev libutf8proc-dev
+	libsentencepiece-dev libonig-dev libutf8proc-dev libcpp-httplib-dev
 # What the tests add (make check): lit and FileCheck, GoogleTest, Debian's
 # python3 with PyTorch, NumPy, SentencePiece and Jinja2 for the references,
 # and qemu-user to run programs as other CPUs.

@@ -299,15 +299,18 @@ LogicalResult Linker::run() {
   // The runtime's layers (runtime/CMakeLists.txt), above the core first:
   // the executable's command line needs them all; a library only the core,
   // and generation when the model generates. Tokenizers (and so
-  // SentencePiece, Oniguruma, utf8proc) are the command line's alone.
+  // SentencePiece, Oniguruma, utf8proc) and serve (and so cpp-httplib) are
+  // the command line's alone.
   const std::string &rt = options.runtimeDir;
   std::vector<std::string> runtimeLibraries;
   if (options.artifact == Artifact::Executable)
     runtimeLibraries.push_back(rt + "/libtfmc_runtime_main.a");
   if (generates || options.artifact == Artifact::Executable)
     runtimeLibraries.push_back(rt + "/libtfmc_generate.a");
-  if (options.artifact == Artifact::Executable)
+  if (options.artifact == Artifact::Executable) {
     runtimeLibraries.push_back(rt + "/libtfmc_tokenizers.a");
+    runtimeLibraries.push_back(rt + "/libtfmc_serve.a");
+  }
   for (const char *core : {"/libtfmc_runtime.a", "/libtfmc_runtime_safetensors.a",
                            "/libtfmc_support.a"})
     runtimeLibraries.push_back(rt + core);
@@ -319,7 +322,8 @@ LogicalResult Linker::run() {
   std::vector<std::string> systemLibraries{"-lfmt"};
   if (options.artifact == Artifact::Executable)
     systemLibraries.insert(systemLibraries.end(),
-                           {"-lsentencepiece", "-lonig", "-lutf8proc"});
+                           {"-lsentencepiece", "-lonig", "-lutf8proc",
+                            "-lcpp-httplib"});
   systemLibraries.insert(systemLibraries.end(), {"-lpthread", "-ldl", "-lm"});
 
   switch (options.artifact) {

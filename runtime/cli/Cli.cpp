@@ -103,6 +103,15 @@ void printUsage(std::FILE *out) {
       "      included when reached) or text, one line per prompt; --stats\n"
       "      prints load time, prefill time, the time to the first token and\n"
       "      decode tokens/s (batch and per sequence) to stderr\n"
+      "  serve --weights W [--tokenizer DIR] [--host 127.0.0.1] [--port 8080]\n"
+      "      [--threads N] [--api-key KEY] [--model-id ID] [--max-queue 64]\n"
+      "      [--max-body-bytes 1048576] [--read-timeout 30]\n"
+      "      [--shutdown-timeout 30]\n"
+      "      an OpenAI-compatible HTTP server: /v1/completions,\n"
+      "      /v1/chat/completions (with DIR's chat_template), /v1/models,\n"
+      "      /health, /metrics; requests join one continuously batched\n"
+      "      generation (up to the compiled --max-batch); --port 0 picks a\n"
+      "      free port; SIGTERM finishes the requests in flight and exits 0\n"
       "  init-weights --seed N --output W.safetensors\n"
       "      write deterministic random weights for this model\n"
       "  bench --weights W [--seq S] [--batch B] [--repeat N] [--warmup K]\n"
@@ -404,6 +413,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"run", runCommand},
     {"generate", generateCommand},
+    {"serve", serveCommand},
     {"bench", benchCommand},
     {"init-weights", initWeightsCommand},
     {"convert-weights", convertWeightsCommand},

@@ -139,6 +139,7 @@ int benchCommand(int argc, char **argv);
 int initWeightsCommand(int argc, char **argv);
 int infoCommand(int argc, char **argv);
 int convertWeightsCommand(int argc, char **argv);
+int serveCommand(int argc, char **argv);
 
 } // namespace tfmc::runtime::cli
 

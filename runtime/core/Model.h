@@ -173,6 +173,26 @@ public:
   bool reorderCache(const std::vector<int64_t> &sources, int64_t firstPosition,
                     bool crossToo, std::string &error);
 
+  /// Continuous batching (`NAME serve`), for decoder-only models: copies
+  /// sequence `sourceRow` of `donor`'s KV cache (another Model of the same
+  /// load, after its prefill) into row `row` of this one's, right-aligned:
+  /// its P positions become [cachedTokens() - P, cachedTokens()) and the
+  /// positions before them are zeros, which the row's attention_mask must
+  /// hide. `row` is a row the cache holds, or the next one (the cache then
+  /// holds one more). An empty cache takes the donor's length. False with
+  /// a message when the donor's sequence is longer than the cache (shift
+  /// it first), the row is out of range, or the model has cross-attention.
+  bool insertSequence(const Model &donor, int64_t sourceRow, int64_t row,
+                      std::string &error);
+  /// Moves every sequence's cached positions by `shift`: right (> 0) puts
+  /// zeros before them, left (< 0) drops the first -shift positions (the
+  /// caller's padding, in every row). The cache then holds cachedTokens()
+  /// + shift positions. False with a message past max_len or the start.
+  bool shiftCache(int64_t shift, std::string &error);
+  /// Empties the KV cache (the next decode step needs a prefill or an
+  /// insertSequence first).
+  void clearCache();
+
   /// Per-kernel timing (for `NAME bench`): while `seconds` is non-null,
   /// every successful run of an entry point overwrites it with one wall time
   /// per plan step, in seconds, measured around the kernel call alone (not

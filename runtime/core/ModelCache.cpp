@@ -195,4 +195,98 @@ bool Model::reorderCache(const std::vector<int64_t> &sources,
   return true;
 }
 
+bool Model::insertSequence(const Model &donor, int64_t sourceRow, int64_t row,
+                           std::string &error) {
+  Impl &impl = *impl_;
+  const Impl &from = *donor.impl_;
+  if (from.weights != impl.weights) {
+    error = "insertSequence: the donor is not a Model of this load";
+    return false;
+  }
+  if (impl.onDevice) {
+    error = "insertSequence: continuous batching runs on the CPU only";
+    return false;
+  }
+  for (std::size_t s = 0; s < plan_.cache.size(); ++s)
+    if (!impl.appendedByDecode[s]) {
+      error = "insertSequence: a model with cross-attention cannot join "
+              "sequences to a running batch";
+      return false;
+    }
+  if (from.cachedRows == 0 || sourceRow < 0 || sourceRow >= from.cachedBatch) {
+    error = fmt::format("insertSequence: the donor holds no sequence {}",
+                        sourceRow);
+    return false;
+  }
+  if (row < 0 || row > impl.cachedBatch || row >= plan_.maxBatch) {
+    error = fmt::format("insertSequence: row {} is past the {} held (max_batch "
+                        "{})",
+                        row, impl.cachedBatch, plan_.maxBatch);
+    return false;
+  }
+  const bool empty = impl.cachedRows == 0;
+  const int64_t length = empty ? from.cachedRows : impl.cachedRows;
+  if (from.cachedRows > length) {
+    error = fmt::format("insertSequence: the sequence has {} positions but "
+                        "the cache holds {}",
+                        from.cachedRows, length);
+    return false;
+  }
+  const int64_t pad = length - from.cachedRows;
+  for (std::size_t s = 0; s < plan_.cache.size(); ++s) {
+    const int64_t rowBytes = plan_.cache[s].rowBytes();
+    const auto *source = static_cast<const uint8_t *>(from.cache[s].data()) +
+                         sourceRow * plan_.maxLen * rowBytes;
+    auto *target = static_cast<uint8_t *>(impl.cache[s].data()) +
+                   row * plan_.maxLen * rowBytes;
+    std::memset(target, 0, static_cast<std::size_t>(pad * rowBytes));
+    std::memcpy(target + pad * rowBytes, source,
+                static_cast<std::size_t>(from.cachedRows * rowBytes));
+  }
+  if (empty) {
+    impl.cachedRows = length;
+    impl.prefillSymbols = from.prefillSymbols;
+    impl.slotRows = from.slotRows;
+    impl.crossShared = false;
+  }
+  impl.cachedBatch = std::max(impl.cachedBatch, row + 1);
+  return true;
+}
+
+bool Model::shiftCache(int64_t shift, std::string &error) {
+  Impl &impl = *impl_;
+  if (impl.onDevice) {
+    error = "shiftCache: continuous batching runs on the CPU only";
+    return false;
+  }
+  const int64_t length = impl.cachedRows + shift;
+  if (impl.cachedRows == 0 || length < 1 || length > plan_.maxLen) {
+    error = fmt::format("shiftCache: {} positions shifted by {} leave {} "
+                        "(max_len {})",
+                        impl.cachedRows, shift, length, plan_.maxLen);
+    return false;
+  }
+  for (std::size_t s = 0; s < plan_.cache.size(); ++s) {
+    if (!impl.appendedByDecode[s])
+      continue;
+    const int64_t rowBytes = plan_.cache[s].rowBytes();
+    auto *data = static_cast<uint8_t *>(impl.cache[s].data());
+    for (int64_t b = 0; b < impl.cachedBatch; ++b) {
+      uint8_t *start = data + b * plan_.maxLen * rowBytes;
+      if (shift > 0) {
+        std::memmove(start + shift * rowBytes, start,
+                     static_cast<std::size_t>(impl.cachedRows * rowBytes));
+        std::memset(start, 0, static_cast<std::size_t>(shift * rowBytes));
+      } else {
+        std::memmove(start, start - shift * rowBytes,
+                     static_cast<std::size_t>(length * rowBytes));
+      }
+    }
+  }
+  impl.cachedRows = length;
+  return true;
+}
+
+void Model::clearCache() { impl_->cachedRows = impl_->cachedBatch = 0; }
+
 } // namespace tfmc::runtime

@@ -28,17 +28,6 @@ std::string noFiniteLogit(int64_t newToken, int64_t prompt) {
                      newToken, prompt);
 }
 
-bool takes(const Model &model, const std::string &entry,
-           const std::string &name) {
-  const Plan *plan = model.entry(entry);
-  if (!plan)
-    return false;
-  for (const PlanInput &input : plan->inputs)
-    if (input.name == name)
-      return true;
-  return false;
-}
-
 /// One row of a batch: a prompt (or source) and what it generated.
 struct Row {
   int64_t index = 0;            // the prompt's place in the request
@@ -117,11 +106,11 @@ bool Generation::run(std::string &error) {
   // pad (no padding mask or position_ids) batches prompts of one length.
   canPad =
       request.encoderDecoder
-          ? takes(model, "prefill", "attention_mask")
-          : takes(model, "prefill", "attention_mask") &&
-                takes(model, "prefill", "position_ids") &&
-                takes(model, "decode_step", "attention_mask") &&
-                takes(model, "decode_step", "position_ids");
+          ? entryTakes(model, "prefill", "attention_mask")
+          : entryTakes(model, "prefill", "attention_mask") &&
+                entryTakes(model, "prefill", "position_ids") &&
+                entryTakes(model, "decode_step", "attention_mask") &&
+                entryTakes(model, "decode_step", "position_ids");
   std::vector<int64_t> members;
   for (int64_t index = 0; index < count && !result.cancelled; ++index) {
     const std::size_t length = request.prompts[index].size();
@@ -182,7 +171,7 @@ Generation::prefillInputs(const std::vector<int64_t> &members, int64_t rows) {
   // left out rather than rejected: its rows are unpadded.
   std::vector<InputView> taken;
   for (InputView &input : inputs)
-    if (takes(model, "prefill", input.name))
+    if (entryTakes(model, "prefill", input.name))
       taken.push_back(std::move(input));
   return taken;
 }
@@ -195,7 +184,7 @@ Generation::stepInputs(const std::vector<int64_t> &tokens, int64_t cached,
   if (request.encoderDecoder) {
     inputs.push_back({"decoder_input_ids", {rows, 1}, tokens.data()});
     // Cross-attention reads each row's source padding mask.
-    if (takes(model, "decode_step", "attention_mask")) {
+    if (entryTakes(model, "decode_step", "attention_mask")) {
       stepMask.clear();
       for (int64_t member : order)
         stepMask.insert(stepMask.end(), mask.begin() + member * columns,
@@ -217,9 +206,9 @@ Generation::stepInputs(const std::vector<int64_t> &tokens, int64_t cached,
     stepPositions[r] = cached - pad;
     std::fill_n(stepMask.begin() + r * length, pad, 0);
   }
-  if (takes(model, "decode_step", "position_ids"))
+  if (entryTakes(model, "decode_step", "position_ids"))
     inputs.push_back({"position_ids", {rows, 1}, stepPositions.data()});
-  if (takes(model, "decode_step", "attention_mask"))
+  if (entryTakes(model, "decode_step", "attention_mask"))
     inputs.push_back({"attention_mask", {rows, length}, stepMask.data()});
   return inputs;
 }
@@ -491,6 +480,17 @@ bool Generation::runBeams(int64_t index, std::string &error) {
 }
 
 } // namespace
+
+bool entryTakes(const Model &model, const std::string &entry,
+           const std::string &name) {
+  const Plan *plan = model.entry(entry);
+  if (!plan)
+    return false;
+  for (const PlanInput &input : plan->inputs)
+    if (input.name == name)
+      return true;
+  return false;
+}
 
 bool checkGenerateRequest(const Model &model, const GenerateRequest &request,
                           std::string &error) {

@@ -101,6 +101,10 @@ struct GenerateResult {
   int64_t vocab = 0;
 };
 
+/// Whether entry point `entry` of the model takes the input `name`.
+bool entryTakes(const Model &model, const std::string &entry,
+                const std::string &name);
+
 /// Checks the request against the model (entry points, token ids, max_len,
 /// options) before any work: false with a one-line message naming the
 /// option (as the CLI spells it) otherwise.

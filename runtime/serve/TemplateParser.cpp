@@ -781,7 +781,6 @@ private:
 
   ExprPtr parseFilterExpr(ExprPtr node) {
     for (;;) {
-      Location location = current().location;
       if (skipOperator("|")) {
         Location nameLocation = current().location;
         std::string name = expectName("a filter name after '|'");

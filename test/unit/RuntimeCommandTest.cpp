@@ -213,7 +213,7 @@ TEST_F(CommandTest, EveryErrorIsOneLineAndExitCode1) {
   std::string w = " --weights " + weights;
   // Every command is named (the list once left out generate, bench and
   // convert-weights).
-  const std::string commands = "run, generate, bench, init-weights, "
+  const std::string commands = "run, generate, serve, bench, init-weights, "
                                "convert-weights, info, help";
   expectModelError("", "missing command (" + commands +
                            "); see 'tfmc-runtime-fake-model --help'");
@@ -248,6 +248,18 @@ TEST_F(CommandTest, EveryErrorIsOneLineAndExitCode1) {
   expectModelError("init-weights --seed 1.5 --output x",
                    "--seed expects a non-negative integer, got '1.5'");
   expectModelError("init-weights --seed 1", "init-weights needs --output");
+  expectModelError("serve" + w + " --port 70000",
+                   "--port expects an integer from 0 to 65535, got '70000'");
+  expectModelError("serve" + w + " --port 0 --api-key=",
+                   "--api-key is empty");
+  // The socket is bound before the model loads: a model that cannot
+  // generate still ends with one line (and the listener stopped).
+  expectModelError("serve" + w + " --port 0",
+                   "model 'tiny' cannot generate: it has no decoder");
+  expectModelError("serve --weights " + pathOf("missing.safetensors") +
+                       " --port 0",
+                   pathOf("missing.safetensors") +
+                       ": cannot open: No such file or directory");
   expectModelError("info --verbose x", "info: unknown option '--verbose'");
   expectModelError("help me", "help: unexpected argument 'me'");
 

@@ -1,0 +1,763 @@
+//===- ServeCommand.cpp - NAME serve ---------------------------------------===//
+//
+//   NAME serve --weights W [--tokenizer DIR] [--host 127.0.0.1] [--port 8080]
+//              [--threads N] [--api-key KEY] [--model-id ID] [--max-queue N]
+//              [--max-body-bytes N] [--read-timeout S] [--shutdown-timeout S]
+//
+// An OpenAI-compatible HTTP server (Debian's cpp-httplib): one thread per
+// connection reads and checks the request (OpenAiApi), tokenizes it, and
+// hands a Job to the Scheduler, which runs every request of the process in
+// one continuously batched generation; tokens come back through a Channel
+// to the connection's thread, which writes the response, or the stream of
+// server-sent events as they come. The socket is bound first and /health
+// answers 503 until the model is loaded.
+//
+// SIGTERM or SIGINT: the listening socket closes, requests in flight finish
+// (or are cut with finish_reason "cancelled" after --shutdown-timeout), and
+// the process exits 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cli/Cli.h"
+#include "runtime/cli/TextStream.h"
+#include "runtime/serve/ChatTemplate.h"
+#include "runtime/serve/Metrics.h"
+#include "runtime/serve/OpenAiApi.h"
+#include "runtime/serve/Scheduler.h"
+#include "runtime/tokenizers/Tokenizer.h"
+#include "support/FileIO.h"
+#include "support/Text.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <deque>
+#include <random>
+
+namespace tfmc::runtime::cli {
+namespace {
+
+using namespace tfmc::runtime::serve;
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// What the scheduler's thread hands to a connection's thread.
+struct Channel {
+  struct Piece {
+    std::string text;
+    std::vector<int64_t> tokens;
+  };
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<Piece> pieces;
+  bool done = false;
+  FinishReason reason = FinishReason::Stop;
+  std::string error;
+
+  void push(Piece piece) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!pieces.empty() && !pieces.back().text.empty() && piece.text.empty()) {
+      pieces.back().tokens.insert(pieces.back().tokens.end(),
+                                  piece.tokens.begin(), piece.tokens.end());
+    } else {
+      pieces.push_back(std::move(piece));
+    }
+    ready.notify_all();
+  }
+  void finish(FinishReason why, const std::string &message) {
+    std::lock_guard<std::mutex> lock(mutex);
+    done = true;
+    reason = why;
+    error = message;
+    ready.notify_all();
+  }
+};
+
+/// The text of one sequence as its tokens come, with OpenAI's stop
+/// strings: the text up to a stop string is returned, the stop string and
+/// what follows are not, and text that may be the start of a stop string
+/// is held back until it is known not to be.
+class StopText {
+public:
+  StopText(const Tokenizer *tokenizer, const std::vector<int64_t> &prompt,
+           std::vector<std::string> stops)
+      : stops(std::move(stops)) {
+    if (tokenizer)
+      stream.emplace(*tokenizer, prompt, std::vector<std::string>());
+  }
+  /// The text that can go out now; `stopped` when a stop string appeared.
+  std::string push(int64_t token, bool &stopped) {
+    stopped = false;
+    if (!stream)
+      return "";
+    bool unused = false;
+    text += stream->push(token, unused);
+    return release(stopped, false);
+  }
+  std::string finish() {
+    if (!stream || stoppedAt)
+      return "";
+    text += stream->finish();
+    bool stopped = false;
+    return release(stopped, true);
+  }
+
+private:
+  std::string release(bool &stopped, bool final) {
+    std::size_t end = text.size();
+    for (const std::string &stop : stops) {
+      std::size_t at = text.find(stop, sent > stop.size() ? sent - stop.size()
+                                                          : 0);
+      if (at != std::string::npos && at < end) {
+        end = at;
+        stopped = true;
+      }
+    }
+    if (stopped) {
+      stoppedAt = true;
+    } else if (!final) {
+      // Hold back a suffix that a stop string begins with.
+      for (const std::string &stop : stops)
+        for (std::size_t k = std::min(stop.size() - 1, text.size()); k > 0;
+             --k)
+          if (text.compare(text.size() - k, k, stop, 0, k) == 0) {
+            end = std::min(end, text.size() - k);
+            break;
+          }
+    }
+    end = std::max(end, sent);
+    std::string out = text.substr(sent, end - sent);
+    sent = end;
+    return out;
+  }
+
+  std::optional<TextStream> stream;
+  std::vector<std::string> stops;
+  std::string text;
+  std::size_t sent = 0;
+  bool stoppedAt = false;
+};
+
+std::string finishName(FinishReason reason) {
+  switch (reason) {
+  case FinishReason::Stop:
+    return "stop";
+  case FinishReason::Length:
+    return "length";
+  case FinishReason::Cancelled:
+    return "cancelled";
+  case FinishReason::Error:
+    return "error";
+  }
+  return "error";
+}
+
+/// The chat template of a tokenizer directory's tokenizer_config.json, and
+/// the special tokens it is rendered with.
+struct ChatSetup {
+  std::optional<ChatTemplate> chatTemplate;
+  std::optional<std::string> bos, eos;
+};
+
+ChatSetup readChatSetup(const std::string &dir) {
+  ChatSetup setup;
+  const std::string path = dir + "/tokenizer_config.json";
+  std::string text;
+  support::ReadFailure failure;
+  if (!support::readRegularFile(path, text, failure)) {
+    if (failure.systemError == ENOENT)
+      return setup;
+    fail(fmt::format("{}: {}", support::oneLine(path), failure.reason));
+  }
+  nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
+  if (config.is_discarded() || !config.is_object())
+    fail(fmt::format("{}: invalid JSON", support::oneLine(path)));
+  auto token = [&](const char *key) -> std::optional<std::string> {
+    auto it = config.find(key);
+    if (it == config.end() || it->is_null())
+      return std::nullopt;
+    if (it->is_string())
+      return it->get<std::string>();
+    if (it->is_object() && it->contains("content") &&
+        (*it)["content"].is_string())
+      return (*it)["content"].get<std::string>();
+    fail(fmt::format("{}: {} must be a string or an object with a content "
+                     "string",
+                     support::oneLine(path), key));
+  };
+  setup.bos = token("bos_token");
+  setup.eos = token("eos_token");
+  auto it = config.find("chat_template");
+  if (it == config.end() || it->is_null())
+    return setup;
+  std::string source;
+  if (it->is_string()) {
+    source = it->get<std::string>();
+  } else if (it->is_array()) {
+    // Named templates: transformers uses "default".
+    for (const nlohmann::json &named : *it)
+      if (named.is_object() && named.value("name", "") == "default" &&
+          named.contains("template") && named["template"].is_string())
+        source = named["template"].get<std::string>();
+    if (source.empty())
+      fail(fmt::format("{}: chat_template lists no template named "
+                       "\"default\"",
+                       support::oneLine(path)));
+  } else {
+    fail(fmt::format("{}: chat_template must be a string or a list of named "
+                     "templates",
+                     support::oneLine(path)));
+  }
+  ChatTemplateError templateError;
+  setup.chatTemplate = ChatTemplate::parse(source, templateError);
+  if (!setup.chatTemplate)
+    fail(fmt::format("{}: {}", support::oneLine(path),
+                     templateError.message()));
+  return setup;
+}
+
+/// Compares in time that does not depend on where the strings differ.
+bool sameSecret(const std::string &given, const std::string &expected) {
+  unsigned char difference = given.size() == expected.size() ? 0 : 1;
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    difference |= static_cast<unsigned char>(
+        expected[i] ^ (i < given.size() ? given[i] : 0));
+  return difference == 0;
+}
+
+std::string randomId(const char *prefix) {
+  static std::mutex mutex;
+  static std::mt19937_64 engine{std::random_device{}()};
+  std::lock_guard<std::mutex> lock(mutex);
+  return fmt::format("{}{:016x}", prefix, engine());
+}
+
+int64_t unixTime() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class Server {
+public:
+  Server(const Options &options) : options(options) {}
+  int run();
+
+private:
+  void routes();
+  bool authorized(const httplib::Request &request, httplib::Response &response);
+  void sendError(httplib::Response &response, const ApiError &error);
+  void completion(const httplib::Request &request, httplib::Response &response,
+                  bool chat);
+  /// The prompt's ids, or false with `error`.
+  bool promptIds(const CompletionRequest &request, std::vector<int64_t> &ids,
+                 ApiError &error) const;
+
+  const Options &options;
+  httplib::Server http;
+  Metrics metrics;
+  std::string modelId;
+  std::string apiKey;
+  std::atomic<bool> ready{false};
+  std::unique_ptr<Tokenizer> tokenizer;
+  PromptTokens promptTokens;
+  ChatSetup chat;
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Scheduler> scheduler;
+  int64_t created = unixTime();
+  int64_t maxBodyBytes = 0;
+  bool encoderDecoder = false;
+};
+
+void Server::sendError(httplib::Response &response, const ApiError &error) {
+  response.status = error.status;
+  response.set_content(error.body(), "application/json");
+}
+
+bool Server::authorized(const httplib::Request &request,
+                        httplib::Response &response) {
+  if (apiKey.empty())
+    return true;
+  std::string header = request.get_header_value("Authorization");
+  const std::string bearer = "Bearer ";
+  std::string given =
+      header.compare(0, bearer.size(), bearer) == 0 ? header.substr(bearer.size())
+                                                    : "";
+  if (sameSecret(given, apiKey))
+    return true;
+  ApiError error;
+  error.status = 401;
+  error.type = "invalid_request_error";
+  error.code = "invalid_api_key";
+  error.message = "the API key is missing or wrong (Authorization: Bearer "
+                  "KEY, as --api-key gave it)";
+  sendError(response, error);
+  return false;
+}
+
+bool Server::promptIds(const CompletionRequest &request,
+                       std::vector<int64_t> &ids, ApiError &error) const {
+  error = ApiError();
+  std::string text;
+  if (request.chat) {
+    if (!chat.chatTemplate) {
+      error.param = "messages";
+      error.message = tokenizer ? fmt::format("{}/tokenizer_config.json has "
+                                              "no chat_template: use "
+                                              "/v1/completions",
+                                              tokenizer->directory())
+                                : "chat needs the server to have --tokenizer "
+                                  "DIR with a chat_template";
+      return false;
+    }
+    ChatTemplateInputs inputs;
+    inputs.messages = request.messages;
+    inputs.addGenerationPrompt = true;
+    inputs.bosToken = chat.bos;
+    inputs.eosToken = chat.eos;
+    if (!request.templateVariables.empty())
+      inputs.variables =
+          nlohmann::ordered_json::parse(request.templateVariables);
+    ChatTemplateError templateError;
+    std::optional<std::string> rendered =
+        chat.chatTemplate->render(inputs, templateError);
+    if (!rendered) {
+      error.param = "messages";
+      error.message = templateError.message();
+      return false;
+    }
+    text = std::move(*rendered);
+  } else if (request.promptText) {
+    if (!tokenizer) {
+      error.param = "prompt";
+      error.message = "a text prompt needs the server to have --tokenizer "
+                      "DIR (give token ids instead)";
+      return false;
+    }
+    text = *request.promptText;
+  } else {
+    ids = request.promptIds;
+    return true;
+  }
+  const Plan &plan = model->plan();
+  if (static_cast<int64_t>(text.size()) > kMaxTextBytesPerPosition * plan.maxLen) {
+    error.param = request.chat ? "messages" : "prompt";
+    error.message = fmt::format("the prompt's text is {} bytes, more than "
+                                "max_len {} tokens can hold",
+                                text.size(), plan.maxLen);
+    return false;
+  }
+  std::string message;
+  if (!tokenizer->encode(text, ids, message)) {
+    error.param = request.chat ? "messages" : "prompt";
+    error.message = message;
+    return false;
+  }
+  // A chat template writes the special tokens itself (transformers'
+  // apply_chat_template encodes without adding them).
+  if (!request.chat)
+    promptTokens.surround(ids);
+  if (ids.empty()) {
+    error.param = request.chat ? "messages" : "prompt";
+    error.message = "the prompt gives no tokens";
+    return false;
+  }
+  return true;
+}
+
+void Server::completion(const httplib::Request &httpRequest,
+                        httplib::Response &response, bool chatEndpoint) {
+  const Clock::time_point arrival = Clock::now();
+  CompletionRequest request;
+  ApiError error;
+  if (!parseCompletionRequest(httpRequest.body, chatEndpoint, modelId, request,
+                              error))
+    return sendError(response, error);
+  auto job = std::make_shared<Job>();
+  if (!promptIds(request, job->prompt, error))
+    return sendError(response, error);
+  const Plan &plan = model->plan();
+  const int64_t promptLength = static_cast<int64_t>(job->prompt.size());
+  // OpenAI's defaults: 16 tokens for a completion, the rest of the context
+  // for a chat.
+  job->maxTokens = request.maxTokens.value_or(
+      request.chat ? std::max<int64_t>(1, plan.maxLen - promptLength) : 16);
+  job->eos.clear();
+  for (int64_t eos : promptTokens.eos)
+    if (eos < plan.vocab)
+      job->eos.push_back(eos);
+  job->sampling.temperature = request.temperature;
+  job->sampling.topP = request.topP;
+  job->sampling.topK = request.topK;
+  job->sampling.repetitionPenalty = request.repetitionPenalty;
+  for (const std::vector<int64_t> &word : promptTokens.badWords)
+    if (std::all_of(word.begin(), word.end(),
+                    [&](int64_t id) { return id < plan.vocab; }))
+      job->sampling.badWords.push_back(word);
+  if (request.seed)
+    job->sampling.seed = *request.seed;
+  else
+    job->sampling.seed = std::random_device{}();
+  if (encoderDecoder) {
+    job->bos = promptTokens.decoderStart;
+    if (job->bos < 0) {
+      error.param = "prompt";
+      error.message = "an encoder-decoder needs the decoder's start token: "
+                      "give the server --tokenizer DIR whose config.json "
+                      "names decoder_start_token_id";
+      return sendError(response, error);
+    }
+  }
+  if (!request.stop.empty() && !tokenizer) {
+    error.param = "stop";
+    error.message = "stop needs the server to have --tokenizer DIR: it "
+                    "matches the generated text";
+    return sendError(response, error);
+  }
+  {
+    std::string message, field;
+    if (!scheduler->checkJob(*job, message, field)) {
+      error.param = field;
+      error.message = message;
+      return sendError(response, error);
+    }
+  }
+
+  auto channel = std::make_shared<Channel>();
+  // An encoder-decoder's text starts with no context (its prompt is the
+  // source).
+  auto text = std::make_shared<StopText>(
+      tokenizer.get(),
+      job->bos >= 0 ? std::vector<int64_t>() : job->prompt, request.stop);
+  auto lastToken = std::make_shared<Clock::time_point>(arrival);
+  auto count = std::make_shared<int64_t>(0);
+  job->onToken = [this, channel, text, lastToken, count,
+                  arrival](int64_t token) {
+    const Clock::time_point now = Clock::now();
+    if ((*count)++ == 0)
+      metrics.firstToken(secondsSince(arrival));
+    else
+      metrics.perToken(
+          std::chrono::duration<double>(now - *lastToken).count());
+    *lastToken = now;
+    bool stopped = false;
+    Channel::Piece piece;
+    piece.text = text->push(token, stopped);
+    piece.tokens = {token};
+    channel->push(std::move(piece));
+    return stopped ? TokenAction::StopSequence : TokenAction::Continue;
+  };
+  job->onDone = [channel, text](FinishReason reason, const std::string &why) {
+    if (reason == FinishReason::Stop || reason == FinishReason::Length) {
+      std::string rest = text->finish();
+      if (!rest.empty())
+        channel->push({rest, {}});
+    }
+    channel->finish(reason, why);
+  };
+
+  switch (scheduler->submit(job)) {
+  case Scheduler::Admission::Accepted:
+    break;
+  case Scheduler::Admission::QueueFull: {
+    error.status = 429;
+    error.type = "rate_limit_exceeded";
+    error.message = "the server's queue is full: retry later";
+    SchedulerState state = scheduler->state();
+    response.set_header(
+        "Retry-After",
+        std::to_string(std::max<int64_t>(
+            1, static_cast<int64_t>(state.stepSeconds * 16 + 0.999))));
+    return sendError(response, error);
+  }
+  case Scheduler::Admission::Closed:
+    error.status = 503;
+    error.type = "server_error";
+    error.message = "the server is shutting down";
+    response.set_header("Connection", "close");
+    return sendError(response, error);
+  }
+
+  CompletionResult result;
+  result.id = randomId(request.chat ? "chatcmpl-" : "cmpl-");
+  result.created = unixTime();
+  result.promptTokens = static_cast<int64_t>(job->prompt.size());
+  auto usage = [this, &result](int64_t generated) {
+    metrics.tokens(result.promptTokens, generated);
+  };
+
+  if (!request.stream) {
+    std::unique_lock<std::mutex> lock(channel->mutex);
+    channel->ready.wait(lock, [&] { return channel->done; });
+    for (Channel::Piece &piece : channel->pieces) {
+      result.text += piece.text;
+      result.tokens.insert(result.tokens.end(), piece.tokens.begin(),
+                           piece.tokens.end());
+    }
+    usage(static_cast<int64_t>(result.tokens.size()));
+    if (channel->reason == FinishReason::Error ||
+        channel->reason == FinishReason::Cancelled) {
+      ApiError failure;
+      failure.status = channel->reason == FinishReason::Error ? 500 : 503;
+      failure.type = "server_error";
+      failure.message = channel->reason == FinishReason::Error
+                            ? channel->error
+                            : "the request was cancelled: the server is "
+                              "shutting down";
+      return sendError(response, failure);
+    }
+    result.finishReason = finishName(channel->reason);
+    response.set_content(completionBody(request, result), "application/json");
+    return;
+  }
+
+  // Server-sent events, one per piece, as the tokens come.
+  response.set_header("Cache-Control", "no-cache");
+  response.set_chunked_content_provider(
+      "text/event-stream",
+      [this, channel, job, request, result,
+       usage](size_t, httplib::DataSink &sink) mutable {
+        auto send = [&](const std::string &data) {
+          std::string event = "data: " + data + "\n\n";
+          return sink.write(event.data(), event.size());
+        };
+        bool first = true;
+        for (;;) {
+          std::unique_lock<std::mutex> lock(channel->mutex);
+          // Wake now and then to notice a client that went away.
+          channel->ready.wait_for(lock, std::chrono::milliseconds(250), [&] {
+            return channel->done || !channel->pieces.empty();
+          });
+          std::deque<Channel::Piece> pieces;
+          pieces.swap(channel->pieces);
+          const bool done = channel->done;
+          lock.unlock();
+          for (Channel::Piece &piece : pieces) {
+            result.tokens.insert(result.tokens.end(), piece.tokens.begin(),
+                                 piece.tokens.end());
+            if (!send(completionChunk(request, result, piece.text,
+                                      piece.tokens, "", first))) {
+              job->cancelled = true;
+              usage(static_cast<int64_t>(result.tokens.size()));
+              return false;
+            }
+            first = false;
+          }
+          if (!sink.is_writable()) {
+            job->cancelled = true;
+            usage(static_cast<int64_t>(result.tokens.size()));
+            return false;
+          }
+          if (!done)
+            continue;
+          usage(static_cast<int64_t>(result.tokens.size()));
+          if (channel->reason == FinishReason::Error) {
+            ApiError failure;
+            failure.status = 500;
+            failure.type = "server_error";
+            failure.message = channel->error;
+            send(failure.body());
+          } else {
+            send(completionChunk(request, result, "", {},
+                                 finishName(channel->reason), first));
+            if (request.includeUsage)
+              send(usageChunk(request, result));
+          }
+          send("[DONE]");
+          sink.done();
+          return true;
+        }
+      });
+}
+
+void Server::routes() {
+  auto guarded = [this](const char *endpoint, auto handler) {
+    return [this, endpoint, handler](const httplib::Request &request,
+                                     httplib::Response &response) {
+      if (!ready) {
+        ApiError error;
+        error.status = 503;
+        error.type = "server_error";
+        error.message = "the model is loading";
+        sendError(response, error);
+      } else if (authorized(request, response)) {
+        handler(request, response);
+      }
+      // httplib sets 200 after the handler when it set none.
+      metrics.request(endpoint, response.status < 0 ? 200 : response.status);
+    };
+  };
+  http.Get("/health", [this](const httplib::Request &,
+                             httplib::Response &response) {
+    response.status = ready ? 200 : 503;
+    response.set_content(ready ? R"({"status":"ok"})"
+                               : R"({"status":"loading"})",
+                         "application/json");
+  });
+  http.Get("/metrics", [this](const httplib::Request &,
+                              httplib::Response &response) {
+    SchedulerState state;
+    if (ready && scheduler)
+      state = scheduler->state();
+    response.set_content(
+        metrics.text(state.queued, state.running, state.maxBatch),
+        "text/plain; version=0.0.4");
+  });
+  http.Get("/v1/models",
+           guarded("models", [this](const httplib::Request &,
+                                    httplib::Response &response) {
+             response.set_content(modelsBody(modelId, created),
+                                  "application/json");
+           }));
+  http.Post("/v1/completions",
+            guarded("completions", [this](const httplib::Request &request,
+                                          httplib::Response &response) {
+              completion(request, response, false);
+            }));
+  http.Post("/v1/chat/completions",
+            guarded("chat", [this](const httplib::Request &request,
+                                   httplib::Response &response) {
+              completion(request, response, true);
+            }));
+  // httplib's own refusals (404, 413, a malformed request) in OpenAI's
+  // shape.
+  http.set_error_handler([this](const httplib::Request &request,
+                                httplib::Response &response) {
+    if (!response.body.empty())
+      return;
+    ApiError error;
+    error.status = response.status;
+    error.message =
+        response.status == 404   ? fmt::format("no endpoint {} {}",
+                                               request.method, request.path)
+        : response.status == 413 ? fmt::format("the body is larger than "
+                                               "--max-body-bytes {}",
+                                               maxBodyBytes)
+                                 : fmt::format("HTTP {}", response.status);
+    sendError(response, error);
+    if (response.status == 413)
+      metrics.request("too_large", 413);
+  });
+}
+
+int Server::run() {
+  const Plan &plan = requirePlan();
+  modelId = options.has("--model-id") ? options.get("--model-id")
+                                      : programName();
+  if (options.has("--api-key")) {
+    apiKey = options.get("--api-key");
+    if (apiKey.empty())
+      fail("--api-key is empty");
+  }
+  const std::string host =
+      options.has("--host") ? options.get("--host") : "127.0.0.1";
+  const int64_t port = integerOption(options, "--port", 8080, 0, 65535);
+  const int64_t maxQueue = integerOption(options, "--max-queue", 64, 0, 4096);
+  maxBodyBytes =
+      integerOption(options, "--max-body-bytes", 1 << 20, 1024, 1 << 30);
+  const int64_t readTimeout = integerOption(options, "--read-timeout", 30, 1,
+                                            3600);
+  const int64_t shutdownTimeout =
+      integerOption(options, "--shutdown-timeout", 30, 0, 3600);
+  if (options.has("--tokenizer")) {
+    std::string error;
+    tokenizer = loadTokenizer(options.get("--tokenizer"), error);
+    if (!tokenizer ||
+        !readPromptTokens(options.get("--tokenizer"), *tokenizer, promptTokens,
+                          error))
+      fail(error);
+    chat = readChatSetup(options.get("--tokenizer"));
+  }
+
+  // Signals go to the thread that waits for them, not to the workers.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  routes();
+  http.set_payload_max_length(static_cast<size_t>(maxBodyBytes));
+  http.set_read_timeout(static_cast<time_t>(readTimeout), 0);
+  http.set_write_timeout(static_cast<time_t>(readTimeout), 0);
+  http.set_keep_alive_timeout(5);
+  // A thread for every request the server may hold: the batch, the queue,
+  // and a few for health checks, metrics and refusals.
+  const std::size_t workers = static_cast<std::size_t>(
+      std::min<int64_t>(plan.maxBatch + maxQueue + 8, 1024));
+  http.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
+  int bound = static_cast<int>(port);
+  if (port == 0)
+    bound = http.bind_to_any_port(host);
+  else if (!http.bind_to_port(host, static_cast<int>(port)))
+    bound = -1;
+  if (bound < 0)
+    fail(fmt::format("cannot listen on {}:{} (in use, or not an address of "
+                     "this machine)",
+                     host, port));
+  std::atomic<bool> listening{true};
+  std::thread listener([this, &listening] {
+    http.listen_after_bind();
+    listening = false;
+  });
+  // stop() before the listener runs would be lost: wait for it to start.
+  while (!http.is_running() && listening)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // /health says "loading" meanwhile; a failure stops the listener first.
+  try {
+    model = loadModel(options.get("--weights"));
+    encoderDecoder = entryTakes(*model, "prefill", "decoder_input_ids");
+    applyThreads(options);
+    std::string error;
+    scheduler = Scheduler::create(*model, maxQueue, error);
+    if (!scheduler)
+      fail(error);
+  } catch (...) {
+    http.stop();
+    listener.join();
+    throw;
+  }
+  ready = true;
+  std::fprintf(stderr, "%s: serving %s on http://%s:%d\n",
+               programName().c_str(), modelId.c_str(), host.c_str(), bound);
+  std::fflush(stderr);
+
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::fprintf(stderr, "%s: %s: finishing the requests in flight (at most "
+                       "%lld s)\n",
+               programName().c_str(), signal == SIGTERM ? "SIGTERM" : "SIGINT",
+               static_cast<long long>(shutdownTimeout));
+  http.stop();
+  scheduler->shutdown(static_cast<double>(shutdownTimeout));
+  listener.join();
+  scheduler.reset();
+  std::fprintf(stderr, "%s: stopped\n", programName().c_str());
+  return 0;
+}
+
+} // namespace
+
+int serveCommand(int argc, char **argv) {
+  Options options("serve",
+                  {"--weights", "--tokenizer", "--host", "--port", "--threads",
+                   "--api-key", "--model-id", "--max-queue",
+                   "--max-body-bytes", "--read-timeout", "--shutdown-timeout"},
+                  argc, argv, 2);
+  if (options.helpRequested()) {
+    printUsage(stdout);
+    return 0;
+  }
+  Server server(options);
+  return server.run();
+}
+
+} // namespace tfmc::runtime::cli

@@ -1,0 +1,504 @@
+//===- OpenAiApi.cpp - OpenAI's request and response bodies ---------------===//
+
+#include "runtime/serve/OpenAiApi.h"
+
+#include "support/Text.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace tfmc::runtime::serve {
+
+using nlohmann::json;
+
+std::string ApiError::body() const {
+  json error = {{"message", message},
+                {"type", type},
+                {"param", param.empty() ? json(nullptr) : json(param)},
+                {"code", code.empty() ? json(nullptr) : json(code)}};
+  return json{{"error", error}}.dump();
+}
+
+namespace {
+
+/// Field checks that fill `error` and return false.
+class Fields {
+public:
+  Fields(const json &body, ApiError &error) : body(body), error(error) {}
+
+  bool fail(const std::string &param, std::string message) {
+    error = ApiError();
+    error.param = param;
+    error.message = std::move(message);
+    return false;
+  }
+
+  const json *find(const char *name) const {
+    auto it = body.find(name);
+    return it == body.end() || it->is_null() ? nullptr : &*it;
+  }
+
+  bool integer(const char *name, std::optional<int64_t> &out, int64_t least) {
+    const json *value = find(name);
+    if (!value)
+      return true;
+    if (!value->is_number_integer())
+      return fail(name, fmt::format("{} must be an integer, got {}", name,
+                                    support::oneLine(value->dump())));
+    int64_t number = value->is_number_unsigned() &&
+                             value->get<uint64_t>() >
+                                 uint64_t(std::numeric_limits<int64_t>::max())
+                         ? std::numeric_limits<int64_t>::max()
+                         : value->get<int64_t>();
+    if (number < least)
+      return fail(name, fmt::format("{} must be at least {}, got {}", name,
+                                    least, number));
+    out = number;
+    return true;
+  }
+
+  bool real(const char *name, double &out) {
+    const json *value = find(name);
+    if (!value)
+      return true;
+    if (!value->is_number())
+      return fail(name, fmt::format("{} must be a number, got {}", name,
+                                    support::oneLine(value->dump())));
+    out = value->get<double>();
+    return true;
+  }
+
+  bool boolean(const char *name, bool &out) {
+    const json *value = find(name);
+    if (!value)
+      return true;
+    if (!value->is_boolean())
+      return fail(name, fmt::format("{} must be true or false, got {}", name,
+                                    support::oneLine(value->dump())));
+    out = value->get<bool>();
+    return true;
+  }
+
+  /// A field this server implements only at its neutral value.
+  bool neutral(const char *name, const json &allowed, const char *what) {
+    const json *value = find(name);
+    if (!value || *value == allowed ||
+        (value->is_number() && allowed.is_number() &&
+         value->get<double>() == allowed.get<double>()))
+      return true;
+    return fail(name, fmt::format("{} = {} is not supported: {}", name,
+                                  support::oneLine(value->dump()), what));
+  }
+
+  bool model(const std::string &served, std::string &out) {
+    const json *value = find("model");
+    if (!value)
+      return fail("model", "model is required");
+    if (!value->is_string())
+      return fail("model", fmt::format("model must be a string, got {}",
+                                       support::oneLine(value->dump())));
+    out = value->get<std::string>();
+    if (out != served) {
+      fail("model", fmt::format("model {} is not served here (this server "
+                                "serves {})",
+                                support::quote(out), support::quote(served)));
+      error.code = "model_not_found";
+      return false;
+    }
+    return true;
+  }
+
+  /// Token ids: a non-empty array of non-negative integers.
+  bool ids(const json &value, const std::string &param,
+           std::vector<int64_t> &out) {
+    out.clear();
+    if (value.empty())
+      return fail(param, param + " is empty");
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      if (!value[i].is_number_integer() ||
+          (value[i].is_number_integer() && !value[i].is_number_unsigned() &&
+           value[i].get<int64_t>() < 0))
+        return fail(param, fmt::format("{}[{}] = {} is not a token id", param,
+                                       i, support::oneLine(value[i].dump())));
+      out.push_back(value[i].get<int64_t>());
+    }
+    return true;
+  }
+
+private:
+  const json &body;
+  ApiError &error;
+};
+
+bool parseBody(std::string_view text, json &body, ApiError &error) {
+  body = json::parse(text.begin(), text.end(), nullptr,
+                     /*allow_exceptions=*/false);
+  if (body.is_discarded()) {
+    error = ApiError();
+    error.message = "the body is not valid JSON";
+    return false;
+  }
+  if (!body.is_object()) {
+    error = ApiError();
+    error.message = "the body must be a JSON object";
+    return false;
+  }
+  return true;
+}
+
+/// A message's content: a string, or a list of text parts (joined).
+bool messageContent(const json &content, std::size_t index, Fields &fields,
+                    std::string &out) {
+  const std::string param = fmt::format("messages[{}].content", index);
+  if (content.is_null()) {
+    out.clear();
+    return true;
+  }
+  if (content.is_string()) {
+    out = content.get<std::string>();
+    return true;
+  }
+  if (!content.is_array())
+    return fields.fail(param, param + " must be a string or a list of parts");
+  out.clear();
+  for (std::size_t p = 0; p < content.size(); ++p) {
+    const json &part = content[p];
+    if (!part.is_object() || part.value("type", json()) != "text" ||
+        !part.contains("text") || !part["text"].is_string())
+      return fields.fail(
+          param, fmt::format("{}[{}]: only text parts ({{\"type\": \"text\", "
+                             "\"text\": ...}}) are supported",
+                             param, p));
+    out += part["text"].get<std::string>();
+  }
+  return true;
+}
+
+} // namespace
+
+bool parseCompletionRequest(std::string_view text, bool chat,
+                            const std::string &model,
+                            CompletionRequest &request, ApiError &error) {
+  json body;
+  if (!parseBody(text, body, error))
+    return false;
+  Fields fields(body, error);
+  request = CompletionRequest();
+  request.chat = chat;
+  if (!fields.model(model, request.model))
+    return false;
+  if (chat) {
+    const json *messages = fields.find("messages");
+    if (!messages)
+      return fields.fail("messages", "messages is required");
+    if (!messages->is_array() || messages->empty())
+      return fields.fail("messages", "messages must be a non-empty list");
+    for (std::size_t m = 0; m < messages->size(); ++m) {
+      const json &message = (*messages)[m];
+      if (!message.is_object() || !message.contains("role") ||
+          !message["role"].is_string())
+        return fields.fail(fmt::format("messages[{}]", m),
+                           fmt::format("messages[{}] must be an object with "
+                                       "a string role",
+                                       m));
+      ChatMessage chatMessage;
+      chatMessage.role = message["role"].get<std::string>();
+      if (!messageContent(message.value("content", json()), m, fields,
+                          chatMessage.content))
+        return false;
+      request.messages.push_back(std::move(chatMessage));
+    }
+    if (const json *tools = fields.find("tools"))
+      request.templateVariables = json{{"tools", *tools}}.dump();
+  } else {
+    const json *prompt = fields.find("prompt");
+    if (!prompt)
+      return fields.fail("prompt", "prompt is required");
+    // A string, a list of ids, or a list of one of either.
+    const json *one = prompt;
+    if (prompt->is_array() && !prompt->empty() &&
+        ((*prompt)[0].is_string() || (*prompt)[0].is_array())) {
+      if (prompt->size() != 1)
+        return fields.fail("prompt",
+                           fmt::format("prompt: one prompt per request ({} "
+                                       "given)",
+                                       prompt->size()));
+      one = &(*prompt)[0];
+    }
+    if (one->is_string()) {
+      request.promptText = one->get<std::string>();
+      if (request.promptText->empty())
+        return fields.fail("prompt", "prompt is empty");
+    } else if (one->is_array()) {
+      if (!fields.ids(*one, "prompt", request.promptIds))
+        return false;
+    } else {
+      return fields.fail("prompt", "prompt must be a string or a list of "
+                                   "token ids");
+    }
+  }
+  const char *maxName = chat && fields.find("max_completion_tokens")
+                            ? "max_completion_tokens"
+                            : "max_tokens";
+  std::optional<int64_t> seed, topK;
+  if (!fields.integer(maxName, request.maxTokens, 1) ||
+      !fields.real("temperature", request.temperature) ||
+      !fields.real("top_p", request.topP) ||
+      !fields.integer("top_k", topK, 0) ||
+      !fields.real("repetition_penalty", request.repetitionPenalty) ||
+      !fields.integer("seed", seed, std::numeric_limits<int64_t>::min()) ||
+      !fields.boolean("stream", request.stream) ||
+      !fields.neutral("n", 1, "one choice per request") ||
+      !fields.neutral("best_of", 1, "one choice per request") ||
+      !fields.neutral("echo", false, "the prompt is not repeated") ||
+      !fields.neutral("logprobs", chat ? json(false) : json(nullptr),
+                      "log probabilities are not returned") ||
+      !fields.neutral("top_logprobs", 0, "log probabilities are not "
+                                         "returned") ||
+      !fields.neutral("presence_penalty", 0,
+                      "use repetition_penalty (Hugging Face's)") ||
+      !fields.neutral("frequency_penalty", 0,
+                      "use repetition_penalty (Hugging Face's)") ||
+      !fields.neutral("logit_bias", json::object(), "not implemented") ||
+      !fields.neutral("suffix", json(nullptr), "not implemented"))
+    return false;
+  if (!(request.temperature >= 0 && std::isfinite(request.temperature)))
+    return fields.fail("temperature",
+                       fmt::format("temperature must be 0 (greedy) or more, "
+                                   "got {}",
+                                   request.temperature));
+  if (!(request.topP > 0 && request.topP <= 1))
+    return fields.fail("top_p", fmt::format("top_p must be in (0, 1], got {}",
+                                            request.topP));
+  if (!(request.repetitionPenalty > 0 &&
+        std::isfinite(request.repetitionPenalty)))
+    return fields.fail("repetition_penalty",
+                       fmt::format("repetition_penalty must be positive, got "
+                                   "{}",
+                                   request.repetitionPenalty));
+  request.topK = topK.value_or(0);
+  if (seed)
+    request.seed = static_cast<uint64_t>(*seed);
+  if (const json *stop = fields.find("stop")) {
+    if (stop->is_string()) {
+      request.stop.push_back(stop->get<std::string>());
+    } else if (stop->is_array() && stop->size() <= 4) {
+      for (const json &item : *stop) {
+        if (!item.is_string())
+          return fields.fail("stop", "stop must be a string or a list of up "
+                                     "to 4 strings");
+        request.stop.push_back(item.get<std::string>());
+      }
+    } else {
+      return fields.fail("stop",
+                         "stop must be a string or a list of up to 4 strings");
+    }
+    for (const std::string &s : request.stop)
+      if (s.empty())
+        return fields.fail("stop", "stop holds an empty string");
+  }
+  if (const json *options = fields.find("stream_options")) {
+    if (!options->is_object())
+      return fields.fail("stream_options", "stream_options must be an object");
+    if (!request.stream)
+      return fields.fail("stream_options",
+                         "stream_options is only allowed with stream = true");
+    json usage = options->value("include_usage", json(false));
+    if (!usage.is_boolean())
+      return fields.fail("stream_options",
+                         "stream_options.include_usage must be true or false");
+    request.includeUsage = usage.get<bool>();
+  }
+  return true;
+}
+
+bool parseEmbeddingRequest(std::string_view text, const std::string &model,
+                           EmbeddingRequest &request, ApiError &error) {
+  json body;
+  if (!parseBody(text, body, error))
+    return false;
+  Fields fields(body, error);
+  request = EmbeddingRequest();
+  if (!fields.model(model, request.model))
+    return false;
+  const json *input = fields.find("input");
+  if (!input)
+    return fields.fail("input", "input is required");
+  // A string, a list of ids, a list of strings, or a list of id lists.
+  std::vector<const json *> items;
+  if (input->is_string() ||
+      (input->is_array() && !input->empty() && (*input)[0].is_number()))
+    items.push_back(input);
+  else if (input->is_array() && !input->empty())
+    for (const json &item : *input)
+      items.push_back(&item);
+  else
+    return fields.fail("input", "input must be a string, a list of token "
+                                "ids, or a non-empty list of either");
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const json &item = *items[i];
+    std::string param = items.size() == 1 && items[0] == input
+                            ? "input"
+                            : fmt::format("input[{}]", i);
+    if (item.is_string()) {
+      if (item.get<std::string>().empty())
+        return fields.fail("input", param + " is empty");
+      request.texts.push_back(item.get<std::string>());
+      request.ids.emplace_back();
+    } else if (item.is_array()) {
+      std::vector<int64_t> ids;
+      if (!fields.ids(item, param, ids))
+        return false;
+      request.texts.push_back(std::nullopt);
+      request.ids.push_back(std::move(ids));
+    } else {
+      return fields.fail("input", param + " must be a string or a list of "
+                                          "token ids");
+    }
+  }
+  if (const json *format = fields.find("encoding_format")) {
+    if (*format == "base64")
+      request.base64 = true;
+    else if (*format != "float")
+      return fields.fail("encoding_format",
+                         "encoding_format must be \"float\" or \"base64\"");
+  }
+  return fields.neutral("dimensions", json(nullptr),
+                        "the model's width is the only one");
+}
+
+namespace {
+
+json usage(int64_t prompt, int64_t completion) {
+  return {{"prompt_tokens", prompt},
+          {"completion_tokens", completion},
+          {"total_tokens", prompt + completion}};
+}
+
+json finish(const std::string &reason) {
+  return reason.empty() ? json(nullptr) : json(reason);
+}
+
+} // namespace
+
+std::string completionBody(const CompletionRequest &request,
+                           const CompletionResult &result) {
+  json choice = {{"index", 0},
+                 {"logprobs", nullptr},
+                 {"finish_reason", finish(result.finishReason)},
+                 {"token_ids", result.tokens}};
+  if (request.chat)
+    choice["message"] = {{"role", "assistant"}, {"content", result.text}};
+  else
+    choice["text"] = result.text;
+  json body = {{"id", result.id},
+               {"object", request.chat ? "chat.completion" : "text_completion"},
+               {"created", result.created},
+               {"model", request.model},
+               {"choices", json::array({choice})},
+               {"usage", usage(result.promptTokens,
+                               static_cast<int64_t>(result.tokens.size()))}};
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string completionChunk(const CompletionRequest &request,
+                            const CompletionResult &result,
+                            const std::string &text,
+                            const std::vector<int64_t> &tokens,
+                            const std::string &finishReason, bool role) {
+  json choice = {{"index", 0},
+                 {"logprobs", nullptr},
+                 {"finish_reason", finish(finishReason)},
+                 {"token_ids", tokens}};
+  if (request.chat) {
+    json delta = json::object();
+    if (role)
+      delta["role"] = "assistant";
+    if (!text.empty() || !role)
+      delta["content"] = text;
+    choice["delta"] = delta;
+  } else {
+    choice["text"] = text;
+  }
+  json body = {{"id", result.id},
+               {"object",
+                request.chat ? "chat.completion.chunk" : "text_completion"},
+               {"created", result.created},
+               {"model", request.model},
+               {"choices", json::array({choice})}};
+  if (request.includeUsage)
+    body["usage"] = nullptr;
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string usageChunk(const CompletionRequest &request,
+                       const CompletionResult &result) {
+  json body = {{"id", result.id},
+               {"object",
+                request.chat ? "chat.completion.chunk" : "text_completion"},
+               {"created", result.created},
+               {"model", request.model},
+               {"choices", json::array()},
+               {"usage", usage(result.promptTokens,
+                               static_cast<int64_t>(result.tokens.size()))}};
+  return body.dump();
+}
+
+namespace {
+
+std::string base64(const std::vector<float> &values) {
+  static const char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string bytes(values.size() * sizeof(float), '\0');
+  std::memcpy(bytes.data(), values.data(), bytes.size()); // little-endian
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t chunk = uint32_t(uint8_t(bytes[i])) << 16;
+    if (i + 1 < bytes.size())
+      chunk |= uint32_t(uint8_t(bytes[i + 1])) << 8;
+    if (i + 2 < bytes.size())
+      chunk |= uint32_t(uint8_t(bytes[i + 2]));
+    out += alphabet[(chunk >> 18) & 63];
+    out += alphabet[(chunk >> 12) & 63];
+    out += i + 1 < bytes.size() ? alphabet[(chunk >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? alphabet[chunk & 63] : '=';
+  }
+  return out;
+}
+
+} // namespace
+
+std::string embeddingBody(const std::string &model,
+                          const std::vector<std::vector<float>> &vectors,
+                          int64_t promptTokens, bool base64Format) {
+  json data = json::array();
+  for (std::size_t i = 0; i < vectors.size(); ++i)
+    data.push_back({{"object", "embedding"},
+                    {"index", i},
+                    {"embedding", base64Format ? json(base64(vectors[i]))
+                                               : json(vectors[i])}});
+  json body = {{"object", "list"},
+               {"data", data},
+               {"model", model},
+               {"usage",
+                {{"prompt_tokens", promptTokens},
+                 {"total_tokens", promptTokens}}}};
+  return body.dump();
+}
+
+std::string modelsBody(const std::string &model, int64_t created) {
+  json body = {
+      {"object", "list"},
+      {"data", json::array({{{"id", model},
+                             {"object", "model"},
+                             {"created", created},
+                             {"owned_by", "tfmc"}}})}};
+  return body.dump();
+}
+
+} // namespace tfmc::runtime::serve

@@ -1,0 +1,108 @@
+//===- OpenAiApi.h - OpenAI's request and response bodies -------*- C++ -*-===//
+//
+// What `NAME serve` reads from and writes to the wire, without the HTTP:
+// the bodies of POST /v1/completions, /v1/chat/completions and
+// /v1/embeddings checked field by field into plain structs, and the
+// response, chunk and error bodies in OpenAI's shapes
+// (https://platform.openai.com/docs/api-reference). A bad field is an
+// ApiError naming it (`param`), as OpenAI's own 400s do; fields this server
+// does not implement are refused unless they hold their neutral value
+// (n = 1, echo = false, logprobs off, penalties 0), never ignored; fields
+// that change nothing here (user, metadata, ...) are ignored.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_SERVE_OPENAIAPI_H
+#define TFMC_RUNTIME_SERVE_OPENAIAPI_H
+
+#include "runtime/serve/ChatTemplate.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tfmc::runtime::serve {
+
+/// An error response: HTTP status and OpenAI's error object.
+struct ApiError {
+  int status = 400;
+  std::string message;
+  std::string type = "invalid_request_error";
+  std::string param; // the field, or empty (null)
+  std::string code;  // or empty (null)
+  /// {"error": {"message", "type", "param", "code"}}
+  std::string body() const;
+};
+
+/// A completion or chat completion request.
+struct CompletionRequest {
+  bool chat = false;
+  std::string model;
+  /// Completions: the prompt as text, or as token ids.
+  std::optional<std::string> promptText;
+  std::vector<int64_t> promptIds;
+  /// Chat: the conversation, and the template's extra variables as JSON
+  /// (tools), or empty.
+  std::vector<ChatMessage> messages;
+  std::string templateVariables;
+  std::optional<int64_t> maxTokens;
+  double temperature = 1;
+  double topP = 1;
+  int64_t topK = 0;
+  double repetitionPenalty = 1;
+  std::optional<uint64_t> seed;
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool includeUsage = false; // stream_options.include_usage
+};
+
+struct EmbeddingRequest {
+  std::string model;
+  /// Each input, as text or as token ids.
+  std::vector<std::optional<std::string>> texts;
+  std::vector<std::vector<int64_t>> ids;
+  bool base64 = false; // encoding_format
+};
+
+/// Parses and checks a body; `model` is the one model served.
+bool parseCompletionRequest(std::string_view body, bool chat,
+                            const std::string &model,
+                            CompletionRequest &request, ApiError &error);
+bool parseEmbeddingRequest(std::string_view body, const std::string &model,
+                           EmbeddingRequest &request, ApiError &error);
+
+/// What a finished (or streamed) completion reports.
+struct CompletionResult {
+  std::string id; // "cmpl-..." or "chatcmpl-..."
+  int64_t created = 0;
+  std::string text;
+  std::vector<int64_t> tokens;
+  std::string finishReason; // "stop" or "length"
+  int64_t promptTokens = 0;
+};
+
+std::string completionBody(const CompletionRequest &request,
+                           const CompletionResult &result);
+/// One server-sent event's JSON: a piece of text (and its tokens), or the
+/// last piece with its finish reason; chat's first chunk carries the role.
+std::string completionChunk(const CompletionRequest &request,
+                            const CompletionResult &result,
+                            const std::string &text,
+                            const std::vector<int64_t> &tokens,
+                            const std::string &finishReason, bool role);
+/// The usage chunk of stream_options.include_usage (no choices).
+std::string usageChunk(const CompletionRequest &request,
+                       const CompletionResult &result);
+
+std::string embeddingBody(const std::string &model,
+                          const std::vector<std::vector<float>> &vectors,
+                          int64_t promptTokens, bool base64);
+
+/// GET /v1/models.
+std::string modelsBody(const std::string &model, int64_t created);
+
+} // namespace tfmc::runtime::serve
+
+#endif // TFMC_RUNTIME_SERVE_OPENAIAPI_H

@@ -1,0 +1,423 @@
+//===- Scheduler.cpp - Continuous batching for NAME serve -----------------===//
+
+#include "runtime/serve/Scheduler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace tfmc::runtime::serve {
+
+/// A sequence of the running batch, in the cache row of its index.
+struct Scheduler::Row {
+  std::shared_ptr<Job> job;
+  Sampler sampler;
+  std::vector<int64_t> history; // prompt, then the new tokens
+  int64_t generated = 0;
+  int64_t newest = 0; // the token the next step feeds
+  /// Padding columns before the row's first position in the shared cache.
+  int64_t pad = 0;
+  bool done = false;
+  FinishReason reason = FinishReason::Stop;
+
+  Row(std::shared_ptr<Job> job)
+      : job(std::move(job)), sampler(this->job->sampling, 0),
+        history(this->job->prompt) {}
+  int64_t remaining() const { return job->maxTokens - generated; }
+};
+
+namespace {
+
+bool canJoin(const Model &model) {
+  return !entryTakes(model, "prefill", "decoder_input_ids") &&
+         entryTakes(model, "decode_step", "attention_mask") &&
+         entryTakes(model, "decode_step", "position_ids");
+}
+
+} // namespace
+
+std::unique_ptr<Scheduler> Scheduler::create(Model &model, int64_t maxQueue,
+                                             std::string &error) {
+  if (!model.hasEntry("prefill") || !model.hasEntry("decode_step")) {
+    error = fmt::format("model '{}' cannot generate: it has no decoder",
+                        model.plan().model);
+    return nullptr;
+  }
+  std::unique_ptr<Model> donor;
+  if (canJoin(model)) {
+    donor = model.share(error);
+    if (!donor)
+      return nullptr;
+  }
+  std::unique_ptr<Scheduler> scheduler(
+      new Scheduler(model, std::move(donor), maxQueue));
+  scheduler->thread = std::thread([s = scheduler.get()] { s->loop(); });
+  return scheduler;
+}
+
+Scheduler::Scheduler(Model &model, std::unique_ptr<Model> donor,
+                     int64_t maxQueue)
+    : model(model), donor(std::move(donor)), maxQueue(maxQueue),
+      encoderDecoder(entryTakes(model, "prefill", "decoder_input_ids")),
+      joins(this->donor != nullptr) {}
+
+Scheduler::~Scheduler() { shutdown(0); }
+
+bool Scheduler::checkJob(const Job &job, std::string &error,
+                         std::string &field) const {
+  GenerateRequest request;
+  request.prompts = {job.prompt};
+  request.encoderDecoder = encoderDecoder;
+  request.bos = job.bos;
+  request.eos = job.eos;
+  request.maxNewTokens = job.maxTokens;
+  request.sampling = job.sampling;
+  request.cApiNames = true;
+  request.promptName = "prompt";
+  if (!checkGenerateRequest(model, request, error)) {
+    field = error.find("max-new-tokens") != std::string::npos ? "max_tokens"
+            : error.find("prompt") != std::string::npos      ? "prompt"
+                                                              : "";
+    // The request's names, not the command line's.
+    for (auto [from, to] :
+         {std::pair<std::string, std::string>{"--max-new-tokens",
+                                              "max_tokens"},
+          {"--prompt", "prompt"},
+          {"--eos", "eos"}}) {
+      for (std::size_t at = error.find(from); at != std::string::npos;
+           at = error.find(from, at + to.size()))
+        error.replace(at, from.size(), to);
+    }
+    return false;
+  }
+  return true;
+}
+
+Scheduler::Admission Scheduler::submit(std::shared_ptr<Job> job) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (closing)
+    return Admission::Closed;
+  if (static_cast<int64_t>(queue.size()) >= maxQueue)
+    return Admission::QueueFull;
+  queue.push_back(std::move(job));
+  wake.notify_all();
+  return Admission::Accepted;
+}
+
+SchedulerState Scheduler::state() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  SchedulerState state;
+  state.queued = static_cast<int64_t>(queue.size());
+  state.running = running;
+  state.maxBatch = joins ? model.plan().maxBatch : 1;
+  state.stepSeconds = lastStepSeconds;
+  return state;
+}
+
+void Scheduler::shutdown(double graceSeconds) {
+  std::unique_lock<std::mutex> lock(mutex);
+  closing = true;
+  wake.notify_all();
+  wake.wait_for(lock,
+                std::chrono::duration<double>(std::max(0.0, graceSeconds)),
+                [&] { return queue.empty() && running == 0; });
+  cancelAll = true;
+  wake.notify_all();
+  lock.unlock();
+  if (thread.joinable())
+    thread.join();
+}
+
+void Scheduler::finishRow(Row &row, FinishReason reason,
+                          const std::string &error) {
+  row.done = true;
+  row.reason = reason;
+  if (row.job->onDone)
+    row.job->onDone(reason, error);
+}
+
+bool Scheduler::deliver(Row &row, int64_t token) {
+  ++row.generated;
+  row.newest = token;
+  row.history.push_back(token);
+  TokenAction action =
+      row.job->onToken ? row.job->onToken(token) : TokenAction::Continue;
+  if (action == TokenAction::Cancel) {
+    finishRow(row, FinishReason::Cancelled, "");
+  } else if (action == TokenAction::StopSequence ||
+             std::find(row.job->eos.begin(), row.job->eos.end(), token) !=
+                 row.job->eos.end()) {
+    finishRow(row, FinishReason::Stop, "");
+  } else if (row.generated >= row.job->maxTokens) {
+    finishRow(row, FinishReason::Length, "");
+  }
+  return !row.done;
+}
+
+bool Scheduler::fits(const std::vector<Row> &rows, int64_t promptLength,
+                     int64_t budget, int64_t &shift) const {
+  const int64_t maxLen = model.plan().maxLen;
+  if (rows.empty()) {
+    shift = 0;
+    return promptLength + budget - 1 <= maxLen;
+  }
+  const int64_t length = model.cachedTokens();
+  int64_t remaining = budget - 1, minPad = length;
+  for (const Row &row : rows) {
+    remaining = std::max(remaining, row.remaining());
+    minPad = std::min(minPad, row.pad);
+  }
+  // As it is, or with the columns that are padding in every row dropped.
+  for (int64_t start : {length, length - minPad}) {
+    const int64_t joined = std::max(start, promptLength);
+    if (joined + remaining <= maxLen) {
+      shift = joined - length;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Scheduler::admit(std::shared_ptr<Job> job, std::vector<Row> &rows) {
+  std::string error;
+  Row row(job);
+  const int64_t promptLength = static_cast<int64_t>(job->prompt.size());
+  const Plan &plan = model.plan();
+  std::vector<int64_t> positions(job->prompt.size());
+  for (std::size_t i = 0; i < positions.size(); ++i)
+    positions[i] = static_cast<int64_t>(i);
+  std::vector<int64_t> ones(job->prompt.size(), 1);
+  std::vector<InputView> inputs = {
+      {"input_ids", {1, promptLength}, job->prompt.data()}};
+  if (entryTakes(*donor, "prefill", "attention_mask"))
+    inputs.push_back({"attention_mask", {1, promptLength}, ones.data()});
+  if (entryTakes(*donor, "prefill", "position_ids"))
+    inputs.push_back({"position_ids", {1, promptLength}, positions.data()});
+  std::optional<OutputView> logits = donor->run("prefill", inputs, error);
+  if (!logits) {
+    finishRow(row, FinishReason::Error, error);
+    return true;
+  }
+  std::vector<float> scratch(logits->data, logits->data + plan.vocab);
+  int64_t token = row.sampler.next(scratch.data(), plan.vocab, row.history);
+  if (token < 0) {
+    finishRow(row, FinishReason::Error,
+              "no logit is finite: nothing to choose from");
+    return true;
+  }
+  if (!deliver(row, token))
+    return true;
+  int64_t shift = 0;
+  if (!fits(rows, promptLength, job->maxTokens, shift)) {
+    finishRow(row, FinishReason::Error, "internal: the batch has no room");
+    return false;
+  }
+  if (!rows.empty() && shift != 0) {
+    if (!model.shiftCache(shift, error)) {
+      finishRow(row, FinishReason::Error, error);
+      return false;
+    }
+    for (Row &other : rows)
+      other.pad += shift;
+  }
+  if (rows.empty())
+    model.clearCache();
+  if (!model.insertSequence(*donor, 0, static_cast<int64_t>(rows.size()),
+                            error)) {
+    finishRow(row, FinishReason::Error, error);
+    return false;
+  }
+  row.pad = model.cachedTokens() - promptLength;
+  rows.push_back(std::move(row));
+  return true;
+}
+
+bool Scheduler::step(std::vector<Row> &rows) {
+  const int64_t count = static_cast<int64_t>(rows.size());
+  const int64_t length = model.cachedTokens() + 1;
+  std::vector<int64_t> ids(rows.size()), positions(rows.size());
+  std::vector<int64_t> mask(static_cast<std::size_t>(count * length), 1);
+  for (int64_t r = 0; r < count; ++r) {
+    ids[r] = rows[r].newest;
+    positions[r] = length - 1 - rows[r].pad;
+    std::fill_n(mask.begin() + r * length, rows[r].pad, 0);
+  }
+  std::vector<InputView> inputs = {
+      {"input_ids", {count, 1}, ids.data()},
+      {"position_ids", {count, 1}, positions.data()},
+      {"attention_mask", {count, length}, mask.data()}};
+  std::string error;
+  auto begin = std::chrono::steady_clock::now();
+  std::optional<OutputView> logits = model.run("decode_step", inputs, error);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    lastStepSeconds = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - begin)
+                          .count();
+  }
+  if (!logits) {
+    for (Row &row : rows)
+      finishRow(row, FinishReason::Error, error);
+    return false;
+  }
+  const int64_t vocab = model.plan().vocab;
+  std::vector<float> scratch(static_cast<std::size_t>(vocab));
+  for (int64_t r = 0; r < count; ++r) {
+    Row &row = rows[r];
+    std::copy(logits->data + r * vocab, logits->data + (r + 1) * vocab,
+              scratch.begin());
+    int64_t token = row.sampler.next(scratch.data(), vocab, row.history);
+    if (token < 0)
+      finishRow(row, FinishReason::Error,
+                "no logit is finite: nothing to choose from");
+    else
+      deliver(row, token);
+  }
+  return true;
+}
+
+void Scheduler::runAlone(const std::shared_ptr<Job> &job) {
+  GenerateRequest request;
+  request.prompts = {job->prompt};
+  request.encoderDecoder = encoderDecoder;
+  request.bos = job->bos;
+  request.eos = job->eos;
+  request.maxNewTokens = job->maxTokens;
+  request.sampling = job->sampling;
+  request.cApiNames = true;
+  FinishReason reason = FinishReason::Length;
+  int64_t generated = 0;
+  auto onToken = [&](int64_t, int64_t token) {
+    ++generated;
+    if (job->cancelled || cancelAll) {
+      reason = FinishReason::Cancelled;
+      return TokenAction::Cancel;
+    }
+    TokenAction action =
+        job->onToken ? job->onToken(token) : TokenAction::Continue;
+    if (action == TokenAction::Cancel)
+      reason = FinishReason::Cancelled;
+    else if (action == TokenAction::StopSequence ||
+             std::find(job->eos.begin(), job->eos.end(), token) !=
+                 job->eos.end())
+      reason = FinishReason::Stop;
+    return action;
+  };
+  std::string error;
+  if (!generate(model, request, error, onToken)) {
+    if (job->onDone)
+      job->onDone(FinishReason::Error, error);
+    return;
+  }
+  if (job->onDone)
+    job->onDone(reason, "");
+}
+
+std::shared_ptr<Job> Scheduler::nextJob(const std::vector<Row> &rows) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (queue.empty() ||
+      static_cast<int64_t>(rows.size()) >= (joins ? model.plan().maxBatch : 1))
+    return nullptr;
+  int64_t shift = 0;
+  const Job &front = *queue.front();
+  if (joins && !fits(rows, static_cast<int64_t>(front.prompt.size()),
+                     front.maxTokens, shift))
+    return nullptr;
+  std::shared_ptr<Job> job = std::move(queue.front());
+  queue.pop_front();
+  running = static_cast<int64_t>(rows.size()) + 1;
+  return job;
+}
+
+void Scheduler::compact(std::vector<Row> &rows) {
+  for (Row &row : rows)
+    if (!row.done && (row.job->cancelled || cancelAll))
+      finishRow(row, FinishReason::Cancelled, "");
+  // Finished rows leave; the live ones move up into their cache rows.
+  std::vector<int64_t> sources;
+  std::vector<Row> kept;
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    if (!rows[r].done) {
+      sources.push_back(static_cast<int64_t>(r));
+      kept.push_back(std::move(rows[r]));
+    }
+  std::string error;
+  if (!kept.empty() && kept.size() != rows.size() &&
+      !model.reorderCache(sources, 0, /*crossToo=*/false, error)) {
+    for (Row &row : kept)
+      finishRow(row, FinishReason::Error, error);
+    kept.clear();
+  }
+  rows = std::move(kept);
+  if (rows.empty())
+    model.clearCache();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    running = static_cast<int64_t>(rows.size());
+    wake.notify_all();
+  }
+}
+
+void Scheduler::loop() {
+  std::vector<Row> rows;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      wake.wait(lock, [&] {
+        return !rows.empty() || !queue.empty() || cancelAll || closing;
+      });
+      if (cancelAll) {
+        for (const std::shared_ptr<Job> &job : queue)
+          if (job->onDone)
+            job->onDone(FinishReason::Cancelled, "");
+        queue.clear();
+      }
+      if (rows.empty() && queue.empty() && (closing || cancelAll)) {
+        running = 0;
+        wake.notify_all();
+        return;
+      }
+    }
+    if (!joins) {
+      if (std::shared_ptr<Job> job = nextJob(rows)) {
+        if (job->cancelled || cancelAll) {
+          if (job->onDone)
+            job->onDone(FinishReason::Cancelled, "");
+        } else {
+          runAlone(job);
+        }
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      running = 0;
+      wake.notify_all();
+      continue;
+    }
+    compact(rows);
+    // Waiting jobs join between steps: all that fit into an empty batch,
+    // one per step into a running one (its prefill is the others' stall).
+    const bool filling = rows.empty();
+    for (bool first = true; first || filling; first = false) {
+      std::shared_ptr<Job> job = nextJob(rows);
+      if (!job)
+        break;
+      if (job->cancelled || cancelAll) {
+        if (job->onDone)
+          job->onDone(FinishReason::Cancelled, "");
+      } else if (!admit(job, rows)) {
+        // The batch's cache is in no known state: every row ends.
+        for (Row &row : rows)
+          if (!row.done)
+            finishRow(row, FinishReason::Error,
+                      "the batch's KV cache could not take a new sequence");
+      }
+    }
+    compact(rows);
+    if (!rows.empty() && !step(rows)) {
+      rows.clear();
+      model.clearCache();
+    }
+  }
+}
+
+} // namespace tfmc::runtime::serve

@@ -1,0 +1,144 @@
+//===- Scheduler.h - Continuous batching for NAME serve ---------*- C++ -*-===//
+//
+// The scheduler runs every request of `NAME serve` on one Model, on its own
+// thread, one step at a time:
+//   - between decode steps, waiting requests join the running batch, up to
+//     the plan's max_batch rows: each runs its prompt alone as a one-row
+//     prefill on a second Model of the same load (Model::share), chooses its
+//     first token, and its KV-cache row is copied into the batch's cache
+//     (Model::insertSequence), right-aligned to the batch's length; the
+//     positions before it are masked out in its row's attention_mask and
+//     its position_ids count from 0, as a left-padded batch of generate().
+//   - each decode step runs every row's newest token; each row chooses its
+//     next token with its own sampling settings and seed (a Sampler of
+//     stream 0: what `NAME generate --seed S` uses for one prompt), stops
+//     at its own eos, budget or stop string, and a finished or cancelled
+//     row leaves the batch before the next step (Model::reorderCache).
+//   - the batch's cache has one length L for every row (the shared-length
+//     layout of generate's batches). A newcomer longer than L shifts the
+//     cache right; columns that are padding in every row are dropped
+//     (Model::shiftCache) when room is needed. A newcomer joins only when
+//     L + every row's remaining budget fits max_len, so that no row is
+//     ever cut short by another; otherwise it waits for rows to leave.
+// Models that cannot pad (no attention_mask or position_ids in their
+// decode step) and encoder-decoders run one request at a time through
+// generate().
+//
+// Callbacks run on the scheduler's thread and must be quick: they hand
+// tokens to the connection's thread.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_SERVE_SCHEDULER_H
+#define TFMC_RUNTIME_SERVE_SCHEDULER_H
+
+#include "runtime/core/Model.h"
+#include "runtime/generate/Generate.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace tfmc::runtime::serve {
+
+enum class FinishReason {
+  Stop,      ///< eos, or a stop string (the callback said StopSequence)
+  Length,    ///< max_tokens reached
+  Cancelled, ///< the client went away, or the server shut down
+  Error,     ///< the model failed (the message says why)
+};
+
+/// One sequence to generate.
+struct Job {
+  /// Decoder-only: the prompt. Encoder-decoder: the source, and `bos`.
+  std::vector<int64_t> prompt;
+  int64_t bos = -1;
+  int64_t maxTokens = 16;
+  std::vector<int64_t> eos;
+  SamplingOptions sampling;
+  /// Each new token as it is chosen; StopSequence ends the sequence (the
+  /// token is kept), Cancel too (finish reason Cancelled).
+  std::function<TokenAction(int64_t token)> onToken;
+  /// Once, last.
+  std::function<void(FinishReason reason, const std::string &error)> onDone;
+  /// Set from any thread: the row leaves the batch before the next step.
+  std::atomic<bool> cancelled{false};
+};
+
+/// What /metrics and 429's Retry-After read.
+struct SchedulerState {
+  int64_t queued = 0;  // waiting to join
+  int64_t running = 0; // rows of the batch
+  int64_t maxBatch = 0;
+  double stepSeconds = 0; // the last decode step's
+};
+
+class Scheduler {
+public:
+  /// Over `model` (which it then owns the use of); `maxQueue` requests may
+  /// wait. Null with `error` when the second Model cannot be made.
+  static std::unique_ptr<Scheduler> create(Model &model, int64_t maxQueue,
+                                           std::string &error);
+  ~Scheduler();
+
+  enum class Admission { Accepted, QueueFull, Closed };
+  /// Queues the job (validated by the caller: checkJob).
+  Admission submit(std::shared_ptr<Job> job);
+
+  /// Checks a job against the model (token ids, max_len, options) before
+  /// it is queued: false with a one-line message, and `field`, the request
+  /// field it names.
+  bool checkJob(const Job &job, std::string &error, std::string &field) const;
+
+  /// Stops taking jobs, lets the running and queued ones finish for up to
+  /// `graceSeconds`, then cancels what is left and joins the thread.
+  void shutdown(double graceSeconds);
+
+  SchedulerState state() const;
+  /// Whether requests join a running batch (else: one at a time).
+  bool batches() const { return joins; }
+  const Plan &plan() const { return model.plan(); }
+
+private:
+  Scheduler(Model &model, std::unique_ptr<Model> donor, int64_t maxQueue);
+  struct Row;
+  void loop();
+  /// Ends cancelled rows, and moves the live ones up over finished ones.
+  void compact(std::vector<Row> &rows);
+  /// The first waiting job, when it fits the batch now (under the lock).
+  std::shared_ptr<Job> nextJob(const std::vector<Row> &rows);
+  bool admit(std::shared_ptr<Job> job, std::vector<Row> &rows);
+  bool step(std::vector<Row> &rows);
+  void runAlone(const std::shared_ptr<Job> &job);
+  /// Delivers a token to its row; false when the row is finished.
+  bool deliver(Row &row, int64_t token);
+  bool fits(const std::vector<Row> &rows, int64_t promptLength,
+            int64_t budget, int64_t &shift) const;
+  void finishRow(Row &row, FinishReason reason, const std::string &error);
+
+  Model &model;
+  std::unique_ptr<Model> donor;
+  const int64_t maxQueue;
+  const bool encoderDecoder;
+  const bool joins;
+
+  mutable std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<std::shared_ptr<Job>> queue;
+  bool closing = false;       // no new jobs
+  bool cancelAll = false;     // the grace period is over
+  int64_t running = 0;
+  double lastStepSeconds = 0;
+  std::thread thread;
+};
+
+} // namespace tfmc::runtime::serve
+
+#endif // TFMC_RUNTIME_SERVE_SCHEDULER_H
