@@ -15,6 +15,7 @@
 
 #include "support/FileIO.h"
 #include "runtime/core/Model.h"
+#include "runtime/tokenizers/Tokenizer.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -100,6 +101,22 @@ std::string noTokensMessage(const std::string &where, std::string_view text);
 
 /// Fails (one line naming `where`) when `text` is longer than that bound.
 void checkTextLength(const std::string &where, std::string_view text);
+
+/// A text as a model without a decoder takes it: BERT's WordPiece as
+/// [CLS] A [SEP] (B [SEP]) with token types (`types`), else the
+/// tokenizer's ids with the files' BOS and EOS (`types` empty). False with
+/// a message on a text the tokenizer refuses.
+bool encodeModelText(Tokenizer &tokenizer, const PromptTokens &tokens,
+                     std::string_view text, const std::string_view *pair,
+                     int64_t maxLen, std::vector<int64_t> &ids,
+                     std::vector<int64_t> &types, std::string &error);
+
+/// Row `row`'s sentence embedding from last_hidden_state [B, S, d]: the
+/// mean over the tokens `mask` [B, S] keeps ([CLS] and [SEP] included, as
+/// sentence-transformers' mean pooling), or the first token's ("cls").
+std::vector<float> pooledRow(const std::string &pooling,
+                             const OutputView &output,
+                             const std::vector<int64_t> &mask, int64_t row);
 
 /// The model with the weights at `weightsPath`.
 std::unique_ptr<Model> loadModel(const std::string &weightsPath);

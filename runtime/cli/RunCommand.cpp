@@ -153,19 +153,13 @@ std::map<std::string, IntegerTensor> readTextOptions(const Options &options,
         texts.size() == 1 ? "--text" : fmt::format("--text {}", i + 1);
     std::vector<int64_t> ids, typeIds;
     checkTextLength(where, texts[i]);
-    if (wordPiece) {
-      std::string pair =
-          options.has("--text-pair") ? options.get("--text-pair") : "";
-      std::string_view second = pair;
-      if (!wordPiece->encodeForModel(
-              texts[i], options.has("--text-pair") ? &second : nullptr,
-              static_cast<std::size_t>(plan.maxLen), ids, typeIds, error))
-        fail(where + ": " + error);
-    } else {
-      if (!tokenizer->encode(texts[i], ids, error))
-        fail(where + ": " + error);
-      promptTokens.surround(ids);
-    }
+    std::string pair =
+        options.has("--text-pair") ? options.get("--text-pair") : "";
+    std::string_view second = pair;
+    if (!encodeModelText(*tokenizer, promptTokens, texts[i],
+                         options.has("--text-pair") ? &second : nullptr,
+                         plan.maxLen, ids, typeIds, error))
+      fail(where + ": " + error);
     if (ids.empty())
       fail(noTokensMessage(where, texts[i]));
     if (static_cast<int64_t>(ids.size()) > plan.maxLen)
@@ -203,31 +197,17 @@ std::map<std::string, IntegerTensor> readTextOptions(const Options &options,
   return inputs;
 }
 
-/// `--pooling`'s sentence embeddings, one line per text: the masked mean of
-/// last_hidden_state over each text's tokens ([CLS] and [SEP] included, as
-/// sentence-transformers' mean pooling), or its first token's ([CLS]).
+/// `--pooling`'s sentence embeddings, one line per text.
 void printPooled(const std::string &pooling, const OutputView &output,
                  const IntegerTensor &mask) {
   if (output.name != "last_hidden_state" || output.shape.size() != 3)
     fail(fmt::format("--pooling needs a model whose output is "
                      "last_hidden_state [B, S, d], not {} {}",
                      output.name, formatShape(output.shape)));
-  const int64_t batch = output.shape[0], length = output.shape[1],
-                width = output.shape[2];
-  for (int64_t b = 0; b < batch; ++b) {
-    std::vector<double> sum(static_cast<std::size_t>(width), 0.0);
-    int64_t count = 0;
-    for (int64_t s = 0; s < (pooling == "cls" ? 1 : length); ++s) {
-      if (mask.values[b * length + s] == 0)
-        continue;
-      ++count;
-      const float *row = output.data + (b * length + s) * width;
-      for (int64_t d = 0; d < width; ++d)
-        sum[d] += row[d];
-    }
+  for (int64_t b = 0; b < output.shape[0]; ++b) {
     std::string line = fmt::format("embedding {}:", b);
-    for (int64_t d = 0; d < width; ++d)
-      line += fmt::format(" {:.7g}", sum[d] / std::max<int64_t>(count, 1));
+    for (float value : pooledRow(pooling, output, mask.values, b))
+      line += fmt::format(" {:.7g}", value);
     std::printf("%s\n", line.c_str());
   }
 }
@@ -254,6 +234,42 @@ void printArgmax(const OutputView &output) {
 }
 
 } // namespace
+
+bool encodeModelText(Tokenizer &tokenizer, const PromptTokens &tokens,
+                     std::string_view text, const std::string_view *pair,
+                     int64_t maxLen, std::vector<int64_t> &ids,
+                     std::vector<int64_t> &types, std::string &error) {
+  ids.clear();
+  types.clear();
+  if (auto *wordPiece = dynamic_cast<WordPieceTokenizer *>(&tokenizer))
+    return wordPiece->encodeForModel(text, pair,
+                                     static_cast<std::size_t>(maxLen), ids,
+                                     types, error);
+  if (!tokenizer.encode(text, ids, error))
+    return false;
+  tokens.surround(ids);
+  return true;
+}
+
+std::vector<float> pooledRow(const std::string &pooling,
+                             const OutputView &output,
+                             const std::vector<int64_t> &mask, int64_t row) {
+  const int64_t length = output.shape[1], width = output.shape[2];
+  std::vector<double> sum(static_cast<std::size_t>(width), 0.0);
+  int64_t count = 0;
+  for (int64_t s = 0; s < (pooling == "cls" ? 1 : length); ++s) {
+    if (mask[row * length + s] == 0)
+      continue;
+    ++count;
+    const float *values = output.data + (row * length + s) * width;
+    for (int64_t d = 0; d < width; ++d)
+      sum[d] += values[d];
+  }
+  std::vector<float> pooled(static_cast<std::size_t>(width));
+  for (int64_t d = 0; d < width; ++d)
+    pooled[d] = static_cast<float>(sum[d] / std::max<int64_t>(count, 1));
+  return pooled;
+}
 
 int runCommand(int argc, char **argv) {
   Options options("run",

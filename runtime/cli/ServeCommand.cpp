@@ -3,6 +3,7 @@
 //   NAME serve --weights W [--tokenizer DIR] [--host 127.0.0.1] [--port 8080]
 //              [--threads N] [--api-key KEY] [--model-id ID] [--max-queue N]
 //              [--max-body-bytes N] [--read-timeout S] [--shutdown-timeout S]
+//              [--pooling mean|cls]  (encoder-only models: /v1/embeddings)
 //
 // An OpenAI-compatible HTTP server (Debian's cpp-httplib): one thread per
 // connection reads and checks the request (OpenAiApi), tokenizes it, and
@@ -257,6 +258,8 @@ private:
   void sendError(httplib::Response &response, const ApiError &error);
   void completion(const httplib::Request &request, httplib::Response &response,
                   bool chat);
+  void embeddings(const httplib::Request &request,
+                  httplib::Response &response);
   /// The prompt's ids, or false with `error`.
   bool promptIds(const CompletionRequest &request, std::vector<int64_t> &ids,
                  ApiError &error) const;
@@ -275,6 +278,10 @@ private:
   int64_t created = unixTime();
   int64_t maxBodyBytes = 0;
   bool encoderDecoder = false;
+  std::string pooling;      // an encoder-only model's, for /v1/embeddings
+  std::mutex forwardMutex; // its forward runs one request at a time
+  /// Tokenizer::encode is not thread-safe (its caches); decode is.
+  mutable std::mutex encodeMutex;
 };
 
 void Server::sendError(httplib::Response &response, const ApiError &error) {
@@ -356,6 +363,7 @@ bool Server::promptIds(const CompletionRequest &request,
     return false;
   }
   std::string message;
+  std::unique_lock<std::mutex> encoding(encodeMutex);
   if (!tokenizer->encode(text, ids, message)) {
     error.param = request.chat ? "messages" : "prompt";
     error.message = message;
@@ -381,6 +389,13 @@ void Server::completion(const httplib::Request &httpRequest,
   if (!parseCompletionRequest(httpRequest.body, chatEndpoint, modelId, request,
                               error))
     return sendError(response, error);
+  if (!scheduler) {
+    error.param = "model";
+    error.message = fmt::format("model {} does not generate: it serves "
+                                "/v1/embeddings",
+                                support::quote(modelId));
+    return sendError(response, error);
+  }
   auto job = std::make_shared<Job>();
   if (!promptIds(request, job->prompt, error))
     return sendError(response, error);
@@ -578,6 +593,111 @@ void Server::completion(const httplib::Request &httpRequest,
       });
 }
 
+void Server::embeddings(const httplib::Request &httpRequest,
+                        httplib::Response &response) {
+  EmbeddingRequest request;
+  ApiError error;
+  if (!parseEmbeddingRequest(httpRequest.body, modelId, request, error))
+    return sendError(response, error);
+  if (pooling.empty()) {
+    error.param = "model";
+    error.message = fmt::format("model {} generates: /v1/embeddings needs an "
+                                "encoder-only model (serve --pooling)",
+                                support::quote(modelId));
+    return sendError(response, error);
+  }
+  const Plan &plan = model->plan();
+  const std::size_t count = request.ids.size();
+  std::vector<std::vector<int64_t>> types(count);
+  int64_t tokens = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string param = count == 1 ? "input" : fmt::format("input[{}]", i);
+    error.param = "input";
+    if (request.texts[i]) {
+      std::string message;
+      if (!tokenizer) {
+        error.message = "a text input needs the server to have --tokenizer "
+                        "DIR (give token ids instead)";
+        return sendError(response, error);
+      }
+      if (static_cast<int64_t>(request.texts[i]->size()) >
+          kMaxTextBytesPerPosition * plan.maxLen) {
+        error.message = fmt::format("{} is {} bytes, more than max_len {} "
+                                    "tokens can hold",
+                                    param, request.texts[i]->size(),
+                                    plan.maxLen);
+        return sendError(response, error);
+      }
+      std::unique_lock<std::mutex> encoding(encodeMutex);
+      if (!encodeModelText(*tokenizer, promptTokens, *request.texts[i],
+                           nullptr, plan.maxLen, request.ids[i], types[i],
+                           message)) {
+        error.message = param + ": " + message;
+        return sendError(response, error);
+      }
+    }
+    const std::vector<int64_t> &ids = request.ids[i];
+    if (ids.empty() || static_cast<int64_t>(ids.size()) > plan.maxLen) {
+      error.message = fmt::format("{} has {} tokens; the model takes 1 to {}",
+                                  param, ids.size(), plan.maxLen);
+      return sendError(response, error);
+    }
+    for (std::size_t t = 0; t < ids.size(); ++t)
+      if (ids[t] >= plan.vocab) {
+        error.message = fmt::format("{}[{}] = {} is not a token id (vocab "
+                                    "{})",
+                                    param, t, ids[t], plan.vocab);
+        return sendError(response, error);
+      }
+    tokens += static_cast<int64_t>(ids.size());
+  }
+  // Batches of up to max_batch inputs, right-padded, one at a time.
+  std::vector<std::vector<float>> vectors;
+  std::lock_guard<std::mutex> lock(forwardMutex);
+  for (std::size_t first = 0; first < count;
+       first += static_cast<std::size_t>(plan.maxBatch)) {
+    const std::size_t last =
+        std::min(count, first + static_cast<std::size_t>(plan.maxBatch));
+    const int64_t batch = static_cast<int64_t>(last - first);
+    std::size_t length = 0;
+    for (std::size_t i = first; i < last; ++i)
+      length = std::max(length, request.ids[i].size());
+    auto tensor = [&](bool mask, bool typeIds) {
+      IntegerTensor values;
+      values.shape = {batch, static_cast<int64_t>(length)};
+      values.values.assign(static_cast<std::size_t>(batch) * length, 0);
+      for (std::size_t i = first; i < last; ++i)
+        for (std::size_t t = 0; t < request.ids[i].size(); ++t)
+          values.values[(i - first) * length + t] =
+              mask      ? 1
+              : typeIds ? (t < types[i].size() ? types[i][t] : 0)
+                        : request.ids[i][t];
+      return values;
+    };
+    std::map<std::string, IntegerTensor> inputs;
+    inputs["input_ids"] = tensor(false, false);
+    IntegerTensor mask = tensor(true, false);
+    if (entryTakes(*model, "forward", "attention_mask"))
+      inputs["attention_mask"] = mask;
+    if (entryTakes(*model, "forward", "token_type_ids"))
+      inputs["token_type_ids"] = tensor(false, true);
+    std::string message;
+    std::optional<OutputView> output = model->forward(inputs, message);
+    if (!output) {
+      ApiError failure;
+      failure.status = 500;
+      failure.type = "server_error";
+      failure.message = message;
+      return sendError(response, failure);
+    }
+    for (int64_t b = 0; b < batch; ++b)
+      vectors.push_back(pooledRow(pooling, *output, mask.values, b));
+  }
+  metrics.tokens(tokens, 0);
+  response.set_content(embeddingBody(modelId, vectors, tokens, request.base64),
+                       "application/json");
+}
+
 void Server::routes() {
   auto guarded = [this](const char *endpoint, auto handler) {
     return [this, endpoint, handler](const httplib::Request &request,
@@ -621,6 +741,11 @@ void Server::routes() {
             guarded("completions", [this](const httplib::Request &request,
                                           httplib::Response &response) {
               completion(request, response, false);
+            }));
+  http.Post("/v1/embeddings",
+            guarded("embeddings", [this](const httplib::Request &request,
+                                         httplib::Response &response) {
+              embeddings(request, response);
             }));
   http.Post("/v1/chat/completions",
             guarded("chat", [this](const httplib::Request &request,
@@ -716,10 +841,31 @@ int Server::run() {
     model = loadModel(options.get("--weights"));
     encoderDecoder = entryTakes(*model, "prefill", "decoder_input_ids");
     applyThreads(options);
-    std::string error;
-    scheduler = Scheduler::create(*model, maxQueue, error);
-    if (!scheduler)
-      fail(error);
+    // A model that generates answers completions; an encoder-only one
+    // (last_hidden_state) embeddings, pooled as --pooling says.
+    if (model->hasEntry("decode_step")) {
+      if (options.has("--pooling"))
+        fail(fmt::format("--pooling is for encoder-only models; model '{}' "
+                         "generates",
+                         plan.model));
+      std::string error;
+      scheduler = Scheduler::create(*model, maxQueue, error);
+      if (!scheduler)
+        fail(error);
+    } else if (plan.output().name == "last_hidden_state") {
+      if (!options.has("--pooling"))
+        fail(fmt::format("model '{}' is encoder-only: give --pooling mean|cls "
+                         "for /v1/embeddings",
+                         plan.model));
+      pooling = options.get("--pooling");
+      if (pooling != "mean" && pooling != "cls")
+        fail(fmt::format("--pooling expects mean or cls, got {}",
+                         support::quote(pooling)));
+    } else {
+      fail(fmt::format("model '{}' cannot generate (no decoder) and outputs "
+                       "{}, not last_hidden_state: it has nothing to serve",
+                       plan.model, plan.output().name));
+    }
   } catch (...) {
     http.stop();
     listener.join();
@@ -737,7 +883,8 @@ int Server::run() {
                programName().c_str(), signal == SIGTERM ? "SIGTERM" : "SIGINT",
                static_cast<long long>(shutdownTimeout));
   http.stop();
-  scheduler->shutdown(static_cast<double>(shutdownTimeout));
+  if (scheduler)
+    scheduler->shutdown(static_cast<double>(shutdownTimeout));
   listener.join();
   scheduler.reset();
   std::fprintf(stderr, "%s: stopped\n", programName().c_str());
@@ -750,7 +897,8 @@ int serveCommand(int argc, char **argv) {
   Options options("serve",
                   {"--weights", "--tokenizer", "--host", "--port", "--threads",
                    "--api-key", "--model-id", "--max-queue",
-                   "--max-body-bytes", "--read-timeout", "--shutdown-timeout"},
+                   "--max-body-bytes", "--read-timeout", "--shutdown-timeout",
+                   "--pooling"},
                   argc, argv, 2);
   if (options.helpRequested()) {
     printUsage(stdout);

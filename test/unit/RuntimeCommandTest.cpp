@@ -255,7 +255,8 @@ TEST_F(CommandTest, EveryErrorIsOneLineAndExitCode1) {
   // The socket is bound before the model loads: a model that cannot
   // generate still ends with one line (and the listener stopped).
   expectModelError("serve" + w + " --port 0",
-                   "model 'tiny' cannot generate: it has no decoder");
+                   "model 'tiny' cannot generate (no decoder) and outputs "
+                   "logits, not last_hidden_state: it has nothing to serve");
   expectModelError("serve --weights " + pathOf("missing.safetensors") +
                        " --port 0",
                    pathOf("missing.safetensors") +
