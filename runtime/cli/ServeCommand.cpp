@@ -484,7 +484,8 @@ void Server::completion(const httplib::Request &httpRequest,
     break;
   case Scheduler::Admission::QueueFull: {
     error.status = 429;
-    error.type = "rate_limit_exceeded";
+    error.type = "requests"; // OpenAI's type and code for a 429
+    error.code = "rate_limit_exceeded";
     error.message = "the server's queue is full: retry later";
     SchedulerState state = scheduler->state();
     response.set_header(
@@ -785,7 +786,7 @@ int Server::run() {
   const std::string host =
       options.has("--host") ? options.get("--host") : "127.0.0.1";
   const int64_t port = integerOption(options, "--port", 8080, 0, 65535);
-  const int64_t maxQueue = integerOption(options, "--max-queue", 64, 0, 4096);
+  const int64_t maxQueue = integerOption(options, "--max-queue", 64, 1, 4096);
   maxBodyBytes =
       integerOption(options, "--max-body-bytes", 1 << 20, 1024, 1 << 30);
   const int64_t readTimeout = integerOption(options, "--read-timeout", 30, 1,
@@ -802,6 +803,9 @@ int Server::run() {
     chat = readChatSetup(options.get("--tokenizer"));
   }
 
+  // A client that goes away must not end the server: writes to its socket
+  // fail instead (and cancel its request).
+  std::signal(SIGPIPE, SIG_IGN);
   // Signals go to the thread that waits for them, not to the workers.
   sigset_t signals;
   sigemptyset(&signals);

@@ -1,15 +1,18 @@
 """Runs commands against a `NAME serve` it starts (lit's shell has no `&`).
 
     python3 with_server.py [--ready-timeout S] [--stop-timeout S]
-        [--server-log FILE] SERVER_COMMAND... -- COMMAND... [-- COMMAND...]
+        [--server-log FILE] [--commands-stop-it]
+        SERVER_COMMAND... -- COMMAND... [-- COMMAND...]
 
 Starts SERVER_COMMAND (give it --port 0), waits for the one line it prints
 on stderr when ready, `NAME: serving MODEL_ID on http://HOST:PORT`, then
 runs each COMMAND in turn, with @BASE_URL@ in its arguments replaced by
 http://HOST:PORT/v1, @ROOT_URL@ by http://HOST:PORT, @PORT@ by the port and
-@MODEL@ by MODEL_ID; their output is this script's. Then it sends the
-server SIGTERM, which must end it with exit status 0 within --stop-timeout,
-and prints `server: exit 0 after SIGTERM`. The server's stderr goes to
+@MODEL@ by MODEL_ID and @SERVER_PID@ by the server's process id; their
+output is this script's. Then it sends the server SIGTERM (unless
+--commands-stop-it: the commands signal it themselves), which must end it
+with exit status 0 within --stop-timeout, and prints `server: exit 0 after
+SIGTERM`. The server's stderr goes to
 --server-log (else to this script's stderr).
 
 Exits 1 when the server is not ready in time, exits before it is stopped,
@@ -37,7 +40,12 @@ def fail(message):
 def main():
     argv = sys.argv[1:]
     options = {"--ready-timeout": "60", "--stop-timeout": "30", "--server-log": None}
-    while argv and argv[0] in options:
+    commands_stop_it = False
+    while argv and (argv[0] in options or argv[0] == "--commands-stop-it"):
+        if argv[0] == "--commands-stop-it":
+            commands_stop_it = True
+            argv = argv[1:]
+            continue
         if len(argv) < 2:
             fail(f"{argv[0]} needs a value")
         options[argv[0]] = argv[1]
@@ -82,7 +90,8 @@ def main():
         fail(f"the server exited with status {status} before it was ready: {' '.join(server_command)}")
 
     replacements = {"@BASE_URL@": found["root"] + "/v1", "@ROOT_URL@": found["root"],
-                    "@PORT@": found["port"], "@MODEL@": found["model"]}
+                    "@PORT@": found["port"], "@MODEL@": found["model"],
+                    "@SERVER_PID@": str(server.pid)}
     status = 0
     for command in commands:
         command = [replace_all(arg, replacements) for arg in command]
@@ -91,12 +100,15 @@ def main():
         if status != 0:
             sys.stderr.write(f"with_server.py: {' '.join(command)} exited with status {status}\n")
             break
-        if server.poll() is not None:
+        if server.poll() is not None and not commands_stop_it:
             fail(f"the server exited (status {server.returncode}) while it was in use")
 
-    if server.poll() is not None:
+    if commands_stop_it:
+        pass
+    elif server.poll() is not None:
         fail(f"the server exited (status {server.returncode}) before it was stopped")
-    server.send_signal(signal.SIGTERM)
+    else:
+        server.send_signal(signal.SIGTERM)
     try:
         code = server.wait(float(options["--stop-timeout"]))
     except subprocess.TimeoutExpired:
