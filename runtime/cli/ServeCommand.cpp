@@ -7,7 +7,7 @@
 //
 // An OpenAI-compatible HTTP server (Debian's cpp-httplib): one thread per
 // connection reads and checks the request (OpenAiApi), tokenizes it, and
-// hands a Job to the Scheduler, which runs every request of the process in
+// hands a Job to the ContinuousBatcher, which runs every request of the process in
 // one continuously batched generation; tokens come back through a Channel
 // to the connection's thread, which writes the response, or the stream of
 // server-sent events as they come. The socket is bound first and /health
@@ -24,7 +24,7 @@
 #include "runtime/serve/ChatTemplate.h"
 #include "runtime/serve/Metrics.h"
 #include "runtime/serve/OpenAiApi.h"
-#include "runtime/serve/Scheduler.h"
+#include "runtime/generate/ContinuousBatcher.h"
 #include "runtime/tokenizers/Tokenizer.h"
 #include "support/FileIO.h"
 #include "support/Text.h"
@@ -274,7 +274,7 @@ private:
   PromptTokens promptTokens;
   ChatSetup chat;
   std::unique_ptr<Model> model;
-  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<ContinuousBatcher> scheduler;
   int64_t created = unixTime();
   int64_t maxBodyBytes = 0;
   bool encoderDecoder = false;
@@ -440,7 +440,12 @@ void Server::completion(const httplib::Request &httpRequest,
   {
     std::string message, field;
     if (!scheduler->checkJob(*job, message, field)) {
-      error.param = field;
+      // OpenAI's name for the budget.
+      const std::string budget = "max_new_tokens";
+      for (std::size_t at = message.find(budget); at != std::string::npos;
+           at = message.find(budget))
+        message.replace(at, budget.size(), "max_tokens");
+      error.param = field == budget ? "max_tokens" : field;
       error.message = message;
       return sendError(response, error);
     }
@@ -480,21 +485,21 @@ void Server::completion(const httplib::Request &httpRequest,
   };
 
   switch (scheduler->submit(job)) {
-  case Scheduler::Admission::Accepted:
+  case ContinuousBatcher::Admission::Accepted:
     break;
-  case Scheduler::Admission::QueueFull: {
+  case ContinuousBatcher::Admission::QueueFull: {
     error.status = 429;
     error.type = "requests"; // OpenAI's type and code for a 429
     error.code = "rate_limit_exceeded";
     error.message = "the server's queue is full: retry later";
-    SchedulerState state = scheduler->state();
+    BatcherState state = scheduler->state();
     response.set_header(
         "Retry-After",
         std::to_string(std::max<int64_t>(
             1, static_cast<int64_t>(state.stepSeconds * 16 + 0.999))));
     return sendError(response, error);
   }
-  case Scheduler::Admission::Closed:
+  case ContinuousBatcher::Admission::Closed:
     error.status = 503;
     error.type = "server_error";
     error.message = "the server is shutting down";
@@ -725,7 +730,7 @@ void Server::routes() {
   });
   http.Get("/metrics", [this](const httplib::Request &,
                               httplib::Response &response) {
-    SchedulerState state;
+    BatcherState state;
     if (ready && scheduler)
       state = scheduler->state();
     response.set_content(
@@ -737,6 +742,24 @@ void Server::routes() {
                                     httplib::Response &response) {
              response.set_content(modelsBody(modelId, created),
                                   "application/json");
+           }));
+  http.Get(R"(/v1/models/(.+))",
+           guarded("models", [this](const httplib::Request &request,
+                                    httplib::Response &response) {
+             if (request.matches[1] == modelId) {
+               response.set_content(modelBody(modelId, created),
+                                    "application/json");
+               return;
+             }
+             ApiError error;
+             error.status = 404;
+             error.param = "model";
+             error.code = "model_not_found";
+             error.message = fmt::format(
+                 "model {} is not served here (this server serves {})",
+                 support::quote(request.matches[1].str()),
+                 support::quote(modelId));
+             sendError(response, error);
            }));
   http.Post("/v1/completions",
             guarded("completions", [this](const httplib::Request &request,
@@ -853,7 +876,7 @@ int Server::run() {
                          "generates",
                          plan.model));
       std::string error;
-      scheduler = Scheduler::create(*model, maxQueue, error);
+      scheduler = ContinuousBatcher::create(*model, maxQueue, error);
       if (!scheduler)
         fail(error);
     } else if (plan.output().name == "last_hidden_state") {

@@ -1,7 +1,7 @@
 //===- GenerateCApi.cpp - The C API of generation (tfmc_generate.h) ------===//
 //
 // tfmc_generate, tfmc_generate_options_init and tfmc_generate_batch over
-// Generate.h, with the C API's error discipline (core/CApiImpl.h). In
+// Generate.h, and tfmc_batcher over ContinuousBatcher.h, with the C API's error discipline (core/CApiImpl.h). In
 // libtfmc_generate.a: linked into programs and libraries of models with a
 // decoder only.
 //
@@ -9,6 +9,7 @@
 
 #include "runtime/core/CApiImpl.h"
 #include "runtime/core/tfmc.h"
+#include "runtime/generate/ContinuousBatcher.h"
 #include "runtime/generate/Generate.h"
 #include "runtime/generate/tfmc_generate.h"
 
@@ -119,4 +120,101 @@ extern "C" int tfmc_generate_batch(tfmc_model *model,
       return failWith(error);
     return result->cancelled ? TFMC_CANCEL : 0;
   });
+}
+
+struct tfmc_batcher {
+  std::unique_ptr<ContinuousBatcher> batcher;
+};
+
+extern "C" int tfmc_batcher_create(tfmc_model *model, int64_t max_queue,
+                                   tfmc_batcher **batcher) {
+  return guarded("tfmc_batcher_create", [&]() -> int {
+    if (!model || !model->model || !batcher)
+      return failWith("tfmc_batcher_create: model and batcher must not be "
+                      "null");
+    *batcher = nullptr;
+    if (max_queue < 1)
+      return failWith(fmt::format(
+          "tfmc_batcher_create: max_queue must be at least 1, got {}",
+          max_queue));
+    std::string error;
+    auto created = std::make_unique<tfmc_batcher>();
+    created->batcher = ContinuousBatcher::create(*model->model, max_queue, error);
+    if (!created->batcher)
+      return failWith(error);
+    *batcher = created.release();
+    return 0;
+  });
+}
+
+extern "C" int tfmc_batcher_submit(tfmc_batcher *batcher,
+                                   const int64_t *prompt, int64_t length,
+                                   const tfmc_generate_options *options,
+                                   tfmc_sequence_token_callback on_token,
+                                   tfmc_sequence_done_callback on_done,
+                                   void *user) {
+  return guarded("tfmc_batcher_submit", [&]() -> int {
+    if (!batcher || !batcher->batcher || !options || (length > 0 && !prompt))
+      return failWith("tfmc_batcher_submit: batcher, prompt and options "
+                      "must not be null");
+    if (length < 1)
+      return failWith("tfmc_batcher_submit: the prompt is empty");
+    if (options->eos_count < 0 || (options->eos_count > 0 && !options->eos))
+      return failWith("tfmc_batcher_submit: eos_count is negative, or eos "
+                      "is null with eos_count > 0");
+    if (options->num_beams != 1)
+      return failWith(fmt::format("num_beams must be 1 in a batcher (beam "
+                                  "search: tfmc_generate_batch), got {}",
+                                  options->num_beams));
+    auto job = std::make_shared<Job>();
+    job->prompt.assign(prompt, prompt + length);
+    job->bos = options->bos;
+    job->eos.assign(options->eos, options->eos + options->eos_count);
+    job->maxTokens = options->max_new_tokens;
+    job->sampling.temperature = options->temperature;
+    job->sampling.topK = options->top_k;
+    job->sampling.topP = options->top_p;
+    job->sampling.seed = options->seed;
+    job->sampling.repetitionPenalty = options->repetition_penalty;
+    std::string error, field;
+    if (!batcher->batcher->checkJob(*job, error, field))
+      return failWith(error);
+    job->onToken = [on_token, user](int64_t token) {
+      if (!on_token)
+        return TokenAction::Continue;
+      int action = on_token(user, token);
+      return action == TFMC_CANCEL          ? TokenAction::Cancel
+             : action == TFMC_STOP_SEQUENCE ? TokenAction::StopSequence
+                                            : TokenAction::Continue;
+    };
+    job->onDone = [on_done, user](FinishReason reason,
+                                  const std::string &message) {
+      if (!on_done)
+        return;
+      int code = reason == FinishReason::Stop        ? TFMC_FINISH_STOP
+                 : reason == FinishReason::Length    ? TFMC_FINISH_LENGTH
+                 : reason == FinishReason::Cancelled ? TFMC_FINISH_CANCELLED
+                                                     : TFMC_FINISH_ERROR;
+      on_done(user, code,
+              reason == FinishReason::Error ? message.c_str() : nullptr);
+    };
+    switch (batcher->batcher->submit(std::move(job))) {
+    case ContinuousBatcher::Admission::Accepted:
+      return 0;
+    case ContinuousBatcher::Admission::QueueFull:
+      return TFMC_QUEUE_FULL;
+    case ContinuousBatcher::Admission::Closed:
+      break;
+    }
+    return failWith("tfmc_batcher_submit: the batcher is shutting down");
+  });
+}
+
+extern "C" void tfmc_batcher_destroy(tfmc_batcher *batcher,
+                                     double grace_seconds) {
+  if (!batcher)
+    return;
+  if (batcher->batcher)
+    batcher->batcher->shutdown(grace_seconds);
+  delete batcher;
 }

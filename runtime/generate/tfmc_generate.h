@@ -75,6 +75,56 @@ int tfmc_generate_batch(tfmc_model *model, const int64_t *const *prompts,
                         tfmc_token_callback callback, void *user,
                         int64_t *out, int64_t *out_counts);
 
+/* Continuous batching (what `NAME serve` runs): sequences submitted at any
+ * time, from any thread, join one running batch between its decode steps
+ * (up to the compiled max batch) and leave it when they end, each with its
+ * own options. A sequence's tokens are those tfmc_generate_batch gives for
+ * its prompt alone with the same options, whatever else is in the batch.
+ * Decoder-only models whose decode step takes attention_mask and
+ * position_ids batch so; encoder-decoders run one sequence at a time. The
+ * batcher has its own thread and uses `model` (and a second handle it
+ * makes with tfmc_share) until tfmc_batcher_destroy: use another handle
+ * for other work meanwhile. */
+typedef struct tfmc_batcher tfmc_batcher;
+
+/* How a submitted sequence ended: its done callback's `reason`. */
+enum {
+  TFMC_FINISH_STOP = 0,      /* an eos, or TFMC_STOP_SEQUENCE from on_token */
+  TFMC_FINISH_LENGTH = 1,    /* max_new_tokens */
+  TFMC_FINISH_CANCELLED = 2, /* TFMC_CANCEL from on_token, or destroyed */
+  TFMC_FINISH_ERROR = 3      /* the model failed: `error` says why */
+};
+
+/* tfmc_batcher_submit's result when `max_queue` sequences already wait. */
+#define TFMC_QUEUE_FULL 3
+
+/* Called on the batcher's thread, so keep them short: each new token as it
+ * is chosen (return TFMC_CONTINUE, TFMC_STOP_SEQUENCE or TFMC_CANCEL), then
+ * once when the sequence ends (`error` null unless TFMC_FINISH_ERROR). */
+typedef int (*tfmc_sequence_token_callback)(void *user, int64_t token);
+typedef void (*tfmc_sequence_done_callback)(void *user, int reason,
+                                            const char *error);
+
+/* A batcher over `model` in which up to `max_queue` (>= 1) sequences may
+ * wait for a row. Returns 0, or 1 with tfmc_last_error() set. */
+int tfmc_batcher_create(tfmc_model *model, int64_t max_queue,
+                        tfmc_batcher **batcher);
+
+/* Queues one sequence (decoder-only: the prompt; encoder-decoder: the
+ * source, with options->bos). The options are tfmc_generate_batch's but
+ * num_beams, which must be 1. Returns 0 (the callbacks will come),
+ * TFMC_QUEUE_FULL, or 1 with tfmc_last_error() set (bad options name the
+ * field, e.g. top_p); the callbacks are not called unless it returns 0. */
+int tfmc_batcher_submit(tfmc_batcher *batcher, const int64_t *prompt,
+                        int64_t length, const tfmc_generate_options *options,
+                        tfmc_sequence_token_callback on_token,
+                        tfmc_sequence_done_callback on_done, void *user);
+
+/* Stops taking sequences, lets those running and waiting finish for up to
+ * `grace_seconds`, ends the rest (TFMC_FINISH_CANCELLED), and frees the
+ * batcher; every done callback has returned when it returns. */
+void tfmc_batcher_destroy(tfmc_batcher *batcher, double grace_seconds);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -250,7 +250,7 @@ bool parseCompletionRequest(std::string_view text, bool chat,
       !fields.real("top_p", request.topP) ||
       !fields.integer("top_k", topK, 0) ||
       !fields.real("repetition_penalty", request.repetitionPenalty) ||
-      !fields.integer("seed", seed, std::numeric_limits<int64_t>::min()) ||
+      !fields.integer("seed", seed, 0) ||
       !fields.boolean("stream", request.stream) ||
       !fields.neutral("n", 1, "one choice per request") ||
       !fields.neutral("best_of", 1, "one choice per request") ||
@@ -264,12 +264,23 @@ bool parseCompletionRequest(std::string_view text, bool chat,
       !fields.neutral("frequency_penalty", 0,
                       "use repetition_penalty (Hugging Face's)") ||
       !fields.neutral("logit_bias", json::object(), "not implemented") ||
-      !fields.neutral("suffix", json(nullptr), "not implemented"))
+      !fields.neutral("suffix", json(nullptr), "not implemented") ||
+      !fields.neutral("response_format", json{{"type", "text"}},
+                      "structured output is not implemented") ||
+      !fields.neutral("modalities", json::array({"text"}),
+                      "the model writes text only"))
     return false;
-  if (!(request.temperature >= 0 && std::isfinite(request.temperature)))
+  if (const json *choice = fields.find("tool_choice");
+      choice && *choice != "none" && *choice != "auto")
+    return fields.fail("tool_choice",
+                       fmt::format("tool_choice = {} is not supported: the "
+                                   "template is given the tools, and the "
+                                   "model chooses (\"auto\" or \"none\")",
+                                   support::oneLine(choice->dump())));
+  if (!(request.temperature >= 0 && request.temperature <= 2))
     return fields.fail("temperature",
-                       fmt::format("temperature must be 0 (greedy) or more, "
-                                   "got {}",
+                       fmt::format("temperature must be in [0, 2] (0: "
+                                   "greedy), got {}",
                                    request.temperature));
   if (!(request.topP > 0 && request.topP <= 1))
     return fields.fail("top_p", fmt::format("top_p must be in (0, 1], got {}",
@@ -491,13 +502,17 @@ std::string embeddingBody(const std::string &model,
   return body.dump();
 }
 
+std::string modelBody(const std::string &model, int64_t created) {
+  return json{{"id", model},
+              {"object", "model"},
+              {"created", created},
+              {"owned_by", "tfmc"}}
+      .dump();
+}
+
 std::string modelsBody(const std::string &model, int64_t created) {
-  json body = {
-      {"object", "list"},
-      {"data", json::array({{{"id", model},
-                             {"object", "model"},
-                             {"created", created},
-                             {"owned_by", "tfmc"}}})}};
+  json body = {{"object", "list"},
+               {"data", json::array({json::parse(modelBody(model, created))})}};
   return body.dump();
 }
 

@@ -100,8 +100,9 @@ std::string embeddingBody(const std::string &model,
                           const std::vector<std::vector<float>> &vectors,
                           int64_t promptTokens, bool base64);
 
-/// GET /v1/models.
+/// GET /v1/models, and GET /v1/models/ID.
 std::string modelsBody(const std::string &model, int64_t created);
+std::string modelBody(const std::string &model, int64_t created);
 
 } // namespace tfmc::runtime::serve
 

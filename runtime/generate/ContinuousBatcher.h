@@ -1,7 +1,8 @@
-//===- Scheduler.h - Continuous batching for NAME serve ---------*- C++ -*-===//
+//===- ContinuousBatcher.h - Continuous batching ----------------*- C++ -*-===//
 //
-// The scheduler runs every request of `NAME serve` on one Model, on its own
-// thread, one step at a time:
+// A ContinuousBatcher runs many independent requests on one Model, on its
+// own thread, one step at a time (what `NAME serve` and the C API's
+// tfmc_batcher run):
 //   - between decode steps, waiting requests join the running batch, up to
 //     the plan's max_batch rows: each runs its prompt alone as a one-row
 //     prefill on a second Model of the same load (Model::share), chooses its
@@ -24,13 +25,13 @@
 // decode step) and encoder-decoders run one request at a time through
 // generate().
 //
-// Callbacks run on the scheduler's thread and must be quick: they hand
-// tokens to the connection's thread.
+// Callbacks run on the batcher's thread and must be quick (a server hands
+// the tokens to the connection's thread).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFMC_RUNTIME_SERVE_SCHEDULER_H
-#define TFMC_RUNTIME_SERVE_SCHEDULER_H
+#ifndef TFMC_RUNTIME_GENERATE_CONTINUOUSBATCHER_H
+#define TFMC_RUNTIME_GENERATE_CONTINUOUSBATCHER_H
 
 #include "runtime/core/Model.h"
 #include "runtime/generate/Generate.h"
@@ -46,7 +47,7 @@
 #include <thread>
 #include <vector>
 
-namespace tfmc::runtime::serve {
+namespace tfmc::runtime {
 
 enum class FinishReason {
   Stop,      ///< eos, or a stop string (the callback said StopSequence)
@@ -73,41 +74,41 @@ struct Job {
 };
 
 /// What /metrics and 429's Retry-After read.
-struct SchedulerState {
+struct BatcherState {
   int64_t queued = 0;  // waiting to join
   int64_t running = 0; // rows of the batch
   int64_t maxBatch = 0;
   double stepSeconds = 0; // the last decode step's
 };
 
-class Scheduler {
+class ContinuousBatcher {
 public:
   /// Over `model` (which it then owns the use of); `maxQueue` requests may
   /// wait. Null with `error` when the second Model cannot be made.
-  static std::unique_ptr<Scheduler> create(Model &model, int64_t maxQueue,
+  static std::unique_ptr<ContinuousBatcher> create(Model &model, int64_t maxQueue,
                                            std::string &error);
-  ~Scheduler();
+  ~ContinuousBatcher();
 
   enum class Admission { Accepted, QueueFull, Closed };
   /// Queues the job (validated by the caller: checkJob).
   Admission submit(std::shared_ptr<Job> job);
 
   /// Checks a job against the model (token ids, max_len, options) before
-  /// it is queued: false with a one-line message, and `field`, the request
-  /// field it names.
+  /// it is queued: false with a one-line message naming the C API's field
+  /// (max_new_tokens, top_p, ...), also given in `field` (empty: none).
   bool checkJob(const Job &job, std::string &error, std::string &field) const;
 
   /// Stops taking jobs, lets the running and queued ones finish for up to
   /// `graceSeconds`, then cancels what is left and joins the thread.
   void shutdown(double graceSeconds);
 
-  SchedulerState state() const;
+  BatcherState state() const;
   /// Whether requests join a running batch (else: one at a time).
   bool batches() const { return joins; }
   const Plan &plan() const { return model.plan(); }
 
 private:
-  Scheduler(Model &model, std::unique_ptr<Model> donor, int64_t maxQueue);
+  ContinuousBatcher(Model &model, std::unique_ptr<Model> donor, int64_t maxQueue);
   struct Row;
   void loop();
   /// Ends cancelled rows, and moves the live ones up over finished ones.
@@ -139,6 +140,6 @@ private:
   std::thread thread;
 };
 
-} // namespace tfmc::runtime::serve
+} // namespace tfmc::runtime
 
-#endif // TFMC_RUNTIME_SERVE_SCHEDULER_H
+#endif // TFMC_RUNTIME_GENERATE_CONTINUOUSBATCHER_H

@@ -1,16 +1,16 @@
-//===- Scheduler.cpp - Continuous batching for NAME serve -----------------===//
+//===- ContinuousBatcher.cpp - Continuous batching ---------------------------===//
 
-#include "runtime/serve/Scheduler.h"
+#include "runtime/generate/ContinuousBatcher.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 
-namespace tfmc::runtime::serve {
+namespace tfmc::runtime {
 
 /// A sequence of the running batch, in the cache row of its index.
-struct Scheduler::Row {
+struct ContinuousBatcher::Row {
   std::shared_ptr<Job> job;
   Sampler sampler;
   std::vector<int64_t> history; // prompt, then the new tokens
@@ -37,7 +37,7 @@ bool canJoin(const Model &model) {
 
 } // namespace
 
-std::unique_ptr<Scheduler> Scheduler::create(Model &model, int64_t maxQueue,
+std::unique_ptr<ContinuousBatcher> ContinuousBatcher::create(Model &model, int64_t maxQueue,
                                              std::string &error) {
   if (!model.hasEntry("prefill") || !model.hasEntry("decode_step")) {
     error = fmt::format("model '{}' cannot generate: it has no decoder",
@@ -50,21 +50,21 @@ std::unique_ptr<Scheduler> Scheduler::create(Model &model, int64_t maxQueue,
     if (!donor)
       return nullptr;
   }
-  std::unique_ptr<Scheduler> scheduler(
-      new Scheduler(model, std::move(donor), maxQueue));
+  std::unique_ptr<ContinuousBatcher> scheduler(
+      new ContinuousBatcher(model, std::move(donor), maxQueue));
   scheduler->thread = std::thread([s = scheduler.get()] { s->loop(); });
   return scheduler;
 }
 
-Scheduler::Scheduler(Model &model, std::unique_ptr<Model> donor,
+ContinuousBatcher::ContinuousBatcher(Model &model, std::unique_ptr<Model> donor,
                      int64_t maxQueue)
     : model(model), donor(std::move(donor)), maxQueue(maxQueue),
       encoderDecoder(entryTakes(model, "prefill", "decoder_input_ids")),
       joins(this->donor != nullptr) {}
 
-Scheduler::~Scheduler() { shutdown(0); }
+ContinuousBatcher::~ContinuousBatcher() { shutdown(0); }
 
-bool Scheduler::checkJob(const Job &job, std::string &error,
+bool ContinuousBatcher::checkJob(const Job &job, std::string &error,
                          std::string &field) const {
   GenerateRequest request;
   request.prompts = {job.prompt};
@@ -76,25 +76,30 @@ bool Scheduler::checkJob(const Job &job, std::string &error,
   request.cApiNames = true;
   request.promptName = "prompt";
   if (!checkGenerateRequest(model, request, error)) {
-    field = error.find("max-new-tokens") != std::string::npos ? "max_tokens"
-            : error.find("prompt") != std::string::npos      ? "prompt"
-                                                              : "";
-    // The request's names, not the command line's.
+    // The C API's names, not the command line's.
     for (auto [from, to] :
          {std::pair<std::string, std::string>{"--max-new-tokens",
-                                              "max_tokens"},
+                                              "max_new_tokens"},
           {"--prompt", "prompt"},
           {"--eos", "eos"}}) {
       for (std::size_t at = error.find(from); at != std::string::npos;
            at = error.find(from, at + to.size()))
         error.replace(at, from.size(), to);
     }
+    field.clear();
+    for (const char *name :
+         {"max_new_tokens", "prompt", "temperature", "top_p", "top_k",
+          "repetition_penalty", "eos"})
+      if (error.find(name) != std::string::npos) {
+        field = name;
+        break;
+      }
     return false;
   }
   return true;
 }
 
-Scheduler::Admission Scheduler::submit(std::shared_ptr<Job> job) {
+ContinuousBatcher::Admission ContinuousBatcher::submit(std::shared_ptr<Job> job) {
   std::lock_guard<std::mutex> lock(mutex);
   if (closing)
     return Admission::Closed;
@@ -105,9 +110,9 @@ Scheduler::Admission Scheduler::submit(std::shared_ptr<Job> job) {
   return Admission::Accepted;
 }
 
-SchedulerState Scheduler::state() const {
+BatcherState ContinuousBatcher::state() const {
   std::lock_guard<std::mutex> lock(mutex);
-  SchedulerState state;
+  BatcherState state;
   state.queued = static_cast<int64_t>(queue.size());
   state.running = running;
   state.maxBatch = joins ? model.plan().maxBatch : 1;
@@ -115,7 +120,7 @@ SchedulerState Scheduler::state() const {
   return state;
 }
 
-void Scheduler::shutdown(double graceSeconds) {
+void ContinuousBatcher::shutdown(double graceSeconds) {
   std::unique_lock<std::mutex> lock(mutex);
   closing = true;
   wake.notify_all();
@@ -129,7 +134,7 @@ void Scheduler::shutdown(double graceSeconds) {
     thread.join();
 }
 
-void Scheduler::finishRow(Row &row, FinishReason reason,
+void ContinuousBatcher::finishRow(Row &row, FinishReason reason,
                           const std::string &error) {
   row.done = true;
   row.reason = reason;
@@ -137,7 +142,7 @@ void Scheduler::finishRow(Row &row, FinishReason reason,
     row.job->onDone(reason, error);
 }
 
-bool Scheduler::deliver(Row &row, int64_t token) {
+bool ContinuousBatcher::deliver(Row &row, int64_t token) {
   ++row.generated;
   row.newest = token;
   row.history.push_back(token);
@@ -155,7 +160,7 @@ bool Scheduler::deliver(Row &row, int64_t token) {
   return !row.done;
 }
 
-bool Scheduler::fits(const std::vector<Row> &rows, int64_t promptLength,
+bool ContinuousBatcher::fits(const std::vector<Row> &rows, int64_t promptLength,
                      int64_t budget, int64_t &shift) const {
   const int64_t maxLen = model.plan().maxLen;
   if (rows.empty()) {
@@ -179,7 +184,7 @@ bool Scheduler::fits(const std::vector<Row> &rows, int64_t promptLength,
   return false;
 }
 
-bool Scheduler::admit(std::shared_ptr<Job> job, std::vector<Row> &rows) {
+bool ContinuousBatcher::admit(std::shared_ptr<Job> job, std::vector<Row> &rows) {
   std::string error;
   Row row(job);
   const int64_t promptLength = static_cast<int64_t>(job->prompt.size());
@@ -233,7 +238,7 @@ bool Scheduler::admit(std::shared_ptr<Job> job, std::vector<Row> &rows) {
   return true;
 }
 
-bool Scheduler::step(std::vector<Row> &rows) {
+bool ContinuousBatcher::step(std::vector<Row> &rows) {
   const int64_t count = static_cast<int64_t>(rows.size());
   const int64_t length = model.cachedTokens() + 1;
   std::vector<int64_t> ids(rows.size()), positions(rows.size());
@@ -277,7 +282,7 @@ bool Scheduler::step(std::vector<Row> &rows) {
   return true;
 }
 
-void Scheduler::runAlone(const std::shared_ptr<Job> &job) {
+void ContinuousBatcher::runAlone(const std::shared_ptr<Job> &job) {
   GenerateRequest request;
   request.prompts = {job->prompt};
   request.encoderDecoder = encoderDecoder;
@@ -314,7 +319,7 @@ void Scheduler::runAlone(const std::shared_ptr<Job> &job) {
     job->onDone(reason, "");
 }
 
-std::shared_ptr<Job> Scheduler::nextJob(const std::vector<Row> &rows) {
+std::shared_ptr<Job> ContinuousBatcher::nextJob(const std::vector<Row> &rows) {
   std::lock_guard<std::mutex> lock(mutex);
   if (queue.empty() ||
       static_cast<int64_t>(rows.size()) >= (joins ? model.plan().maxBatch : 1))
@@ -330,7 +335,7 @@ std::shared_ptr<Job> Scheduler::nextJob(const std::vector<Row> &rows) {
   return job;
 }
 
-void Scheduler::compact(std::vector<Row> &rows) {
+void ContinuousBatcher::compact(std::vector<Row> &rows) {
   for (Row &row : rows)
     if (!row.done && (row.job->cancelled || cancelAll))
       finishRow(row, FinishReason::Cancelled, "");
@@ -359,7 +364,7 @@ void Scheduler::compact(std::vector<Row> &rows) {
   }
 }
 
-void Scheduler::loop() {
+void ContinuousBatcher::loop() {
   std::vector<Row> rows;
   for (;;) {
     {
@@ -420,4 +425,4 @@ void Scheduler::loop() {
   }
 }
 
-} // namespace tfmc::runtime::serve
+} // namespace tfmc::runtime
