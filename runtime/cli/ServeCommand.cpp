@@ -27,6 +27,7 @@
 #include "runtime/generate/ContinuousBatcher.h"
 #include "runtime/tokenizers/Tokenizer.h"
 #include "support/FileIO.h"
+#include "support/Json.h"
 #include "support/Text.h"
 
 #include <fmt/format.h>
@@ -178,9 +179,13 @@ ChatSetup readChatSetup(const std::string &dir) {
       return setup;
     fail(fmt::format("{}: {}", support::oneLine(path), failure.reason));
   }
-  nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
-  if (config.is_discarded() || !config.is_object())
-    fail(fmt::format("{}: invalid JSON", support::oneLine(path)));
+  support::JsonError jsonError;
+  std::optional<nlohmann::json> parsed = support::parseJson(text, jsonError);
+  if (!parsed)
+    fail(jsonError.message(path));
+  const nlohmann::json &config = *parsed;
+  if (!config.is_object())
+    fail(fmt::format("{}: expected a JSON object", support::oneLine(path)));
   auto token = [&](const char *key) -> std::optional<std::string> {
     auto it = config.find(key);
     if (it == config.end() || it->is_null())

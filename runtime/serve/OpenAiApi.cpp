@@ -2,6 +2,7 @@
 
 #include "runtime/serve/OpenAiApi.h"
 
+#include "support/Json.h"
 #include "support/Text.h"
 
 #include <fmt/format.h>
@@ -135,13 +136,17 @@ private:
 };
 
 bool parseBody(std::string_view text, json &body, ApiError &error) {
-  body = json::parse(text.begin(), text.end(), nullptr,
-                     /*allow_exceptions=*/false);
-  if (body.is_discarded()) {
+  // support/Json: nesting bounded (what walks a value recurses), keys
+  // unique.
+  support::JsonError jsonError;
+  std::optional<json> parsed = support::parseJson(text, jsonError);
+  if (!parsed) {
     error = ApiError();
-    error.message = "the body is not valid JSON";
+    error.message = "the body is not valid JSON: " +
+                    support::oneLine(jsonError.describe());
     return false;
   }
+  body = std::move(*parsed);
   if (!body.is_object()) {
     error = ApiError();
     error.message = "the body must be a JSON object";

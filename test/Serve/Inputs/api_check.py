@@ -127,6 +127,19 @@ def main():
                f"stop{', streamed' if stream else ''}: text ends before the stop string: "
                f"{got == expected_text}, finish_reason {reason}")
 
+    # JSON nested past support/Json's bound (walking it would recurse), and
+    # a key given twice: 400s, not a crash or a silent choice.
+    status, body = post(args.root + "/v1/completions", None,
+                        raw=b'{"model": "x", "prompt": [1], "temperature": ' + b"[" * 1000
+                        + b"]" * 1000 + b"}")
+    message = json.loads(body)["error"]["message"]
+    report(status == 400 and "nested deeper than" in message,
+           f"deep JSON: {status} {message}")
+    status, body = post(args.root + "/v1/completions", None,
+                        raw=b'{"model": "x", "prompt": [1], "prompt": [2]}')
+    message = json.loads(body)["error"]["message"]
+    report(status == 400 and "duplicate key" in message, f"duplicate key: {status} {message}")
+
     # A body past the limit.
     status, body = post(args.root + "/v1/completions", None,
                         raw=b'{"model": "x", "prompt": "' + b"a" * 5000 + b'"}')
