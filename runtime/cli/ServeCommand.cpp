@@ -516,8 +516,9 @@ void Server::completion(const httplib::Request &httpRequest,
   result.id = randomId(request.chat ? "chatcmpl-" : "cmpl-");
   result.created = unixTime();
   result.promptTokens = static_cast<int64_t>(job->prompt.size());
-  auto usage = [this, &result](int64_t generated) {
-    metrics.tokens(result.promptTokens, generated);
+  // By value: the stream's provider runs after this function returns.
+  auto usage = [this, prompt = result.promptTokens](int64_t generated) {
+    metrics.tokens(prompt, generated);
   };
 
   if (!request.stream) {

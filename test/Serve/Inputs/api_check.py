@@ -85,6 +85,9 @@ def main():
                         {"model": args.model, "messages": messages, "max_tokens": 8,
                          "temperature": 0})
     answer = json.loads(body)
+    sent = {"prompt": 0, "generated": 0}  # what /metrics must count
+    sent["prompt"] += answer["usage"]["prompt_tokens"]
+    sent["generated"] += answer["usage"]["completion_tokens"]
     choice = answer["choices"][0]
     report(status == 200 and choice["token_ids"] == expected
            and choice["message"] == {"role": "assistant", "content": decoded}
@@ -96,6 +99,8 @@ def main():
                         {"model": args.model, "messages": messages, "max_tokens": 8,
                          "temperature": 0, "stream": True})
     chunks, done = events(body)
+    sent["prompt"] += len(prompt)
+    sent["generated"] += sum(len(c["choices"][0]["token_ids"]) for c in chunks)
     content = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
     report(status == 200 and done and chunks[0]["choices"][0]["delta"].get("role") == "assistant"
            and content == decoded and chunks[-1]["choices"][0]["finish_reason"]
@@ -120,9 +125,12 @@ def main():
             chunks, done = events(body)
             got = "".join(c["choices"][0]["text"] for c in chunks)
             reason = chunks[-1]["choices"][0]["finish_reason"]
+            sent["generated"] += sum(len(c["choices"][0]["token_ids"]) for c in chunks)
         else:
             got = json.loads(body)["choices"][0]["text"]
             reason = json.loads(body)["choices"][0]["finish_reason"]
+            sent["generated"] += len(json.loads(body)["choices"][0]["token_ids"])
+        sent["prompt"] += 2  # "Hello world"
         report(status == 200 and got == expected_text and reason == "stop" and stop not in got,
                f"stop{', streamed' if stream else ''}: text ends before the stop string: "
                f"{got == expected_text}, finish_reason {reason}")
@@ -146,6 +154,15 @@ def main():
     error = json.loads(body).get("error", {}) if body else {}
     report(status == 413 and "max-body-bytes" in error.get("message", ""),
            f"413: {status} {error.get('message')}")
+    # /metrics counts what was answered (streams too: their counts are
+    # taken after this function's request has returned).
+    with urllib.request.urlopen(args.root + "/metrics", timeout=60) as response:
+        metrics = response.read().decode()
+    counted = {key: int(float(line.split()[1])) for line in metrics.splitlines()
+               for key, name in (("prompt", "tfmc_prompt_tokens_total"),
+                                 ("generated", "tfmc_generation_tokens_total"))
+               if line.startswith(name + " ")}
+    report(counted == sent, f"metrics: tokens counted as answered: {counted == sent}")
     sys.exit(1 if failures else 0)
 
 
