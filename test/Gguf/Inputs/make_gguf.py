@@ -10,6 +10,8 @@ to llama.cpp), and copies of them broken in one field.
     make_gguf.py break KIND IN OUT      IN with one field broken (KINDS below)
     make_gguf.py huge-key OUT           a header whose first key claims 1 GiB (the file is made
                                         2 GiB by the test, sparse)
+    make_gguf.py fuzz-seeds DIR         the seeds of the gguf fuzz target (test/fuzz/corpus/gguf),
+                                        each under 4 KB
 """
 import os
 import struct
@@ -73,6 +75,44 @@ def aligned64(path):
     w.add_tensor("a", np.ones((3,), dtype=np.float32), GGML_F32)
     w.add_tensor("b", np.ones((2, 32), dtype=np.float32), GGML_Q8_0)
     w.write(path)
+
+
+def fuzz_seeds(directory):
+    rng = np.random.default_rng(31)
+    w = Writer("make_gguf.py")
+    w.add("general.architecture", T_STRING, "llama")
+    w.add("llama.block_count", T_UINT32, 1)
+    w.add("llama.rope.freq_base", T_FLOAT32, 10000.0)
+    w.add_array("tokenizer.ggml.tokens", T_STRING, ["<unk>", "<s>", "</s>", "\u2581a", "<0x0A>", "b"])
+    w.add_array("tokenizer.ggml.scores", T_FLOAT32, [0.0, 0.0, 0.0, -1.0, 0.0, -2.0])
+    w.add_array("tokenizer.ggml.token_type", T_INT32, [2, 3, 3, 1, 6, 1])
+    w.add("tokenizer.ggml.add_bos_token", T_BOOL, True)
+    for name, shape, ggml_type in [("token_embd.weight", (4, 32), GGML_Q8_0),
+                                   ("output_norm.weight", (8,), GGML_F32),
+                                   ("blk.0.ffn_up.weight", (2, 32), GGML_Q4_0),
+                                   ("output.weight", (1, 256), GGML_Q6_K),
+                                   ("blk.0.attn_k.weight", (2, 3), GGML_BF16)]:
+        w.add_tensor(name, rng.standard_normal(shape).astype(np.float32), ggml_type)
+    w.write(os.path.join(directory, "small-llama.gguf"))
+    with open(os.path.join(directory, "small-llama.gguf"), "rb") as f:
+        cut = f.read()[:500]             # inside the tensor infos
+    with open(os.path.join(directory, "small-llama-cut.gguf"), "wb") as f:
+        f.write(cut)
+
+    w = Writer("make_gguf.py", alignment=64)
+    for vtype, value in [(T_UINT8, 7), (T_INT8, -7), (T_UINT16, 700), (T_INT16, -700),
+                         (T_UINT32, 70000), (T_INT32, -70000), (T_FLOAT32, 0.5), (T_BOOL, True),
+                         (T_STRING, "s"), (T_UINT64, 2**40), (T_INT64, -2**40), (T_FLOAT64, 0.25)]:
+        w.add(f"t{vtype}", vtype, value)
+        w.add_array(f"a{vtype}", vtype, [value, value])
+        w.add_array(f"e{vtype}", vtype, [])
+    w.add_array("nested", T_ARRAY, [(T_ARRAY, [(T_UINT8, [1])]), (T_STRING, ["x", "y"])])
+    w.add_tensor("a", np.ones((3,), dtype=np.float32), GGML_F32)
+    w.add_tensor("b", np.ones((1, 32), dtype=np.float32), GGML_Q8_0)
+    w.write(os.path.join(directory, "every-value-type.gguf"))
+
+    with open(os.path.join(directory, "header-only-v2.gguf"), "wb") as f:
+        f.write(b"GGUF" + struct.pack("<IQQ", 2, 0, 0))
 
 
 def offsets(path):
@@ -156,6 +196,8 @@ def main():
             data = broken(sys.argv[2], f.read())
         with open(sys.argv[4], "wb") as f:
             f.write(data)
+    elif what == "fuzz-seeds":
+        fuzz_seeds(sys.argv[2])
     elif what == "huge-key":
         with open(sys.argv[2], "wb") as f:
             f.write(b"GGUF" + struct.pack("<IQQQ", 3, 0, 1, 1 << 30))
