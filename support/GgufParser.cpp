@@ -180,14 +180,32 @@ private:
                : std::string("the rest of the file");
   }
 
+  /// What a read is of, for messages: "the key", "string 3", "the key's
+  /// length". Spelled out only when a message needs it (a vocabulary's
+  /// strings are read by the 100,000).
+  struct Item {
+    std::string_view name;
+    uint64_t index = kNoIndex;
+    std::string_view suffix = {};
+    static constexpr uint64_t kNoIndex = ~uint64_t(0);
+
+    Item(const char *name) : name(name) {}
+    Item(std::string_view name, uint64_t index, std::string_view suffix)
+        : name(name), index(index), suffix(suffix) {}
+    Item lengthOf() const { return Item(name, index, "'s length"); }
+  };
+
   /// "key 'K': WHAT", or WHAT alone in the header.
-  std::string within(std::string_view what) const {
-    return where_.empty() ? std::string(what)
-                          : fmt::format("{}: {}", where_, what);
+  std::string within(const Item &what) const {
+    std::string text(what.name);
+    if (what.index != Item::kNoIndex)
+      text += fmt::format(" {}", what.index);
+    text += what.suffix;
+    return where_.empty() ? text : fmt::format("{}: {}", where_, text);
   }
 
   /// Checks that `n` bytes at the position lie within limit().
-  bool need(uint64_t n, std::string_view what) {
+  bool need(uint64_t n, const Item &what) {
     if (n <= fileSize_ - pos_ && n <= limit() - pos_)
       return true;
     if (n > fileSize_ - pos_)
@@ -200,7 +218,7 @@ private:
   }
 
   /// Copies `n` bytes at the position to `out` and moves past them.
-  bool copy(unsigned char *out, uint64_t n, std::string_view what) {
+  bool copy(unsigned char *out, uint64_t n, const Item &what) {
     if (!need(n, what))
       return false;
     while (n > 0) {
@@ -219,16 +237,15 @@ private:
     return true;
   }
 
-  template <typename T> bool read(T &value, std::string_view what) {
+  template <typename T> bool read(T &value, const Item &what) {
     return copy(reinterpret_cast<unsigned char *>(&value), sizeof value, what);
   }
 
   /// Appends a string (a u64 length, then its bytes) to `out`: `what` names
   /// it ("the key", "string 3").
-  bool readString(std::string &out, std::string_view what) {
+  bool readString(std::string &out, const Item &what) {
     uint64_t length = 0;
-    if (!read(length, fmt::format("{}'s length", what)) ||
-        !need(length, what))
+    if (!read(length, what.lengthOf()) || !need(length, what))
       return false;
     std::size_t old = out.size();
     out.resize(old + static_cast<std::size_t>(length));
@@ -366,7 +383,7 @@ private:
     if (type == GgufType::String) {
       value.ends_.reserve(static_cast<std::size_t>(count));
       for (uint64_t i = 0; i < count; ++i) {
-        if (!readString(value.bytes_, fmt::format("string {}", i)))
+        if (!readString(value.bytes_, Item("string", i, {})))
           return false;
         value.ends_.push_back(value.bytes_.size());
       }
