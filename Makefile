@@ -203,7 +203,7 @@ check-sanitize: deps
 # dictionary; what it finds is written to FUZZ_DIR/T/ and fails the run.
 FUZZ_BUILD_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= tfm hf-config safetensors weight-index run-input tokenizer plan chat-template
+FUZZ_TARGETS ?= tfm hf-config safetensors gguf weight-index run-input tokenizer plan chat-template
 FUZZ_DIR = $(abspath $(FUZZ_BUILD_DIR))/findings
 FUZZ_PACKAGES := clang-19 libfuzzer-19-dev libclang-rt-19-dev
 

@@ -8,7 +8,9 @@
     zero padding to ALIGNMENT, then the data section (each tensor's bytes, padded to ALIGNMENT)
 
 A string is a u64 byte length and UTF-8 bytes; an array value is u32 element type, u64 count,
-elements. Dims are ggml's order, the reverse of numpy's: a PyTorch Linear weight [out, in] is
+elements. Writer.add takes every value type (numbers, bool, string, and arrays of any of them,
+arrays of arrays too: tfmc's reader tests use them); a Writer(alignment=N) other than 32 writes
+general.alignment. Dims are ggml's order, the reverse of numpy's: a PyTorch Linear weight [out, in] is
 written as dims [in, out], its rows unchanged.
 
 Tensor encodings:
@@ -55,8 +57,13 @@ GGUF_MAGIC = b"GGUF"
 GGUF_VERSION = 3
 ALIGNMENT = 32  # llama.cpp's default (general.alignment absent)
 
-# gguf value types
-T_UINT32, T_INT32, T_FLOAT32, T_STRING, T_ARRAY = 4, 5, 6, 8, 9
+# gguf value types (gguf.h's enum gguf_type)
+(T_UINT8, T_INT8, T_UINT16, T_INT16, T_UINT32, T_INT32, T_FLOAT32, T_BOOL, T_STRING, T_ARRAY,
+ T_UINT64, T_INT64, T_FLOAT64) = range(13)
+# Numbers and bools: their little-endian numpy type (one element).
+SCALAR_DTYPE = {T_UINT8: "<u1", T_INT8: "<i1", T_UINT16: "<u2", T_INT16: "<i2", T_UINT32: "<u4",
+                T_INT32: "<i4", T_FLOAT32: "<f4", T_BOOL: "?", T_UINT64: "<u8", T_INT64: "<i8",
+                T_FLOAT64: "<f8"}
 # ggml tensor types (ggml.h's enum ggml_type)
 GGML_F32, GGML_Q4_0, GGML_Q8_0, GGML_Q6_K, GGML_BF16 = 0, 2, 8, 14, 30
 DTYPES = {"f32": GGML_F32, "bf16": GGML_BF16, "q8_0": GGML_Q8_0, "q4_0": GGML_Q4_0}
@@ -248,39 +255,38 @@ def encode(a, ggml_type):
 
 
 class Writer:
-    def __init__(self, who="gguf"):
+    def __init__(self, who="gguf", alignment=ALIGNMENT):
         self.who = who     # the calling script, for its error messages
+        self.alignment = alignment
         self.kv = []       # encoded key/value pairs
         self.tensors = []  # (name, numpy shape, ggml type, array)
+        if alignment != ALIGNMENT:
+            self.add("general.alignment", T_UINT32, alignment)
 
     @staticmethod
     def _str(s):
         b = s.encode("utf-8")
         return struct.pack("<Q", len(b)) + b
 
-    def add(self, key, vtype, value):
-        enc = self._str(key) + struct.pack("<I", vtype)
+    def _value(self, vtype, value):
+        """A value of type vtype: a number, bool or str; for T_ARRAY an (element type, values) pair."""
         if vtype == T_STRING:
-            enc += self._str(value)
-        elif vtype == T_UINT32:
-            enc += struct.pack("<I", value)
-        elif vtype == T_FLOAT32:
-            enc += struct.pack("<f", value)
-        else:
+            return self._str(value)
+        if vtype == T_ARRAY:
+            etype, values = value
+            head = struct.pack("<IQ", etype, len(values))
+            if etype in SCALAR_DTYPE:
+                return head + np.asarray(values, dtype=SCALAR_DTYPE[etype]).tobytes()
+            return head + b"".join(self._value(etype, v) for v in values)
+        if vtype not in SCALAR_DTYPE:
             raise ValueError(vtype)
-        self.kv.append(enc)
+        return np.asarray(value, dtype=SCALAR_DTYPE[vtype]).tobytes()
+
+    def add(self, key, vtype, value):
+        self.kv.append(self._str(key) + struct.pack("<I", vtype) + self._value(vtype, value))
 
     def add_array(self, key, etype, values):
-        enc = self._str(key) + struct.pack("<IIQ", T_ARRAY, etype, len(values))
-        if etype == T_STRING:
-            enc += b"".join(self._str(v) for v in values)
-        elif etype == T_INT32:
-            enc += np.asarray(values, dtype="<i4").tobytes()
-        elif etype == T_FLOAT32:
-            enc += np.asarray(values, dtype="<f4").tobytes()
-        else:
-            raise ValueError(etype)
-        self.kv.append(enc)
+        self.add(key, T_ARRAY, (etype, values))
 
     def add_tensor(self, name, array, ggml_type):
         values = BLOCK[ggml_type][1]
@@ -290,7 +296,7 @@ class Writer:
         self.tensors.append((name, tuple(array.shape), ggml_type, array))
 
     def write(self, path):
-        pad = lambda n: (-n) % ALIGNMENT
+        pad = lambda n: (-n) % self.alignment
         infos, offset = [], 0
         for name, shape, ggml_type, _ in self.tensors:
             dims = list(reversed(shape))

@@ -17,7 +17,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DICTIONARIES = {"tfm": "tfm.dict", "hf-config": "json.dict", "plan": "json.dict",
-                "safetensors": "json.dict", "weight-index": "json.dict",
+                "safetensors": "json.dict", "gguf": "gguf.dict", "weight-index": "json.dict",
                 "run-input": "json.dict",
                 "tokenizer": "json.dict", "chat-template": "jinja.dict"}
 # Inputs larger than libFuzzer's default (4096 bytes) only make the .tfm
