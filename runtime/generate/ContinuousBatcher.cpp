@@ -364,6 +364,32 @@ void ContinuousBatcher::compact(std::vector<Row> &rows) {
   }
 }
 
+void ContinuousBatcher::dropPadding(std::vector<Row> &rows) {
+  if (rows.empty())
+    return;
+  // Columns that are padding in every row still cost every step's
+  // attention; dropping them copies the rest of the cache once. Worth it
+  // when the steps left save more than the copy: as memory traffic, a
+  // step reads each dropped column once, the copy reads and writes each
+  // kept one.
+  const int64_t length = model.cachedTokens();
+  int64_t minPad = length, remaining = 0;
+  for (const Row &row : rows) {
+    minPad = std::min(minPad, row.pad);
+    remaining = std::max(remaining, row.remaining());
+  }
+  if (minPad == 0 || minPad * remaining < 2 * (length - minPad))
+    return;
+  std::string error;
+  if (!model.shiftCache(-minPad, error)) {
+    for (Row &row : rows)
+      finishRow(row, FinishReason::Error, error);
+    return;
+  }
+  for (Row &row : rows)
+    row.pad -= minPad;
+}
+
 void ContinuousBatcher::loop() {
   std::vector<Row> rows;
   for (;;) {
@@ -418,6 +444,7 @@ void ContinuousBatcher::loop() {
       }
     }
     compact(rows);
+    dropPadding(rows);
     if (!rows.empty() && !step(rows)) {
       rows.clear();
       model.clearCache();

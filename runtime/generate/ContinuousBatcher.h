@@ -18,7 +18,8 @@
 //   - the batch's cache has one length L for every row (the shared-length
 //     layout of generate's batches). A newcomer longer than L shifts the
 //     cache right; columns that are padding in every row are dropped
-//     (Model::shiftCache) when room is needed. A newcomer joins only when
+//     (Model::shiftCache) when room is needed, and when the steps left
+//     save more attention reads than the copy costs. A newcomer joins only when
 //     L + every row's remaining budget fits max_len, so that no row is
 //     ever cut short by another; otherwise it waits for rows to leave.
 // Models that cannot pad (no attention_mask or position_ids in their
@@ -113,6 +114,9 @@ private:
   void loop();
   /// Ends cancelled rows, and moves the live ones up over finished ones.
   void compact(std::vector<Row> &rows);
+  /// Drops the columns that are padding in every row when the steps left
+  /// gain more than the copy costs.
+  void dropPadding(std::vector<Row> &rows);
   /// The first waiting job, when it fits the batch now (under the lock).
   std::shared_ptr<Job> nextJob(const std::vector<Row> &rows);
   bool admit(std::shared_ptr<Job> job, std::vector<Row> &rows);

@@ -19,6 +19,7 @@ import random
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -41,11 +42,22 @@ def main():
     parser.add_argument("--max-len", type=int, required=True)
     parser.add_argument("--vocab", type=int, default=50257)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--long-first", action="store_true",
+                        help="first a long prompt with a short budget, then short prompts "
+                             "with long budgets: when it leaves, most of the cache is "
+                             "padding in every row, which the batcher drops")
     args = parser.parse_args()
 
     rng = random.Random(args.seed)
     requests = []
-    for i in range(args.requests):
+    if args.long_first:
+        requests.append({"model": args.model, "temperature": 0, "max_tokens": 4,
+                         "prompt": [rng.randrange(args.vocab) for _ in range(args.max_len // 4)]})
+    for i in range(args.requests - len(requests)):
+        if args.long_first:
+            requests.append({"model": args.model, "prompt": [rng.randrange(args.vocab) for _ in range(3)],
+                             "max_tokens": args.max_len // 2 - i, "temperature": 0})
+            continue
         length = rng.randint(1, args.max_len // 2)
         body = {"model": args.model,
                 "prompt": [rng.randrange(args.vocab) for _ in range(length)],
@@ -63,8 +75,10 @@ def main():
         results[i] = post(args.root + "/v1/completions", requests[i])
 
     threads = [threading.Thread(target=send, args=(i,)) for i in range(len(requests))]
-    for thread in threads:
+    for i, thread in enumerate(threads):
         thread.start()
+        if args.long_first and i == 0:
+            time.sleep(0.2)  # the long prompt first
     for thread in threads:
         thread.join()
 
