@@ -443,7 +443,8 @@ class Report:
                  "section 7; builds tfmc and the peers, runs `bench/run.py`, ~20 min on 2 cores); "
                  "`make bench BENCH_ONLY=engines` (or `bench/run.py --only engines`) for one section "
                  "(`BENCH_ONLY=llama`: section 8, ~15 min more, outside the 20; `BENCH_ONLY=generation`: "
-                 "section 9, ~5 min; `BENCH_ONLY=limits,encoders`: section 10, ~4 min; `BENCH_ONLY=fleet`: section 11, ~2 min); "
+                 "section 9, ~5 min; `BENCH_ONLY=limits,encoders`: section 10, ~4 min; `BENCH_ONLY=fleet`: section 11, ~2 min; "
+                 "`BENCH_ONLY=serve`: section 12, ~2–5 min); "
                  "`/usr/bin/python3 bench/run.py --quick` for a smoke run. Every command and its "
                  "output: `bench/out/run.log`.")
         self.add()
@@ -467,6 +468,8 @@ class Report:
         encoders.render(self)
         import fleet  # bench/fleet.py
         fleet.render(self)
+        import serve  # bench/serve.py
+        serve.render(self)
         self.notes()
         self.reproduce()
         summary = ["## Summary", "",
