@@ -15,9 +15,7 @@
 #include <unistd.h>
 
 namespace tfmc::support {
-namespace {
 
-/// "a FIFO", "a directory", ...: what a non-regular file is, for messages.
 const char *fileKind(mode_t mode) {
   if (S_ISDIR(mode))
     return "a directory";
@@ -33,6 +31,8 @@ const char *fileKind(mode_t mode) {
     return "a symbolic link";
   return "not a regular file";
 }
+
+namespace {
 
 /// `path`'s directory, for the temporary and the directory fsync.
 std::string directoryOf(const std::string &path) {

@@ -35,6 +35,10 @@
 
 namespace tfmc::support {
 
+/// "a FIFO", "a directory", ...: what a file that is not a regular one is,
+/// for messages (its stat's st_mode).
+const char *fileKind(mode_t mode);
+
 /// Input files larger than this are refused by readRegularFile (id lists,
 /// prompts and tokenizer files are far smaller).
 inline constexpr uint64_t kMaxInputFileBytes = uint64_t(1) << 30;

@@ -63,20 +63,6 @@ std::string dimsText(const std::vector<uint64_t> &dims) {
   return fmt::format("[{}]", fmt::join(dims, ", "));
 }
 
-/// What a non-regular file is, for messages.
-const char *fileKind(mode_t mode) {
-  if (S_ISDIR(mode))
-    return "a directory";
-  if (S_ISFIFO(mode))
-    return "a FIFO";
-  if (S_ISCHR(mode))
-    return "a character device";
-  if (S_ISBLK(mode))
-    return "a block device";
-  if (S_ISSOCK(mode))
-    return "a socket";
-  return "not a regular file";
-}
 
 /// Where the parser's bytes come from: memory (parseGguf) or a file read
 /// `capacity` bytes at a time into a window (readGgufFile).
