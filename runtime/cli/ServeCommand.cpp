@@ -796,6 +796,8 @@ void Server::routes() {
         : response.status == 413 ? fmt::format("the body is larger than "
                                                "--max-body-bytes {}",
                                                maxBodyBytes)
+        : response.status == 400 ? "the request could not be read: malformed, "
+                                   "or not sent within --read-timeout"
                                  : fmt::format("HTTP {}", response.status);
     sendError(response, error);
     if (response.status == 413)

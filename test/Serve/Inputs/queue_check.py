@@ -3,6 +3,8 @@
 
     python3 queue_check.py ROOT_URL MODEL SERVER_PID
 
+  0. A client that stalls halfway through its request is dropped after
+     --read-timeout.
   1. A streams 1000 tokens; B waits behind it (/metrics: queue depth 1);
      C is refused: 429, Retry-After, OpenAI's error object.
   2. A's client closes its socket: its row must be freed at once, so B
@@ -20,6 +22,7 @@ import json
 import os
 import re
 import signal
+import socket
 import sys
 import threading
 import time
@@ -90,6 +93,26 @@ def main():
         print(("" if ok else "FAIL: ") + line, flush=True)
 
     base = {"model": args.model, "temperature": 0}
+    # 0. A client that sends half a request and stalls is dropped after the
+    # server's --read-timeout (2 s here): it cannot hold a worker.
+    url = urllib.parse.urlparse(args.root)
+    slow = socket.create_connection((url.hostname, url.port), timeout=10)
+    slow.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n")
+    began = time.monotonic()
+    answer = b""
+    try:
+        while chunk := slow.recv(4096):  # a 400, then the server closes
+            answer += chunk
+        closed = True
+    except ConnectionResetError:
+        closed = True
+    except socket.timeout:
+        closed = False
+    held = time.monotonic() - began
+    slow.close()
+    dropped = closed and 1.5 < held < 8 and (answer == b"" or answer.startswith(b"HTTP/1.1 400"))
+    report(dropped, f"a stalled client is dropped after the read timeout: {dropped}"
+                    f"{' (' + answer.split(b'{', 1)[1].decode()[:120] + ')' if b'{' in answer else ''}")
     # 1. A runs, B waits, C is refused.
     a_connection, a_response = stream(args.root, dict(base, prompt=[1, 2, 3], max_tokens=1000))
     a_start, a_tokens = time.monotonic(), 0
