@@ -119,7 +119,9 @@ npm-deps:
 # scripts are off; node-llama-cpp's optional dependencies are every
 # platform's binaries: only the Linux x64 CPU one is named. An engine that
 # cannot be installed is skipped by bench/run.py with a note, never timed.
-BENCH_NPM := $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(OPENAI_NPM) onnxruntime-node@1.30.0 node-llama-cpp@3.22.1 \
+# The test packages are named too, so that bench-npm keeps their pinned
+# versions (@huggingface/jinja would otherwise become transformers' own).
+BENCH_NPM := $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) $(OPENAI_NPM) onnxruntime-node@1.30.0 node-llama-cpp@3.22.1 \
 	@node-llama-cpp/linux-x64@3.22.1
 BENCH_NPM_STAMP := $(NPM_DIR)/.bench-npm
 
