@@ -268,10 +268,15 @@ bool parseCompletionRequest(std::string_view text, bool chat,
                       "use repetition_penalty (Hugging Face's)") ||
       !fields.neutral("frequency_penalty", 0,
                       "use repetition_penalty (Hugging Face's)") ||
-      !fields.neutral("logit_bias", json::object(), "not implemented") ||
-      !fields.neutral("suffix", json(nullptr), "not implemented") ||
+      !fields.neutral("logit_bias", json::object(),
+                      "tokens are chosen from the model's logits as they "
+                      "are (the tokenizer directory's bad_words_ids ban "
+                      "tokens)") ||
+      !fields.neutral("suffix", json(nullptr),
+                      "a completion continues its prompt (no text is "
+                      "inserted before a suffix)") ||
       !fields.neutral("response_format", json{{"type", "text"}},
-                      "structured output is not implemented") ||
+                      "the output is free text, not constrained to JSON") ||
       !fields.neutral("modalities", json::array({"text"}),
                       "the model writes text only"))
     return false;

@@ -148,6 +148,30 @@ def main():
     message = json.loads(body)["error"]["message"]
     report(status == 400 and "duplicate key" in message, f"duplicate key: {status} {message}")
 
+    # Fields this server does not implement are refused unless neutral,
+    # never ignored; their neutral values are accepted.
+    refused = []
+    for field, value in (("n", 2), ("logit_bias", {"15496": 5}), ("suffix", "end"),
+                         ("echo", True), ("presence_penalty", 0.5)):
+        status, body = post(args.root + "/v1/completions",
+                            {"model": args.model, "prompt": [1], "max_tokens": 1, field: value})
+        refused.append(status == 400 and json.loads(body)["error"]["param"] == field)
+    for field, value in (("response_format", {"type": "json_object"}), ("tool_choice", "required"),
+                         ("modalities", ["audio"])):
+        status, body = post(args.root + "/v1/chat/completions",
+                            {"model": args.model, "messages": messages, "max_tokens": 1,
+                             field: value})
+        refused.append(status == 400 and json.loads(body)["error"]["param"] == field)
+    status, _ = post(args.root + "/v1/chat/completions",
+                     {"model": args.model, "messages": messages, "max_tokens": 1, "n": 1,
+                      "response_format": {"type": "text"}, "tool_choice": "auto",
+                      "logit_bias": {}, "presence_penalty": 0})
+    report(all(refused) and status == 200,
+           f"unimplemented fields: {sum(refused)} of {len(refused)} refused naming the field, "
+           f"neutral values accepted: {status == 200}")
+    sent["prompt"] += len(prompt)
+    sent["generated"] += 1
+
     # A body past the limit.
     status, body = post(args.root + "/v1/completions", None,
                         raw=b'{"model": "x", "prompt": "' + b"a" * 5000 + b'"}')
