@@ -195,11 +195,8 @@ GenerateRequest makeRequest(const Options &options, const Plan &plan,
   if (options.has("--eos")) {
     request.eos = parseIdList("--eos", options.get("--eos"));
   } else if (tokenizer) {
-    // From the tokenizer directory's config: an id the model's vocabulary
-    // lacks can never be generated, so it cannot stop anything.
-    for (int64_t eos : promptTokens.eos)
-      if (eos < plan.vocab)
-        request.eos.push_back(eos);
+    // From the tokenizer directory's config, within the vocabulary.
+    request.eos = promptTokens.eosWithin(plan.vocab);
   }
   // Banned sequences: each --bad-words is one (ids, comma-separated),
   // replacing the tokenizer directory's bad_words_ids; ids outside the
@@ -209,10 +206,7 @@ GenerateRequest makeRequest(const Options &options, const Plan &plan,
     for (const std::string &word : options.all("--bad-words"))
       request.sampling.badWords.push_back(parseIdList("--bad-words", word));
   } else if (tokenizer) {
-    for (const std::vector<int64_t> &word : promptTokens.badWords)
-      if (std::all_of(word.begin(), word.end(),
-                      [&](int64_t id) { return id < plan.vocab; }))
-        request.sampling.badWords.push_back(word);
+    request.sampling.badWords = promptTokens.badWordsWithin(plan.vocab);
   }
   request.maxNewTokens = integer(options, "--max-new-tokens");
   request.keepLogits = options.has("--dump-logits");

@@ -84,57 +84,53 @@ struct Channel {
 };
 
 /// The text of one sequence as its tokens come, with OpenAI's stop
-/// strings: the text up to a stop string is returned, the stop string and
-/// what follows are not, and text that may be the start of a stop string
-/// is held back until it is known not to be.
+/// strings: a sequence stops where `generate --stop` stops it (TextStream:
+/// a stop string ends within the newest token's text), but its text ends
+/// before the stop string, and text that may be the start of one is held
+/// back until it is known not to be.
 class StopText {
 public:
   StopText(const Tokenizer *tokenizer, const std::vector<int64_t> &prompt,
            std::vector<std::string> stops)
-      : stops(std::move(stops)) {
+      : stops(stops) {
     if (tokenizer)
-      stream.emplace(*tokenizer, prompt, std::vector<std::string>());
+      stream.emplace(*tokenizer, prompt, std::move(stops));
   }
   /// The text that can go out now; `stopped` when a stop string appeared.
   std::string push(int64_t token, bool &stopped) {
     stopped = false;
     if (!stream)
       return "";
-    bool unused = false;
-    text += stream->push(token, unused);
-    return release(stopped, false);
+    text += stream->push(token, stopped);
+    if (stopped) {
+      // No stop string was whole before this token: the first one now is
+      // the one it completed.
+      std::size_t end = text.size();
+      for (const std::string &stop : stops)
+        end = std::min(end, text.find(stop));
+      text.resize(end);
+      ended = true;
+      return release(end);
+    }
+    // Hold back a suffix that a stop string begins with.
+    std::size_t end = text.size();
+    for (const std::string &stop : stops)
+      for (std::size_t k = std::min(stop.size() - 1, text.size()); k > 0; --k)
+        if (text.compare(text.size() - k, k, stop, 0, k) == 0) {
+          end = std::min(end, text.size() - k);
+          break;
+        }
+    return release(end);
   }
   std::string finish() {
-    if (!stream || stoppedAt)
+    if (!stream || ended)
       return "";
     text += stream->finish();
-    bool stopped = false;
-    return release(stopped, true);
+    return release(text.size());
   }
 
 private:
-  std::string release(bool &stopped, bool final) {
-    std::size_t end = text.size();
-    for (const std::string &stop : stops) {
-      std::size_t at = text.find(stop, sent > stop.size() ? sent - stop.size()
-                                                          : 0);
-      if (at != std::string::npos && at < end) {
-        end = at;
-        stopped = true;
-      }
-    }
-    if (stopped) {
-      stoppedAt = true;
-    } else if (!final) {
-      // Hold back a suffix that a stop string begins with.
-      for (const std::string &stop : stops)
-        for (std::size_t k = std::min(stop.size() - 1, text.size()); k > 0;
-             --k)
-          if (text.compare(text.size() - k, k, stop, 0, k) == 0) {
-            end = std::min(end, text.size() - k);
-            break;
-          }
-    }
+  std::string release(std::size_t end) {
     end = std::max(end, sent);
     std::string out = text.substr(sent, end - sent);
     sent = end;
@@ -145,7 +141,7 @@ private:
   std::vector<std::string> stops;
   std::string text;
   std::size_t sent = 0;
-  bool stoppedAt = false;
+  bool ended = false;
 };
 
 std::string finishName(FinishReason reason) {
@@ -180,50 +176,22 @@ ChatSetup readChatSetup(const std::string &dir) {
     fail(fmt::format("{}: {}", support::oneLine(path), failure.reason));
   }
   support::JsonError jsonError;
-  std::optional<nlohmann::json> parsed = support::parseJson(text, jsonError);
-  if (!parsed)
+  std::optional<nlohmann::ordered_json> config =
+      support::parseJson<nlohmann::ordered_json>(text, jsonError);
+  if (!config)
     fail(jsonError.message(path));
-  const nlohmann::json &config = *parsed;
-  if (!config.is_object())
+  if (!config->is_object())
     fail(fmt::format("{}: expected a JSON object", support::oneLine(path)));
-  auto token = [&](const char *key) -> std::optional<std::string> {
-    auto it = config.find(key);
-    if (it == config.end() || it->is_null())
-      return std::nullopt;
-    if (it->is_string())
-      return it->get<std::string>();
-    if (it->is_object() && it->contains("content") &&
-        (*it)["content"].is_string())
-      return (*it)["content"].get<std::string>();
-    fail(fmt::format("{}: {} must be a string or an object with a content "
-                     "string",
-                     support::oneLine(path), key));
-  };
-  setup.bos = token("bos_token");
-  setup.eos = token("eos_token");
-  auto it = config.find("chat_template");
-  if (it == config.end() || it->is_null())
+  std::optional<std::string> source;
+  std::string error;
+  if (!readSpecialToken(*config, "bos_token", setup.bos, error) ||
+      !readSpecialToken(*config, "eos_token", setup.eos, error) ||
+      !readChatTemplateSource(*config, source, error))
+    fail(fmt::format("{}: {}", support::oneLine(path), error));
+  if (!source)
     return setup;
-  std::string source;
-  if (it->is_string()) {
-    source = it->get<std::string>();
-  } else if (it->is_array()) {
-    // Named templates: transformers uses "default".
-    for (const nlohmann::json &named : *it)
-      if (named.is_object() && named.value("name", "") == "default" &&
-          named.contains("template") && named["template"].is_string())
-        source = named["template"].get<std::string>();
-    if (source.empty())
-      fail(fmt::format("{}: chat_template lists no template named "
-                       "\"default\"",
-                       support::oneLine(path)));
-  } else {
-    fail(fmt::format("{}: chat_template must be a string or a list of named "
-                     "templates",
-                     support::oneLine(path)));
-  }
   ChatTemplateError templateError;
-  setup.chatTemplate = ChatTemplate::parse(source, templateError);
+  setup.chatTemplate = ChatTemplate::parse(*source, templateError);
   if (!setup.chatTemplate)
     fail(fmt::format("{}: {}", support::oneLine(path),
                      templateError.message()));
@@ -410,18 +378,12 @@ void Server::completion(const httplib::Request &httpRequest,
   // for a chat.
   job->maxTokens = request.maxTokens.value_or(
       request.chat ? std::max<int64_t>(1, plan.maxLen - promptLength) : 16);
-  job->eos.clear();
-  for (int64_t eos : promptTokens.eos)
-    if (eos < plan.vocab)
-      job->eos.push_back(eos);
+  job->eos = promptTokens.eosWithin(plan.vocab);
   job->sampling.temperature = request.temperature;
   job->sampling.topP = request.topP;
   job->sampling.topK = request.topK;
   job->sampling.repetitionPenalty = request.repetitionPenalty;
-  for (const std::vector<int64_t> &word : promptTokens.badWords)
-    if (std::all_of(word.begin(), word.end(),
-                    [&](int64_t id) { return id < plan.vocab; }))
-      job->sampling.badWords.push_back(word);
+  job->sampling.badWords = promptTokens.badWordsWithin(plan.vocab);
   if (request.seed)
     job->sampling.seed = *request.seed;
   else
@@ -444,13 +406,8 @@ void Server::completion(const httplib::Request &httpRequest,
   }
   {
     std::string message, field;
-    if (!scheduler->checkJob(*job, message, field)) {
-      // OpenAI's name for the budget.
-      const std::string budget = "max_new_tokens";
-      for (std::size_t at = message.find(budget); at != std::string::npos;
-           at = message.find(budget))
-        message.replace(at, budget.size(), "max_tokens");
-      error.param = field == budget ? "max_tokens" : field;
+    if (!scheduler->checkJob(*job, "max_tokens", message, field)) {
+      error.param = field;
       error.message = message;
       return sendError(response, error);
     }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace tfmc::runtime {
 
@@ -19,7 +20,6 @@ struct ContinuousBatcher::Row {
   /// Padding columns before the row's first position in the shared cache.
   int64_t pad = 0;
   bool done = false;
-  FinishReason reason = FinishReason::Stop;
 
   Row(std::shared_ptr<Job> job)
       : job(std::move(job)), sampler(this->job->sampling, 0),
@@ -60,12 +60,13 @@ ContinuousBatcher::ContinuousBatcher(Model &model, std::unique_ptr<Model> donor,
                      int64_t maxQueue)
     : model(model), donor(std::move(donor)), maxQueue(maxQueue),
       encoderDecoder(entryTakes(model, "prefill", "decoder_input_ids")),
-      joins(this->donor != nullptr) {}
+      joins(this->donor != nullptr),
+      rowLimit(joins ? model.plan().maxBatch : 1) {}
 
 ContinuousBatcher::~ContinuousBatcher() { shutdown(0); }
 
-bool ContinuousBatcher::checkJob(const Job &job, std::string &error,
-                         std::string &field) const {
+bool ContinuousBatcher::checkJob(const Job &job, const std::string &budgetName,
+                                 std::string &error, std::string &field) const {
   GenerateRequest request;
   request.prompts = {job.prompt};
   request.encoderDecoder = encoderDecoder;
@@ -75,28 +76,22 @@ bool ContinuousBatcher::checkJob(const Job &job, std::string &error,
   request.sampling = job.sampling;
   request.cApiNames = true;
   request.promptName = "prompt";
-  if (!checkGenerateRequest(model, request, error)) {
-    // The C API's names, not the command line's.
-    for (auto [from, to] :
-         {std::pair<std::string, std::string>{"--max-new-tokens",
-                                              "max_new_tokens"},
-          {"--prompt", "prompt"},
-          {"--eos", "eos"}}) {
-      for (std::size_t at = error.find(from); at != std::string::npos;
-           at = error.find(from, at + to.size()))
-        error.replace(at, from.size(), to);
+  request.maxNewTokensName = budgetName;
+  request.eosName = "eos";
+  if (checkGenerateRequest(model, request, error))
+    return true;
+  // The field the message names first (the budget before "a prompt of N
+  // tokens plus ...").
+  field.clear();
+  for (const std::string &name :
+       {budgetName, std::string("prompt"), std::string("temperature"),
+        std::string("top_p"), std::string("top_k"),
+        std::string("repetition_penalty"), std::string("eos")})
+    if (error.find(name) != std::string::npos) {
+      field = name;
+      break;
     }
-    field.clear();
-    for (const char *name :
-         {"max_new_tokens", "prompt", "temperature", "top_p", "top_k",
-          "repetition_penalty", "eos"})
-      if (error.find(name) != std::string::npos) {
-        field = name;
-        break;
-      }
-    return false;
-  }
-  return true;
+  return false;
 }
 
 ContinuousBatcher::Admission ContinuousBatcher::submit(std::shared_ptr<Job> job) {
@@ -115,7 +110,7 @@ BatcherState ContinuousBatcher::state() const {
   BatcherState state;
   state.queued = static_cast<int64_t>(queue.size());
   state.running = running;
-  state.maxBatch = joins ? model.plan().maxBatch : 1;
+  state.maxBatch = rowLimit;
   state.stepSeconds = lastStepSeconds;
   return state;
 }
@@ -137,10 +132,27 @@ void ContinuousBatcher::shutdown(double graceSeconds) {
 void ContinuousBatcher::finishRow(Row &row, FinishReason reason,
                           const std::string &error) {
   row.done = true;
-  row.reason = reason;
   if (row.job->onDone)
     row.job->onDone(reason, error);
 }
+
+namespace {
+
+/// Whether a sequence that just got `token` (its `generated`th) ends, and
+/// why: the callback's answer, an eos, or the budget.
+std::optional<FinishReason> endOf(const Job &job, TokenAction action,
+                                  int64_t token, int64_t generated) {
+  if (action == TokenAction::Cancel)
+    return FinishReason::Cancelled;
+  if (action == TokenAction::StopSequence ||
+      std::find(job.eos.begin(), job.eos.end(), token) != job.eos.end())
+    return FinishReason::Stop;
+  if (generated >= job.maxTokens)
+    return FinishReason::Length;
+  return std::nullopt;
+}
+
+} // namespace
 
 bool ContinuousBatcher::deliver(Row &row, int64_t token) {
   ++row.generated;
@@ -148,15 +160,9 @@ bool ContinuousBatcher::deliver(Row &row, int64_t token) {
   row.history.push_back(token);
   TokenAction action =
       row.job->onToken ? row.job->onToken(token) : TokenAction::Continue;
-  if (action == TokenAction::Cancel) {
-    finishRow(row, FinishReason::Cancelled, "");
-  } else if (action == TokenAction::StopSequence ||
-             std::find(row.job->eos.begin(), row.job->eos.end(), token) !=
-                 row.job->eos.end()) {
-    finishRow(row, FinishReason::Stop, "");
-  } else if (row.generated >= row.job->maxTokens) {
-    finishRow(row, FinishReason::Length, "");
-  }
+  if (std::optional<FinishReason> end =
+          endOf(*row.job, action, token, row.generated))
+    finishRow(row, *end, "");
   return !row.done;
 }
 
@@ -189,16 +195,10 @@ bool ContinuousBatcher::admit(std::shared_ptr<Job> job, std::vector<Row> &rows) 
   Row row(job);
   const int64_t promptLength = static_cast<int64_t>(job->prompt.size());
   const Plan &plan = model.plan();
-  std::vector<int64_t> positions(job->prompt.size());
-  for (std::size_t i = 0; i < positions.size(); ++i)
-    positions[i] = static_cast<int64_t>(i);
-  std::vector<int64_t> ones(job->prompt.size(), 1);
+  // One unpadded row: the runtime's defaults (mask all ones, positions
+  // from 0) are its mask and positions.
   std::vector<InputView> inputs = {
       {"input_ids", {1, promptLength}, job->prompt.data()}};
-  if (entryTakes(*donor, "prefill", "attention_mask"))
-    inputs.push_back({"attention_mask", {1, promptLength}, ones.data()});
-  if (entryTakes(*donor, "prefill", "position_ids"))
-    inputs.push_back({"position_ids", {1, promptLength}, positions.data()});
   std::optional<OutputView> logits = donor->run("prefill", inputs, error);
   if (!logits) {
     finishRow(row, FinishReason::Error, error);
@@ -294,19 +294,13 @@ void ContinuousBatcher::runAlone(const std::shared_ptr<Job> &job) {
   FinishReason reason = FinishReason::Length;
   int64_t generated = 0;
   auto onToken = [&](int64_t, int64_t token) {
-    ++generated;
-    if (job->cancelled || cancelAll) {
-      reason = FinishReason::Cancelled;
-      return TokenAction::Cancel;
-    }
     TokenAction action =
-        job->onToken ? job->onToken(token) : TokenAction::Continue;
-    if (action == TokenAction::Cancel)
-      reason = FinishReason::Cancelled;
-    else if (action == TokenAction::StopSequence ||
-             std::find(job->eos.begin(), job->eos.end(), token) !=
-                 job->eos.end())
-      reason = FinishReason::Stop;
+        job->cancelled || cancelAll ? TokenAction::Cancel
+        : job->onToken              ? job->onToken(token)
+                                    : TokenAction::Continue;
+    if (std::optional<FinishReason> end =
+            endOf(*job, action, token, ++generated))
+      reason = *end;
     return action;
   };
   std::string error;
@@ -321,8 +315,7 @@ void ContinuousBatcher::runAlone(const std::shared_ptr<Job> &job) {
 
 std::shared_ptr<Job> ContinuousBatcher::nextJob(const std::vector<Row> &rows) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (queue.empty() ||
-      static_cast<int64_t>(rows.size()) >= (joins ? model.plan().maxBatch : 1))
+  if (queue.empty() || static_cast<int64_t>(rows.size()) >= rowLimit)
     return nullptr;
   int64_t shift = 0;
   const Job &front = *queue.front();

@@ -95,9 +95,11 @@ public:
   Admission submit(std::shared_ptr<Job> job);
 
   /// Checks a job against the model (token ids, max_len, options) before
-  /// it is queued: false with a one-line message naming the C API's field
-  /// (max_new_tokens, top_p, ...), also given in `field` (empty: none).
-  bool checkJob(const Job &job, std::string &error, std::string &field) const;
+  /// it is queued: false with a one-line message naming the field as the
+  /// C API names it (top_p, eos, ...; the budget as `budgetName`), also
+  /// given in `field` (empty: none).
+  bool checkJob(const Job &job, const std::string &budgetName,
+                std::string &error, std::string &field) const;
 
   /// Stops taking jobs, lets the running and queued ones finish for up to
   /// `graceSeconds`, then cancels what is left and joins the thread.
@@ -133,6 +135,8 @@ private:
   const int64_t maxQueue;
   const bool encoderDecoder;
   const bool joins;
+  /// Rows that may run at once: the plan's max_batch, or 1.
+  const int64_t rowLimit;
 
   mutable std::mutex mutex;
   std::condition_variable wake;

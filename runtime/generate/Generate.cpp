@@ -515,8 +515,11 @@ bool checkGenerateRequest(const Model &model, const GenerateRequest &request,
     error = fmt::format("no {} given", what);
     return false;
   }
+  const std::string budget = request.maxNewTokensName.empty()
+                                 ? "--max-new-tokens"
+                                 : request.maxNewTokensName;
   if (request.maxNewTokens < 1) {
-    error = fmt::format("--max-new-tokens must be at least 1, got {}",
+    error = fmt::format("{} must be at least 1, got {}", budget,
                         request.maxNewTokens);
     return false;
   }
@@ -537,7 +540,7 @@ bool checkGenerateRequest(const Model &model, const GenerateRequest &request,
                   request.bosName.empty() ? "--bos" : request.bosName))
     return false;
   for (int64_t eos : request.eos)
-    if (!checkToken(eos, "--eos"))
+    if (!checkToken(eos, request.eosName.empty() ? "--eos" : request.eosName))
       return false;
   for (const std::vector<int64_t> &word : request.sampling.badWords) {
     if (word.empty()) {
@@ -581,13 +584,13 @@ bool checkGenerateRequest(const Model &model, const GenerateRequest &request,
                                &decoderEnd) ||
         decoderEnd > plan.maxLen) {
       error = fmt::format(
-          "{} plus --max-new-tokens {} is more than max_len {}",
+          "{} plus {} {} is more than max_len {}",
           request.encoderDecoder
               ? fmt::format("the start token {}", request.bos)
               : fmt::format("{} of {} tokens",
                             several ? name : std::string("a prompt"),
                             prompt.size()),
-          request.maxNewTokens, plan.maxLen);
+          budget, request.maxNewTokens, plan.maxLen);
       return false;
     }
   }

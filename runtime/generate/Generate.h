@@ -59,6 +59,9 @@ struct GenerateRequest {
   /// tokenizer config's "decoder_start_token_id". Empty: --prompt (or
   /// --source) and --bos.
   std::string promptName, bosName;
+  /// What messages call the budget and the eos ids ("max_tokens" and "eos"
+  /// for a server's request). Empty: --max-new-tokens and --eos.
+  std::string maxNewTokensName, eosName;
   std::vector<int64_t> eos; // a sequence stops after any of them
   int64_t maxNewTokens = 0; // at least 1
   SamplingOptions sampling;

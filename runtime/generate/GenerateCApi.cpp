@@ -177,7 +177,7 @@ extern "C" int tfmc_batcher_submit(tfmc_batcher *batcher,
     job->sampling.seed = options->seed;
     job->sampling.repetitionPenalty = options->repetition_penalty;
     std::string error, field;
-    if (!batcher->batcher->checkJob(*job, error, field))
+    if (!batcher->batcher->checkJob(*job, "max_new_tokens", error, field))
       return failWith(error);
     job->onToken = [on_token, user](int64_t token) {
       if (!on_token)

@@ -138,4 +138,48 @@ std::optional<std::string> ChatTemplate::render(const ChatTemplateInputs &inputs
   });
 }
 
+bool readSpecialToken(const nlohmann::ordered_json &config, const char *name,
+                      std::optional<std::string> &token, std::string &error) {
+  token.reset();
+  auto it = config.find(name);
+  if (it == config.end() || it->is_null())
+    return true;
+  if (it->is_string()) {
+    token = it->get<std::string>();
+    return true;
+  }
+  if (it->is_object() && it->contains("content") &&
+      (*it)["content"].is_string()) {
+    token = (*it)["content"].get<std::string>();
+    return true;
+  }
+  error = std::string(name) + " is neither a string nor a token object";
+  return false;
+}
+
+bool readChatTemplateSource(const nlohmann::ordered_json &config,
+                            std::optional<std::string> &source,
+                            std::string &error) {
+  source.reset();
+  auto it = config.find("chat_template");
+  if (it == config.end() || it->is_null())
+    return true;
+  if (it->is_string()) {
+    source = it->get<std::string>();
+    return true;
+  }
+  if (it->is_array()) {
+    for (const nlohmann::ordered_json &named : *it)
+      if (named.is_object() && named.value("name", "") == "default" &&
+          named.contains("template") && named["template"].is_string())
+        source = named["template"].get<std::string>();
+    if (source)
+      return true;
+    error = "chat_template lists no template named \"default\"";
+    return false;
+  }
+  error = "chat_template must be a string or a list of named templates";
+  return false;
+}
+
 } // namespace tfmc::runtime

@@ -180,6 +180,19 @@ private:
   std::shared_ptr<const Impl> impl_;
 };
 
+/// tokenizer_config.json's special token `name` (bos_token, eos_token): a
+/// string, an AddedToken object {"content": ...}, or null or absent (none).
+/// False with `error` ("NAME is neither a string nor a token object").
+bool readSpecialToken(const nlohmann::ordered_json &config, const char *name,
+                      std::optional<std::string> &token, std::string &error);
+
+/// tokenizer_config.json's chat_template: a string, or a list of named
+/// templates of which transformers uses "default"; none when absent or
+/// null. False with `error` for anything else.
+bool readChatTemplateSource(const nlohmann::ordered_json &config,
+                            std::optional<std::string> &source,
+                            std::string &error);
+
 } // namespace tfmc::runtime
 
 #endif // TFMC_RUNTIME_SERVE_CHATTEMPLATE_H

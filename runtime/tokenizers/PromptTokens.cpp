@@ -259,4 +259,22 @@ bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
   return true;
 }
 
+std::vector<int64_t> PromptTokens::eosWithin(int64_t vocab) const {
+  std::vector<int64_t> kept;
+  for (int64_t id : eos)
+    if (id < vocab)
+      kept.push_back(id);
+  return kept;
+}
+
+std::vector<std::vector<int64_t>>
+PromptTokens::badWordsWithin(int64_t vocab) const {
+  std::vector<std::vector<int64_t>> kept;
+  for (const std::vector<int64_t> &word : badWords)
+    if (std::all_of(word.begin(), word.end(),
+                    [&](int64_t id) { return id < vocab; }))
+      kept.push_back(word);
+  return kept;
+}
+
 } // namespace tfmc::runtime

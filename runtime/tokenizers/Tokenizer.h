@@ -125,6 +125,11 @@ struct PromptTokens {
     ids.insert(ids.begin(), prefix.begin(), prefix.end());
     ids.insert(ids.end(), suffix.begin(), suffix.end());
   }
+  /// The eos ids and banned sequences a model of `vocab` tokens can meet:
+  /// an id outside its vocabulary is never generated, so it cannot stop
+  /// anything, and a sequence holding one can never be completed.
+  std::vector<int64_t> eosWithin(int64_t vocab) const;
+  std::vector<std::vector<int64_t>> badWordsWithin(int64_t vocab) const;
 };
 
 /// Reads config.json, generation_config.json and tokenizer_config.json in

@@ -42,6 +42,8 @@ using tfmc::runtime::ChatMessage;
 using tfmc::runtime::ChatTemplate;
 using tfmc::runtime::ChatTemplateError;
 using tfmc::runtime::ChatTemplateInputs;
+using tfmc::runtime::readChatTemplateSource;
+using tfmc::runtime::readSpecialToken;
 using Json = nlohmann::ordered_json;
 
 namespace {
@@ -64,18 +66,6 @@ bool readJson(const std::string &path, Json &json, std::string &error) {
   }
   json = std::move(*parsed);
   return true;
-}
-
-/// A special token of tokenizer_config.json: a string, an AddedToken
-/// object, or none.
-std::optional<std::string> specialToken(const Json &value, const char *name, std::string &error) {
-  if (value.is_string())
-    return value.get<std::string>();
-  if (value.is_object() && value.contains("content") && value["content"].is_string())
-    return value["content"].get<std::string>();
-  if (!value.is_null())
-    error = std::string(name) + " is neither a string nor a token object";
-  return std::nullopt;
 }
 
 const char *kindName(ChatTemplateError::Kind kind) {
@@ -134,15 +124,12 @@ int main(int argc, char **argv) {
     Json config;
     if (!readJson(configPath, config, error))
       return fail(error);
-    if (!config.is_object() || !config.contains("chat_template") || !config["chat_template"].is_string())
-      return fail(configPath + ": no \"chat_template\" string");
-    templateText = config["chat_template"].get<std::string>();
-    if (config.contains("bos_token"))
-      bos = specialToken(config["bos_token"], "bos_token", error);
-    if (config.contains("eos_token"))
-      eos = specialToken(config["eos_token"], "eos_token", error);
-    if (!error.empty())
-      return fail(configPath + ": " + error);
+    if (!config.is_object() || !readChatTemplateSource(config, templateText, error) ||
+        !readSpecialToken(config, "bos_token", bos, error) ||
+        !readSpecialToken(config, "eos_token", eos, error))
+      return fail(configPath + ": " + (error.empty() ? "expected a JSON object" : error));
+    if (!templateText)
+      return fail(configPath + ": no \"chat_template\"");
   }
 
   if (!messagesPath.empty()) {
@@ -182,8 +169,12 @@ int main(int argc, char **argv) {
     if (c.contains("messages") && !readMessages(c["messages"], inputs.messages, error))
       return fail(casesPath + ": case " + c["name"].get<std::string>() + ": " + error);
     inputs.addGenerationPrompt = c.value("add_generation_prompt", false);
-    inputs.bosToken = c.contains("bos_token") ? specialToken(c["bos_token"], "bos_token", error) : bos;
-    inputs.eosToken = c.contains("eos_token") ? specialToken(c["eos_token"], "eos_token", error) : eos;
+    inputs.bosToken = bos;
+    inputs.eosToken = eos;
+    if (c.contains("bos_token"))
+      readSpecialToken(c, "bos_token", inputs.bosToken, error);
+    if (c.contains("eos_token"))
+      readSpecialToken(c, "eos_token", inputs.eosToken, error);
     if (c.contains("variables"))
       inputs.variables = c["variables"];
     if (!error.empty())
