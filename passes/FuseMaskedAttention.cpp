@@ -44,6 +44,7 @@ LogicalResult collectMask(Value mask, AttentionChain &chain, std::string &why) {
   Operation *producer = mask.getDefiningOp();
   if (auto causal = dyn_cast_or_null<CausalMaskOp>(producer)) {
     chain.causal = true;
+    chain.fromCache |= causal.getFromCache();
     return success();
   }
   if (auto window = dyn_cast_or_null<WindowMaskOp>(producer)) {

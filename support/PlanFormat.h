@@ -18,11 +18,13 @@ namespace tfmc::plan {
 constexpr int kFormat = 1;
 
 /// A plan's "entry": the program's entry points. A model with a decoder
-/// has prefill and decode_step beside forward.
+/// has prefill and decode_step beside forward; a decoder-only model also
+/// has extend (S more tokens of one sequence after the P cached).
 namespace entry {
 constexpr const char *kForward = "forward";
 constexpr const char *kPrefill = "prefill";
 constexpr const char *kDecodeStep = "decode_step";
+constexpr const char *kExtend = "extend";
 } // namespace entry
 
 /// A value's "kind": where a kernel's buffer lives.

@@ -125,7 +125,8 @@ public:
   EntryLowering(func::FuncOp func, const TargetDescription &target,
                 const ModuleTables &tables, bool autoschedule)
       : func(func), target(target), tables(tables),
-        decode(func.getSymName() == "decode_step"),
+        decode(func.getSymName() == tfmc::plan::entry::kDecodeStep ||
+               func.getSymName() == tfmc::plan::entry::kExtend),
         autoschedule(autoschedule) {}
 
   LogicalResult run();
@@ -146,7 +147,9 @@ private:
   func::FuncOp func;
   const TargetDescription &target;
   const ModuleTables &tables;
-  const bool decode; // a decode step: one new token after P cached ones
+  /// A decode or extend step: S new tokens (1 in a decode step) after the
+  /// P cached ones.
+  const bool decode;
   const bool autoschedule;
   llvm::DenseMap<Value, Shape> shapes;
   llvm::DenseMap<Value, int64_t> values;
@@ -171,7 +174,7 @@ LogicalResult EntryLowering::assignShape(Operation *op) {
     return same(op->getOperand(0));
   if (auto append = dyn_cast<tfm::KvAppendOp>(op)) {
     // Every valid row of the slot: the new rows themselves in a prefill,
-    // L = P + 1 rows in a decode step.
+    // L = P + S rows in a decode (S = 1) or extend step.
     if (!decode)
       return same(append.getNewRows());
     Shape rows = shapes.lookup(append.getNewRows());

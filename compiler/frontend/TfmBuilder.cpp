@@ -26,9 +26,11 @@ namespace {
 constexpr int64_t kDynamic = ShapedType::kDynamic;
 
 /// Which function is being written: the whole sequence at once (forward),
-/// the prompt filling the KV cache (prefill), or one token per sequence
-/// reading and appending the cache (decode_step).
-enum class Entry { Forward, Prefill, Decode };
+/// the prompt filling the KV cache (prefill), one token per sequence
+/// reading and appending the cache (decode_step), or S more tokens of a
+/// sequence reading and appending the cache (extend: a prompt prefilled in
+/// chunks; decoder-only models).
+enum class Entry { Forward, Prefill, Decode, Extend };
 
 /// The function arguments a stack reads.
 struct StackInputs {
@@ -105,6 +107,10 @@ private:
   const Model &model;
   const WeightNaming &naming;
   Entry entry = Entry::Forward;
+  /// The entry's new tokens come after the P already in the KV cache.
+  bool afterCache() const {
+    return entry == Entry::Decode || entry == Entry::Extend;
+  }
   llvm::StringMap<Value> weights;
 };
 
@@ -168,7 +174,7 @@ Value ModuleBuilder::rope(Value input, int64_t heads, Location where) {
       where, input.getType(), input, positionIds,
       builder.getI64IntegerAttr(heads),
       builder.getF64FloatAttr(model.ropeTheta),
-      /*from_cache=*/entry == Entry::Decode ? builder.getUnitAttr() : nullptr);
+      /*from_cache=*/afterCache() ? builder.getUnitAttr() : nullptr);
 }
 
 Value ModuleBuilder::embed(const Stack &stack, Value ids, Value tokenTypes) {
@@ -216,7 +222,7 @@ Value ModuleBuilder::addPositions(Value x, bool encoder, Location where) {
   return builder.create<tfm::PositionsOp>(
       where, x, positionTable, inDecoder ? positionIds : Value(),
       tfm::PositionKindAttr::get(&context, kind),
-      /*from_cache=*/entry == Entry::Decode ? builder.getUnitAttr() : nullptr);
+      /*from_cache=*/afterCache() ? builder.getUnitAttr() : nullptr);
 }
 
 // The classic algorithm, one op a step; tfm-fuse-masked-attention later
@@ -320,18 +326,23 @@ Value ModuleBuilder::attention(const std::string &prefix,
   // takes one (a decoder-only model's left-padded batch), covers the L
   // cached keys; an encoder-decoder's decoder starts every row at bos and
   // has no padding.
+  // An extend step's S queries are the newest S positions: the causal
+  // mask lets each see the cached keys and the new ones up to itself.
   bool decodeSelf = entry == Entry::Decode && !cross;
+  bool selfAfterCache = afterCache() && !cross;
   if (sublayer.mask.causal && !decodeSelf) {
-    Value causal = builder.create<tfm::CausalMaskOp>(where, square, queries);
+    Value causal = builder.create<tfm::CausalMaskOp>(
+        where, square, queries,
+        /*from_cache=*/selfAfterCache ? builder.getUnitAttr() : nullptr);
     scores = builder.create<tfm::ApplyMaskOp>(where, scores, causal);
   }
   if (sublayer.mask.window != 0) {
-    // A decode step's query is the newest position: the window counts back
-    // from it over the cached keys.
+    // A decode (extend) step's queries are the newest positions: the
+    // window counts back from each over the cached keys.
     Value window = builder.create<tfm::WindowMaskOp>(
         where, square, queries,
         builder.getI64IntegerAttr(sublayer.mask.window),
-        /*from_cache=*/decodeSelf ? builder.getUnitAttr() : nullptr);
+        /*from_cache=*/selfAfterCache ? builder.getUnitAttr() : nullptr);
     scores = builder.create<tfm::ApplyMaskOp>(where, scores, window);
   }
   if (sublayer.mask.padding && (!decodeSelf || keyMask)) {
@@ -426,7 +437,7 @@ Value ModuleBuilder::stack(const Stack &stack, StackInputs inputs,
   // position only gives the same numbers for 1/S of their work (the output
   // projection is a third of GPT-2 small's prefill) and of the logits'
   // memory. Every position's keys and values are cached above.
-  if (entry == Entry::Prefill && inDecoder)
+  if ((entry == Entry::Prefill || entry == Entry::Extend) && inDecoder)
     x = builder.create<tfm::LastPositionOp>(loc(model.locOf("output")),
                                             f32({kDynamic, 1, model.dModel}),
                                             x);
@@ -481,8 +492,9 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
     tgtIds = addInput(encoderDecoder ? "decoder_input_ids" : "input_ids",
                       decode ? Type(tokenType) : Type(idsType));
     // A decoder-only model that reads padding generates left-padded
-    // batches: its decode step's mask covers the cached keys ([B, L]), and
-    // position_ids give each row's positions (prefill and decode step).
+    // batches: its decode (extend) step's mask covers the cached keys and
+    // the new ones ([B, L]), and position_ids give each row's positions
+    // (prefill, decode and extend steps).
     const bool selfPadding =
         readsPadding(model.decoder, SublayerKind::SelfAttention);
     if (selfPadding && (!decode || !encoderDecoder))
@@ -496,11 +508,14 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
 
   bool hasOutput = model.output != OutputKind::None;
   int64_t outWidth = hasOutput ? model.vocab : model.dModel;
-  // A prefill's output is its last position's (see stack()).
-  Type resultType = kind == Entry::Prefill ? f32({kDynamic, 1, outWidth})
-                                           : hidden(outWidth);
+  // A prefill's (and an extend's) output is its last position's (see
+  // stack()).
+  Type resultType = kind == Entry::Prefill || kind == Entry::Extend
+                        ? f32({kDynamic, 1, outWidth})
+                        : hidden(outWidth);
   const char *name = kind == Entry::Forward   ? "forward"
                      : kind == Entry::Prefill ? "prefill"
+                     : kind == Entry::Extend  ? "extend"
                                               : "decode_step";
   // BERT's pooler: a second output, [B, d], after last_hidden_state.
   const bool pooled = model.pooler && !model.decoder;
@@ -571,10 +586,13 @@ OwningOpRef<ModuleOp> ModuleBuilder::build() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc(model.loc), model.name);
   buildEntry(*module, Entry::Forward);
   // Models with a decoder generate: a prefill fills the KV cache and each
-  // decode step appends one token.
+  // decode step appends one token. A decoder-only model's extend appends
+  // S tokens to one sequence: serve prefills a newcomer in chunks with it.
   if (model.decoder) {
     buildEntry(*module, Entry::Prefill);
     buildEntry(*module, Entry::Decode);
+    if (!model.encoder)
+      buildEntry(*module, Entry::Extend);
   }
   if (failed(verify(*module)))
     return nullptr;

@@ -397,9 +397,12 @@ def Tfm_CausalMaskOp : Tfm_Op<"causal_mask", [Pure]> {
     Reads only the sequence length of `sequence` [B, S, d]. A mask producer
     of the step-by-step attention: tfm-fuse-masked-attention turns it into
     `#tfm.mask<causal>` on `tfm.attention`, whose kernel skips the masked
-    key blocks; it is never a kernel itself.
+    key blocks; it is never a kernel itself. With `from_cache` (an extend
+    step's self-attention) the queries are the newest positions, after the
+    tokens in the KV cache: query i is at position Sk - Sq + i of the Sk
+    keys, and sees the keys at or before it.
   }];
-  let arguments = (ins Tfm_F32Tensor:$sequence);
+  let arguments = (ins Tfm_F32Tensor:$sequence, UnitAttr:$from_cache);
   let results = (outs Tfm_BoolTensor:$result);
   let assemblyFormat = "$sequence attr-dict `:` type($sequence) `->` type($result)";
   let hasVerifier = 1;

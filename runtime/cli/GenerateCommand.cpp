@@ -9,6 +9,7 @@
 //                 [--length-penalty L] [--early-stopping] [--stop S]...
 //                 [--bad-words 5,6]...
 //                 [--stats] [--threads N] [--dump-logits OUT]
+//                 [--prefill-chunk N]
 //
 // Everything that can be checked is checked before the model loads: the
 // options, the prompts, the tokenizer and the --dump-logits file. The
@@ -210,6 +211,8 @@ GenerateRequest makeRequest(const Options &options, const Plan &plan,
   }
   request.maxNewTokens = integer(options, "--max-new-tokens");
   request.keepLogits = options.has("--dump-logits");
+  if (options.has("--prefill-chunk"))
+    request.prefillChunk = integer(options, "--prefill-chunk");
 
   SamplingOptions &sampling = request.sampling;
   sampling.temperature = real(options, "--temperature", 0);
@@ -399,7 +402,7 @@ int generateCommand(int argc, char **argv) {
        "--text", "--text-file", "--prompts-file", "--source-file",
        "--temperature", "--top-k", "--top-p", "--seed",
        "--repetition-penalty", "--num-beams", "--length-penalty", "--stop",
-       "--bad-words"},
+       "--bad-words", "--prefill-chunk"},
       argc, argv, 2, {"--stats", "--early-stopping"},
       {"--eos", "--stop", "--bad-words"});
   if (options.helpRequested()) {

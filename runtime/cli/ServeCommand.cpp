@@ -4,6 +4,7 @@
 //              [--threads N] [--api-key KEY] [--model-id ID] [--max-queue N]
 //              [--max-body-bytes N] [--read-timeout S] [--shutdown-timeout S]
 //              [--pooling mean|cls]  (encoder-only models: /v1/embeddings)
+//              [--prefill-chunk N]  (a newcomer's prompt, N tokens a step)
 //
 // An OpenAI-compatible HTTP server (Debian's cpp-httplib): one thread per
 // connection reads and checks the request (OpenAiApi), tokenizes it, and
@@ -697,7 +698,8 @@ void Server::routes() {
     if (ready && scheduler)
       state = scheduler->state();
     response.set_content(
-        metrics.text(state.queued, state.running, state.maxBatch),
+        metrics.text(state.queued, state.running, state.maxBatch,
+                     state.promptChunks),
         "text/plain; version=0.0.4");
   });
   http.Get("/v1/models",
@@ -781,6 +783,9 @@ int Server::run() {
                                             3600);
   const int64_t shutdownTimeout =
       integerOption(options, "--shutdown-timeout", 30, 0, 3600);
+  const int64_t prefillChunk =
+      integerOption(options, "--prefill-chunk",
+                    ContinuousBatcher::kDefaultPrefillChunk, 0, plan.maxLen);
   if (options.has("--tokenizer")) {
     std::string error;
     tokenizer = loadTokenizer(options.get("--tokenizer"), error);
@@ -844,6 +849,7 @@ int Server::run() {
       scheduler = ContinuousBatcher::create(*model, maxQueue, error);
       if (!scheduler)
         fail(error);
+      scheduler->setPrefillChunk(prefillChunk);
     } else if (plan.output().name == "last_hidden_state") {
       if (!options.has("--pooling"))
         fail(fmt::format("model '{}' is encoder-only: give --pooling mean|cls "
@@ -890,7 +896,7 @@ int serveCommand(int argc, char **argv) {
                   {"--weights", "--tokenizer", "--host", "--port", "--threads",
                    "--api-key", "--model-id", "--max-queue",
                    "--max-body-bytes", "--read-timeout", "--shutdown-timeout",
-                   "--pooling"},
+                   "--pooling", "--prefill-chunk"},
                   argc, argv, 2);
   if (options.helpRequested()) {
     printUsage(stdout);

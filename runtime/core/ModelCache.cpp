@@ -3,7 +3,8 @@
 // Generation runs a batch of B sequences (B <= max_batch): a prefill
 // empties the cache and fills each sequence's max_len-row part of every
 // slot; each decode step reads the P rows cached so far and appends its own
-// (L = P + 1) to each of its B' <= B sequences (the first B' rows). A
+// (L = P + 1) to each of its B' <= B sequences (the first B' rows); an
+// extend step appends S rows (L = P + S) to a cache of one sequence. A
 // decode step also reads the other symbols of the prefill it continues (S:
 // the source that cross-attention attends to). reorderCache rearranges the
 // sequences (beams, finished rows). A call that fails after its kernels
@@ -22,18 +23,24 @@ bool Model::Impl::bindCacheSymbols(Call &call, std::string &error) {
   const Plan &plan = call.plan;
   std::vector<int64_t> &symbols = call.symbols;
   // P rows already cached (none before a prefill), L = P + 1 in a decode
-  // step.
+  // step, P + S in an extend step (S: input_ids' columns).
   call.past = call.prefill ? 0 : cachedRows;
+  call.added = 1;
+  if (call.extend)
+    for (std::size_t s = 0; s < plan.symbols.size(); ++s)
+      if (plan.symbols[s] == "S" && call.boundBy[s] >= 0)
+        call.added = symbols[s];
   for (std::size_t s = 0; s < plan.symbols.size(); ++s) {
     if (call.boundBy[s] >= 0) {
-      // A decode step's attention_mask [B, L] covers the cached keys and
-      // the new one.
+      // A decode (extend) step's attention_mask [B, L] covers the cached
+      // keys and the new ones.
       if (plan.symbols[s] == "L" && !call.prefill &&
-          symbols[s] != call.past + 1) {
+          symbols[s] != call.past + call.added) {
         error = fmt::format("{} has {} columns, but the KV cache holds {} "
-                            "tokens and the step adds 1 (expected {})",
+                            "tokens and the step adds {} (expected {})",
                             support::quote(plan.inputs[call.boundBy[s]].name),
-                            symbols[s], call.past, call.past + 1);
+                            symbols[s], call.past, call.added,
+                            call.past + call.added);
         return false;
       }
       continue;
@@ -43,7 +50,7 @@ bool Model::Impl::bindCacheSymbols(Call &call, std::string &error) {
     if (name == "P") {
       symbols[s] = call.past;
     } else if (name == "L") {
-      symbols[s] = call.past + 1;
+      symbols[s] = call.past + call.added;
     } else if (call.usesCache && !call.prefill &&
                stored != prefillSymbols.end()) {
       symbols[s] = stored->second;
@@ -72,12 +79,24 @@ bool Model::Impl::bindCacheSymbols(Call &call, std::string &error) {
                         plan.entry, symbols[0], cachedBatch);
     return false;
   }
+  // An extend step's projections write their S rows into the cache as one
+  // matrix, which only a single sequence's rows are.
+  if (call.extend && (symbols[0] != 1 || cachedBatch != 1)) {
+    error = fmt::format("extend continues one sequence: the KV cache holds "
+                        "{} and {} are given",
+                        cachedBatch, symbols[0]);
+    return false;
+  }
   if (call.prefill)
     call.cacheElements.assign(plan.cache.size(), 0);
-  if (!call.prefill && call.past + 1 > plan.maxLen) {
-    error = fmt::format("the sequence is full: {} tokens are cached and "
-                        "max_len is {}",
-                        call.past, plan.maxLen);
+  if (!call.prefill && call.past + call.added > plan.maxLen) {
+    error = call.added == 1
+                ? fmt::format("the sequence is full: {} tokens are cached "
+                              "and max_len is {}",
+                              call.past, plan.maxLen)
+                : fmt::format("{} more tokens do not fit: {} are cached and "
+                              "max_len is {}",
+                              call.added, call.past, plan.maxLen);
     return false;
   }
   return true;
@@ -87,7 +106,7 @@ void Model::Impl::updateCache(const Call &call) {
   if (!call.usesCache)
     return;
   if (!call.prefill) {
-    cachedRows = call.past + 1;
+    cachedRows = call.past + call.added;
     return;
   }
   // The decoder's sequence: its length symbol is T for an encoder-decoder,

@@ -180,10 +180,12 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
       const int64_t block = plan.maxLen * slot.width;
       // A prefill writes its B sequences densely from row 0 (updateCache
       // spreads them out); a decode step's views step from one sequence's
-      // rows to the next (the outermost dim is the batch).
+      // rows to the next (the outermost dim is the batch); an extend step's
+      // are the one sequence's rows, dense.
       bool fits;
-      if (call.prefill || arg.dims.size() < 2) {
-        fits = row >= 0 && elements <= plan.maxBatch * block - row * slot.width;
+      if (call.prefill || call.extend || arg.dims.size() < 2) {
+        const int64_t room = call.extend ? block : plan.maxBatch * block;
+        fits = row >= 0 && elements <= room - row * slot.width;
         if (call.prefill)
           call.cacheElements[value.index] =
               std::max(call.cacheElements[value.index], elements);

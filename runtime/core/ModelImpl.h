@@ -217,7 +217,7 @@ struct Model::Impl::Call {
   Call(const Plan &plan, const Plan &forward, std::size_t entryIndex,
        std::vector<int64_t> &symbols)
       : plan(plan), forward(forward), entryIndex(entryIndex),
-        prefill(plan.entry == "prefill"),
+        prefill(plan.entry == "prefill"), extend(plan.entry == "extend"),
         usesCache(!plan.cache.empty() && plan.entry != "forward"),
         symbols(symbols) {}
 
@@ -225,6 +225,8 @@ struct Model::Impl::Call {
   const Plan &forward; ///< the program's forward plan (messages name its inputs)
   const std::size_t entryIndex;
   const bool prefill;
+  /// S more tokens of the one cached sequence (serve's chunked prefill).
+  const bool extend;
   const bool usesCache;
   /// Symbol values (Impl::symbolValues), and the input that bound each (-1:
   /// none).
@@ -232,8 +234,10 @@ struct Model::Impl::Call {
   std::vector<int> boundBy;
   /// The plan input each given tensor is (null: absent).
   std::vector<const InputView *> given;
-  /// Rows already in the KV cache (0 for a prefill).
+  /// Rows already in the KV cache (0 for a prefill), and the rows this call
+  /// appends after them (a decode step 1, an extend S; unused in a prefill).
   int64_t past = 0;
+  int64_t added = 1;
   /// A prefill's elements written per cache slot (for updateCache).
   std::vector<int64_t> cacheElements;
   /// Where each input's values live and how many there are.

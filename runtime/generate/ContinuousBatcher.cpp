@@ -27,6 +27,12 @@ struct ContinuousBatcher::Row {
   int64_t remaining() const { return job->maxTokens - generated; }
 };
 
+struct ContinuousBatcher::Joining {
+  Row row;
+  int64_t done = 0; // prompt tokens the second Model has run
+  bool ready = false;
+};
+
 namespace {
 
 bool canJoin(const Model &model) {
@@ -112,6 +118,7 @@ BatcherState ContinuousBatcher::state() const {
   state.running = running;
   state.maxBatch = rowLimit;
   state.stepSeconds = lastStepSeconds;
+  state.promptChunks = promptChunks;
   return state;
 }
 
@@ -190,34 +197,55 @@ bool ContinuousBatcher::fits(const std::vector<Row> &rows, int64_t promptLength,
   return false;
 }
 
-bool ContinuousBatcher::admit(std::shared_ptr<Job> job, std::vector<Row> &rows) {
+ContinuousBatcher::JoinState
+ContinuousBatcher::prefillNext(Joining &joining, int64_t chunk) {
+  Row &row = joining.row;
+  if (row.job->cancelled || cancelAll) {
+    finishRow(row, FinishReason::Cancelled, "");
+    return JoinState::Ended;
+  }
+  const std::vector<int64_t> &prompt = row.job->prompt;
+  const int64_t length = static_cast<int64_t>(prompt.size());
   std::string error;
-  Row row(job);
-  const int64_t promptLength = static_cast<int64_t>(job->prompt.size());
-  const Plan &plan = model.plan();
-  // One unpadded row: the runtime's defaults (mask all ones, positions
-  // from 0) are its mask and positions.
-  std::vector<InputView> inputs = {
-      {"input_ids", {1, promptLength}, job->prompt.data()}};
-  std::optional<OutputView> logits = donor->run("prefill", inputs, error);
+  std::optional<OutputView> logits =
+      runPromptChunk(*donor, prompt, joining.done, chunk, error);
   if (!logits) {
     finishRow(row, FinishReason::Error, error);
-    return true;
+    return JoinState::Ended;
   }
-  std::vector<float> scratch(logits->data, logits->data + plan.vocab);
-  int64_t token = row.sampler.next(scratch.data(), plan.vocab, row.history);
+  joining.done = chunk > 0 ? std::min(length, joining.done + chunk) : length;
+  if (chunk > 0) {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++promptChunks;
+  }
+  if (joining.done < length)
+    return JoinState::Prefilling;
+  const int64_t vocab = model.plan().vocab;
+  std::vector<float> scratch(logits->data, logits->data + vocab);
+  int64_t token = row.sampler.next(scratch.data(), vocab, row.history);
   if (token < 0) {
     finishRow(row, FinishReason::Error,
               "no logit is finite: nothing to choose from");
-    return true;
+    return JoinState::Ended;
   }
   if (!deliver(row, token))
-    return true;
+    return JoinState::Ended;
+  joining.ready = true;
+  return JoinState::Ready;
+}
+
+bool ContinuousBatcher::insert(Joining &joining, std::vector<Row> &rows,
+                               bool &joined) {
+  Row &row = joining.row;
+  const int64_t promptLength = static_cast<int64_t>(row.job->prompt.size());
   int64_t shift = 0;
-  if (!fits(rows, promptLength, job->maxTokens, shift)) {
-    finishRow(row, FinishReason::Error, "internal: the batch has no room");
-    return false;
-  }
+  joined = false;
+  // The rows' lengths moved on while the prompt ran: it may have to wait
+  // for rows to leave.
+  if (!fits(rows, promptLength, row.job->maxTokens, shift))
+    return true;
+  std::string error;
+  joined = true;
   if (!rows.empty() && shift != 0) {
     if (!model.shiftCache(shift, error)) {
       finishRow(row, FinishReason::Error, error);
@@ -236,6 +264,60 @@ bool ContinuousBatcher::admit(std::shared_ptr<Job> job, std::vector<Row> &rows) 
   row.pad = model.cachedTokens() - promptLength;
   rows.push_back(std::move(row));
   return true;
+}
+
+void ContinuousBatcher::admit(std::vector<Row> &rows) {
+  // The batch's cache is in no known state: every row ends.
+  auto broken = [&] {
+    for (Row &row : rows)
+      if (!row.done)
+        finishRow(row, FinishReason::Error,
+                  "the batch's KV cache could not take a new sequence");
+  };
+  // Into an empty batch no one waits: the newcomer in progress finishes its
+  // prompt, and every waiting job that fits joins, each prompt whole.
+  const bool filling = rows.empty();
+  const int64_t chunk =
+      filling || !model.hasEntry("extend") ? 0 : prefillChunk.load();
+  for (;;) {
+    if (!joining) {
+      std::shared_ptr<Job> job = nextJob(rows);
+      if (!job)
+        return;
+      if (job->cancelled || cancelAll) {
+        if (job->onDone)
+          job->onDone(FinishReason::Cancelled, "");
+        continue;
+      }
+      joining.reset(new Joining{Row(std::move(job))});
+    }
+    if (!joining->ready) {
+      JoinState state = prefillNext(*joining, chunk);
+      if (state == JoinState::Ended) {
+        joining.reset();
+        if (filling)
+          continue;
+        return;
+      }
+      if (state == JoinState::Prefilling)
+        return; // the next chunk after the next step
+    } else if (joining->row.job->cancelled || cancelAll) {
+      finishRow(joining->row, FinishReason::Cancelled, "");
+      joining.reset();
+      continue;
+    }
+    bool joined = false;
+    if (!insert(*joining, rows, joined)) {
+      joining.reset();
+      broken();
+      return;
+    }
+    if (!joined)
+      return; // it waits for room
+    joining.reset();
+    if (!filling)
+      return; // one newcomer per step
+  }
 }
 
 bool ContinuousBatcher::step(std::vector<Row> &rows) {
@@ -315,7 +397,8 @@ void ContinuousBatcher::runAlone(const std::shared_ptr<Job> &job) {
 
 std::shared_ptr<Job> ContinuousBatcher::nextJob(const std::vector<Row> &rows) {
   std::lock_guard<std::mutex> lock(mutex);
-  if (queue.empty() || static_cast<int64_t>(rows.size()) >= rowLimit)
+  if (queue.empty() || static_cast<int64_t>(rows.size()) >= rowLimit ||
+      joining)
     return nullptr;
   int64_t shift = 0;
   const Job &front = *queue.front();
@@ -352,7 +435,7 @@ void ContinuousBatcher::compact(std::vector<Row> &rows) {
     model.clearCache();
   {
     std::lock_guard<std::mutex> lock(mutex);
-    running = static_cast<int64_t>(rows.size());
+    running = static_cast<int64_t>(rows.size()) + (joining ? 1 : 0);
     wake.notify_all();
   }
 }
@@ -389,7 +472,8 @@ void ContinuousBatcher::loop() {
     {
       std::unique_lock<std::mutex> lock(mutex);
       wake.wait(lock, [&] {
-        return !rows.empty() || !queue.empty() || cancelAll || closing;
+        return !rows.empty() || joining || !queue.empty() || cancelAll ||
+               closing;
       });
       if (cancelAll) {
         for (const std::shared_ptr<Job> &job : queue)
@@ -397,7 +481,8 @@ void ContinuousBatcher::loop() {
             job->onDone(FinishReason::Cancelled, "");
         queue.clear();
       }
-      if (rows.empty() && queue.empty() && (closing || cancelAll)) {
+      if (rows.empty() && !joining && queue.empty() &&
+          (closing || cancelAll)) {
         running = 0;
         wake.notify_all();
         return;
@@ -419,23 +504,9 @@ void ContinuousBatcher::loop() {
     }
     compact(rows);
     // Waiting jobs join between steps: all that fit into an empty batch,
-    // one per step into a running one (its prefill is the others' stall).
-    const bool filling = rows.empty();
-    for (bool first = true; first || filling; first = false) {
-      std::shared_ptr<Job> job = nextJob(rows);
-      if (!job)
-        break;
-      if (job->cancelled || cancelAll) {
-        if (job->onDone)
-          job->onDone(FinishReason::Cancelled, "");
-      } else if (!admit(job, rows)) {
-        // The batch's cache is in no known state: every row ends.
-        for (Row &row : rows)
-          if (!row.done)
-            finishRow(row, FinishReason::Error,
-                      "the batch's KV cache could not take a new sequence");
-      }
-    }
+    // one per step into a running one, a chunk of its prompt a step (its
+    // prefill is the others' stall).
+    admit(rows);
     compact(rows);
     dropPadding(rows);
     if (!rows.empty() && !step(rows)) {

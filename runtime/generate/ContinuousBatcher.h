@@ -10,6 +10,11 @@
 //     (Model::insertSequence), right-aligned to the batch's length; the
 //     positions before it are masked out in its row's attention_mask and
 //     its position_ids count from 0, as a left-padded batch of generate().
+//     Into a running batch one newcomer joins at a time, its prompt run a
+//     chunk of setPrefillChunk tokens between two steps (the prefill, then
+//     the extend entry point), so that the running rows wait one chunk's
+//     time per step, never a whole long prompt's; into an empty batch
+//     every waiting request that fits joins at once, each prompt whole.
 //   - each decode step runs every row's newest token; each row chooses its
 //     next token with its own sampling settings and seed (a Sampler of
 //     stream 0: what `NAME generate --seed S` uses for one prompt), stops
@@ -80,6 +85,9 @@ struct BatcherState {
   int64_t running = 0; // rows of the batch
   int64_t maxBatch = 0;
   double stepSeconds = 0; // the last decode step's
+  /// Chunks of newcomers' prompts run between two steps of a running
+  /// batch (a prompt run whole into an empty batch is none).
+  int64_t promptChunks = 0;
 };
 
 class ContinuousBatcher {
@@ -88,6 +96,12 @@ public:
   /// wait. Null with `error` when the second Model cannot be made.
   static std::unique_ptr<ContinuousBatcher> create(Model &model, int64_t maxQueue,
                                            std::string &error);
+
+  /// A newcomer's prompt runs this many tokens between two steps of the
+  /// running batch (0: all of it at once), so that it stalls them by one
+  /// chunk's time; into an empty batch it runs whole. Any time.
+  static constexpr int64_t kDefaultPrefillChunk = 64;
+  void setPrefillChunk(int64_t tokens) { prefillChunk = tokens; }
   ~ContinuousBatcher();
 
   enum class Admission { Accepted, QueueFull, Closed };
@@ -113,6 +127,9 @@ public:
 private:
   ContinuousBatcher(Model &model, std::unique_ptr<Model> donor, int64_t maxQueue);
   struct Row;
+  /// A newcomer whose prompt the second Model is running.
+  struct Joining;
+  enum class JoinState { Prefilling, Ready, Ended };
   void loop();
   /// Ends cancelled rows, and moves the live ones up over finished ones.
   void compact(std::vector<Row> &rows);
@@ -121,7 +138,16 @@ private:
   void dropPadding(std::vector<Row> &rows);
   /// The first waiting job, when it fits the batch now (under the lock).
   std::shared_ptr<Job> nextJob(const std::vector<Row> &rows);
-  bool admit(std::shared_ptr<Job> job, std::vector<Row> &rows);
+  /// Runs the next `chunk` tokens of the newcomer's prompt (0: the rest);
+  /// once the prompt is done it has its first token (Ready), unless that
+  /// ended it.
+  JoinState prefillNext(Joining &joining, int64_t chunk);
+  /// Moves a Ready newcomer into the batch when it fits now (`joined`);
+  /// false when the batch's cache is left in no known state.
+  bool insert(Joining &joining, std::vector<Row> &rows, bool &joined);
+  /// Runs the waiting jobs: all that fit into an empty batch, else the
+  /// next chunk of one newcomer.
+  void admit(std::vector<Row> &rows);
   bool step(std::vector<Row> &rows);
   void runAlone(const std::shared_ptr<Job> &job);
   /// Delivers a token to its row; false when the row is finished.
@@ -137,6 +163,9 @@ private:
   const bool joins;
   /// Rows that may run at once: the plan's max_batch, or 1.
   const int64_t rowLimit;
+  std::atomic<int64_t> prefillChunk{kDefaultPrefillChunk};
+  /// The newcomer being prefilled (the loop's thread only).
+  std::unique_ptr<Joining> joining;
 
   mutable std::mutex mutex;
   std::condition_variable wake;
@@ -145,6 +174,7 @@ private:
   bool cancelAll = false;     // the grace period is over
   int64_t running = 0;
   double lastStepSeconds = 0;
+  int64_t promptChunks = 0;
   std::thread thread;
 };
 

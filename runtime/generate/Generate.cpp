@@ -66,6 +66,13 @@ private:
   std::optional<OutputView> runEntry(const std::string &entry,
                                      const std::vector<InputView> &inputs,
                                      int64_t rows, std::string &error);
+  /// The prefill of one prompt (`inputs`, prompt `index`): at once, or
+  /// --prefill-chunk tokens at a time.
+  std::optional<OutputView> runPrompt(const std::vector<InputView> &inputs,
+                                      int64_t index, std::string &error);
+  /// Checks that `entry`'s logits are [rows, 1, vocab].
+  bool checkLogits(const std::string &entry, const OutputView &logits,
+                   int64_t rows, std::string &error) const;
   /// Records token `token` of sequence `index` and tells the callback;
   /// false when the sequence (or, with cancelled, the call) ends here.
   bool deliver(int64_t index, int64_t token);
@@ -214,21 +221,43 @@ Generation::stepInputs(const std::vector<int64_t> &tokens, int64_t cached,
 }
 
 std::optional<OutputView>
+Generation::runPrompt(const std::vector<InputView> &inputs, int64_t index,
+                      std::string &error) {
+  if (request.prefillChunk == 0)
+    return runEntry("prefill", inputs, 1, error);
+  const std::vector<int64_t> &prompt = request.prompts[index];
+  std::optional<OutputView> logits;
+  for (int64_t done = 0; done < static_cast<int64_t>(prompt.size());
+       done += request.prefillChunk)
+    if (!(logits = runPromptChunk(model, prompt, done, request.prefillChunk,
+                                  error)) ||
+        !checkLogits(done == 0 ? "prefill" : "extend", *logits, 1, error))
+      return std::nullopt;
+  return logits;
+}
+
+std::optional<OutputView>
 Generation::runEntry(const std::string &entry,
                      const std::vector<InputView> &inputs, int64_t rows,
                      std::string &error) {
   std::optional<OutputView> logits = model.run(entry, inputs, error);
-  if (!logits)
+  if (!logits || !checkLogits(entry, *logits, rows, error))
     return std::nullopt;
+  return logits;
+}
+
+bool Generation::checkLogits(const std::string &entry,
+                             const OutputView &logits, int64_t rows,
+                             std::string &error) const {
   // [rows, 1, vocab]: each row's last position only.
-  if (logits->shape.size() != 3 || logits->shape[0] != rows ||
-      logits->shape[1] != 1 || logits->shape[2] != plan.vocab) {
+  if (logits.shape.size() != 3 || logits.shape[0] != rows ||
+      logits.shape[1] != 1 || logits.shape[2] != plan.vocab) {
     error = fmt::format("plan: {} returns logits {}, not each row's last "
                         "position's [{}, 1, {}]",
-                        entry, formatShape(logits->shape), rows, plan.vocab);
-    return std::nullopt;
+                        entry, formatShape(logits.shape), rows, plan.vocab);
+    return false;
   }
-  return logits;
+  return true;
 }
 
 bool Generation::deliver(int64_t index, int64_t token) {
@@ -270,7 +299,9 @@ bool Generation::runBatch(const std::vector<int64_t> &members,
   std::vector<InputView> inputs = prefillInputs(members, rows);
   stats.promptTokens = rows * columns;
   Clock::time_point begin = Clock::now();
-  std::optional<OutputView> logits = runEntry("prefill", inputs, rows, error);
+  std::optional<OutputView> logits =
+      rows == 1 ? runPrompt(inputs, members.front(), error)
+                : runEntry("prefill", inputs, rows, error);
   if (!logits)
     return false;
   stats.prefillSeconds = secondsBetween(begin, Clock::now());
@@ -385,7 +416,7 @@ bool Generation::runBeams(int64_t index, std::string &error) {
   std::vector<InputView> inputs = prefillInputs({index}, 1);
   stats.promptTokens = columns;
   Clock::time_point begin = Clock::now();
-  std::optional<OutputView> logits = runEntry("prefill", inputs, 1, error);
+  std::optional<OutputView> logits = runPrompt(inputs, index, error);
   if (!logits)
     return false;
   stats.prefillSeconds = secondsBetween(begin, Clock::now());
@@ -481,6 +512,20 @@ bool Generation::runBeams(int64_t index, std::string &error) {
 
 } // namespace
 
+std::optional<OutputView> runPromptChunk(Model &model,
+                                         const std::vector<int64_t> &prompt,
+                                         int64_t done, int64_t chunk,
+                                         std::string &error) {
+  const int64_t length = static_cast<int64_t>(prompt.size());
+  const int64_t count =
+      chunk > 0 ? std::min(chunk, length - done) : length - done;
+  // One unpadded row: the runtime's defaults (mask all ones, positions
+  // from the cached length) are its mask and positions.
+  std::vector<InputView> inputs = {
+      {"input_ids", {1, count}, prompt.data() + done}};
+  return model.run(done == 0 ? "prefill" : "extend", inputs, error);
+}
+
 bool entryTakes(const Model &model, const std::string &entry,
            const std::string &name) {
   const Plan *plan = model.entry(entry);
@@ -526,6 +571,22 @@ bool checkGenerateRequest(const Model &model, const GenerateRequest &request,
   if (request.keepLogits &&
       (request.prompts.size() != 1 || request.beams.numBeams != 1)) {
     error = "--dump-logits takes one prompt and no beam search";
+    return false;
+  }
+  if (request.prefillChunk < 0) {
+    error = fmt::format("--prefill-chunk must be 0 (the whole prompt at once) or more, got {}",
+                        request.prefillChunk);
+    return false;
+  }
+  if (request.prefillChunk > 0 && !model.hasEntry("extend")) {
+    error = fmt::format("--prefill-chunk needs the extend entry point, which "
+                        "only decoder-only programs have; model '{}' has none",
+                        plan.model);
+    return false;
+  }
+  if (request.prefillChunk > 0 && request.prompts.size() != 1) {
+    error = fmt::format("--prefill-chunk runs one prompt, {} are given",
+                        request.prompts.size());
     return false;
   }
   auto checkToken = [&](int64_t id, const std::string &name) {

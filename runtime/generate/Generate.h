@@ -69,6 +69,9 @@ struct GenerateRequest {
   /// Keep the logits each new token was chosen from, for checking prefill
   /// + decode against a full forward (one prompt, no beams).
   bool keepLogits = false;
+  /// Run the prompt this many tokens at a time (prefill, then extend
+  /// steps); 0: all at once. One decoder-only prompt only.
+  int64_t prefillChunk = 0;
   /// Name options in messages as the C API's fields (top_p), not as the
   /// CLI's flags (--top-p).
   bool cApiNames = false;
@@ -107,6 +110,15 @@ struct GenerateResult {
 /// Whether entry point `entry` of the model takes the input `name`.
 bool entryTakes(const Model &model, const std::string &entry,
                 const std::string &name);
+
+/// Runs tokens [done, done + chunk) of one decoder-only sequence's prompt
+/// (all that are left when chunk is 0 or past the end): the prefill when
+/// done is 0, else the extend step that appends them to its KV cache. The
+/// logits of the chunk's last position, [1, 1, vocab].
+std::optional<OutputView> runPromptChunk(Model &model,
+                                         const std::vector<int64_t> &prompt,
+                                         int64_t done, int64_t chunk,
+                                         std::string &error);
 
 /// Checks the request against the model (entry points, token ids, max_len,
 /// options) before any work: false with a one-line message naming the

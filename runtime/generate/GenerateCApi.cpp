@@ -147,6 +147,21 @@ extern "C" int tfmc_batcher_create(tfmc_model *model, int64_t max_queue,
   });
 }
 
+extern "C" int tfmc_batcher_set_prefill_chunk(tfmc_batcher *batcher,
+                                              int64_t tokens) {
+  return guarded("tfmc_batcher_set_prefill_chunk", [&]() -> int {
+    if (!batcher || !batcher->batcher)
+      return failWith("tfmc_batcher_set_prefill_chunk: batcher must not be "
+                      "null");
+    if (tokens < 0)
+      return failWith(fmt::format("tfmc_batcher_set_prefill_chunk: tokens "
+                                  "must be 0 or more, got {}",
+                                  tokens));
+    batcher->batcher->setPrefillChunk(tokens);
+    return 0;
+  });
+}
+
 extern "C" int tfmc_batcher_submit(tfmc_batcher *batcher,
                                    const int64_t *prompt, int64_t length,
                                    const tfmc_generate_options *options,

@@ -55,8 +55,8 @@ void Metrics::perToken(double seconds) {
   timePerToken.observe(seconds);
 }
 
-std::string Metrics::text(int64_t queued, int64_t running,
-                          int64_t maxBatch) const {
+std::string Metrics::text(int64_t queued, int64_t running, int64_t maxBatch,
+                          int64_t promptChunks) const {
   std::lock_guard<std::mutex> lock(mutex);
   std::string out;
   out += "# HELP tfmc_requests_total HTTP requests answered, by endpoint and "
@@ -77,8 +77,11 @@ std::string Metrics::text(int64_t queued, int64_t running,
       "# HELP tfmc_running_sequences Sequences in the running batch.\n"
       "# TYPE tfmc_running_sequences gauge\ntfmc_running_sequences {}\n"
       "# HELP tfmc_max_batch Rows the batch can hold.\n"
-      "# TYPE tfmc_max_batch gauge\ntfmc_max_batch {}\n",
-      promptTokens, generatedTokens, queued, running, maxBatch);
+      "# TYPE tfmc_max_batch gauge\ntfmc_max_batch {}\n"
+      "# HELP tfmc_prompt_chunks_total Chunks of newcomers' prompts run "
+      "between two steps of a running batch.\n"
+      "# TYPE tfmc_prompt_chunks_total counter\ntfmc_prompt_chunks_total {}\n",
+      promptTokens, generatedTokens, queued, running, maxBatch, promptChunks);
   out += "# HELP tfmc_time_to_first_token_seconds From the request's arrival "
          "to its first token.\n# TYPE tfmc_time_to_first_token_seconds "
          "histogram\n";

@@ -41,8 +41,10 @@ public:
   void tokens(int64_t prompt, int64_t generated);
   void firstToken(double seconds);
   void perToken(double seconds);
-  /// The whole exposition; the gauges are the caller's (queue, batch).
-  std::string text(int64_t queued, int64_t running, int64_t maxBatch) const;
+  /// The whole exposition; the gauges are the caller's (queue, batch), and
+  /// so is the count of prompt chunks run beside a running batch.
+  std::string text(int64_t queued, int64_t running, int64_t maxBatch,
+                   int64_t promptChunks) const;
 
 private:
   mutable std::mutex mutex;
