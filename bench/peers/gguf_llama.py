@@ -53,7 +53,7 @@ feed_forward_length, block_count, attention.head_count, attention.head_count_kv,
 rope.dimension_count, rope.freq_base, attention.layer_norm_rms_epsilon, vocab_size}, and the
 tokenizer: tokenizer.ggml.model "llama" (SentencePiece), tokens by id, scores (minus the merge
 rank of the merge that makes the piece, 0 for the others: llama.cpp's SentencePiece tokenizer
-merges the highest score first), token_type (2 unknown, 3 control, 6 byte, 1 normal), bos, eos
+merges the highest score first), token_type (2 unknown, 3 control, 4 user-defined: added tokens not special, 6 byte, 1 normal), bos, eos
 and unknown ids.
 """
 import argparse
@@ -191,6 +191,7 @@ def tokenizer(writer, directory, config, pre=None):
         a, b = merge.split(" ") if isinstance(merge, str) else merge
         scores[vocab[a + b]] = float(-rank)
     special = {a["id"] for a in t.get("added_tokens", []) if a.get("special")}
+    user_defined = {a["id"] for a in t.get("added_tokens", []) if not a.get("special")}
     unk = vocab.get(model.get("unk_token") or "<unk>", 0)
 
     def kind(i, text):
@@ -198,6 +199,8 @@ def tokenizer(writer, directory, config, pre=None):
             return TOKEN_UNKNOWN
         if i in special:
             return TOKEN_CONTROL
+        if i in user_defined:
+            return TOKEN_USER_DEFINED
         if len(text) == 6 and text.startswith("<0x") and text.endswith(">"):
             return TOKEN_BYTE
         return TOKEN_NORMAL
@@ -231,6 +234,11 @@ def main():
         w = Writer("gguf_llama")
         w.add("general.architecture", T_STRING, "llama")
         w.add("general.name", T_STRING, "tfmc tokenizer fixture")
+        # The hyper-parameters llama.cpp reads even for a vocabulary-only load (any values do).
+        for key, value in (("context_length", 128), ("embedding_length", 64), ("feed_forward_length", 128),
+                           ("block_count", 1), ("attention.head_count", 1)):
+            w.add("llama." + key, T_UINT32, value)
+        w.add("llama.attention.layer_norm_rms_epsilon", T_FLOAT32, 1e-5)
         n_tokens = tokenizer(w, a.checkpoint, c, a.pre)
         w.write(a.output)
         print(json.dumps({"output": a.output, "tokens": n_tokens, "bytes": os.path.getsize(a.output)}))
