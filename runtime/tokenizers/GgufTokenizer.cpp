@@ -61,6 +61,18 @@ const char kQwen2Regex[] =
     "[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
+/// The token texts llama.cpp's load_vocab takes for end of generation
+/// (special_eog_ids) besides the eos, eot and eom ids.
+const char *const kEndOfGeneration[] = {
+    "<|eot_id|>",    "<|im_end|>",     "<|end|>",       "<|return|>",
+    "<|call|>",      "<|flush|>",      "<|calls|>",     "<end_of_turn>",
+    "<|endoftext|>", "</s>",           "<|eom_id|>",    "<EOT>",
+    "_<EOT>",        "[EOT]",          "[EOS]",         "<|end_of_text|>",
+    "<end_of_utterance>", "<eos>",     "<turn|>",       "<|tool_response>",
+    "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>", // DeepSeek
+    "[e~[",
+};
+
 const char kMeta[] = "\xe2\x96\x81"; // U+2581, SentencePiece's space
 
 void replaceAll(std::string &text, std::string_view from, std::string_view to) {
@@ -395,10 +407,18 @@ bool GgufTokenizer::loadFrom(const GgufFile &file, std::string &error) {
     prompt_.prefix.push_back(bos);
   if (addEos)
     prompt_.suffix.push_back(eos);
-  for (int64_t id : {eos, eot, eom})
+  // Where generation stops: eos, eot and eom, then the tokens llama.cpp
+  // takes for end of generation by their text (its special_eog_ids).
+  auto stopAt = [&](int64_t id) {
     if (id >= 0 && std::find(prompt_.eos.begin(), prompt_.eos.end(), id) ==
                        prompt_.eos.end())
       prompt_.eos.push_back(id);
+  };
+  for (int64_t id : {eos, eot, eom})
+    stopAt(id);
+  for (const char *text : kEndOfGeneration)
+    if (auto it = bpe_.vocab.find(text); it != bpe_.vocab.end())
+      stopAt(it->second);
   return true;
 }
 

@@ -64,7 +64,7 @@ std::unique_ptr<Tokenizer> loadTokenizer(const std::string &dir,
                         "vocab.json and merges.txt, or vocab.txt, or a GGUF "
                         "file)",
                         dir,
-                        ::stat(dir.c_str(), &info) != 0 ? "no such directory"
+                        ::stat(dir.c_str(), &info) != 0 ? "no such file or directory"
                                                         : "not a directory");
     return nullptr;
   }

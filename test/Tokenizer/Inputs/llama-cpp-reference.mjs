@@ -6,7 +6,10 @@
 // model.tokenize(text, true) (special tokens in the text are matched, as
 // llama-cli and llama-server tokenize prompts; no BOS added) and the text
 // of model.detokenize(ids, true) (special tokens as their text), one JSON
-// object {"ids": [...], "text": "..."} per line.
+// object {"ids": [...], "text": "..."} per line; then a last line
+// {"prompt": [...], "stop": [...]}: the first text as llama.cpp prompts it
+// (BOS when shouldPrependBosToken, EOS when shouldAppendEosToken) and its
+// eos and eot ids.
 import {createRequire} from "module";
 import fs from "fs";
 import path from "path";
@@ -22,6 +25,11 @@ const lines = texts.map(text => {
     const ids = Array.from(model.tokenize(text, true));
     return JSON.stringify({ids, text: model.detokenize(ids, true)});
 });
+const t = model.tokens;
+lines.push(JSON.stringify({
+    prompt: [...(t.shouldPrependBosToken ? [t.bos] : []), ...Array.from(model.tokenize(texts[0], true)),
+             ...(t.shouldAppendEosToken ? [t.eos] : [])],
+    stop: [t.eos, t.eot].filter(id => id != null)}));
 process.stdout.write(lines.map(line => line + "\n").join(""));
 await model.dispose();
 await llama.dispose();
