@@ -131,6 +131,7 @@ public:
   }
 
   const PromptTokens &prompt() const { return prompt_; }
+  const GgufChatInfo &chat() const { return chat_; }
 
 private:
   enum class Kind { Spm, Bpe };
@@ -162,6 +163,7 @@ private:
   /// "llama": byte -> its <0xXX> token, else its one-byte token, else -1.
   std::array<int32_t, 256> byteIds_{};
   PromptTokens prompt_;
+  GgufChatInfo chat_;
 };
 
 //===----------------------------------------------------------------------===//
@@ -407,6 +409,19 @@ bool GgufTokenizer::loadFrom(const GgufFile &file, std::string &error) {
     prompt_.prefix.push_back(bos);
   if (addEos)
     prompt_.suffix.push_back(eos);
+  // A chat template, and the texts its bos_token and eos_token stand for.
+  constexpr std::string_view kChatTemplate = "tokenizer.chat_template";
+  if (file.find(kChatTemplate)) {
+    std::optional<std::string_view> source = file.getString(kChatTemplate, error);
+    if (!source)
+      return false;
+    chat_.chatTemplate = std::string(*source);
+  }
+  if (bos >= 0)
+    chat_.bos = texts_[bos];
+  if (eos >= 0)
+    chat_.eos = texts_[eos];
+
   // Where generation stops: eos, eot and eom, then the tokens llama.cpp
   // takes for end of generation by their text (its special_eog_ids).
   auto stopAt = [&](int64_t id) {
@@ -720,6 +735,14 @@ bool readGgufPromptTokens(const Tokenizer &tokenizer, PromptTokens &tokens,
     return false;
   }
   tokens = gguf->prompt();
+  return true;
+}
+
+bool ggufChatInfo(const Tokenizer &tokenizer, GgufChatInfo &info) {
+  const auto *gguf = dynamic_cast<const GgufTokenizer *>(&tokenizer);
+  if (!gguf)
+    return false;
+  info = gguf->chat();
   return true;
 }
 

@@ -26,6 +26,7 @@
 #include "runtime/tokenizers/Tokenizer.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tfmc::runtime {
@@ -47,6 +48,15 @@ std::unique_ptr<Tokenizer> loadGgufTokenizer(const std::string &path,
 /// eos = tokenizer.ggml.eos_token_id, eot_token_id, eom_token_id.
 bool readGgufPromptTokens(const Tokenizer &tokenizer, PromptTokens &tokens,
                           std::string &error);
+
+/// What a chat template needs from the file `tokenizer` was loaded from (a
+/// loadGgufTokenizer tokenizer): tokenizer.chat_template, if the file has
+/// one, and the texts of the bos and eos tokens (the template's bos_token
+/// and eos_token), if it names them. False for another tokenizer.
+struct GgufChatInfo {
+  std::optional<std::string> chatTemplate, bos, eos;
+};
+bool ggufChatInfo(const Tokenizer &tokenizer, GgufChatInfo &info);
 
 } // namespace tfmc::runtime
 
