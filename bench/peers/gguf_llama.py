@@ -33,12 +33,27 @@ output.weight is Q6_K there (token_embd stays Q4_0), because that is what llama.
 llama-quantize writes for a Q4_0 file of a model with its own output head (gguf.py's
 output_type). The file always has output.weight (a tied checkpoint's embedding written again).
 
+    /usr/bin/python3 gguf_llama.py --checkpoint DIR --tokenizer-only --output OUT.gguf
+
+--tokenizer-only writes the tokenizer metadata alone, no tensors (test fixtures: tfmc's GGUF
+tokenizer is built from the metadata; config.json, optional then, gives the bos and eos ids). DIR
+holds tokenizer.json or tokenizer.model, as convert_hf_to_gguf.py reads them:
+
+    tokenizer.json, SentencePiece-style BPE (byte_fallback)   "llama", as below
+    tokenizer.json, byte-level BPE (a ByteLevel pre-tokenizer) "gpt2": tokens by id (added tokens
+        too), token_type 3 for special added tokens and 4 for the others (user-defined), merges as
+        "a b" strings, tokenizer.ggml.pre from the Split regex (Llama 3's -> "llama-bpe", Qwen2's
+        -> "qwen2", none -> "gpt-2"; --pre overrides), add_bos_token when the post-processor
+        puts a special token first (tokenizer_config.json's add_bos_token overrides)
+    tokenizer.model (SentencePiece)                            "llama": pieces, scores, types
+        (2 unknown, 3 control, 5 unused, 6 byte, 1 normal) from the model itself
+
 Metadata: general.architecture "llama", llama.{context_length, embedding_length,
 feed_forward_length, block_count, attention.head_count, attention.head_count_kv,
 rope.dimension_count, rope.freq_base, attention.layer_norm_rms_epsilon, vocab_size}, and the
 tokenizer: tokenizer.ggml.model "llama" (SentencePiece), tokens by id, scores (minus the merge
 rank of the merge that makes the piece, 0 for the others: llama.cpp's SentencePiece tokenizer
-merges the highest score first), token_type (2 unknown, 3 control, 6 byte, 1 normal), bos, eos
+merges the highest score first), token_type (2 unknown, 3 control, 4 user-defined: added tokens not special, 6 byte, 1 normal), bos, eos
 and unknown ids.
 """
 import argparse
@@ -50,7 +65,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gguf import (DTYPES, GGML_F32, T_FLOAT32, T_INT32, T_STRING, T_UINT32,  # noqa: E402
+from gguf import (DTYPES, GGML_F32, T_BOOL, T_FLOAT32, T_INT32, T_STRING, T_UINT32,  # noqa: E402
                   Writer, output_type)
 from torch_bench import read_safetensors  # noqa: E402  (no torch import at load)
 
@@ -63,10 +78,105 @@ def rotate_half_to_interleaved(w, heads):
     return w.reshape(heads, 2, rows // heads // 2, cols).swapaxes(1, 2).reshape(rows, cols)
 
 
-def tokenizer(writer, directory, config):
+LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|"
+                r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|"
+               r"\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+TOKEN_USER_DEFINED, TOKEN_UNUSED = 4, 5
+
+
+def components(node, kind):
+    """The components of a tokenizer.json section, Sequences flattened."""
+    if not node:
+        return []
+    if node.get("type") == "Sequence":
+        return [c for sub in node.get(kind, []) for c in components(sub, kind)]
+    return [node]
+
+
+def special_ids(writer, config, bos_default, eos_default):
+    eos = config.get("eos_token_id", eos_default)
+    bos = config.get("bos_token_id", bos_default)
+    if bos is not None:
+        writer.add("tokenizer.ggml.bos_token_id", T_UINT32, bos)
+    if eos is not None:
+        writer.add("tokenizer.ggml.eos_token_id", T_UINT32, eos[0] if isinstance(eos, list) else eos)
+
+
+def byte_level_tokenizer(writer, directory, t, config, pre):
+    """tokenizer.json of a byte-level BPE -> tokenizer.ggml.model "gpt2"."""
+    model = t["model"]
+    vocab = dict(model["vocab"])
+    kinds = {}
+    for a in t.get("added_tokens", []):
+        vocab[a["content"]] = a["id"]
+        kinds[a["id"]] = TOKEN_CONTROL if a.get("special") else TOKEN_USER_DEFINED
+    tokens = [None] * (max(vocab.values()) + 1)
+    for text, i in vocab.items():
+        tokens[i] = text
+    if any(x is None for x in tokens):
+        raise SystemExit(f"gguf_llama: {directory}/tokenizer.json: token ids are not 0..{len(tokens) - 1}")
+    merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
+    if pre is None:
+        regexes = [c["pattern"].get("Regex") for c in components(t.get("pre_tokenizer"), "pretokenizers")
+                   if c.get("type") == "Split"]
+        pre = {(LLAMA3_REGEX,): "llama-bpe", (QWEN2_REGEX,): "qwen2", (): "gpt-2"}.get(tuple(regexes))
+        if pre is None:
+            raise SystemExit(f"gguf_llama: {directory}/tokenizer.json: a Split regex llama.cpp has no "
+                             "pre-tokenizer name for (give --pre)")
+    writer.add("tokenizer.ggml.model", T_STRING, "gpt2")
+    writer.add("tokenizer.ggml.pre", T_STRING, pre)
+    writer.add_array("tokenizer.ggml.tokens", T_STRING, tokens)
+    writer.add_array("tokenizer.ggml.token_type", T_INT32, [kinds.get(i, TOKEN_NORMAL) for i in range(len(tokens))])
+    writer.add_array("tokenizer.ggml.merges", T_STRING, merges)
+    special_ids(writer, config, None, None)
+    templates = [c for c in components(t.get("post_processor"), "processors")
+                 if c.get("type") == "TemplateProcessing"]
+    add_bos = bool(templates) and "SpecialToken" in templates[0]["single"][0]
+    tokenizer_config = os.path.join(directory, "tokenizer_config.json")
+    if os.path.exists(tokenizer_config):
+        with open(tokenizer_config, encoding="utf-8") as f:
+            add_bos = json.load(f).get("add_bos_token", add_bos)
+    writer.add("tokenizer.ggml.add_bos_token", T_BOOL, add_bos)
+    return len(tokens)
+
+
+def sentencepiece_tokenizer(writer, path, config):
+    """tokenizer.model -> tokenizer.ggml.model "llama" (convert_hf_to_gguf.py's _create_vocab_sentencepiece)."""
+    import sentencepiece
+    sp = sentencepiece.SentencePieceProcessor(model_file=path)
+    n = sp.get_piece_size()
+
+    def kind(i):
+        if sp.is_unknown(i):
+            return TOKEN_UNKNOWN
+        if sp.is_control(i):
+            return TOKEN_CONTROL
+        if sp.is_unused(i):
+            return TOKEN_UNUSED
+        if sp.is_byte(i):
+            return TOKEN_BYTE
+        return TOKEN_NORMAL
+
+    writer.add("tokenizer.ggml.model", T_STRING, "llama")
+    writer.add_array("tokenizer.ggml.tokens", T_STRING, [sp.id_to_piece(i) for i in range(n)])
+    writer.add_array("tokenizer.ggml.scores", T_FLOAT32, [sp.get_score(i) for i in range(n)])
+    writer.add_array("tokenizer.ggml.token_type", T_INT32, [kind(i) for i in range(n)])
+    special_ids(writer, config, sp.bos_id() if sp.bos_id() >= 0 else None,
+                sp.eos_id() if sp.eos_id() >= 0 else None)
+    writer.add("tokenizer.ggml.unknown_token_id", T_UINT32, sp.unk_id())
+    return n
+
+
+def tokenizer(writer, directory, config, pre=None):
+    if not os.path.exists(os.path.join(directory, "tokenizer.json")) and \
+            os.path.exists(os.path.join(directory, "tokenizer.model")):
+        return sentencepiece_tokenizer(writer, os.path.join(directory, "tokenizer.model"), config)
     with open(os.path.join(directory, "tokenizer.json"), encoding="utf-8") as f:
         t = json.load(f)
     model = t["model"]
+    if any(c.get("type") == "ByteLevel" for c in components(t.get("pre_tokenizer"), "pretokenizers")):
+        return byte_level_tokenizer(writer, directory, t, config, pre)
     if model.get("type") != "BPE" or not model.get("byte_fallback"):
         raise SystemExit(f"gguf_llama: {directory}/tokenizer.json: not a SentencePiece-style BPE "
                          "with byte fallback")
@@ -81,6 +191,7 @@ def tokenizer(writer, directory, config):
         a, b = merge.split(" ") if isinstance(merge, str) else merge
         scores[vocab[a + b]] = float(-rank)
     special = {a["id"] for a in t.get("added_tokens", []) if a.get("special")}
+    user_defined = {a["id"] for a in t.get("added_tokens", []) if not a.get("special")}
     unk = vocab.get(model.get("unk_token") or "<unk>", 0)
 
     def kind(i, text):
@@ -88,6 +199,8 @@ def tokenizer(writer, directory, config):
             return TOKEN_UNKNOWN
         if i in special:
             return TOKEN_CONTROL
+        if i in user_defined:
+            return TOKEN_USER_DEFINED
         if len(text) == 6 and text.startswith("<0x") and text.endswith(">"):
             return TOKEN_BYTE
         return TOKEN_NORMAL
@@ -106,10 +219,32 @@ def tokenizer(writer, directory, config):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", required=True, help="a Hugging Face Llama directory")
-    p.add_argument("--dtype", choices=sorted(DTYPES), required=True)
+    p.add_argument("--dtype", choices=sorted(DTYPES))
+    p.add_argument("--tokenizer-only", action="store_true", help="the tokenizer's metadata alone, no tensors")
+    p.add_argument("--pre", help="tokenizer.ggml.pre of a byte-level tokenizer.json (default: from its regex)")
     p.add_argument("--output", required=True)
     a = p.parse_args()
 
+    if a.tokenizer_only:
+        config_path = os.path.join(a.checkpoint, "config.json")
+        c = {}
+        if os.path.exists(config_path):
+            with open(config_path) as f:
+                c = json.load(f)
+        w = Writer("gguf_llama")
+        w.add("general.architecture", T_STRING, "llama")
+        w.add("general.name", T_STRING, "tfmc tokenizer fixture")
+        # The hyper-parameters llama.cpp reads even for a vocabulary-only load (any values do).
+        for key, value in (("context_length", 128), ("embedding_length", 64), ("feed_forward_length", 128),
+                           ("block_count", 1), ("attention.head_count", 1)):
+            w.add("llama." + key, T_UINT32, value)
+        w.add("llama.attention.layer_norm_rms_epsilon", T_FLOAT32, 1e-5)
+        n_tokens = tokenizer(w, a.checkpoint, c, a.pre)
+        w.write(a.output)
+        print(json.dumps({"output": a.output, "tokens": n_tokens, "bytes": os.path.getsize(a.output)}))
+        return
+    if a.dtype is None:
+        p.error("--dtype is required (unless --tokenizer-only)")
     with open(os.path.join(a.checkpoint, "config.json")) as f:
         c = json.load(f)
     if c.get("model_type") != "llama":

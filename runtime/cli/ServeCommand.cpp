@@ -26,6 +26,7 @@
 #include "runtime/serve/Metrics.h"
 #include "runtime/serve/OpenAiApi.h"
 #include "runtime/generate/ContinuousBatcher.h"
+#include "runtime/tokenizers/GgufTokenizer.h"
 #include "runtime/tokenizers/Tokenizer.h"
 #include "support/FileIO.h"
 #include "support/Json.h"
@@ -166,8 +167,21 @@ struct ChatSetup {
   std::optional<std::string> bos, eos;
 };
 
-ChatSetup readChatSetup(const std::string &dir) {
+ChatSetup readChatSetup(const std::string &dir, const Tokenizer &tokenizer) {
   ChatSetup setup;
+  if (GgufChatInfo gguf; ggufChatInfo(tokenizer, gguf)) {
+    // A GGUF file: its tokenizer.chat_template and bos/eos tokens' texts.
+    setup.bos = gguf.bos;
+    setup.eos = gguf.eos;
+    if (!gguf.chatTemplate)
+      return setup;
+    ChatTemplateError templateError;
+    setup.chatTemplate = ChatTemplate::parse(*gguf.chatTemplate, templateError);
+    if (!setup.chatTemplate)
+      fail(fmt::format("{}: key 'tokenizer.chat_template': {}",
+                       support::oneLine(dir), templateError.message()));
+    return setup;
+  }
   const std::string path = dir + "/tokenizer_config.json";
   std::string text;
   support::ReadFailure failure;
@@ -793,7 +807,7 @@ int Server::run() {
         !readPromptTokens(options.get("--tokenizer"), *tokenizer, promptTokens,
                           error))
       fail(error);
-    chat = readChatSetup(options.get("--tokenizer"));
+    chat = readChatSetup(options.get("--tokenizer"), *tokenizer);
   }
 
   // A client that goes away must not end the server: writes to its socket

@@ -18,9 +18,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace tfmc::runtime::tokenizers {
@@ -65,6 +67,61 @@ struct MergeTable {
 /// Merges `symbols` in place: always the best-ranked adjacent pair, every
 /// non-overlapping occurrence left to right, until no pair merges.
 void applyMerges(std::vector<int32_t> &symbols, const MergeTable &table);
+
+/// A byte-pair-encoding model built from in-memory lists (tokenizer.json's
+/// model, a GGUF file's tokenizer.ggml.tokens and merges): the vocabulary,
+/// the ranked merges, and what a character without a token becomes.
+/// Defined in runtime/tokenizers/Tokenizer.cpp.
+struct BpeModel {
+  /// token -> id.
+  std::unordered_map<std::string, int32_t> vocab;
+  MergeTable merges;
+  /// A character with no token becomes its bytes' <0xXX> tokens
+  /// (byteFallbackIds, -1 for none), else unk (one for a run of them with
+  /// fuseUnk), else nothing.
+  bool byteFallback = false;
+  bool fuseUnk = false;
+  /// A piece that is a token as a whole is that token (Llama 3).
+  bool ignoreMerges = false;
+  int32_t unk = -1;
+  std::array<int32_t, 256> byteFallbackIds = filledByteIds();
+
+  /// Adds the merge LEFT RIGHT with `rank` (the first of duplicates wins),
+  /// or returns false with `missing` the first of LEFT, RIGHT and
+  /// LEFT + RIGHT that is not in the vocabulary.
+  bool addMerge(const std::string &left, const std::string &right,
+                int32_t rank, std::string &missing);
+  /// Appends the ids of one pre-tokenized piece: one symbol per UTF-8
+  /// character, merged by rank (applyMerges). Pieces and their ids are
+  /// cached (bounded). Not thread-safe.
+  void encodePiece(const std::string &piece, std::vector<int64_t> &ids);
+
+private:
+  static std::array<int32_t, 256> filledByteIds() {
+    std::array<int32_t, 256> ids;
+    ids.fill(-1);
+    return ids;
+  }
+  std::unordered_map<std::string, std::vector<int32_t>> cache_;
+};
+
+/// An Oniguruma regex (Ruby syntax over UTF-8, the engine Hugging Face's
+/// tokenizers use): tokenizer.json's Split patterns and the pre-tokenizer
+/// patterns of GGUF files. Defined in runtime/tokenizers/HfTokenizer.cpp.
+class Regex {
+public:
+  /// Compiles `pattern`; on failure false, with `error` Oniguruma's reason
+  /// (one line).
+  bool compile(const std::string &pattern, std::string &error);
+  /// The [start, end) byte ranges of the matches in `text`, left to right,
+  /// not overlapping; empty matches are skipped.
+  std::vector<std::pair<std::size_t, std::size_t>>
+  findAll(const std::string &text) const;
+  bool empty() const { return !regex_; }
+
+private:
+  std::shared_ptr<void> regex_;
+};
 
 /// id -> token, stored sparsely as Hugging Face's tokenizers store theirs
 /// (a map): a vocabulary may have gaps, and one stray id of 100,000,000 in

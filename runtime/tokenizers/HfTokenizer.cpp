@@ -23,6 +23,63 @@
 #include <mutex>
 
 namespace tfmc::runtime {
+namespace tokenizers {
+
+bool Regex::compile(const std::string &pattern, std::string &error) {
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    OnigEncoding encodings[] = {ONIG_ENCODING_UTF8};
+    onig_initialize(encodings, 1);
+  });
+  OnigRegex regex = nullptr;
+  OnigErrorInfo info;
+  const auto *begin = reinterpret_cast<const OnigUChar *>(pattern.data());
+  int status = onig_new(&regex, begin, begin + pattern.size(),
+                        ONIG_OPTION_NONE, ONIG_ENCODING_UTF8,
+                        ONIG_SYNTAX_RUBY, &info);
+  if (status != ONIG_NORMAL) {
+    OnigUChar message[ONIG_MAX_ERROR_MESSAGE_LEN];
+    onig_error_code_to_str(message, status, &info);
+    error = support::oneLine(reinterpret_cast<char *>(message));
+    return false;
+  }
+  regex_ = std::shared_ptr<void>(regex, [](void *r) {
+    onig_free(static_cast<OnigRegex>(r));
+  });
+  return true;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>>
+Regex::findAll(const std::string &text) const {
+  std::vector<std::pair<std::size_t, std::size_t>> matches;
+  auto *regex = static_cast<OnigRegex>(regex_.get());
+  const auto *begin = reinterpret_cast<const OnigUChar *>(text.data());
+  const auto *end = begin + text.size();
+  std::unique_ptr<OnigRegion, void (*)(OnigRegion *)> region(
+      onig_region_new(), [](OnigRegion *r) { onig_region_free(r, 1); });
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    int found = onig_search(regex, begin, end, begin + at, end, region.get(),
+                            ONIG_OPTION_NONE);
+    if (found < 0)
+      break; // ONIG_MISMATCH (or a resource limit: the rest is one gap)
+    std::size_t start = region->beg[0], stop = region->end[0];
+    if (stop == start) {
+      // Step over one character.
+      uint32_t cp = 0;
+      std::size_t length =
+          start < text.size() ? decodeUtf8(text, start, cp) : 1;
+      at = start + std::max<std::size_t>(length, 1);
+      continue;
+    }
+    matches.emplace_back(start, stop);
+    at = stop;
+  }
+  return matches;
+}
+
+} // namespace tokenizers
+
 namespace {
 
 using Json = nlohmann::json;
@@ -147,60 +204,18 @@ void replaceAll(std::string &text, const std::string &from,
 // Oniguruma
 //===----------------------------------------------------------------------===//
 
-struct RegexDeleter {
-  void operator()(OnigRegexType *regex) const { onig_free(regex); }
-};
-using Regex = std::shared_ptr<OnigRegexType>;
-
 Regex compileRegex(const std::string &pattern, const std::string &path) {
-  static std::once_flag initialized;
-  std::call_once(initialized, [] {
-    OnigEncoding encodings[] = {ONIG_ENCODING_UTF8};
-    onig_initialize(encodings, 1);
-  });
-  OnigRegex regex = nullptr;
-  OnigErrorInfo info;
-  const auto *begin = reinterpret_cast<const OnigUChar *>(pattern.data());
-  int status = onig_new(&regex, begin, begin + pattern.size(),
-                        ONIG_OPTION_NONE, ONIG_ENCODING_UTF8,
-                        ONIG_SYNTAX_RUBY, &info);
-  if (status != ONIG_NORMAL) {
-    OnigUChar message[ONIG_MAX_ERROR_MESSAGE_LEN];
-    onig_error_code_to_str(message, status, &info);
+  Regex regex;
+  std::string reason;
+  if (!regex.compile(pattern, reason))
     refuse(path, fmt::format("regex {}: {}", support::quoteJson(pattern),
-                             support::oneLine(reinterpret_cast<char *>(message))));
-  }
-  return Regex(regex, RegexDeleter());
+                             reason));
+  return regex;
 }
 
-/// The [start, end) byte ranges of the regex's matches in `text`, left to
-/// right, not overlapping; an empty match is skipped.
 std::vector<std::pair<std::size_t, std::size_t>>
 findAll(const Regex &regex, const std::string &text) {
-  std::vector<std::pair<std::size_t, std::size_t>> matches;
-  const auto *begin = reinterpret_cast<const OnigUChar *>(text.data());
-  const auto *end = begin + text.size();
-  std::unique_ptr<OnigRegion, void (*)(OnigRegion *)> region(
-      onig_region_new(), [](OnigRegion *r) { onig_region_free(r, 1); });
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    int found = onig_search(regex.get(), begin, end, begin + at, end,
-                            region.get(), ONIG_OPTION_NONE);
-    if (found < 0)
-      break; // ONIG_MISMATCH (or a resource limit: the rest is one gap)
-    std::size_t start = region->beg[0], stop = region->end[0];
-    if (stop == start) {
-      // Step over one character.
-      uint32_t cp = 0;
-      std::size_t length =
-          start < text.size() ? decodeUtf8(text, start, cp) : 1;
-      at = start + std::max<std::size_t>(length, 1);
-      continue;
-    }
-    matches.emplace_back(start, stop);
-    at = stop;
-  }
-  return matches;
+  return regex.findAll(text);
 }
 
 //===----------------------------------------------------------------------===//
@@ -449,8 +464,8 @@ public:
     for (const auto &added : added_)
       if (added.first == key)
         return added.second;
-    auto it = vocab_.find(key);
-    if (it == vocab_.end())
+    auto it = bpe_.vocab.find(key);
+    if (it == bpe_.vocab.end())
       return std::nullopt;
     return it->second;
   }
@@ -484,17 +499,11 @@ private:
   bool hasTemplate_ = false;
   std::vector<int64_t> templatePrefix_, templateSuffix_;
 
-  std::unordered_map<std::string, int32_t> vocab_;
+  /// The model: vocabulary, merges, byte fallback and unk.
+  BpeModel bpe_;
   tokenizers::TokenTable idToToken_; // gaps allowed
-  MergeTable merges_;
-  bool byteFallback_ = false;
-  bool fuseUnk_ = false;
-  bool ignoreMerges_ = false;
-  int32_t unk_ = -1;
-  std::array<int32_t, 256> byteFallbackIds_{};
   /// Added tokens, longest first (the longest match wins).
   std::vector<std::pair<std::string, int32_t>> added_;
-  std::unordered_map<std::string, std::vector<int32_t>> cache_;
 };
 
 void HfTokenizer::setToken(int64_t id, const std::string &token,
@@ -724,9 +733,9 @@ void HfTokenizer::parseModel(const Json &model) {
       refuse(std::string("model.") + key,
              fmt::format("{} {} is not supported", key,
                          describeValue(model[key])));
-  byteFallback_ = boolMember(model, path, "byte_fallback", false);
-  fuseUnk_ = boolMember(model, path, "fuse_unk", false);
-  ignoreMerges_ = boolMember(model, path, "ignore_merges", false);
+  bpe_.byteFallback = boolMember(model, path, "byte_fallback", false);
+  bpe_.fuseUnk = boolMember(model, path, "fuse_unk", false);
+  bpe_.ignoreMerges = boolMember(model, path, "ignore_merges", false);
 
   const Json &vocab = member(model, path, "vocab");
   if (!vocab.is_object() || vocab.empty())
@@ -740,16 +749,15 @@ void HfTokenizer::parseModel(const Json &model) {
       refuse(at, fmt::format("id {} is also token {}", id.get<int64_t>(),
                              support::quoteJson(idToToken_.at(id.get<int64_t>()))));
     setToken(id.get<int64_t>(), token, at);
-    vocab_.emplace(token, static_cast<int32_t>(id.get<int64_t>()));
+    bpe_.vocab.emplace(token, static_cast<int32_t>(id.get<int64_t>()));
   }
   if (model.contains("unk_token") && !model["unk_token"].is_null())
-    unk_ = idOf(stringMember(model, path, "unk_token"), "model.unk_token");
-  byteFallbackIds_.fill(-1);
-  if (byteFallback_)
+    bpe_.unk = idOf(stringMember(model, path, "unk_token"), "model.unk_token");
+  if (bpe_.byteFallback)
     for (int b = 0; b < 256; ++b) {
-      auto it = vocab_.find(fmt::format("<0x{:02X}>", b));
-      if (it != vocab_.end())
-        byteFallbackIds_[b] = it->second;
+      auto it = bpe_.vocab.find(fmt::format("<0x{:02X}>", b));
+      if (it != bpe_.vocab.end())
+        bpe_.byteFallbackIds[b] = it->second;
     }
 
   const Json &merges = member(model, path, "merges");
@@ -776,17 +784,11 @@ void HfTokenizer::parseModel(const Json &model) {
     } else {
       refuse(at, "expected \"LEFT RIGHT\" or [\"LEFT\", \"RIGHT\"]");
     }
-    auto l = vocab_.find(left), r = vocab_.find(right),
-         result = vocab_.find(left + right);
-    for (const auto &[it, token] :
-         {std::pair{l, left}, std::pair{r, right}, std::pair{result, left + right}})
-      if (it == vocab_.end())
-        refuse(at, fmt::format("token {} is not in model.vocab",
-                               support::quoteJson(token)));
     // The first of duplicate merges wins, as in `tokenizers`.
-    merges_.merges.emplace(MergeTable::key(l->second, r->second),
-                           MergeTable::Merge{static_cast<int32_t>(rank),
-                                             result->second});
+    std::string missing;
+    if (!bpe_.addMerge(left, right, static_cast<int32_t>(rank), missing))
+      refuse(at, fmt::format("token {} is not in model.vocab",
+                             support::quoteJson(missing)));
   }
 }
 
@@ -857,54 +859,7 @@ std::unique_ptr<Tokenizer> HfTokenizer::load(const std::string &path,
 
 void HfTokenizer::encodePiece(const std::string &piece,
                               std::vector<int64_t> &ids) {
-  if (ignoreMerges_) {
-    auto whole = vocab_.find(piece);
-    if (whole != vocab_.end()) {
-      ids.push_back(whole->second);
-      return;
-    }
-  }
-  constexpr std::size_t kMaxCachedPiece = 256;
-  constexpr std::size_t kMaxCacheEntries = 1 << 16;
-  if (piece.size() <= kMaxCachedPiece) {
-    auto it = cache_.find(piece);
-    if (it != cache_.end()) {
-      ids.insert(ids.end(), it->second.begin(), it->second.end());
-      return;
-    }
-  }
-  // One symbol per character; a character with no token becomes its bytes'
-  // <0xXX> tokens (byte_fallback), else unk (fused with an unk before it
-  // when fuse_unk), else nothing, as in `tokenizers`.
-  std::vector<int32_t> symbols;
-  for (std::size_t i = 0; i < piece.size();) {
-    uint32_t cp = 0;
-    std::size_t length = std::max<std::size_t>(decodeUtf8(piece, i, cp), 1);
-    auto it = vocab_.find(piece.substr(i, length));
-    if (it != vocab_.end()) {
-      symbols.push_back(it->second);
-    } else {
-      bool allBytes = byteFallback_;
-      for (std::size_t k = i; k < i + length && allBytes; ++k)
-        allBytes = byteFallbackIds_[static_cast<unsigned char>(piece[k])] >= 0;
-      if (allBytes) {
-        for (std::size_t k = i; k < i + length; ++k)
-          symbols.push_back(
-              byteFallbackIds_[static_cast<unsigned char>(piece[k])]);
-      } else if (unk_ >= 0 &&
-                 !(fuseUnk_ && !symbols.empty() && symbols.back() == unk_)) {
-        symbols.push_back(unk_);
-      }
-    }
-    i += length;
-  }
-  applyMerges(symbols, merges_);
-  ids.insert(ids.end(), symbols.begin(), symbols.end());
-  if (piece.size() <= kMaxCachedPiece) {
-    if (cache_.size() >= kMaxCacheEntries)
-      cache_.clear();
-    cache_.emplace(piece, std::move(symbols));
-  }
+  bpe_.encodePiece(piece, ids);
 }
 
 bool HfTokenizer::encode(std::string_view utf8, std::vector<int64_t> &ids,

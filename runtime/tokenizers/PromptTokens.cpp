@@ -1,11 +1,13 @@
 //===- PromptTokens.cpp - Which tokenizer, and BOS/EOS --------------------===//
 //
-// loadTokenizer: the first of tokenizer.json (WordPieceTokenizer when its
+// loadTokenizer: a GGUF file's metadata (GgufTokenizer.h: a regular file
+// named *.gguf or starting with "GGUF"), else the first of tokenizer.json (WordPieceTokenizer when its
 // model is WordPiece, else HfTokenizer), tokenizer.model, source.spm or
 // target.spm (MarianTokenizer), vocab.json (+ merges.txt), vocab.txt
 // (WordPieceTokenizer) present in the directory.
 //
-// readPromptTokens, the rules (a Hugging Face checkpoint's files):
+// readPromptTokens, the rules (a GGUF file: readGgufPromptTokens; else a
+// Hugging Face checkpoint's files):
 //   BOS (prefix) and suffix:
 //     1. tokenizer_config.json's add_bos_token / add_eos_token, where
 //        present, decide each side: bos_token (eos_token) is added, a
@@ -33,6 +35,7 @@
 #include "runtime/tokenizers/Tokenizer.h"
 #include "runtime/tokenizers/Common.h"
 #include "support/Text.h"
+#include "runtime/tokenizers/GgufTokenizer.h"
 #include "runtime/tokenizers/HfTokenizer.h"
 #include "runtime/tokenizers/MarianTokenizer.h"
 #include "runtime/tokenizers/SentencePieceTokenizer.h"
@@ -52,13 +55,16 @@ using namespace tokenizers;
 
 std::unique_ptr<Tokenizer> loadTokenizer(const std::string &dir,
                                          std::string &error) {
+  if (isGgufFile(dir))
+    return loadGgufTokenizer(dir, error);
   struct stat info;
   if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
     error = fmt::format("{}: {} (a tokenizer is a directory holding "
                         "tokenizer.json, tokenizer.model, source.spm, "
-                        "vocab.json and merges.txt, or vocab.txt)",
+                        "vocab.json and merges.txt, or vocab.txt, or a GGUF "
+                        "file)",
                         dir,
-                        ::stat(dir.c_str(), &info) != 0 ? "no such directory"
+                        ::stat(dir.c_str(), &info) != 0 ? "no such file or directory"
                                                         : "not a directory");
     return nullptr;
   }
@@ -177,6 +183,8 @@ private:
 bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
                       PromptTokens &tokens, std::string &error) {
   tokens = PromptTokens();
+  if (isGgufFile(dir))
+    return readGgufPromptTokens(tokenizer, tokens, error);
   std::string prefix = dir;
   if (!prefix.empty() && prefix.back() != '/')
     prefix += '/';

@@ -220,6 +220,74 @@ void applyMerges(std::vector<int32_t> &ids, const MergeTable &table) {
     ids.push_back(symbols[k].id);
 }
 
+bool BpeModel::addMerge(const std::string &left, const std::string &right,
+                        int32_t rank, std::string &missing) {
+  auto l = vocab.find(left), r = vocab.find(right);
+  std::string merged = left + right;
+  auto result = vocab.find(merged);
+  if (l == vocab.end() || r == vocab.end() || result == vocab.end()) {
+    missing = l == vocab.end()   ? left
+              : r == vocab.end() ? right
+                                 : merged;
+    return false;
+  }
+  merges.merges.emplace(MergeTable::key(l->second, r->second),
+                        MergeTable::Merge{rank, result->second});
+  return true;
+}
+
+void BpeModel::encodePiece(const std::string &piece,
+                           std::vector<int64_t> &ids) {
+  if (ignoreMerges) {
+    auto whole = vocab.find(piece);
+    if (whole != vocab.end()) {
+      ids.push_back(whole->second);
+      return;
+    }
+  }
+  constexpr std::size_t kMaxCachedPiece = 256;
+  constexpr std::size_t kMaxCacheEntries = 1 << 16;
+  if (piece.size() <= kMaxCachedPiece) {
+    auto it = cache_.find(piece);
+    if (it != cache_.end()) {
+      ids.insert(ids.end(), it->second.begin(), it->second.end());
+      return;
+    }
+  }
+  // One symbol per character; a character with no token becomes its bytes'
+  // <0xXX> tokens (byte_fallback), else unk (fused with an unk before it
+  // when fuse_unk), else nothing, as in `tokenizers`.
+  std::vector<int32_t> symbols;
+  for (std::size_t i = 0; i < piece.size();) {
+    uint32_t cp = 0;
+    std::size_t length = std::max<std::size_t>(decodeUtf8(piece, i, cp), 1);
+    auto it = vocab.find(piece.substr(i, length));
+    if (it != vocab.end()) {
+      symbols.push_back(it->second);
+    } else {
+      bool allBytes = byteFallback;
+      for (std::size_t k = i; k < i + length && allBytes; ++k)
+        allBytes = byteFallbackIds[static_cast<unsigned char>(piece[k])] >= 0;
+      if (allBytes) {
+        for (std::size_t k = i; k < i + length; ++k)
+          symbols.push_back(
+              byteFallbackIds[static_cast<unsigned char>(piece[k])]);
+      } else if (unk >= 0 &&
+                 !(fuseUnk && !symbols.empty() && symbols.back() == unk)) {
+        symbols.push_back(unk);
+      }
+    }
+    i += length;
+  }
+  applyMerges(symbols, merges);
+  ids.insert(ids.end(), symbols.begin(), symbols.end());
+  if (piece.size() <= kMaxCachedPiece) {
+    if (cache_.size() >= kMaxCacheEntries)
+      cache_.clear();
+    cache_.emplace(piece, std::move(symbols));
+  }
+}
+
 bool readJsonFile(const std::string &path, nlohmann::json &root,
                   std::string &error) {
   std::string text;

@@ -5,7 +5,8 @@
 // runtime/tokenizers/HfTokenizer.h, or WordPieceTokenizer.h for BERT's;
 // tokenizer.model: runtime/tokenizers/SentencePieceTokenizer.h; source.spm:
 // MarianTokenizer.h; vocab.json + merges.txt: Gpt2Tokenizer below; vocab.txt:
-// WordPieceTokenizer.h) and `readPromptTokens` the BOS/EOS rules.
+// WordPieceTokenizer.h), or a GGUF file's metadata (GgufTokenizer.h), and
+// `readPromptTokens` the BOS/EOS rules.
 //
 // The tokenizer of GPT-2 (and of every model that reuses its files): byte-level
 // byte-pair encoding over the two files that sit beside a Hugging Face
@@ -96,7 +97,9 @@ public:
   static std::string toValidUtf8(std::string_view bytes);
 };
 
-/// The tokenizer in `dir`, from the first of these present: tokenizer.json
+/// The tokenizer of the GGUF file `dir` (a regular file named *.gguf or
+/// starting with "GGUF": runtime/tokenizers/GgufTokenizer.h), or the
+/// tokenizer in the directory `dir`, from the first of these present: tokenizer.json
 /// (runtime/tokenizers/WordPieceTokenizer.h when its model is WordPiece),
 /// tokenizer.model, source.spm or target.spm (Marian:
 /// runtime/tokenizers/MarianTokenizer.h), vocab.json (with merges.txt),
@@ -133,7 +136,8 @@ struct PromptTokens {
 };
 
 /// Reads config.json, generation_config.json and tokenizer_config.json in
-/// `dir` (each optional) for `tokenizer`. Fails with one line naming the
+/// `dir` (each optional) for `tokenizer`; for a GGUF file, its metadata's
+/// (readGgufPromptTokens). Fails with one line naming the
 /// file and key on a malformed file or a token the tokenizer lacks.
 bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
                       PromptTokens &tokens, std::string &error);

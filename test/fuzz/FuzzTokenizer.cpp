@@ -18,6 +18,14 @@
 //      valid UTF-8 encodes to ids of the vocabulary (BERT's inputs: [CLS]
 //      first, [SEP] last, at most 16 with truncation, token types 0 then 1)
 //      and decodes to valid UTF-8; anything else is validateUtf8's error;
+//   10: a GGUF file: loadTokenizer either accepts it (its tokenizer.ggml.*
+//      metadata), and encoding a fixed text gives ids of the vocabulary (or
+//      fails with one line naming the file: a byte without a token) and
+//      readPromptTokens gives ids of the vocabulary, or fails with one line
+//      naming the file;
+//   11, 12: text for data/tokenizer-gguf/spm.gguf ("llama", from the
+//      spmodel fixture) and bpe.gguf ("gpt2", pre "llama-bpe", from the
+//      bytelevel fixture), checked as 7 and 8;
 //   else: text for `generate --text`, with data/tokenizer: valid UTF-8
 //      encodes to ids of the vocabulary that decode to the same bytes;
 //      anything else is an error naming the first bad byte, and no ids.
@@ -114,6 +122,16 @@ std::unique_ptr<Tokenizer> loadFixture(const char *name) {
   return loaded;
 }
 
+std::unique_ptr<Tokenizer> loadFixturePath(const std::string &path) {
+  std::string error;
+  std::unique_ptr<Tokenizer> loaded = loadTokenizer(path, error);
+  if (!loaded) {
+    std::fprintf(stderr, "fuzz set-up: %s\n", error.c_str());
+    std::abort();
+  }
+  return loaded;
+}
+
 /// A directory of this process for tokenizer.json / tokenizer.model.
 std::string hfDirectory() {
   static const std::string directory = [] {
@@ -161,6 +179,41 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     checkText(data[0] == 7 ? *bert : *marian, rest);
     return 0;
   }
+  if (data[0] == 11 || data[0] == 12) {
+    static const std::string gguf = tfmc::fuzz::dataDir() + "/tokenizer-gguf";
+    static std::unique_ptr<Tokenizer> spm = loadFixturePath(gguf + "/spm.gguf");
+    static std::unique_ptr<Tokenizer> bpe = loadFixturePath(gguf + "/bpe.gguf");
+    checkText(data[0] == 11 ? *spm : *bpe, rest);
+    return 0;
+  }
+  if (data[0] == 10) {
+    const std::string file = hfDirectory() + "/model.gguf";
+    writeFile(file, rest);
+    std::string error;
+    std::unique_ptr<Tokenizer> loaded = loadTokenizer(file, error);
+    if (loaded) {
+      std::vector<int64_t> ids;
+      if (loaded->encode("Hello, world! \xc3\xa9t\xc3\xa9 2024 <s>", ids,
+                         error)) {
+        for (int64_t id : ids)
+          TFMC_FUZZ_CHECK(loaded->hasId(id));
+        loaded->decode(ids);
+      } else {
+        TFMC_FUZZ_CHECK(ids.empty() && error.rfind(file, 0) == 0 &&
+                        error.find('\n') == std::string::npos);
+      }
+      PromptTokens tokens;
+      TFMC_FUZZ_CHECK(readPromptTokens(file, *loaded, tokens, error));
+      for (const auto *side : {&tokens.prefix, &tokens.suffix, &tokens.eos})
+        for (int64_t id : *side)
+          TFMC_FUZZ_CHECK(loaded->hasId(id));
+    } else {
+      TFMC_FUZZ_CHECK(error.rfind(file, 0) == 0 &&
+                      error.find('\n') == std::string::npos);
+    }
+    std::filesystem::remove(file);
+    return 0;
+  }
   if (data[0] == 6 || data[0] == 9) {
     static const std::string directory = [] {
       static char pattern[] = "/tmp/tfmc-fuzz-wp-tokenizer-XXXXXX";
@@ -191,7 +244,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                       error.find('\n') == std::string::npos);
     return 0;
   }
-  if (data[0] > 1 && data[0] != 3 && data[0] != 4) {
+  if (data[0] > 1 && data[0] != 3 && data[0] != 4) { // 2, 13 and above
     checkRoundTrip(*tokenizer, rest);
     return 0;
   }

@@ -4,8 +4,9 @@
 Copies SRC_DIR's files into OUT_DIR, then sets, in OUT_DIR/tokenizer.json
 (or OUT_DIR/FILE, e.g. `tokenizer_config.json:do_lower_case=false`), each
 PATH (keys and [index] steps, e.g. `pre_tokenizer.pretokenizers[0].
-behavior`) to the JSON value after the first `=`: the error tests' way of
-making one bad component at a time from a good tokenizer.
+behavior`) to the JSON value after the first `=` (`PATH+=JSON` appends it
+to the list at PATH): the error tests' way of making one bad component at
+a time from a good tokenizer.
 """
 import json
 import os
@@ -22,6 +23,8 @@ def main():
     roots = {}
     for assignment in sys.argv[3:]:
         key, value = assignment.split("=", 1)
+        append = key.endswith("+")
+        key = key.rstrip("+")
         name = "tokenizer.json"
         if ":" in key:
             name, key = key.split(":", 1)
@@ -33,7 +36,10 @@ def main():
         node = roots[name]
         for step in steps[:-1]:
             node = node[step]
-        node[steps[-1]] = json.loads(value)
+        if append:
+            node[steps[-1]].append(json.loads(value))
+        else:
+            node[steps[-1]] = json.loads(value)
     for name, root in roots.items():
         with open(os.path.join(out, name), "w", encoding="utf-8") as f:
             json.dump(root, f, ensure_ascii=False, indent=1)
