@@ -29,6 +29,12 @@ struct PipelineOptions {
   /// How linear and embedding weights are stored: f32, bf16 or int8
   /// (tfm-weight-storage).
   std::string weightDtype = "f32";
+  /// int8's group of input features per f16 scale (tfm-weight-storage's
+  /// `group`).
+  int64_t int8Group = 64;
+  /// NAME=DTYPE: single weights' own storage (tfm-weight-storage's
+  /// `overrides`).
+  std::vector<std::string> weightOverrides;
   /// f32, or int8: linears with int8 weights quantise their input and
   /// multiply integers (tfm-weight-storage marks them).
   std::string activations = "f32";

@@ -80,7 +80,12 @@ def WeightStorage : Pass<"tfm-weight-storage", "::mlir::ModuleOp"> {
     learned positions) stays f32, as do activations and the KV cache. Weights
     of the same name in several entry points are one tensor at run time, so
     the decision is made per name over the whole module. With `dtype=f32`
-    the pass changes nothing.
+    and no `overrides` the pass changes nothing.
+
+    `overrides` gives single weights their own storage (tfmc does it for a
+    GGUF file whose tensors are not all of one type: each weight keeps the
+    storage that holds its file type exactly). A gated linear's gate and up
+    share one storage: where their overrides differ, both take `dtype`'s.
 
     With `activations=int8` (the user's `--activations int8`, which needs
     `dtype=int8` or `int4`), every linear and gated linear whose weights
@@ -102,7 +107,11 @@ def WeightStorage : Pass<"tfm-weight-storage", "::mlir::ModuleOp"> {
     Option<"activations", "activations", "std::string", /*default=*/"\"f32\"",
            "f32; int8: linears whose weights are int8 or int4 get "
            "tfm.activations = int8; bf16: linears whose weights are bf16 "
-           "get tfm.activations = bf16">
+           "get tfm.activations = bf16">,
+    ListOption<"overrides", "overrides", "std::string",
+           "NAME=DTYPE: the weight NAME's own storage (f32, bf16, int8 or "
+           "int4) where it may be narrow, instead of dtype's (a GGUF file's "
+           "tensors of another type than most)">
   ];
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];
 }

@@ -44,6 +44,8 @@ void buildDefaultPipeline(mlir::OpPassManager &pm,
   WeightStorageOptions storage;
   storage.dtype = options.weightDtype;
   storage.activations = options.activations;
+  storage.group = options.int8Group;
+  storage.overrides = options.weightOverrides;
   pm.addPass(createWeightStorage(storage));
   if (options.weightLayout == "panels")
     pm.addPass(createWeightLayout({options.target}));

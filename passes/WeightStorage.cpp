@@ -91,13 +91,34 @@ struct WeightStoragePass
                                "dtype=bf16");
       return signalPassFailure();
     }
+    // Each override: a name and its storage (nullopt: f32).
+    llvm::StringMap<std::optional<WeightStorage>> own;
+    for (const std::string &entry : overrides) {
+      std::size_t equals = entry.find('=');
+      std::string value =
+          equals == std::string::npos ? "" : entry.substr(equals + 1);
+      std::optional<WeightStorage> parsed;
+      if (value == "bf16")
+        parsed = WeightStorage::bf16;
+      else if (value == "int8")
+        parsed = WeightStorage::int8;
+      else if (value == "int4")
+        parsed = WeightStorage::int4;
+      else if (value != "f32") {
+        getOperation().emitError("tfm-weight-storage: overrides: expected "
+                                 "NAME=f32|bf16|int8|int4, got '")
+            << entry << "'";
+        return signalPassFailure();
+      }
+      own[entry.substr(0, equals)] = parsed;
+    }
     if (storage == WeightStorage::int8 && group < 1) {
       getOperation().emitError("tfm-weight-storage: group must be positive, "
                                "got ")
           << group;
       return signalPassFailure();
     }
-    if (!storage)
+    if (!storage && own.empty())
       return;
 
     // One decision per name (every entry point's op of it), a gated
@@ -108,24 +129,54 @@ struct WeightStoragePass
           return weight.getType().getRank() == 2 &&
                  onlyWidenedUses(weight.getResult());
         });
-    auto isNarrow = [&](Value value) {
+    // Each narrow name's storage: its override, else dtype's; a gated
+    // linear's partners with different overrides both take dtype's.
+    llvm::StringMap<std::optional<WeightStorage>> chosen;
+    for (auto &entry : byName)
+      if (narrow.contains(entry.getKey())) {
+        auto it = own.find(entry.getKey());
+        chosen[entry.getKey()] = it == own.end() ? storage : it->second;
+      }
+    getOperation().walk([&](GatedLinearOp gated) {
+      WeightOp gate = sourceWeight(gated.getGate());
+      WeightOp up = sourceWeight(gated.getUp());
+      if (gate && up && chosen.count(gate.getName()) &&
+          chosen.count(up.getName()) &&
+          chosen[gate.getName()] != chosen[up.getName()])
+        chosen[gate.getName()] = chosen[up.getName()] = storage;
+    });
+    auto storageOf = [&](Value value) -> std::optional<WeightStorage> {
       WeightOp weight = sourceWeight(value);
-      return weight && narrow.contains(weight.getName());
+      if (!weight)
+        return std::nullopt;
+      auto it = chosen.find(weight.getName());
+      return it == chosen.end() ? std::nullopt : it->second;
     };
     MLIRContext *context = &getContext();
     OpBuilder builder(context);
     for (auto &entry : byName) {
-      if (!narrow.contains(entry.getKey()))
+      auto it = chosen.find(entry.getKey());
+      if (it == chosen.end() || !it->second)
         continue;
+      WeightStorage kind = *it->second;
       for (WeightOp weight : entry.getValue()) {
-        weight.setStorageAttr(WeightStorageAttr::get(context, *storage));
-        if (*storage == WeightStorage::int8)
+        weight.setStorageAttr(WeightStorageAttr::get(context, kind));
+        if (kind == WeightStorage::int8)
           weight.setGroupAttr(builder.getI64IntegerAttr(group));
-        else if (*storage == WeightStorage::int4)
+        else if (kind == WeightStorage::int4)
           weight.setGroupAttr(
               builder.getI64IntegerAttr(tfmc::format::kInt4BlockValues));
       }
     }
+    // Integer products need integer weights, bf16 products bf16 ones.
+    auto isNarrow = [&](Value value) {
+      std::optional<WeightStorage> kind = storageOf(value);
+      if (!kind)
+        return false;
+      if (activations == "int8")
+        return *kind == WeightStorage::int8 || *kind == WeightStorage::int4;
+      return *kind == WeightStorage::bf16;
+    };
     if (activations == "f32")
       return;
     // Integer products: a linear whose weights are int8 or int4 quantises

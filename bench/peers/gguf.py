@@ -34,6 +34,16 @@ Tensor encodings:
          The value is d * scale * (q - 32). llama.cpp's llama-quantize gives it to the output
          head of a Q4_0 file (output_type below). The row length must be a multiple of 256.
 
+    Q4_K, Q5_K (ggml types 12, 13): super-blocks of 256 values, 144 and 176 bytes (f16 d, dmin;
+         12 bytes of eight 6-bit sub-block scales and mins, packed as get_scale_min_k4 reads them;
+         Q5_K: qh[32], the fifth bits; qs[128], two 4-bit values a byte: sub-block 2k in the low
+         nibbles of bytes 32k..32k+31, 2k+1 in the high). The value of sub-block j is
+         d·sc_j·q − dmin·m_j, q in [0, 15] (Q4_K) or [0, 31] (Q5_K). Not ggml's quantiser (its
+         make_qkx2_quants searches scales and mins): a plain one, for readers' tests: per
+         sub-block of 32, min = min(0, min x), scale = (max x − min) / qmax; d = max scale / 63,
+         dmin = max(−min) / 63 as halves, sc_j and m_j rounded to 6 bits, q = round((x + dmin·m_j)
+         / (d·sc_j)) clamped. A valid block either way: what a reader must get is its value.
+
 What llama.cpp's own `llama-quantize MODEL OUT Q4_0` writes (llama-quant.cpp,
 tensor_allows_quantization and llama_tensor_get_type): every 2-D ".weight" that is not a norm and
 not the learned position embedding becomes Q4_0, except the output head, "output.weight" (and
@@ -65,15 +75,19 @@ SCALAR_DTYPE = {T_UINT8: "<u1", T_INT8: "<i1", T_UINT16: "<u2", T_INT16: "<i2", 
                 T_INT32: "<i4", T_FLOAT32: "<f4", T_BOOL: "?", T_UINT64: "<u8", T_INT64: "<i8",
                 T_FLOAT64: "<f8"}
 # ggml tensor types (ggml.h's enum ggml_type)
-GGML_F32, GGML_Q4_0, GGML_Q8_0, GGML_Q6_K, GGML_BF16 = 0, 2, 8, 14, 30
+GGML_F32, GGML_Q4_0, GGML_Q8_0, GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_BF16 = 0, 2, 8, 12, 13, 14, 30
 DTYPES = {"f32": GGML_F32, "bf16": GGML_BF16, "q8_0": GGML_Q8_0, "q4_0": GGML_Q4_0}
+# Types a writer may give one tensor (gguf_llama.py --type): DTYPES and the K-quants.
+TENSOR_TYPES = dict(DTYPES, q6_k=GGML_Q6_K, q4_k=GGML_Q4_K, q5_k=GGML_Q5_K)
 Q8_0_BLOCK = 32
 Q4_0_BLOCK = 32
 QK_K = 256  # a Q6_K super-block
 # A block's bytes and values, by type.
 BLOCK = {GGML_F32: (4, 1), GGML_BF16: (2, 1), GGML_Q8_0: (2 + Q8_0_BLOCK, Q8_0_BLOCK),
-         GGML_Q4_0: (2 + Q4_0_BLOCK // 2, Q4_0_BLOCK), GGML_Q6_K: (QK_K // 2 + QK_K // 4 + QK_K // 16 + 2, QK_K)}
-TYPE_NAMES = {GGML_F32: "F32", GGML_BF16: "BF16", GGML_Q8_0: "Q8_0", GGML_Q4_0: "Q4_0", GGML_Q6_K: "Q6_K"}
+         GGML_Q4_0: (2 + Q4_0_BLOCK // 2, Q4_0_BLOCK), GGML_Q6_K: (QK_K // 2 + QK_K // 4 + QK_K // 16 + 2, QK_K),
+         GGML_Q4_K: (144, QK_K), GGML_Q5_K: (176, QK_K)}
+TYPE_NAMES = {GGML_F32: "F32", GGML_BF16: "BF16", GGML_Q8_0: "Q8_0", GGML_Q4_0: "Q4_0", GGML_Q6_K: "Q6_K",
+              GGML_Q4_K: "Q4_K", GGML_Q5_K: "Q5_K"}
 GROUP_MAX_EPS = np.float32(1e-15)  # ggml-quants.c: a group whose largest |x| is below it is all zero
 # Rows encoded at a time: bounds the temporary copies of a large tensor.
 CHUNK_ELEMENTS = 1 << 24
@@ -226,6 +240,41 @@ def q6_k_round(a):
     return (np.repeat(ds, 16, axis=1) * (L.astype(np.float32) - 32)).reshape(np.shape(a))
 
 
+def qk_simple_bytes(a, bits):
+    """[rows, cols] f32 -> Q4_K (bits 4) or Q5_K (bits 5) super-blocks by the plain quantiser of
+    the module docstring."""
+    qmax = (1 << bits) - 1
+    x = np.asarray(a, dtype=np.float32).reshape(-1, 8, 32)        # super-blocks, sub-blocks, values
+    nb = x.shape[0]
+    lo = np.minimum(x.min(-1), 0.0)                                 # [nb, 8]
+    scale = (x.max(-1) - lo) / qmax
+    d = (scale.max(-1) / 63).astype(np.float16)
+    dmin = ((-lo).max(-1) / 63).astype(np.float16)
+    df, dminf = d.astype(np.float32), dmin.astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sc = np.where(df[:, None] > 0, np.rint(scale / df[:, None]), 0).clip(0, 63).astype(np.uint8)
+        m = np.where(dminf[:, None] > 0, np.rint(-lo / dminf[:, None]), 0).clip(0, 63).astype(np.uint8)
+        step = df[:, None] * sc
+        q = np.where(step[..., None] > 0,
+                     np.rint((x + (dminf[:, None] * m)[..., None]) / step[..., None]), 0)
+    q = q.clip(0, qmax).astype(np.uint8)                            # [nb, 8, 32]
+    packed = np.zeros((nb, 12), dtype=np.uint8)
+    packed[:, 0:4] = (sc[:, 0:4] & 63) | ((sc[:, 4:8] >> 4) << 6)
+    packed[:, 4:8] = (m[:, 0:4] & 63) | ((m[:, 4:8] >> 4) << 6)
+    packed[:, 8:12] = (sc[:, 4:8] & 0xF) | ((m[:, 4:8] & 0xF) << 4)
+    low = q & 0xF
+    qs = (low[:, 0::2] | (low[:, 1::2] << 4)).reshape(nb, 128)      # pairs of sub-blocks
+    parts = [d.view(np.uint8).reshape(nb, 2), dmin.view(np.uint8).reshape(nb, 2), packed]
+    if bits == 5:
+        high = (q >> 4) & 1                                         # [nb, 8, 32]
+        qh = np.zeros((nb, 32), dtype=np.uint8)
+        for j in range(8):
+            qh |= (high[:, j, :] << j).astype(np.uint8)
+        parts.append(qh)
+    parts.append(qs)
+    return np.concatenate(parts, axis=1).tobytes()
+
+
 def output_type(dtype, cols):
     """The ggml type of the output head (a tied model's token_embd) in a `dtype` file, as
     llama.cpp's llama-quantize chooses it: Q6_K for Q4_0 (Q8_0 when the row length is not a multiple
@@ -251,6 +300,8 @@ def encode(a, ggml_type):
         return q4_0_bytes(a)
     if ggml_type == GGML_Q6_K:
         return q6_k_bytes(a)
+    if ggml_type in (GGML_Q4_K, GGML_Q5_K):
+        return qk_simple_bytes(a, 4 if ggml_type == GGML_Q4_K else 5)
     return q8_0_bytes(a)
 
 
@@ -295,6 +346,14 @@ class Writer:
                              f"{values} values, got {array.shape[-1]}")
         self.tensors.append((name, tuple(array.shape), ggml_type, array))
 
+    def add_encoded_tensor(self, name, shape, ggml_type, data):
+        """A tensor whose bytes the caller encoded (`shape` numpy's order; tfmc's tests write
+        Q4_K and Q5_K blocks of their own this way)."""
+        if len(data) != encoded_size(shape, ggml_type):
+            raise SystemExit(f"{self.who}: {name}: {len(data)} bytes, expected "
+                             f"{encoded_size(shape, ggml_type)}")
+        self.tensors.append((name, tuple(shape), ggml_type, bytes(data)))
+
     def write(self, path):
         pad = lambda n: (-n) % self.alignment
         infos, offset = [], 0
@@ -310,6 +369,9 @@ class Writer:
         with open(tmp, "wb") as f:
             f.write(head + b"\0" * pad(len(head)))
             for _, shape, ggml_type, array in self.tensors:
+                if isinstance(array, bytes):
+                    f.write(array + b"\0" * pad(len(array)))
+                    continue
                 a = np.asarray(array, dtype=np.float32)
                 rows = a.reshape(-1, shape[-1]) if a.ndim > 1 else a.reshape(1, -1)
                 # Q6_K's scale search holds ~30 temporaries of its chunk: a quarter of the others'.

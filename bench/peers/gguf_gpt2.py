@@ -77,7 +77,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--weights")
     p.add_argument("--dtype", choices=sorted(DTYPES))
-    p.add_argument("--tokenizer", required=True, help="folder with encoder.json and vocab.bpe")
+    p.add_argument("--tokenizer", help="folder with encoder.json and vocab.bpe (without it: no "
+                   "tokenizer keys, gpt2.vocab_size instead; llama.cpp needs one, tfmc's tests do not)")
     p.add_argument("--tokenizer-only", action="store_true", help="the tokenizer's metadata alone, no tensors")
     p.add_argument("--output", required=True)
     p.add_argument("--heads", type=int, default=12)
@@ -85,6 +86,8 @@ def main():
     a = p.parse_args()
 
     if a.tokenizer_only:
+        if not a.tokenizer:
+            p.error("--tokenizer-only needs --tokenizer")
         w = Writer("gguf_gpt2")
         w.add("general.architecture", T_STRING, "gpt2")
         w.add("general.name", T_STRING, "tfmc tokenizer fixture")
@@ -116,9 +119,12 @@ def main():
     w.add("gpt2.block_count", T_UINT32, L)
     w.add("gpt2.attention.head_count", T_UINT32, a.heads)
     w.add("gpt2.attention.layer_norm_epsilon", T_FLOAT32, a.eps)
-    n_tokens = tokenizer(w, a.tokenizer)
-    if n_tokens != V:
-        raise SystemExit(f"gguf_gpt2: the tokenizer has {n_tokens} tokens, the embedding {V} rows")
+    if a.tokenizer:
+        n_tokens = tokenizer(w, a.tokenizer)
+        if n_tokens != V:
+            raise SystemExit(f"gguf_gpt2: the tokenizer has {n_tokens} tokens, the embedding {V} rows")
+    else:
+        w.add("gpt2.vocab_size", T_UINT32, V)
 
     w.add_tensor("token_embd.weight", W["tgt_embed.weight"], output_type(a.dtype, d))  # the tied head
     w.add_tensor("position_embd.weight", W["tgt_pos.weight"], GGML_F32)

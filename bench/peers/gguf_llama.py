@@ -1,9 +1,19 @@
 #!/usr/bin/python3
-"""Writes a GGUF (version 3) file of architecture "llama" for llama.cpp from a Hugging Face Llama
-checkpoint directory (what llama_checkpoint.py writes: config.json, model.safetensors,
-tokenizer.json).
+"""Writes a GGUF (version 3) file of architecture "llama" (or "qwen2") for llama.cpp from a Hugging
+Face Llama (or Qwen2) checkpoint directory (what llama_checkpoint.py writes: config.json,
+model.safetensors, tokenizer.json).
 
-    /usr/bin/python3 gguf_llama.py --checkpoint DIR --dtype f32|bf16|q8_0|q4_0 --output OUT.gguf
+    /usr/bin/python3 gguf_llama.py --checkpoint DIR --dtype f32|bf16|q8_0|q4_0 --output OUT.gguf \
+        [--type TENSOR=q6_k ...]
+
+--type gives one tensor another type (f32, bf16, q8_0, q4_0 or q6_k), as llama-quantize's
+--tensor-type does; tfmc's tests use it to put a Q6_K tensor in a small model.
+
+Qwen2 (model_type "qwen2", llama.cpp's LLM_ARCH_QWEN2) is the same but for three things: the
+keys are under "qwen2.", the q/k/v_proj biases are written too (blk.N.attn_q/k/v.bias, F32), and
+Q and K keep Hugging Face's row order (llama.cpp rotates qwen2 with GGML_ROPE_TYPE_NEOX, the
+"rotate half" pairs). Without tokenizer.json in the directory no tokenizer keys are written (the
+vocabulary size is then ARCH.vocab_size alone; llama.cpp needs a tokenizer, tfmc's tests do not).
 
 The file's layout and the tensor encodings: gguf.py. Tensors (llama.cpp's names for LLM_ARCH_LLAMA):
 
@@ -18,7 +28,8 @@ The file's layout and the tensor encodings: gguf.py. Tensors (llama.cpp's names 
     blk.N.ffn_up.weight          [ff, d]         mlp.up_proj
     blk.N.ffn_down.weight        [d, ff]         mlp.down_proj
     output_norm.weight           [d]   F32       model.norm
-    output.weight                [V, d]          lm_head (token_embd when the head is tied)
+    output.weight                [V, d]          lm_head (llama: token_embd when the head is tied;
+                                                 qwen2: absent when tied, as convert_hf_to_gguf.py)
 
 The rotary layouts differ: Hugging Face rotates the pairs (i, i + D/2) of each head ("rotate
 half"), ggml's LLAMA rope (GGML_ROPE_TYPE_NORM) the adjacent pairs (2i, 2i + 1). As llama.cpp's
@@ -50,7 +61,8 @@ holds tokenizer.json or tokenizer.model, as convert_hf_to_gguf.py reads them:
 
 Metadata: general.architecture "llama", llama.{context_length, embedding_length,
 feed_forward_length, block_count, attention.head_count, attention.head_count_kv,
-rope.dimension_count, rope.freq_base, attention.layer_norm_rms_epsilon, vocab_size}, and the
+attention.key_length, attention.value_length, rope.dimension_count, rope.freq_base,
+attention.layer_norm_rms_epsilon, vocab_size}, and the
 tokenizer: tokenizer.ggml.model "llama" (SentencePiece), tokens by id, scores (minus the merge
 rank of the merge that makes the piece, 0 for the others: llama.cpp's SentencePiece tokenizer
 merges the highest score first), token_type (2 unknown, 3 control, 4 user-defined: added tokens not special, 6 byte, 1 normal), bos, eos
@@ -66,7 +78,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gguf import (DTYPES, GGML_F32, T_BOOL, T_FLOAT32, T_INT32, T_STRING, T_UINT32,  # noqa: E402
-                  Writer, output_type)
+                  TENSOR_TYPES, Writer, output_type)
 from torch_bench import read_safetensors  # noqa: E402  (no torch import at load)
 
 TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_BYTE = 1, 2, 3, 6
@@ -223,6 +235,8 @@ def main():
     p.add_argument("--tokenizer-only", action="store_true", help="the tokenizer's metadata alone, no tensors")
     p.add_argument("--pre", help="tokenizer.ggml.pre of a byte-level tokenizer.json (default: from its regex)")
     p.add_argument("--output", required=True)
+    p.add_argument("--type", action="append", default=[], metavar="TENSOR=TYPE",
+                   help="one tensor's type: " + ", ".join(sorted(TENSOR_TYPES)))
     a = p.parse_args()
 
     if a.tokenizer_only:
@@ -247,9 +261,16 @@ def main():
         p.error("--dtype is required (unless --tokenizer-only)")
     with open(os.path.join(a.checkpoint, "config.json")) as f:
         c = json.load(f)
-    if c.get("model_type") != "llama":
+    arch = c.get("model_type")
+    if arch not in ("llama", "qwen2"):
         raise SystemExit(f"gguf_llama: {a.checkpoint}/config.json: model_type is "
-                         f"{c.get('model_type')!r}, not 'llama'")
+                         f"{c.get('model_type')!r}, not 'llama' or 'qwen2'")
+    types = {}
+    for spec in a.type:
+        name, _, kind = spec.partition("=")
+        if kind not in TENSOR_TYPES:
+            raise SystemExit(f"gguf_llama: --type {spec}: expected TENSOR=" + "|".join(sorted(TENSOR_TYPES)))
+        types[name] = TENSOR_TYPES[kind]
     W = read_safetensors(os.path.join(a.checkpoint, "model.safetensors"), mmap=True)
     H, KV = c["num_attention_heads"], c.get("num_key_value_heads", c["num_attention_heads"])
     D = c.get("head_dim") or c["hidden_size"] // H
@@ -257,36 +278,51 @@ def main():
     wide = DTYPES[a.dtype]
 
     w = Writer("gguf_llama")
-    w.add("general.architecture", T_STRING, "llama")
-    w.add("general.name", T_STRING, f"tfmc-bench llama {a.dtype}")
-    w.add("llama.context_length", T_UINT32, c["max_position_embeddings"])
-    w.add("llama.embedding_length", T_UINT32, c["hidden_size"])
-    w.add("llama.feed_forward_length", T_UINT32, c["intermediate_size"])
-    w.add("llama.block_count", T_UINT32, L)
-    w.add("llama.attention.head_count", T_UINT32, H)
-    w.add("llama.attention.head_count_kv", T_UINT32, KV)
-    w.add("llama.rope.dimension_count", T_UINT32, D)
-    w.add("llama.rope.freq_base", T_FLOAT32, c.get("rope_theta", 10000.0))
-    w.add("llama.attention.layer_norm_rms_epsilon", T_FLOAT32, c.get("rms_norm_eps", 1e-6))
-    w.add("llama.vocab_size", T_UINT32, c["vocab_size"])
-    n_tokens = tokenizer(w, a.checkpoint, c)
-    if n_tokens != c["vocab_size"]:
-        raise SystemExit(f"gguf_llama: the tokenizer has {n_tokens} tokens, vocab_size is {c['vocab_size']}")
+    w.add("general.architecture", T_STRING, arch)
+    w.add("general.name", T_STRING, f"tfmc-bench {arch} {a.dtype}")
+    w.add(f"{arch}.context_length", T_UINT32, c["max_position_embeddings"])
+    w.add(f"{arch}.embedding_length", T_UINT32, c["hidden_size"])
+    w.add(f"{arch}.feed_forward_length", T_UINT32, c["intermediate_size"])
+    w.add(f"{arch}.block_count", T_UINT32, L)
+    w.add(f"{arch}.attention.head_count", T_UINT32, H)
+    w.add(f"{arch}.attention.head_count_kv", T_UINT32, KV)
+    w.add(f"{arch}.attention.key_length", T_UINT32, D)
+    w.add(f"{arch}.attention.value_length", T_UINT32, D)
+    w.add(f"{arch}.rope.dimension_count", T_UINT32, D)
+    w.add(f"{arch}.rope.freq_base", T_FLOAT32, c.get("rope_theta", 10000.0))
+    w.add(f"{arch}.attention.layer_norm_rms_epsilon", T_FLOAT32, c.get("rms_norm_eps", 1e-6))
+    w.add(f"{arch}.vocab_size", T_UINT32, c["vocab_size"])
+    if os.path.exists(os.path.join(a.checkpoint, "tokenizer.json")):
+        n_tokens = tokenizer(w, a.checkpoint, c)
+        if n_tokens != c["vocab_size"]:
+            raise SystemExit(f"gguf_llama: the tokenizer has {n_tokens} tokens, vocab_size is {c['vocab_size']}")
 
-    w.add_tensor("token_embd.weight", W["model.embed_tokens.weight"], wide)
+    def add(name, array, ggml_type):
+        w.add_tensor(name, array, types.pop(name, ggml_type))
+
+    # llama.cpp's LLAMA rope turns adjacent pairs; QWEN2's turns halves, as Hugging Face does.
+    permute = rotate_half_to_interleaved if arch == "llama" else (lambda m, heads: m)
+    add("token_embd.weight", W["model.embed_tokens.weight"], wide)
     for i in range(L):
         src, dst = f"model.layers.{i}.", f"blk.{i}."
-        w.add_tensor(dst + "attn_norm.weight", W[src + "input_layernorm.weight"], GGML_F32)
-        w.add_tensor(dst + "attn_q.weight", rotate_half_to_interleaved(W[src + "self_attn.q_proj.weight"], H), wide)
-        w.add_tensor(dst + "attn_k.weight", rotate_half_to_interleaved(W[src + "self_attn.k_proj.weight"], KV), wide)
-        for ours, theirs in (("self_attn.v_proj", "attn_v"), ("self_attn.o_proj", "attn_output")):
-            w.add_tensor(dst + theirs + ".weight", W[src + ours + ".weight"], wide)
-        w.add_tensor(dst + "ffn_norm.weight", W[src + "post_attention_layernorm.weight"], GGML_F32)
+        add(dst + "attn_norm.weight", W[src + "input_layernorm.weight"], GGML_F32)
+        add(dst + "attn_q.weight", permute(W[src + "self_attn.q_proj.weight"], H), wide)
+        add(dst + "attn_k.weight", permute(W[src + "self_attn.k_proj.weight"], KV), wide)
+        add(dst + "attn_v.weight", W[src + "self_attn.v_proj.weight"], wide)
+        if arch == "qwen2":
+            add(dst + "attn_q.bias", W[src + "self_attn.q_proj.bias"], GGML_F32)
+            add(dst + "attn_k.bias", W[src + "self_attn.k_proj.bias"], GGML_F32)
+            add(dst + "attn_v.bias", W[src + "self_attn.v_proj.bias"], GGML_F32)
+        add(dst + "attn_output.weight", W[src + "self_attn.o_proj.weight"], wide)
+        add(dst + "ffn_norm.weight", W[src + "post_attention_layernorm.weight"], GGML_F32)
         for ours, theirs in (("gate_proj", "ffn_gate"), ("up_proj", "ffn_up"), ("down_proj", "ffn_down")):
-            w.add_tensor(dst + theirs + ".weight", W[src + "mlp." + ours + ".weight"], wide)
-    w.add_tensor("output_norm.weight", W["model.norm.weight"], GGML_F32)
-    w.add_tensor("output.weight", W.get("lm_head.weight", W["model.embed_tokens.weight"]),
-                 output_type(a.dtype, c["hidden_size"]))
+            add(dst + theirs + ".weight", W[src + "mlp." + ours + ".weight"], wide)
+    add("output_norm.weight", W["model.norm.weight"], GGML_F32)
+    if arch == "llama" or "lm_head.weight" in W:
+        add("output.weight", W.get("lm_head.weight", W["model.embed_tokens.weight"]),
+            output_type(a.dtype, c["hidden_size"]))
+    if types:
+        raise SystemExit(f"gguf_llama: --type names no tensor of the file: {', '.join(sorted(types))}")
     w.write(a.output)
     print(json.dumps({"bench": "gguf", "dtype": a.dtype, "output": a.output,
                       "bytes": os.path.getsize(a.output), "tensors": len(w.tensors)}))

@@ -249,20 +249,46 @@ bool isTextual(Emit emit) {
          emit == Emit::Halide;
 }
 
-mlir::LogicalResult compile(const CompileOptions &options,
+mlir::LogicalResult compile(const CompileOptions &given,
                             llvm::raw_ostream &os, llvm::raw_ostream &statsOs) {
-  frontend::ParseResult parsed = frontend::parseModelFile(options.inputPath);
+  frontend::ParseResult parsed = frontend::parseModelFile(given.inputPath);
   if (!parsed) {
     llvm::errs() << parsed.error->str() << "\n";
     return mlir::failure();
   }
   const frontend::Model &model = *parsed.model;
-  if (options.emit == Emit::Ast) {
+  if (given.emit == Emit::Ast) {
     os << frontend::dumpModel(model);
     return mlir::success();
   }
-  bool runPipeline = options.stats ||
-                     (options.emit && *options.emit != Emit::Mlir);
+  bool runPipeline = given.stats ||
+                     (given.emit && *given.emit != Emit::Mlir);
+  // The weights as the model file stores them (a GGUF file's tensor types)
+  // where the user did not choose: never silently narrower than the file.
+  CompileOptions options = given;
+  const frontend::Model::FileWeights &fileWeights = model.fileWeights;
+  bool fromFile = !given.weightDtypeGiven && !fileWeights.dtype.empty();
+  if (fromFile)
+    options.weightDtype = fileWeights.dtype;
+  if (options.int8Group == 0)
+    options.int8Group = fileWeights.int8Group ? fileWeights.int8Group : 64;
+  // With the file's dtype, a tensor of another type keeps the storage that
+  // holds it exactly (a Q4_0 file's Q8_0 or Q6_K output head).
+  std::vector<std::string> overrides;
+  if (fromFile)
+    for (const auto &[name, dtype] : fileWeights.tensorDtypes)
+      if (dtype != options.weightDtype)
+        overrides.push_back(name + "=" + dtype);
+  if (fromFile && runPipeline && options.weightDtype != "f32")
+    llvm::errs() << "tfmc: note: "
+                 << support::escapeText(given.inputPath, 200)
+                 << ": its weights are mostly " << fileWeights.dominantType
+                 << ": compiling with --weight-dtype " << options.weightDtype
+                 << (options.weightDtype == "int8"
+                         ? " (groups of " + std::to_string(options.int8Group) +
+                               ")"
+                         : std::string())
+                 << "; --weight-dtype f32 keeps every weight exact in f32\n";
   mlir::FailureOr<std::vector<target::TargetDescription>> targets;
   if (runPipeline) {
     targets = checkOptions(options, model);
@@ -315,6 +341,8 @@ mlir::LogicalResult compile(const CompileOptions &options,
     pipeline.maxSeq = options.maxSeq;
     pipeline.inPlace = !options.autoschedule;
     pipeline.weightDtype = options.weightDtype;
+    pipeline.int8Group = options.int8Group;
+    pipeline.weightOverrides = overrides;
     pipeline.activations = options.activations;
     // Adams2019 schedules the algorithm of row-major weights, as before
     // panels existed (it is the tile plans' benchmark peer).
@@ -397,10 +425,20 @@ mlir::LogicalResult compile(const CompileOptions &options,
       statsOs << "\n";
     }
     statsOs << "weight dtype: " << options.weightDtype
-            << (options.weightDtype == "int8"   ? " (groups of 64)"
-                : options.weightDtype == "int4" ? " (Q4_0 blocks of 32)"
-                                                : "")
-            << " for linear and embedding weights\n"
+            << (options.weightDtype == "int8"
+                    ? " (groups of " + std::to_string(options.int8Group) + ")"
+                : options.weightDtype == "int4" ? std::string(" (Q4_0 blocks of 32)")
+                                                : std::string())
+            << " for linear and embedding weights"
+            << (fromFile ? ", chosen by the file's weights" : "") << "\n"
+            << (fileWeights.types.empty()
+                    ? std::string()
+                    : "file weights (2-D tensors): " + fileWeights.types + "\n")
+            << (overrides.empty()
+                    ? std::string()
+                    : "weights stored as their file type (where a linear or "
+                      "embedding reads them): " +
+                          llvm::join(overrides, ", ") + "\n")
             << (options.activations == "int8"
                     ? "activations: int8 (linears with integer weights quantise "
                       "each input row per group and multiply integers)\n"

@@ -27,8 +27,15 @@ struct CompileOptions {
   std::string target = "host";
   int64_t maxBatch = 1;
   int64_t maxSeq = 0; // 0: the model's max_len
-  /// Storage of linear and embedding weights: f32, bf16 or int8.
+  /// Storage of linear and embedding weights: f32, bf16, int8 or int4.
   std::string weightDtype = "f32";
+  /// Whether the user gave weightDtype (tfmc --weight-dtype); if not, a
+  /// model file that says how its weights are stored (a GGUF file's tensor
+  /// types, Model::fileWeights) chooses it.
+  bool weightDtypeGiven = false;
+  /// int8's group of input features per scale; 0: the model file's (a GGUF
+  /// file's 32), else 64.
+  int64_t int8Group = 0;
   /// What linears with int8 weights multiply: f32 (the weights widened) or
   /// int8 (each input row quantised per weight group; integer products).
   std::string activations = "f32";

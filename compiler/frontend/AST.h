@@ -110,6 +110,28 @@ struct Model {
   /// Biases on the Q, K and V projections (Qwen2 has them with bias = false).
   bool attentionBias = true;
 
+  /// How the model's file stores its weights, when the file says (a GGUF
+  /// file's tensor types; GgufImport.h). Not part of the architecture:
+  /// `--emit ast` does not show it.
+  struct FileWeights {
+    /// The weight dtype tfmc compiles with when --weight-dtype is not
+    /// given: f32, bf16, int8 or int4 (empty: f32, as for any model).
+    std::string dtype;
+    /// int8's group for weights from this file, given or implied (Q8_0's
+    /// 32); 0: tfmc's default.
+    int64_t int8Group = 0;
+    /// What the file holds, for --stats and notes: "Q8_0 (15 tensors,
+    /// 1234567 values), F32 (3 tensors, 7000 values)" (2-D tensors).
+    std::string types;
+    /// What lies behind `dtype`: "Q8_0" (the dominant 2-D type).
+    std::string dominantType;
+    /// Each 2-D tensor (its name in the file) and the dtype that holds its
+    /// type exactly: where the file's dtype is used, a tensor of another
+    /// type keeps its own (a Q4_0 file's Q8_0 or Q6_K output head).
+    std::vector<std::pair<std::string, std::string>> tensorDtypes;
+  };
+  FileWeights fileWeights;
+
   std::optional<Stack> encoder;
   std::optional<Stack> decoder;
 

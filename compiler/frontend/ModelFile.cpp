@@ -1,14 +1,18 @@
 //===- ModelFile.cpp - A model path, whatever it names --------------------===//
 
 #include "compiler/frontend/ModelFile.h"
+#include "compiler/frontend/GgufImport.h"
 #include "compiler/frontend/HfConfig.h"
 #include "compiler/frontend/Limits.h"
 #include "support/FileIO.h"
 
 #include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace tfmc::frontend {
 namespace {
@@ -25,17 +29,41 @@ std::string configPathIn(std::string dir) {
   return dir == "/" ? "/config.json" : dir + "/config.json";
 }
 
+bool endsWith(const std::string &text, const char *suffix) {
+  std::size_t length = std::strlen(suffix);
+  return text.size() >= length &&
+         text.compare(text.size() - length, length, suffix) == 0;
+}
+
+/// Whether the file at `path` starts with GGUF's magic.
+bool hasGgufMagic(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return false;
+  struct stat info;
+  char magic[4] = {};
+  bool gguf = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+              ::pread(fd, magic, 4, 0) == 4 && std::memcmp(magic, "GGUF", 4) == 0;
+  ::close(fd);
+  return gguf;
+}
+
 } // namespace
 
 ModelFormat modelFormatOf(const std::string &path) {
-  if (isDirectory(path) ||
-      (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0))
+  if (isDirectory(path) || endsWith(path, ".json"))
     return ModelFormat::HfConfig;
+  if (endsWith(path, ".gguf") || hasGgufMagic(path))
+    return ModelFormat::Gguf;
   return ModelFormat::Tfm;
 }
 
 ParseResult parseModelFile(const std::string &path) {
   ModelFormat format = modelFormatOf(path);
+  // GGUF: header and metadata only, read in bounded pieces (support/Gguf.h);
+  // the cap below is for text formats.
+  if (format == ModelFormat::Gguf)
+    return importGgufFile(path);
   bool fromDirectory = format == ModelFormat::HfConfig && isDirectory(path);
   std::string file = fromDirectory ? configPathIn(path) : path;
   std::string text;

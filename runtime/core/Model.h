@@ -98,9 +98,10 @@ class Model {
 public:
   /// `plan` must be one that parsePlan accepted (its indices are trusted).
   /// Resolves every kernel the plan calls in `kernels`, maps `weightsPath`
-  /// (a safetensors file, a sharded checkpoint's index, or a checkpoint
-  /// directory: WeightFiles.h) and checks each weight the plan uses (F32,
-  /// BF16 or F16, exact shape; converted to the plan's dtype), and allocates
+  /// (a safetensors file, a sharded checkpoint's index, a checkpoint
+  /// directory or a GGUF file: WeightFiles.h) and checks each weight the
+  /// plan uses (F32, BF16 or F16, or a GGUF file's block types; exact shape;
+  /// converted to the plan's dtype), and allocates
   /// the arena. Tensors of the file that the plan does not use are reported
   /// as one warning line on stderr (and by `warning()`). On failure returns
   /// null and sets `error`.

@@ -23,11 +23,19 @@
 // checkpoint's BF16 Conv1D weight is in the checkpoint's layout, and a
 // square one could not tell by its shape.
 //
+// A GGUF file (GgufWeights.h) adds ggml's block types (GgmlBlocks.h): Q4_0
+// is an int4 program's weight as it is (used in place); Q8_0 is an int8
+// program's with groups of 32, split into q and the scales (bytes copied);
+// any other use of them, and the K-quants always, is dequantized to f32 as
+// ggml does and converted as any f32 tensor is.
+//
 //===----------------------------------------------------------------------===//
 
+#include "runtime/core/GgmlBlocks.h"
 #include "runtime/core/Model.h"
 #include "runtime/core/ModelImpl.h"
 #include "runtime/core/WeightConvert.h"
+#include "support/Gguf.h"
 
 #include <algorithm>
 #include <chrono>
@@ -59,6 +67,11 @@ bool isIgnoredBuffer(const std::string &name) {
 /// compute) is still reported as unused.
 bool isTiedCopy(const WeightFiles &files, const TensorView &tensor,
                 const std::set<std::string> &used) {
+  // llama.cpp's convert_hf_to_gguf.py writes GPT-2's tied head again as
+  // output.weight (in the head's own type, Q6_K in a Q4_0 file); tfmc's
+  // GPT-2 multiplies by token_embd, as the checkpoint did.
+  if (files.gguf() && files.gguf()->architecture() == "gpt2")
+    return tensor.name == "output.weight" && used.count("token_embd.weight");
   if (tensor.name != "lm_head.weight")
     return false;
   for (const char *name : {"wte.weight", "transformer.wte.weight"}) {
@@ -117,17 +130,17 @@ DType storedDType(WeightDType dtype) {
   return DType::F32;
 }
 
-/// Whether convert-weights wrote `file` (its narrow tensors are then in the
-/// plan's layout, never transposed).
-bool writtenByConvertWeights(const SafetensorsFile &file) {
-  return file.metadata().count("tfmc.weight_dtype") != 0;
+/// Whether convert-weights wrote the file with `metadata` (its narrow
+/// tensors are then in the plan's layout, never transposed).
+bool writtenByConvertWeights(const std::map<std::string, std::string> &metadata) {
+  return metadata.count("tfmc.weight_dtype") != 0;
 }
 
 /// convert-weights of a program in panels writes its f32 linear weights in
 /// them (support/WeightFormat.h).
-bool writtenInPanels(const SafetensorsFile &file) {
-  auto it = file.metadata().find(format::kLayoutMetadataKey);
-  return it != file.metadata().end() && it->second == format::kPanelsLayout;
+bool writtenInPanels(const std::map<std::string, std::string> &metadata) {
+  auto it = metadata.find(format::kLayoutMetadataKey);
+  return it != metadata.end() && it->second == format::kPanelsLayout;
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -181,16 +194,46 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       return false;
     }
     // Messages about the tensor name the file (the shard) that holds it.
-    const SafetensorsFile &file = *files.holder(name);
-    const std::string &path = file.path();
+    const std::string &path = files.pathOf(name);
+    const std::map<std::string, std::string> &metadata = files.metadataOf(name);
     Found entry;
     const DType stored = storedDType(weight.dtype);
     // I8 and U8 come only from convert-weights (or a converter that
     // writes its layout); BF16 also from checkpoints.
     const bool integer = weight.dtype == WeightDType::Int8 ||
                          weight.dtype == WeightDType::Int4;
-    if (weight.dtype != WeightDType::F32 && tensor->dtype == stored &&
-        (integer || !weight.transposed || writtenByConvertWeights(file))) {
+    if (tensor->ggmlBlocks >= 0) {
+      // ggml blocks (a GGUF file's): the values' [rows, cols], never
+      // transposed (llama.cpp's converter writes [out, in]).
+      if (tensor->shape != weight.shape || weight.transposed) {
+        error = fmt::format("{}: tensor {} has shape {}, expected {}", path,
+                            support::quote(name), formatShape(tensor->shape),
+                            formatShape(weight.shape));
+        return false;
+      }
+      const bool q4 = tensor->ggmlBlocks == int32_t(support::GgmlType::Q4_0);
+      const bool q8 = tensor->ggmlBlocks == int32_t(support::GgmlType::Q8_0);
+      if (weight.dtype == WeightDType::Int4 && q4) {
+        QuantizeProblem problem;
+        if (!checkInt4Scales(tensor->data, weight.shape[0], weight.shape[1],
+                             problem)) {
+          error = fmt::format("{}: tensor {}: {}", path, support::quote(name),
+                              problem.what);
+          return false;
+        }
+        entry.stored = true;
+      } else if (!(weight.dtype == WeightDType::Int8 && q8 &&
+                   weight.group == 32) &&
+                 !canDequantizeGgml(tensor->ggmlBlocks)) {
+        error = fmt::format("{}: tensor {} has ggml type {}, which tfmc does "
+                            "not convert (it converts F32, F16, BF16, Q8_0, "
+                            "Q4_0, Q4_K, Q5_K and Q6_K)",
+                            path, support::quote(name),
+                            ggmlBlockName(tensor->ggmlBlocks));
+        return false;
+      }
+    } else if (weight.dtype != WeightDType::F32 && tensor->dtype == stored &&
+        (integer || !weight.transposed || writtenByConvertWeights(metadata))) {
       // Already narrow: the plan's [rows, cols] (int4: [rows, blocks, 18]).
       if (tensor->shape != weight.storedShape()) {
         error = fmt::format(
@@ -225,7 +268,7 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
                               path, support::quote(name), support::quote(scales));
           return false;
         }
-        const std::string &scalesPath = files.holder(scales)->path();
+        const std::string &scalesPath = files.pathOf(scales);
         if (entry.scales->dtype != DType::F16) {
           error = fmt::format("{}: tensor {} has dtype {}, expected F16",
                               scalesPath, support::quote(scales),
@@ -244,7 +287,7 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
         used.insert(scales);
       }
     } else if (weight.panel > 0 && tensor->dtype == DType::F32 &&
-               writtenInPanels(file) &&
+               writtenInPanels(metadata) &&
                tensor->shape == weight.storedShape()) {
       // Already in panels (convert-weights): used in place.
       entry.stored = true;
@@ -292,7 +335,7 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
     const PlanWeight &weight = plan.weights[i];
     const TensorView &tensor = *found[i].tensor;
     const std::string &name = tensor.name;
-    const std::string &path = files.holder(name)->path();
+    const std::string &path = files.pathOf(name);
     auto keep = [&](AlignedBuffer buffer) {
       const void *data = buffer.data();
       weightCopies.push_back(std::move(buffer));
@@ -324,7 +367,22 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
     };
 
     const uint8_t *data = nullptr, *scales = nullptr;
-    if (found[i].stored) {
+    if (tensor.ggmlBlocks == int32_t(support::GgmlType::Q8_0) &&
+        weight.dtype == WeightDType::Int8 && weight.group == 32) {
+      // Q8_0 is int8 in groups of 32: q and the scales, copied apart.
+      auto convertStart = std::chrono::steady_clock::now();
+      AlignedBuffer quantized(static_cast<std::size_t>(tensor.numElements()));
+      AlignedBuffer scaleBuffer(static_cast<std::size_t>(weight.scaleBytes()));
+      if (!quantized.data() || !scaleBuffer.data())
+        return outOfMemory("splitting Q8_0 blocks of", quantized.size());
+      splitQ8_0(tensor, weight.shape[0], weight.shape[1],
+                static_cast<int8_t *>(quantized.data()),
+                static_cast<uint16_t *>(scaleBuffer.data()));
+      data = keep(std::move(quantized));
+      scales = keep(std::move(scaleBuffer));
+      loadStats.convertSeconds += secondsSince(convertStart);
+      ++loadStats.convertedTensors;
+    } else if (found[i].stored) {
       if (!inPlace(tensor, data) ||
           (found[i].scales && !inPlace(*found[i].scales, scales)))
         return false;
@@ -336,7 +394,13 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       const std::size_t f32Bytes = static_cast<std::size_t>(count) * 4;
       AlignedBuffer rows;
       const void *fileRows = tensor.data; // f32, the file's layout
-      if (tensor.dtype != DType::F32) {
+      if (tensor.ggmlBlocks >= 0) {
+        rows = AlignedBuffer(f32Bytes);
+        if (!rows.data())
+          return outOfMemory("dequantizing", f32Bytes);
+        dequantizeGgml(tensor, static_cast<float *>(rows.data()), threads);
+        fileRows = rows.data();
+      } else if (tensor.dtype != DType::F32) {
         rows = AlignedBuffer(f32Bytes);
         if (!rows.data())
           return outOfMemory("widening", f32Bytes);
@@ -416,11 +480,10 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
   }
 
   std::vector<std::string> unused;
-  for (const SafetensorsFile &file : files.files())
-    for (const TensorView &tensor : file.tensors())
-      if (!used.count(tensor.name) && !isIgnoredBuffer(tensor.name) &&
-          !isTiedCopy(files, tensor, used))
-        unused.push_back(tensor.name);
+  for (const TensorView *tensor : files.allTensors())
+    if (!used.count(tensor->name) && !isIgnoredBuffer(tensor->name) &&
+        !isTiedCopy(files, *tensor, used))
+      unused.push_back(tensor->name);
   if (!unused.empty()) {
     std::sort(unused.begin(), unused.end()); // name order across shards
     std::string names;

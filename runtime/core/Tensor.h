@@ -103,6 +103,11 @@ struct TensorView {
   std::vector<int64_t> shape;
   const void *data = nullptr;
   std::size_t bytes = 0;
+  /// A GGUF tensor of one of ggml's block types (Q8_0, Q4_0, Q6_K, ...;
+  /// GgufWeights.h): its ggml type number (support/Gguf.h's GgmlType), with
+  /// `dtype` U8, `shape` the values' [rows, cols] and `bytes` the blocks'.
+  /// -1 for every other tensor.
+  int32_t ggmlBlocks = -1;
 
   /// The product of `shape` (1 for a scalar; 0 if it overflows, which no
   /// view handed out by the runtime does).

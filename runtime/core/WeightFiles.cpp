@@ -164,6 +164,12 @@ std::optional<WeightFiles> WeightFiles::open(const std::string &path,
       return std::nullopt;
     WeightFiles files;
     files.path_ = resolved->path;
+    if (!resolved->index && isGgufPath(resolved->path)) {
+      files.gguf_ = GgufWeights::open(resolved->path, error);
+      if (!files.gguf_)
+        return std::nullopt;
+      return files;
+    }
     if (!resolved->index) {
       std::optional<SafetensorsFile> file =
           SafetensorsFile::open(resolved->path, error);
@@ -254,13 +260,40 @@ std::vector<std::string> WeightFiles::inputPaths(const std::string &path) {
 }
 
 const SafetensorsFile *WeightFiles::holder(std::string_view name) const {
+  if (gguf_)
+    return nullptr;
   if (!sharded_)
     return files_.front().find(name) ? &files_.front() : nullptr;
   auto it = shardOf_.find(name);
   return it == shardOf_.end() ? nullptr : &files_[it->second];
 }
 
+const std::string &WeightFiles::pathOf(std::string_view name) const {
+  const SafetensorsFile *file = holder(name);
+  return file ? file->path() : path_;
+}
+
+const std::map<std::string, std::string> &
+WeightFiles::metadataOf(std::string_view name) const {
+  static const std::map<std::string, std::string> none;
+  const SafetensorsFile *file = holder(name);
+  return file ? file->metadata() : none;
+}
+
+std::vector<const TensorView *> WeightFiles::allTensors() const {
+  std::vector<const TensorView *> all;
+  if (gguf_)
+    for (const TensorView &tensor : gguf_->tensors())
+      all.push_back(&tensor);
+  for (const SafetensorsFile &file : files_)
+    for (const TensorView &tensor : file.tensors())
+      all.push_back(&tensor);
+  return all;
+}
+
 const TensorView *WeightFiles::find(std::string_view name) const {
+  if (gguf_)
+    return gguf_->find(name);
   const SafetensorsFile *file = holder(name);
   return file ? file->find(name) : nullptr;
 }

@@ -6,7 +6,9 @@
 //    maps each tensor name to the shard file holding it, relative to the
 //    index's directory;
 //  - a directory (a checkpoint): its model.safetensors, else its
-//    model.safetensors.index.json.
+//    model.safetensors.index.json;
+//  - a GGUF file (`.gguf`, or GGUF's magic): llama.cpp's tensors
+//    (GgufWeights.h).
 // Every shard is mapped once. The index and the shards are checked against
 // each other before a tensor is handed out, so that a checkpoint whose
 // index and shards disagree is a one-line error naming the file and the
@@ -19,6 +21,7 @@
 #ifndef TFMC_RUNTIME_WEIGHTFILES_H
 #define TFMC_RUNTIME_WEIGHTFILES_H
 
+#include "runtime/core/GgufWeights.h"
 #include "runtime/core/Safetensors.h"
 
 #include <cstddef>
@@ -54,12 +57,23 @@ public:
 
   /// The tensor `name`, or null.
   const TensorView *find(std::string_view name) const;
-  /// The file holding the tensor `name`, or null.
+  /// The safetensors file holding the tensor `name`, or null (also for a
+  /// GGUF file's).
   const SafetensorsFile *holder(std::string_view name) const;
+  /// The path of the file holding the tensor `name` (messages about it
+  /// start with it): its shard, else path().
+  const std::string &pathOf(std::string_view name) const;
+  /// The `__metadata__` of the safetensors file holding `name` (empty for a
+  /// GGUF file's tensor).
+  const std::map<std::string, std::string> &metadataOf(std::string_view name) const;
 
-  /// Every mapped file (one, or the shards in name order). Each tensor is in
-  /// exactly one of them.
+  /// Every mapped safetensors file (one, or the shards in name order; none
+  /// for a GGUF file). Each tensor is in exactly one of them.
   const std::vector<SafetensorsFile> &files() const { return files_; }
+  /// The GGUF file, or null.
+  const GgufWeights *gguf() const { return gguf_ ? &*gguf_ : nullptr; }
+  /// Every tensor of every file.
+  std::vector<const TensorView *> allTensors() const;
 
 private:
   WeightFiles() = default;
@@ -67,6 +81,7 @@ private:
   std::string path_;
   bool sharded_ = false;
   std::vector<SafetensorsFile> files_;
+  std::optional<GgufWeights> gguf_;
   /// Sharded: tensor name -> index into files_.
   std::map<std::string, std::size_t, std::less<>> shardOf_;
 };

@@ -5,6 +5,25 @@
 // RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=bf16" | FileCheck %s --check-prefix=BF16
 // f32 (the default) changes nothing.
 // RUN: tfm-opt %s -split-input-file -tfm-weight-storage | FileCheck %s --check-prefix=F32 --implicit-check-not=storage
+// Single weights' own storage (a GGUF file's tensors of another type): the
+// override where the weight may be narrow, f32 included; a gated linear's
+// gate and up with different overrides both take dtype's.
+// RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int4 group=32 overrides=wte=int8,qkv=f32,gate=int8,down=bf16,wpe=int8" | FileCheck %s --check-prefix=OWN
+// OWN-LABEL: func.func @decoder
+// OWN-DAG: tfm.weight "wte" {group = 32 : i64, storage = #tfm.storage<int8>} : tensor<10x8xf32>
+// OWN-DAG: tfm.weight "qkv" : tensor<24x8xf32>
+// OWN-DAG: tfm.weight "wpe" : tensor<16x8xf32>
+// OWN-LABEL: func.func @gated
+// OWN-DAG: tfm.weight "gate" {group = 32 : i64, storage = #tfm.storage<int4>} : tensor<16x8xf32>
+// OWN-DAG: tfm.weight "up" {group = 32 : i64, storage = #tfm.storage<int4>} : tensor<16x8xf32>
+// OWN-DAG: tfm.weight "down" {storage = #tfm.storage<bf16>} : tensor<8x16xf32>
+// With dtype f32, overrides alone narrow their weights.
+// RUN: tfm-opt %s -split-input-file -tfm-weight-storage="overrides=wte=int4" | FileCheck %s --check-prefix=OWN-F32
+// OWN-F32-LABEL: func.func @decoder
+// OWN-F32-DAG: tfm.weight "wte" {group = 32 : i64, storage = #tfm.storage<int4>} : tensor<10x8xf32>
+// OWN-F32-DAG: tfm.weight "qkv" : tensor<24x8xf32>
+// RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="overrides=wte=fp8" 2>&1 | FileCheck %s --check-prefix=BAD-OWN
+// BAD-OWN: error: tfm-weight-storage: overrides: expected NAME=f32|bf16|int8|int4, got 'wte=fp8'
 // RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=fp16" 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: tfm-weight-storage: dtype must be f32, bf16, int8 or int4, got 'fp16'
 // int8 activations mark every linear whose weight is int8 (all four here:

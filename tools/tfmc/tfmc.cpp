@@ -65,7 +65,8 @@ static cl::opt<int64_t> maxSeq(
 
 static cl::opt<std::string> weightDtype(
     "weight-dtype",
-    cl::desc("Storage of linear and embedding weights (default: f32); norms, "
+    cl::desc("Storage of linear and embedding weights (default: f32, or "
+             "what a GGUF file's tensors are: docs/gguf.md); norms, "
              "biases, positions and activations stay f32"),
     cl::value_desc("f32|bf16|int8|int4"), cl::init("f32"), cl::cat(tfmcCategory));
 
@@ -221,6 +222,7 @@ int main(int argc, char **argv) {
   options.target = target;
   options.maxBatch = maxBatch;
   options.weightDtype = weightDtype;
+  options.weightDtypeGiven = weightDtype.getNumOccurrences() > 0;
   options.activations = activations;
   options.kvCacheDtype = kvCacheDtype;
   options.weightLayout = weightLayout;

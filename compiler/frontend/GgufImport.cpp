@@ -1,0 +1,574 @@
+//===- GgufImport.cpp - llama.cpp's GGUF files -> AST ---------------------===//
+//
+// One table per architecture maps its GGUF keys (without the `ARCH.`
+// prefix) onto the Hugging Face keys of its family; the values are checked
+// for their GGUF type here and for their meaning by the family's reader.
+// Keys under `ARCH.` that the table does not name are refused (tfmc cannot
+// tell whether they change the model), except the few known below; keys of
+// other namespaces (general.*, tokenizer.*, quantize.*) cannot change the
+// forward pass, except split.*, a model split across files.
+//
+// Weight names (llama.cpp's src/llama-arch.cpp, LLM_TENSOR_NAMES):
+//   gguf-llama (llama, qwen2), each bound through hf-llama's name:
+//     model.embed_tokens.weight            -> token_embd.weight
+//     model.layers.i.input_layernorm       -> blk.i.attn_norm
+//     model.layers.i.self_attn.q/k/v_proj  -> blk.i.attn_q/k/v (.weight, .bias)
+//     model.layers.i.self_attn.o_proj      -> blk.i.attn_output
+//     model.layers.i.post_attention_layernorm -> blk.i.ffn_norm
+//     model.layers.i.mlp.gate/up/down_proj -> blk.i.ffn_gate/up/down
+//     model.norm.weight                    -> output_norm.weight
+//     lm_head.weight                       -> output.weight
+//   gguf-gpt2, through hf-gpt2's name; nothing transposed (llama.cpp's
+//   convert_hf_to_gguf.py transposes GPT-2's Conv1D weights to [out, in]):
+//     wte, wpe                   -> token_embd, position_embd
+//     h.i.ln_1, h.i.ln_2         -> blk.i.attn_norm, blk.i.ffn_norm
+//     h.i.attn.c_attn, c_proj    -> blk.i.attn_qkv, blk.i.attn_output
+//     h.i.mlp.c_fc, c_proj       -> blk.i.ffn_up, blk.i.ffn_down
+//     ln_f                       -> output_norm
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/frontend/GgufImport.h"
+#include "compiler/frontend/HfFamily.h"
+#include "compiler/frontend/WeightNames.h"
+#include "support/Gguf.h"
+#include "support/Text.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace tfmc::frontend {
+namespace {
+
+using hf::Json;
+using support::GgmlType;
+using support::GgufType;
+using support::GgufValue;
+
+/// What a GGUF key's value must be.
+enum class Expect { Count, Float };
+
+/// A GGUF key (after `ARCH.`) and the Hugging Face key it gives.
+struct KeyMap {
+  const char *gguf;
+  const char *hf;
+  Expect expect;
+};
+
+struct Architecture {
+  const char *name;      ///< general.architecture
+  const char *modelType; ///< the Hugging Face model_type it reads as
+  std::vector<KeyMap> keys;
+  /// Keys under `ARCH.` that cannot change the forward pass.
+  std::vector<const char *> ignored;
+  const char *naming; ///< its WeightNaming
+  /// Llama-like: rotary positions (rope.dimension_count), grouped-query
+  /// attention, an output head of its own or tied.
+  bool llamaLike;
+};
+
+const std::vector<KeyMap> &llamaKeys() {
+  static const std::vector<KeyMap> keys = {
+      {"context_length", "max_position_embeddings", Expect::Count},
+      {"embedding_length", "hidden_size", Expect::Count},
+      {"feed_forward_length", "intermediate_size", Expect::Count},
+      {"block_count", "num_hidden_layers", Expect::Count},
+      {"attention.head_count", "num_attention_heads", Expect::Count},
+      {"attention.head_count_kv", "num_key_value_heads", Expect::Count},
+      {"attention.key_length", "head_dim", Expect::Count},
+      {"rope.freq_base", "rope_theta", Expect::Float},
+      {"attention.layer_norm_rms_epsilon", "rms_norm_eps", Expect::Float},
+      {"vocab_size", "vocab_size", Expect::Count},
+  };
+  return keys;
+}
+
+const std::vector<Architecture> &architectures() {
+  static const std::vector<Architecture> known = {
+      {"gpt2",
+       "gpt2",
+       {{"context_length", "n_positions", Expect::Count},
+        {"embedding_length", "n_embd", Expect::Count},
+        {"feed_forward_length", "n_inner", Expect::Count},
+        {"block_count", "n_layer", Expect::Count},
+        {"attention.head_count", "n_head", Expect::Count},
+        {"attention.layer_norm_epsilon", "layer_norm_epsilon", Expect::Float},
+        {"vocab_size", "vocab_size", Expect::Count}},
+       {},
+       "gguf-gpt2",
+       false},
+      // Old converters' note that Q and K are in ggml's rope layout, as
+      // they always are in a llama file.
+      {"llama", "llama", llamaKeys(), {"tensor_data_layout"}, "gguf-llama",
+       true},
+      {"qwen2", "qwen2", llamaKeys(), {}, "gguf-llama", true},
+  };
+  return known;
+}
+
+std::string supportedArchitectures() {
+  std::vector<std::string> names;
+  for (const Architecture &arch : architectures())
+    names.push_back(fmt::format("\"{}\"", arch.name));
+  return "tfmc compiles GGUF architectures " + hf::listed(names, "and");
+}
+
+bool startsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+/// The ggml types tfmc converts at load (runtime/core/GgufWeights.h).
+bool converted(GgmlType type) {
+  switch (type) {
+  case GgmlType::F32:
+  case GgmlType::F16:
+  case GgmlType::BF16:
+  case GgmlType::Q8_0:
+  case GgmlType::Q4_0:
+  case GgmlType::Q4_K:
+  case GgmlType::Q5_K:
+  case GgmlType::Q6_K:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Replaces every whole-word occurrence of `from` in `text` by `to`.
+std::string replaceWord(std::string text, std::string_view from,
+                        std::string_view to) {
+  auto word = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+           c == '.';
+  };
+  std::size_t at = 0;
+  while ((at = text.find(from, at)) != std::string::npos) {
+    bool before = at == 0 || !word(text[at - 1]);
+    std::size_t end = at + from.size();
+    bool after = end == text.size() || !word(text[end]);
+    if (before && after) {
+      text.replace(at, from.size(), to);
+      at += to.size();
+    } else {
+      at = end;
+    }
+  }
+  return text;
+}
+
+class Importer {
+public:
+  Importer(const support::GgufFile &file, const Architecture &arch)
+      : file(file), arch(arch), prefix(std::string(arch.name) + ".") {}
+
+  std::optional<Model> run(const std::string &path);
+  std::string message;
+
+private:
+  std::optional<Model> fail(const std::string &key, const std::string &text) {
+    message = fmt::format("key '{}': {}", support::escapeText(key), text);
+    return std::nullopt;
+  }
+  std::optional<Model> failTensor(const std::string &tensor,
+                                  const std::string &text) {
+    message = fmt::format("tensor {}: {}", support::quote(tensor), text);
+    return std::nullopt;
+  }
+  /// `key`'s value as a number (an integer for Count), or nullopt with the
+  /// message set; `value` is the key's.
+  std::optional<Json> number(const std::string &key, const GgufValue &value,
+                             Expect expect);
+  bool checkKeys(Json &config);
+  bool weightTypes(Model &model);
+
+  const support::GgufFile &file;
+  const Architecture &arch;
+  std::string prefix;
+  /// Hugging Face key -> the GGUF key that gave it (messages).
+  std::map<std::string, std::string> source;
+};
+
+std::optional<Json> Importer::number(const std::string &key,
+                                     const GgufValue &value, Expect expect) {
+  if (value.type() != GgufType::String && value.type() != GgufType::Array &&
+      value.type() != GgufType::Bool) {
+    const support::GgufScalar &scalar = value.scalar();
+    if (expect == Expect::Count && scalar.isInteger()) {
+      if (std::optional<uint64_t> count = scalar.toUnsigned())
+        return Json(*count);
+      fail(key, fmt::format("{} is negative, expected a positive integer",
+                            scalar.format()));
+      return std::nullopt;
+    }
+    if (expect == Expect::Float && !scalar.isInteger())
+      return Json(*scalar.toFloat());
+  }
+  fail(key, fmt::format("{}, expected {}", value.describeType(),
+                        expect == Expect::Count ? "an unsigned integer"
+                                                : "an f32 or f64"));
+  return std::nullopt;
+}
+
+/// Every key of the architecture: mapped into `config`, checked, ignored or
+/// refused.
+bool Importer::checkKeys(Json &config) {
+  double headDim = 0;
+  for (const support::GgufKeyValue &entry : file.metadata()) {
+    const std::string &key = entry.key;
+    const GgufValue &value = entry.value;
+    if (startsWith(key, "split.")) {
+      fail(key, "the model is split across files; tfmc reads one-file GGUF "
+                "models (llama-gguf-split --merge joins them)");
+      return false;
+    }
+    if (!startsWith(key, prefix))
+      continue; // general.*, tokenizer.*, quantize.*: not the forward pass
+    std::string rest = key.substr(prefix.size());
+    auto mapped = std::find_if(arch.keys.begin(), arch.keys.end(),
+                               [&](const KeyMap &map) { return rest == map.gguf; });
+    if (mapped != arch.keys.end()) {
+      std::optional<Json> read = number(key, value, mapped->expect);
+      if (!read)
+        return false;
+      config[mapped->hf] = *read;
+      source[mapped->hf] = key;
+      continue;
+    }
+    if (std::find_if(arch.ignored.begin(), arch.ignored.end(),
+                     [&](const char *name) { return rest == name; }) !=
+        arch.ignored.end())
+      continue;
+    if (arch.llamaLike &&
+        (rest == "rope.dimension_count" || rest == "attention.value_length")) {
+      // Checked against head_dim below.
+      std::optional<Json> read = number(key, value, Expect::Count);
+      if (!read)
+        return false;
+      continue;
+    }
+    if (rest == "rope.scaling.type") {
+      if (value.type() == GgufType::String && value.string() == "none")
+        continue;
+      fail(key, fmt::format("{} is not supported: tfmc's rotary positions are "
+                            "unscaled (\"none\" only)",
+                            value.type() == GgufType::String
+                                ? support::quote(value.string())
+                                : value.describeType()));
+      return false;
+    }
+    if (rest == "rope.scaling.factor") {
+      std::optional<Json> read = number(key, value, Expect::Float);
+      if (!read)
+        return false;
+      double factor = read->get<double>();
+      if (factor == 0.0 || factor == 1.0)
+        continue;
+      fail(key, fmt::format("{} is not supported: tfmc's rotary positions "
+                            "are unscaled (1 or 0 only)",
+                            factor));
+      return false;
+    }
+    if (rest == "expert_count" || rest == "expert_used_count") {
+      std::optional<Json> read = number(key, value, Expect::Count);
+      if (!read)
+        return false;
+      if (read->get<uint64_t>() == 0)
+        continue;
+      fail(key, fmt::format("{}: a mixture of experts, which tfmc does not "
+                            "compile",
+                            read->get<uint64_t>()));
+      return false;
+    }
+    if (rest == "attention.sliding_window") {
+      fail(key, "a sliding window is not supported in a GGUF file (llama.cpp "
+                "gives its " + std::string(arch.name) +
+                    " architecture none)");
+      return false;
+    }
+    fail(key, fmt::format("unknown {} key; tfmc cannot tell whether it "
+                          "changes the model",
+                          arch.name));
+    return false;
+  }
+
+  // The vocabulary: ARCH.vocab_size, else the tokenizer's tokens.
+  if (!config.contains("vocab_size")) {
+    const GgufValue *tokens = file.find("tokenizer.ggml.tokens");
+    if (!tokens) {
+      fail(prefix + "vocab_size",
+           "missing, and the file has no tokenizer.ggml.tokens to count");
+      return false;
+    }
+    if (tokens->type() != GgufType::Array) {
+      fail("tokenizer.ggml.tokens",
+           fmt::format("{}, expected an array of strings",
+                       tokens->describeType()));
+      return false;
+    }
+    config["vocab_size"] = tokens->size();
+    source["vocab_size"] = "tokenizer.ggml.tokens";
+  }
+
+  // Required keys are reported by the family's reader, naming the GGUF key.
+  if (arch.llamaLike) {
+    // head_dim: attention.key_length, else embedding_length / head_count.
+    // Rope turns the whole head, and values are as wide as keys.
+    if (config.contains("head_dim"))
+      headDim = config["head_dim"].get<double>();
+    else if (config.contains("hidden_size") &&
+             config.contains("num_attention_heads") &&
+             config["num_attention_heads"].get<uint64_t>() != 0)
+      headDim = config["hidden_size"].get<double>() /
+                config["num_attention_heads"].get<double>();
+    for (const char *rest : {"rope.dimension_count", "attention.value_length"}) {
+      std::string key = prefix + rest;
+      const GgufValue *value = file.find(key);
+      if (!value)
+        continue;
+      uint64_t given = value->scalar().toUnsigned().value_or(0);
+      if (headDim != 0 && double(given) != headDim) {
+        fail(key,
+             fmt::format("{} differs from the head width {}; tfmc {}", given,
+                         headDim,
+                         std::string_view(rest) == "rope.dimension_count"
+                             ? "rotates every feature of a head (partial "
+                               "rotary positions are not supported)"
+                             : "gives values the width of keys"));
+        return false;
+      }
+    }
+    // The output head: its own tensor, else the embedding (tied).
+    config["tie_word_embeddings"] = file.findTensor("output.weight") == nullptr;
+    if (std::string_view(arch.name) == "llama")
+      for (const support::GgufTensorInfo &tensor : file.tensors()) {
+        std::string_view name = tensor.name;
+        if (startsWith(name, "blk.") && name.size() > 5 &&
+            name.substr(name.size() - 5) == ".bias") {
+          failTensor(tensor.name,
+                     "a bias in a llama file: tfmc's Llama has no biases "
+                     "(Hugging Face's attention_bias and mlp_bias)");
+          return false;
+        }
+      }
+  }
+  return true;
+}
+
+/// The file's tensor types: each converted at load, and the dominant 2-D
+/// type chooses the weight dtype (Model::FileWeights).
+/// The dtype that holds `type`'s values exactly (the K-quants: int8's
+/// groups of 32 hold them closest; docs/gguf.md measures it).
+const char *exactDtype(GgmlType type) {
+  switch (type) {
+  case GgmlType::BF16:
+    return "bf16";
+  case GgmlType::Q8_0:
+  case GgmlType::Q4_K:
+  case GgmlType::Q5_K:
+  case GgmlType::Q6_K:
+    return "int8";
+  case GgmlType::Q4_0:
+    return "int4";
+  default: // F32, F16: f16 -> f32 is exact, f16 -> bf16 is not
+    return "f32";
+  }
+}
+
+bool Importer::weightTypes(Model &model) {
+  std::map<GgmlType, std::pair<uint64_t, uint64_t>> byType; // tensors, values
+  for (const support::GgufTensorInfo &tensor : file.tensors()) {
+    if (!converted(tensor.type)) {
+      failTensor(tensor.name,
+                 fmt::format("ggml type {} ({}) is not supported: tfmc "
+                             "converts F32, F16, BF16, Q8_0, Q4_0, Q4_K, "
+                             "Q5_K and Q6_K",
+                             support::ggmlTypeInfo(tensor.type).name,
+                             static_cast<uint32_t>(tensor.type)));
+      return false;
+    }
+    // Learned positions stay f32 whatever the file holds.
+    if (tensor.dims.size() != 2 || tensor.name == "position_embd.weight")
+      continue;
+    auto &[tensors, values] = byType[tensor.type];
+    ++tensors;
+    values += tensor.elements;
+    model.fileWeights.tensorDtypes.emplace_back(tensor.name,
+                                                exactDtype(tensor.type));
+  }
+  if (byType.empty())
+    return true;
+  std::vector<std::pair<GgmlType, std::pair<uint64_t, uint64_t>>> sorted(
+      byType.begin(), byType.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto &a, const auto &b) {
+    return a.second.second > b.second.second;
+  });
+  std::string types;
+  for (const auto &[type, counts] : sorted)
+    types += fmt::format("{}{} ({} tensor{}, {} values)",
+                         types.empty() ? "" : ", ",
+                         support::ggmlTypeInfo(type).name, counts.first,
+                         counts.first == 1 ? "" : "s", counts.second);
+  GgmlType dominant = sorted.front().first;
+  Model::FileWeights &weights = model.fileWeights;
+  weights.types = types;
+  weights.dominantType = support::ggmlTypeInfo(dominant).name;
+  weights.int8Group = 32; // Q8_0's, and the K-quants' sub-blocks
+  weights.dtype = exactDtype(dominant);
+  return true;
+}
+
+std::optional<Model> Importer::run(const std::string &path) {
+  Json config = Json::object();
+  config["model_type"] = arch.modelType;
+  if (!checkKeys(config))
+    return std::nullopt;
+  auto [family, type] = hf::findHfFamily(arch.modelType);
+  if (!family)
+    return fail("general.architecture",
+                fmt::format("\"{}\": its family is not registered (a bug in "
+                            "tfmc)",
+                            arch.name));
+  hf::ImportErrors errors;
+  std::optional<Model> model =
+      hf::readHfConfig(*family, *type, config, path, errors);
+  if (!model) {
+    // "key 'hidden_size': ..." -> "key 'llama.embedding_length': ...", and
+    // any other Hugging Face key the text names.
+    std::string text = errors.message;
+    for (const KeyMap &map : arch.keys)
+      text = replaceWord(text, map.hf, prefix + map.gguf);
+    if (auto it = source.find("vocab_size"); it != source.end())
+      text = replaceWord(text, prefix + "vocab_size", it->second);
+    message = text;
+    return std::nullopt;
+  }
+  // Named after the file: model.gguf -> model.
+  std::string stem = std::filesystem::path(path).stem().string();
+  model->name = hf::modelNameFor(
+      (std::filesystem::path(stem.empty() ? std::string("x") : stem) / "x")
+          .string(),
+      arch.name);
+  model->weightNaming = arch.naming;
+  if (!weightTypes(*model))
+    return std::nullopt;
+  return model;
+}
+
+// The weight namings.
+
+std::optional<WeightBinding> ggufBinding(std::optional<std::string> name) {
+  if (!name)
+    return std::nullopt;
+  return WeightBinding{*name, {}, false};
+}
+
+std::optional<WeightBinding> bindGgufLlama(std::string_view canonical) {
+  std::optional<WeightBinding> hf = bindWeight("hf-llama", std::string(canonical));
+  if (!hf)
+    return std::nullopt;
+  std::string_view name = hf->name;
+  if (name == "lm_head.weight")
+    return WeightBinding{"output.weight", {}, false};
+  consumePrefix(name, "model.");
+  if (consumePrefix(name, "layers.")) {
+    std::size_t dot = name.find('.');
+    if (dot == std::string_view::npos)
+      return std::nullopt;
+    std::string layer(name.substr(0, dot));
+    std::optional<std::string> renamedName = renamed(
+        name.substr(dot + 1),
+        {{"self_attn.q_proj.", "attn_q."}, {"self_attn.k_proj.", "attn_k."},
+         {"self_attn.v_proj.", "attn_v."}, {"self_attn.o_proj.", "attn_output."},
+         {"mlp.gate_proj.", "ffn_gate."}, {"mlp.up_proj.", "ffn_up."},
+         {"mlp.down_proj.", "ffn_down."}, {"input_layernorm.", "attn_norm."},
+         {"post_attention_layernorm.", "ffn_norm."}},
+        {"weight", "bias"});
+    if (!renamedName)
+      return std::nullopt;
+    return ggufBinding("blk." + layer + "." + *renamedName);
+  }
+  return ggufBinding(renamed(
+      name, {{"embed_tokens.", "token_embd."}, {"norm.", "output_norm."}},
+      {"weight"}));
+}
+
+std::optional<WeightBinding> bindGgufGpt2(std::string_view canonical) {
+  std::optional<WeightBinding> hf = bindWeight("hf-gpt2", std::string(canonical));
+  if (!hf)
+    return std::nullopt;
+  std::string_view name = hf->name;
+  if (consumePrefix(name, "h.")) {
+    std::size_t dot = name.find('.');
+    if (dot == std::string_view::npos)
+      return std::nullopt;
+    std::string layer(name.substr(0, dot));
+    std::optional<std::string> renamedName = renamed(
+        name.substr(dot + 1),
+        {{"ln_1.", "attn_norm."}, {"ln_2.", "ffn_norm."},
+         {"attn.c_attn.", "attn_qkv."}, {"attn.c_proj.", "attn_output."},
+         {"mlp.c_fc.", "ffn_up."}, {"mlp.c_proj.", "ffn_down."}},
+        {"weight", "bias"});
+    if (!renamedName)
+      return std::nullopt;
+    return ggufBinding("blk." + layer + "." + *renamedName);
+  }
+  return ggufBinding(renamed(name,
+                             {{"wte.", "token_embd."},
+                              {"wpe.", "position_embd."},
+                              {"ln_f.", "output_norm."}},
+                             {"weight", "bias"}));
+}
+
+const WeightNamingRegistration ggufLlamaNaming(
+    {"gguf-llama", /*packedProjections=*/false, bindGgufLlama});
+const WeightNamingRegistration ggufGpt2Naming(
+    {"gguf-gpt2", /*packedProjections=*/true, bindGgufGpt2});
+
+} // namespace
+
+ParseResult importGgufFile(const std::string &path) {
+  ParseResult result;
+  auto failed = [&](const std::string &text) {
+    result.error = Diagnostic{SourceLoc{path, 0, 0}, text};
+    return result;
+  };
+  std::string error;
+  std::optional<support::GgufFile> file = support::readGgufFile(path, error);
+  if (!file) {
+    // The reader's message starts with the path, which the diagnostic adds.
+    std::string_view text = error;
+    if (startsWith(text, path + ": "))
+      text.remove_prefix(path.size() + 2);
+    return failed(std::string(text));
+  }
+  const GgufValue *archValue = file->find("general.architecture");
+  if (!archValue)
+    return failed("key 'general.architecture': missing; " +
+                  supportedArchitectures());
+  if (archValue->type() != GgufType::String)
+    return failed(fmt::format("key 'general.architecture': {}, expected a "
+                              "string",
+                              archValue->describeType()));
+  const Architecture *arch = nullptr;
+  for (const Architecture &known : architectures())
+    if (archValue->string() == known.name)
+      arch = &known;
+  if (!arch)
+    return failed(fmt::format("key 'general.architecture': {} is not "
+                              "supported; {}",
+                              support::quote(archValue->string()),
+                              supportedArchitectures()));
+  Importer importer(*file, *arch);
+  std::optional<Model> model = importer.run(path);
+  if (!model)
+    return failed(importer.message);
+  result.model = std::move(model);
+  return result;
+}
+
+} // namespace tfmc::frontend

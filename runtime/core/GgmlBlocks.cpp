@@ -1,0 +1,170 @@
+//===- GgmlBlocks.cpp - ggml's block types, converted at load -------------===//
+//
+// The blocks, as ggml-common.h declares them (little-endian, packed):
+//   block_q8_0 { f16 d; int8 qs[32]; }                       34 bytes, 32 values
+//   block_q4_0 { f16 d; uint8 qs[16]; }                      18 bytes, 32 values
+//   block_q4_K { f16 d, dmin; uint8 scales[12], qs[128]; }   144 bytes, 256 values
+//   block_q5_K { f16 d, dmin; uint8 scales[12], qh[32], qs[128]; } 176 bytes
+//   block_q6_K { uint8 ql[128], qh[64]; int8 scales[16]; f16 d; } 210 bytes
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/core/GgmlBlocks.h"
+#include "runtime/core/WeightConvert.h"
+#include "support/Gguf.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace tfmc::runtime {
+namespace {
+
+using support::GgmlType;
+
+uint16_t halfAt(const uint8_t *bytes) {
+  return static_cast<uint16_t>(bytes[0] | (bytes[1] << 8));
+}
+
+/// ggml's get_scale_min_k4: sub-block j's 6-bit scale and min of a Q4_K or
+/// Q5_K super-block's 12 scale bytes.
+void scaleMinK4(int j, const uint8_t *q, uint8_t &scale, uint8_t &min) {
+  if (j < 4) {
+    scale = q[j] & 63;
+    min = q[j + 4] & 63;
+  } else {
+    scale = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+    min = (q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4);
+  }
+}
+
+void dequantizeQ8_0(const uint8_t *block, float *y) {
+  const float d = f16ToFloat(halfAt(block));
+  const auto *qs = reinterpret_cast<const int8_t *>(block + 2);
+  for (int j = 0; j < 32; ++j)
+    y[j] = qs[j] * d;
+}
+
+void dequantizeQ4_0(const uint8_t *block, float *y) {
+  const float d = f16ToFloat(halfAt(block));
+  const uint8_t *qs = block + 2;
+  for (int j = 0; j < 16; ++j) {
+    y[j] = ((qs[j] & 0x0F) - 8) * d;
+    y[j + 16] = ((qs[j] >> 4) - 8) * d;
+  }
+}
+
+void dequantizeQ4_K(const uint8_t *block, float *y) {
+  const float d = f16ToFloat(halfAt(block));
+  const float min = f16ToFloat(halfAt(block + 2));
+  const uint8_t *scales = block + 4;
+  const uint8_t *q = block + 16;
+  for (int j = 0, is = 0; j < 256; j += 64, is += 2, q += 32) {
+    uint8_t sc, m;
+    scaleMinK4(is + 0, scales, sc, m);
+    const float d1 = d * sc, m1 = min * m;
+    scaleMinK4(is + 1, scales, sc, m);
+    const float d2 = d * sc, m2 = min * m;
+    for (int l = 0; l < 32; ++l)
+      *y++ = d1 * (q[l] & 0xF) - m1;
+    for (int l = 0; l < 32; ++l)
+      *y++ = d2 * (q[l] >> 4) - m2;
+  }
+}
+
+void dequantizeQ5_K(const uint8_t *block, float *y) {
+  const float d = f16ToFloat(halfAt(block));
+  const float min = f16ToFloat(halfAt(block + 2));
+  const uint8_t *scales = block + 4;
+  const uint8_t *qh = block + 16;
+  const uint8_t *ql = block + 48;
+  uint8_t u1 = 1, u2 = 2;
+  for (int j = 0, is = 0; j < 256; j += 64, is += 2, ql += 32) {
+    uint8_t sc, m;
+    scaleMinK4(is + 0, scales, sc, m);
+    const float d1 = d * sc, m1 = min * m;
+    scaleMinK4(is + 1, scales, sc, m);
+    const float d2 = d * sc, m2 = min * m;
+    for (int l = 0; l < 32; ++l)
+      *y++ = d1 * ((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - m1;
+    for (int l = 0; l < 32; ++l)
+      *y++ = d2 * ((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - m2;
+    u1 <<= 2;
+    u2 <<= 2;
+  }
+}
+
+void dequantizeQ6_K(const uint8_t *block, float *y) {
+  const uint8_t *ql = block;
+  const uint8_t *qh = block + 128;
+  const auto *sc = reinterpret_cast<const int8_t *>(block + 192);
+  const float d = f16ToFloat(halfAt(block + 208));
+  for (int n = 0; n < 256; n += 128, y += 128, ql += 64, qh += 32, sc += 8) {
+    for (int l = 0; l < 32; ++l) {
+      const int is = l / 16;
+      const int q1 = static_cast<int8_t>((ql[l + 0] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+      const int q2 = static_cast<int8_t>((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+      const int q3 = static_cast<int8_t>((ql[l + 0] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+      const int q4 = static_cast<int8_t>((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+      y[l + 0] = d * sc[is + 0] * q1;
+      y[l + 32] = d * sc[is + 2] * q2;
+      y[l + 64] = d * sc[is + 4] * q3;
+      y[l + 96] = d * sc[is + 6] * q4;
+    }
+  }
+}
+
+using BlockFunction = void (*)(const uint8_t *, float *);
+
+BlockFunction blockFunction(int32_t type) {
+  switch (static_cast<GgmlType>(type)) {
+  case GgmlType::Q8_0: return dequantizeQ8_0;
+  case GgmlType::Q4_0: return dequantizeQ4_0;
+  case GgmlType::Q4_K: return dequantizeQ4_K;
+  case GgmlType::Q5_K: return dequantizeQ5_K;
+  case GgmlType::Q6_K: return dequantizeQ6_K;
+  default: return nullptr;
+  }
+}
+
+} // namespace
+
+bool canDequantizeGgml(int32_t type) { return blockFunction(type) != nullptr; }
+
+void dequantizeGgml(const TensorView &tensor, float *target, int threads) {
+  BlockFunction convert = blockFunction(tensor.ggmlBlocks);
+  const support::GgmlTypeInfo &info =
+      support::ggmlTypeInfo(static_cast<GgmlType>(tensor.ggmlBlocks));
+  const int64_t blocks = tensor.numElements() / info.blockValues;
+  const auto *bytes = static_cast<const uint8_t *>(tensor.data);
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b)
+      convert(bytes + b * info.blockBytes, target + b * info.blockValues);
+  };
+  // Small tensors on this thread; large ones split in contiguous chunks.
+  const int64_t workers =
+      std::clamp<int64_t>(tensor.numElements() / (1 << 20), 1, std::max(threads, 1));
+  if (workers == 1) {
+    run(0, blocks);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int64_t w = 0; w < workers; ++w)
+    pool.emplace_back(run, blocks * w / workers, blocks * (w + 1) / workers);
+  for (std::thread &thread : pool)
+    thread.join();
+}
+
+void splitQ8_0(const TensorView &tensor, int64_t rows, int64_t cols, int8_t *q,
+               uint16_t *scales) {
+  const auto *bytes = static_cast<const uint8_t *>(tensor.data);
+  const int64_t blocks = rows * (cols / 32);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t *block = bytes + b * 34;
+    scales[b] = halfAt(block);
+    std::memcpy(q + b * 32, block + 2, 32);
+  }
+}
+
+} // namespace tfmc::runtime

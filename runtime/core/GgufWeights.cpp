@@ -1,0 +1,233 @@
+//===- GgufWeights.cpp - A GGUF file's tensors as weights -----------------===//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/core/GgufWeights.h"
+#include "support/FileIO.h"
+#include "support/Gguf.h"
+#include "support/Text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tfmc::runtime {
+namespace {
+
+using support::GgmlType;
+
+std::optional<DType> plainDType(GgmlType type) {
+  switch (type) {
+  case GgmlType::F32: return DType::F32;
+  case GgmlType::F16: return DType::F16;
+  case GgmlType::BF16: return DType::BF16;
+  case GgmlType::F64: return DType::F64;
+  case GgmlType::I8: return DType::I8;
+  case GgmlType::I16: return DType::I16;
+  case GgmlType::I32: return DType::I32;
+  case GgmlType::I64: return DType::I64;
+  default: return std::nullopt;
+  }
+}
+
+bool endsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Which heads a llama tensor's rows are permuted in: `blk.N.attn_q.*`
+/// (head_count), `blk.N.attn_k.*` (head_count_kv); 0 for any other.
+std::string_view permutedHeadsKey(std::string_view name) {
+  if (name.substr(0, 4) != "blk.")
+    return {};
+  std::size_t dot = name.find('.', 4);
+  if (dot == std::string_view::npos)
+    return {};
+  std::string_view rest = name.substr(dot + 1);
+  if (rest == "attn_q.weight" || rest == "attn_q.bias")
+    return "attention.head_count";
+  if (rest == "attn_k.weight" || rest == "attn_k.bias")
+    return "attention.head_count_kv";
+  return {};
+}
+
+} // namespace
+
+bool isGgufPath(const std::string &path) {
+  if (endsWith(path, ".gguf"))
+    return true;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return false;
+  struct stat info;
+  char magic[4] = {};
+  bool gguf = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+              ::pread(fd, magic, 4, 0) == 4 &&
+              std::memcmp(magic, "GGUF", 4) == 0;
+  ::close(fd);
+  return gguf;
+}
+
+const char *ggmlBlockName(int32_t type) {
+  if (type < 0)
+    return "?";
+  std::optional<GgmlType> known =
+      support::ggmlTypeFromNumber(static_cast<uint32_t>(type));
+  return known ? support::ggmlTypeInfo(*known).name : "?";
+}
+
+std::optional<GgufWeights> GgufWeights::open(const std::string &path,
+                                             std::string &error) {
+  try {
+    std::optional<support::GgufFile> header = support::readGgufFile(path, error);
+    if (!header)
+      return std::nullopt;
+    GgufWeights file;
+    file.path_ = path;
+    std::optional<std::string_view> arch =
+        header->getString("general.architecture", error);
+    if (!arch)
+      return std::nullopt;
+    file.architecture_ = std::string(*arch);
+
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat info;
+    if (fd < 0 || ::fstat(fd, &info) != 0) {
+      error = fmt::format("{}: cannot open: {}", path, std::strerror(errno));
+      if (fd >= 0)
+        ::close(fd);
+      return std::nullopt;
+    }
+    if (!S_ISREG(info.st_mode) ||
+        static_cast<uint64_t>(info.st_size) != header->fileSize()) {
+      error = fmt::format("{}: the file changed while it was read ({} bytes, "
+                          "then {})",
+                          path, header->fileSize(),
+                          static_cast<uint64_t>(info.st_size));
+      ::close(fd);
+      return std::nullopt;
+    }
+    support::noteInputFile(path, info.st_dev, info.st_ino);
+    // MAP_POPULATE: load time includes the page-in (as for safetensors).
+    void *mapping = ::mmap(nullptr, static_cast<std::size_t>(info.st_size),
+                           PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    int mapErrno = errno;
+    ::close(fd);
+    if (mapping == MAP_FAILED) {
+      error = fmt::format("{}: cannot map: {}", path, std::strerror(mapErrno));
+      return std::nullopt;
+    }
+    file.mapping_ = mapping;
+    file.mappingBytes_ = static_cast<std::size_t>(info.st_size);
+    const auto *base = static_cast<const uint8_t *>(mapping) + header->dataOffset();
+
+    const bool llama = file.architecture_ == "llama";
+    for (const support::GgufTensorInfo &tensor : header->tensors()) {
+      TensorView view;
+      view.name = tensor.name;
+      for (auto dim = tensor.dims.rbegin(); dim != tensor.dims.rend(); ++dim)
+        view.shape.push_back(static_cast<int64_t>(*dim));
+      view.data = base + tensor.offset;
+      view.bytes = static_cast<std::size_t>(tensor.bytes);
+      if (std::optional<DType> dtype = plainDType(tensor.type)) {
+        view.dtype = *dtype;
+      } else {
+        view.dtype = DType::U8;
+        view.ggmlBlocks = static_cast<int32_t>(tensor.type);
+      }
+      std::string_view headsKey = llama ? permutedHeadsKey(tensor.name)
+                                        : std::string_view();
+      if (!headsKey.empty()) {
+        // ggml's rope pairs (2i, 2i + 1) of each head back to Hugging
+        // Face's (i, i + D/2): row h·D + j·D/2 + i <- row h·D + 2i + j.
+        std::string key = "llama." + std::string(headsKey);
+        std::optional<uint64_t> heads =
+            header->find(key) ? header->getUnsigned(key, error)
+                              : header->getUnsigned("llama.attention.head_count",
+                                                    error);
+        if (!heads)
+          return std::nullopt;
+        const int64_t rows = view.shape.front();
+        if (*heads == 0 || rows % static_cast<int64_t>(2 * *heads) != 0) {
+          error = fmt::format("{}: tensor {}: its {} rows are not {} heads of "
+                              "an even width ({} {}), so its rotary layout "
+                              "cannot be undone",
+                              path, support::quote(tensor.name), rows, *heads,
+                              key, *heads);
+          return std::nullopt;
+        }
+        const int64_t width = rows / static_cast<int64_t>(*heads);
+        const std::size_t rowBytes = view.bytes / static_cast<std::size_t>(rows);
+        AlignedBuffer permuted(view.bytes);
+        if (!permuted.data()) {
+          error = fmt::format("{}: out of memory reordering tensor {} ({} "
+                              "bytes)",
+                              path, support::quote(tensor.name), view.bytes);
+          return std::nullopt;
+        }
+        auto *target = static_cast<uint8_t *>(permuted.data());
+        const auto *source = static_cast<const uint8_t *>(view.data);
+        for (int64_t h = 0; h < static_cast<int64_t>(*heads); ++h)
+          for (int64_t i = 0; i < width / 2; ++i)
+            for (int64_t j = 0; j < 2; ++j)
+              std::memcpy(target + (h * width + j * width / 2 + i) * rowBytes,
+                          source + (h * width + 2 * i + j) * rowBytes,
+                          rowBytes);
+        view.data = permuted.data();
+        file.owned_.push_back(std::move(permuted));
+      }
+      file.byName_.emplace(view.name, file.tensors_.size());
+      file.tensors_.push_back(std::move(view));
+    }
+    return file;
+  } catch (const std::exception &e) {
+    error = fmt::format("{}: cannot read: {}", path, support::oneLine(e.what()));
+    return std::nullopt;
+  }
+}
+
+GgufWeights::GgufWeights(GgufWeights &&other) noexcept
+    : path_(std::move(other.path_)),
+      architecture_(std::move(other.architecture_)),
+      mapping_(std::exchange(other.mapping_, nullptr)),
+      mappingBytes_(std::exchange(other.mappingBytes_, 0)),
+      tensors_(std::move(other.tensors_)), byName_(std::move(other.byName_)),
+      owned_(std::move(other.owned_)) {}
+
+GgufWeights &GgufWeights::operator=(GgufWeights &&other) noexcept {
+  if (this != &other) {
+    unmap();
+    path_ = std::move(other.path_);
+    architecture_ = std::move(other.architecture_);
+    mapping_ = std::exchange(other.mapping_, nullptr);
+    mappingBytes_ = std::exchange(other.mappingBytes_, 0);
+    tensors_ = std::move(other.tensors_);
+    byName_ = std::move(other.byName_);
+    owned_ = std::move(other.owned_);
+  }
+  return *this;
+}
+
+GgufWeights::~GgufWeights() { unmap(); }
+
+void GgufWeights::unmap() {
+  if (mapping_)
+    ::munmap(mapping_, mappingBytes_);
+  mapping_ = nullptr;
+  mappingBytes_ = 0;
+}
+
+const TensorView *GgufWeights::find(std::string_view name) const {
+  auto it = byName_.find(name);
+  return it == byName_.end() ? nullptr : &tensors_[it->second];
+}
+
+} // namespace tfmc::runtime

@@ -1,0 +1,86 @@
+//===- GgufWeights.h - A GGUF file's tensors as weights ---------*- C++ -*-===//
+//
+// `--weights model.gguf`: the file is checked by support/Gguf.h (header,
+// metadata, tensor infos, the layout as a whole), then mapped once,
+// read-only, and each tensor is handed out as a TensorView in the plan's
+// terms: `shape` numpy's order (the reverse of ggml's dims: a linear's
+// [out, in]), F32, F16 and BF16 (and ggml's integer types) as those dtypes,
+// and ggml's block types (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K, ...) as U8 bytes
+// with `ggmlBlocks` set and `shape` the values' [rows, cols].
+//
+// A llama file holds the rows of each attention's Q and K (weight and bias)
+// in ggml's rope layout: llama.cpp's converter reorders each head's rows
+// (i, i + D/2), which Hugging Face's "rotate half" turns together, to
+// (2i, 2i + 1), the pairs GGML_ROPE_TYPE_NORM turns (bench/peers/
+// gguf_llama.py's rotate_half_to_interleaved). open() puts them back, once,
+// into memory it owns: a row permutation per head, whole rows of blocks,
+// so it holds for every type. qwen2 files (GGML_ROPE_TYPE_NEOX) and gpt2
+// files keep Hugging Face's order.
+//
+// The conversions of the block types at load: GgmlBlocks.h.
+//
+// No function here throws; errors are one line starting with the path.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_GGUFWEIGHTS_H
+#define TFMC_RUNTIME_GGUFWEIGHTS_H
+
+#include "runtime/core/Safetensors.h"
+#include "runtime/core/Tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tfmc::runtime {
+
+/// Whether `path` names a GGUF file: a `.gguf` suffix, or the magic.
+bool isGgufPath(const std::string &path);
+
+class GgufWeights {
+public:
+  /// Reads and checks the header, maps the file and un-permutes a llama
+  /// file's Q and K rows. On failure returns nothing with `error` set.
+  static std::optional<GgufWeights> open(const std::string &path,
+                                         std::string &error);
+
+  GgufWeights(GgufWeights &&other) noexcept;
+  GgufWeights &operator=(GgufWeights &&other) noexcept;
+  GgufWeights(const GgufWeights &) = delete;
+  GgufWeights &operator=(const GgufWeights &) = delete;
+  ~GgufWeights();
+
+  const std::string &path() const { return path_; }
+  /// general.architecture ("llama").
+  const std::string &architecture() const { return architecture_; }
+
+  /// The tensor `name`, or null.
+  const TensorView *find(std::string_view name) const;
+  /// Every tensor, in the file's order.
+  const std::vector<TensorView> &tensors() const { return tensors_; }
+
+private:
+  GgufWeights() = default;
+  void unmap();
+
+  std::string path_;
+  std::string architecture_;
+  void *mapping_ = nullptr;
+  std::size_t mappingBytes_ = 0;
+  std::vector<TensorView> tensors_;
+  std::map<std::string, std::size_t, std::less<>> byName_;
+  /// Un-permuted Q and K tensors.
+  std::vector<AlignedBuffer> owned_;
+};
+
+/// ggml's name of a block type number ("Q6_K"); "?" for another number.
+const char *ggmlBlockName(int32_t ggmlType);
+
+} // namespace tfmc::runtime
+
+#endif // TFMC_RUNTIME_GGUFWEIGHTS_H

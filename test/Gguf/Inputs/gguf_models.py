@@ -1,0 +1,402 @@
+#!/usr/bin/python3
+"""Small GGUF models for tfmc's GGUF tests, their references, and broken copies.
+
+    gguf_models.py make OUT
+        Writes three random Hugging Face checkpoints, OUT/{llama,qwen2,gpt2}/ (config.json,
+        model.safetensors: test/fixtures' writers and weight scales), their inputs
+        (OUT/{arch}.inputs.safetensors: batch 2, right-padded), and converts each with bench/peers'
+        writers (gguf_llama.py, gguf_gpt2.py) to OUT/{arch}_{f32,q8_0,q4_0}.gguf; and two files
+        with K-quants: OUT/llama_kq.gguf (Q8_0, blk.0.ffn_down Q4_K, blk.1.ffn_down Q6_K) and
+        OUT/qwen2_kq.gguf (Q8_0, blk.0.ffn_down Q5_K, blk.1.ffn_down Q6_K).
+          llama: hidden 64, 4 heads, 2 K/V heads (Dh 16), intermediate 256, 2 layers, vocab 160,
+                 max 48, untied (output.weight; Q8_0 in the Q4_0 file: its rows of 64 are not
+                 whole Q6_K blocks)
+          qwen2: hidden 64, 4 heads, 2 K/V heads, intermediate 256, 2 layers, vocab 130, max 48,
+                 rope_theta 1000, q/k/v biases, tied (no output.weight)
+          gpt2:  n_embd 64, 4 heads, n_inner 256, 2 layers, vocab 100, n_positions 40
+    gguf_models.py reference HFDIR FILE.gguf INPUTS OUT.safetensors [--int8-group G]
+        The logits of the GGUF file's weights as an independent reader sees them: every tensor
+        dequantized in NumPy from ggml's block definitions, a llama file's Q and K rows put back
+        in Hugging Face's order, llama.cpp's names mapped back to the checkpoint's, and the
+        float64 forward pass of test/fixtures (make_llama.numpy_forward, make_fixtures'
+        hf_torch_forward) on them. With --int8-group G every 2-D weight but learned positions is
+        first rounded as tfmc's int8 stores it (per row and group of G, s = f16(max|w| / 127),
+        q = rint(w / s)): the reference of a program that converts the file's values to int8.
+    gguf_models.py variant FILE.gguf OUT.gguf EDIT...
+        A copy of FILE with its header edited (the data section as it was):
+          drop-key=K            the key removed
+          key=K:TYPE:VALUE      the key set (added) as u32, i32, f32 or string
+          drop-tensor=T         the tensor's info removed (its bytes stay, unreferenced)
+          tensor-type=T:N       the tensor's ggml type number set to N
+          tensor-dims=T:A,B     the tensor's ggml dims set
+    gguf_models.py error FILE.gguf INPUTS
+        Prints max |a - b|, max |b| of two safetensors files' logits over unpadded positions.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "test", "fixtures"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+import make_fixtures as mf  # noqa: E402
+import make_llama as ml  # noqa: E402
+
+PEERS = os.path.join(ROOT, "bench", "peers")
+
+# ----------------------------------------------------------------------------
+# Reading GGUF (independently of tfmc's reader)
+# ----------------------------------------------------------------------------
+
+SCALARS = {0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "<u1",
+           10: "<u8", 11: "<i8", 12: "<f8"}
+
+
+class Gguf:
+    def __init__(self, path):
+        self.blob = open(path, "rb").read()
+        b = self.blob
+        assert b[:4] == b"GGUF", path
+        self.version, n_tensors, n_kv = struct.unpack_from("<IQQ", b, 4)
+        at = 24
+        self.kv = []  # (key, type, value, raw bytes of the pair)
+        for _ in range(n_kv):
+            start = at
+            key, at = self._string(at)
+            (vtype,) = struct.unpack_from("<I", b, at)
+            value, at = self._value(vtype, at + 4)
+            self.kv.append((key, vtype, value, b[start:at]))
+        self.tensors = []  # [name, dims (ggml order), type, offset]
+        for _ in range(n_tensors):
+            name, at = self._string(at)
+            (n,) = struct.unpack_from("<I", b, at)
+            dims = list(struct.unpack_from(f"<{n}Q", b, at + 4))
+            ggml_type, offset = struct.unpack_from("<IQ", b, at + 4 + 8 * n)
+            at += 4 + 8 * n + 12
+            self.tensors.append([name, dims, ggml_type, offset])
+        align = self.meta().get("general.alignment", 32)
+        self.data = at + (-at % align)
+
+    def _string(self, at):
+        (n,) = struct.unpack_from("<Q", self.blob, at)
+        return self.blob[at + 8:at + 8 + n].decode("utf-8", "replace"), at + 8 + n
+
+    def _value(self, vtype, at):
+        if vtype == 8:
+            return self._string(at)
+        if vtype == 9:
+            etype, n = struct.unpack_from("<IQ", self.blob, at)
+            at += 12
+            out = []
+            for _ in range(n):
+                v, at = self._value(etype, at)
+                out.append(v)
+            return out, at
+        dt = np.dtype(SCALARS[vtype])
+        return np.frombuffer(self.blob, dt, 1, at)[0].item(), at + dt.itemsize
+
+    def meta(self):
+        return {k: v for k, _, v, _ in self.kv}
+
+    def array(self, name):
+        """The tensor as f32 numpy, numpy's order ([rows, cols])."""
+        for tname, dims, ggml_type, offset in self.tensors:
+            if tname == name:
+                n = int(np.prod(dims))
+                raw = np.frombuffer(self.blob, np.uint8, BYTES[ggml_type](n), self.data + offset)
+                return dequantize(raw, ggml_type, n).reshape(list(reversed(dims)))
+        raise KeyError(name)
+
+
+def _half(raw, at):
+    return raw[:, at:at + 2].copy().view(np.float16).astype(np.float32)[:, 0]
+
+
+def dq_q8_0(raw):
+    b = raw.reshape(-1, 34)
+    return _half(b, 0)[:, None] * b[:, 2:].view(np.int8).astype(np.float32)
+
+
+def dq_q4_0(raw):
+    b = raw.reshape(-1, 18)
+    qs = b[:, 2:]
+    q = np.concatenate([qs & 0xF, qs >> 4], axis=1).astype(np.float32) - 8
+    return _half(b, 0)[:, None] * q
+
+
+def _scale_min(scales):  # [nb, 12] -> sc, m [nb, 8] (ggml's get_scale_min_k4)
+    sc = np.zeros((scales.shape[0], 8), np.float32)
+    m = np.zeros_like(sc)
+    for j in range(8):
+        if j < 4:
+            sc[:, j], m[:, j] = scales[:, j] & 63, scales[:, j + 4] & 63
+        else:
+            sc[:, j] = (scales[:, j + 4] & 0xF) | ((scales[:, j - 4] >> 6) << 4)
+            m[:, j] = (scales[:, j + 4] >> 4) | ((scales[:, j] >> 6) << 4)
+    return sc, m
+
+
+def dq_qk(raw, bits):
+    b = raw.reshape(-1, 144 if bits == 4 else 176)
+    d, dmin = _half(b, 0), _half(b, 2)
+    sc, m = _scale_min(b[:, 4:16])
+    qs = b[:, 16:144] if bits == 4 else b[:, 48:176]
+    out = np.zeros((b.shape[0], 8, 32), np.float32)
+    for j in range(8):
+        chunk = qs[:, 32 * (j // 2):32 * (j // 2) + 32]
+        q = (chunk & 0xF) if j % 2 == 0 else (chunk >> 4)
+        q = q.astype(np.float32)
+        if bits == 5:
+            q = q + ((b[:, 16:48] >> j) & 1) * 16
+        out[:, j] = (d * sc[:, j])[:, None] * q - (dmin * m[:, j])[:, None]
+    return out
+
+
+def dq_q6_k(raw):
+    b = raw.reshape(-1, 210)
+    ql, qh, sc = b[:, :128], b[:, 128:192], b[:, 192:208].view(np.int8).astype(np.float32)
+    d = _half(b, 208)
+    out = np.zeros((b.shape[0], 256), np.float32)
+    for n in range(2):
+        L, H, S = ql[:, 64 * n:64 * n + 64], qh[:, 32 * n:32 * n + 32], sc[:, 8 * n:8 * n + 8]
+        for part, (low, shift) in enumerate(((L[:, :32] & 0xF, 0), (L[:, 32:] & 0xF, 2),
+                                             (L[:, :32] >> 4, 4), (L[:, 32:] >> 4, 6))):
+            q = (low | (((H >> shift) & 3) << 4)).astype(np.float32) - 32
+            for half in range(2):
+                cols = slice(128 * n + 32 * part + 16 * half, 128 * n + 32 * part + 16 * half + 16)
+                out[:, cols] = (d * S[:, 2 * part + half])[:, None] * q[:, 16 * half:16 * half + 16]
+    return out
+
+
+BYTES = {0: lambda n: 4 * n, 1: lambda n: 2 * n, 30: lambda n: 2 * n, 8: lambda n: n // 32 * 34,
+         2: lambda n: n // 32 * 18, 12: lambda n: n // 256 * 144, 13: lambda n: n // 256 * 176,
+         14: lambda n: n // 256 * 210}
+
+
+def dequantize(raw, ggml_type, n):
+    if ggml_type == 0:
+        return raw.view("<f4").astype(np.float32)
+    if ggml_type == 1:
+        return raw.view("<f2").astype(np.float32)
+    if ggml_type == 30:
+        return (raw.view("<u2").astype(np.uint32) << 16).view(np.float32)
+    f = {8: dq_q8_0, 2: dq_q4_0, 12: lambda r: dq_qk(r, 4), 13: lambda r: dq_qk(r, 5), 14: dq_q6_k}
+    return f[ggml_type](raw).reshape(n)
+
+
+def interleaved_to_rotate_half(w, heads):
+    """The inverse of gguf_llama.py's rotate_half_to_interleaved: row h·D + 2i + j -> h·D + j·D/2 + i."""
+    rows = w.shape[0]
+    rest = w.shape[1:]
+    return w.reshape(heads, rows // heads // 2, 2, *rest).swapaxes(1, 2).reshape(w.shape)
+
+
+def int8_rounded(w, group):
+    """w as tfmc's int8 stores it (WeightConvert.h): per row and group, s = f16(max|w| / 127),
+    q = clamp(rint(w / s), -127, 127)."""
+    rows, cols = w.shape
+    out = np.empty_like(w)
+    for g in range(0, cols, group):
+        part = w[:, g:g + group]
+        s = (np.abs(part).max(1) / np.float32(127)).astype(np.float16).astype(np.float32)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.where(s[:, None] > 0, np.clip(np.rint(part / s[:, None]), -127, 127), 0)
+        out[:, g:g + group] = q * s[:, None]
+    return out
+
+
+# ----------------------------------------------------------------------------
+# make
+# ----------------------------------------------------------------------------
+
+LLAMA = ml._config("llama", hidden_size=64, intermediate_size=256, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=48,
+                   vocab_size=160)
+QWEN2 = ml._config("qwen2", hidden_size=64, intermediate_size=256, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=48,
+                   vocab_size=130, rope_theta=1000.0, tie_word_embeddings=True,
+                   use_sliding_window=False, sliding_window=4096, max_window_layers=2)
+GPT2 = {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "bos_token_id": 99,
+        "eos_token_id": 99, "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 40,
+        "n_embd": 64, "n_head": 4, "n_inner": None, "n_layer": 2, "n_positions": 40,
+        "vocab_size": 100}
+LENGTHS = [21, 13]
+
+
+def inputs(vocab, seed):
+    rng = np.random.default_rng(seed)
+    S = max(LENGTHS)
+    ids = np.zeros((2, S), np.int64)
+    mask = np.zeros((2, S), np.int64)
+    for b, n in enumerate(LENGTHS):
+        ids[b, :n] = rng.integers(0, vocab, n)
+        mask[b, :n] = 1
+    ids[0, 1], ids[1, 2] = vocab - 1, 0
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+def write_checkpoint(directory, config, W):
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    mf.write_safetensors(os.path.join(directory, "model.safetensors"), W)
+
+
+def convert(args):
+    subprocess.run([sys.executable] + args, check=True, stdout=subprocess.DEVNULL)
+
+
+def make(out):
+    os.makedirs(out, exist_ok=True)
+    for arch, config, seed in (("llama", LLAMA, 3101), ("qwen2", QWEN2, 3102)):
+        directory = os.path.join(out, arch)
+        write_checkpoint(directory, config, ml.make_weights(config, seed))
+        mf.write_safetensors(os.path.join(out, arch + ".inputs.safetensors"),
+                             inputs(config["vocab_size"], seed))
+        for dtype in ("f32", "q8_0", "q4_0"):
+            convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", dtype,
+                     "--output", os.path.join(out, f"{arch}_{dtype}.gguf")])
+        first = "q4_k" if arch == "llama" else "q5_k"
+        convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", "q8_0",
+                 "--type", "blk.0.ffn_down.weight=" + first, "--type", "blk.1.ffn_down.weight=q6_k",
+                 "--output", os.path.join(out, f"{arch}_kq.gguf")])
+    directory = os.path.join(out, "gpt2")
+    write_checkpoint(directory, GPT2, mf.hf_make_weights(GPT2, 3103))
+    mf.write_safetensors(os.path.join(out, "gpt2.inputs.safetensors"), inputs(GPT2["vocab_size"], 3103))
+    for dtype in ("f32", "q8_0", "q4_0"):
+        convert([os.path.join(PEERS, "gguf_gpt2.py"), "--weights", os.path.join(directory, "model.safetensors"),
+                 "--dtype", dtype, "--heads", "4", "--output", os.path.join(out, f"gpt2_{dtype}.gguf")])
+
+
+# ----------------------------------------------------------------------------
+# reference
+# ----------------------------------------------------------------------------
+
+LLAMA_NAMES = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj",
+               "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj",
+               "ffn_norm": "post_attention_layernorm", "ffn_gate": "mlp.gate_proj",
+               "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj"}
+GPT2_NAMES = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "attn.c_proj",
+              "ffn_norm": "ln_2", "ffn_up": "mlp.c_fc", "ffn_down": "mlp.c_proj"}
+
+
+def reference(hf_dir, path, inputs_path, out, group=None):
+    with open(os.path.join(hf_dir, "config.json")) as f:
+        config = json.load(f)
+    g = Gguf(path)
+    meta = g.meta()
+    arch = meta["general.architecture"]
+    feed = mf.read_safetensors(inputs_path)
+    W = {}
+    for name, dims, _, _ in g.tensors:
+        a = g.array(name)
+        if group and a.ndim == 2 and name != "position_embd.weight":
+            a = int8_rounded(a, group)
+        parts = name.split(".")
+        if arch == "llama" and len(parts) == 4 and parts[2] in ("attn_q", "attn_k"):
+            heads = meta["llama.attention.head_count" + ("" if parts[2] == "attn_q" else "_kv")]
+            a = interleaved_to_rotate_half(a, heads)
+        if arch == "gpt2":
+            if parts[0] == "blk":
+                hf = f"transformer.h.{parts[1]}.{GPT2_NAMES[parts[2]]}.{parts[3]}"
+                if parts[3] == "weight" and parts[2] not in ("attn_norm", "ffn_norm"):
+                    a = a.T.copy()  # Conv1D [in, out]
+            else:
+                hf = {"token_embd.weight": "transformer.wte.weight",
+                      "position_embd.weight": "transformer.wpe.weight",
+                      "output_norm.weight": "transformer.ln_f.weight",
+                      "output_norm.bias": "transformer.ln_f.bias"}.get(name)
+        else:
+            if parts[0] == "blk":
+                hf = f"model.layers.{parts[1]}.{LLAMA_NAMES[parts[2]]}.{parts[3]}"
+            else:
+                hf = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
+                      "output.weight": "lm_head.weight"}.get(name)
+        if hf is None:
+            raise SystemExit(f"gguf_models: {path}: unexpected tensor {name}")
+        W[hf] = a
+    if arch == "gpt2":
+        logits = mf.hf_torch_forward(config, W, feed)
+    else:
+        logits = ml.numpy_forward(config, W, feed["input_ids"], feed["attention_mask"])
+    mf.write_safetensors(out, {"logits": np.asarray(logits, dtype=np.float32)})
+
+
+def error(a_path, b_path, inputs_path):
+    a = mf.read_safetensors(a_path)["logits"].astype(np.float64)
+    b = mf.read_safetensors(b_path)["logits"].astype(np.float64)
+    mask = mf.read_safetensors(inputs_path)["attention_mask"] != 0
+    print(f"max |diff| {np.abs(a - b)[mask].max():.3g}, max |logit| {np.abs(b)[mask].max():.3g}")
+
+
+# ----------------------------------------------------------------------------
+# variant
+# ----------------------------------------------------------------------------
+
+def encode_string(s):
+    b = s.encode("utf-8")
+    return struct.pack("<Q", len(b)) + b
+
+
+def variant(path, out, edits):
+    g = Gguf(path)
+    kv = [(k, raw) for k, _, _, raw in g.kv]
+    tensors = [list(t) for t in g.tensors]
+    for edit in edits:
+        what, _, arg = edit.partition("=")
+        if what == "drop-key":
+            kv = [(k, raw) for k, raw in kv if k != arg]
+        elif what == "key":
+            key, vtype, value = arg.split(":", 2)
+            body = {"u32": lambda v: struct.pack("<II", 4, int(v)), "i32": lambda v: struct.pack("<Ii", 5, int(v)),
+                    "f32": lambda v: struct.pack("<If", 6, float(v)),
+                    "string": lambda v: struct.pack("<I", 8) + encode_string(v)}[vtype](value)
+            raw = encode_string(key) + body
+            if any(k == key for k, _ in kv):
+                kv = [(k, raw if k == key else r) for k, r in kv]
+            else:
+                kv.append((key, raw))
+        elif what == "drop-tensor":
+            tensors = [t for t in tensors if t[0] != arg]
+        elif what == "tensor-type":
+            name, number = arg.split(":")
+            next(t for t in tensors if t[0] == name)[2] = int(number)
+        elif what == "tensor-dims":
+            name, dims = arg.split(":")
+            next(t for t in tensors if t[0] == name)[1] = [int(x) for x in dims.split(",")]
+        else:
+            raise SystemExit(f"gguf_models: unknown edit {edit}")
+    head = b"GGUF" + struct.pack("<IQQ", g.version, len(tensors), len(kv)) + b"".join(raw for _, raw in kv)
+    for name, dims, ggml_type, offset in tensors:
+        head += encode_string(name) + struct.pack(f"<I{len(dims)}QIQ", len(dims), *dims, ggml_type, offset)
+    head += b"\0" * (-len(head) % 32)
+    with open(out, "wb") as f:
+        f.write(head + g.blob[g.data:])
+
+
+def main():
+    command, args = sys.argv[1], sys.argv[2:]
+    if command == "make":
+        make(args[0])
+    elif command == "reference":
+        group = None
+        if "--int8-group" in args:
+            i = args.index("--int8-group")
+            group = int(args[i + 1])
+            args = args[:i] + args[i + 2:]
+        reference(*args, group=group)
+    elif command == "variant":
+        variant(args[0], args[1], args[2:])
+    elif command == "error":
+        error(*args)
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
