@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+"""Small GGUF models that llama.cpp loads, for the tests that run tfmc and llama.cpp on the same file.
+
+    llama_cpp_models.py make OUT
+        Writes three random Hugging Face checkpoints with a vocabulary, OUT/{llama,qwen2,gpt2}/,
+        and converts each with bench/peers' writers (gguf_llama.py, gguf_gpt2.py) to
+        OUT/{arch}_{f32,q8_0,q4_0}.gguf, tokenizer metadata included (llama.cpp refuses a model
+        file without a vocabulary; tfmc's own GGUF tests, gguf_models.py, write none).
+          llama: hidden 64, 4 heads, 2 K/V heads (Dh 16), intermediate 128, 2 layers, vocab 505,
+                 max 64, untied (output.weight)
+          qwen2: the same shape, rope_theta 1000, q/k/v biases, tied (no output.weight)
+          gpt2:  n_embd 64, 4 heads, n_inner 256, 2 layers, vocab 505, n_positions 64
+        The vocabulary is test/fixtures/tokenizers/bytelevel's (505 byte-level BPE tokens, 502
+        <|begin_of_text|>, 503 <|end_of_text|>): llama and qwen2 from its tokenizer.json
+        (tokenizer.ggml.model "gpt2", as llama.cpp's converter writes a Llama 3 vocabulary), gpt2
+        from the same tokens and merges written as GPT-2's encoder.json and vocab.bpe.
+        Weights: make_llama.make_weights and make_fixtures.hf_make_weights, N(0, 1/fan_in)
+        matrices: attention scores O(1), neither uniform nor one-hot (unlike init-weights'
+        N(0, 0.02), which test/E2E's scale_weights.py has to scale up for the same reason).
+    llama_cpp_models.py compare NAME TFMC.safetensors TFMC.ids LLAMA_CPP.json BOUND MIN_CHECKED
+        One greedy generation of the same prompt by tfmc (`generate --dump-logits`: the ids it
+        printed, the logits each was chosen from) and by llama.cpp (llama-cpp-generate.mjs's
+        JSON), step by step while the ids agree. At step s, with l the reference's logits
+        (llama.cpp's) and b = BOUND x max|l| the format's bound (docs/gguf.md "Tests"):
+          - every logit of tfmc's within b of llama.cpp's;
+          - margin = top-1 minus top-2 of l. When every logit lies within b of the other engine's,
+            the two argmaxes can differ only where margin <= 2b: a step with margin > 2b is a
+            *checked step*, and its ids must be equal; at a step with margin <= 2b different ids
+            are legitimate, and the comparison stops there (the engines then continue from
+            different sequences; greedy_check.py's rule).
+        Prints one line, `NAME: ids equal on K checked steps (margin > 2 x bound) of N compared;
+        logits max |diff| D of max |logit| (bound BOUND)`, and fails with one line per broken
+        promise, or when fewer than MIN_CHECKED steps were checked (so that it cannot pass on a
+        comparison that compared nothing).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "test", "fixtures"))
+import make_fixtures as mf  # noqa: E402
+import make_llama as ml  # noqa: E402
+
+PEERS = os.path.join(ROOT, "bench", "peers")
+VOCAB = os.path.join(ROOT, "test", "fixtures", "tokenizers", "bytelevel")
+V = 505
+LLAMA = ml._config("llama", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                   vocab_size=V, bos_token_id=502, eos_token_id=503)
+QWEN2 = ml._config("qwen2", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                   vocab_size=V, rope_theta=1000.0, tie_word_embeddings=True,
+                   use_sliding_window=False, sliding_window=4096, max_window_layers=2,
+                   bos_token_id=502, eos_token_id=503)
+GPT2 = {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "bos_token_id": 503,
+        "eos_token_id": 503, "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 64,
+        "n_embd": 64, "n_head": 4, "n_inner": None, "n_layer": 2, "n_positions": 64,
+        "vocab_size": V}
+DTYPES = ("f32", "q8_0", "q4_0")
+
+
+def write_checkpoint(directory, config, W):
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    mf.write_safetensors(os.path.join(directory, "model.safetensors"), W)
+
+
+def convert(args):
+    subprocess.run([sys.executable] + args, check=True, stdout=subprocess.DEVNULL)
+
+
+def make(out):
+    os.makedirs(out, exist_ok=True)
+    for arch, config, seed in (("llama", LLAMA, 3201), ("qwen2", QWEN2, 3202)):
+        directory = os.path.join(out, arch)
+        write_checkpoint(directory, config, ml.make_weights(config, seed))
+        for name in ("tokenizer.json", "tokenizer_config.json"):
+            shutil.copy(os.path.join(VOCAB, name), directory)
+        for dtype in DTYPES:
+            convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", dtype,
+                     "--output", os.path.join(out, f"{arch}_{dtype}.gguf")])
+    directory = os.path.join(out, "gpt2")
+    write_checkpoint(directory, GPT2, mf.hf_make_weights(GPT2, 3203))
+    with open(os.path.join(VOCAB, "tokenizer.json"), encoding="utf-8") as f:
+        t = json.load(f)
+    encoder = dict(t["model"]["vocab"])
+    encoder.update({a["content"]: a["id"] for a in t["added_tokens"]})
+    encoder["<|endoftext|>"] = encoder.pop("<|end_of_text|>")
+    with open(os.path.join(directory, "encoder.json"), "w", encoding="utf-8") as f:
+        json.dump(encoder, f, ensure_ascii=False)
+    with open(os.path.join(directory, "vocab.bpe"), "w", encoding="utf-8") as f:
+        f.write("#version: 0.2\n")
+        for merge in t["model"]["merges"]:
+            f.write((merge if isinstance(merge, str) else " ".join(merge)) + "\n")
+    for dtype in DTYPES:
+        convert([os.path.join(PEERS, "gguf_gpt2.py"), "--weights", os.path.join(directory, "model.safetensors"),
+                 "--dtype", dtype, "--heads", "4", "--tokenizer", directory,
+                 "--output", os.path.join(out, f"gpt2_{dtype}.gguf")])
+
+
+def compare(name, tfmc_logits, tfmc_ids, lcpp_json, bound, min_checked):
+    t_logits = mf.read_safetensors(tfmc_logits)["logits"][0].astype(np.float64)
+    with open(tfmc_ids) as f:
+        t_ids = [int(x) for x in f.read().split()]
+    with open(lcpp_json) as f:
+        ref = json.load(f)
+    l_ids, l_logits = ref["ids"], np.array(ref["logits"], dtype=np.float64)
+    n = len(l_ids)
+    failures = []
+    if len(t_ids) != n or t_logits.shape != l_logits.shape:
+        sys.exit(f"{name}: tfmc gave {len(t_ids)} ids and logits {list(t_logits.shape)}, "
+                 f"llama.cpp {n} ids and logits {list(l_logits.shape)}")
+    checked = compared = 0
+    worst = 0.0
+    for s in range(n):
+        top = np.sort(l_logits[s])[::-1]
+        scale = np.abs(l_logits[s]).max()
+        b = bound * scale
+        margin = top[0] - top[1]
+        diff = np.abs(t_logits[s] - l_logits[s]).max()
+        compared += 1
+        worst = max(worst, diff / scale)
+        if diff > b:
+            failures.append(f"{name}: step {s}: logits max |diff| {diff:.3g} = {diff / scale:.3g} of max "
+                            f"|logit| {scale:.3g}, above the bound {bound:g}")
+        if t_ids[s] != l_ids[s]:
+            if margin > 2 * b:
+                failures.append(f"{name}: step {s}: tfmc chose {t_ids[s]}, llama.cpp {l_ids[s]}, whose "
+                                f"margin {margin:.3g} exceeds 2 x the bound ({2 * b:.3g})")
+            break
+        if margin > 2 * b:
+            checked += 1
+    if checked < min_checked:
+        failures.append(f"{name}: {checked} checked steps, fewer than the {min_checked} required")
+    for line in failures:
+        print("FAILED: " + line)
+    if failures:
+        sys.exit(1)
+    print(f"{name}: ids equal on {checked} checked steps (margin > 2 x bound) of {compared} compared; "
+          f"logits max |diff| {worst:.2g} of max |logit| (bound {bound:g})")
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "make":
+        make(sys.argv[2])
+    elif len(sys.argv) == 8 and sys.argv[1] == "compare":
+        compare(*sys.argv[2:6], float(sys.argv[6]), int(sys.argv[7]))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
