@@ -257,6 +257,11 @@ private:
   std::vector<std::size_t> tensorOrder_;
 };
 
+/// Whether `path` names a GGUF file: a `.gguf` suffix, or a regular file
+/// that starts with the magic "GGUF" (the compiler's model path and the
+/// runtime's --weights both ask).
+bool isGgufPath(const std::string &path);
+
 /// Reads and checks the GGUF file at `path` (a regular file; noted as an
 /// input, FileIO.h), `bufferBytes` at a time with pread, never its tensor
 /// data. On failure returns nothing and sets `error` (one line, starting

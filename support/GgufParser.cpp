@@ -611,4 +611,19 @@ std::optional<GgufFile> parseGguf(const std::string &path, const void *bytes,
   }
 }
 
+bool isGgufPath(const std::string &path) {
+  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".gguf") == 0)
+    return true;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return false;
+  struct stat info;
+  char magic[4] = {};
+  bool gguf = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+              ::pread(fd, magic, 4, 0) == 4 &&
+              std::memcmp(magic, "GGUF", 4) == 0;
+  ::close(fd);
+  return gguf;
+}
+
 } // namespace tfmc::support

@@ -5,14 +5,13 @@
 #include "compiler/frontend/HfConfig.h"
 #include "compiler/frontend/Limits.h"
 #include "support/FileIO.h"
+#include "support/Gguf.h"
 
 #include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace tfmc::frontend {
 namespace {
@@ -35,25 +34,12 @@ bool endsWith(const std::string &text, const char *suffix) {
          text.compare(text.size() - length, length, suffix) == 0;
 }
 
-/// Whether the file at `path` starts with GGUF's magic.
-bool hasGgufMagic(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return false;
-  struct stat info;
-  char magic[4] = {};
-  bool gguf = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
-              ::pread(fd, magic, 4, 0) == 4 && std::memcmp(magic, "GGUF", 4) == 0;
-  ::close(fd);
-  return gguf;
-}
-
 } // namespace
 
 ModelFormat modelFormatOf(const std::string &path) {
   if (isDirectory(path) || endsWith(path, ".json"))
     return ModelFormat::HfConfig;
-  if (endsWith(path, ".gguf") || hasGgufMagic(path))
+  if (support::isGgufPath(path))
     return ModelFormat::Gguf;
   return ModelFormat::Tfm;
 }

@@ -38,11 +38,6 @@ std::optional<DType> plainDType(GgmlType type) {
   }
 }
 
-bool endsWith(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 /// Which heads a llama tensor's rows are permuted in: `blk.N.attn_q.*`
 /// (head_count), `blk.N.attn_k.*` (head_count_kv); 0 for any other.
 std::string_view permutedHeadsKey(std::string_view name) {
@@ -60,21 +55,6 @@ std::string_view permutedHeadsKey(std::string_view name) {
 }
 
 } // namespace
-
-bool isGgufPath(const std::string &path) {
-  if (endsWith(path, ".gguf"))
-    return true;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return false;
-  struct stat info;
-  char magic[4] = {};
-  bool gguf = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
-              ::pread(fd, magic, 4, 0) == 4 &&
-              std::memcmp(magic, "GGUF", 4) == 0;
-  ::close(fd);
-  return gguf;
-}
 
 const char *ggmlBlockName(int32_t type) {
   if (type < 0)

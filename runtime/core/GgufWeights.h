@@ -39,9 +39,6 @@
 
 namespace tfmc::runtime {
 
-/// Whether `path` names a GGUF file: a `.gguf` suffix, or the magic.
-bool isGgufPath(const std::string &path);
-
 class GgufWeights {
 public:
   /// Reads and checks the header, maps the file and un-permutes a llama

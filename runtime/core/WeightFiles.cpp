@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/core/WeightFiles.h"
+#include "support/Gguf.h"
 #include "support/Json.h"
 #include "support/Text.h"
 
@@ -164,7 +165,7 @@ std::optional<WeightFiles> WeightFiles::open(const std::string &path,
       return std::nullopt;
     WeightFiles files;
     files.path_ = resolved->path;
-    if (!resolved->index && isGgufPath(resolved->path)) {
+    if (!resolved->index && support::isGgufPath(resolved->path)) {
       files.gguf_ = GgufWeights::open(resolved->path, error);
       if (!files.gguf_)
         return std::nullopt;

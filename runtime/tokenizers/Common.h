@@ -42,6 +42,9 @@ extern const char kReplacement[]; // U+FFFD in UTF-8
 const std::array<uint32_t, 256> &byteTable();
 /// The bytes a byte-level token stands for (other characters kept).
 std::string tokenToBytes(std::string_view token);
+/// The byte a byte-fallback token stands for ("<0x0A>" -> 0x0a, either
+/// case of hex digit); -1 for any other token.
+int byteFallbackValue(std::string_view token);
 
 bool exists(const std::string &path);
 

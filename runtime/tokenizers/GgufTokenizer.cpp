@@ -85,23 +85,6 @@ void replaceAll(std::string &text, std::string_view from, std::string_view to) {
   text = std::move(out);
 }
 
-/// "<0x0A>" -> 0x0a; -1 for anything else.
-int byteTokenValue(std::string_view token) {
-  if (token.size() != 6 || token.substr(0, 3) != "<0x" || token[5] != '>')
-    return -1;
-  int value = 0;
-  for (char c : token.substr(3, 2)) {
-    int digit = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                       : -1;
-    if (digit < 0)
-      return -1;
-    value = value * 16 + digit;
-  }
-  return value;
-}
-
 class GgufTokenizer final : public Tokenizer {
 public:
   static std::unique_ptr<GgufTokenizer> load(const std::string &path,
@@ -283,7 +266,7 @@ bool GgufTokenizer::loadFrom(const GgufFile &file, std::string &error) {
       types_[i] = type >= kNormal && type <= kByte
                       ? static_cast<int32_t>(type)
                       : kUndefined;
-      if (types_[i] == kByte && byteTokenValue(texts_[i]) < 0)
+      if (types_[i] == kByte && byteFallbackValue(texts_[i]) < 0)
         return fail(kTypes,
                     fmt::format("gives token {} {} type 6 (byte), but a byte "
                                 "token is spelled <0xXX>",
@@ -677,7 +660,7 @@ std::string GgufTokenizer::piece(int64_t id) const {
       return unescaped;
     }
   case kByte:
-    return std::string(1, static_cast<char>(byteTokenValue(text)));
+    return std::string(1, static_cast<char>(byteFallbackValue(text)));
   default: // unused, undefined
     return std::string();
   }

@@ -382,22 +382,6 @@ struct Decoder {
   void apply(std::vector<std::string> &tokens) const;
 };
 
-/// "<0x0A>" -> 0x0a; -1 for anything else.
-int byteFallbackValue(std::string_view token) {
-  if (token.size() != 6 || token.substr(0, 3) != "<0x" || token[5] != '>')
-    return -1;
-  int value = 0;
-  for (char c : token.substr(3, 2)) {
-    int digit = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-    if (digit < 0)
-      return -1;
-    value = value * 16 + digit;
-  }
-  return value;
-}
-
 void Decoder::apply(std::vector<std::string> &tokens) const {
   switch (kind) {
   case ByteLevel:

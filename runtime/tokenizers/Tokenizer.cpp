@@ -113,6 +113,22 @@ int codePointToByte(uint32_t cp) {
 
 } // namespace
 
+int byteFallbackValue(std::string_view token) {
+  if (token.size() != 6 || token.substr(0, 3) != "<0x" || token[5] != '>')
+    return -1;
+  int value = 0;
+  for (char c : token.substr(3, 2)) {
+    int digit = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                       : -1;
+    if (digit < 0)
+      return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
 /// The bytes a vocabulary token stands for (characters outside the mapping
 /// kept as their UTF-8). `token` is valid UTF-8 (nlohmann checks strings).
 std::string tokenToBytes(std::string_view token) {
