@@ -61,7 +61,8 @@ int main(int argc, char **argv) {
   tfmc_model *model, *alone;
   tfmc_batcher *batcher;
   if (tfmc_create(argv[1], &model) || tfmc_share(model, &alone) ||
-      tfmc_batcher_create(model, 64, &batcher)) {
+      tfmc_batcher_create(model, 64, &batcher) ||
+      tfmc_batcher_set_prefill_chunk(batcher, 2)) {
     printf("error: %s\n", tfmc_last_error());
     return 1;
   }
@@ -145,6 +146,8 @@ int main(int argc, char **argv) {
   bad.max_new_tokens = max_len;
   rc = tfmc_batcher_submit(batcher, prompt, 1, &bad, NULL, NULL, NULL);
   printf("budget: %d %s\n", rc, tfmc_last_error());
+  rc = tfmc_batcher_set_prefill_chunk(batcher, -1);
+  printf("chunk: %d %s\n", rc, tfmc_last_error());
   tfmc_batcher_destroy(batcher, 5);
   tfmc_destroy(model);
   tfmc_destroy(alone);
