@@ -214,10 +214,6 @@ ContinuousBatcher::prefillNext(Joining &joining, int64_t chunk) {
     return JoinState::Ended;
   }
   joining.done = chunk > 0 ? std::min(length, joining.done + chunk) : length;
-  if (chunk > 0) {
-    std::lock_guard<std::mutex> lock(mutex);
-    ++promptChunks;
-  }
   if (joining.done < length)
     return JoinState::Prefilling;
   const int64_t vocab = model.plan().vocab;
@@ -274,12 +270,18 @@ void ContinuousBatcher::admit(std::vector<Row> &rows) {
         finishRow(row, FinishReason::Error,
                   "the batch's KV cache could not take a new sequence");
   };
-  // Into an empty batch no one waits: the newcomer in progress finishes its
-  // prompt, and every waiting job that fits joins, each prompt whole.
-  const bool filling = rows.empty();
-  const int64_t chunk =
-      filling || !model.hasEntry("extend") ? 0 : prefillChunk.load();
+  // Prompt tokens that may run while rows wait for their next step: one
+  // chunk's worth, over as many newcomers as it covers. A prompt runs
+  // whole into an empty batch (no one waits for it). With no chunk, every
+  // prompt runs whole: all that fit into an empty batch, one into a
+  // running batch.
+  const int64_t chunk = model.hasEntry("extend") ? prefillChunk.load() : 0;
+  const bool startedEmpty = rows.empty();
+  int64_t budget = chunk;
   for (;;) {
+    const bool waiting = chunk > 0 && !rows.empty();
+    if (waiting && budget == 0)
+      return;
     if (!joining) {
       std::shared_ptr<Job> job = nextJob(rows);
       if (!job)
@@ -292,12 +294,16 @@ void ContinuousBatcher::admit(std::vector<Row> &rows) {
       joining.reset(new Joining{Row(std::move(job))});
     }
     if (!joining->ready) {
-      JoinState state = prefillNext(*joining, chunk);
+      const int64_t before = joining->done;
+      JoinState state = prefillNext(*joining, waiting ? budget : 0);
+      if (waiting) {
+        budget -= joining->done - before;
+        std::lock_guard<std::mutex> lock(mutex);
+        ++promptChunks;
+      }
       if (state == JoinState::Ended) {
         joining.reset();
-        if (filling)
-          continue;
-        return;
+        continue;
       }
       if (state == JoinState::Prefilling)
         return; // the next chunk after the next step
@@ -315,8 +321,8 @@ void ContinuousBatcher::admit(std::vector<Row> &rows) {
     if (!joined)
       return; // it waits for room
     joining.reset();
-    if (!filling)
-      return; // one newcomer per step
+    if (chunk == 0 && !startedEmpty)
+      return; // whole prompts: one per step into a running batch
   }
 }
 

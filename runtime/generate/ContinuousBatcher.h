@@ -10,11 +10,11 @@
 //     (Model::insertSequence), right-aligned to the batch's length; the
 //     positions before it are masked out in its row's attention_mask and
 //     its position_ids count from 0, as a left-padded batch of generate().
-//     Into a running batch one newcomer joins at a time, its prompt run a
-//     chunk of setPrefillChunk tokens between two steps (the prefill, then
-//     the extend entry point), so that the running rows wait one chunk's
-//     time per step, never a whole long prompt's; into an empty batch
-//     every waiting request that fits joins at once, each prompt whole.
+//     Between two steps of a running batch newcomers' prompts run at most
+//     setPrefillChunk tokens in all (the prefill, then the extend entry
+//     point, one newcomer after another), so that the running rows wait
+//     one chunk's time per step, never a whole long prompt's; into an
+//     empty batch the first prompt runs whole.
 //   - each decode step runs every row's newest token; each row chooses its
 //     next token with its own sampling settings and seed (a Sampler of
 //     stream 0: what `NAME generate --seed S` uses for one prompt), stops
@@ -97,9 +97,10 @@ public:
   static std::unique_ptr<ContinuousBatcher> create(Model &model, int64_t maxQueue,
                                            std::string &error);
 
-  /// A newcomer's prompt runs this many tokens between two steps of the
-  /// running batch (0: all of it at once), so that it stalls them by one
-  /// chunk's time; into an empty batch it runs whole. Any time.
+  /// Newcomers' prompts run at most this many tokens between two steps of
+  /// the running batch (over one or more newcomers; 0: whole prompts, one
+  /// per step), so that a step waits at most one chunk's time; into an
+  /// empty batch the first prompt runs whole. Any time.
   static constexpr int64_t kDefaultPrefillChunk = 64;
   void setPrefillChunk(int64_t tokens) { prefillChunk = tokens; }
   ~ContinuousBatcher();
@@ -145,8 +146,8 @@ private:
   /// Moves a Ready newcomer into the batch when it fits now (`joined`);
   /// false when the batch's cache is left in no known state.
   bool insert(Joining &joining, std::vector<Row> &rows, bool &joined);
-  /// Runs the waiting jobs: all that fit into an empty batch, else the
-  /// next chunk of one newcomer.
+  /// Runs newcomers' prompts, a chunk's worth (setPrefillChunk), and moves
+  /// those done into the batch.
   void admit(std::vector<Row> &rows);
   bool step(std::vector<Row> &rows);
   void runAlone(const std::shared_ptr<Job> &job);

@@ -110,10 +110,10 @@ typedef void (*tfmc_sequence_done_callback)(void *user, int reason,
 int tfmc_batcher_create(tfmc_model *model, int64_t max_queue,
                         tfmc_batcher **batcher);
 
-/* A sequence that joins running ones has its prompt run `tokens` at a time
- * (default 64), one chunk between two of their steps, so that they wait one
- * chunk's time per step; 0 runs each prompt whole. Takes effect from the
- * next chunk. Returns 0, or 1 with tfmc_last_error() set. */
+/* Sequences that join running ones have their prompts run at most `tokens`
+ * in all between two of their steps (default 64), so that each step waits
+ * at most one chunk's time; 0 runs whole prompts, one per step. Takes effect
+ * from the next step. Returns 0, or 1 with tfmc_last_error() set. */
 int tfmc_batcher_set_prefill_chunk(tfmc_batcher *batcher, int64_t tokens);
 
 /* Queues one sequence (decoder-only: the prompt; encoder-decoder: the

@@ -79,7 +79,7 @@ std::string Metrics::text(int64_t queued, int64_t running, int64_t maxBatch,
       "# HELP tfmc_max_batch Rows the batch can hold.\n"
       "# TYPE tfmc_max_batch gauge\ntfmc_max_batch {}\n"
       "# HELP tfmc_prompt_chunks_total Chunks of newcomers' prompts run "
-      "between two steps of a running batch.\n"
+      "while a running batch waited.\n"
       "# TYPE tfmc_prompt_chunks_total counter\ntfmc_prompt_chunks_total {}\n",
       promptTokens, generatedTokens, queued, running, maxBatch, promptChunks);
   out += "# HELP tfmc_time_to_first_token_seconds From the request's arrival "
