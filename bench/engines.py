@@ -449,19 +449,25 @@ class Engines:
         for T in self.threads:
             pre, tps = [], []
             for i in range(1 + self.runs):
-                _, err, _ = run([exe, "generate", "--weights", weights, "--prompt", prompt,
-                                 "--max-new-tokens", str(self.new + 1), "--stats",
-                                 "--threads", str(T)], quiet=i > 0)
-                p = re.search(r"prefill: (?:\d+ prompts?, )?\d+ tokens in ([\d.]+) ms", err)
-                d = re.search(r"decode: \d+ steps in [\d.]+ ms, ([\d.]+) tokens/s", err)
-                if not (p and d):
-                    raise CommandFailed(f"generate --stats printed no prefill/decode line: {err[-300:]}")
+                p, d, _ = self.generate_once(exe, weights, prompt, T, quiet=i > 0)
                 if i:
-                    pre.append(float(p.group(1)))
-                    tps.append(float(d.group(1)))
+                    pre.append(p)
+                    tps.append(d)
             row.prefill[T] = Figure(statistics.median(pre), min(pre), max(pre))
             row.decode_tps[T] = statistics.median(tps)
             pause()
+
+    def generate_once(self, exe, weights, prompt, T, quiet=False):
+        """One `generate --stats` process of self.new + 1 tokens at T threads: (prefill ms, decode
+        tokens/s, the generated ids)."""
+        out, err, _ = run([exe, "generate", "--weights", weights, "--prompt", prompt,
+                           "--max-new-tokens", str(self.new + 1), "--stats", "--threads", str(T)],
+                          quiet=quiet)
+        p = re.search(r"prefill: (?:\d+ prompts?, )?\d+ tokens in ([\d.]+) ms", err)
+        d = re.search(r"decode: \d+ steps in [\d.]+ ms, ([\d.]+) tokens/s", err)
+        if not (p and d):
+            raise CommandFailed(f"generate --stats printed no prefill/decode line: {err[-300:]}")
+        return float(p.group(1)), float(d.group(1)), [int(x) for x in out.split() if x.isdigit()]
 
     def startup(self, model, weights, row):
         """Process start to the first generated token (a one-shot `generate --max-new-tokens 1`,

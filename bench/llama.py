@@ -82,6 +82,22 @@ def prefill_flop(s, S):
     return 2.0 * (linear + attention)
 
 
+def write_checkpoint(directory, shape):
+    """llama_checkpoint.py's random checkpoint of `shape` (seed 1) in `directory`, written unless the
+    one there was made with the same arguments by the same writer; returns its model.safetensors."""
+    weights = os.path.join(directory, "model.safetensors")
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in sorted(shape.items())] + ["--seed=1"]
+    script = os.path.join(PEERS, "llama_checkpoint.py")
+    # The writer's own bytes are part of the stamp: a change of its initialisation rewrites.
+    want = " ".join(args) + " " + hashlib.sha256(open(script, "rb").read()).hexdigest()
+    stamp = os.path.join(directory, "bench.stamp")
+    if not (os.path.exists(weights) and os.path.exists(stamp) and open(stamp).read() == want):
+        run([PYTHON, script, "--output", directory] + args, timeout=1800)
+        with open(stamp, "w") as f:
+            f.write(want)
+    return weights
+
+
 def tfm_text(name, c):
     """The .tfm description of a Llama config.json (the fallback when tfmc cannot import it)."""
     return f"""# {name}: {c['model_type']} config.json as a .tfm (bench/llama.py)
@@ -111,8 +127,8 @@ model {name} {{
 
 
 class Llama(Engines):
-    def __init__(self, h, shape=SHAPE):
-        super().__init__(h, key="llama", new_tokens=NEW_TOKENS)
+    def __init__(self, h, shape=SHAPE, key="llama"):
+        super().__init__(h, key=key, new_tokens=NEW_TOKENS)
         self.shape = shape
         self.checkpoint = os.path.join(OUT, "tinyllama_hf")
         self.weights = os.path.join(self.checkpoint, "model.safetensors")
@@ -123,15 +139,7 @@ class Llama(Engines):
 
     # ------------------------------------------------------------------ inputs
     def make_checkpoint(self):
-        args = [f"--{k.replace('_', '-')}={v}" for k, v in sorted(self.shape.items())] + ["--seed=1"]
-        script = os.path.join(PEERS, "llama_checkpoint.py")
-        # The writer's own bytes are part of the stamp: a change of its initialisation rewrites.
-        want = " ".join(args) + " " + hashlib.sha256(open(script, "rb").read()).hexdigest()
-        stamp = os.path.join(self.checkpoint, "bench.stamp")
-        if not (os.path.exists(self.weights) and os.path.exists(stamp) and open(stamp).read() == want):
-            run([PYTHON, script, "--output", self.checkpoint] + args, timeout=1800)
-            with open(stamp, "w") as f:
-                f.write(want)
+        write_checkpoint(self.checkpoint, self.shape)
 
     def peak(self):
         """The FMA peak at each thread count, right before the engines run (prefill's roof)."""
@@ -242,6 +250,22 @@ class Llama(Engines):
                 self.h.notes.append(f"llama: tfmc {dtype}: {row.skip}")
             pause(2.0)
 
+    # ------------------------------------------------------------------ GGUF files
+    def gguf_file(self, arg, types=(), tag=None):
+        """(path, command): OUT/tinyllama_{tag or arg}.gguf and the gguf_llama.py command line that
+        writes it from the checkpoint (--dtype arg; --type TENSOR=TYPE for each of `types`)."""
+        path = os.path.join(OUT, f"tinyllama_{tag or arg}.gguf")
+        return path, ([PYTHON, os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", self.checkpoint,
+                       "--dtype", arg, "--output", path] + [x for t in types for x in ("--type", t)])
+
+    def write_gguf(self, arg, types=(), tag=None):
+        """gguf_file's file, written unless it was made from the checkpoint's current weights."""
+        path, cmd = self.gguf_file(arg, types, tag)
+        if not stamp_ok(path, self.weights):
+            run(cmd, timeout=1800)
+            write_stamp(path, self.weights)
+        return path
+
     # ------------------------------------------------------------------ llama.cpp
     def llama_cpp(self, weights):
         ok = self.npm_has("node-llama-cpp") and self.npm_has("@node-llama-cpp/linux-x64")
@@ -253,10 +277,8 @@ class Llama(Engines):
                 if dtype == LLAMA_DTYPES[0][0]:
                     self.h.notes.append(f"llama: llama.cpp skipped: {row.skip}.")
                 continue
-            path = os.path.join(OUT, f"tinyllama_{arg}.gguf")
-            self.file_peer(row, weights, path, [PYTHON, os.path.join(PEERS, "gguf_llama.py"), "--checkpoint",
-                                                self.checkpoint, "--dtype", arg, "--output", path],
-                           "llama_bench.mjs", "llama_check")
+            path, write = self.gguf_file(arg)
+            self.file_peer(row, weights, path, write, "llama_bench.mjs", "llama_check")
             pause(2.0)
 
 

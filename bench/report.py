@@ -444,7 +444,7 @@ class Report:
                  "`make bench BENCH_ONLY=engines` (or `bench/run.py --only engines`) for one section "
                  "(`BENCH_ONLY=llama`: section 8, ~15 min more, outside the 20; `BENCH_ONLY=generation`: "
                  "section 9, ~5 min; `BENCH_ONLY=limits,encoders`: section 10, ~4 min; `BENCH_ONLY=fleet`: section 11, ~2 min; "
-                 "`BENCH_ONLY=serve`: section 12, ~2–5 min); "
+                 "`BENCH_ONLY=serve`: section 12, ~2–5 min; `BENCH_ONLY=gguf`: section 13, ~10 min); "
                  "`/usr/bin/python3 bench/run.py --quick` for a smoke run. Every command and its "
                  "output: `bench/out/run.log`.")
         self.add()
@@ -470,6 +470,8 @@ class Report:
         fleet.render(self)
         import serve  # bench/serve.py
         serve.render(self)
+        import gguf_bench  # bench/gguf_bench.py
+        gguf_bench.render(self)
         self.notes()
         self.reproduce()
         summary = ["## Summary", "",

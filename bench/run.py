@@ -9,7 +9,7 @@ this run) and bench/attention.png (attention time against sequence length).
 
   --quick   a smoke run of a minute or two (small S, few repeats)
   --only    a comma-separated subset of: limits, attention, linear, adams,
-            models, engines, compile, llama, generation, encoders, fleet, serve (default: all);
+            models, engines, compile, llama, generation, encoders, fleet, serve, gguf (default: all);
             `make bench BENCH_ONLY=engines` passes it
   --no-build  use build/ and bench/peers/build/ as they are
 
@@ -41,13 +41,13 @@ PYTHON = "/usr/bin/python3"
 CACHE = os.path.join(OUT, "cache")
 
 SECTIONS = ["limits", "attention", "linear", "adams", "models", "engines", "compile", "llama",
-            "generation", "encoders", "fleet", "serve"]
+            "generation", "encoders", "fleet", "serve", "gguf"]
 # Adams2019 runs after the others of the budget: a cold `--scheduler adams2019`
 # compile takes minutes, and it gets what is left of the time budget. The llama
 # section runs last, outside the budget (~15 minutes more: a 1.1 B model at
 # three precisions in two engines; the first run also writes ~14 GB of files).
 RUN_ORDER = ["limits", "attention", "linear", "models", "engines", "compile", "adams", "llama",
-             "generation", "encoders", "fleet", "serve"]
+             "generation", "encoders", "fleet", "serve", "gguf"]
 # `make bench` must finish in 20 minutes on a fresh machine.
 BUDGET_S = 18.5 * 60
 
@@ -923,6 +923,7 @@ def main():
     import encoders  # bench/encoders.py
     import fleet  # bench/fleet.py
     import serve  # bench/serve.py
+    import gguf_bench  # bench/gguf_bench.py (bench/peers/gguf.py is the GGUF writer)
     h.deadline = started + (BUDGET_S if not args.quick else 10 * 60)
     for section in RUN_ORDER:
         if section not in only:
@@ -934,7 +935,8 @@ def main():
              "generation": lambda: generation.run_generation(h),
              "encoders": lambda: encoders.run_encoders(h),
              "fleet": lambda: fleet.run_fleet(h),
-             "serve": lambda: serve.run_serve(h)}[section]()
+             "serve": lambda: serve.run_serve(h),
+             "gguf": lambda: gguf_bench.run_gguf(h)}[section]()
         except Exception as e:  # report what ran, whatever failed
             import traceback
             h.notes.append(f"section {section} failed: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
