@@ -1,7 +1,8 @@
 //===- BenchCommand.cpp - NAME bench: the model's own kernels, timed ------===//
 //
 //   NAME bench --weights W [--seq S] [--batch B] [--repeat N] [--warmup K]
-//              [--threads N] [--entry forward|prefill|decode_step] [--json]
+//              [--threads N] [--entry forward|prefill|decode_step|extend]
+//              [--json]
 //
 // Inputs are random ids (a fixed seed) and all-ones masks; each figure is
 // the median, min and max over the timed runs, after warm-up runs that are
@@ -31,6 +32,7 @@ constexpr int64_t kMaxRuns = 1'000'000;
 struct BenchConfig {
   std::string entryName;
   bool decode = false;
+  bool extend = false; // S more tokens after a prefill of S (batch 1)
   int64_t seq = 0, batch = 0, repeat = 0, warmup = 0;
   int threads = 0; // 0: Halide's default
   bool json = false;
@@ -120,11 +122,12 @@ BenchConfig parseConfig(const Options &options, const Plan &forwardPlan) {
   config.entryName =
       options.has("--entry") ? options.get("--entry") : "forward";
   if (config.entryName != "forward" && config.entryName != "prefill" &&
-      config.entryName != "decode_step")
-    fail(fmt::format("--entry expects forward, prefill or decode_step, got "
-                     "{}",
+      config.entryName != "decode_step" && config.entryName != "extend")
+    fail(fmt::format("--entry expects forward, prefill, decode_step or "
+                     "extend, got {}",
                      support::quote(config.entryName)));
   config.decode = config.entryName == "decode_step";
+  config.extend = config.entryName == "extend";
   const int64_t most = std::numeric_limits<int64_t>::max();
   config.seq = integerOption(options, "--seq",
                              std::min<int64_t>(128, forwardPlan.maxSeq), 1,
@@ -231,12 +234,47 @@ public:
     return times;
   }
 
+  /// Extend steps of S tokens, each after an untimed prefill of S (one
+  /// sequence): a prompt's second chunk, as serve runs it.
+  BenchTimes timeExtend(const Plan &timed) {
+    const Plan &forwardPlan = model_.plan();
+    const Plan *prefillPlan = model_.entry("prefill");
+    if (!prefillPlan)
+      fail(fmt::format("model '{}' has no prefill entry point",
+                       forwardPlan.model));
+    if (config_.batch != 1)
+      fail(fmt::format("--entry extend runs one sequence: --batch must be "
+                       "1, got {}",
+                       config_.batch));
+    if (2 * config_.seq > forwardPlan.maxLen)
+      fail(fmt::format("--entry extend prefills --seq {} tokens and appends "
+                       "as many: more than max_len {}",
+                       config_.seq, forwardPlan.maxLen));
+    BenchTimes times;
+    times.perStep.resize(timed.steps.size());
+    std::vector<InputView> prefillInputs = inputsFor(*prefillPlan, 1);
+    std::vector<InputView> extendInputs = inputsFor(timed, 1);
+    for (int64_t i = 0; i < config_.warmup + config_.repeat; ++i) {
+      runOnce(*prefillPlan, prefillInputs, nullptr);
+      runOnce(timed, extendInputs, i < config_.warmup ? nullptr : &times);
+    }
+    times.repeat = config_.repeat;
+    const int64_t seq = config_.seq;
+    times.bound = {{"B", 1}, {"S", seq}, {"T", seq}, {"P", seq},
+                   {"L", 2 * seq}};
+    times.shape = fmt::format("{} tokens after {} cached", seq, seq);
+    return times;
+  }
+
 private:
   /// How many tokens each input of an entry gets (0: left out): [B, S] for
   /// a forward or prefill; in a decode run the prefill takes the prompt (an
   /// encoder-decoder: the source and one start token) and each decode step
-  /// one token.
+  /// one token; an extend step takes S ids (its mask and positions are the
+  /// runtime's defaults).
   int64_t lengthOf(const Plan &plan, const PlanInput &input) const {
+    if (plan.entry == "extend")
+      return input.name == "input_ids" ? config_.seq : 0;
     if (!config_.decode)
       return config_.seq;
     bool decoderSide = input.name.rfind("decoder_", 0) == 0;
@@ -445,8 +483,9 @@ int benchCommand(int argc, char **argv) {
                            "decode step)"));
 
   BenchRunner runner(*model, config);
-  BenchTimes times =
-      config.decode ? runner.timeDecode(*timed) : runner.timeWhole(*timed);
+  BenchTimes times = config.decode   ? runner.timeDecode(*timed)
+                     : config.extend ? runner.timeExtend(*timed)
+                                     : runner.timeWhole(*timed);
   BenchReport report = summarizeTimes(*timed, times);
   if (config.json)
     printJson(forwardPlan, *timed, config, times, report);

@@ -6,7 +6,7 @@
 //   NAME generate --weights W --prompt 1,2,3 --max-new-tokens N ...
 //   NAME init-weights --seed N --output W
 //   NAME bench --weights W [--seq S] [--batch B] [--repeat N] [--warmup K]
-//              [--threads N] [--entry forward|prefill|decode_step] [--json]
+//              [--threads N] [--entry forward|prefill|decode_step|extend] [--json]
 //   NAME info
 //   NAME help | --help
 //
@@ -120,13 +120,15 @@ void printUsage(std::FILE *out) {
       "  init-weights --seed N --output W.safetensors\n"
       "      write deterministic random weights for this model\n"
       "  bench --weights W [--seq S] [--batch B] [--repeat N] [--warmup K]\n"
-      "      [--threads N] [--entry forward|prefill|decode_step] [--json]\n"
+      "      [--threads N] [--entry forward|prefill|decode_step|extend] [--json]\n"
       "      time the model on random ids (fixed seed; masks all ones) of\n"
       "      shape [B, S] (defaults: S = min(128, max seq), B = 1, N = 10,\n"
       "      K = 2): K warm-up runs, then N timed runs; prints the median, min\n"
       "      and max milliseconds of the whole entry and of each kernel, and\n"
       "      the sum of medians per op; decode_step prefills S tokens and\n"
-      "      times N decode steps (batch 1, S + N <= max_len); --json prints\n"
+      "      times N decode steps (batch 1, S + N <= max_len); extend\n"
+      "      prefills S tokens and times an extend of S more (batch 1,\n"
+      "      2S <= max_len); --json prints\n"
       "      one JSON object a line\n"
       "  convert-weights --weights W.safetensors --output W2.safetensors\n"
       "      (a bf16, int8 or int4 program) write the weights as this program\n"
