@@ -165,12 +165,16 @@ std::string finishName(FinishReason reason) {
 struct ChatSetup {
   std::optional<ChatTemplate> chatTemplate;
   std::optional<std::string> bos, eos;
+  /// Where the template would be, for the refusal of a chat request.
+  std::string missing;
 };
 
 ChatSetup readChatSetup(const std::string &dir, const Tokenizer &tokenizer) {
   ChatSetup setup;
   if (GgufChatInfo gguf; ggufChatInfo(tokenizer, gguf)) {
     // A GGUF file: its tokenizer.chat_template and bos/eos tokens' texts.
+    setup.missing = fmt::format("{} has no tokenizer.chat_template",
+                                support::oneLine(dir));
     setup.bos = gguf.bos;
     setup.eos = gguf.eos;
     if (!gguf.chatTemplate)
@@ -183,6 +187,8 @@ ChatSetup readChatSetup(const std::string &dir, const Tokenizer &tokenizer) {
     return setup;
   }
   const std::string path = dir + "/tokenizer_config.json";
+  setup.missing =
+      fmt::format("{} has no chat_template", support::oneLine(path));
   std::string text;
   support::ReadFailure failure;
   if (!support::readRegularFile(path, text, failure)) {
@@ -305,10 +311,7 @@ bool Server::promptIds(const CompletionRequest &request,
   if (request.chat) {
     if (!chat.chatTemplate) {
       error.param = "messages";
-      error.message = tokenizer ? fmt::format("{}/tokenizer_config.json has "
-                                              "no chat_template: use "
-                                              "/v1/completions",
-                                              tokenizer->directory())
+      error.message = tokenizer ? chat.missing + ": use /v1/completions"
                                 : "chat needs the server to have --tokenizer "
                                   "DIR with a chat_template";
       return false;
