@@ -500,6 +500,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     spec.heads = rope.getHeads();
     spec.headDim = spec.width / spec.heads;
     spec.ropeTheta = rope.getTheta().convertToDouble();
+    spec.ropeInterleaved = rope.getInterleaved();
     args.push_back(tokenRows(rope.getInput(), rope.getFromCache()));
     if (Value ids = rope.getPositionIds()) {
       spec.positionIds = true;

@@ -106,7 +106,7 @@ const std::vector<Architecture> &architectures() {
       // they always are in a llama file.
       {"llama", "llama", llamaKeys(), {"tensor_data_layout"}, "gguf-llama",
        true},
-      {"qwen2", "qwen2", llamaKeys(), {}, "gguf-llama", true},
+      {"qwen2", "qwen2", llamaKeys(), {}, "gguf-qwen2", true},
   };
   return known;
 }
@@ -524,8 +524,15 @@ std::optional<WeightBinding> bindGgufGpt2(std::string_view canonical) {
                              {"weight", "bias"}));
 }
 
+// A llama file's Q and K rows are in ggml's rope order (convert_hf_to_gguf
+// permutes them for GGML_ROPE_TYPE_NORM); a qwen2 file's are Hugging
+// Face's (GGML_ROPE_TYPE_NEOX turns the halves, as Hugging Face does).
 const WeightNamingRegistration ggufLlamaNaming(
-    {"gguf-llama", /*packedProjections=*/false, bindGgufLlama});
+    {"gguf-llama", /*packedProjections=*/false, bindGgufLlama,
+     /*ropeInterleaved=*/true});
+const WeightNamingRegistration ggufQwen2Naming(
+    {"gguf-qwen2", /*packedProjections=*/false, bindGgufLlama,
+     /*ropeInterleaved=*/false});
 const WeightNamingRegistration ggufGpt2Naming(
     {"gguf-gpt2", /*packedProjections=*/true, bindGgufGpt2});
 

@@ -174,7 +174,9 @@ Value ModuleBuilder::rope(Value input, int64_t heads, Location where) {
       where, input.getType(), input, positionIds,
       builder.getI64IntegerAttr(heads),
       builder.getF64FloatAttr(model.ropeTheta),
-      /*from_cache=*/afterCache() ? builder.getUnitAttr() : nullptr);
+      /*from_cache=*/afterCache() ? builder.getUnitAttr() : nullptr,
+      /*interleaved=*/naming.ropeInterleaved ? builder.getUnitAttr()
+                                             : nullptr);
 }
 
 Value ModuleBuilder::embed(const Stack &stack, Value ids, Value tokenTypes) {

@@ -47,6 +47,11 @@ struct WeightNaming {
   /// for a parameter the naming has no name for (a bug in the builder or
   /// the importer, reported as one).
   std::optional<WeightBinding> (*bind)(std::string_view canonical) = nullptr;
+  /// The file's Q and K rows are in ggml's rope order (a llama GGUF file:
+  /// each head's pairs (i, i + Dh/2) stored as rows (2i, 2i + 1)): the
+  /// builder turns those pairs (tfm.rope {interleaved}), so that the rows
+  /// are used as they are.
+  bool ropeInterleaved = false;
 };
 
 /// Adds a naming to the registry at static initialisation; a second naming

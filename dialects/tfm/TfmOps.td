@@ -349,11 +349,16 @@ def Tfm_RopeOp : Tfm_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>,
     at position p = s (0 .. S-1, whatever the padding). With `from_cache`
     (a decode step) positions continue after the tokens in the KV cache:
     P .. P+S-1. With `position_ids` [B, S], token (b, s) is at position
-    position_ids[b, s] instead.
+    position_ids[b, s] instead. With `interleaved` (ggml's
+    GGML_ROPE_TYPE_NORM, the order of a llama GGUF file's Q and K rows),
+    feature 2i pairs with 2i + 1 instead, turned by inv_freq[i]:
+      result[2i]     = x[2i] · cos a - x[2i + 1] · sin a
+      result[2i + 1] = x[2i + 1] · cos a + x[2i] · sin a
   }];
   let arguments = (ins Tfm_F32Tensor:$input,
                        Optional<Tfm_IdTensor>:$position_ids, I64Attr:$heads,
-                       F64Attr:$theta, UnitAttr:$from_cache);
+                       F64Attr:$theta, UnitAttr:$from_cache,
+                       UnitAttr:$interleaved);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = [{
     $input (`at` $position_ids^)? attr-dict `:` type($input)

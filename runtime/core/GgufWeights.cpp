@@ -38,22 +38,6 @@ std::optional<DType> plainDType(GgmlType type) {
   }
 }
 
-/// Which heads a llama tensor's rows are permuted in: `blk.N.attn_q.*`
-/// (head_count), `blk.N.attn_k.*` (head_count_kv); 0 for any other.
-std::string_view permutedHeadsKey(std::string_view name) {
-  if (name.substr(0, 4) != "blk.")
-    return {};
-  std::size_t dot = name.find('.', 4);
-  if (dot == std::string_view::npos)
-    return {};
-  std::string_view rest = name.substr(dot + 1);
-  if (rest == "attn_q.weight" || rest == "attn_q.bias")
-    return "attention.head_count";
-  if (rest == "attn_k.weight" || rest == "attn_k.bias")
-    return "attention.head_count_kv";
-  return {};
-}
-
 } // namespace
 
 const char *ggmlBlockName(int32_t type) {
@@ -109,7 +93,6 @@ std::optional<GgufWeights> GgufWeights::open(const std::string &path,
     file.mappingBytes_ = static_cast<std::size_t>(info.st_size);
     const auto *base = static_cast<const uint8_t *>(mapping) + header->dataOffset();
 
-    const bool llama = file.architecture_ == "llama";
     for (const support::GgufTensorInfo &tensor : header->tensors()) {
       TensorView view;
       view.name = tensor.name;
@@ -122,47 +105,6 @@ std::optional<GgufWeights> GgufWeights::open(const std::string &path,
       } else {
         view.dtype = DType::U8;
         view.ggmlBlocks = static_cast<int32_t>(tensor.type);
-      }
-      std::string_view headsKey = llama ? permutedHeadsKey(tensor.name)
-                                        : std::string_view();
-      if (!headsKey.empty()) {
-        // ggml's rope pairs (2i, 2i + 1) of each head back to Hugging
-        // Face's (i, i + D/2): row h·D + j·D/2 + i <- row h·D + 2i + j.
-        std::string key = "llama." + std::string(headsKey);
-        std::optional<uint64_t> heads =
-            header->find(key) ? header->getUnsigned(key, error)
-                              : header->getUnsigned("llama.attention.head_count",
-                                                    error);
-        if (!heads)
-          return std::nullopt;
-        const int64_t rows = view.shape.front();
-        if (*heads == 0 || rows % static_cast<int64_t>(2 * *heads) != 0) {
-          error = fmt::format("{}: tensor {}: its {} rows are not {} heads of "
-                              "an even width ({} {}), so its rotary layout "
-                              "cannot be undone",
-                              path, support::quote(tensor.name), rows, *heads,
-                              key, *heads);
-          return std::nullopt;
-        }
-        const int64_t width = rows / static_cast<int64_t>(*heads);
-        const std::size_t rowBytes = view.bytes / static_cast<std::size_t>(rows);
-        AlignedBuffer permuted(view.bytes);
-        if (!permuted.data()) {
-          error = fmt::format("{}: out of memory reordering tensor {} ({} "
-                              "bytes)",
-                              path, support::quote(tensor.name), view.bytes);
-          return std::nullopt;
-        }
-        auto *target = static_cast<uint8_t *>(permuted.data());
-        const auto *source = static_cast<const uint8_t *>(view.data);
-        for (int64_t h = 0; h < static_cast<int64_t>(*heads); ++h)
-          for (int64_t i = 0; i < width / 2; ++i)
-            for (int64_t j = 0; j < 2; ++j)
-              std::memcpy(target + (h * width + j * width / 2 + i) * rowBytes,
-                          source + (h * width + 2 * i + j) * rowBytes,
-                          rowBytes);
-        view.data = permuted.data();
-        file.owned_.push_back(std::move(permuted));
       }
       file.byName_.emplace(view.name, file.tensors_.size());
       file.tensors_.push_back(std::move(view));
@@ -179,8 +121,7 @@ GgufWeights::GgufWeights(GgufWeights &&other) noexcept
       architecture_(std::move(other.architecture_)),
       mapping_(std::exchange(other.mapping_, nullptr)),
       mappingBytes_(std::exchange(other.mappingBytes_, 0)),
-      tensors_(std::move(other.tensors_)), byName_(std::move(other.byName_)),
-      owned_(std::move(other.owned_)) {}
+      tensors_(std::move(other.tensors_)), byName_(std::move(other.byName_)) {}
 
 GgufWeights &GgufWeights::operator=(GgufWeights &&other) noexcept {
   if (this != &other) {
@@ -191,7 +132,6 @@ GgufWeights &GgufWeights::operator=(GgufWeights &&other) noexcept {
     mappingBytes_ = std::exchange(other.mappingBytes_, 0);
     tensors_ = std::move(other.tensors_);
     byName_ = std::move(other.byName_);
-    owned_ = std::move(other.owned_);
   }
   return *this;
 }

@@ -12,10 +12,10 @@
 // in ggml's rope layout: llama.cpp's converter reorders each head's rows
 // (i, i + D/2), which Hugging Face's "rotate half" turns together, to
 // (2i, 2i + 1), the pairs GGML_ROPE_TYPE_NORM turns (bench/peers/
-// gguf_llama.py's rotate_half_to_interleaved). open() puts them back, once,
-// into memory it owns: a row permutation per head, whole rows of blocks,
-// so it holds for every type. qwen2 files (GGML_ROPE_TYPE_NEOX) and gpt2
-// files keep Hugging Face's order.
+// gguf_llama.py's rotate_half_to_interleaved). They are used as they are:
+// a program compiled from a llama file turns those pairs (its weight
+// naming, gguf-llama, has ropeInterleaved: tfm.rope {interleaved}), and
+// Q·Kᵀ does not depend on the order of a head's features.
 //
 // The conversions of the block types at load: GgmlBlocks.h.
 //
@@ -41,8 +41,8 @@ namespace tfmc::runtime {
 
 class GgufWeights {
 public:
-  /// Reads and checks the header, maps the file and un-permutes a llama
-  /// file's Q and K rows. On failure returns nothing with `error` set.
+  /// Reads and checks the header and maps the file. On failure returns
+  /// nothing with `error` set.
   static std::optional<GgufWeights> open(const std::string &path,
                                          std::string &error);
 
@@ -71,8 +71,6 @@ private:
   std::size_t mappingBytes_ = 0;
   std::vector<TensorView> tensors_;
   std::map<std::string, std::size_t, std::less<>> byName_;
-  /// Un-permuted Q and K tensors.
-  std::vector<AlignedBuffer> owned_;
 };
 
 /// ggml's name of a block type number ("Q6_K"); "?" for another number.

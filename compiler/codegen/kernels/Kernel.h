@@ -123,8 +123,10 @@ struct KernelSpec {
   double eps = 1e-5;
   // Attention (and rope's heads and head width); kvHeads 0 means heads.
   int64_t heads = 0, kvHeads = 0, headDim = 0, valueHeadDim = 0;
-  // Rope: inv_freq[i] = 1 / theta^(2i / headDim).
+  // Rope: inv_freq[i] = 1 / theta^(2i / headDim); pairs (2i, 2i + 1) with
+  // ropeInterleaved (ggml's order), else (i, i + headDim / 2).
   double ropeTheta = 10000.0;
+  bool ropeInterleaved = false;
   double attentionScale = 1.0;
   MaskSpec mask;
   // The KV cache's element type (`tfmc --kv-cache-dtype`): a kernel whose

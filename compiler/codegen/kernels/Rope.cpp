@@ -2,7 +2,9 @@
 //
 // Hugging Face Llama's "rotate half" layout: in each head of Dh features,
 // feature i < Dh/2 turns with feature i + Dh/2 by the angle
-// p · inv_freq[i], p the token's position. The numbers follow
+// p · inv_freq[i], p the token's position. Interleaved (ggml's
+// GGML_ROPE_TYPE_NORM, a llama GGUF file's order): feature 2i turns with
+// 2i + 1 by the same angle. The numbers follow
 // LlamaRotaryEmbedding's f32 arithmetic: inv_freq[i] = 1 / theta^(2i/Dh)
 // rounded to f32 (a table computed here, at compile time), the angle one f32
 // product, and cos and sin of that f32 angle rounded from double (so
@@ -53,11 +55,20 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   sine(f, s, b) = cast<float>(sin(cast<double>(angle(f, s, b))));
 
   Expr within = d % headDim;
-  Expr first = within < half;
-  Expr pair = clamp(select(first, d + half, d - half), 0, x.dim(0).extent() - 1);
-  // Clamped for bounds inference, which cannot see that both arms are in
-  // [0, Dh/2).
-  Expr frequency = clamp(select(first, within, within - half), 0, half - 1);
+  // `first`: the feature that turns first of its pair (result = x cos - x'
+  // sin); the other turns back (x cos + x' sin).
+  Expr first, pair, frequency;
+  if (spec.ropeInterleaved) {
+    first = within % 2 == 0;
+    pair = clamp(select(first, d + 1, d - 1), 0, x.dim(0).extent() - 1);
+    frequency = clamp(within / 2, 0, half - 1);
+  } else {
+    first = within < half;
+    pair = clamp(select(first, d + half, d - half), 0, x.dim(0).extent() - 1);
+    // Clamped for bounds inference, which cannot see that both arms are in
+    // [0, Dh/2).
+    frequency = clamp(select(first, within, within - half), 0, half - 1);
+  }
   Expr turned = select(first, -x(pair, s, b), x(pair, s, b));
   Func out("rope");
   out(d, s, b) = storedAs(spec.outputType,
