@@ -15,7 +15,6 @@
 #include <utility>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -80,18 +79,14 @@ std::optional<GgufWeights> GgufWeights::open(const std::string &path,
       return std::nullopt;
     }
     support::noteInputFile(path, info.st_dev, info.st_ino);
-    // MAP_POPULATE: load time includes the page-in (as for safetensors).
-    void *mapping = ::mmap(nullptr, static_cast<std::size_t>(info.st_size),
-                           PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    int mapErrno = errno;
+    std::optional<FileMapping> mapping = FileMapping::map(
+        fd, static_cast<std::size_t>(info.st_size), path, error);
     ::close(fd);
-    if (mapping == MAP_FAILED) {
-      error = fmt::format("{}: cannot map: {}", path, std::strerror(mapErrno));
+    if (!mapping)
       return std::nullopt;
-    }
-    file.mapping_ = mapping;
-    file.mappingBytes_ = static_cast<std::size_t>(info.st_size);
-    const auto *base = static_cast<const uint8_t *>(mapping) + header->dataOffset();
+    file.mapping_ = std::move(*mapping);
+    const auto *base =
+        static_cast<const uint8_t *>(file.mapping_.data()) + header->dataOffset();
 
     for (const support::GgufTensorInfo &tensor : header->tensors()) {
       TensorView view;
@@ -114,35 +109,6 @@ std::optional<GgufWeights> GgufWeights::open(const std::string &path,
     error = fmt::format("{}: cannot read: {}", path, support::oneLine(e.what()));
     return std::nullopt;
   }
-}
-
-GgufWeights::GgufWeights(GgufWeights &&other) noexcept
-    : path_(std::move(other.path_)),
-      architecture_(std::move(other.architecture_)),
-      mapping_(std::exchange(other.mapping_, nullptr)),
-      mappingBytes_(std::exchange(other.mappingBytes_, 0)),
-      tensors_(std::move(other.tensors_)), byName_(std::move(other.byName_)) {}
-
-GgufWeights &GgufWeights::operator=(GgufWeights &&other) noexcept {
-  if (this != &other) {
-    unmap();
-    path_ = std::move(other.path_);
-    architecture_ = std::move(other.architecture_);
-    mapping_ = std::exchange(other.mapping_, nullptr);
-    mappingBytes_ = std::exchange(other.mappingBytes_, 0);
-    tensors_ = std::move(other.tensors_);
-    byName_ = std::move(other.byName_);
-  }
-  return *this;
-}
-
-GgufWeights::~GgufWeights() { unmap(); }
-
-void GgufWeights::unmap() {
-  if (mapping_)
-    ::munmap(mapping_, mappingBytes_);
-  mapping_ = nullptr;
-  mappingBytes_ = 0;
 }
 
 const TensorView *GgufWeights::find(std::string_view name) const {

@@ -46,11 +46,8 @@ public:
   static std::optional<GgufWeights> open(const std::string &path,
                                          std::string &error);
 
-  GgufWeights(GgufWeights &&other) noexcept;
-  GgufWeights &operator=(GgufWeights &&other) noexcept;
-  GgufWeights(const GgufWeights &) = delete;
-  GgufWeights &operator=(const GgufWeights &) = delete;
-  ~GgufWeights();
+  GgufWeights(GgufWeights &&other) noexcept = default;
+  GgufWeights &operator=(GgufWeights &&other) noexcept = default;
 
   const std::string &path() const { return path_; }
   /// general.architecture ("llama").
@@ -63,12 +60,10 @@ public:
 
 private:
   GgufWeights() = default;
-  void unmap();
 
   std::string path_;
   std::string architecture_;
-  void *mapping_ = nullptr;
-  std::size_t mappingBytes_ = 0;
+  FileMapping mapping_;
   std::vector<TensorView> tensors_;
   std::map<std::string, std::size_t, std::less<>> byName_;
 };

@@ -366,25 +366,14 @@ std::optional<SafetensorsFile> SafetensorsFile::open(const std::string &path,
 
     SafetensorsFile file;
     file.path_ = path;
-    // MAP_POPULATE maps every page now, so that a program's load time
-    // includes the page-in (GPT-2 small's 475 MiB from a warm page cache:
-    // about 3 ms) instead of the first kernels paying for it in page
-    // faults. Whole-process one-shot `generate` measured the same with it,
-    // with madvise(MADV_WILLNEED) and with huge pages for the arena (within
-    // 1-6 %, noise): it is kept for the honest split, not for speed.
-    void *mapping =
-        ::mmap(nullptr, static_cast<std::size_t>(fileBytes), PROT_READ,
-               MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    int mapErrno = errno;
+    std::optional<FileMapping> mapping = FileMapping::map(
+        fd, static_cast<std::size_t>(fileBytes), path, error);
     ::close(fd);
-    if (mapping == MAP_FAILED) {
-      error = fmt::format("{}: cannot map: {}", path, std::strerror(mapErrno));
+    if (!mapping)
       return std::nullopt;
-    }
-    file.mapping_ = mapping;
-    file.mappingBytes_ = static_cast<std::size_t>(fileBytes);
+    file.mapping_ = std::move(*mapping);
 
-    const auto *bytes = static_cast<const unsigned char *>(mapping);
+    const auto *bytes = static_cast<const unsigned char *>(file.mapping_.data());
     uint64_t headerBytes = 0;
     std::memcpy(&headerBytes, bytes, sizeof headerBytes); // little-endian host
     uint64_t follow = fileBytes - kHeaderLengthBytes;
@@ -412,32 +401,43 @@ std::optional<SafetensorsFile> SafetensorsFile::open(const std::string &path,
   }
 }
 
-SafetensorsFile::SafetensorsFile(SafetensorsFile &&other) noexcept
-    : path_(std::move(other.path_)),
-      mapping_(std::exchange(other.mapping_, nullptr)),
-      mappingBytes_(std::exchange(other.mappingBytes_, 0)),
-      tensors_(std::move(other.tensors_)),
-      metadata_(std::move(other.metadata_)) {}
+std::optional<FileMapping> FileMapping::map(int fd, std::size_t bytes,
+                                            const std::string &path,
+                                            std::string &error) {
+  // MAP_POPULATE maps every page now (GPT-2 small's 475 MiB from a warm
+  // page cache: about 3 ms). Whole-process one-shot `generate` measured the
+  // same with it, with madvise(MADV_WILLNEED) and with huge pages for the
+  // arena (within 1-6 %, noise): it is kept for the honest split, not for
+  // speed.
+  void *data =
+      ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (data == MAP_FAILED) {
+    error = fmt::format("{}: cannot map: {}", path, std::strerror(errno));
+    return std::nullopt;
+  }
+  FileMapping mapping;
+  mapping.data_ = data;
+  mapping.size_ = bytes;
+  return mapping;
+}
 
-SafetensorsFile &SafetensorsFile::operator=(SafetensorsFile &&other) noexcept {
+FileMapping::FileMapping(FileMapping &&other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
+
+FileMapping &FileMapping::operator=(FileMapping &&other) noexcept {
   if (this != &other) {
-    unmap();
-    path_ = std::move(other.path_);
-    mapping_ = std::exchange(other.mapping_, nullptr);
-    mappingBytes_ = std::exchange(other.mappingBytes_, 0);
-    tensors_ = std::move(other.tensors_);
-    metadata_ = std::move(other.metadata_);
+    if (data_)
+      ::munmap(data_, size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
   }
   return *this;
 }
 
-SafetensorsFile::~SafetensorsFile() { unmap(); }
-
-void SafetensorsFile::unmap() {
-  if (mapping_)
-    ::munmap(mapping_, mappingBytes_);
-  mapping_ = nullptr;
-  mappingBytes_ = 0;
+FileMapping::~FileMapping() {
+  if (data_)
+    ::munmap(data_, size_);
 }
 
 const TensorView *SafetensorsFile::find(std::string_view name) const {
