@@ -467,6 +467,20 @@ std::optional<WeightBinding> ggufBinding(std::optional<std::string> name) {
   return WeightBinding{*name, {}, false};
 }
 
+/// `I.REST` (a Hugging Face layer's parameter, its prefix removed) as
+/// llama.cpp's `blk.I.` + REST renamed by `renamings`.
+std::optional<WeightBinding>
+blockBinding(std::string_view name, std::initializer_list<Renaming> renamings) {
+  std::size_t dot = name.find('.');
+  if (dot == std::string_view::npos)
+    return std::nullopt;
+  std::optional<std::string> rest =
+      renamed(name.substr(dot + 1), renamings, {"weight", "bias"});
+  if (!rest)
+    return std::nullopt;
+  return ggufBinding("blk." + std::string(name.substr(0, dot)) + "." + *rest);
+}
+
 std::optional<WeightBinding> bindGgufLlama(std::string_view canonical) {
   std::optional<WeightBinding> hf = bindWeight("hf-llama", std::string(canonical));
   if (!hf)
@@ -475,23 +489,14 @@ std::optional<WeightBinding> bindGgufLlama(std::string_view canonical) {
   if (name == "lm_head.weight")
     return WeightBinding{"output.weight", {}, false};
   consumePrefix(name, "model.");
-  if (consumePrefix(name, "layers.")) {
-    std::size_t dot = name.find('.');
-    if (dot == std::string_view::npos)
-      return std::nullopt;
-    std::string layer(name.substr(0, dot));
-    std::optional<std::string> renamedName = renamed(
-        name.substr(dot + 1),
+  if (consumePrefix(name, "layers."))
+    return blockBinding(
+        name,
         {{"self_attn.q_proj.", "attn_q."}, {"self_attn.k_proj.", "attn_k."},
          {"self_attn.v_proj.", "attn_v."}, {"self_attn.o_proj.", "attn_output."},
          {"mlp.gate_proj.", "ffn_gate."}, {"mlp.up_proj.", "ffn_up."},
          {"mlp.down_proj.", "ffn_down."}, {"input_layernorm.", "attn_norm."},
-         {"post_attention_layernorm.", "ffn_norm."}},
-        {"weight", "bias"});
-    if (!renamedName)
-      return std::nullopt;
-    return ggufBinding("blk." + layer + "." + *renamedName);
-  }
+         {"post_attention_layernorm.", "ffn_norm."}});
   return ggufBinding(renamed(
       name, {{"embed_tokens.", "token_embd."}, {"norm.", "output_norm."}},
       {"weight"}));
@@ -502,21 +507,11 @@ std::optional<WeightBinding> bindGgufGpt2(std::string_view canonical) {
   if (!hf)
     return std::nullopt;
   std::string_view name = hf->name;
-  if (consumePrefix(name, "h.")) {
-    std::size_t dot = name.find('.');
-    if (dot == std::string_view::npos)
-      return std::nullopt;
-    std::string layer(name.substr(0, dot));
-    std::optional<std::string> renamedName = renamed(
-        name.substr(dot + 1),
-        {{"ln_1.", "attn_norm."}, {"ln_2.", "ffn_norm."},
-         {"attn.c_attn.", "attn_qkv."}, {"attn.c_proj.", "attn_output."},
-         {"mlp.c_fc.", "ffn_up."}, {"mlp.c_proj.", "ffn_down."}},
-        {"weight", "bias"});
-    if (!renamedName)
-      return std::nullopt;
-    return ggufBinding("blk." + layer + "." + *renamedName);
-  }
+  if (consumePrefix(name, "h."))
+    return blockBinding(
+        name, {{"ln_1.", "attn_norm."}, {"ln_2.", "ffn_norm."},
+               {"attn.c_attn.", "attn_qkv."}, {"attn.c_proj.", "attn_output."},
+               {"mlp.c_fc.", "ffn_up."}, {"mlp.c_proj.", "ffn_down."}});
   return ggufBinding(renamed(name,
                              {{"wte.", "token_embd."},
                               {"wpe.", "position_embd."},

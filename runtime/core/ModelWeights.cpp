@@ -202,6 +202,16 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
     // writes its layout); BF16 also from checkpoints.
     const bool integer = weight.dtype == WeightDType::Int8 ||
                          weight.dtype == WeightDType::Int4;
+    // Int4 blocks used as stored: every scale must be a finite f16.
+    auto int4ScalesFinite = [&] {
+      QuantizeProblem problem;
+      if (checkInt4Scales(tensor->data, weight.shape[0], weight.shape[1],
+                          problem))
+        return true;
+      error = fmt::format("{}: tensor {}: {}", path, support::quote(name),
+                          problem.what);
+      return false;
+    };
     if (tensor->ggmlBlocks >= 0) {
       // ggml blocks (a GGUF file's): the values' [rows, cols], never
       // transposed (llama.cpp's converter writes [out, in]).
@@ -214,13 +224,8 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       const bool q4 = tensor->ggmlBlocks == int32_t(support::GgmlType::Q4_0);
       const bool q8 = tensor->ggmlBlocks == int32_t(support::GgmlType::Q8_0);
       if (weight.dtype == WeightDType::Int4 && q4) {
-        QuantizeProblem problem;
-        if (!checkInt4Scales(tensor->data, weight.shape[0], weight.shape[1],
-                             problem)) {
-          error = fmt::format("{}: tensor {}: {}", path, support::quote(name),
-                              problem.what);
+        if (!int4ScalesFinite())
           return false;
-        }
         entry.stored = true;
       } else if (!(weight.dtype == WeightDType::Int8 && q8 &&
                    weight.group == 32) &&
@@ -247,15 +252,8 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
                 : "");
         return false;
       }
-      if (weight.dtype == WeightDType::Int4) {
-        QuantizeProblem problem;
-        if (!checkInt4Scales(tensor->data, weight.shape[0], weight.shape[1],
-                             problem)) {
-          error = fmt::format("{}: tensor {}: {}", path, support::quote(name),
-                              problem.what);
-          return false;
-        }
-      }
+      if (weight.dtype == WeightDType::Int4 && !int4ScalesFinite())
+        return false;
       entry.stored = true;
       if (weight.dtype == WeightDType::Int8) {
         const std::string scales = scalesName(name);

@@ -66,7 +66,7 @@ ContinuousBatcher::ContinuousBatcher(Model &model, std::unique_ptr<Model> donor,
                      int64_t maxQueue)
     : model(model), donor(std::move(donor)), maxQueue(maxQueue),
       encoderDecoder(entryTakes(model, "prefill", "decoder_input_ids")),
-      joins(this->donor != nullptr),
+      joins(this->donor != nullptr), canExtend(model.hasEntry("extend")),
       rowLimit(joins ? model.plan().maxBatch : 1) {}
 
 ContinuousBatcher::~ContinuousBatcher() { shutdown(0); }
@@ -275,7 +275,7 @@ void ContinuousBatcher::admit(std::vector<Row> &rows) {
   // whole into an empty batch (no one waits for it). With no chunk, every
   // prompt runs whole: all that fit into an empty batch, one into a
   // running batch.
-  const int64_t chunk = model.hasEntry("extend") ? prefillChunk.load() : 0;
+  const int64_t chunk = canExtend ? prefillChunk.load() : 0;
   const bool startedEmpty = rows.empty();
   int64_t budget = chunk;
   for (;;) {

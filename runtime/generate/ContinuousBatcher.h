@@ -162,6 +162,8 @@ private:
   const int64_t maxQueue;
   const bool encoderDecoder;
   const bool joins;
+  /// The program has the extend entry point (prompts can run in chunks).
+  const bool canExtend;
   /// Rows that may run at once: the plan's max_batch, or 1.
   const int64_t rowLimit;
   std::atomic<int64_t> prefillChunk{kDefaultPrefillChunk};
