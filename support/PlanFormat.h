@@ -31,7 +31,6 @@ constexpr const char *kExtend = "extend";
 namespace kind {
 constexpr const char *kInput = "input";
 constexpr const char *kWeight = "weight";
-constexpr const char *kScales = "scales"; // an int8 weight's scales
 constexpr const char *kArena = "arena";
 constexpr const char *kCache = "cache";
 } // namespace kind

@@ -11,6 +11,14 @@
 // and value j of the block is (q_j - 8) · d. A row whose K is not a
 // multiple of 32 ends in a block padded with q = 8 (value 0).
 //
+// int8 in groups of G values (the plan's "group") is stored in blocks the
+// same way, so that GGUF's Q8_0 (G = 32) is it byte for byte and is used in
+// place: each row of K values is ceil(K / G) blocks of 2 + G bytes,
+//   bytes 0-1   d, an IEEE half (little-endian);
+//   byte 2 + j  q_j, a signed byte (-127 .. 127), j = 0 .. G - 1;
+// and value j of the block is q_j · d. A row whose K is not a multiple of G
+// ends in a block padded with q = 0.
+//
 // An f32 linear weight W [N, K] of a CPU program is stored in panels of P
 // rows (the plan's "panel"; P = 16 on x86, a cache line, and P divides N):
 // [N / P, K, P], element (n, k) at ((n / P) · K + k) · P + n % P. A step
@@ -33,8 +41,8 @@ namespace tfmc::format {
 constexpr int64_t kInt4BlockValues = 32;
 /// Bytes of an int4 block: the f16 scale, then 16 bytes of two values each.
 constexpr int64_t kInt4BlockBytes = 18;
-/// Offset of an int4 block's values (after its scale).
-constexpr int64_t kInt4ScaleBytes = 2;
+/// Offset of an int4 or int8 block's values (after its scale).
+constexpr int64_t kBlockScaleBytes = 2;
 /// The value a stored nibble q stands for is (q - kInt4Zero) · d.
 constexpr int kInt4Zero = 8;
 
@@ -51,6 +59,21 @@ constexpr const char *kPanelsLayout = "panels";
 /// Bytes of an int4 row of `columns` values.
 constexpr int64_t int4RowBytes(int64_t columns) {
   return int4BlocksPerRow(columns) * kInt4BlockBytes;
+}
+
+/// Bytes of an int8 block of `group` values: its f16 scale, then the values.
+constexpr int64_t int8BlockBytes(int64_t group) {
+  return kBlockScaleBytes + group;
+}
+
+/// Blocks of an int8 row of `columns` values in groups of `group`.
+constexpr int64_t int8BlocksPerRow(int64_t columns, int64_t group) {
+  return (columns + group - 1) / group;
+}
+
+/// Bytes of an int8 row of `columns` values in groups of `group`.
+constexpr int64_t int8RowBytes(int64_t columns, int64_t group) {
+  return int8BlocksPerRow(columns, group) * int8BlockBytes(group);
 }
 
 } // namespace tfmc::format

@@ -40,6 +40,18 @@ ActivationFn activationOf(std::optional<tfm::ActivationKind> kind) {
   return ActivationFn::None;
 }
 
+/// Bytes of a row of an int8 or int4 weight's blocks
+/// (support/WeightFormat.h); none for the other storage types.
+std::optional<int64_t> blockRowBytes(tfm::WeightOp weight) {
+  std::optional<tfm::WeightStorage> storage = weight.getStorage();
+  int64_t columns = weight.getType().getDimSize(1);
+  if (storage == tfm::WeightStorage::int4)
+    return format::int4RowBytes(columns);
+  if (storage == tfm::WeightStorage::int8)
+    return format::int8RowBytes(columns, int64_t(*weight.getGroup()));
+  return std::nullopt;
+}
+
 int64_t lastDim(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape().back();
 }
@@ -243,13 +255,11 @@ FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
     if (!source || split.getAxis() != 0)
       return split.emitError("tfmc can only split weights along axis 0");
     unsigned index = cast<OpResult>(value).getResultNumber();
-    // The offset counts elements of the weight's storage: an int4 weight's
-    // are bytes of whole rows of blocks.
+    // The offset counts elements of the weight's storage: an int8 or int4
+    // weight's are bytes of whole rows of blocks.
     int64_t offset = split.getPartOffset(index);
-    if (source.getStorage() == tfm::WeightStorage::int4) {
-      int64_t columns = source.getType().getDimSize(1);
-      offset = offset / columns * format::int4RowBytes(columns);
-    }
+    if (std::optional<int64_t> rowBytes = blockRowBytes(source))
+      offset = offset / source.getType().getDimSize(1) * *rowBytes;
     entry = {{"kind", tfmc::plan::kind::kWeight},
              {"index", tables.weightIndex.lookup(source.getName())},
              {"offset", offset}};
@@ -268,9 +278,8 @@ FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
 }
 
 /// The arg of the weight `value` reads (a tfm.weight or a row split of
-/// one) in its storage type, viewed as (K, N), followed for int8 by its
-/// scales (ceil(K/group), N), whose offset is that of the split's first row;
-/// int4's blocks are one u8 arg (18·ceil(K/32), N).
+/// one) in its storage type, viewed as (K, N); int8's and int4's rows of
+/// blocks are one byte buffer ((2 + group)·ceil(K/group), N), i8 and u8.
 void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
   auto type = cast<RankedTensorType>(value.getType());
   int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
@@ -296,33 +305,14 @@ void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
     args.push_back(arg(value, std::move(dims), tfmc::plan::type::kBF16));
     return;
   }
-  if (*storage == tfm::WeightStorage::int4) {
-    // Rows of Q4_0 blocks, each with its scale: one u8 buffer.
-    spec.weightType = WeightType::Int4;
-    spec.group = int64_t(*weight.getGroup());
-    args.push_back(arg(value,
-                       json::array({toJson(constant(format::int4RowBytes(columns))),
-                                    toJson(constant(rows))}),
-                       tfmc::plan::type::kU8));
-    return;
-  }
-  spec.weightType = WeightType::Int8;
+  // Rows of blocks, each with its scale: one byte buffer.
+  const bool int4 = *storage == tfm::WeightStorage::int4;
+  spec.weightType = int4 ? WeightType::Int4 : WeightType::Int8;
   spec.group = int64_t(*weight.getGroup());
-  args.push_back(arg(value, std::move(dims), tfmc::plan::type::kI8));
-  int64_t groups = (columns + spec.group - 1) / spec.group;
-  const json &data = valuesJson[values.lookup(value)];
-  int64_t firstRow = data["offset"].get<int64_t>() / columns;
-  json scales = {{"kind", tfmc::plan::kind::kScales},
-                 {"index", data["index"]},
-                 {"offset", firstRow * groups}};
-  auto it = std::find(valuesJson.begin(), valuesJson.end(), scales);
-  int64_t index = it - valuesJson.begin();
-  if (it == valuesJson.end())
-    valuesJson.push_back(std::move(scales));
-  args.push_back({{"value", index},
-                  {"type", tfmc::plan::type::kF16},
-                  {"dims", json::array({toJson(constant(groups)),
-                                        toJson(constant(rows))})}});
+  args.push_back(arg(value,
+                     json::array({toJson(constant(*blockRowBytes(weight))),
+                                  toJson(constant(rows))}),
+                     int4 ? tfmc::plan::type::kU8 : tfmc::plan::type::kI8));
 }
 
 json EntryLowering::arg(Value value, json dims, const char *type) {

@@ -172,11 +172,9 @@ int64_t WeightOp::getStorageBytes() {
   switch (getStorage().value_or(WeightStorage(-1))) {
   case WeightStorage::bf16:
     return elements * 2;
-  case WeightStorage::int8: {
-    int64_t rows = getType().getDimSize(0), columns = getType().getDimSize(1);
-    int64_t group = *getGroup();
-    return elements + rows * ((columns + group - 1) / group) * 2;
-  }
+  case WeightStorage::int8:
+    return getType().getDimSize(0) *
+           format::int8RowBytes(getType().getDimSize(1), int64_t(*getGroup()));
   case WeightStorage::int4:
     return getType().getDimSize(0) *
            format::int4RowBytes(getType().getDimSize(1));

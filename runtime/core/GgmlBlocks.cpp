@@ -156,15 +156,4 @@ void dequantizeGgml(const TensorView &tensor, float *target, int threads) {
     thread.join();
 }
 
-void splitQ8_0(const TensorView &tensor, int64_t rows, int64_t cols, int8_t *q,
-               uint16_t *scales) {
-  const auto *bytes = static_cast<const uint8_t *>(tensor.data);
-  const int64_t blocks = rows * (cols / 32);
-  for (int64_t b = 0; b < blocks; ++b) {
-    const uint8_t *block = bytes + b * 34;
-    scales[b] = halfAt(block);
-    std::memcpy(q + b * 32, block + 2, 32);
-  }
-}
-
 } // namespace tfmc::runtime

@@ -40,26 +40,12 @@ bool Model::Weights::moveToDevice(const Plan &plan, std::string &error) {
     weightDevice.push_back(address);
     if (!upload(address, weightData[i], bytes, what, error))
       return false;
-    address = 0;
-    if (scaleData[i]) {
-      std::size_t scaleBytes = static_cast<std::size_t>(weight.scaleBytes());
-      what = fmt::format("the scales of weight {}", support::quote(weight.name));
-      if (!allocateOnDevice(std::max<std::size_t>(scaleBytes, 4), address,
-                            what, error))
-        return false;
-      scaleDevice.push_back(address);
-      if (!upload(address, scaleData[i], scaleBytes, what, error))
-        return false;
-    } else {
-      scaleDevice.push_back(0);
-    }
   }
   // The kernels read the device copies only: host copies (transposed or
   // realigned weights) are not needed any more.
   weightCopies.clear();
   weightCopies.shrink_to_fit();
   std::fill(weightData.begin(), weightData.end(), nullptr);
-  std::fill(scaleData.begin(), scaleData.end(), nullptr);
   return true;
 }
 

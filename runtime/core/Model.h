@@ -219,9 +219,10 @@ public:
   /// How long loading took and what the weights take.
   const LoadStats &loadStats() const;
   /// Every weight as the program stores it, for `convert-weights`: a bf16,
-  /// int8 or int4 weight under its plan name in the plan's [rows, cols]
-  /// (BF16; I8 plus `NAME.scales` F16; int4: U8 [rows, ceil(cols/32), 18]
-  /// of Q4_0 blocks), an f32 weight as the file holds it. Views into the
+  /// int8 or int4 weight under its plan name in the plan's layout (BF16
+  /// [rows, cols]; int8: I8 [rows, ceil(cols/group), 2 + group] of blocks;
+  /// int4: U8 [rows, ceil(cols/32), 18] of Q4_0 blocks), an f32 weight as
+  /// the file holds it. Views into the
   /// model, valid for its life. Nothing (with `error`) for a CUDA program,
   /// whose weights are in GPU memory.
   std::optional<std::vector<TensorView>> storedWeights(std::string &error) const;

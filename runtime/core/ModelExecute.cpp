@@ -120,30 +120,25 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
         argDevice[a] = inputDevice[value.index];
       break;
     }
-    case ValueKind::Weight:
-    case ValueKind::Scales: {
-      // A view into a weight's elements or an int8 weight's scales (parsePlan
-      // checked that the arg's type is the stored one).
+    case ValueKind::Weight: {
+      // A view into a weight's elements (parsePlan checked that the arg's
+      // type is the stored one).
       const PlanWeight &weight = plan.weights[value.index];
-      const bool scales = value.kind == ValueKind::Scales;
-      const int64_t count =
-          scales ? weight.scaleCount() : weight.storedElements();
+      const int64_t count = weight.storedElements();
       if (elements > count - value.offset) {
         error = fmt::format("{}: dims {} view {} elements at offset {} of "
-                            "{}weight {}, which has {}",
+                            "weight {}, which has {}",
                             where(), formatDims(plan, arg.dims), elements,
-                            value.offset, scales ? "the scales of " : "",
-                            support::quote(weight.name), count);
+                            value.offset, support::quote(weight.name), count);
         return false;
       }
       const auto offsetBytes =
           static_cast<std::size_t>(value.offset * elementBytes);
       if (onDevice)
-        argDevice[a] = (scales ? weights->scaleDevice : weights->weightDevice)[value.index] +
-                       offsetBytes;
+        argDevice[a] = weights->weightDevice[value.index] + offsetBytes;
       else
-        buffer.host = const_cast<uint8_t *>(
-            (scales ? weights->scaleData : weights->weightData)[value.index] + offsetBytes);
+        buffer.host = const_cast<uint8_t *>(weights->weightData[value.index] +
+                                            offsetBytes);
       break;
     }
     case ValueKind::Arena: {

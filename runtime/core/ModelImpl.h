@@ -63,14 +63,12 @@ struct Model::Weights {
   /// Each entry point's kernels, step by step.
   std::vector<std::vector<tfmc_kernel_fn>> entryKernels;
   std::optional<WeightFiles> weightFiles;
-  /// Weights (and scales) the model owns: transposed, realigned or
-  /// converted at load.
+  /// Weights the model owns: transposed, realigned or converted at load.
   std::vector<AlignedBuffer> weightCopies;
   /// Per plan weight: its elements as the kernels read them (the plan's
-  /// dtype; PlanWeight::storedElements of them), an int8 weight's f16
-  /// scales (else null), and the file's tensor it came from.
+  /// dtype; PlanWeight::storedElements of them), and the file's tensor it
+  /// came from.
   std::vector<const uint8_t *> weightData;
-  std::vector<const uint8_t *> scaleData;
   std::vector<const TensorView *> weightSource;
   LoadStats loadStats;
   /// The unused-tensor warning given at load, or empty; bytes of f32
@@ -78,10 +76,9 @@ struct Model::Weights {
   /// transposed).
   std::string warning;
   std::size_t copiedBytes = 0;
-  /// A CUDA plan: each weight's (and scale's, else 0) device copy.
+  /// A CUDA plan: each weight's device copy.
   bool onDevice = false;
   std::vector<std::uint64_t> weightDevice;
-  std::vector<std::uint64_t> scaleDevice;
 
   Weights() = default;
   Weights(const Weights &) = delete;
@@ -89,9 +86,6 @@ struct Model::Weights {
   ~Weights() {
     for (std::uint64_t address : weightDevice)
       deviceFree(address);
-    for (std::uint64_t address : scaleDevice)
-      if (address)
-        deviceFree(address);
   }
 
   /// Maps `weightsPath`, checks every weight the plan uses against it
@@ -276,9 +270,6 @@ struct Model::Impl::Call {
 
 /// Whether TFMC_POISON_ARENA is 1 (read once per process).
 bool poisonArenaRequested();
-
-/// `NAME.scales`: where a converted file keeps an int8 weight's scales.
-std::string scalesName(const std::string &weightName);
 
 } // namespace tfmc::runtime
 

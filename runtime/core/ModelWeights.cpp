@@ -2,13 +2,13 @@
 //
 // Loading is two passes over the plan's weights, read from one safetensors
 // file or a sharded checkpoint (WeightFiles.h). The first finds each
-// tensor and checks its dtype and shape (and an int8 weight's scales)
-// against the plan, so that a wrong file is a one-line error naming the
+// tensor and checks its dtype and shape (and an int8 or int4 weight's
+// scales) against the plan, so that a wrong file is a one-line error naming the
 // tensor before any work. The second makes each weight what the kernels
 // read:
 //  - a tensor already stored as the program stores it (F32 for an f32
-//    weight, BF16 from a checkpoint or `NAME convert-weights`, I8 + F16
-//    scales or U8 Q4_0 blocks from convert-weights) is used in place in the
+//    weight, BF16 from a checkpoint or `NAME convert-weights`, I8 int8
+//    blocks or U8 Q4_0 blocks from convert-weights) is used in place in the
 //    mapping, or copied once when the file does not align it;
 //  - any other F32, BF16 or F16 tensor is widened to f32 (exact), then
 //    transposed once when the file holds the transpose (Hugging Face
@@ -24,10 +24,10 @@
 // square one could not tell by its shape.
 //
 // A GGUF file (GgufWeights.h) adds ggml's block types (GgmlBlocks.h): Q4_0
-// is an int4 program's weight as it is (used in place); Q8_0 is an int8
-// program's with groups of 32, split into q and the scales (bytes copied);
-// any other use of them, and the K-quants always, is dequantized to f32 as
-// ggml does and converted as any f32 tensor is.
+// is an int4 program's weight as it is, and Q8_0 an int8 program's with
+// groups of 32 (both used in place); any other use of them, and the
+// K-quants always, is dequantized to f32 as ggml does and converted as any
+// f32 tensor is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,7 +114,7 @@ std::string acceptedDTypes(const PlanWeight &weight) {
   switch (weight.dtype) {
   case WeightDType::F32: return "F32, BF16 or F16";
   case WeightDType::BF16: return "BF16, F32 or F16";
-  case WeightDType::Int8: return "I8, F32, BF16 or F16";
+  case WeightDType::Int8: return "I8 (int8 blocks), F32, BF16 or F16";
   case WeightDType::Int4: return "U8 (Q4_0 blocks), F32, BF16 or F16";
   }
   return "F32, BF16 or F16";
@@ -151,10 +151,6 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 } // namespace
 
-std::string scalesName(const std::string &weightName) {
-  return weightName + ".scales";
-}
-
 bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
                           std::string &error) {
   auto start = std::chrono::steady_clock::now();
@@ -164,10 +160,15 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
   const WeightFiles &files = *weightFiles;
   loadStats.mapSeconds = secondsSince(start);
 
+  // Checks and conversion use every core
+  // (up to 8): GPT-2 small to int8 took 280 ms on one thread and 208 ms on
+  // two here (`info --weights`).
+  const int threads = static_cast<int>(
+      std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+
   // Pass 1: every tensor found and checked.
   struct Found {
     const TensorView *tensor = nullptr;
-    const TensorView *scales = nullptr; // int8 stored as I8
     bool stored = false;                // no conversion: as the plan stores it
   };
   std::vector<Found> found;
@@ -202,11 +203,12 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
     // writes its layout); BF16 also from checkpoints.
     const bool integer = weight.dtype == WeightDType::Int8 ||
                          weight.dtype == WeightDType::Int4;
-    // Int4 blocks used as stored: every scale must be a finite f16.
-    auto int4ScalesFinite = [&] {
+    // Blocks used as stored (int8, int4): every scale must be a finite f16.
+    auto blockScalesFinite = [&] {
       QuantizeProblem problem;
-      if (checkInt4Scales(tensor->data, weight.shape[0], weight.shape[1],
-                          problem))
+      if (checkBlockScales(tensor->data, weight.shape[0], weight.shape[1],
+                           weight.group, weight.blockBytes(), problem,
+                           threads))
         return true;
       error = fmt::format("{}: tensor {}: {}", path, support::quote(name),
                           problem.what);
@@ -223,13 +225,12 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       }
       const bool q4 = tensor->ggmlBlocks == int32_t(support::GgmlType::Q4_0);
       const bool q8 = tensor->ggmlBlocks == int32_t(support::GgmlType::Q8_0);
-      if (weight.dtype == WeightDType::Int4 && q4) {
-        if (!int4ScalesFinite())
+      if ((weight.dtype == WeightDType::Int4 && q4) ||
+          (weight.dtype == WeightDType::Int8 && q8 && weight.group == 32)) {
+        if (!blockScalesFinite())
           return false;
         entry.stored = true;
-      } else if (!(weight.dtype == WeightDType::Int8 && q8 &&
-                   weight.group == 32) &&
-                 !canDequantizeGgml(tensor->ggmlBlocks)) {
+      } else if (!canDequantizeGgml(tensor->ggmlBlocks)) {
         error = fmt::format("{}: tensor {} has ggml type {}, which tfmc does "
                             "not convert (it converts F32, F16, BF16, Q8_0, "
                             "Q4_0, Q4_K, Q5_K and Q6_K)",
@@ -239,51 +240,30 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       }
     } else if (weight.dtype != WeightDType::F32 && tensor->dtype == stored &&
         (integer || !weight.transposed || writtenByConvertWeights(metadata))) {
-      // Already narrow: the plan's [rows, cols] (int4: [rows, blocks, 18]).
+      // Already narrow: the plan's [rows, cols] (int8, int4: [rows, blocks,
+      // block bytes]).
       if (tensor->shape != weight.storedShape()) {
-        error = fmt::format(
-            "{}: tensor {} has shape {}, expected {}{}", path, support::quote(name),
-            formatShape(tensor->shape), formatShape(weight.storedShape()),
-            weight.dtype == WeightDType::Int4
-                ? fmt::format(" (int4: Q4_0 blocks of {} values in {} bytes "
-                              "over {} columns)",
-                              format::kInt4BlockValues,
-                              format::kInt4BlockBytes, weight.shape[1])
-                : "");
+        std::string layout;
+        if (weight.dtype == WeightDType::Int4)
+          layout = fmt::format(" (int4: Q4_0 blocks of {} values in {} bytes "
+                               "over {} columns)",
+                               format::kInt4BlockValues,
+                               format::kInt4BlockBytes, weight.shape[1]);
+        else if (weight.dtype == WeightDType::Int8)
+          layout = fmt::format(" (int8: blocks of {} values in {} bytes over "
+                               "{} columns; the file was converted with "
+                               "another group size, or by a tfmc that kept "
+                               "the scales apart)",
+                               weight.group, format::int8BlockBytes(weight.group),
+                               weight.shape[1]);
+        error = fmt::format("{}: tensor {} has shape {}, expected {}{}", path,
+                            support::quote(name), formatShape(tensor->shape),
+                            formatShape(weight.storedShape()), layout);
         return false;
       }
-      if (weight.dtype == WeightDType::Int4 && !int4ScalesFinite())
+      if (integer && !blockScalesFinite())
         return false;
       entry.stored = true;
-      if (weight.dtype == WeightDType::Int8) {
-        const std::string scales = scalesName(name);
-        const std::vector<int64_t> scaleShape = {weight.shape[0],
-                                                 weight.groupsPerRow()};
-        entry.scales = files.find(scales);
-        if (!entry.scales) {
-          error = fmt::format("{}: tensor {} is I8 but its scales {} are "
-                              "missing",
-                              path, support::quote(name), support::quote(scales));
-          return false;
-        }
-        const std::string &scalesPath = files.pathOf(scales);
-        if (entry.scales->dtype != DType::F16) {
-          error = fmt::format("{}: tensor {} has dtype {}, expected F16",
-                              scalesPath, support::quote(scales),
-                              dtypeName(entry.scales->dtype));
-          return false;
-        }
-        if (entry.scales->shape != scaleShape) {
-          error = fmt::format(
-              "{}: tensor {} has shape {}, expected {} (int8 groups of {} "
-              "over {} columns: the file was converted with another group "
-              "size)",
-              scalesPath, support::quote(scales), formatShape(entry.scales->shape),
-              formatShape(scaleShape), weight.group, weight.shape[1]);
-          return false;
-        }
-        used.insert(scales);
-      }
     } else if (weight.panel > 0 && tensor->dtype == DType::F32 &&
                writtenInPanels(metadata) &&
                tensor->shape == weight.storedShape()) {
@@ -324,11 +304,7 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
     found.push_back(entry);
   }
 
-  // Pass 2: each weight as the kernels read it. Conversion uses every core
-  // (up to 8): GPT-2 small to int8 took 280 ms on one thread and 208 ms on
-  // two here (`info --weights`).
-  const int threads = static_cast<int>(
-      std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  // Pass 2: each weight as the kernels read it.
   for (std::size_t i = 0; i < plan.weights.size(); ++i) {
     const PlanWeight &weight = plan.weights[i];
     const TensorView &tensor = *found[i].tensor;
@@ -364,25 +340,9 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       return true;
     };
 
-    const uint8_t *data = nullptr, *scales = nullptr;
-    if (tensor.ggmlBlocks == int32_t(support::GgmlType::Q8_0) &&
-        weight.dtype == WeightDType::Int8 && weight.group == 32) {
-      // Q8_0 is int8 in groups of 32: q and the scales, copied apart.
-      auto convertStart = std::chrono::steady_clock::now();
-      AlignedBuffer quantized(static_cast<std::size_t>(tensor.numElements()));
-      AlignedBuffer scaleBuffer(static_cast<std::size_t>(weight.scaleBytes()));
-      if (!quantized.data() || !scaleBuffer.data())
-        return outOfMemory("splitting Q8_0 blocks of", quantized.size());
-      splitQ8_0(tensor, weight.shape[0], weight.shape[1],
-                static_cast<int8_t *>(quantized.data()),
-                static_cast<uint16_t *>(scaleBuffer.data()));
-      data = keep(std::move(quantized));
-      scales = keep(std::move(scaleBuffer));
-      loadStats.convertSeconds += secondsSince(convertStart);
-      ++loadStats.convertedTensors;
-    } else if (found[i].stored) {
-      if (!inPlace(tensor, data) ||
-          (found[i].scales && !inPlace(*found[i].scales, scales)))
+    const uint8_t *data = nullptr;
+    if (found[i].stored) {
+      if (!inPlace(tensor, data))
         return false;
     } else {
       // F32 rows in the plan's layout: widened (BF16, F16), laid out in
@@ -441,19 +401,15 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
                       threads);
         data = keep(std::move(converted));
       } else if (weight.dtype == WeightDType::Int8) {
-        AlignedBuffer quantized(static_cast<std::size_t>(count));
-        AlignedBuffer scaleBuffer(static_cast<std::size_t>(weight.scaleBytes()));
-        if (!quantized.data() || !scaleBuffer.data())
-          return outOfMemory("converting to int8", quantized.size());
+        AlignedBuffer blocks(static_cast<std::size_t>(weight.storedBytes()));
+        if (!blocks.data())
+          return outOfMemory("converting to int8", blocks.size());
         QuantizeProblem problem;
         if (!quantizeInt8(source, weight.shape[0], weight.shape[1],
-                          weight.group,
-                          static_cast<int8_t *>(quantized.data()),
-                          static_cast<uint16_t *>(scaleBuffer.data()), problem,
-                          threads))
+                          weight.group, static_cast<uint8_t *>(blocks.data()),
+                          problem, threads))
           return refused(problem);
-        data = keep(std::move(quantized));
-        scales = keep(std::move(scaleBuffer));
+        data = keep(std::move(blocks));
       } else {
         AlignedBuffer blocks(static_cast<std::size_t>(weight.storedBytes()));
         if (!blocks.data())
@@ -472,9 +428,8 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       }
     }
     weightData.push_back(data);
-    scaleData.push_back(scales);
     weightSource.push_back(found[i].tensor);
-    loadStats.weightBytes += weight.storedBytes() + weight.scaleBytes();
+    loadStats.weightBytes += weight.storedBytes();
   }
 
   std::vector<std::string> unused;
@@ -542,15 +497,6 @@ Model::storedWeights(std::string &error) const {
     view.data = weights.weightData[i];
     view.bytes = static_cast<std::size_t>(weight.storedBytes());
     views.push_back(view);
-    if (weight.dtype == WeightDType::Int8) {
-      TensorView scales;
-      scales.name = scalesName(weight.name);
-      scales.dtype = DType::F16;
-      scales.shape = {weight.shape[0], weight.groupsPerRow()};
-      scales.data = weights.scaleData[i];
-      scales.bytes = static_cast<std::size_t>(weight.scaleBytes());
-      views.push_back(std::move(scales));
-    }
   }
   return views;
 }

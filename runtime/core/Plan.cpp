@@ -473,25 +473,6 @@ private:
                fmt::format("{} is past the end of weight '{}' ({} elements)",
                            value.offset, plan.weights[value.index].name,
                            elements));
-      } else if (kind == tfmc::plan::kind::kScales) {
-        value.kind = ValueKind::Scales;
-        value.index = getInteger(json, "index", where);
-        if (value.index >= static_cast<int64_t>(plan.weights.size()))
-          fail(join(where, "index"),
-               fmt::format("weight {} out of range ({} weights)", value.index,
-                           plan.weights.size()));
-        const PlanWeight &weight = plan.weights[value.index];
-        if (weight.dtype != WeightDType::Int8)
-          fail(join(where, "index"),
-               fmt::format("weight '{}' is {}: only int8 weights have scales",
-                           weight.name, weightDTypeName(weight.dtype)));
-        if (json.contains("offset"))
-          value.offset = getInteger(json, "offset", where);
-        if (value.offset > weight.scaleCount())
-          fail(join(where, "offset"),
-               fmt::format("{} is past the end of the scales of weight '{}' "
-                           "({} scales)",
-                           value.offset, weight.name, weight.scaleCount()));
       } else if (kind == tfmc::plan::kind::kArena) {
         value.kind = ValueKind::Arena;
         value.offset = getInteger(json, "offset", where);
@@ -516,8 +497,7 @@ private:
         }
       } else {
         fail(join(where, "kind"),
-             fmt::format("'{}' is not 'input', 'weight', 'scales', 'arena' "
-                         "or 'cache'",
+             fmt::format("'{}' is not 'input', 'weight', 'arena' or 'cache'",
                          kind));
       }
       plan.values.push_back(value);
@@ -579,7 +559,7 @@ private:
                            "'u8'",
                            support::quote(type)));
         arg.type = *parsed;
-        // Inputs, weights and scales have one type each: the kernel must
+        // Inputs and weights have one type each: the kernel must
         // read them as stored.
         const PlanValue &value = plan.values[arg.value];
         std::optional<std::pair<const char *, ElementType>> stored;
@@ -588,8 +568,6 @@ private:
         else if (value.kind == ValueKind::Weight)
           stored = {"a weight",
                     weightElementType(plan.weights[value.index].dtype)};
-        else if (value.kind == ValueKind::Scales)
-          stored = {"an int8 weight's scales", ElementType::F16};
         else if (value.kind == ValueKind::Cache &&
                  plan.cache[value.index].type != ElementType::F32)
           stored = {"a KV cache slot", plan.cache[value.index].type};
@@ -724,9 +702,7 @@ std::optional<int64_t> storedWeightBytes(const Plan &plan) {
   // checked.
   int64_t bytes = 0;
   for (const PlanWeight &weight : plan.weights)
-    if (__builtin_add_overflow(bytes,
-                               weight.storedBytes() + weight.scaleBytes(),
-                               &bytes))
+    if (__builtin_add_overflow(bytes, weight.storedBytes(), &bytes))
       return std::nullopt;
   return bytes;
 }

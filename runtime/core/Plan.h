@@ -34,7 +34,6 @@
 //   "values": [                          // every tensor a kernel reads or writes
 //     {"kind": "input",  "index": 0},
 //     {"kind": "weight", "index": 3, "offset": 589824},  // element offset (a tfm.split view)
-//     {"kind": "scales", "index": 3, "offset": 9216},    // an int8 weight's scales
 //     {"kind": "arena",  "offset": 3145728},              // byte offset in the arena
 //     {"kind": "cache",  "index": 0, "row": "P"}          // KV cache slot, from row P
 //   ],
@@ -60,16 +59,15 @@
 // Low-precision weights (`tfmc --weight-dtype`): a weight's "dtype" is "f32"
 // (the default), "bf16", "int8" or "int4"; a low-precision weight has rank 2,
 // [rows, cols]. bf16: rows*cols bfloat16 values (f32 rounded to nearest
-// even). int8: rows*cols int8 values q and a companion scales buffer of
-// rows*ceil(cols/group) f16 values, [rows, ceil(cols/group)] row-major, and
-// element (r, c) is q[r][c] * scales[r][c / group] ("group" is present iff
-// the dtype is int8 or int4). int4: rows*ceil(cols/32) blocks of 18 bytes,
-// GGUF's Q4_0 (support/WeightFormat.h), "group" 32; no scales buffer (each
-// block holds its scale). A weight value's offset counts elements of the
-// weight's own type (int4: bytes, so a view from row r starts at
-// r * 18 * ceil(cols/32)); a scales value's offset counts scales (a view
-// from row r starts at r * ceil(cols/group)). Args over a bf16 weight have
-// type bf16, over an int8 weight i8, over an int4 weight u8, over scales f16.
+// even). int8: rows of ceil(cols/group) blocks of 2 + group bytes, each its
+// f16 scale d and then its values q (i8), and element (r, c) is
+// q[r][c] * d[r][c / group] (support/WeightFormat.h; with group 32, GGUF's
+// Q8_0). int4: rows*ceil(cols/32) blocks of 18 bytes, GGUF's Q4_0
+// (support/WeightFormat.h), "group" 32. ("group" is present iff the dtype
+// is int8 or int4.) A weight value's offset counts elements of the
+// weight's own type (int8, int4: bytes, so a view from row r starts at r
+// times the row's bytes). Args over a bf16 weight have type bf16, over an
+// int8 weight i8, over an int4 weight u8.
 //
 //===----------------------------------------------------------------------===//
 
@@ -178,46 +176,48 @@ struct PlanWeight {
   /// elements, laid out [rows / panel, cols, panel] at load.
   int64_t panel = 0;
 
-  /// Elements of its storage type (weightDTypeSize bytes each): int4's
-  /// bytes of blocks, otherwise its shape's elements.
-  int64_t storedElements() const {
+  /// Bytes of one of an int8 or int4 weight's blocks (its scale and its
+  /// group's values); 0 otherwise.
+  int64_t blockBytes() const {
     if (dtype == WeightDType::Int4)
-      return shape[0] * format::int4RowBytes(shape[1]);
+      return format::kInt4BlockBytes;
+    if (dtype == WeightDType::Int8)
+      return format::int8BlockBytes(group);
+    return 0;
+  }
+  /// Bytes of a row of an int8 or int4 weight's blocks; 0 otherwise.
+  int64_t blockRowBytes() const {
+    return blockBytes() ? (shape[1] + group - 1) / group * blockBytes() : 0;
+  }
+  /// Elements of its storage type (weightDTypeSize bytes each): int8's and
+  /// int4's bytes of blocks, otherwise its shape's elements.
+  int64_t storedElements() const {
+    if (int64_t rowBytes = blockRowBytes())
+      return shape[0] * rowBytes;
     return elementCount(shape).value_or(0);
   }
-  /// The stored tensor's shape: int4 [rows, ceil(cols/32), 18] (a
-  /// converted file's U8 tensor), in panels [rows / panel, cols, panel],
-  /// otherwise `shape`.
+  /// The stored tensor's shape: int8 [rows, ceil(cols/group), 2 + group]
+  /// and int4 [rows, ceil(cols/32), 18] (a converted file's I8 and U8
+  /// tensors), in panels [rows / panel, cols, panel], otherwise `shape`.
   std::vector<int64_t> storedShape() const {
-    if (dtype == WeightDType::Int4)
-      return {shape[0], format::int4BlocksPerRow(shape[1]),
-              format::kInt4BlockBytes};
+    if (blockBytes())
+      return {shape[0], (shape[1] + group - 1) / group, blockBytes()};
     if (panel > 0)
       return {shape[0] / panel, shape[1], panel};
     return shape;
   }
-
-  /// int8: scales per row, ceil(cols / group); 0 otherwise.
-  int64_t groupsPerRow() const {
-    return dtype == WeightDType::Int8 ? (shape[1] + group - 1) / group : 0;
-  }
-  /// int8: the scales' element count, rows * groupsPerRow(); 0 otherwise.
-  int64_t scaleCount() const {
-    return dtype == WeightDType::Int8 ? shape[0] * groupsPerRow() : 0;
-  }
-  /// Bytes of its stored elements, and of an int8 weight's f16 scales.
+  /// Bytes of its stored elements.
   int64_t storedBytes() const {
     return storedElements() * weightDTypeSize(dtype);
   }
-  int64_t scaleBytes() const { return scaleCount() * 2; }
 };
 
-enum class ValueKind { Input, Weight, Scales, Arena, Cache };
+enum class ValueKind { Input, Weight, Arena, Cache };
 
 struct PlanValue {
   ValueKind kind = ValueKind::Arena;
-  int64_t index = 0;  // input, weight (also scales) or cache slot index
-  int64_t offset = 0; // weight, scales: element offset; arena: byte offset
+  int64_t index = 0;  // input, weight or cache slot index
+  int64_t offset = 0; // weight: element offset; arena: byte offset
   /// Cache: the first row, the value of this symbol (P: the rows already
   /// cached), or row 0 when -1.
   int64_t rowSymbol = -1;
@@ -311,7 +311,7 @@ int64_t programWeightGroup(const Plan &plan);
 /// first such weight's; every one has the target's), or 0.
 int64_t programWeightPanel(const Plan &plan);
 
-/// Bytes of every weight as the program stores it (int8 scales included),
+/// Bytes of every weight as the program stores it (int8 and int4 blocks),
 /// or nothing when the sum overflows int64_t.
 std::optional<int64_t> storedWeightBytes(const Plan &plan);
 

@@ -68,11 +68,16 @@ void splitWork(int64_t count, int64_t elementsPerItem, int threads,
     worker.join();
 }
 
-/// One row of quantizeInt8. Returns false with `problem` set.
+/// One row of quantizeInt8, into `out`'s format::int8RowBytes(cols, group)
+/// bytes of blocks. Returns false with `problem` set.
 bool quantizeRow(const float *row, int64_t cols, int64_t group, int64_t r,
-                 int8_t *q, uint16_t *scales, QuantizeProblem &problem) {
-  for (int64_t start = 0, g = 0; start < cols; start += group, ++g) {
+                 uint8_t *out, QuantizeProblem &problem) {
+  const int64_t blockBytes = format::int8BlockBytes(group);
+  for (int64_t start = 0; start < cols; start += group, out += blockBytes) {
     const int64_t end = std::min(start + group, cols);
+    // The values, after the scale; a short last block is padded with 0.
+    int8_t *q = reinterpret_cast<int8_t *>(out + format::kBlockScaleBytes);
+    std::fill(q + (end - start), q + group, int8_t(0));
     // |w| as integer bits orders like |w| for finite values, and infinity
     // and NaN come above every finite value: one integer max finds both
     // the largest magnitude and any value that cannot be quantised.
@@ -96,10 +101,11 @@ bool quantizeRow(const float *row, int64_t cols, int64_t group, int64_t r,
                                  r, start, end - 1, maxAbs);
       return false;
     }
-    scales[g] = scale;
+    out[0] = static_cast<uint8_t>(scale & 0xff);
+    out[1] = static_cast<uint8_t>(scale >> 8);
     const float step = f16ToFloat(scale);
     if (step == 0.0f) {
-      std::fill(q + start, q + end, int8_t(0));
+      std::fill(q, q + (end - start), int8_t(0));
       continue;
     }
     // Adding and subtracting 1.5 * 2^23 rounds a float below 2^22 in
@@ -112,7 +118,7 @@ bool quantizeRow(const float *row, int64_t cols, int64_t group, int64_t r,
     for (int64_t c = start; c < end; ++c) {
       const float rounded = (row[c] / step + kRound) - kRound;
       const int32_t value = static_cast<int32_t>(rounded);
-      q[c] = static_cast<int8_t>(std::min(std::max(value, -127), 127));
+      q[c - start] = static_cast<int8_t>(std::min(std::max(value, -127), 127));
     }
   }
   return true;
@@ -162,7 +168,7 @@ bool quantizeInt4Row(const float *row, int64_t cols, int64_t r, uint8_t *out,
       return std::min(15, static_cast<int>(w * id + 8.5f));
     };
     for (int64_t j = 0; j < kBlock / 2; ++j)
-      out[format::kInt4ScaleBytes + j] = static_cast<uint8_t>(
+      out[format::kBlockScaleBytes + j] = static_cast<uint8_t>(
           level(block[j]) | (level(block[j + kBlock / 2]) << 4));
     out += format::kInt4BlockBytes;
   }
@@ -315,14 +321,13 @@ void layOutPanels(const void *source, int64_t rows, int64_t cols,
 }
 
 bool quantizeInt8(const float *source, int64_t rows, int64_t cols,
-                  int64_t group, int8_t *q, uint16_t *scales,
-                  QuantizeProblem &problem, int threads) {
-  const int64_t groups = (cols + group - 1) / group;
+                  int64_t group, uint8_t *blocks, QuantizeProblem &problem,
+                  int threads) {
+  const int64_t rowBytes = format::int8RowBytes(cols, group);
   return forEachRow(rows, cols, threads, problem,
                     [&](int64_t r, QuantizeProblem &rowProblem) {
                       return quantizeRow(source + r * cols, cols, group, r,
-                                         q + r * cols, scales + r * groups,
-                                         rowProblem);
+                                         blocks + r * rowBytes, rowProblem);
                     });
 }
 
@@ -336,24 +341,27 @@ bool quantizeInt4(const float *source, int64_t rows, int64_t cols,
                     });
 }
 
-bool checkInt4Scales(const void *blocks, int64_t rows, int64_t cols,
-                     QuantizeProblem &problem) {
+bool checkBlockScales(const void *blocks, int64_t rows, int64_t cols,
+                      int64_t group, int64_t blockBytes,
+                      QuantizeProblem &problem, int threads) {
   const auto *bytes = static_cast<const unsigned char *>(blocks);
-  const int64_t perRow = format::int4BlocksPerRow(cols);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t b = 0; b < perRow; ++b) {
-      const unsigned char *block = bytes + (r * perRow + b) * format::kInt4BlockBytes;
+  const int64_t perRow = (cols + group - 1) / group;
+  return forEachRow(rows, perRow * blockBytes, threads, problem,
+                    [&](int64_t r, QuantizeProblem &rowProblem) {
+    const unsigned char *block = bytes + r * perRow * blockBytes;
+    for (int64_t b = 0; b < perRow; ++b, block += blockBytes) {
       const uint16_t scale = static_cast<uint16_t>(block[0] | (block[1] << 8));
       if ((scale & 0x7c00u) == 0x7c00u) {
-        problem.what = fmt::format("row {} block {} (columns {}..{}) has the "
-                                   "scale {}, not a finite f16",
-                                   r, b, b * format::kInt4BlockValues,
-                                   std::min(cols, (b + 1) * format::kInt4BlockValues) - 1,
-                                   f16ToFloat(scale));
+        rowProblem.what = fmt::format(
+            "row {} block {} (columns {}..{}) has the scale {}, not a finite "
+            "f16",
+            r, b, b * group, std::min(cols, (b + 1) * group) - 1,
+            f16ToFloat(scale));
         return false;
       }
     }
-  return true;
+    return true;
+  });
 }
 
 } // namespace tfmc::runtime

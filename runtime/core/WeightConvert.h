@@ -9,8 +9,9 @@
 // they run, so every rounding is spelled out:
 //  - bf16: round to nearest, ties to even, from the f32 bits; NaN stays a
 //    (quiet) NaN and infinities stay infinite, as for an f32 program;
-//  - int8: per row r and group g of `group` consecutive columns,
-//    s = f16(max|w| / 127) (the division in f32, then f16 round to nearest
+//  - int8: blocks of a scale and its values (support/WeightFormat.h; with a
+//    group of 32, GGUF's Q8_0); per row r and group g of `group`
+//    consecutive columns, s = f16(max|w| / 127) (the division in f32, then f16 round to nearest
 //    even), q = clamp(rne(w / float(s)), -127, 127), and q = 0 where s = 0.
 //    A NaN or infinite weight, or a scale beyond f16's range, is refused.
 //  - int4: GGUF's Q4_0 blocks (support/WeightFormat.h), rounded as ggml's
@@ -77,14 +78,14 @@ struct QuantizeProblem {
   std::string what;
 };
 
-/// `rows` x `cols` f32 values (row-major, 4-byte aligned) to int8 `q`
-/// (rows * cols) and f16 `scales` (rows * ceil(cols / group)), as the file
-/// comment says. False with `problem` set for a NaN or infinite weight or a
-/// scale that overflows f16 (the first in row order); the outputs are then
-/// partly written.
+/// `rows` x `cols` f32 values (row-major, 4-byte aligned) to rows *
+/// format::int8RowBytes(cols, group) bytes of int8 blocks
+/// (support/WeightFormat.h), as the file comment says. False with `problem`
+/// set for a NaN or infinite weight or a scale that overflows f16 (the
+/// first in row order); the output is then partly written.
 bool quantizeInt8(const float *source, int64_t rows, int64_t cols,
-                  int64_t group, int8_t *q, uint16_t *scales,
-                  QuantizeProblem &problem, int threads = 1);
+                  int64_t group, uint8_t *blocks, QuantizeProblem &problem,
+                  int threads = 1);
 
 /// `rows` x `cols` f32 values (row-major, 4-byte aligned) to rows *
 /// format::int4RowBytes(cols) bytes of Q4_0 blocks, as the file comment
@@ -92,11 +93,14 @@ bool quantizeInt8(const float *source, int64_t rows, int64_t cols,
 bool quantizeInt4(const float *source, int64_t rows, int64_t cols,
                   uint8_t *blocks, QuantizeProblem &problem, int threads = 1);
 
-/// Where `rows` rows of int4 blocks (row-major, rows * int4RowBytes(cols)
-/// bytes, any alignment) hold a scale that is not a finite f16: false with
-/// `problem` naming the first (row and block), else true.
-bool checkInt4Scales(const void *blocks, int64_t rows, int64_t cols,
-                     QuantizeProblem &problem);
+/// Where `rows` rows of blocks of `group` values in `blockBytes` bytes, each
+/// starting with its f16 scale (int8's or int4's, support/WeightFormat.h;
+/// row-major, any alignment), hold a scale that is not a finite f16: false
+/// with `problem` naming the first (row and block), else true. Runs on up
+/// to `threads` threads when large.
+bool checkBlockScales(const void *blocks, int64_t rows, int64_t cols,
+                      int64_t group, int64_t blockBytes,
+                      QuantizeProblem &problem, int threads = 1);
 
 } // namespace tfmc::runtime
 

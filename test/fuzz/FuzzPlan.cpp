@@ -35,17 +35,13 @@ void checkPlan(const Plan &plan) {
     TFMC_FUZZ_CHECK(output.value >= 0 && output.value < values);
   }
   for (const PlanValue &value : plan.values) {
-    const bool ofWeight =
-        value.kind == ValueKind::Weight || value.kind == ValueKind::Scales;
+    const bool ofWeight = value.kind == ValueKind::Weight;
     int64_t limit = value.kind == ValueKind::Input   ? plan.inputs.size()
                     : ofWeight                       ? plan.weights.size()
                     : value.kind == ValueKind::Cache ? plan.cache.size()
                                                      : 1;
     TFMC_FUZZ_CHECK(value.kind == ValueKind::Arena ||
                     (value.index >= 0 && value.index < limit));
-    // Only int8 weights have scales.
-    TFMC_FUZZ_CHECK(value.kind != ValueKind::Scales ||
-                    plan.weights[value.index].dtype == WeightDType::Int8);
   }
   for (const PlanStep &step : plan.steps) {
     TFMC_FUZZ_CHECK(!step.kernel.empty());

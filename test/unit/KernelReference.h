@@ -219,7 +219,8 @@ inline NarrowWeight narrowInt4(const Buffer<float> &w) {
 }
 
 /// Rounds `w` to bf16 (nearest even), to int8 with one f16 scale per
-/// `group` values of each row along K, or to int4 (narrowInt4), as the
+/// `group` values of each row along K (blocks of the scale and the values,
+/// support/WeightFormat.h), or to int4 (narrowInt4), as the
 /// docs/precision.md's weight-file layout says, written here independently of the
 /// runtime's converter.
 inline NarrowWeight narrow(const Buffer<float> &w, codegen::WeightType type,
@@ -239,9 +240,11 @@ inline NarrowWeight narrow(const Buffer<float> &w, codegen::WeightType type,
     result.arguments.push_back(bits);
     return result;
   }
-  int groups = (K + group - 1) / group;
-  Buffer<int8_t> q(K, N);
-  Buffer<> scales(halide_type_t(halide_type_float, 16), {groups, N});
+  // int8: per row, blocks of the f16 scale (little-endian) and `group`
+  // values, the last one padded with zeros.
+  int groups = (K + group - 1) / group, blockBytes = 2 + group;
+  Buffer<int8_t> bytes(blockBytes * groups, N);
+  bytes.fill(0);
   result.q = Buffer<int>(K, N);
   result.scale = Buffer<float>(groups, N);
   for (int n = 0; n < N; ++n)
@@ -251,18 +254,19 @@ inline NarrowWeight narrow(const Buffer<float> &w, codegen::WeightType type,
       for (int k = g * group; k < end; ++k)
         largest = std::max(largest, std::abs(w(k, n)));
       Halide::float16_t scale(largest / 127.0f);
-      static_cast<uint16_t *>(scales.data())[n * groups + g] = scale.to_bits();
+      bytes(blockBytes * g, n) = int8_t(scale.to_bits() & 0xff);
+      bytes(blockBytes * g + 1, n) = int8_t(scale.to_bits() >> 8);
       float s = float(scale);
       result.scale(g, n) = s;
       for (int k = g * group; k < end; ++k) {
         float value = s == 0 ? 0.0f : std::nearbyint(w(k, n) / s);
-        q(k, n) = int8_t(std::clamp(value, -127.0f, 127.0f));
-        result.q(k, n) = q(k, n);
-        result.meaning(k, n) = float(q(k, n)) * s;
+        int8_t level = int8_t(std::clamp(value, -127.0f, 127.0f));
+        bytes(blockBytes * g + 2 + (k - g * group), n) = level;
+        result.q(k, n) = level;
+        result.meaning(k, n) = float(level) * s;
       }
     }
-  result.arguments.push_back(q);
-  result.arguments.push_back(scales);
+  result.arguments.push_back(bytes);
   return result;
 }
 

@@ -1,12 +1,12 @@
 //===- LowPrecisionTest.cpp - bf16 and int8 weights in the runtime --------===//
 //
 // A tiny hand-written plan in the format `tfmc --weight-dtype` writes
-// (Plan.h): an int8 embedding table with f16 scales in groups of 4 over 6
-// columns (a 2-column tail group), a bf16 linear weight the file holds
+// (Plan.h): an int8 embedding table in blocks of an f16 scale and 4 values
+// over 6 columns (a 2-column tail block), a bf16 linear weight the file holds
 // transposed (Hugging Face Conv1D), and an f32 bias. Fake kernels read them
 // as the real ones do (q * scale; bf16 widened), so the tests check what
 // the runtime hands the kernels: the converted values, the layout after the
-// transpose, the scales at a view's offset, and the halide types.
+// transpose, the blocks at a view's offset, and the halide types.
 //
 // The weights are chosen so that conversion is exact except where the test
 // says otherwise: every int8 group holds +-127 times a power of two (scale
@@ -33,7 +33,7 @@ using namespace tfmc::runtime;
 
 namespace {
 
-constexpr int kGroup = 4;
+constexpr int kGroup = 4, kBlockBytes = 2 + kGroup;
 
 float halfToFloat(uint16_t half) {
   // Only normal halves and zero occur here (scales 0.5, 1, 2).
@@ -58,25 +58,23 @@ float bf16Value(uint16_t bits) {
 
 extern "C" {
 
-/// out[b, s, :] = q[ids[b, s], :] * scales[ids[b, s], : / 4]
+/// out[b, s, d] = q · scale of value d % 4 of block d / 4 of row ids[b, s]:
+/// each block its f16 scale (little-endian), then 4 values.
 int tfmc_q_embed(void **args) {
   halide_buffer_t *ids = arg(args, 0), *table = arg(args, 1),
-                  *scales = arg(args, 2), *out = arg(args, 3);
+                  *out = arg(args, 2);
   if (!checkBuffer(ids, "ids", 2, halide_type_int, 64) ||
       !checkBuffer(table, "table", 2, halide_type_int, 8) ||
-      !checkBuffer(scales, "scales", 2, halide_type_float, 16) ||
       !checkBuffer(out, "out", 3, halide_type_float, 32))
     return -1;
-  const int32_t width = table->dim[0].extent, rows = table->dim[1].extent;
-  const int32_t groups = scales->dim[0].extent;
-  if (groups != (width + kGroup - 1) / kGroup ||
-      scales->dim[1].extent != rows) {
-    fakeHalideError = "scales have the wrong extents";
+  const int32_t rowBytes = table->dim[0].extent, rows = table->dim[1].extent;
+  const int32_t width = out->dim[0].extent;
+  if (rowBytes != (width + kGroup - 1) / kGroup * kBlockBytes) {
+    fakeHalideError = "the table's rows have the wrong extent";
     return -1;
   }
   const auto *idData = reinterpret_cast<const int64_t *>(dataOf(ids));
-  const auto *q = reinterpret_cast<const int8_t *>(dataOf(table));
-  const auto *s = reinterpret_cast<const uint16_t *>(dataOf(scales));
+  const auto *bytes = dataOf(table);
   auto *outData = reinterpret_cast<float *>(dataOf(out));
   const int32_t tokens = ids->dim[0].extent * ids->dim[1].extent;
   for (int32_t t = 0; t < tokens; ++t) {
@@ -85,9 +83,12 @@ int tfmc_q_embed(void **args) {
       fakeHalideError = "id out of range";
       return -1;
     }
-    for (int32_t d = 0; d < width; ++d)
-      outData[t * width + d] = float(q[id * width + d]) *
-                               halfToFloat(s[id * groups + d / kGroup]);
+    for (int32_t d = 0; d < width; ++d) {
+      const uint8_t *block = bytes + id * rowBytes + d / kGroup * kBlockBytes;
+      outData[t * width + d] =
+          float(int8_t(block[2 + d % kGroup])) *
+          halfToFloat(uint16_t(block[0] | (block[1] << 8)));
+    }
   }
   return 0;
 }
@@ -146,24 +147,22 @@ const char tfmc_plan_json[] = R"json({
   "values": [
     {"kind": "input", "index": 0},
     {"kind": "weight", "index": 0},
-    {"kind": "scales", "index": 0},
     {"kind": "weight", "index": 1},
     {"kind": "weight", "index": 2},
     {"kind": "arena", "offset": 0},
     {"kind": "arena", "offset": 288}
   ],
-  "output": {"name": "logits", "value": 6, "dims": ["B", "S", 3]},
+  "output": {"name": "logits", "value": 5, "dims": ["B", "S", 3]},
   "steps": [
     {"kernel": "tfmc_q_embed", "args": [
       {"value": 0, "type": "i64", "dims": [["S"], ["B"]]},
-      {"value": 1, "type": "i8", "dims": [[6], [10]]},
-      {"value": 2, "type": "f16", "dims": [[2], [10]]},
-      {"value": 5, "type": "f32", "dims": [[6], ["S"], ["B"]]}]},
+      {"value": 1, "type": "i8", "dims": [[12], [10]]},
+      {"value": 4, "type": "f32", "dims": [[6], ["S"], ["B"]]}]},
     {"kernel": "tfmc_bf16_linear", "args": [
-      {"value": 5, "type": "f32", "dims": [[6], ["B", "S"]]},
-      {"value": 3, "type": "bf16", "dims": [[6], [3]]},
-      {"value": 4, "type": "f32", "dims": [[3]]},
-      {"value": 6, "type": "f32", "dims": [[3], ["B", "S"]]}]}
+      {"value": 4, "type": "f32", "dims": [[6], ["B", "S"]]},
+      {"value": 2, "type": "bf16", "dims": [[6], [3]]},
+      {"value": 3, "type": "f32", "dims": [[3]]},
+      {"value": 5, "type": "f32", "dims": [[3], ["B", "S"]]}]}
   ]
 })json";
 
@@ -368,9 +367,9 @@ TEST_F(LowPrecisionTest, AnF32FileIsConvertedAtLoad) {
   EXPECT_EQ(run(*model, ids, 2), referenceLogits(ids));
   const LoadStats &stats = model->loadStats();
   EXPECT_EQ(stats.convertedTensors, 2);
-  // int8 60 + f16 scales 10 x 2 x 2 + bf16 18 x 2 + f32 3 x 4.
-  EXPECT_EQ(stats.weightBytes, 60 + 40 + 36 + 12);
-  EXPECT_EQ(storedWeightBytes(model->plan()), 148);
+  // int8 10 rows x 2 blocks x 6 bytes + bf16 18 x 2 + f32 3 x 4.
+  EXPECT_EQ(stats.weightBytes, 120 + 36 + 12);
+  EXPECT_EQ(storedWeightBytes(model->plan()), 168);
   EXPECT_GE(stats.loadSeconds, stats.convertSeconds);
 }
 
@@ -385,19 +384,21 @@ TEST_F(LowPrecisionTest, AConvertedFileLoadsInPlaceAndRunsTheSame) {
     layout.push_back(tensor.name + " " + dtypeName(tensor.dtype) + " " +
                      formatShape(tensor.shape));
   EXPECT_EQ(layout, (std::vector<std::string>{
-                        "embed.weight I8 [10, 6]",
-                        "embed.weight.scales F16 [10, 2]",
+                        "embed.weight I8 [10, 2, 6]",
                         "proj.weight BF16 [3, 6]", "proj.bias F32 [3]"}));
-  // Hand-derived: row 0's scale is 0.5 (0x3800), its q the integers.
-  const auto *q = static_cast<const int8_t *>((*stored)[0].data);
-  const auto *scales = static_cast<const uint16_t *>((*stored)[1].data);
-  EXPECT_EQ(std::vector<int>(q, q + 6),
-            (std::vector<int>{127, 0, 0, -127, 0, -127}));
-  EXPECT_EQ(scales[0], 0x3800);
-  EXPECT_EQ(scales[2], 0x3c00); // row 1: scale 1
-  EXPECT_EQ(scales[4], 0x4000); // row 2: scale 2
+  // Hand-derived: row 0's blocks have the scale 0.5 (0x3800, little-endian
+  // 00 38), its q the integers (127, 0, 0, -127 | 0, -127) and the tail
+  // block's padding 0; row 1's scale is 1 (0x3c00), row 2's 2 (0x4000).
+  const auto *bytes = static_cast<const uint8_t *>((*stored)[0].data);
+  EXPECT_EQ(std::vector<int>(bytes, bytes + 12),
+            (std::vector<int>{0x00, 0x38, 127, 0, 0, 0x81, //
+                              0x00, 0x38, 0, 0x81, 0, 0}));
+  EXPECT_EQ(std::vector<int>(bytes + 12, bytes + 14),
+            (std::vector<int>{0x00, 0x3c}));
+  EXPECT_EQ(std::vector<int>(bytes + 24, bytes + 26),
+            (std::vector<int>{0x00, 0x40}));
   // proj [1][2] rounded to bf16: 1 + 2^-7 = 0x3f81.
-  EXPECT_EQ(static_cast<const uint16_t *>((*stored)[2].data)[1 * 6 + 2],
+  EXPECT_EQ(static_cast<const uint16_t *>((*stored)[1].data)[1 * 6 + 2],
             0x3f81);
 
   // The metadata marks the narrow tensors as in the program's layout (the
@@ -477,11 +478,11 @@ TEST_F(LowPrecisionTest, ABf16OrF16CheckpointIsItsValues) {
     std::optional<std::vector<TensorView>> stored =
         model->storedWeights(error);
     ASSERT_TRUE(stored) << error;
-    ASSERT_EQ(stored->size(), 4u);
-    EXPECT_EQ((*stored)[3].dtype, DType::F32);
-    const auto *storedBias = static_cast<const float *>((*stored)[3].data);
+    ASSERT_EQ(stored->size(), 3u);
+    EXPECT_EQ((*stored)[2].dtype, DType::F32);
+    const auto *storedBias = static_cast<const float *>((*stored)[2].data);
     EXPECT_EQ(std::vector<float>(storedBias, storedBias + 3), kBias);
-    EXPECT_EQ(static_cast<const uint16_t *>((*stored)[2].data)[1 * 6 + 2],
+    EXPECT_EQ(static_cast<const uint16_t *>((*stored)[1].data)[1 * 6 + 2],
               0x3f81);
   }
 }
@@ -514,14 +515,12 @@ TEST_F(LowPrecisionTest, ABf16WeightInTheProgramsLayoutIsUsedInPlace) {
   EXPECT_EQ(model->loadStats().convertedTensors, 2); // embed and bias
 }
 
-TEST_F(LowPrecisionTest, ViewsOfAnInt8WeightStartTheirScalesAtTheirRow) {
-  // The table's rows 2..9 (a tfm.split view): element offset 2 * 6, scales
-  // offset 2 * ceil(6 / 4).
+TEST_F(LowPrecisionTest, ViewsOfAnInt8WeightStartAtTheirRowsBlocks) {
+  // The table's rows 2..9 (a tfm.split view): byte offset 2 rows of 2
+  // blocks of 6 bytes.
   Json json = Json::parse(tfmc_plan_json);
-  json["values"][1]["offset"] = 12;
-  json["values"][2]["offset"] = 4;
-  json["steps"][0]["args"][1]["dims"] = {{6}, {8}};
-  json["steps"][0]["args"][2]["dims"] = {{2}, {8}};
+  json["values"][1]["offset"] = 24;
+  json["steps"][0]["args"][1]["dims"] = {{12}, {8}};
   std::string error;
   std::optional<Plan> view = parsePlan(json.dump(), error);
   ASSERT_TRUE(view) << error;
@@ -531,7 +530,7 @@ TEST_F(LowPrecisionTest, ViewsOfAnInt8WeightStartTheirScalesAtTheirRow) {
   std::vector<float> logits = run(*model, {0, 7}, 1);
   EXPECT_EQ(logits, referenceLogits({2, 9}));
   // One row too many is a plan error before any kernel runs.
-  json["steps"][0]["args"][2]["dims"] = {{2}, {9}};
+  json["steps"][0]["args"][1]["dims"] = {{12}, {9}};
   view = parsePlan(json.dump(), error);
   ASSERT_TRUE(view) << error;
   model = load(writeF32("w.safetensors"), error, *view);
@@ -539,13 +538,12 @@ TEST_F(LowPrecisionTest, ViewsOfAnInt8WeightStartTheirScalesAtTheirRow) {
   std::vector<int64_t> ids = {0};
   InputView input{"input_ids", {1, 1}, ids.data()};
   EXPECT_FALSE(model->forward({input}, error));
-  EXPECT_EQ(error, "plan: step 0 arg 2: dims [2, 9] view 18 elements at "
-                   "offset 4 of the scales of weight 'embed.weight', which "
-                   "has 20");
+  EXPECT_EQ(error, "plan: step 0 arg 1: dims [12, 9] view 108 elements at "
+                   "offset 24 of weight 'embed.weight', which has 120");
 }
 
 TEST_F(LowPrecisionTest, WrongFilesAreOneLineErrorsNamingTheTensor) {
-  static const std::vector<int8_t> i8(60, 1);
+  static const std::vector<int8_t> i8(120, 1);
   static const std::vector<uint16_t> halves(60, 0x3c00);
   static const std::vector<float> f32(60, 1.0f);
   // A converted tensor of the wrong dtype for the program.
@@ -554,8 +552,8 @@ TEST_F(LowPrecisionTest, WrongFilesAreOneLineErrorsNamingTheTensor) {
             "(the program stores it as bf16)");
   EXPECT_EQ(loadError({view("embed.weight", DType::I16, {10, 6},
                             halves.data(), 120)}),
-            "tensor 'embed.weight' has dtype I16, expected I8, F32, BF16 or "
-            "F16 (the program stores it as int8)");
+            "tensor 'embed.weight' has dtype I16, expected I8 (int8 blocks), "
+            "F32, BF16 or F16 (the program stores it as int8)");
   EXPECT_EQ(
       loadError({view("proj.bias", DType::I16, {3}, halves.data(), 6)}),
       "tensor 'proj.bias' has dtype I16, expected F32, BF16 or F16");
@@ -569,18 +567,30 @@ TEST_F(LowPrecisionTest, WrongFilesAreOneLineErrorsNamingTheTensor) {
   EXPECT_EQ(loadError({view("proj.weight", DType::F16, {3, 6},
                             halves.data(), 36)}),
             "tensor 'proj.weight' has shape [3, 6], expected [6, 3]");
-  // int8 without its scales, or with another group size's.
-  TensorView table = view("embed.weight", DType::I8, {10, 6}, i8.data(), 60);
-  EXPECT_EQ(loadError({table}), "tensor 'embed.weight' is I8 but its scales "
-                                "'embed.weight.scales' are missing");
-  EXPECT_EQ(loadError({table, view("embed.weight.scales", DType::F16, {10, 3},
-                                   halves.data(), 60)}),
-            "tensor 'embed.weight.scales' has shape [10, 3], expected [10, "
-            "2] (int8 groups of 4 over 6 columns: the file was converted "
-            "with another group size)");
-  EXPECT_EQ(loadError({table, view("embed.weight.scales", DType::F32, {10, 2},
-                                   f32.data(), 80)}),
-            "tensor 'embed.weight.scales' has dtype F32, expected F16");
+  // int8 as another group size's blocks, or with its scales apart (as
+  // tfmc's files held them before the blocks).
+  EXPECT_EQ(loadError({view("embed.weight", DType::I8, {10, 6}, i8.data(),
+                            60)}),
+            "tensor 'embed.weight' has shape [10, 6], expected [10, 2, 6] "
+            "(int8: blocks of 4 values in 6 bytes over 6 columns; the file "
+            "was converted with another group size, or by a tfmc that kept "
+            "the scales apart)");
+  EXPECT_EQ(loadError({view("embed.weight", DType::I8, {10, 1, 10},
+                            i8.data(), 100)}),
+            "tensor 'embed.weight' has shape [10, 1, 10], expected [10, 2, "
+            "6] (int8: blocks of 4 values in 6 bytes over 6 columns; the "
+            "file was converted with another group size, or by a tfmc that "
+            "kept the scales apart)");
+  // A stored block whose scale is not a finite f16 (a damaged file): every
+  // other block's scale is the half 0x0101 (a subnormal, finite); row 7
+  // block 1's is 0x7c00, +infinity.
+  std::vector<int8_t> blocks = i8;
+  blocks[7 * 12 + 6] = 0x00;
+  blocks[7 * 12 + 7] = 0x7c;
+  EXPECT_EQ(loadError({view("embed.weight", DType::I8, {10, 2, 6},
+                            blocks.data(), 120)}),
+            "tensor 'embed.weight': row 7 block 1 (columns 4..5) has the "
+            "scale inf, not a finite f16");
   // f32 values that int8 cannot hold.
   std::vector<float> embed = embedValues();
   embed[3 * 6 + 5] = std::numeric_limits<float>::quiet_NaN();
@@ -629,7 +639,7 @@ TEST_F(LowPrecisionTest, ConvertWeightsThenRunGivesTheSameOutputs) {
                   out, err, dir),
             0)
       << err;
-  EXPECT_EQ(err.rfind("convert-weights: wrote 4 tensors (0.0 MiB, int8) to " +
+  EXPECT_EQ(err.rfind("convert-weights: wrote 3 tensors (0.0 MiB, int8) to " +
                           converted + "; conversion took ",
                       0),
             0u)
@@ -658,7 +668,7 @@ TEST_F(LowPrecisionTest, ConvertWeightsThenRunGivesTheSameOutputs) {
   // time loading took.
   ASSERT_EQ(shell(program + " info --weights " + weights, out, err, dir), 0)
       << err;
-  EXPECT_NE(out.find("weights: 3 tensors, 81 parameters, 148 bytes (0.0 "
+  EXPECT_NE(out.find("weights: 3 tensors, 81 parameters, 168 bytes (0.0 "
                      "MiB)\nweight dtype: int8 (group 4): 1 f32, 1 bf16, 1 "
                      "int8 tensors\n"),
             std::string::npos)

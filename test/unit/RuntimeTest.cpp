@@ -149,8 +149,8 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
       {[](Json &j) { j["values"][4]["offset"] = 1000; },
        "plan: value 4 offset: 1000 is past the end of the arena (528 bytes)"},
       {[](Json &j) { j["values"][4]["kind"] = "stack"; },
-       "plan: value 4 kind: 'stack' is not 'input', 'weight', 'scales', "
-       "'arena' or 'cache'"},
+       "plan: value 4 kind: 'stack' is not 'input', 'weight', 'arena' or "
+       "'cache'"},
       // Low-precision weights (Plan.h).
       {[](Json &j) { j["weights"][0]["dtype"] = "int2"; },
        "plan: weight 0 dtype: 'int2' is not 'f32', 'bf16', 'int8' or 'int4'"},
@@ -186,27 +186,30 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
       {[](Json &j) { j["weights"][0]["group"] = 64; },
        "plan: weight 0 group: weight 'embed.weight' is f32: only int8 and "
        "int4 weights have a group"},
+      // int8's scales are in its blocks: a plan of the older layout, whose
+      // scales were values of their own, is refused.
       {[](Json &j) { j["values"][2]["kind"] = "scales"; },
-       "plan: value 2 index: weight 'embed.weight' is f32: only int8 weights "
-       "have scales"},
+       "plan: value 2 kind: 'scales' is not 'input', 'weight', 'arena' or "
+       "'cache'"},
+      // An int8 weight's offsets count bytes of blocks: [10, 4] in groups
+      // of 3 is 10 rows of 2 blocks of 5 bytes.
       {[](Json &j) {
          j["weights"][0]["dtype"] = "int8";
-         j["weights"][0]["group"] = 3; // [10, 4]: 2 scales a row, 20 in all
-         j["values"][3] = {{"kind", "scales"}, {"index", 0}, {"offset", 21}};
+         j["weights"][0]["group"] = 3;
+         j["values"][2]["offset"] = 101;
        },
-       "plan: value 3 offset: 21 is past the end of the scales of weight "
-       "'embed.weight' (20 scales)"},
+       "plan: value 2 offset: 101 is past the end of weight 'embed.weight' "
+       "(100 elements)"},
       {[](Json &j) { j["weights"][0]["dtype"] = "bf16"; },
        "plan: step 0 arg 1: value 2 is a weight, which is bf16, but the arg "
        "is f32"},
       {[](Json &j) {
          j["weights"][0]["dtype"] = "int8";
          j["weights"][0]["group"] = 4;
-         j["values"][2]["kind"] = "scales";
-         j["steps"][0]["args"][1]["type"] = "i8";
+         j["steps"][0]["args"][1]["type"] = "f16";
        },
-       "plan: step 0 arg 1: value 2 is an int8 weight's scales, which is "
-       "f16, but the arg is i8"},
+       "plan: step 0 arg 1: value 2 is a weight, which is i8, but the arg "
+       "is f16"},
       {[](Json &j) { j["inputs"][0]["optional"] = true; },
        "plan: input 0: input 'input_ids' is optional, but only masks and positions may be"},
       {[](Json &j) { j["inputs"][0]["kind"] = "tokens"; },

@@ -28,6 +28,30 @@ float fromBits(uint32_t bits) {
   return value;
 }
 
+/// Rows of int8 blocks (support/WeightFormat.h: per block the f16 scale,
+/// little-endian, then `group` values) read back apart: q (rows x cols),
+/// the scales (rows x blocks), and every padding value of a short last
+/// block in `padding`.
+struct Int8Parts {
+  std::vector<int8_t> q, padding;
+  std::vector<uint16_t> scales;
+};
+Int8Parts splitInt8(const std::vector<uint8_t> &blocks, int64_t rows,
+                    int64_t cols, int64_t group) {
+  Int8Parts parts;
+  const int64_t perRow = (cols + group - 1) / group;
+  EXPECT_EQ(int64_t(blocks.size()), rows * perRow * (2 + group));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < perRow; ++b) {
+      const uint8_t *block = blocks.data() + (r * perRow + b) * (2 + group);
+      parts.scales.push_back(uint16_t(block[0] | (block[1] << 8)));
+      for (int64_t j = 0; j < group; ++j)
+        (b * group + j < cols ? parts.q : parts.padding)
+            .push_back(static_cast<int8_t>(block[2 + j]));
+    }
+  return parts;
+}
+
 TEST(WeightConvert, Bf16RoundsToNearestEven) {
   EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
   EXPECT_EQ(floatToBf16(-1.5f), 0xbfc0);
@@ -213,12 +237,13 @@ TEST(WeightConvert, Int8HandDerived) {
       // row 2: zeros (scale 0, q 0), a subnormal scale 2^-24, an f16
       // scale at its largest (65504)
       0.0f, -0.0f, 127 * 0x1p-24f, 0.0f, -127.0f * 65504.0f};
-  std::vector<int8_t> q(15, 99);
-  std::vector<uint16_t> scales(9, 0xffff);
+  // Rows of 3 blocks of 4 bytes (the scale, 2 values); the tail block's
+  // second value is padding (0).
+  std::vector<uint8_t> blocks(36, 99);
   QuantizeProblem problem;
-  ASSERT_TRUE(quantizeInt8(w.data(), 3, 5, 2, q.data(), scales.data(),
-                           problem))
+  ASSERT_TRUE(quantizeInt8(w.data(), 3, 5, 2, blocks.data(), problem))
       << problem.what;
+  Int8Parts parts = splitInt8(blocks, 3, 5, 2);
   const std::vector<int8_t> expectedQ = {64, -127, 127, 64,  127,  //
                                          0,  -127, 2,   127, -127, //
                                          0,  0,    127, 0,   -127};
@@ -226,45 +251,56 @@ TEST(WeightConvert, Int8HandDerived) {
       0x3c00, 0x4000, 0x2e66, //
       0x3c00, 0x3c00, 0x220c, //
       0x0000, 0x0001, 0x7bff};
-  EXPECT_EQ(q, expectedQ);
-  EXPECT_EQ(scales, expectedScales);
+  EXPECT_EQ(parts.q, expectedQ);
+  EXPECT_EQ(parts.scales, expectedScales);
+  EXPECT_EQ(parts.padding, std::vector<int8_t>(3, 0));
+  // The first block of row 1 byte for byte: scale 1.0 (0x3c00), 0, -127.
+  EXPECT_EQ(std::vector<uint8_t>(blocks.begin() + 12, blocks.begin() + 16),
+            std::vector<uint8_t>({0x00, 0x3c, 0x00, 0x81}));
 }
 
 TEST(WeightConvert, Int8RefusesWhatItCannotQuantise) {
-  std::vector<int8_t> q(8);
-  std::vector<uint16_t> scales(4);
+  std::vector<uint8_t> blocks(2 * 6);
   QuantizeProblem problem;
   std::vector<float> w(8, 1.0f);
   w[6] = std::nanf("");
-  EXPECT_FALSE(quantizeInt8(w.data(), 2, 4, 4, q.data(), scales.data(),
-                            problem));
+  EXPECT_FALSE(quantizeInt8(w.data(), 2, 4, 4, blocks.data(), problem));
   EXPECT_EQ(problem.what, "a NaN at [1, 2]");
   w[6] = 1.0f;
   w[1] = -std::numeric_limits<float>::infinity();
-  EXPECT_FALSE(quantizeInt8(w.data(), 2, 4, 4, q.data(), scales.data(),
-                            problem));
+  EXPECT_FALSE(quantizeInt8(w.data(), 2, 4, 4, blocks.data(), problem));
   EXPECT_EQ(problem.what, "an infinity at [0, 1]");
   // 127 * 65520: the scale rounds to f16 infinity.
   w[1] = 127.0f * 65520.0f;
-  EXPECT_FALSE(quantizeInt8(w.data(), 2, 4, 4, q.data(), scales.data(),
-                            problem));
+  EXPECT_FALSE(quantizeInt8(w.data(), 2, 4, 4, blocks.data(), problem));
   EXPECT_EQ(problem.what, "row 0 columns 0..3: max |w| = 8321040 gives a "
                           "scale max |w| / 127 beyond f16's 65504");
+  // A stored block whose scale is not finite (a damaged file).
+  w[1] = 1.0f;
+  ASSERT_TRUE(quantizeInt8(w.data(), 2, 4, 4, blocks.data(), problem));
+  EXPECT_TRUE(checkBlockScales(blocks.data(), 2, 4, 4, 6, problem));
+  blocks[6] = 0x01;
+  blocks[7] = 0x7c; // a NaN
+  EXPECT_FALSE(checkBlockScales(blocks.data(), 2, 4, 4, 6, problem));
+  EXPECT_EQ(problem.what,
+            "row 1 block 0 (columns 0..3) has the scale nan, not a finite f16");
 }
 
 TEST(WeightConvert, Int8ErrorIsBoundedAndThreadsChangeNothing) {
   const int64_t rows = 512, cols = 770, group = 64; // a 2-column tail group
   const int64_t groups = (cols + group - 1) / group;
+  const std::size_t bytes = static_cast<std::size_t>(rows * groups * (2 + group));
   std::vector<float> w(static_cast<std::size_t>(rows * cols));
   std::mt19937 random(7);
   std::normal_distribution<float> normal(0.0f, 0.02f);
   for (float &value : w)
     value = normal(random);
-  std::vector<int8_t> q1(w.size());
-  std::vector<uint16_t> s1(static_cast<std::size_t>(rows * groups));
+  std::vector<uint8_t> b1(bytes);
   QuantizeProblem problem;
-  ASSERT_TRUE(quantizeInt8(w.data(), rows, cols, group, q1.data(), s1.data(),
-                           problem, 1));
+  ASSERT_TRUE(quantizeInt8(w.data(), rows, cols, group, b1.data(), problem, 1));
+  Int8Parts parts = splitInt8(b1, rows, cols, group);
+  const std::vector<int8_t> &q1 = parts.q;
+  const std::vector<uint16_t> &s1 = parts.scales;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t g = 0; g < groups; ++g) {
       float maxAbs = 0;
@@ -283,19 +319,17 @@ TEST(WeightConvert, Int8ErrorIsBoundedAndThreadsChangeNothing) {
             << r << ", " << c;
       }
     }
+  EXPECT_EQ(parts.padding, std::vector<int8_t>(rows * (groups * group - cols), 0));
   for (int threads : {2, 4}) {
-    std::vector<int8_t> q(w.size());
-    std::vector<uint16_t> s(s1.size());
-    ASSERT_TRUE(quantizeInt8(w.data(), rows, cols, group, q.data(), s.data(),
-                             problem, threads));
-    EXPECT_EQ(q, q1);
-    EXPECT_EQ(s, s1);
+    std::vector<uint8_t> b(bytes);
+    ASSERT_TRUE(quantizeInt8(w.data(), rows, cols, group, b.data(), problem,
+                             threads));
+    EXPECT_EQ(b, b1);
   }
   // The first problem in row order is reported, whichever thread finds it.
   w[(rows - 1) * cols + 5] = std::nanf("");
   w[3 * cols + 769] = std::numeric_limits<float>::infinity();
-  EXPECT_FALSE(quantizeInt8(w.data(), rows, cols, group, q1.data(), s1.data(),
-                            problem, 4));
+  EXPECT_FALSE(quantizeInt8(w.data(), rows, cols, group, b1.data(), problem, 4));
   EXPECT_EQ(problem.what, "an infinity at [3, 769]");
 }
 
@@ -329,7 +363,7 @@ TEST(WeightConvert, Int4HandDerived) {
       0x00, 0xa8, 0x80, 0x8b, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88,
       0x88, 0x88, 0x88, 0x88, 0x88, 0x88};
   EXPECT_EQ(blocks, expected);
-  EXPECT_TRUE(checkInt4Scales(blocks.data(), 1, 40, problem));
+  EXPECT_TRUE(checkBlockScales(blocks.data(), 1, 40, 32, 18, problem));
   // An all-zero block: d = 0 / -8 = -0 (f16 0x8000, as ggml stores it),
   // id = 0, every level 8.
   std::vector<float> zeros(32, 0.0f);
@@ -372,7 +406,7 @@ TEST(WeightConvert, Int4RefusesWhatItCannotQuantise) {
   ASSERT_TRUE(quantizeInt4(w.data(), 2, 32, blocks.data(), problem));
   blocks[18] = 0x00;
   blocks[19] = 0x7c; // +infinity
-  EXPECT_FALSE(checkInt4Scales(blocks.data(), 2, 32, problem));
+  EXPECT_FALSE(checkBlockScales(blocks.data(), 2, 32, 32, 18, problem));
   EXPECT_EQ(problem.what,
             "row 1 block 0 (columns 0..31) has the scale inf, not a finite f16");
 }

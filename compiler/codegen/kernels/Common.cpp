@@ -164,6 +164,9 @@ WeightInput::WeightInput(const KernelSpec &spec, const std::string &name)
       groupSize(type == WeightType::Int8 || type == WeightType::Int4
                     ? spec.group
                     : 0),
+      blockBytes(type == WeightType::Int4   ? format::kInt4BlockBytes
+                 : type == WeightType::Int8 ? format::int8BlockBytes(spec.group)
+                                            : 0),
       panel(type == WeightType::F32 ? spec.weightPanel : 0),
       flushesSubnormals(spec.gpu()),
       values(type == WeightType::Int8   ? Int(8)
@@ -171,51 +174,52 @@ WeightInput::WeightInput(const KernelSpec &spec, const std::string &name)
              : type == WeightType::BF16 ? BFloat(16)
                                         : Float(32),
              panel > 0 ? 3 : 2, name),
-      scales(Float(16), 2, name + "_scales"),
       scale(scaleFunc(name + "_scale")) {}
 
 Func WeightInput::scaleFunc(const std::string &name) const {
   Var g("g"), row("row");
   Func f(name);
-  if (type == WeightType::Int4) {
-    // The block's first two bytes, a little-endian f16, widened with
-    // integer operations (Halide 14 emulates every f16 -> f32 cast with a
-    // longer sequence, and a select between the normal and subnormal cases
-    // cost TinyLlama's int4 decode ~20 %): the half's exponent and mantissa
-    // moved to f32's places read as 2^-112 times its magnitude, normal or
-    // subnormal, so one strict multiply by 2^112 widens it, exactly. A
-    // subnormal half passes through an f32 subnormal: the runtime clears
-    // the FTZ/DAZ flags while CPU kernels run (ModelExecute.cpp); CUDA
-    // kernels flush, so there a subnormal half is its mantissa times 2^-24
-    // (a normal f32). The runtime refuses infinite and NaN scales, so the
-    // exponent 31 needs no case.
-    Expr first = g * int(format::kInt4BlockBytes);
-    Expr bits = cast<uint32_t>(values(first, row)) |
-                (cast<uint32_t>(values(first + 1, row)) << 8);
-    Expr sign = (bits & 0x8000) << 16, magnitude = bits & 0x7fff;
-    Expr moved = reinterpret<float>(sign | (magnitude << 13));
-    if (!flushesSubnormals) {
-      f(g, row) = strict_float(moved * 0x1p112f);
-    } else {
-      Expr small = reinterpret<float>(
-          sign | reinterpret<uint32_t>(cast<float>(magnitude) * 0x1p-24f));
-      f(g, row) = select(magnitude < 0x400, small, moved * 0x1p112f);
-    }
+  if (blockBytes == 0) {
+    f(g, row) = 0.0f; // no scales: never read
+    return f;
+  }
+  // The block's first two bytes, a little-endian f16, widened with integer
+  // operations (Halide 14 emulates every f16 -> f32 cast with a longer
+  // sequence, and a select between the normal and subnormal cases cost
+  // TinyLlama's int4 decode ~20 %): the half's exponent and mantissa moved
+  // to f32's places read as 2^-112 times its magnitude, normal or
+  // subnormal, so one strict multiply by 2^112 widens it, exactly. A
+  // subnormal half passes through an f32 subnormal: the runtime clears the
+  // FTZ/DAZ flags while CPU kernels run (ModelExecute.cpp); CUDA kernels
+  // flush, so there a subnormal half is its mantissa times 2^-24 (a normal
+  // f32). The runtime refuses infinite and NaN scales, so the exponent 31
+  // needs no case.
+  Expr first = g * int(blockBytes);
+  auto byte = [&](Expr at) {
+    return cast<uint32_t>(reinterpret<uint8_t>(values(at, row)));
+  };
+  Expr bits = byte(first) | (byte(first + 1) << 8);
+  Expr sign = (bits & 0x8000) << 16, magnitude = bits & 0x7fff;
+  Expr moved = reinterpret<float>(sign | (magnitude << 13));
+  if (!flushesSubnormals) {
+    f(g, row) = strict_float(moved * 0x1p112f);
   } else {
-    f(g, row) = cast<float>(scales(g, row));
+    Expr small = reinterpret<float>(
+        sign | reinterpret<uint32_t>(cast<float>(magnitude) * 0x1p-24f));
+    f(g, row) = select(magnitude < 0x400, small, moved * 0x1p112f);
   }
   return f;
 }
 
-std::vector<ImageParam> WeightInput::arguments() const {
-  if (type == WeightType::Int8)
-    return {values, scales};
-  return {values};
+std::vector<ImageParam> WeightInput::arguments() const { return {values}; }
+
+Expr WeightInput::int8Value(Expr j, Expr g, Expr row) const {
+  return values(g * int(blockBytes) + int(format::kBlockScaleBytes) + j, row);
 }
 
 Expr WeightInput::int4Nibble(Expr j, Expr g, Expr row) const {
   Expr bits = values(g * int(format::kInt4BlockBytes) +
-                         int(format::kInt4ScaleBytes) + j % 16,
+                         int(format::kBlockScaleBytes) + j % 16,
                      row);
   return select(j >= 16, bits >> 4, bits & 15);
 }
@@ -227,11 +231,11 @@ Expr WeightInput::widenedInGroup(Expr j, Expr g, Expr row) const {
     return (cast<float>(cast<int32_t>(int4Nibble(j, g, row))) -
             float(format::kInt4Zero)) *
            scale(g, row);
-  return widened(g * int(groupSize) + j, row, g);
+  return cast<float>(int8Value(j, g, row)) * scale(g, row);
 }
 
 Expr WeightInput::widened(Expr k, Expr row, Expr group) const {
-  if (type == WeightType::Int4) {
+  if (type == WeightType::Int4 || type == WeightType::Int8) {
     if (!group.defined())
       group = k / int(groupSize);
     return widenedInGroup(k - group * int(groupSize), group, row);
@@ -241,17 +245,12 @@ Expr WeightInput::widened(Expr k, Expr row, Expr group) const {
   Expr value = values(k, row);
   if (type == WeightType::F32)
     return value;
-  if (type == WeightType::BF16)
-    // bf16 is the upper half of an f32. Written out, since Halide 14's own
-    // bf16 conversion crashes LLVM's PTX backend ("Copy one register into
-    // another with a different width"); on x86 both give a zero-extend and
-    // a shift.
-    return reinterpret<float>(cast<uint32_t>(reinterpret<uint16_t>(value))
-                              << 16);
-  value = cast<float>(value);
-  if (!group.defined())
-    group = k / int(groupSize);
-  return value * scale(group, row);
+  // bf16 is the upper half of an f32. Written out, since Halide 14's own
+  // bf16 conversion crashes LLVM's PTX backend ("Copy one register into
+  // another with a different width"); on x86 both give a zero-extend and a
+  // shift.
+  return reinterpret<float>(cast<uint32_t>(reinterpret<uint16_t>(value))
+                            << 16);
 }
 
 } // namespace tfmc::codegen::kernels

@@ -35,13 +35,13 @@ Halide::Expr keyAllowed(const MaskSpec &mask, Halide::Expr query,
                         Halide::Expr batch, bool keyMayPassEnd);
 
 /// A linear's weight or an embedding's table as the kernel receives it:
-/// values (K, N) in the spec's storage type and, for int8, one f16 scale per
-/// group of `group` values along K: scales (ceil(K/group), N); for int4,
-/// bytes (18·ceil(K/32), N) of Q4_0 blocks, each its scale and 32 values
-/// (support/WeightFormat.h).
+/// values (K, N) in the spec's storage type, or for int8 and int4 rows of
+/// blocks, each its f16 scale and then its values (support/WeightFormat.h):
+/// int8 bytes ((2 + G)·ceil(K/G), N) as i8 (G the group), int4 bytes
+/// (18·ceil(K/32), N) of Q4_0 blocks as u8.
 struct WeightInput {
   explicit WeightInput(const KernelSpec &spec, const std::string &name);
-  /// The kernel's arguments for it, in order: values, then int8's scales.
+  /// The kernel's arguments for it: the values.
   std::vector<Halide::ImageParam> arguments() const;
   /// Element (k, row) widened to f32; `group` is k's group (int8, int4),
   /// which a caller that walks K by groups passes so that no vector lane
@@ -49,9 +49,12 @@ struct WeightInput {
   Halide::Expr widened(Halide::Expr k, Halide::Expr row,
                        Halide::Expr group = Halide::Expr()) const;
   /// Element j of group g of `row`, widened: for a caller that walks K by
-  /// whole groups (int4's blocks are whole, so j and g need no clamp).
+  /// whole groups (the blocks are whole, so j and g need no clamp).
   Halide::Expr widenedInGroup(Halide::Expr j, Halide::Expr g,
                               Halide::Expr row) const;
+  /// int8: element j (0 .. G - 1) of block g of `row` as stored (i8).
+  Halide::Expr int8Value(Halide::Expr j, Halide::Expr g,
+                         Halide::Expr row) const;
   /// int4: element j (0 .. 31) of block g of `row` as its stored nibble
   /// w + 8 (u8, 0 .. 15): the low nibble of byte j for j < 16, the high
   /// nibble of byte j - 16 above. A vector of j is a dense load only where
@@ -62,15 +65,17 @@ struct WeightInput {
 
   WeightType type;
   int64_t groupSize; // int8, int4: values per scale; otherwise 0
+  /// int8, int4: bytes of a block (its scale and its values); otherwise 0.
+  int64_t blockBytes;
   /// An f32 W in panels of `panel` rows (KernelSpec::weightPanel): `values`
   /// is (row % panel, k, row / panel). 0: (k, row).
   int64_t panel;
   /// A CUDA kernel: Halide 14's PTX flushes f32 subnormals to zero.
   bool flushesSubnormals;
-  Halide::ImageParam values, scales;
-  /// int8, int4: the scale of group g of `row` as f32. Inlined unless a
-  /// schedule computes it for a tile, a vector at a time (int8's scalar f16
-  /// conversion costs about 20 instructions; int4's 7).
+  Halide::ImageParam values;
+  /// int8, int4: the scale of group g of `row` as f32, widened from its
+  /// block's first two bytes with a few integer operations. Inlined unless
+  /// a schedule computes it for a tile.
   Halide::Func scale;
   /// Another Func named `name` with `scale`'s definition, for a second
   /// form in one pipeline that schedules its own.

@@ -119,11 +119,6 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
 /// which one micro tile's accumulators live.
 Var tileDotOutputs(Func out, Stage loops, const CpuGemmPlan &plan);
 
-/// W's scales of a tile's rows (the stages `names`), converted to f32 once
-/// per tile and a vector at a time.
-void scalesPerTile(BuiltKernel &kernel, Func out,
-                   std::initializer_list<std::string> names);
-
 /// A micro tile's accumulators `acc` and `partial` (lane `lane`) at
 /// `microTile`, their outputs (and a gated linear's parts) unrolled.
 void scheduleTileAccumulators(Func out, Var microTile, Func acc, RDom rl,

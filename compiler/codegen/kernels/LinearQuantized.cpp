@@ -152,7 +152,8 @@ BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
   auto weight = [&](const WeightInput &w) {
     Expr rowIn = clamp(n, 0, w.values.dim(1).extent() - 1);
     Expr kj = g * group + js;
-    Expr value = cast<int16_t>(w.values(clamp(kj, 0, depth - 1), rowIn));
+    // The blocks are whole (padded with zeros): js is clamped to its own.
+    Expr value = cast<int16_t>(w.int8Value(min(js, group - 1), g, rowIn));
     return ragged ? select(js < group && kj < depth, value, cast<int16_t>(0))
                   : value;
   };
@@ -344,14 +345,12 @@ void scheduleGroupedSums(BuiltKernel &kernel, const KernelSpec &spec,
        rl = kernel.domains.at(prefix + "rl");
   Var n("n"), m("m"), lane("lane"), p("p");
   Var microTile = tileDotOutputs(out, out, plan);
-  // int4's block scales are read where they are used, once per block and
+  // W's block scales are read where they are used, once per block and
   // output (a few scalar integer operations, WeightInput::scaleFunc): a
   // tile's scales widened as a vector first gathered their f16s byte by
-  // byte, a third of the kernel's time (TinyLlama-shaped decode, 1 thread,
-  // AVX2, both with the 2^112 widening: 10.4 -> 12.9 tokens/s with int8
-  // activations, 8.5 -> 10.2 without).
-  if (spec.weightType != WeightType::Int4)
-    scalesPerTile(kernel, out, {"w_scale", "w_up_scale"});
+  // byte, a third of the kernel's time (int4, TinyLlama-shaped decode, 1
+  // thread, AVX2, both with the 2^112 widening: 10.4 -> 12.9 tokens/s with
+  // int8 activations, 8.5 -> 10.2 without).
   scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
   Stage steps = partial.update();
   if (gated)

@@ -5,8 +5,9 @@ the weight-storage contract in runtime/core/Plan.h, independently of codegen:
   embedding tables are narrow (dtype, and group for int8); positions,
   norms and biases stay f32;
 - each narrow weight argument has its storage type, and an int8 one is
-  followed by its f16 scales, viewed (ceil(K / group), N), whose element
-  offset is the weight view's first row times ceil(K / group).
+  one byte buffer of rows of blocks (an f16 scale, then `group` values),
+  viewed ((2 + group) * ceil(K / group), N), whose offset is a whole number
+  of such rows (a split's first row).
 
 Prints one summary line per entry point for FileCheck; exits 1 with the
 reason on the first violation."""
@@ -22,7 +23,7 @@ def fail(message):
 
 
 def check_weight_arg(args, position, values, weights, dtype):
-    """The narrow weight at args[position] and, for int8, its scales after it."""
+    """The narrow weight at args[position]; for int8, its view of blocks."""
     arg = args[position]
     value = values[arg["value"]]
     weight = weights[value["index"]]
@@ -33,19 +34,14 @@ def check_weight_arg(args, position, values, weights, dtype):
     if dtype != "int8":
         return
     group = weight["group"]
-    columns, rows = arg["dims"][0][0], arg["dims"][1][0]
-    groups = -(-columns // group)
-    scales = args[position + 1]
-    scale_value = values[scales["value"]]
-    if scales["type"] != "f16" or scale_value["kind"] != "scales":
-        fail(f"{weight['name']}: no f16 scales after it")
-    if scale_value["index"] != value["index"]:
-        fail(f"{weight['name']}: the scales of another weight")
-    if scales["dims"] != [[groups], [rows]]:
-        fail(f"{weight['name']}: scales dims {scales['dims']}, expected [[{groups}], [{rows}]]")
-    first_row = value["offset"] // columns
-    if scale_value["offset"] != first_row * groups:
-        fail(f"{weight['name']}: scales offset {scale_value['offset']}, expected {first_row * groups}")
+    rows, columns = weight["shape"]
+    row_bytes = -(-columns // group) * (2 + group)
+    view_rows = arg["dims"][1][0]
+    if arg["dims"] != [[row_bytes], [view_rows]]:
+        fail(f"{weight['name']}: dims {arg['dims']}, expected [[{row_bytes}], [rows]]")
+    offset = value.get("offset", 0)
+    if offset % row_bytes != 0 or offset // row_bytes + view_rows > rows:
+        fail(f"{weight['name']}: offset {offset} is not a row of blocks within its {rows} rows")
 
 
 def main(path, dtype):
@@ -57,7 +53,7 @@ def main(path, dtype):
         for step in plan["steps"]:
             args = step["args"]
             # Weight arguments: linear's (x, w), embedding's (ids, table),
-            # gated_linear's (x, gate, up); int8 adds scales after each.
+            # gated_linear's (x, gate, up).
             weight_args = {"tfm.linear": 1, "tfm.embedding": 1,
                            "tfm.gated_linear": 2}.get(step["op"], 0)
             if weight_args == 0:
@@ -70,7 +66,7 @@ def main(path, dtype):
             for _ in range(weight_args):
                 check_weight_arg(args, position, values, weights, dtype)
                 narrow_args += 1
-                position += 2 if dtype == "int8" else 1
+                position += 1
         narrow = sorted(w["name"] for w in weights if "dtype" in w)
         f32 = sorted(w["name"] for w in weights if "dtype" not in w)
         print(f"{plan['entry']}: {narrow_args} narrow weight args; narrow: {' '.join(narrow)}; f32: {' '.join(f32)}")

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """dequantize.py CONVERTED OUT [SOURCE]: widens a file written by `convert-weights`
-back to F32 (I8 times its NAME.scales per group, BF16 shifted into the upper
-half of an f32, U8 [rows, blocks, 18] as GGUF's Q4_0 blocks: an f16 scale d,
-then byte j holding values j (low nibble) and j + 16 (high nibble), each
+back to F32 (I8 [rows, blocks, 2 + group] as int8 blocks: an f16 scale d,
+then the group's values q, each q * d; BF16 shifted into the upper half of
+an f32; U8 [rows, blocks, 18] as GGUF's Q4_0 blocks: an f16 scale d, then
+byte j holding values j (low nibble) and j + 16 (high nibble), each
 (nibble - 8) * d; the columns of a padded last block are cut at SOURCE's
 width, the f32 file it was converted from), keeping every other tensor. An f32 program run on OUT must
 give what the narrow program gives on CONVERTED, up to summation order: an
@@ -26,18 +27,23 @@ def main():
         length = struct.unpack("<Q", f.read(8))[0]
         metadata = json.loads(f.read(length)).get("__metadata__", {})
     for name, (dtype, shape, data) in tensors.items():
-        if name.endswith(".scales"):
-            continue
         count = len(data) // {"I8": 1, "BF16": 2}.get(dtype, 1)
         if dtype == "I8":
-            rows, cols = shape
-            _, (_, groups), scale_bytes = tensors[name + ".scales"]
+            rows, blocks, block_bytes = shape
             group = int(metadata["tfmc.group"])
-            assert groups == -(-cols // group), (name, groups, group)
-            q = struct.unpack("<%db" % count, data)
-            scales = struct.unpack("<%de" % (rows * groups), scale_bytes)
-            values = [q[r * cols + c] * scales[r * groups + c // group]
-                      for r in range(rows) for c in range(cols)]
+            assert block_bytes == 2 + group, (name, shape, group)
+            # The last block of a row is padded with zeros: the column
+            # count is the source file's.
+            cols = source_shapes[name][-1] if name in source_shapes else blocks * group
+            values = []
+            for r in range(rows):
+                row = []
+                for b in range(blocks):
+                    block = data[(r * blocks + b) * block_bytes:(r * blocks + b + 1) * block_bytes]
+                    d = struct.unpack("<e", block[:2])[0]
+                    row += [q * d for q in struct.unpack("<%db" % group, block[2:])]
+                values += row[:cols]
+            shape = [rows, cols]
         elif dtype == "U8":
             rows, blocks, block_bytes = shape
             assert block_bytes == 18, (name, shape)

@@ -20,7 +20,7 @@ f32 = os.path.getsize(sys.argv[1])
 for path in sys.argv[2:]:
     tensors = read(path)
     parts = ["%s %s %s" % (name, tensors[name][0], json.dumps(tensors[name][1]))
-             for name in ("tgt_embed.weight", "tgt_embed.weight.scales") if name in tensors]
+             for name in ("tgt_embed.weight",) if name in tensors]
     meta = header(path).get("__metadata__", {})
     print("%s; metadata %s %s; %.3f of the f32 file" % (
         ", ".join(parts), meta.get("tfmc.weight_dtype", "-"), meta.get("tfmc.group", "-"),

@@ -23,8 +23,8 @@ bound):
       FILE is `convert-weights` output: every quantised weight holds exactly
       the contract's bits (make_lowprec.py's quantiser, an independent
       statement), under its primary name in [out, in] layout (bf16: BF16
-      [N, K]; int8: I8 [N, K] and NAME.scales F16 [N, ceil(K / 64)]; int4:
-      U8 [N, ceil(K / 32), 18], GGUF's block_q4_0 bytes, no other tensor);
+      [N, K]; int8: I8 [N, ceil(K / 64), 66], per block the f16 scale then
+      64 values; int4: U8 [N, ceil(K / 32), 18], GGUF's block_q4_0 bytes);
       every other tensor is the fixture's f32 tensor unchanged.
 Prints what it measured; exits 1 naming the first failure."""
 import os
@@ -111,15 +111,13 @@ def check_output(fixtures, name, dtype, out_path):
 
 def check_converted(path, fixtures, name, dtype):
     sys.path.insert(0, fixtures)
-    from make_lowprec import Fixture, bf16_bits, int4_blocks, int8_quantise
+    from make_lowprec import GROUP, Fixture, bf16_bits, int4_blocks, int8_quantise
     fixture = Fixture(name)
     primary = (lambda n: n[len("transformer."):]) if fixture.hf else (lambda n: n)
     tensors = load(path)
     quantised = {primary(n): n for n in fixture.quantised}
     seen = set()
     for tname, (tdtype, array) in sorted(tensors.items()):
-        if tname.endswith(".scales") and tname[:-len(".scales")] in quantised and dtype == "int8":
-            continue
         source = quantised.get(tname) or (tname if tname in fixture.weights else
                                           next((n for n in fixture.weights if primary(n) == tname), None))
         if source is None:
@@ -143,20 +141,24 @@ def check_converted(path, fixtures, name, dtype):
                              f"is {int(array[r, b, i])}, expected {int(blocks[r, b, i])} (block "
                              f"{blocks[r, b].tolist()})")
             else:
+                # Blocks: per row and group the f16 scale (little-endian),
+                # then the group's q, the last group padded with zeros.
                 q, s = int8_quantise(tname, w)
-                scales = tensors.get(tname + ".scales")
-                if tdtype != "I8" or not np.array_equal(array, q):
-                    sys.exit(f"FAIL {path}: '{tname}' ({tdtype} {list(array.shape)}) is not the contract's int8 q")
-                if scales is None or scales[0] != "F16" or \
-                        not np.array_equal(scales[1].view(np.uint16), s.view(np.uint16)):
-                    sys.exit(f"FAIL {path}: '{tname}.scales' is not the contract's f16 scales {list(s.shape)}")
+                rows, groups = s.shape
+                padded = np.zeros((rows, groups * GROUP), np.int8)
+                padded[:, :q.shape[1]] = q
+                blocks = np.concatenate([s.view(np.uint16).astype("<u2").view(np.int8).reshape(rows, groups, 2),
+                                         padded.reshape(rows, groups, GROUP)], axis=2)
+                if tdtype != "I8" or array.shape != blocks.shape or not np.array_equal(array, blocks):
+                    sys.exit(f"FAIL {path}: '{tname}' ({tdtype} {list(array.shape)}) is not the contract's int8 "
+                             f"blocks {list(blocks.shape)} of the f32 weight [{w.shape[0]}, {w.shape[1]}]")
         elif tdtype != "F32" or not np.array_equal(array, w):
             sys.exit(f"FAIL {path}: '{tname}' should be the fixture's f32 tensor unchanged")
     missing = sorted(set(quantised) - seen)
     if missing:
         sys.exit(f"FAIL {path}: quantised weights missing: {missing}")
     print(f"converted weights: {len(seen)} {dtype} tensors hold the contract's values exactly, "
-          f"{len(tensors) - len(seen) - (len(seen) if dtype == 'int8' else 0)} f32 tensors unchanged")
+          f"{len(tensors) - len(seen)} f32 tensors unchanged")
     return True
 
 

@@ -3,12 +3,14 @@
 
   narrow_file.py KIND SOURCE OUT NAME
 
-KIND: regroup (the I8 weight NAME's NAME.scales as if converted with half the
-group size: twice the columns), nan or huge (element [0, 0] of the F32
+KIND: regroup (the I8 int8 weight NAME's blocks as if converted with half
+the group size: each block cut in two, the scale repeated), split (NAME's
+blocks as tfmc's files held int8 before the blocks: I8 NAME [rows, cols]
+and F16 NAME.scales [rows, blocks]), nan or huge (element [0, 0] of the F32
 tensor NAME set to NaN, or to 1e7, whose int8 scale 1e7 / 127 overflows
 f16), unblock (the U8 int4 weight NAME without each row's last block),
-infscale (the scale of the U8 int4 weight NAME's second block of row 0 set
-to +infinity). Plain Python: no numpy or torch needed.
+infscale (the scale of the U8 int4 or I8 int8 weight NAME's second block of
+row 0 set to +infinity). Plain Python: no numpy or torch needed.
 """
 import struct
 import sys
@@ -19,12 +21,18 @@ from safetensors_io import read, write
 def main():
     kind, source, out, name = sys.argv[1:5]
     tensors = read(source)
-    if kind == "regroup":
-        dtype, shape, data = tensors[name + ".scales"]
-        rows, groups = shape
-        row = 2 * groups
-        doubled = b"".join(data[r * row:(r + 1) * row] * 2 for r in range(rows))
-        tensors[name + ".scales"] = (dtype, [rows, 2 * groups], doubled)
+    if kind in ("regroup", "split"):
+        dtype, (rows, blocks, size), data = tensors[name]
+        assert dtype == "I8", dtype
+        group = size - 2
+        blocks_of = [data[i:i + size] for i in range(0, len(data), size)]
+        if kind == "regroup":
+            half = group // 2
+            data = b"".join(b[:2] + b[2:2 + half] + b[:2] + b[2 + half:] for b in blocks_of)
+            tensors[name] = (dtype, [rows, 2 * blocks, 2 + half], data)
+        else:
+            tensors[name] = (dtype, [rows, blocks * group], b"".join(b[2:] for b in blocks_of))
+            tensors[name + ".scales"] = ("F16", [rows, blocks], b"".join(b[:2] for b in blocks_of))
     elif kind in ("nan", "huge"):
         dtype, shape, data = tensors[name]
         assert dtype == "F32", dtype
@@ -37,8 +45,9 @@ def main():
         tensors[name] = (dtype, [rows, blocks - 1, size], data)
     elif kind == "infscale":
         dtype, shape, data = tensors[name]
-        assert dtype == "U8" and shape[1] > 1, (dtype, shape)
-        data = data[:18] + struct.pack("<H", 0x7C00) + data[20:]
+        assert dtype in ("U8", "I8") and shape[1] > 1, (dtype, shape)
+        size = shape[2]
+        data = data[:size] + struct.pack("<H", 0x7C00) + data[size + 2:]
         tensors[name] = (dtype, shape, data)
     else:
         sys.exit("unknown kind " + kind)
