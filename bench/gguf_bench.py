@@ -5,14 +5,18 @@
 1. Compile: `tfmc tinyllama_q8_0.gguf -o NAME` with an empty kernel cache (TFMC_CACHE_DIR a new,
    empty directory), wall time, then again with the cache that run filled (Llama.compile_times).
 2. Load: `NAME info --weights W`'s own `load:` figure (map, page-in, checks and any conversion;
-   the process's wall time beside it), where the file's layout is the program's: Q8_0 (int8
-   groups of 32: q and the f16 scales are split apart at load, a copy) and a file that is Q4_0
-   everywhere (int4: the blocks used in place), against an f32 safetensors file of the same bytes:
+   the process's wall time beside it), where the file's layout is the program's: Q8_0 (tfmc's
+   int8 blocks with a group of 32) and a file that is Q4_0 everywhere (int4), both used in place,
+   against an f32 safetensors file of the same bytes:
    a checkpoint of the same family written by llama_checkpoint.py with fewer layers and a vocabulary
    sized so that its model.safetensors is as large as the GGUF file, compiled with `--weight-layout
    rows` (its f32 weights mapped in place: no conversion either). Both programs read the same
-   number of bytes from a warm page cache (each file is read by one process before the timed ones);
-   the processes alternate, and the figures are medians.
+   number of bytes from a warm page cache, cached the same way: each file is first dropped from
+   the page cache (posix_fadvise DONTNEED) and read through once in order (so that how it was
+   written, by which tool, in what pieces, does not decide the size of its cached pages, which
+   MAP_POPULATE's cost follows: 9 ms against 57 ms for two files of 1.17 GB in one run before),
+   then read by one process before the timed ones; the processes alternate, and the figures are
+   medians.
 3. Decode: tokens/s of `generate --stats` (bench/engines.py's time_generate) of the program
    compiled from the Q8_0 GGUF on the .gguf, against tfmc's own files: the program compiled from
    the checkpoint with `--weight-dtype int8` (groups of 64) on its `convert-weights` file, and the
@@ -145,11 +149,25 @@ class Gguf(Llama):
         return {"wall": seconds * 1e3, "load": float(m.group(1)), "map": float(m.group(2)),
                 "convert": float(m.group(3) or 0), "converted": int(m.group(4) or 0)}
 
+    @staticmethod
+    def recache(path):
+        """Drops `path` from the page cache and reads it through once, in order: every file
+        compared is then cached the same way, whatever wrote it."""
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            while os.read(fd, 1 << 20):
+                pass
+        finally:
+            os.close(fd)
+
     def load_times(self, label, entries):
-        """entries: [(key, what, exe, weights)]; one process each to warm the page cache, then
-        LOAD_RUNS rounds, the entries alternating. Appends one record per entry."""
+        """entries: [(key, what, exe, weights)]; each file recached, one process each to warm
+        the page cache, then LOAD_RUNS rounds, the entries alternating. Appends one record per
+        entry."""
         def measure():
             for _, _, exe, weights in entries:
+                self.recache(weights)
                 self.load_once(exe, weights)
             runs = {key: [] for key, _, _, _ in entries}
             for _ in range(LOAD_RUNS):
@@ -349,7 +367,8 @@ def render(rep):
         add(f"**Load** (`NAME info --weights W`: the program's own `load:` figure, which includes mapping "
             f"with MAP_POPULATE (the page-in), the checks and any conversion; the whole process's wall time "
             f"beside it), the median [min–max] of {LOAD_RUNS} processes per file after one that warmed the "
-            "page cache, the files alternating. \"The same bytes\": an f32 checkpoint of the same family "
+            "page cache (each file first dropped from the page cache and read through once in order, so "
+            "that all are cached the same way), the files alternating. \"The same bytes\": an f32 checkpoint of the same family "
             "(llama_checkpoint.py: fewer layers, a vocabulary sized to match) whose model.safetensors is as "
             "large as the GGUF file, so that both programs page in the same number of bytes from the page "
             "cache; its program is compiled with `--weight-layout rows`, which maps the f32 weights in place "
@@ -364,9 +383,8 @@ def render(rep):
                    "process wall ms"], out))
         add()
         add("`load:` is the program's figure from opening the file to a model ready to run: mapping it with "
-            "MAP_POPULATE and checking it (for a GGUF file: reading its header, metadata and tensor infos, "
-            "and copying llama's Q and K rows back out of ggml's rope order), then binding each tensor "
-            "(checks, such as every int4 block's scale being finite, which reads every block; copies of "
+            "MAP_POPULATE and checking it (for a GGUF file: reading its header, metadata and tensor infos), "
+            "then binding each tensor (dtype and shape checks, which read no tensor's values; copies of "
             "tensors not aligned for use in place; conversions), then allocating the arena and the K/V "
             "cache (not touched: no cost to speak of).")
         add()
@@ -451,7 +469,7 @@ def goals(rep, res):
     v = statistics.median(comp["cold"]) if comp else None
     goal("1. compile the Q8_0 GGUF, cold kernel cache (median s)", f"{v:.1f} s" if v is not None else None,
          f"≤ {COMPILE_GOAL_S:g} s", v is not None and v <= COMPILE_GOAL_S, "tfmc did not compile")
-    for tag, words in (("q8_0", "Q8_0 (q and scales split at load)"), ("q4_0_pure", "Q4_0, all Q4_0 (in place)")):
+    for tag, words in (("q8_0", "Q8_0 (in place)"), ("q4_0_pure", "Q4_0, all Q4_0 (in place)")):
         a, b = _load(res, tag), _load(res, f"f32_{tag}")
         v = a["load"].median / b["load"].median if a and b else None
         goal(f"2. load: {words} GGUF ÷ f32 safetensors of the same bytes (`load:` medians)",

@@ -2,10 +2,11 @@
 //
 // Loading is two passes over the plan's weights, read from one safetensors
 // file or a sharded checkpoint (WeightFiles.h). The first finds each
-// tensor and checks its dtype and shape (and an int8 or int4 weight's
-// scales) against the plan, so that a wrong file is a one-line error naming the
-// tensor before any work. The second makes each weight what the kernels
-// read:
+// tensor and checks its dtype and shape against the plan, so that a wrong
+// file is a one-line error naming the tensor before any work; it reads no
+// tensor's values (an int8 or int4 block's scale that is an infinity or a
+// NaN gives non-finite values, as an f32 weight that is one does). The
+// second makes each weight what the kernels read:
 //  - a tensor already stored as the program stores it (F32 for an f32
 //    weight, BF16 from a checkpoint or `NAME convert-weights`, I8 int8
 //    blocks or U8 Q4_0 blocks from convert-weights) is used in place in the
@@ -203,17 +204,6 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
     // writes its layout); BF16 also from checkpoints.
     const bool integer = weight.dtype == WeightDType::Int8 ||
                          weight.dtype == WeightDType::Int4;
-    // Blocks used as stored (int8, int4): every scale must be a finite f16.
-    auto blockScalesFinite = [&] {
-      QuantizeProblem problem;
-      if (checkBlockScales(tensor->data, weight.shape[0], weight.shape[1],
-                           weight.group, weight.blockBytes(), problem,
-                           threads))
-        return true;
-      error = fmt::format("{}: tensor {}: {}", path, support::quote(name),
-                          problem.what);
-      return false;
-    };
     if (tensor->ggmlBlocks >= 0) {
       // ggml blocks (a GGUF file's): the values' [rows, cols], never
       // transposed (llama.cpp's converter writes [out, in]).
@@ -227,8 +217,6 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       const bool q8 = tensor->ggmlBlocks == int32_t(support::GgmlType::Q8_0);
       if ((weight.dtype == WeightDType::Int4 && q4) ||
           (weight.dtype == WeightDType::Int8 && q8 && weight.group == 32)) {
-        if (!blockScalesFinite())
-          return false;
         entry.stored = true;
       } else if (!canDequantizeGgml(tensor->ggmlBlocks)) {
         error = fmt::format("{}: tensor {} has ggml type {}, which tfmc does "
@@ -261,8 +249,6 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
                             formatShape(weight.storedShape()), layout);
         return false;
       }
-      if (integer && !blockScalesFinite())
-        return false;
       entry.stored = true;
     } else if (weight.panel > 0 && tensor->dtype == DType::F32 &&
                writtenInPanels(metadata) &&

@@ -341,27 +341,4 @@ bool quantizeInt4(const float *source, int64_t rows, int64_t cols,
                     });
 }
 
-bool checkBlockScales(const void *blocks, int64_t rows, int64_t cols,
-                      int64_t group, int64_t blockBytes,
-                      QuantizeProblem &problem, int threads) {
-  const auto *bytes = static_cast<const unsigned char *>(blocks);
-  const int64_t perRow = (cols + group - 1) / group;
-  return forEachRow(rows, perRow * blockBytes, threads, problem,
-                    [&](int64_t r, QuantizeProblem &rowProblem) {
-    const unsigned char *block = bytes + r * perRow * blockBytes;
-    for (int64_t b = 0; b < perRow; ++b, block += blockBytes) {
-      const uint16_t scale = static_cast<uint16_t>(block[0] | (block[1] << 8));
-      if ((scale & 0x7c00u) == 0x7c00u) {
-        rowProblem.what = fmt::format(
-            "row {} block {} (columns {}..{}) has the scale {}, not a finite "
-            "f16",
-            r, b, b * group, std::min(cols, (b + 1) * group) - 1,
-            f16ToFloat(scale));
-        return false;
-      }
-    }
-    return true;
-  });
-}
-
 } // namespace tfmc::runtime

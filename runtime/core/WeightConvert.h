@@ -93,15 +93,6 @@ bool quantizeInt8(const float *source, int64_t rows, int64_t cols,
 bool quantizeInt4(const float *source, int64_t rows, int64_t cols,
                   uint8_t *blocks, QuantizeProblem &problem, int threads = 1);
 
-/// Where `rows` rows of blocks of `group` values in `blockBytes` bytes, each
-/// starting with its f16 scale (int8's or int4's, support/WeightFormat.h;
-/// row-major, any alignment), hold a scale that is not a finite f16: false
-/// with `problem` naming the first (row and block), else true. Runs on up
-/// to `threads` threads when large.
-bool checkBlockScales(const void *blocks, int64_t rows, int64_t cols,
-                      int64_t group, int64_t blockBytes,
-                      QuantizeProblem &problem, int threads = 1);
-
 } // namespace tfmc::runtime
 
 #endif // TFMC_RUNTIME_WEIGHTCONVERT_H

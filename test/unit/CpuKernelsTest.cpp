@@ -529,17 +529,24 @@ TEST(CpuKernels, LinearBf16Activations) {
     }
 }
 
+/// An embedding kernel over a [V, D] table stored as `type`.
+static KernelSpec narrowEmbeddingSpec(int D, int V, WeightType type,
+                                      int group) {
+  KernelSpec spec = cpuSpec(KernelKind::Embedding,
+                            {{"vector", 16}, {"rows_per_task", 2}});
+  spec.width = D;
+  spec.vocab = V;
+  spec.weightType = type;
+  spec.group = group;
+  return spec;
+}
+
 TEST(CpuKernels, EmbeddingNarrowTable) {
   const int D = 40, V = 9, S = 5, B = 2;
   for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
            {WeightType::BF16, 0}, {WeightType::Int8, 16},
            {WeightType::Int4, 32}}) {
-    KernelSpec spec = cpuSpec(KernelKind::Embedding,
-                              {{"vector", 16}, {"rows_per_task", 2}});
-    spec.width = D;
-    spec.vocab = V;
-    spec.weightType = type;
-    spec.group = group;
+    KernelSpec spec = narrowEmbeddingSpec(D, V, type, group);
     NarrowWeight table = narrow(randomFloats({D, V}, 5), type, group);
     Buffer<int64_t> ids(S, B);
     ids.for_each_element([&](int s, int b) { ids(s, b) = (3 * s + 5 * b) % V; });
@@ -555,33 +562,50 @@ TEST(CpuKernels, EmbeddingNarrowTable) {
   }
 }
 
-// int4 block scales span f16's range, subnormals and zero included: the
-// kernels widen them with integer operations (WeightInput::scaleFunc), which
-// narrowInt4's Halide::float16_t conversion checks.
-TEST(CpuKernels, Int4ScalesOverF16Range) {
-  const int D = 96, V = 6, S = 6, B = 1;
+// int4 and int8 block scales span f16's range, subnormals and zero
+// included: the kernels widen them with integer operations
+// (WeightInput::scaleFunc), which narrow()'s Halide::float16_t conversion
+// checks. A scale that is an infinity or a NaN (a file's; the converters
+// never write one) gives non-finite values for its whole block, as an f32
+// weight that is one would: loading does not read the blocks to refuse it.
+TEST(CpuKernels, BlockScalesOverF16Range) {
+  const int D = 96, V = 9, S = 9, B = 1;
   Buffer<float> table = randomFloats({D, V}, 5);
   // Per row: ordinary, tiny (subnormal scales: max |w| / 8 < 2^-14),
-  // tinier, zero, negative extremes, large.
-  const float factors[V] = {1.0f, 3e-5f, 1e-7f, 0.0f, -2.0f, 3000.0f};
+  // tinier, zero, negative extremes, large; then three ordinary rows
+  // whose block 1 gets the scale +inf, -inf and a NaN.
+  const float factors[V] = {1.0f, 3e-5f, 1e-7f, 0.0f, -2.0f, 3000.0f,
+                            1.0f, 1.0f, 1.0f};
+  const uint16_t nonFinite[3] = {0x7c00, 0xfc00, 0x7e00};
   table.for_each_element([&](int d, int v) { table(d, v) *= factors[v]; });
-  KernelSpec spec = cpuSpec(KernelKind::Embedding,
-                            {{"vector", 16}, {"rows_per_task", 2}});
-  spec.width = D;
-  spec.vocab = V;
-  spec.weightType = WeightType::Int4;
-  spec.group = 32;
-  NarrowWeight stored = narrow(table, WeightType::Int4, 32);
-  Buffer<int64_t> ids(S, B);
-  ids.for_each_element([&](int s, int b) { ids(s, b) = s; });
-  std::vector<Buffer<>> inputs{ids};
-  for (const Buffer<> &argument : stored.arguments)
-    inputs.push_back(argument);
-  Buffer<float> out(D, S, B);
-  run(spec, inputs, out);
-  out.for_each_element([&](int d, int s, int b) {
-    ASSERT_EQ(out(d, s, b), stored.meaning(d, int(ids(s, b)))) << d << ", " << s;
-  });
+  for (auto [type, group] : std::vector<std::pair<WeightType, int>>{
+           {WeightType::Int4, 32}, {WeightType::Int8, 32}, {WeightType::Int8, 64}}) {
+    SCOPED_TRACE((type == WeightType::Int4 ? "int4, group " : "int8, group ") +
+                 std::to_string(group));
+    KernelSpec spec = narrowEmbeddingSpec(D, V, type, group);
+    NarrowWeight stored = narrow(table, type, group);
+    const int blockBytes = type == WeightType::Int4 ? 18 : 2 + group;
+    auto *bytes = static_cast<uint8_t *>(stored.arguments[0].data());
+    const int rowBytes = stored.arguments[0].dim(0).extent();
+    for (int i = 0; i < 3; ++i) {
+      bytes[(6 + i) * rowBytes + blockBytes] = uint8_t(nonFinite[i] & 0xff);
+      bytes[(6 + i) * rowBytes + blockBytes + 1] = uint8_t(nonFinite[i] >> 8);
+    }
+    Buffer<int64_t> ids(S, B);
+    ids.for_each_element([&](int s, int b) { ids(s, b) = s; });
+    std::vector<Buffer<>> inputs{ids};
+    for (const Buffer<> &argument : stored.arguments)
+      inputs.push_back(argument);
+    Buffer<float> out(D, S, B);
+    run(spec, inputs, out);
+    out.for_each_element([&](int d, int s, int b) {
+      if (s >= 6 && d / group == 1)
+        ASSERT_FALSE(std::isfinite(out(d, s, b))) << d << ", " << s;
+      else
+        ASSERT_EQ(out(d, s, b), stored.meaning(d, int(ids(s, b))))
+            << d << ", " << s;
+    });
+  }
 }
 
 TEST(CpuKernels, GeluTanhOverItsRange) {

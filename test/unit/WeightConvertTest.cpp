@@ -275,15 +275,6 @@ TEST(WeightConvert, Int8RefusesWhatItCannotQuantise) {
   EXPECT_FALSE(quantizeInt8(w.data(), 2, 4, 4, blocks.data(), problem));
   EXPECT_EQ(problem.what, "row 0 columns 0..3: max |w| = 8321040 gives a "
                           "scale max |w| / 127 beyond f16's 65504");
-  // A stored block whose scale is not finite (a damaged file).
-  w[1] = 1.0f;
-  ASSERT_TRUE(quantizeInt8(w.data(), 2, 4, 4, blocks.data(), problem));
-  EXPECT_TRUE(checkBlockScales(blocks.data(), 2, 4, 4, 6, problem));
-  blocks[6] = 0x01;
-  blocks[7] = 0x7c; // a NaN
-  EXPECT_FALSE(checkBlockScales(blocks.data(), 2, 4, 4, 6, problem));
-  EXPECT_EQ(problem.what,
-            "row 1 block 0 (columns 0..3) has the scale nan, not a finite f16");
 }
 
 TEST(WeightConvert, Int8ErrorIsBoundedAndThreadsChangeNothing) {
@@ -363,7 +354,6 @@ TEST(WeightConvert, Int4HandDerived) {
       0x00, 0xa8, 0x80, 0x8b, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88, 0x88,
       0x88, 0x88, 0x88, 0x88, 0x88, 0x88};
   EXPECT_EQ(blocks, expected);
-  EXPECT_TRUE(checkBlockScales(blocks.data(), 1, 40, 32, 18, problem));
   // An all-zero block: d = 0 / -8 = -0 (f16 0x8000, as ggml stores it),
   // id = 0, every level 8.
   std::vector<float> zeros(32, 0.0f);
@@ -401,14 +391,6 @@ TEST(WeightConvert, Int4RefusesWhatItCannotQuantise) {
   EXPECT_FALSE(quantizeInt4(w.data(), 2, 32, blocks.data(), problem));
   EXPECT_EQ(problem.what, "row 0 columns 0..31: max |w| = 524160 gives a "
                           "scale max |w| / 8 beyond f16's 65504");
-  // A stored block whose scale is not finite (a damaged file).
-  w[3] = 1.0f;
-  ASSERT_TRUE(quantizeInt4(w.data(), 2, 32, blocks.data(), problem));
-  blocks[18] = 0x00;
-  blocks[19] = 0x7c; // +infinity
-  EXPECT_FALSE(checkBlockScales(blocks.data(), 2, 32, 32, 18, problem));
-  EXPECT_EQ(problem.what,
-            "row 1 block 0 (columns 0..31) has the scale inf, not a finite f16");
 }
 
 TEST(WeightConvert, Int4ThreadsChangeNothing) {

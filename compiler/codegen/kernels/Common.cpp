@@ -192,15 +192,18 @@ Func WeightInput::scaleFunc(const std::string &name) const {
   // subnormal half passes through an f32 subnormal: the runtime clears the
   // FTZ/DAZ flags while CPU kernels run (ModelExecute.cpp); CUDA kernels
   // flush, so there a subnormal half is its mantissa times 2^-24 (a normal
-  // f32). The runtime refuses infinite and NaN scales, so the exponent 31
-  // needs no case.
+  // f32). An infinite or NaN scale becomes an infinity (below).
   Expr first = g * int(blockBytes);
   auto byte = [&](Expr at) {
     return cast<uint32_t>(reinterpret<uint8_t>(values(at, row)));
   };
   Expr bits = byte(first) | (byte(first + 1) << 8);
   Expr sign = (bits & 0x8000) << 16, magnitude = bits & 0x7fff;
-  Expr moved = reinterpret<float>(sign | (magnitude << 13));
+  // The exponent 31 (an infinity or a NaN) moves 128 further up, so that
+  // the multiply overflows to an infinity of the scale's sign: a
+  // non-finite scale gives non-finite values, as an f32 weight's does.
+  Expr beyond = ((magnitude + 0x400) & 0x8000) << 15;
+  Expr moved = reinterpret<float>(sign | ((magnitude << 13) + beyond));
   if (!flushesSubnormals) {
     f(g, row) = strict_float(moved * 0x1p112f);
   } else {
