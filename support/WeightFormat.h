@@ -46,9 +46,15 @@ constexpr int64_t kBlockScaleBytes = 2;
 /// The value a stored nibble q stands for is (q - kInt4Zero) · d.
 constexpr int kInt4Zero = 8;
 
+/// Blocks of a row of `columns` values in groups of `group` (int8's, or
+/// int4's 32), the last one padded.
+constexpr int64_t blocksPerRow(int64_t columns, int64_t group) {
+  return (columns + group - 1) / group;
+}
+
 /// Blocks of an int4 row of `columns` values.
 constexpr int64_t int4BlocksPerRow(int64_t columns) {
-  return (columns + kInt4BlockValues - 1) / kInt4BlockValues;
+  return blocksPerRow(columns, kInt4BlockValues);
 }
 
 /// The safetensors metadata entry of a file whose f32 linear weights are in
@@ -66,14 +72,9 @@ constexpr int64_t int8BlockBytes(int64_t group) {
   return kBlockScaleBytes + group;
 }
 
-/// Blocks of an int8 row of `columns` values in groups of `group`.
-constexpr int64_t int8BlocksPerRow(int64_t columns, int64_t group) {
-  return (columns + group - 1) / group;
-}
-
 /// Bytes of an int8 row of `columns` values in groups of `group`.
 constexpr int64_t int8RowBytes(int64_t columns, int64_t group) {
-  return int8BlocksPerRow(columns, group) * int8BlockBytes(group);
+  return blocksPerRow(columns, group) * int8BlockBytes(group);
 }
 
 } // namespace tfmc::format

@@ -5,7 +5,6 @@
 #include "compiler/codegen/KernelKey.h"
 #include "dialects/tfm/TfmDialect.h"
 #include "support/PlanFormat.h"
-#include "support/WeightFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -40,16 +39,14 @@ ActivationFn activationOf(std::optional<tfm::ActivationKind> kind) {
   return ActivationFn::None;
 }
 
-/// Bytes of a row of an int8 or int4 weight's blocks
-/// (support/WeightFormat.h); none for the other storage types.
+/// Bytes of a row of an int8 or int4 weight's blocks (the dialect's
+/// storage bytes, support/WeightFormat.h, over its rows); none for the
+/// other storage types.
 std::optional<int64_t> blockRowBytes(tfm::WeightOp weight) {
   std::optional<tfm::WeightStorage> storage = weight.getStorage();
-  int64_t columns = weight.getType().getDimSize(1);
-  if (storage == tfm::WeightStorage::int4)
-    return format::int4RowBytes(columns);
-  if (storage == tfm::WeightStorage::int8)
-    return format::int8RowBytes(columns, int64_t(*weight.getGroup()));
-  return std::nullopt;
+  if (storage != tfm::WeightStorage::int4 && storage != tfm::WeightStorage::int8)
+    return std::nullopt;
+  return weight.getStorageBytes() / weight.getType().getDimSize(0);
 }
 
 int64_t lastDim(Value value) {

@@ -65,11 +65,6 @@ std::optional<GgufWeights> GgufWeights::open(const std::string &path,
     }
     support::noteInputFile(path, info.st_dev, info.st_ino);
     const auto size = static_cast<std::size_t>(info.st_size);
-    if (size == 0) { // nothing to map: the parser says what is wrong
-      ::close(fd);
-      (void)support::parseGguf(path, nullptr, 0, 0, error);
-      return std::nullopt;
-    }
     std::optional<FileMapping> mapping = FileMapping::map(fd, size, path, error);
     ::close(fd);
     if (!mapping)

@@ -26,7 +26,7 @@
 #ifndef TFMC_RUNTIME_GGUFWEIGHTS_H
 #define TFMC_RUNTIME_GGUFWEIGHTS_H
 
-#include "runtime/core/Safetensors.h"
+#include "runtime/core/FileMapping.h"
 #include "runtime/core/Tensor.h"
 
 #include <cstdint>
@@ -45,9 +45,6 @@ public:
   /// nothing with `error` set.
   static std::optional<GgufWeights> open(const std::string &path,
                                          std::string &error);
-
-  GgufWeights(GgufWeights &&other) noexcept = default;
-  GgufWeights &operator=(GgufWeights &&other) noexcept = default;
 
   const std::string &path() const { return path_; }
   /// general.architecture ("llama").

@@ -187,7 +187,8 @@ struct PlanWeight {
   }
   /// Bytes of a row of an int8 or int4 weight's blocks; 0 otherwise.
   int64_t blockRowBytes() const {
-    return blockBytes() ? (shape[1] + group - 1) / group * blockBytes() : 0;
+    return blockBytes() ? format::blocksPerRow(shape[1], group) * blockBytes()
+                        : 0;
   }
   /// Elements of its storage type (weightDTypeSize bytes each): int8's and
   /// int4's bytes of blocks, otherwise its shape's elements.
@@ -201,7 +202,7 @@ struct PlanWeight {
   /// tensors), in panels [rows / panel, cols, panel], otherwise `shape`.
   std::vector<int64_t> storedShape() const {
     if (blockBytes())
-      return {shape[0], (shape[1] + group - 1) / group, blockBytes()};
+      return {shape[0], format::blocksPerRow(shape[1], group), blockBytes()};
     if (panel > 0)
       return {shape[0] / panel, shape[1], panel};
     return shape;

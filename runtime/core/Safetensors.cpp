@@ -30,7 +30,6 @@
 #include <utility>
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -399,45 +398,6 @@ std::optional<SafetensorsFile> SafetensorsFile::open(const std::string &path,
     error = fmt::format("{}: cannot read: {}", path, support::oneLine(e.what()));
     return std::nullopt;
   }
-}
-
-std::optional<FileMapping> FileMapping::map(int fd, std::size_t bytes,
-                                            const std::string &path,
-                                            std::string &error) {
-  // MAP_POPULATE maps every page now (GPT-2 small's 475 MiB from a warm
-  // page cache: about 3 ms). Whole-process one-shot `generate` measured the
-  // same with it, with madvise(MADV_WILLNEED) and with huge pages for the
-  // arena (within 1-6 %, noise): it is kept for the honest split, not for
-  // speed.
-  void *data =
-      ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  if (data == MAP_FAILED) {
-    error = fmt::format("{}: cannot map: {}", path, std::strerror(errno));
-    return std::nullopt;
-  }
-  FileMapping mapping;
-  mapping.data_ = data;
-  mapping.size_ = bytes;
-  return mapping;
-}
-
-FileMapping::FileMapping(FileMapping &&other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)) {}
-
-FileMapping &FileMapping::operator=(FileMapping &&other) noexcept {
-  if (this != &other) {
-    if (data_)
-      ::munmap(data_, size_);
-    data_ = std::exchange(other.data_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-  }
-  return *this;
-}
-
-FileMapping::~FileMapping() {
-  if (data_)
-    ::munmap(data_, size_);
 }
 
 const TensorView *SafetensorsFile::find(std::string_view name) const {

@@ -18,6 +18,7 @@
 #define TFMC_RUNTIME_SAFETENSORS_H
 
 #include "support/FileIO.h"
+#include "runtime/core/FileMapping.h"
 #include "runtime/core/Tensor.h"
 
 #include <cstddef>
@@ -35,34 +36,8 @@ namespace tfmc::runtime {
 /// reference implementation's limit is the same order of magnitude).
 inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 
-/// A validated safetensors file, mapped read-only (MAP_PRIVATE).
+/// A validated safetensors file, mapped read-only (FileMapping.h).
 ///
-/// A whole file mapped read-only (MAP_PRIVATE | MAP_POPULATE: every page is
-/// mapped at once, so that a program's load time includes the page-in
-/// instead of the first kernels paying for it in page faults), unmapped
-/// when destroyed. Move-only; moving keeps the address.
-class FileMapping {
-public:
-  FileMapping() = default;
-  /// Maps `bytes` of the open file `fd` (which the caller still closes).
-  /// On failure returns nothing with `error` = "PATH: cannot map: REASON".
-  static std::optional<FileMapping> map(int fd, std::size_t bytes,
-                                        const std::string &path,
-                                        std::string &error);
-  FileMapping(FileMapping &&other) noexcept;
-  FileMapping &operator=(FileMapping &&other) noexcept;
-  FileMapping(const FileMapping &) = delete;
-  FileMapping &operator=(const FileMapping &) = delete;
-  ~FileMapping();
-
-  const void *data() const { return data_; }
-  std::size_t size() const { return size_; }
-
-private:
-  void *data_ = nullptr;
-  std::size_t size_ = 0;
-};
-
 /// Views returned by `find` and `tensors` point into the mapping and stay
 /// valid until the file is destroyed; moving the file keeps them valid.
 /// Like any mmap, they assume nobody truncates the file while it is open.
@@ -71,9 +46,6 @@ public:
   /// Maps and validates `path`. On failure returns nothing and sets `error`.
   static std::optional<SafetensorsFile> open(const std::string &path,
                                              std::string &error);
-
-  SafetensorsFile(SafetensorsFile &&other) noexcept = default;
-  SafetensorsFile &operator=(SafetensorsFile &&other) noexcept = default;
 
   /// The path as given to `open`; every error message starts with it.
   const std::string &path() const { return path_; }

@@ -179,10 +179,8 @@ WeightInput::WeightInput(const KernelSpec &spec, const std::string &name)
 Func WeightInput::scaleFunc(const std::string &name) const {
   Var g("g"), row("row");
   Func f(name);
-  if (blockBytes == 0) {
-    f(g, row) = 0.0f; // no scales: never read
-    return f;
-  }
+  if (blockBytes == 0)
+    return f; // f32, bf16: no scales, left undefined
   // The block's first two bytes, a little-endian f16, widened with integer
   // operations (Halide 14 emulates every f16 -> f32 cast with a longer
   // sequence, and a select between the normal and subnormal cases cost

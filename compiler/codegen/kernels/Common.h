@@ -74,8 +74,8 @@ struct WeightInput {
   bool flushesSubnormals;
   Halide::ImageParam values;
   /// int8, int4: the scale of group g of `row` as f32, widened from its
-  /// block's first two bytes with a few integer operations. Inlined unless
-  /// a schedule computes it for a tile.
+  /// block's first two bytes with a few integer operations (undefined for
+  /// f32 and bf16). Inlined unless a schedule computes it for a tile.
   Halide::Func scale;
   /// Another Func named `name` with `scale`'s definition, for a second
   /// form in one pipeline that schedules its own.

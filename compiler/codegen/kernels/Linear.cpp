@@ -502,7 +502,7 @@ Var tileDotOutputs(Func out, Stage loops, const CpuGemmPlan &plan) {
 /// The block scales of a tile's rows of W (the stages `names`), widened to
 /// f32 once per tile and a vector at a time.
 static void scalesPerTile(BuiltKernel &kernel, Func out,
-                   std::initializer_list<std::string> names) {
+                          std::initializer_list<std::string> names) {
   for (const std::string &name : names) {
     auto scale = kernel.stages.find(name);
     if (scale == kernel.stages.end())
