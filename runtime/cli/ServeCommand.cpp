@@ -6,11 +6,13 @@
 //              [--pooling mean|cls]  (encoder-only models: /v1/embeddings)
 //              [--prefill-chunk N]  (a newcomer's prompt, N tokens a step)
 //
-// An OpenAI-compatible HTTP server (Debian's cpp-httplib): one thread per
-// connection reads and checks the request (OpenAiApi), tokenizes it, and
-// hands a Job to the ContinuousBatcher, which runs every request of the process in
-// one continuously batched generation; tokens come back through a Channel
-// to the connection's thread, which writes the response, or the stream of
+// An OpenAI-compatible HTTP server (Debian's cpp-httplib): connections wait
+// for their requests in one gate thread (HttpConnections.h); a worker thread
+// takes each request that has arrived whole, checks it (OpenAiApi),
+// tokenizes it, and hands a Job to the ContinuousBatcher, which runs every
+// request of the process in one continuously batched generation; tokens
+// come back through a Channel to the worker, which writes the response, or
+// the stream of
 // server-sent events as they come. The socket is bound first and /health
 // answers 503 until the model is loaded.
 //
@@ -21,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cli/Cli.h"
+#include "runtime/cli/HttpConnections.h"
 #include "runtime/cli/TextStream.h"
 #include "runtime/serve/ChatTemplate.h"
 #include "runtime/serve/Metrics.h"
@@ -42,6 +45,8 @@
 #include <csignal>
 #include <deque>
 #include <random>
+
+#include <sys/resource.h>
 
 namespace tfmc::runtime::cli {
 namespace {
@@ -241,6 +246,60 @@ int64_t unixTime() {
       .count();
 }
 
+/// Seconds a kept-alive connection waits for its next request.
+constexpr int kIdleSeconds = 5;
+
+/// A whole HTTP response the connection gate writes itself, in OpenAI's
+/// error shape.
+std::string rawErrorResponse(const ApiError &error, const char *reason,
+                             const char *extraHeaders) {
+  const std::string body = error.body();
+  return fmt::format("HTTP/1.1 {} {}\r\nContent-Type: application/json\r\n"
+                     "Content-Length: {}\r\n{}Connection: close\r\n\r\n{}",
+                     error.status, reason, body.size(), extraHeaders, body);
+}
+
+/// Connections wait for their requests in one gate thread
+/// (HttpConnections.h), so threads are needed only for requests that have
+/// arrived: the batch, the queue, and a few for health checks, metrics and
+/// refusals. The connections themselves are bounded by the process's file
+/// descriptors.
+GatedHttpServer::Limits connectionLimits(int64_t maxBatch, int64_t maxQueue,
+                                         int64_t readTimeout,
+                                         int64_t maxBodyBytes) {
+  GatedHttpServer::Limits limits;
+  limits.workers = static_cast<std::size_t>(
+      std::min<int64_t>(maxBatch + maxQueue + 8, 1024));
+  rlimit files{};
+  const std::size_t descriptors =
+      ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY
+          ? static_cast<std::size_t>(files.rlim_cur)
+          : 1024;
+  // Room for the weights, the tokenizer and the listener.
+  limits.maxConnections =
+      std::clamp<std::size_t>(descriptors > 64 ? descriptors - 64 : 16, 16,
+                              8192);
+  limits.requestSeconds = static_cast<double>(readTimeout);
+  limits.idleSeconds = kIdleSeconds;
+  limits.wholeBodyBytes = static_cast<std::size_t>(maxBodyBytes);
+  ApiError timedOut;
+  timedOut.status = 408;
+  timedOut.message = fmt::format("the request was not sent whole within "
+                                 "--read-timeout {} s",
+                                 readTimeout);
+  limits.timedOutResponse =
+      rawErrorResponse(timedOut, "Request Timeout", "");
+  ApiError busy;
+  busy.status = 503;
+  busy.type = "server_error";
+  busy.message = fmt::format("the server holds {} connections, its limit: "
+                             "try again",
+                             limits.maxConnections);
+  limits.busyResponse =
+      rawErrorResponse(busy, "Service Unavailable", "Retry-After: 1\r\n");
+  return limits;
+}
+
 class Server {
 public:
   Server(const Options &options) : options(options) {}
@@ -259,7 +318,7 @@ private:
                  ApiError &error) const;
 
   const Options &options;
-  httplib::Server http;
+  GatedHttpServer http;
   Metrics metrics;
   std::string modelId;
   std::string apiKey;
@@ -827,12 +886,10 @@ int Server::run() {
   http.set_payload_max_length(static_cast<size_t>(maxBodyBytes));
   http.set_read_timeout(static_cast<time_t>(readTimeout), 0);
   http.set_write_timeout(static_cast<time_t>(readTimeout), 0);
-  http.set_keep_alive_timeout(5);
-  // A thread for every request the server may hold: the batch, the queue,
-  // and a few for health checks, metrics and refusals.
-  const std::size_t workers = static_cast<std::size_t>(
-      std::min<int64_t>(plan.maxBatch + maxQueue + 8, 1024));
-  http.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
+  http.set_keep_alive_timeout(kIdleSeconds);
+  http.set_keep_alive_max_count(100);
+  http.setLimits(connectionLimits(plan.maxBatch, maxQueue, readTimeout,
+                                  maxBodyBytes));
   int bound = static_cast<int>(port);
   if (port == 0)
     bound = http.bind_to_any_port(host);
@@ -844,7 +901,7 @@ int Server::run() {
                      host, port));
   std::atomic<bool> listening{true};
   std::thread listener([this, &listening] {
-    http.listen_after_bind();
+    http.serve();
     listening = false;
   });
   // stop() before the listener runs would be lost: wait for it to start.

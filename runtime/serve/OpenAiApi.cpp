@@ -26,6 +26,14 @@ std::string ApiError::body() const {
 
 namespace {
 
+/// Whether an integer JSON value is an int64_t: nlohmann reads integers
+/// from 2^63 to 2^64 - 1 as unsigned, and get<int64_t>() would wrap them.
+bool fitsInt64(const json &value) {
+  return !value.is_number_unsigned() ||
+         value.get<uint64_t>() <=
+             static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+}
+
 /// Field checks that fill `error` and return false.
 class Fields {
 public:
@@ -50,14 +58,16 @@ public:
     if (!value->is_number_integer())
       return fail(name, fmt::format("{} must be an integer, got {}", name,
                                     support::oneLine(value->dump())));
-    int64_t number = value->is_number_unsigned() &&
-                             value->get<uint64_t>() >
-                                 uint64_t(std::numeric_limits<int64_t>::max())
-                         ? std::numeric_limits<int64_t>::max()
-                         : value->get<int64_t>();
+    // An integer is quoted as the client wrote it (dump() prints every
+    // 64-bit integer exactly), never as the int64_t it was read into.
+    if (!fitsInt64(*value))
+      return fail(name, fmt::format("{} = {} is too large (at most {})", name,
+                                    value->dump(),
+                                    std::numeric_limits<int64_t>::max()));
+    const int64_t number = value->get<int64_t>();
     if (number < least)
       return fail(name, fmt::format("{} must be at least {}, got {}", name,
-                                    least, number));
+                                    least, value->dump()));
     out = number;
     return true;
   }
@@ -120,9 +130,8 @@ public:
     if (value.empty())
       return fail(param, param + " is empty");
     for (std::size_t i = 0; i < value.size(); ++i) {
-      if (!value[i].is_number_integer() ||
-          (value[i].is_number_integer() && !value[i].is_number_unsigned() &&
-           value[i].get<int64_t>() < 0))
+      if (!value[i].is_number_integer() || !fitsInt64(value[i]) ||
+          value[i].get<int64_t>() < 0)
         return fail(param, fmt::format("{}[{}] = {} is not a token id", param,
                                        i, support::oneLine(value[i].dump())));
       out.push_back(value[i].get<int64_t>());
@@ -155,14 +164,33 @@ bool parseBody(std::string_view text, json &body, ApiError &error) {
   return true;
 }
 
-/// A message's content: a string, or a list of text parts (joined).
-bool messageContent(const json &content, std::size_t index, Fields &fields,
+/// The roles OpenAI's chat API accepts; any other is a 400 there too.
+bool knownRole(const std::string &role) {
+  for (const char *known :
+       {"system", "developer", "user", "assistant", "tool", "function"})
+    if (role == known)
+      return true;
+  return false;
+}
+
+/// A message's content: a string, or a list of text parts (joined). Every
+/// message has one (OpenAI lets an assistant message that carries
+/// tool_calls or function_call go without, and this server refuses those
+/// fields by name: it cannot give them to the template).
+bool messageContent(const json &message, std::size_t index, Fields &fields,
                     std::string &out) {
   const std::string param = fmt::format("messages[{}].content", index);
-  if (content.is_null()) {
-    out.clear();
-    return true;
-  }
+  for (const char *calls : {"tool_calls", "function_call"})
+    if (message.contains(calls) && !message[calls].is_null())
+      return fields.fail(
+          fmt::format("messages[{}].{}", index, calls),
+          fmt::format("messages[{}].{}: a message's tool or function calls "
+                      "are not supported (give their text as content)",
+                      index, calls));
+  auto found = message.find("content");
+  if (found == message.end() || found->is_null())
+    return fields.fail(param, param + " is required");
+  const json &content = *found;
   if (content.is_string()) {
     out = content.get<std::string>();
     return true;
@@ -212,8 +240,13 @@ bool parseCompletionRequest(std::string_view text, bool chat,
                                        m));
       ChatMessage chatMessage;
       chatMessage.role = message["role"].get<std::string>();
-      if (!messageContent(message.value("content", json()), m, fields,
-                          chatMessage.content))
+      if (!knownRole(chatMessage.role))
+        return fields.fail(
+            fmt::format("messages[{}].role", m),
+            fmt::format("messages[{}].role = {} is not a role (system, "
+                        "developer, user, assistant, tool or function)",
+                        m, support::quote(chatMessage.role)));
+      if (!messageContent(message, m, fields, chatMessage.content))
         return false;
       request.messages.push_back(std::move(chatMessage));
     }
