@@ -42,6 +42,8 @@ config.substitutions.append(("%{srcroot}", config.tfmc_source_root))
 config.substitutions.append(("%{docs_dir}", os.path.join(config.tfmc_build_root, "docs")))
 # tfmc's runtime archives, for tests that link a --emit obj object themselves.
 config.substitutions.append(("%{runtime_dir}", os.path.join(config.tfmc_build_root, "runtime")))
+# The GoogleTest binaries (test/unit/), for tests that run one as another CPU.
+config.substitutions.append(("%{unit_dir}", os.path.join(config.tfmc_build_root, "test", "unit")))
 
 # `make check-sanitize SANITIZER_CANARY=1`: sanitizers/canary.test makes a
 # deliberate bad access, whose report must fail the run.

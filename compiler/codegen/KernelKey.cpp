@@ -4,6 +4,7 @@
 
 #include "compiler/codegen/kernels/Kernel.h"
 #include "passes/target/Target.h"
+#include "support/Microkernels.h"
 #include "dialects/tfm/TfmDialect.h"
 
 // Written by the build from the generator sources (compiler/CMakeLists.txt).
@@ -58,6 +59,9 @@ std::string kernelSymbol(mlir::Operation *op, const KernelSpec &spec,
       kernelGeneratorHash() +
       (spec.autoschedule ? "|adams2019|cores=" + std::to_string(target.cores)
                          : std::string());
+  // The microkernel a kernel calls, with its calling convention's version.
+  if (!spec.integerMicrokernel.empty())
+    key += "|" + format::integerMicrokernelName(spec.integerMicrokernel);
   // A narrowed KV cache changes the types the kernel writes or reads.
   const std::pair<const char *, Halide::Type> types[] = {
       {"out", spec.outputType}, {"k", spec.keyType}, {"v", spec.valueType}};

@@ -63,6 +63,7 @@ TargetDescription avx2() {
   t.cores = kNominalCores;
   t.weightPanel = kWeightPanel;
   t.tuning = xeonTuning();
+  t.integerMicrokernels = "avx2";
   return t;
 }
 
@@ -81,6 +82,9 @@ TargetDescription avx512() {
   t.cores = kNominalCores;
   t.weightPanel = kWeightPanel;
   t.tuning = xeonTuning();
+  // vpdpbusd where the CPU has AVX512-VNNI, chosen at run time (the
+  // target does not require it: Skylake-X has none).
+  t.integerMicrokernels = "avx512";
   return t;
 }
 

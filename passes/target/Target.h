@@ -85,6 +85,11 @@ struct TargetDescription {
   /// refuses it.
   std::string bf16DotFeatures;
   bool hasBf16Dot() const { return !bf16DotFeatures.empty(); }
+  /// The instruction set of the microkernels (support/Microkernels.h) that
+  /// this target's kernels call for integer products (`--activations
+  /// int8` on int8 or int4 weights, a row per sequence): "avx2" or "avx512".
+  /// Empty: those kernels keep their Halide form (CUDA).
+  std::string integerMicrokernels;
   /// Named only explicitly: `host` and x86-64-all never choose it (an
   /// opt-in instruction set, which only --activations bf16 needs).
   bool explicitOnly = false;

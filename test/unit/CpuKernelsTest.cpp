@@ -342,12 +342,24 @@ TEST(CpuKernels, LinearInt8Activations) {
       runs.push_back({c, WeightType::Int4});
     }
   }
-  for (const auto &[c, type] : runs) {
+  // Each run also through each microkernel that takes it (support/
+  // Microkernels.h: groups of a multiple of 32, no panel plan), called
+  // from the JIT-compiled pipeline: the same contract.
+  // (The avx512 one chooses vpdpbusd or the AVX2 code itself: safe on
+  // any CPU with AVX2, which every host target has.)
+  const std::vector<std::string> microkernels{"", "avx2", "avx512"};
+  for (const auto &[c, type] : runs)
+   for (const std::string &microkernel : microkernels) {
+    if (!microkernel.empty() &&
+        (c.plan.count("widen_panel") || c.group % 32 != 0))
+      continue;
     SCOPED_TRACE(std::string(c.name) +
-                 (type == WeightType::Int4 ? ", int4" : ", int8"));
+                 (type == WeightType::Int4 ? ", int4" : ", int8") +
+                 (microkernel.empty() ? "" : ", microkernel " + microkernel));
     KernelSpec spec = cpuSpec(c.gated ? KernelKind::GatedLinear
                                       : KernelKind::Linear,
                               c.plan);
+    spec.integerMicrokernel = microkernel;
     spec.width = c.N;
     spec.inWidth = c.K;
     spec.weightType = type;

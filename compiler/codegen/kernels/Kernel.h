@@ -99,6 +99,11 @@ struct KernelSpec {
   // Linear with int8 or int4 weights: quantise each row of x per group (int8
   // activations, `tfm.activations = "int8"`) and multiply integers.
   bool integerProducts = false;
+  // Integer products: the instruction set of the microkernel that computes
+  // each task's sums (support/Microkernels.h; the target's
+  // integerMicrokernels), where the form takes one (LinearMicrokernel.cpp);
+  // empty: the Halide form.
+  std::string integerMicrokernel;
   // Linear with bf16 weights (CPU): round each input to bf16 (nearest even;
   // `tfm.activations = "bf16"`) and sum the exact products in f32; in pairs
   // (bf16Pairs: vdpbf16ps, on a target with the bf16 dot product, compiled

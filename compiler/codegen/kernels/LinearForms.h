@@ -160,6 +160,12 @@ Func dequantisedRows(const QuantisedRows &rows, int group);
 /// operations (Halide's fast-math flags let no NaN into a float operation).
 Expr markNonFinite(Expr value, Expr nonFinite);
 
+/// `value` with the outputs of rows that held a NaN or an infinity set to
+/// NaN, by integer operations.
+Func markNonFiniteRows(Func value, Func nonFinite, const std::string &name);
+/// x's quantisation (quantiseRows' stages), once per call before the tiles
+/// (M·K values, parallel over rows).
+void quantiseOnce(BuiltKernel &kernel, int lanes);
 /// Whether the kernel runs one of LinearQuantized.cpp's forms: int8
 /// activations, or an int4 W widened in registers (a row per sequence).
 bool usesQuantizedForm(const KernelSpec &spec);
@@ -170,6 +176,17 @@ BuiltKernel quantizedAlgorithm(const KernelSpec &spec, const Operands &in,
 
 /// That form's schedule.
 void quantizedSchedule(BuiltKernel &kernel, const KernelSpec &spec);
+
+// --- LinearMicrokernel.cpp ------------------------------------------------------
+/// Whether the integer products run the target's microkernel
+/// (KernelSpec::integerMicrokernel): int8 activations over int4 W or int8 W
+/// in groups of a multiple of 32, a row per sequence (not a widened
+/// panel's plan).
+bool usesMicrokernel(const KernelSpec &spec);
+/// That form's algorithm (its output named `name`) and schedule.
+BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
+                                 const std::string &name);
+void microkernelSchedule(BuiltKernel &kernel, const KernelSpec &spec);
 
 } // namespace tfmc::codegen::kernels::linear
 

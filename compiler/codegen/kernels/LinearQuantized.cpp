@@ -75,16 +75,29 @@ Expr markNonFinite(Expr value, Expr nonFinite) {
              cast<uint32_t>(Expr(0))));
 }
 
-namespace {
-
-/// `value` with the outputs of rows that held a NaN or an infinity set to
-/// NaN, by integer operations.
 Func markNonFiniteRows(Func value, Func nonFinite, const std::string &name) {
   Var n("n"), m("m");
   Func out(name);
   out(n, m) = markNonFinite(value(n, m), nonFinite(m));
   return out;
 }
+
+void quantiseOnce(BuiltKernel &kernel, int lanes) {
+  Var j("j"), row("row"), k("k");
+  kernel.stages.at("x_amax").compute_root().parallel(row);
+  kernel.stages.at("x_scale").compute_root();
+  kernel.stages.at("x_inverse").compute_root();
+  kernel.stages.at("x_nonfinite").compute_root().parallel(row);
+  auto values = kernel.stages.find("x_dequantised");
+  if (values != kernel.stages.end())
+    values->second.compute_root().parallel(row).vectorize(
+        k, lanes, TailStrategy::GuardWithIf);
+  else
+    kernel.stages.at("x_q").compute_root().parallel(row).vectorize(
+        j, 2 * lanes, TailStrategy::GuardWithIf);
+}
+
+namespace {
 
 /// The integer form (int8 activations; int8 or int4 W): x's rows quantised
 /// per group (quantiseRows), then
@@ -360,23 +373,6 @@ void scheduleGroupedSums(BuiltKernel &kernel, const KernelSpec &spec,
   steps.vectorize(lane).unroll(n).unroll(m);
 }
 
-/// x's quantisation, once per call before the tiles (M·K values, parallel
-/// over rows).
-void quantiseOnce(BuiltKernel &kernel, int lanes) {
-  Var j("j"), row("row"), k("k");
-  kernel.stages.at("x_amax").compute_root().parallel(row);
-  kernel.stages.at("x_scale").compute_root();
-  kernel.stages.at("x_inverse").compute_root();
-  kernel.stages.at("x_nonfinite").compute_root().parallel(row);
-  auto values = kernel.stages.find("x_dequantised");
-  if (values != kernel.stages.end())
-    values->second.compute_root().parallel(row).vectorize(
-        k, lanes, TailStrategy::GuardWithIf);
-  else
-    kernel.stages.at("x_q").compute_root().parallel(row).vectorize(
-        j, 2 * lanes, TailStrategy::GuardWithIf);
-}
-
 // int8 activations. A panel plan (many rows) runs the dequantised form with
 // the dot form's schedule. Otherwise the integer form: micro tiles as the
 // dot form's, int8 W read as it is. A micro tile keeps, per output, a
@@ -509,6 +505,8 @@ bool usesQuantizedForm(const KernelSpec &spec) {
 
 BuiltKernel quantizedAlgorithm(const KernelSpec &spec, const Operands &in,
                                const std::string &name) {
+  if (usesMicrokernel(spec))
+    return microkernelAlgorithm(spec, in, name);
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
   // Tile.cpp gives these forms no one-row tile (their decode tiles have
   // one row at max-batch 1 only); a plan that has one is not theirs.
@@ -525,6 +523,8 @@ BuiltKernel quantizedAlgorithm(const KernelSpec &spec, const Operands &in,
 }
 
 void quantizedSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
+  if (usesMicrokernel(spec))
+    return microkernelSchedule(kernel, spec);
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
   if (!spec.integerProducts)
     nibbleDotSchedule(kernel, spec);

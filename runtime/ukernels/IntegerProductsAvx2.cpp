@@ -1,0 +1,44 @@
+//===- IntegerProductsAvx2.cpp - The integer microkernel, AVX2 -------------===//
+//
+// IntegerProducts.h with vpmaddubsw and vpmaddwd (AVX2), compiled with
+// -mavx2 -mfma -mf16c (runtime/CMakeLists.txt): the x86-64-avx2 target's
+// microkernel, and the x86-64-avx512 one's on a CPU without AVX512-VNNI.
+//
+// Measured (make bench, bench/results.md section 7): see docs/performance.md,
+// "Microkernels".
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/ukernels/IntegerProducts.h"
+#include "runtime/ukernels/Microkernels.h"
+
+namespace tfmc::runtime::ukernels {
+namespace {
+
+struct Avx2 {
+  static constexpr int kRows = 4;
+  static constexpr int kCols = 2;
+  static constexpr bool kWide = false;
+  static __m256i dot(__m256i acc, __m256i a, __m256i b) {
+    const __m256i pairs = _mm256_maddubs_epi16(a, b);
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+  }
+};
+
+} // namespace
+
+int integerProductsAvx2(halide_buffer_t *xq, halide_buffer_t *xScale,
+                        halide_buffer_t *w, int32_t depth, int32_t group,
+                        int32_t rows, int32_t int4, halide_buffer_t *out) {
+  return integerProducts<Avx2>(xq, xScale, w, depth, group, rows, int4, out);
+}
+
+} // namespace tfmc::runtime::ukernels
+
+extern "C" int tfmc_uk_q8_v1_avx2(halide_buffer_t *xq, halide_buffer_t *xScale,
+                                  halide_buffer_t *w, int32_t depth,
+                                  int32_t group, int32_t rows, int32_t int4,
+                                  halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::integerProductsAvx2(xq, xScale, w, depth,
+                                                      group, rows, int4, out);
+}

@@ -1,0 +1,45 @@
+//===- IntegerProductsVnni.cpp - The integer microkernel, AVX512-VNNI ------===//
+//
+// IntegerProducts.h with vpdpbusd on 256-bit vectors (AVX512-VNNI with
+// AVX512VL), compiled with those features (runtime/CMakeLists.txt): the
+// x86-64-avx512 target's microkernel on a CPU that has them (Zen 4 and 5,
+// Ice Lake and later; Microkernels.cpp chooses). 32 vector registers: tiles
+// of 4 outputs by 2 rows of x.
+//
+// Measured (make bench): see docs/performance.md, "Microkernels".
+//
+//===----------------------------------------------------------------------===//
+
+// GCC 12's AVX-512 intrinsics initialise their undefined vectors from
+// themselves (`__m512 __Y = __Y;`), which -Wmaybe-uninitialized reports at
+// every inlined use.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include "runtime/ukernels/IntegerProducts.h"
+#include "runtime/ukernels/Microkernels.h"
+
+namespace tfmc::runtime::ukernels {
+namespace {
+
+struct Vnni {
+  static constexpr int kRows = 4;
+  static constexpr int kCols = 2;
+  // int4: two blocks a 512-bit vector (wideInt4Tile).
+  static constexpr bool kWide = true;
+  static __m512i dot512(__m512i acc, __m512i a, __m512i b) {
+    return _mm512_dpbusd_epi32(acc, a, b);
+  }
+  static __m256i dot(__m256i acc, __m256i a, __m256i b) {
+    return _mm256_dpbusd_epi32(acc, a, b);
+  }
+};
+
+} // namespace
+
+int integerProductsVnni(halide_buffer_t *xq, halide_buffer_t *xScale,
+                        halide_buffer_t *w, int32_t depth, int32_t group,
+                        int32_t rows, int32_t int4, halide_buffer_t *out) {
+  return integerProducts<Vnni>(xq, xScale, w, depth, group, rows, int4, out);
+}
+
+} // namespace tfmc::runtime::ukernels

@@ -1,0 +1,37 @@
+//===- Microkernels.h - The microkernels of each instruction set -*- C++ -*-===//
+//
+// The implementations behind support/Microkernels.h's C names, by
+// instruction set, for the names' definitions (Microkernels.cpp) and the
+// unit tests, which call each one a CPU can run against a scalar reference.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_UKERNELS_MICROKERNELS_H
+#define TFMC_RUNTIME_UKERNELS_MICROKERNELS_H
+
+#include <HalideRuntime.h>
+
+#include <cstdint>
+
+namespace tfmc::runtime::ukernels {
+
+using IntegerProductsFn = int (*)(halide_buffer_t *xq, halide_buffer_t *xScale,
+                                  halide_buffer_t *w, int32_t depth,
+                                  int32_t group, int32_t rows, int32_t int4,
+                                  halide_buffer_t *out);
+
+/// AVX2 + FMA + F16C.
+int integerProductsAvx2(halide_buffer_t *xq, halide_buffer_t *xScale,
+                        halide_buffer_t *w, int32_t depth, int32_t group,
+                        int32_t rows, int32_t int4, halide_buffer_t *out);
+/// The above + AVX512F, AVX512VL, AVX512BW, AVX512DQ and AVX512-VNNI.
+int integerProductsVnni(halide_buffer_t *xq, halide_buffer_t *xScale,
+                        halide_buffer_t *w, int32_t depth, int32_t group,
+                        int32_t rows, int32_t int4, halide_buffer_t *out);
+
+/// Whether this CPU (and its OS) runs integerProductsVnni.
+bool cpuHasVnni();
+
+} // namespace tfmc::runtime::ukernels
+
+#endif // TFMC_RUNTIME_UKERNELS_MICROKERNELS_H

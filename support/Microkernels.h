@@ -1,0 +1,64 @@
+//===- Microkernels.h - The microkernels' names and calling convention -*- C++ -*-===//
+//
+// A microkernel is the innermost tile of a matrix product written in C++
+// with one instruction set's intrinsics (runtime/ukernels/), which a
+// Halide kernel calls as an extern stage (compiler/codegen/kernels/
+// LinearMicrokernel.cpp) for each parallel task of a linear layer. Codegen
+// names them and the runtime defines them: this header is the contract
+// between the two, as WeightFormat.h is for the weights. Plain C++, no
+// dependencies.
+//
+// Integer products (`tfmc --activations int8`, int8 or int4 weights):
+//
+//   int tfmc_uk_q8_<version>_<isa>(halide_buffer_t *x_q, halide_buffer_t *x_scale,
+//                              halide_buffer_t *w, int32_t depth,
+//                              int32_t group, int32_t rows, int32_t int4,
+//                              halide_buffer_t *out)
+//
+//   x_q      i8 (G, groups, M): x quantised per row and group
+//            (docs/precision.md, "int8 activations"), 0 past K;
+//   x_scale  f32 (groups, M): each group's d;
+//   w        W's blocks (support/WeightFormat.h): int8 i8 ((2 + G) · groups,
+//            N), or int4 (int4 = 1) u8 (18 · groups, N), G = 32;
+//   out      f32 (n, m): a task's outputs,
+//              out(n, m) = Σ_g f32(d_x(g, m) · d_w(g, n)) · Σ_{k∈g} q(k, m) · w(k, n)
+//            with the inner sums exact in int32 and the outer in f32 (only
+//            their order differs from the Halide form's). A W scale that is
+//            an infinity or a NaN counts as an infinity of its sign, as
+//            every kernel widens it (Common.cpp's scaleFunc).
+//   rows     N: outputs of `out` at or past it are 0 (a task past the end).
+//
+// Called with x_q's host null (Halide's bounds query), it fills in the
+// regions of x_q, x_scale and w that `out`'s region needs and returns 0.
+// A gated linear's kernel calls it once per weight, on each part of its
+// output. The ISA suffix is the target registry's
+// (TargetDescription::integerMicrokernels): `avx2` (vpmaddubsw), `avx512`
+// (vpdpbusd where the CPU has AVX512-VNNI, else the AVX2 code). The
+// version changes with the convention, so that a cached kernel object never
+// calls a microkernel it was not compiled for.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_SUPPORT_MICROKERNELS_H
+#define TFMC_SUPPORT_MICROKERNELS_H
+
+#include <string>
+
+namespace tfmc::format {
+
+/// The convention's version, part of every microkernel's name.
+constexpr const char *kMicrokernelVersion = "v1";
+
+/// The integer-product microkernel for one instruction set ("avx2",
+/// "avx512").
+inline std::string integerMicrokernelName(const std::string &isa) {
+  return std::string("tfmc_uk_q8_") + kMicrokernelVersion + "_" + isa;
+}
+
+/// The group sizes of int8 weights the microkernel takes: whole 32-byte
+/// vectors (int4's blocks are 32 values).
+constexpr int kMicrokernelGroupMultiple = 32;
+
+} // namespace tfmc::format
+
+#endif // TFMC_SUPPORT_MICROKERNELS_H
