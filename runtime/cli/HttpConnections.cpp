@@ -308,7 +308,7 @@ bool GatedHttpServer::requestArrived(const HttpConnection &connection) const {
         return true; // httplib refuses it
       bodyBytes = std::stoull(std::string(value));
       if (bodyBytes > limits.wholeBodyBytes)
-        return true; // httplib answers 413 without reading it
+        return true; // the worker reads it (or httplib answers 413)
     }
   }
   return bytes.size() >= headEnd + 4 + bodyBytes;

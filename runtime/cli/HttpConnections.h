@@ -10,9 +10,9 @@
 //     (new, half sent, or kept alive) and reads what arrives into the
 //     connection's own buffer, with no thread per connection;
 //   - a connection goes to a worker only when its request has arrived
-//     whole: the head, and a body of Content-Length bytes (a chunked body,
-//     one larger than the server takes, or one behind "Expect:
-//     100-continue" is read by the worker, as httplib reads it);
+//     whole: the head, and a body of Content-Length bytes up to
+//     Limits::wholeBodyBytes (a larger or chunked body, or one behind
+//     "Expect: 100-continue", is read by the worker, as httplib reads it);
 //   - after its answer a kept-alive connection goes back to the gate;
 //   - a request that has not arrived whole within the request timeout is
 //     answered with the server's timeout response and closed; an idle
@@ -54,7 +54,7 @@ public:
     /// first byte.
     double idleSeconds = 5;
     /// Bodies up to this size are read by the gate before the request goes
-    /// to a worker (the server's payload limit).
+    /// to a worker; larger ones by the worker.
     std::size_t wholeBodyBytes = 1 << 20;
     /// Whole HTTP responses the gate writes on its own: to a request that
     /// did not arrive in time, and to a connection past maxConnections.

@@ -281,7 +281,11 @@ GatedHttpServer::Limits connectionLimits(int64_t maxBatch, int64_t maxQueue,
                               8192);
   limits.requestSeconds = static_cast<double>(readTimeout);
   limits.idleSeconds = kIdleSeconds;
-  limits.wholeBodyBytes = static_cast<std::size_t>(maxBodyBytes);
+  // The gate buffers a body of up to 64 KiB (a completion's is far less),
+  // so that the bytes it holds stay bounded by the connections; a larger
+  // body is read by its worker, as httplib reads it.
+  limits.wholeBodyBytes =
+      static_cast<std::size_t>(std::min<int64_t>(maxBodyBytes, 64 << 10));
   ApiError timedOut;
   timedOut.status = 408;
   timedOut.message = fmt::format("the request was not sent whole within "
