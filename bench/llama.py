@@ -175,7 +175,8 @@ class Llama(Engines):
 
     def choose_source(self):
         """`tfmc DIR` when this tfmc imports Llama directories, else the .tfm fallback."""
-        _, err, _ = run([TFMC, self.checkpoint, "--emit", "ast", "-o", os.devnull], check=False, quiet=True)
+        # The AST goes to stdout (tfmc refuses to replace /dev/null, a character device).
+        _, err, _ = run([TFMC, self.checkpoint, "--emit", "ast"], check=False, quiet=True)
         ok = not err.strip()
         if ok:
             return
