@@ -103,7 +103,7 @@ class Report:
                  "below at the same thread count: AVX2 (8-lane FMA), and in parentheses "
                  "AVX-512 where the CPU has it (tfmc's `host` target enables it, so AVX2 "
                  "fractions above 100 % are possible); the decode roof uses the triad bandwidth. "
-                 "The machine drifts (PEERS.md: up to ~40 % over an hour): read nothing into "
+                 "The machine drifts (up to ~40 % over an hour on these VMs): read nothing into "
                  "differences below ~20 %.")
         self.add()
 

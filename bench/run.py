@@ -115,7 +115,7 @@ def json_lines(text):
 
 
 def pause(seconds=1.0):
-    # OpenBLAS/OpenMP workers spin after a call (PEERS.md): the next library
+    # OpenBLAS/OpenMP workers spin after a call (bench/peers/README.md): the next library
     # must not start while they still hold a core.
     time.sleep(seconds)
 

@@ -5,7 +5,7 @@
 //       [--heads 12 --head-dim 64] [--runs 7] [--warmup 1] [--check-prompt 4,5,6 --check-new 16]
 //
 // One session per thread count: intraOpNumThreads T, interOpNumThreads 1, graphOptimizationLevel
-// 'all' (PEERS.md). Prefill runs the prompt with empty past tensors (the graph returns the last
+// 'all' (bench/peers/README.md). Prefill runs the prompt with empty past tensors (the graph returns the last
 // position's logits only); each decode step feeds one token and the previous step's present_*
 // tensors as past_*. The argmax of the logits (the first maximum) is the next token.
 import path from "path";

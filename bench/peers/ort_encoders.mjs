@@ -9,7 +9,7 @@
 //       [--threads 1,2] [--runs 7] [--warmup 1]
 //
 // One session (two for Marian) per thread count: intraOpNumThreads T, interOpNumThreads 1,
-// graphOptimizationLevel 'all', CPU provider (PEERS.md).
+// graphOptimizationLevel 'all', CPU provider (bench/peers/README.md).
 // - BERT: times session.run on [batch, seq] ids drawn by hf_encoders.py's LCG (x <- (1103515245 x
 //   + 12345) mod 2^31, id = 1 + x mod (vocab - 1), seeded with --seed: the PyTorch peer's ids), or
 //   the ids of --ids-file (JSON {"input_ids": [[...], ...]}); attention_mask all ones, token types 0.

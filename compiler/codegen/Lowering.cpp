@@ -390,8 +390,7 @@ static LogicalResult readActivations(Operation *op, KernelSpec &spec,
     return op->emitError("tfm.activations = \"int8\" needs int8 or int4 "
                          "weights in groups of an even size");
   spec.integerProducts = true;
-  if (!spec.gpu())
-    spec.integerMicrokernel = target.integerMicrokernels;
+  spec.integerMicrokernel = target.integerMicrokernels;
   return success();
 }
 

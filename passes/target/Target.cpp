@@ -91,7 +91,8 @@ TargetDescription avx512() {
 // x86-64-avx512 plus the AVX512-BF16 dot product, for --activations bf16.
 // Halide 14 reaches vdpbf16ps only through its avx512_sapphirerapids
 // feature, which makes LLVM compile for `-mcpu=sapphirerapids` (with
-// avx512_cannonlake: its IFMA and VBMI; HALIDE14_NOTES.md). Only the
+// avx512_cannonlake: its IFMA and VBMI; docs/precision.md, "bf16
+// activations"). Only the
 // kernels that multiply bf16 pairs get it (bf16DotFeatures), the others
 // and Halide's runtime stay x86-64-avx512's; still, such a kernel may use
 // any instruction LLVM's Sapphire Rapids model has for ordinary vector

@@ -1,9 +1,10 @@
-//===- Microkernels.cpp - The microkernels' C names for AVX-512 ------------===//
+//===- Microkernels.cpp - The microkernels' C names ------------------------===//
 //
-// Compiled for the baseline x86-64 (as the rest of the runtime): the
-// x86-64-avx512 target's names choose, once per process, the code this CPU
-// runs best. The target needs AVX512F/CD/BW/DQ/VL, not VNNI (Skylake-X has
-// none): vpdpbusd where the CPU has it, else the AVX2 code.
+// Compiled for the baseline x86-64 (as the rest of the runtime): every C
+// name the kernels call. The x86-64-avx512 target's chooses, once per
+// process, the code this CPU runs best: that target needs AVX512F/CD/BW/
+// DQ/VL, not VNNI (Skylake-X has none), so vpdpbusd where the CPU has it,
+// else the AVX2 code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,16 @@ bool cpuHasVnni() {
 }
 
 } // namespace tfmc::runtime::ukernels
+
+// support/Microkernels.h's names: the x86-64-avx2 target's kernels call
+// the AVX2 code; the x86-64-avx512 target's the best this CPU runs.
+extern "C" int tfmc_uk_q8_v1_avx2(halide_buffer_t *xq, halide_buffer_t *xScale,
+                                  halide_buffer_t *w, int32_t depth,
+                                  int32_t group, int32_t rows, int32_t int4,
+                                  halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::integerProductsAvx2(xq, xScale, w, depth,
+                                                      group, rows, int4, out);
+}
 
 extern "C" int tfmc_uk_q8_v1_avx512(halide_buffer_t *xq,
                                     halide_buffer_t *xScale,
