@@ -177,9 +177,11 @@ demo: demo-deps
 # Every benchmark of bench/run.py (about 20 minutes on 2 cores; the machine
 # should be otherwise idle). BENCH_FLAGS=--quick for a smoke run;
 # BENCH_ONLY=engines (a comma list of run.py's --only sections) for a part.
+# BENCH_DTYPES=int4a8,Q4_0 (run.py's --dtypes) runs only those engine rows.
 BENCH_ONLY ?=
+BENCH_DTYPES ?=
 bench: bench-deps bench-npm build
-	BUILD_DIR=$(BUILD_DIR) $(PYTHON) bench/run.py $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) $(BENCH_FLAGS)
+	BUILD_DIR=$(BUILD_DIR) $(PYTHON) bench/run.py $(if $(BENCH_ONLY),--only $(BENCH_ONLY)) $(if $(BENCH_DTYPES),--dtypes $(BENCH_DTYPES)) $(BENCH_FLAGS)
 
 # The whole unit and lit suite on a TFMC_SANITIZE build (AddressSanitizer and
 # UndefinedBehaviorSanitizer, undefined behaviour fatal): tfmc, the tools, the

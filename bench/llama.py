@@ -25,6 +25,7 @@ import statistics
 
 from engines import (BYTES_PER_ELEMENT, HEAD_BYTES_PER_ELEMENT, INT4_FILE_GOAL, INT4_ROOF_GOAL,
                      LLAMA_DTYPES, TFMC_DTYPES, Engines, Row, _mb, _pair, against_bf16, against_q4_0,
+                     unselected,
                      against_q8_0, bf16a16_words, dtype_label, file_ratio, int4_roof, missing_dtype,
                      own_format_words, read_roof, reason, reference_ok, same_ids_cell, stamp_ok,
                      tfmc_dtypes, tfmc_flags, tfmc_form, weights_dtype, weights_words, write_stamp)
@@ -221,7 +222,7 @@ class Llama(Engines):
         for dtype, fmt in tfmc_dtypes(self.h, TFMC_DTYPES, key="llama"):
             row = Row("tfmc", dtype, fmt)
             self.res["rows"].append(row)
-            row.skip = missing_dtype(dtype)
+            row.skip = missing_dtype(dtype) or unselected(self.h, dtype)
             if row.skip:
                 self.h.notes.append(f"llama: tfmc {dtype} skipped: {row.skip}.")
                 continue
@@ -273,6 +274,9 @@ class Llama(Engines):
         for dtype, arg, fmt in LLAMA_DTYPES:
             row = Row("llama.cpp", dtype, fmt, kv_bytes=2)
             self.res["rows"].append(row)
+            row.skip = unselected(self.h, dtype)
+            if row.skip:
+                continue
             if not ok:
                 row.skip = "node-llama-cpp or @node-llama-cpp/linux-x64 is not installed (make bench-npm)"
                 if dtype == LLAMA_DTYPES[0][0]:

@@ -531,8 +531,57 @@ def plot(h, path):
     plt.close(fig)
 
 
-def write(h, results_path, plot_path):
+def numbered_sections(text):
+    """{"8": "## 8. ...\n...", ...}: each numbered section ("## N. title") of a report, up to
+    the next "## " header."""
+    sections, number, lines = {}, None, []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("## "):
+            if number:
+                sections[number] = "".join(lines)
+            head = line[3:].split(".", 1)[0]
+            number, lines = (head if head.isdigit() else None), []
+        if number:
+            lines.append(line)
+    if number:
+        sections[number] = "".join(lines)
+    return sections
+
+
+def splice(old, new, note):
+    """`old` (the whole report of an earlier run) with each numbered section that `new` (a run of
+    some sections) has replaced by new's, `note` under its header; old's other sections, its
+    summary included, stay as they were."""
+    fresh = numbered_sections(new)
+    out = []
+    for number, section in numbered_sections(old).items():
+        if number in fresh:
+            header, _, body = fresh[number].partition("\n")
+            section = f"{header}\n\n{note}\n{body}"
+        out.append((number, section))
+    missing = [n for n in fresh if n not in dict(out)]
+    text = old
+    for number, section in out:
+        text = text.replace(numbered_sections(old)[number], section, 1)
+    for number in missing:  # a section the old report lacks goes at its end
+        header, _, body = fresh[number].partition("\n")
+        text = text.rstrip("\n") + f"\n\n{header}\n\n{note}\n{body}"
+    return text
+
+
+def write(h, results_path, plot_path, only=None, everything=None):
+    """The report of run `h` to results_path. A run of some sections (`only`, a subset of
+    `everything`) replaces only its sections in an existing report, each saying so."""
     text = Report(h).render()
+    partial = only is not None and everything is not None and set(only) != set(everything)
+    if partial and os.path.exists(results_path):
+        with open(results_path) as f:
+            old = f.read()
+        note = (f"*This section comes from a separate run, `bench/run.py --only {','.join(only)}` "
+                f"on {h.started_at:%Y-%m-%d %H:%M %Z}, tfmc at {git_describe()}, "
+                f"{h.seconds / 60:.1f} min, on {cpu_model()}, load average {h.load_start} at "
+                f"start and {h.load_end} at end; the other sections are an earlier run's.*\n")
+        text = splice(old, text, note)
     with open(results_path, "w") as f:
         f.write(text)
     plot(h, plot_path)

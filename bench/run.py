@@ -434,6 +434,8 @@ class Harness:
         self.repeat = 5 if self.quick else 7
         self.warmup = 1 if self.quick else 2
         self.gpt_weights = None
+        # --dtypes: the rows to run (tfmc's and the peers' dtypes); the others are skipped.
+        self.dtypes = {d.strip() for d in (getattr(args, "dtypes", "") or "").split(",") if d.strip()}
 
     # ---------------------------------------------------------------- limits
     def limits(self):
@@ -888,6 +890,9 @@ def main():
     parser.add_argument("--no-build", action="store_true")
     parser.add_argument("--report-only", action="store_true",
                         help="rewrite the report from the last run's bench/out/results.pickle")
+    parser.add_argument("--dtypes", default="",
+                        help="a comma list of the engine rows to run (tfmc's dtypes: f32, int4a8, ...; "
+                             "the peers': F32, Q4_0, ...); the other rows are reported skipped")
     parser.add_argument("--results", default=os.path.join(BENCH, "results.md"))
     parser.add_argument("--plot", default=os.path.join(BENCH, "attention.png"))
     args = parser.parse_args()
@@ -945,7 +950,7 @@ def main():
     h.seconds = time.monotonic() - started
     save_state(h)
     note(f"load average at end {h.load_end}; {h.seconds:.0f} s")
-    report.write(h, args.results, args.plot)
+    report.write(h, args.results, args.plot, only=only, everything=SECTIONS)
     note(f"wrote {os.path.relpath(args.results, ROOT)} and {os.path.relpath(args.plot, ROOT)}")
 
 

@@ -112,6 +112,7 @@
 #include "passes/Passes.h"
 
 #include "passes/target/TilePlan.h"
+#include "support/Microkernels.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -283,7 +284,17 @@ struct GemmShape {
   bool int4Weight = false;
   /// W is stored in panels of this many rows (tfm-weight-layout), else 0.
   int64_t panel = 0;
+  /// An int8 W's group (values per scale), else 0.
+  int64_t group = 0;
 };
+
+/// The group of the int8 weight `value` reads, or 0.
+int64_t groupOf(Value value) {
+  WeightOp weight = sourceWeight(value);
+  if (!weight || weightStorageOf(value) != WeightStorage::int8)
+    return 0;
+  return int64_t(weight.getGroup().value_or(0));
+}
 
 /// Rows per panel of the weight `value` reads (tfm-weight-layout), or 0.
 int64_t panelOf(Value value) {
@@ -320,7 +331,8 @@ GemmShape gemmShape(Operation *op, int64_t maxBatch) {
           hasInt8Activations(op),
           hasBf16Activations(op),
           weightStorageOf(weightValue) == WeightStorage::int4,
-          panelOf(weightValue)};
+          panelOf(weightValue),
+          groupOf(weightValue)};
 }
 
 // The measured figures below are the target's (TargetDescription::
@@ -413,7 +425,8 @@ CpuGemmPlan planCpuPanelGemm(const TargetDescription &target,
 }
 
 CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
-  if (shape.panel > 0)
+  // f32 panels (an int8 or int4 W in block panels runs the microkernel).
+  if (shape.panel > 0 && !shape.narrowWeight)
     return planCpuPanelGemm(target, shape);
   // A decode step has one row per sequence: up to max-batch rows, so a
   // micro tile of more rows than that would only repeat rows; with a batch
@@ -427,13 +440,23 @@ CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
   // W keeps one (its int32 sums are a block's, consumed at once): TinyLlama's
   // decode step, 1 thread, AVX2, 1 x 3 gated and 1 x 7 tiles 12.7 tokens/s
   // against 11.4 with the integer form's 1 x 2 and 1 x 5. More rows run the
-  // dot form on dequantised x and the panel (LinearQuantized.cpp).
+  // dot form on dequantised x and the panel (LinearQuantized.cpp), except
+  // where the target's microkernel has a form for many rows (below).
   // With bf16 activations on a target with the bf16 dot product every row
   // count runs the pair form, which reads W as it is stored (a vector of
   // bf16 pairs per column: one register, nothing to widen; Linear.cpp).
   // Elsewhere they run as bf16 weights do, on x rounded once per call.
   bool pairs = shape.bf16Products && target.hasBf16Dot();
-  bool widenPanel = shape.narrowWeight && !shape.rowPerSequence && !pairs;
+  // Many rows with int8 activations run the integer form where the
+  // target's microkernel has a form for them (its panels,
+  // TargetDescription::integerPanels) and takes the weight
+  // (int4, or int8 in groups of a multiple of 32).
+  bool microkernelRows =
+      shape.integerProducts && target.integerPanels &&
+      (shape.int4Weight ||
+       (shape.group > 0 && shape.group % tfmc::format::kMicrokernelGroupMultiple == 0));
+  bool widenPanel =
+      shape.narrowWeight && !shape.rowPerSequence && !pairs && !microkernelRows;
   bool integerForm = shape.integerProducts && !widenPanel;
   int64_t registersPerColumn =
       shape.narrowWeight && !widenPanel && !integerForm && !pairs ? 2 : 1;
@@ -458,6 +481,16 @@ CpuGemmPlan planCpuDotGemm(const TargetDescription &target, GemmShape shape) {
     oneRow = chooseDotTile(target, shape.n, 1, registersPerColumn,
                            shape.parts, /*rowsDivide=*/true,
                            registersPerOutput);
+  // The microkernel's form for many rows computes panels of
+  // kMicrokernelPanelOutputs outputs: tasks of whole panels, also for a
+  // decode step whose batches may reach that form's rows, and for any W in
+  // block panels (whose tasks must start on a whole panel).
+  if (microkernelRows &&
+      (!shape.rowPerSequence || shape.panel > 0 ||
+       shape.sequences >= tfmc::format::kMicrokernelPanelRows)) {
+    micro.vectors = tfmc::format::kMicrokernelPanelOutputs;
+    tilesPerTask = dotTilesPerTask(target, shape.n, micro.vectors);
+  }
   CpuGemmPlan plan;
   plan.vector = target.vectorLanes;
   plan.microM = micro.rows;

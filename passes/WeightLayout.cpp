@@ -23,11 +23,22 @@
 // and up share one layout (its kernel reads both alike), as with storage.
 // CUDA targets have no panel (weightPanel 0): the pass changes nothing.
 //
+// On a target whose integer microkernel has the panel forms
+// (TargetDescription::integerPanels: x86-64-avx512), an int8 or int4
+// weight gets block panels of 16 rows (support/WeightFormat.h) under the
+// same rules, where moreover every linear that reads it multiplies int8
+// activations (tfm.activations = "int8") and an int8 weight's group is a
+// multiple of 32 (what the microkernel takes): such a weight is read only
+// by the microkernel, which then reads it without repacking at any row
+// count (runtime/ukernels/IntegerPanels.h).
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
 #include "passes/WeightChoice.h"
 #include "passes/target/Target.h"
+#include "support/Microkernels.h"
+#include "support/WeightFormat.h"
 
 namespace tfmc {
 #define GEN_PASS_DEF_WEIGHTLAYOUT
@@ -41,10 +52,14 @@ namespace {
 
 /// Whether every use of `value` (rows of `panel`-row panels) is a linear's
 /// weight or a gated linear's gate or up, or a row split of it at whole
-/// panels whose parts are.
-bool onlyLinearUses(Value value, int64_t panel) {
+/// panels whose parts are; with `integer`, each such linear's products
+/// with int8 activations.
+bool onlyLinearUses(Value value, int64_t panel, bool integer = false) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
+    if (integer && (isa<LinearOp>(user) || isa<GatedLinearOp>(user)) &&
+        !hasInt8Activations(user))
+      return false;
     if (auto linear = dyn_cast<LinearOp>(user)) {
       if (&use != &linear.getWeightMutable())
         return false;
@@ -56,7 +71,7 @@ bool onlyLinearUses(Value value, int64_t panel) {
         return false;
       for (Value part : split.getParts())
         if (cast<RankedTensorType>(part.getType()).getDimSize(0) % panel != 0 ||
-            !onlyLinearUses(part, panel))
+            !onlyLinearUses(part, panel, integer))
           return false;
     } else {
       return false;
@@ -89,11 +104,32 @@ struct WeightLayoutPass : tfmc::impl::WeightLayoutBase<WeightLayoutPass> {
                  weight.getType().getDimSize(0) % panel == 0 &&
                  onlyLinearUses(weight.getResult(), panel);
         });
+    // Block panels: int4, or int8 in groups the microkernel takes.
+    const int64_t rows = tfmc::format::kBlockPanelRows;
+    llvm::StringSet<> blockPaneled;
+    if (description->integerPanels)
+      blockPaneled =
+          tfmc::chooseWeights(getOperation(), byName, [&](WeightOp weight) {
+            std::optional<WeightStorage> storage = weight.getStorage();
+            const bool blocks =
+                storage == WeightStorage::int4 ||
+                (storage == WeightStorage::int8 &&
+                 int64_t(weight.getGroup().value_or(0)) %
+                         tfmc::format::kMicrokernelGroupMultiple ==
+                     0);
+            return blocks && weight.getType().getRank() == 2 &&
+                   weight.getType().getDimSize(0) % rows == 0 &&
+                   onlyLinearUses(weight.getResult(), rows, /*integer=*/true);
+          });
     Builder builder(&getContext());
-    for (auto &entry : byName)
+    for (auto &entry : byName) {
       if (paneled.contains(entry.getKey()))
         for (WeightOp weight : entry.getValue())
           weight.setPanelAttr(builder.getI64IntegerAttr(panel));
+      if (blockPaneled.contains(entry.getKey()))
+        for (WeightOp weight : entry.getValue())
+          weight.setPanelAttr(builder.getI64IntegerAttr(rows));
+    }
   }
 };
 

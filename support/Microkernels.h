@@ -28,6 +28,20 @@
 //            every kernel widens it (Common.cpp's scaleFunc).
 //   rows     N: outputs of `out` at or past it are 0 (a task past the end).
 //
+// With AVX512-VNNI, a call of 4 rows of x or more repacks the task's rows
+// of W, kMicrokernelPanelOutputs at a time, and runs every row of x over
+// each panel (runtime/ukernels/IntegerPanels.h); fewer rows read W as it
+// is.
+//
+// Over W in block panels (support/WeightFormat.h; the weight's "panel"):
+//
+//   int tfmc_uk_q8p_<version>_<isa>(...the same arguments...)
+//
+// with w u8 (bytes of a panel, panels): panel p holds W's rows 16p ..
+// 16p + 15. `out`'s outputs start on a whole panel (a task's first is a
+// multiple of 16); everything else is the contract above. Only `avx512`
+// has it (vpdpbusd, or its products from vpmaddubsw without VNNI).
+//
 // Called with x_q's host null (Halide's bounds query), it fills in the
 // regions of x_q, x_scale and w that `out`'s region needs and returns 0.
 // A gated linear's kernel calls it once per weight, on each part of its
@@ -55,9 +69,22 @@ inline std::string integerMicrokernelName(const std::string &isa) {
   return std::string("tfmc_uk_q8_") + kMicrokernelVersion + "_" + isa;
 }
 
+/// The integer-product microkernel over W in block panels, for one
+/// instruction set ("avx512").
+inline std::string integerPanelMicrokernelName(const std::string &isa) {
+  return std::string("tfmc_uk_q8p_") + kMicrokernelVersion + "_" + isa;
+}
+
 /// The group sizes of int8 weights the microkernel takes: whole 32-byte
 /// vectors (int4's blocks are 32 values).
 constexpr int kMicrokernelGroupMultiple = 32;
+
+/// Outputs of one panel of the microkernel's form for many rows of x
+/// (runtime/ukernels/IntegerPanels.h): a task of outputs is best a whole
+/// number of them.
+constexpr int kMicrokernelPanelOutputs = 32;
+/// Rows of x from which a call runs that form (where the ISA has it).
+constexpr int kMicrokernelPanelRows = 4;
 
 } // namespace tfmc::format
 

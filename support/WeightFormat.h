@@ -28,6 +28,22 @@
 // file `convert-weights` writes for such a program holds those weights in
 // panels and says so in its metadata (kLayoutMetadataKey = kPanelsLayout).
 //
+// An int8 or int4 linear weight whose every use multiplies int8 activations
+// through a microkernel that reads them so (x86-64-avx512: the plan's
+// "panel", P = kBlockPanelRows) is stored in block panels: panel p holds
+// rows 16p .. 16p + 15 in as many bytes as their blocks, laid out for
+// `vpdpbusd` (runtime/ukernels/IntegerPanels.h): for each group g in turn,
+// G / 4 vectors of 64 bytes (int4: 4), whose bytes 4i .. 4i + 3 in vector
+// s are row 16p + i's
+//   int8: values 4s .. 4s + 3 of block g, each q + 128 (an unsigned byte);
+//   int4: bytes 2 + 4s .. 5 + 4s of block g as stored (their low nibbles
+//         are values 4s .. 4s + 3, their high ones 16 + 4s .. 19 + 4s);
+// then, after every group's values, each group's 16 scales d (f16, row
+// order). A row split at whole panels starts at the same byte offset as in
+// the row layout. A file convert-weights writes for such a program holds
+// them so (the same [rows, blocks, block bytes] shape) and says so with the
+// same metadata as f32 panels.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TFMC_SUPPORT_WEIGHTFORMAT_H
@@ -61,6 +77,11 @@ constexpr int64_t int4BlocksPerRow(int64_t columns) {
 /// panels, [rows / P, cols, P] (written by `NAME convert-weights`).
 constexpr const char *kLayoutMetadataKey = "tfmc.weight_layout";
 constexpr const char *kPanelsLayout = "panels";
+
+/// Rows of an int8 or int4 weight's block panel.
+constexpr int64_t kBlockPanelRows = 16;
+/// Bytes of one row's values in a block panel's vector (four values).
+constexpr int64_t kBlockPanelLaneBytes = 4;
 
 /// Bytes of an int4 row of `columns` values.
 constexpr int64_t int4RowBytes(int64_t columns) {

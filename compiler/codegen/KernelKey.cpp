@@ -36,6 +36,9 @@ std::string kernelKey(mlir::Operation *op) {
            << tfm::stringifyWeightStorage(*storage);
         if (std::optional<uint64_t> group = weight.getGroup())
           os << '/' << *group;
+        // Block panels are another layout of the same argument.
+        if (std::optional<uint64_t> panel = weight.getPanel())
+          os << "/panel" << *panel;
       }
   return key;
 }
@@ -61,7 +64,9 @@ std::string kernelSymbol(mlir::Operation *op, const KernelSpec &spec,
                          : std::string());
   // The microkernel a kernel calls, with its calling convention's version.
   if (!spec.integerMicrokernel.empty())
-    key += "|" + format::integerMicrokernelName(spec.integerMicrokernel);
+    key += "|" + (spec.weightPanel > 0
+                      ? format::integerPanelMicrokernelName(spec.integerMicrokernel)
+                      : format::integerMicrokernelName(spec.integerMicrokernel));
   // A narrowed KV cache changes the types the kernel writes or reads.
   const std::pair<const char *, Halide::Type> types[] = {
       {"out", spec.outputType}, {"k", spec.keyType}, {"v", spec.valueType}};

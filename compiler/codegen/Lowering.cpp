@@ -302,13 +302,21 @@ void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
     args.push_back(arg(value, std::move(dims), tfmc::plan::type::kBF16));
     return;
   }
-  // Rows of blocks, each with its scale: one byte buffer.
+  // Rows of blocks, each with its scale: one byte buffer; in block panels
+  // (tfm-weight-layout) one per 16 rows (support/WeightFormat.h), a split's
+  // part starting on a whole panel.
   const bool int4 = *storage == tfm::WeightStorage::int4;
   spec.weightType = int4 ? WeightType::Int4 : WeightType::Int8;
   spec.group = int64_t(*weight.getGroup());
+  int64_t rowBytes = *blockRowBytes(weight), units = rows;
+  if (std::optional<uint64_t> panel = weight.getPanel()) {
+    spec.weightPanel = int64_t(*panel);
+    rowBytes *= int64_t(*panel);
+    units = rows / int64_t(*panel);
+  }
   args.push_back(arg(value,
-                     json::array({toJson(constant(*blockRowBytes(weight))),
-                                  toJson(constant(rows))}),
+                     json::array({toJson(constant(rowBytes)),
+                                  toJson(constant(units))}),
                      int4 ? tfmc::plan::type::kU8 : tfmc::plan::type::kI8));
 }
 

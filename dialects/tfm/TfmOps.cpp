@@ -157,8 +157,18 @@ LogicalResult WeightOp::verify() {
     return emitOpError("has int4 storage, whose group is ")
            << format::kInt4BlockValues << " (Q4_0 blocks), not " << *getGroup();
   if (std::optional<uint64_t> panel = getPanel()) {
-    if (storage || getType().getRank() != 2)
-      return emitOpError("has a 'panel', which needs an f32 rank-2 weight");
+    // f32 panels, or int8 / int4 block panels (support/WeightFormat.h).
+    const bool blocks =
+        storage == WeightStorage::int4 ||
+        (storage == WeightStorage::int8 &&
+         int64_t(*getGroup()) % format::kBlockPanelLaneBytes == 0);
+    if ((storage && !blocks) || getType().getRank() != 2)
+      return emitOpError("has a 'panel', which needs an f32, int4 or int8 "
+                         "(in groups of a multiple of ")
+             << format::kBlockPanelLaneBytes << ") rank-2 weight";
+    if (blocks && int64_t(*panel) != format::kBlockPanelRows)
+      return emitOpError("has int8 or int4 storage in panels of ")
+             << *panel << " rows, not " << format::kBlockPanelRows;
     if (getType().getDimSize(0) % int64_t(*panel) != 0)
       return emitOpError("has panels of ")
              << *panel << " rows, which do not divide its "

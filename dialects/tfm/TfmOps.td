@@ -55,7 +55,10 @@ def Tfm_WeightOp : Tfm_Op<"weight", [Pure, Tfm_MemoryView]> {
     innermost ([N / panel, K, panel]; `panel` divides N), the layout the
     CPU linear kernels read without packing (support/WeightFormat.h). The
     runtime lays it out so once at load. Only linear and gated linear
-    weights (and row splits of them at whole panels) are stored so.
+    weights (and row splits of them at whole panels) are stored so. With
+    int8 or int4 storage, `panel` (16) is a block panel: 16 rows' blocks
+    laid out for the integer microkernel's `vpdpbusd` (x86-64-avx512, only
+    where every use multiplies int8 activations; support/WeightFormat.h).
   }];
   let arguments = (ins StrAttr:$name, OptionalAttr<StrArrayAttr>:$alt_names,
                        UnitAttr:$transposed,

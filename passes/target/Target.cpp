@@ -85,6 +85,7 @@ TargetDescription avx512() {
   // vpdpbusd where the CPU has AVX512-VNNI, chosen at run time (the
   // target does not require it: Skylake-X has none).
   t.integerMicrokernels = "avx512";
+  t.integerPanels = true;
   return t;
 }
 

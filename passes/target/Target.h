@@ -90,6 +90,13 @@ struct TargetDescription {
   /// int8` on int8 or int4 weights, a row per sequence): "avx2" or "avx512".
   /// Empty: those kernels keep their Halide form (CUDA).
   std::string integerMicrokernels;
+  /// Whether that microkernel has the panel forms
+  /// (runtime/ukernels/IntegerPanels.h): GEMMs of many rows (prefill,
+  /// encoders) then run it, where they measured faster than multiplying
+  /// dequantised f32 panels, and the weights that only such products read
+  /// are stored in block panels (support/WeightFormat.h, tfm-weight-layout).
+  /// Otherwise many rows keep the f32 panels and weights their rows.
+  bool integerPanels = false;
   /// Named only explicitly: `host` and x86-64-all never choose it (an
   /// opt-in instruction set, which only --activations bf16 needs).
   bool explicitOnly = false;

@@ -117,21 +117,36 @@ int infoCommand(int argc, char **argv) {
               static_cast<long long>(bytes),
               static_cast<double>(bytes) / (1 << 20));
   std::printf("weight dtype: %s\n", dtypeLine.c_str());
-  // f32 linear weights in panels (support/WeightFormat.h): laid out once at
-  // load, so they are memory of the process rather than the file's mapping.
-  int64_t panelTensors = 0, panelBytes = 0;
+  // f32 linear weights in panels, int8 and int4 ones in block panels
+  // (support/WeightFormat.h): laid out once at load (unless the file holds
+  // them so: convert-weights), so they are memory of the process rather
+  // than the file's mapping.
+  int64_t panelTensors = 0, panelBytes = 0, blockTensors = 0, blockBytes = 0;
+  int64_t panelRows = 0;
   for (const PlanWeight &weight : plan.weights)
-    if (weight.panel > 0) {
+    if (weight.panel > 0 && weight.blockBytes()) {
+      ++blockTensors;
+      blockBytes += weight.storedBytes();
+    } else if (weight.panel > 0) {
       ++panelTensors;
       panelBytes += weight.storedBytes();
+      panelRows = weight.panel;
     }
   if (panelTensors)
     std::printf("weight layout: %lld tensors in panels of %lld rows, %lld "
                 "bytes (%.1f MiB) laid out at load\n",
                 static_cast<long long>(panelTensors),
-                static_cast<long long>(programWeightPanel(plan)),
+                static_cast<long long>(panelRows),
                 static_cast<long long>(panelBytes),
                 static_cast<double>(panelBytes) / (1 << 20));
+  if (blockTensors)
+    std::printf("weight layout: %lld int8/int4 tensors in block panels of "
+                "%lld rows for the integer microkernel, %lld bytes (%.1f "
+                "MiB), laid out at load unless the file holds them so\n",
+                static_cast<long long>(blockTensors),
+                static_cast<long long>(format::kBlockPanelRows),
+                static_cast<long long>(blockBytes),
+                static_cast<double>(blockBytes) / (1 << 20));
   std::size_t integerSteps = 0, bf16Steps = 0;
   for (const PlanStep &step : plan.steps) {
     integerSteps += step.activations == "int8";

@@ -38,6 +38,9 @@
 #include "runtime/core/WeightConvert.h"
 #include "support/Gguf.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -144,6 +147,34 @@ bool writtenInPanels(const std::map<std::string, std::string> &metadata) {
   return it != metadata.end() && it->second == format::kPanelsLayout;
 }
 
+/// Drops the pages of [data, data + bytes) that a file mapping holds from
+/// the process's memory: weights repacked from them are not read there
+/// again (the file stays mapped; a page read later is read again).
+void releasePages(const void *data, std::size_t bytes) {
+  const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const std::uintptr_t begin =
+      (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
+  const std::uintptr_t end =
+      (reinterpret_cast<std::uintptr_t>(data) + bytes) / page * page;
+  if (end > begin)
+    (void)::madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
+/// An int8 or int4 weight's rows of blocks, just converted, into block
+/// panels in place of them (through one more buffer); false: out of memory.
+bool toBlockPanels(const PlanWeight &weight, AlignedBuffer &blocks,
+                   int threads) {
+  AlignedBuffer panels(blocks.size());
+  if (!panels.data())
+    return false;
+  layOutBlockPanels(static_cast<const uint8_t *>(blocks.data()),
+                    weight.shape[0], weight.blockRowBytes(), weight.group,
+                    weight.dtype == WeightDType::Int4,
+                    static_cast<uint8_t *>(panels.data()), threads);
+  blocks = std::move(panels);
+  return true;
+}
+
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                        start)
@@ -165,6 +196,9 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
   struct Found {
     const TensorView *tensor = nullptr;
     bool stored = false;                // no conversion: as the plan stores it
+    // Stored blocks in the other layout: laid out in block panels, or back
+    // in rows (support/WeightFormat.h).
+    enum class Move { None, ToPanels, ToRows } move = Move::None;
   };
   std::vector<Found> found;
   std::set<std::string> used;
@@ -212,6 +246,8 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       if ((weight.dtype == WeightDType::Int4 && q4) ||
           (weight.dtype == WeightDType::Int8 && q8 && weight.group == 32)) {
         entry.stored = true;
+        if (weight.panel > 0)
+          entry.move = Found::Move::ToPanels;
       } else if (!canDequantizeGgml(tensor->ggmlBlocks)) {
         error = fmt::format("{}: tensor {} has ggml type {}, which tfmc does "
                             "not convert (it converts F32, F16, BF16, Q8_0, "
@@ -223,8 +259,21 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
     } else if (weight.dtype != WeightDType::F32 && tensor->dtype == stored &&
         (integer || !weight.transposed || writtenByConvertWeights(metadata))) {
       // Already narrow: the plan's [rows, cols] (int8, int4: [rows, blocks,
-      // block bytes]).
-      if (tensor->shape != weight.storedShape()) {
+      // block bytes], or in block panels [rows / 16, blocks, 16 · block
+      // bytes]); blocks in the other layout are moved at load.
+      PlanWeight other = weight;
+      other.panel = weight.panel > 0 ? 0 : format::kBlockPanelRows;
+      const bool otherLayout =
+          integer && tensor->shape != weight.storedShape() &&
+          (weight.panel > 0 ||
+           (weight.shape[0] % format::kBlockPanelRows == 0 &&
+            (weight.dtype == WeightDType::Int4 ||
+             weight.group % format::kBlockPanelLaneBytes == 0))) &&
+          tensor->shape == other.storedShape();
+      if (otherLayout)
+        entry.move = weight.panel > 0 ? Found::Move::ToPanels
+                                      : Found::Move::ToRows;
+      else if (tensor->shape != weight.storedShape()) {
         std::string layout;
         if (weight.dtype == WeightDType::Int4)
           layout = fmt::format(" (int4: Q4_0 blocks of {} values in {} bytes "
@@ -244,8 +293,8 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
         return false;
       }
       entry.stored = true;
-    } else if (weight.panel > 0 && tensor->dtype == DType::F32 &&
-               writtenInPanels(metadata) &&
+    } else if (weight.panel > 0 && weight.dtype == WeightDType::F32 &&
+               tensor->dtype == DType::F32 && writtenInPanels(metadata) &&
                tensor->shape == weight.storedShape()) {
       // Already in panels (convert-weights): used in place.
       entry.stored = true;
@@ -325,7 +374,28 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
     };
 
     const uint8_t *data = nullptr;
-    if (found[i].stored) {
+    if (found[i].stored && found[i].move != Found::Move::None) {
+      // Blocks into the program's layout: a new copy (the file's pages are
+      // released: they are not read again).
+      auto convertStart = std::chrono::steady_clock::now();
+      AlignedBuffer moved(static_cast<std::size_t>(weight.storedBytes()));
+      if (!moved.data())
+        return outOfMemory("laying out in block panels", moved.size());
+      const auto *from = static_cast<const uint8_t *>(tensor.data);
+      auto *to = static_cast<uint8_t *>(moved.data());
+      if (found[i].move == Found::Move::ToPanels)
+        layOutBlockPanels(from, weight.shape[0], weight.blockRowBytes(),
+                          weight.group, weight.dtype == WeightDType::Int4, to,
+                          threads);
+      else
+        blockPanelsToRows(from, weight.shape[0], weight.blockRowBytes(),
+                          weight.group, weight.dtype == WeightDType::Int4, to,
+                          threads);
+      releasePages(tensor.data, tensor.bytes);
+      data = keep(std::move(moved));
+      loadStats.convertSeconds += secondsSince(convertStart);
+      ++loadStats.convertedTensors;
+    } else if (found[i].stored) {
       if (!inPlace(tensor, data))
         return false;
     } else {
@@ -353,7 +423,7 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
           widenF16(tensor.data, count, wide, threads);
         fileRows = wide;
       }
-      if (weight.panel > 0) {
+      if (weight.panel > 0 && weight.dtype == WeightDType::F32) {
         // In panels (an f32 weight), straight from the file's layout.
         AlignedBuffer panels(f32Bytes);
         if (!panels.data())
@@ -393,6 +463,8 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
                           weight.group, static_cast<uint8_t *>(blocks.data()),
                           problem, threads))
           return refused(problem);
+        if (weight.panel > 0 && !toBlockPanels(weight, blocks, threads))
+          return outOfMemory("laying out in block panels", blocks.size());
         data = keep(std::move(blocks));
       } else {
         AlignedBuffer blocks(static_cast<std::size_t>(weight.storedBytes()));
@@ -403,6 +475,8 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
                           static_cast<uint8_t *>(blocks.data()), problem,
                           threads))
           return refused(problem);
+        if (weight.panel > 0 && !toBlockPanels(weight, blocks, threads))
+          return outOfMemory("laying out in block panels", blocks.size());
         data = keep(std::move(blocks));
       }
       if (weight.dtype != WeightDType::F32 || tensor.dtype != DType::F32 ||

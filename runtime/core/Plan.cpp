@@ -396,12 +396,25 @@ private:
     // rows, which divides rows (support/WeightFormat.h).
     if (json.contains("panel")) {
       weight.panel = getInteger(json, "panel", where, 1, kMaxPlanExtent);
-      if (weight.dtype != WeightDType::F32 || weight.shape.size() != 2)
+      // f32, or int8 / int4 block panels (support/WeightFormat.h).
+      const bool blocks =
+          weight.dtype == WeightDType::Int4 ||
+          (weight.dtype == WeightDType::Int8 &&
+           weight.group % format::kBlockPanelLaneBytes == 0);
+      if ((weight.dtype != WeightDType::F32 && !blocks) ||
+          weight.shape.size() != 2)
         fail(join(where, "panel"),
-             fmt::format("weight '{}' is {} of rank {}: only f32 weights of "
+             fmt::format("weight '{}' is {} of rank {}: only f32, int4 and "
+                         "int8 (in groups of a multiple of {}) weights of "
                          "rank 2 are stored in panels",
                          weight.name, weightDTypeName(weight.dtype),
-                         weight.shape.size()));
+                         weight.shape.size(), format::kBlockPanelLaneBytes));
+      if (blocks && weight.panel != format::kBlockPanelRows)
+        fail(join(where, "panel"),
+             fmt::format("weight '{}' is {}, whose panels have {} rows, not "
+                         "{}",
+                         weight.name, weightDTypeName(weight.dtype),
+                         format::kBlockPanelRows, weight.panel));
       if (weight.shape[0] % weight.panel != 0)
         fail(join(where, "panel"),
              fmt::format("weight '{}' has {} rows, which panels of {} do "

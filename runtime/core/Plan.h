@@ -173,7 +173,9 @@ struct PlanWeight {
   int64_t group = 0;
   /// An f32 [rows, cols] weight stored in panels of this many rows
   /// (`"panel"`, optional: 0, row-major; support/WeightFormat.h): the same
-  /// elements, laid out [rows / panel, cols, panel] at load.
+  /// elements, laid out [rows / panel, cols, panel] at load. An int8 or
+  /// int4 weight's: block panels of 16 rows, the same bytes as its rows of
+  /// blocks, laid out for the integer microkernel at load.
   int64_t panel = 0;
 
   /// Bytes of one of an int8 or int4 weight's blocks (its scale and its
@@ -199,8 +201,17 @@ struct PlanWeight {
   }
   /// The stored tensor's shape: int8 [rows, ceil(cols/group), 2 + group]
   /// and int4 [rows, ceil(cols/32), 18] (a converted file's I8 and U8
-  /// tensors), in panels [rows / panel, cols, panel], otherwise `shape`.
+  /// tensors; in block panels [rows / 16, blocks, 16 · block bytes]), f32
+  /// in panels [rows / panel, cols, panel], otherwise `shape`.
   std::vector<int64_t> storedShape() const {
+    if (blockBytes() && panel > 0)
+      return {shape[0] / panel, format::blocksPerRow(shape[1], group),
+              panel * blockBytes()};
+    return rowsShape();
+  }
+  /// storedShape() of the rows layout: an int8 or int4 weight's rows of
+  /// blocks (what files hold unless written in block panels).
+  std::vector<int64_t> rowsShape() const {
     if (blockBytes())
       return {shape[0], format::blocksPerRow(shape[1], group), blockBytes()};
     if (panel > 0)

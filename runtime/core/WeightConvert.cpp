@@ -320,6 +320,87 @@ void layOutPanels(const void *source, int64_t rows, int64_t cols,
   });
 }
 
+namespace {
+
+/// Where byte `b` of block g's values (b from 0; int4: the stored nibble
+/// bytes) of row i of a block panel goes, from the panel's start, and
+/// where its scale goes: support/WeightFormat.h's layout.
+struct BlockPanelLayout {
+  int64_t groups, group, blockBytes;
+  bool int4;
+  int64_t valueBytes() const { return blockBytes - format::kBlockScaleBytes; }
+  int64_t groupBytes() const {
+    return valueBytes() * format::kBlockPanelRows;
+  }
+  int64_t value(int64_t g, int64_t i, int64_t b) const {
+    const int64_t s = b / format::kBlockPanelLaneBytes;
+    return g * groupBytes() +
+           (s * format::kBlockPanelRows + i) * format::kBlockPanelLaneBytes +
+           b % format::kBlockPanelLaneBytes;
+  }
+  int64_t scale(int64_t g, int64_t i) const {
+    return groups * groupBytes() +
+           (g * format::kBlockPanelRows + i) * format::kBlockScaleBytes;
+  }
+};
+
+/// Copies each row's blocks between the row layout and a panel's, one way
+/// or the other; int8 values are flipped between q and q + 128.
+void moveBlockPanels(const uint8_t *from, int64_t rows, int64_t rowBytes,
+                     int64_t group, bool int4, uint8_t *to, bool toPanels,
+                     int threads) {
+  const int64_t blockBytes = int4 ? format::kInt4BlockBytes
+                                  : format::int8BlockBytes(group);
+  const BlockPanelLayout layout{rowBytes / blockBytes, group, blockBytes, int4};
+  const int64_t panelBytes = format::kBlockPanelRows * rowBytes;
+  const uint8_t flip = int4 ? 0 : 0x80;
+  splitWork(rows / format::kBlockPanelRows, panelBytes, threads,
+            [=](int, int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p)
+      for (int64_t i = 0; i < format::kBlockPanelRows; ++i) {
+        const int64_t rowStart = (p * format::kBlockPanelRows + i) * rowBytes;
+        const int64_t panelStart = p * panelBytes;
+        for (int64_t g = 0; g < layout.groups; ++g) {
+          const int64_t block = rowStart + g * blockBytes;
+          const int64_t scale = panelStart + layout.scale(g, i);
+          for (int64_t b = 0; b < format::kBlockScaleBytes; ++b) {
+            if (toPanels)
+              to[scale + b] = from[block + b];
+            else
+              to[block + b] = from[scale + b];
+          }
+          // Four bytes (one lane of a vector) at a time.
+          const uint32_t flips = 0x01010101u * flip;
+          for (int64_t b = 0; b < layout.valueBytes();
+               b += format::kBlockPanelLaneBytes) {
+            const int64_t value = panelStart + layout.value(g, i, b);
+            const int64_t stored = block + format::kBlockScaleBytes + b;
+            uint32_t lane;
+            std::memcpy(&lane, from + (toPanels ? stored : value), 4);
+            lane ^= flips;
+            std::memcpy(to + (toPanels ? value : stored), &lane, 4);
+          }
+        }
+      }
+  });
+}
+
+} // namespace
+
+void layOutBlockPanels(const uint8_t *rowsOfBlocks, int64_t rows,
+                       int64_t rowBytes, int64_t group, bool int4,
+                       uint8_t *panels, int threads) {
+  moveBlockPanels(rowsOfBlocks, rows, rowBytes, group, int4, panels, true,
+                  threads);
+}
+
+void blockPanelsToRows(const uint8_t *panels, int64_t rows, int64_t rowBytes,
+                       int64_t group, bool int4, uint8_t *rowsOfBlocks,
+                       int threads) {
+  moveBlockPanels(panels, rows, rowBytes, group, int4, rowsOfBlocks, false,
+                  threads);
+}
+
 bool quantizeInt8(const float *source, int64_t rows, int64_t cols,
                   int64_t group, uint8_t *blocks, QuantizeProblem &problem,
                   int threads) {

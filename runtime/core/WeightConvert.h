@@ -71,6 +71,17 @@ void layOutPanels(const void *source, int64_t rows, int64_t cols,
                   int64_t panel, bool transposed, float *target,
                   int threads = 1);
 
+/// `rows` rows of int8 blocks of `group` values (int4: Q4_0 blocks, `int4`),
+/// `rowBytes` bytes each, into block panels of kBlockPanelRows rows
+/// (support/WeightFormat.h; `rows` a multiple of them, `group` of 4), and
+/// back. The same bytes either way; runs on up to `threads` threads.
+void layOutBlockPanels(const uint8_t *rowsOfBlocks, int64_t rows,
+                       int64_t rowBytes, int64_t group, bool int4,
+                       uint8_t *panels, int threads = 1);
+void blockPanelsToRows(const uint8_t *panels, int64_t rows, int64_t rowBytes,
+                       int64_t group, bool int4, uint8_t *rowsOfBlocks,
+                       int threads = 1);
+
 /// Why quantizeInt8 or quantizeInt4 refused a tensor, in words for a one-line message
 /// ("a NaN at [3, 17]", "row 2 group 0: max |w| 1e+07 / 127 overflows
 /// f16").

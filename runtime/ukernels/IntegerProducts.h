@@ -266,6 +266,73 @@ void rowsOfX(const IntegerArgs &a, int64_t n0, int64_t n1, int64_t m) {
     anyTile<Isa, 1, C>(a, n, m);
 }
 
+/// The bounds query's answer for x: all of its groups of rows [mMin, mMin +
+/// mExtent).
+inline void askForX(halide_buffer_t *xq, halide_buffer_t *xScale,
+                    int64_t group, int64_t groups, int64_t mMin,
+                    int64_t mExtent) {
+  xq->dim[0].min = 0;
+  xq->dim[0].extent = int32_t(group);
+  xq->dim[1].min = 0;
+  xq->dim[1].extent = int32_t(groups);
+  xq->dim[2].min = int32_t(mMin);
+  xq->dim[2].extent = int32_t(mExtent);
+  xScale->dim[0].min = 0;
+  xScale->dim[0].extent = int32_t(groups);
+  xScale->dim[1].min = int32_t(mMin);
+  xScale->dim[1].extent = int32_t(mExtent);
+}
+
+/// ... and for W: `bytes` of each of its units (rows or panels) [first, end).
+inline void askForW(halide_buffer_t *w, int64_t bytes, int64_t first,
+                    int64_t end) {
+  w->dim[0].min = 0;
+  w->dim[0].extent = int32_t(bytes);
+  w->dim[1].min = int32_t(first);
+  w->dim[1].extent = int32_t(end - first);
+}
+
+/// A call's arguments but W's, from Halide's buffers: x from the first
+/// row of `out`'s region, out's outputs from its first.
+inline IntegerArgs argumentsOf(halide_buffer_t *xq, halide_buffer_t *xScale,
+                               halide_buffer_t *out, int64_t group,
+                               int64_t groups, int64_t blockBytes,
+                               int32_t int4) {
+  const int64_t mMin = out->dim[1].min;
+  IntegerArgs a{};
+  a.xGroupStride = xq->dim[1].stride;
+  a.xRowStride = xq->dim[2].stride;
+  a.xq = reinterpret_cast<const int8_t *>(xq->host) +
+         (0 - xq->dim[0].min) * xq->dim[0].stride +
+         (0 - xq->dim[1].min) * a.xGroupStride + (mMin - xq->dim[2].min) * a.xRowStride;
+  a.sGroupStride = xScale->dim[0].stride;
+  a.sRowStride = xScale->dim[1].stride;
+  a.xScale = reinterpret_cast<const float *>(xScale->host) +
+             (0 - xScale->dim[0].min) * a.sGroupStride +
+             (mMin - xScale->dim[1].min) * a.sRowStride;
+  a.groups = groups;
+  a.group = group;
+  a.blockBytes = blockBytes;
+  a.int4 = int4 != 0;
+  a.outRowStride = out->dim[1].stride;
+  a.out = reinterpret_cast<float *>(out->host);
+  return a;
+}
+
+/// Outputs [live, nExtent) of every row: past N, 0.
+inline void zeroPastN(const IntegerArgs &a, int64_t live, int64_t nExtent,
+                      int64_t mExtent) {
+  for (int64_t m = 0; m < mExtent; ++m)
+    for (int64_t n = live; n < nExtent; ++n)
+      a.out[n + m * a.outRowStride] = 0.0f;
+}
+
+/// Every row of x against outputs [0, live) through repacked panels of W
+/// (IntegerPanels.h; declared here, defined there for the ISAs whose
+/// kPanelRows is not 0).
+template <class Isa>
+void panelRows(const IntegerArgs &a, int64_t live, int64_t mExtent);
+
 /// The microkernel (support/Microkernels.h), for one instruction set.
 template <class Isa>
 int integerProducts(halide_buffer_t *xq, halide_buffer_t *xScale,
@@ -280,44 +347,22 @@ int integerProducts(halide_buffer_t *xq, halide_buffer_t *xScale,
                                          wFirst + 1);
   const int64_t blockBytes = int4 ? 18 : 2 + group;
   if (xq->host == nullptr) {
-    xq->dim[0].min = 0;
-    xq->dim[0].extent = group;
-    xq->dim[1].min = 0;
-    xq->dim[1].extent = int32_t(groups);
-    xq->dim[2].min = int32_t(mMin);
-    xq->dim[2].extent = int32_t(mExtent);
-    xScale->dim[0].min = 0;
-    xScale->dim[0].extent = int32_t(groups);
-    xScale->dim[1].min = int32_t(mMin);
-    xScale->dim[1].extent = int32_t(mExtent);
-    w->dim[0].min = 0;
-    w->dim[0].extent = int32_t(groups * blockBytes);
-    w->dim[1].min = int32_t(wFirst);
-    w->dim[1].extent = int32_t(wEnd - wFirst);
+    askForX(xq, xScale, group, groups, mMin, mExtent);
+    askForW(w, groups * blockBytes, wFirst, wEnd);
     return 0;
   }
-  IntegerArgs a;
-  a.xGroupStride = xq->dim[1].stride;
-  a.xRowStride = xq->dim[2].stride;
-  a.xq = reinterpret_cast<const int8_t *>(xq->host) +
-         (0 - xq->dim[0].min) * xq->dim[0].stride +
-         (0 - xq->dim[1].min) * a.xGroupStride + (mMin - xq->dim[2].min) * a.xRowStride;
-  a.sGroupStride = xScale->dim[0].stride;
-  a.sRowStride = xScale->dim[1].stride;
-  a.xScale = reinterpret_cast<const float *>(xScale->host) +
-             (0 - xScale->dim[0].min) * a.sGroupStride +
-             (mMin - xScale->dim[1].min) * a.sRowStride;
+  IntegerArgs a = argumentsOf(xq, xScale, out, group, groups, blockBytes, int4);
   a.wRowStride = w->dim[1].stride;
   a.w = w->host + (nMin - w->dim[1].min) * a.wRowStride - w->dim[0].min;
-  a.groups = groups;
-  a.group = group;
-  a.blockBytes = blockBytes;
-  a.int4 = int4 != 0;
-  a.outRowStride = out->dim[1].stride;
-  a.out = reinterpret_cast<float *>(out->host);
   // Outputs [0, live) of the task hold rows of W; the rest are past N.
   const int64_t live = std::max<int64_t>(0, std::min<int64_t>(nExtent, rows - nMin));
-  for (int64_t m = 0; m < mExtent;) {
+  bool panels = false;
+  if constexpr (Isa::kPanelRows > 0) {
+    panels = mExtent >= Isa::kPanelRows;
+    if (panels)
+      panelRows<Isa>(a, live, mExtent);
+  }
+  for (int64_t m = 0; m < mExtent && !panels;) {
     if (mExtent - m >= 2 && Isa::kCols >= 2) {
       rowsOfX<Isa, (Isa::kCols >= 2 ? 2 : 1)>(a, 0, live, m);
       m += 2;
@@ -326,9 +371,7 @@ int integerProducts(halide_buffer_t *xq, halide_buffer_t *xScale,
       m += 1;
     }
   }
-  for (int64_t m = 0; m < mExtent; ++m)
-    for (int64_t n = live; n < nExtent; ++n)
-      a.out[n + m * a.outRowStride] = 0.0f;
+  zeroPastN(a, live, nExtent, mExtent);
   return 0;
 }
 

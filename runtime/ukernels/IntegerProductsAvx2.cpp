@@ -21,6 +21,8 @@ struct Avx2 {
   static constexpr int kRows = 4;
   static constexpr int kCols = 2;
   static constexpr bool kWide = false;
+  // No panel form (IntegerPanels.h is 512-bit).
+  static constexpr int kPanelRows = 0;
   static __m256i dot(__m256i acc, __m256i a, __m256i b) {
     const __m256i pairs = _mm256_maddubs_epi16(a, b);
     return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));

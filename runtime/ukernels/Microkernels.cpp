@@ -21,6 +21,14 @@ bool cpuHasVnni() {
          __builtin_cpu_supports("avx2");
 }
 
+bool cpuHasAvx512() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma") &&
+         __builtin_cpu_supports("avx2");
+}
+
 } // namespace tfmc::runtime::ukernels
 
 // support/Microkernels.h's names: the x86-64-avx2 target's kernels call
@@ -41,5 +49,18 @@ extern "C" int tfmc_uk_q8_v1_avx512(halide_buffer_t *xq,
   using namespace tfmc::runtime::ukernels;
   static const IntegerProductsFn chosen =
       cpuHasVnni() ? integerProductsVnni : integerProductsAvx2;
+  return chosen(xq, xScale, w, depth, group, rows, int4, out);
+}
+
+// Over W in block panels: only the x86-64-avx512 target's kernels call it
+// (its weights are laid out so only there), vpdpbusd where the CPU has it.
+extern "C" int tfmc_uk_q8p_v1_avx512(halide_buffer_t *xq,
+                                     halide_buffer_t *xScale,
+                                     halide_buffer_t *w, int32_t depth,
+                                     int32_t group, int32_t rows, int32_t int4,
+                                     halide_buffer_t *out) {
+  using namespace tfmc::runtime::ukernels;
+  static const IntegerProductsFn chosen =
+      cpuHasVnni() ? integerPanelProductsVnni : integerPanelProductsAvx512;
   return chosen(xq, xScale, w, depth, group, rows, int4, out);
 }

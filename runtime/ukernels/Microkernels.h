@@ -29,8 +29,20 @@ int integerProductsVnni(halide_buffer_t *xq, halide_buffer_t *xScale,
                         halide_buffer_t *w, int32_t depth, int32_t group,
                         int32_t rows, int32_t int4, halide_buffer_t *out);
 
+/// Over W in block panels (support/WeightFormat.h; the tfmc_uk_q8p_ names):
+/// AVX512-VNNI as integerProductsVnni; AVX512F/VL/BW/DQ without VNNI (its
+/// dot products as two vpmaddubsw on the nibbles of the unsigned operand).
+int integerPanelProductsVnni(halide_buffer_t *xq, halide_buffer_t *xScale,
+                             halide_buffer_t *w, int32_t depth, int32_t group,
+                             int32_t rows, int32_t int4, halide_buffer_t *out);
+int integerPanelProductsAvx512(halide_buffer_t *xq, halide_buffer_t *xScale,
+                               halide_buffer_t *w, int32_t depth, int32_t group,
+                               int32_t rows, int32_t int4, halide_buffer_t *out);
+
 /// Whether this CPU (and its OS) runs integerProductsVnni.
 bool cpuHasVnni();
+/// Whether it runs integerPanelProductsAvx512.
+bool cpuHasAvx512();
 
 } // namespace tfmc::runtime::ukernels
 

@@ -299,6 +299,9 @@ TEST(CpuKernels, LinearInt8Activations) {
     int M, N, K, group;
     bool gated;
     std::map<std::string, int64_t> plan;
+    /// A plan only the microkernels run (Tile.cpp's tasks of whole
+    /// 32-output panels for many rows).
+    bool microkernelOnly = false;
   };
   const std::vector<IntegerCase> cases{
            // Decode: one row, whole groups of 64, 16 lanes (steps of 32).
@@ -331,6 +334,15 @@ TEST(CpuKernels, LinearInt8Activations) {
            {"gated panel", 21, 19, 128, 64, true,
             {{"vector", 8}, {"micro_m", 2}, {"micro_n", 2}, {"block_m", 4},
              {"tiles_per_task", 2}, {"widen_panel", 1}}},
+           // Many rows as the microkernels' panels take them (tasks of 64
+           // outputs: two panels, the last task's partial), and a gated
+           // linear.
+           {"microkernel panels", 45, 70, 192, 64, false,
+            {{"vector", 16}, {"micro_m", 3}, {"micro_n", 32}, {"block_m", 6},
+             {"tiles_per_task", 2}}, true},
+           {"gated microkernel panels", 11, 40, 128, 64, true,
+            {{"vector", 16}, {"micro_m", 3}, {"micro_n", 32}, {"block_m", 6},
+             {"tiles_per_task", 1}}, true},
   };
   // Each case with int8 W and, where its groups are 64, with int4 W (Q4_0
   // blocks of 32: x is quantised per 32 features then).
@@ -352,6 +364,8 @@ TEST(CpuKernels, LinearInt8Activations) {
    for (const std::string &microkernel : microkernels) {
     if (!microkernel.empty() &&
         (c.plan.count("widen_panel") || c.group % 32 != 0))
+      continue;
+    if (microkernel.empty() && c.microkernelOnly)
       continue;
     SCOPED_TRACE(std::string(c.name) +
                  (type == WeightType::Int4 ? ", int4" : ", int8") +

@@ -6,7 +6,9 @@
 // (int64), each times f32(d_x · d_w), summed in double. Odd shapes: 1 to
 // 17 rows of x, every count of outputs a 4-output tile leaves over, tasks
 // that start past 0 and run past N, groups of 32, 64 and 96, int8 weights
-// of -128, all-zero groups, zero, subnormal, infinite and NaN scales.
+// of -128, all-zero groups, zero, subnormal, infinite and NaN scales;
+// from 4 rows on, tasks of up to 75 outputs (the VNNI code's panels of 32);
+// and the codes over W in block panels (vnni, and avx512 without VNNI).
 // A code the CPU lacks is skipped (test/unit/Microkernels.test runs the
 // AVX2 one under qemu as a Haswell).
 //
@@ -180,10 +182,14 @@ void dense(halide_buffer_t &buffer, halide_dimension_t *dims, void *host,
   }
 }
 
+std::vector<uint8_t> blockPanels(const Problem &p);
+
 /// Runs `isa` for outputs [nMin, nMin + nExtent) and rows [mMin, mMin +
-/// mExtent) of x, and returns out (n fastest).
+/// mExtent) of x, and returns out (n fastest); with `panels`, W in block
+/// panels (bytes of a panel, panels).
 std::vector<float> run(const Isa &isa, Problem &p, int64_t nMin,
-                       int64_t nExtent, int64_t mMin, int64_t mExtent) {
+                       int64_t nExtent, int64_t mMin, int64_t mExtent,
+                       bool panels = false) {
   Buffers b;
   const int64_t groups = p.groups();
   // x's buffers hold only the rows asked for, as Halide passes a region.
@@ -195,9 +201,14 @@ std::vector<float> run(const Isa &isa, Problem &p, int64_t nMin,
         {p.group, groups, mExtent}, {0, 0, mMin});
   dense(b.xScale, b.scaleDims, scales.data(), {halide_type_float, 32, 1},
         {groups, mExtent}, {0, mMin});
-  dense(b.w, b.wDims, p.w.data(),
-        {p.int4 ? halide_type_uint : halide_type_int, 8, 1},
-        {p.blockBytes() * groups, p.rows});
+  std::vector<uint8_t> stored = panels ? blockPanels(p) : p.w;
+  if (panels)
+    dense(b.w, b.wDims, stored.data(), {halide_type_uint, 8, 1},
+          {16 * p.blockBytes() * groups, p.rows / 16});
+  else
+    dense(b.w, b.wDims, stored.data(),
+          {p.int4 ? halide_type_uint : halide_type_int, 8, 1},
+          {p.blockBytes() * groups, p.rows});
   std::vector<float> out(nExtent * mExtent, -1.0f);
   dense(b.out, b.outDims, out.data(), {halide_type_float, 32, 1},
         {nExtent, mExtent}, {nMin, mMin});
@@ -208,8 +219,9 @@ std::vector<float> run(const Isa &isa, Problem &p, int64_t nMin,
 }
 
 void expectMatches(const Isa &isa, Problem &p, int64_t nMin, int64_t nExtent,
-                   int64_t mMin, int64_t mExtent) {
-  const std::vector<float> out = run(isa, p, nMin, nExtent, mMin, mExtent);
+                   int64_t mMin, int64_t mExtent, bool panels = false) {
+  const std::vector<float> out =
+      run(isa, p, nMin, nExtent, mMin, mExtent, panels);
   for (int64_t m = 0; m < mExtent; ++m)
     for (int64_t n = 0; n < nExtent; ++n) {
       const float got = out[n + m * nExtent];
@@ -282,7 +294,37 @@ TEST_P(IntegerMicrokernel, ScalesAtTheEdgesOfF16) {
     setScale(p, 6, 0, 0x7e00);       // NaN: an infinity, as every kernel's
     setScale(p, 7, 3, 0xfd01);       // -NaN
     expectMatches(GetParam(), p, 0, 9, 0, 3);
+    // The same scales through the panel form (4 rows or more).
+    Problem many = p;
+    many.m = 7;
+    many.xq.resize(size_t(7 * 128));
+    many.xScale.resize(size_t(7 * 4));
+    for (std::size_t i = p.xq.size(); i < many.xq.size(); ++i)
+      many.xq[i] = int8_t(int(rng() % 255) - 127);
+    for (std::size_t i = p.xScale.size(); i < many.xScale.size(); ++i)
+      many.xScale[i] = 0.01f * float(1 + rng() % 50);
+    expectMatches(GetParam(), many, 0, 9, 0, 7);
   }
+}
+
+// Many rows of x (the VNNI code's panel form, from 4 rows): tasks of more
+// than one 32-output panel, a panel's second vector full, partial or
+// empty, every leftover of 6-row tiles, a task that starts past 0.
+TEST_P(IntegerMicrokernel, ManyRowsAndOutputs) {
+  std::mt19937 rng(13);
+  for (bool int4 : {false, true})
+    for (int64_t group : {32, 64}) {
+      if (int4 && group != 32)
+        continue;
+      for (int64_t depth : {group, 5 * group - 3})
+        for (int64_t m : {4, 5, 6, 7, 8, 9, 10, 11, 12, 19}) {
+          Problem p = randomProblem(rng, depth, group, 75, m, int4);
+          for (int64_t extent : {16, 17, 31, 32, 33, 48, 64, 75})
+            expectMatches(GetParam(), p, 0, extent, 0, m);
+          expectMatches(GetParam(), p, 40, 40, 0, m);
+          expectMatches(GetParam(), p, 3, 37, 2, m - 2);
+        }
+    }
 }
 
 TEST_P(IntegerMicrokernel, BoundsQuery) {
@@ -309,6 +351,108 @@ TEST_P(IntegerMicrokernel, BoundsQuery) {
   EXPECT_EQ(b.wDims[1].min, 6);
   EXPECT_EQ(b.wDims[1].extent, 4);
 }
+
+// --- W in block panels (support/WeightFormat.h) --------------------------
+
+/// `p`'s rows of blocks (a multiple of 16 rows) in block panels, written
+/// here from support/WeightFormat.h's description (the runtime's
+/// layOutBlockPanels is checked against the same layout in
+/// WeightConvertTest).
+std::vector<uint8_t> blockPanels(const Problem &p) {
+  const int64_t groups = p.groups(), blockBytes = p.blockBytes();
+  const int64_t valueBytes = blockBytes - 2;
+  std::vector<uint8_t> panels(p.w.size());
+  for (int64_t n = 0; n < p.rows; ++n) {
+    uint8_t *panel = &panels[(n / 16) * 16 * groups * blockBytes];
+    const int64_t i = n % 16;
+    for (int64_t g = 0; g < groups; ++g) {
+      const uint8_t *block = &p.w[(n * groups + g) * blockBytes];
+      for (int64_t b = 0; b < valueBytes; ++b)
+        panel[g * 16 * valueBytes + (b / 4) * 64 + 4 * i + b % 4] =
+            p.int4 ? block[2 + b] : uint8_t(block[2 + b] ^ 0x80);
+      panel[groups * 16 * valueBytes + (g * 16 + i) * 2] = block[0];
+      panel[groups * 16 * valueBytes + (g * 16 + i) * 2 + 1] = block[1];
+    }
+  }
+  return panels;
+}
+
+const Isa kPanelIsas[] = {{"vnni", integerPanelProductsVnni, cpuHasVnni},
+                          {"avx512", integerPanelProductsAvx512, cpuHasAvx512}};
+
+class PanelMicrokernel : public ::testing::TestWithParam<Isa> {
+protected:
+  void SetUp() override {
+    if (!GetParam().runs())
+      GTEST_SKIP() << "this CPU lacks " << GetParam().name;
+  }
+};
+
+// 1 to 19 rows of x (tiles of 6 and every leftover); tasks of one panel,
+// two, three (a pair and a single), and one past N; groups of 32, 64 and
+// 96, K not a multiple of the group, int8 weights of -128.
+TEST_P(PanelMicrokernel, OddShapes) {
+  std::mt19937 rng(17);
+  for (bool int4 : {false, true})
+    for (int64_t group : {32, 64, 96}) {
+      if (int4 && group != 32)
+        continue;
+      for (int64_t depth : {group, 3 * group - 5})
+        for (int64_t m : {1, 2, 3, 5, 6, 7, 13, 19}) {
+          Problem p = randomProblem(rng, depth, group, 80, m, int4);
+          for (auto [nMin, nExtent] : std::vector<std::pair<int64_t, int64_t>>{
+                   {0, 16}, {0, 32}, {16, 48}, {0, 80}, {64, 32}, {48, 16}})
+            expectMatches(GetParam(), p, nMin, nExtent, 0, m, /*panels=*/true);
+          if (m > 2)
+            expectMatches(GetParam(), p, 32, 32, 1, m - 2, /*panels=*/true);
+        }
+    }
+}
+
+TEST_P(PanelMicrokernel, ScalesAtTheEdgesOfF16) {
+  std::mt19937 rng(19);
+  for (bool int4 : {false, true})
+    for (int64_t m : {1, 7}) {
+      Problem p = randomProblem(rng, 128, 32, 32, m, int4);
+      setScale(p, 0, 1, 0x0000);  // zero
+      setScale(p, 17, 2, 0x0001); // the smallest subnormal
+      setScale(p, 2, 0, 0x03ff);  // the largest subnormal
+      setScale(p, 31, 3, 0x7bff); // the largest finite
+      setScale(p, 4, 1, 0x7c00);  // +inf
+      setScale(p, 20, 2, 0xfc00); // -inf
+      setScale(p, 6, 0, 0x7e00);  // NaN: an infinity, as every kernel's
+      setScale(p, 30, 3, 0xfd01); // -NaN
+      expectMatches(GetParam(), p, 0, 32, 0, m, /*panels=*/true);
+    }
+}
+
+TEST_P(PanelMicrokernel, BoundsQuery) {
+  std::mt19937 rng(23);
+  Problem p = randomProblem(rng, 200, 64, 48, 6, false);
+  Buffers b;
+  dense(b.xq, b.xqDims, nullptr, {halide_type_int, 8, 1}, {1, 1, 1});
+  dense(b.xScale, b.scaleDims, nullptr, {halide_type_float, 32, 1}, {1, 1});
+  dense(b.w, b.wDims, nullptr, {halide_type_uint, 8, 1}, {1, 1});
+  std::vector<float> out(32 * 3);
+  dense(b.out, b.outDims, out.data(), {halide_type_float, 32, 1}, {32, 3},
+        {32, 2});
+  ASSERT_EQ(GetParam().fn(&b.xq, &b.xScale, &b.w, 200, 64, 48, 0, &b.out), 0);
+  // x: 4 groups of 64, rows 2 .. 4; W: panel 2 (rows 32 .. 47; none past
+  // N), whole: 16 rows of 4 blocks of 66 bytes.
+  EXPECT_EQ(b.xqDims[0].extent, 64);
+  EXPECT_EQ(b.xqDims[1].extent, 4);
+  EXPECT_EQ(b.xqDims[2].min, 2);
+  EXPECT_EQ(b.xqDims[2].extent, 3);
+  EXPECT_EQ(b.wDims[0].min, 0);
+  EXPECT_EQ(b.wDims[0].extent, 16 * 4 * 66);
+  EXPECT_EQ(b.wDims[1].min, 2);
+  EXPECT_EQ(b.wDims[1].extent, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, PanelMicrokernel, ::testing::ValuesIn(kPanelIsas),
+                         [](const ::testing::TestParamInfo<Isa> &info) {
+                           return std::string(info.param.name);
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Isas, IntegerMicrokernel, ::testing::ValuesIn(kIsas),
                          [](const ::testing::TestParamInfo<Isa> &info) {

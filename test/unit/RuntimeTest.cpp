@@ -223,14 +223,32 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        "plan: weight 0 panel: weight 'embed.weight' has 10 rows, which panels "
        "of 4 do not divide"},
       {[](Json &j) { j["weights"][1]["panel"] = 2; },
-       "plan: weight 1 panel: weight 'proj.weight' is f32 of rank 3: only f32 "
-       "weights of rank 2 are stored in panels"},
+       "plan: weight 1 panel: weight 'proj.weight' is f32 of rank 3: only f32, "
+       "int4 and int8 (in groups of a multiple of 4) weights of rank 2 are "
+       "stored in panels"},
       {[](Json &j) {
          j["weights"][0]["dtype"] = "bf16";
          j["weights"][0]["panel"] = 5;
        },
        "plan: weight 0 panel: weight 'embed.weight' is bf16 of rank 2: only "
-       "f32 weights of rank 2 are stored in panels"},
+       "f32, int4 and int8 (in groups of a multiple of 4) weights of rank 2 "
+       "are stored in panels"},
+      // int8 and int4 block panels: 16 rows, int8 groups of 4 values a lane.
+      {[](Json &j) {
+         j["weights"][0]["dtype"] = "int8";
+         j["weights"][0]["group"] = 6;
+         j["weights"][0]["panel"] = 5;
+       },
+       "plan: weight 0 panel: weight 'embed.weight' is int8 of rank 2: only "
+       "f32, int4 and int8 (in groups of a multiple of 4) weights of rank 2 "
+       "are stored in panels"},
+      {[](Json &j) {
+         j["weights"][0]["dtype"] = "int4";
+         j["weights"][0]["group"] = 32;
+         j["weights"][0]["panel"] = 5;
+       },
+       "plan: weight 0 panel: weight 'embed.weight' is int4, whose panels "
+       "have 16 rows, not 5"},
       {[](Json &j) { j["weights"][0]["panel"] = 0; },
        "plan: weight 0 panel: 0 is less than 1"},
       {[](Json &j) { j["weights"][0]["panel"] = "16"; },

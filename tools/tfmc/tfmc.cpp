@@ -90,8 +90,9 @@ static cl::opt<std::string> kvCacheDtype(
 
 static cl::opt<std::string> weightLayout(
     "weight-layout",
-    cl::desc("How a CPU program stores its f32 linear weights (default: "
-             "panels): panels of 16 rows, laid out once at load (a private "
+    cl::desc("How a CPU program stores its f32 linear weights, and with "
+             "--activations int8 on x86-64-avx512 its int8 and int4 ones "
+             "(default: panels): panels of 16 rows, laid out once at load (a private "
              "copy), which the linear kernels read without packing; rows "
              "keeps the file's layout, mapped in place and shared between "
              "processes, with slower prefill and decode"),

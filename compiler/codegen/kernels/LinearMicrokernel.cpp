@@ -36,8 +36,10 @@ namespace {
 int taskOutputs(const KernelSpec &spec) {
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
   const int64_t outputs = std::max<int64_t>(16, plan.microN * plan.tilesPerTask);
-  return int(std::min<int64_t>((outputs + 3) / 4 * 4,
-                               (spec.width + 3) / 4 * 4));
+  // W in block panels: tasks start on whole panels.
+  const int64_t unit = spec.weightPanel > 0 ? spec.weightPanel : 4;
+  return int(std::min<int64_t>((outputs + unit - 1) / unit * unit,
+                               (spec.width + unit - 1) / unit * unit));
 }
 
 } // namespace
@@ -54,12 +56,19 @@ bool usesMicrokernel(const KernelSpec &spec) {
 
 BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
                                  const std::string &name) {
+  if (spec.weightPanel > 0 && spec.integerMicrokernel != "avx512")
+    throw CompileError("an int8 or int4 weight in block panels needs the "
+                       "avx512 integer microkernel, not '" +
+                       spec.integerMicrokernel + "'");
   const bool int4 = spec.weightType == WeightType::Int4;
   const int depth = int(spec.inWidth);
   const int group = int4 ? int(format::kInt4BlockValues) : int(spec.group);
   QuantisedRows x = quantiseRows(spec, in.x, depth % group != 0, Int(8));
+  // W in block panels (tfm-weight-layout): the microkernel that reads them.
   const std::string symbol =
-      format::integerMicrokernelName(spec.integerMicrokernel);
+      spec.weightPanel > 0
+          ? format::integerPanelMicrokernelName(spec.integerMicrokernel)
+          : format::integerMicrokernelName(spec.integerMicrokernel);
   Var n("n"), m("m"), p("p");
   std::map<std::string, Func> stages = x.stages;
   auto products = [&](const WeightInput &w, const std::string &stage) {

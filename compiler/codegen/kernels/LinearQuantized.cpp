@@ -507,6 +507,12 @@ BuiltKernel quantizedAlgorithm(const KernelSpec &spec, const Operands &in,
                                const std::string &name) {
   if (usesMicrokernel(spec))
     return microkernelAlgorithm(spec, in, name);
+  // Only the microkernel reads block panels (tfm-weight-layout gives them
+  // to no other weight).
+  if (spec.weightPanel > 0)
+    throw CompileError("an int8 or int4 weight in block panels is read only "
+                       "by the integer microkernel, which this kernel does "
+                       "not run");
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
   // Tile.cpp gives these forms no one-row tile (their decode tiles have
   // one row at max-batch 1 only); a plan that has one is not theirs.
