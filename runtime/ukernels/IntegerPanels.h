@@ -77,16 +77,17 @@ private:
 /// out[s] holds dword 4c + s of row i in lane i.
 inline void transpose16x4(const uint8_t *const *rows, int64_t offset,
                           __m512i (&out)[4]) {
+  auto row = [&](int i) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[i] + offset));
+  };
+  // (The lane indices are spelled out: an unoptimised build does not fold
+  // a loop's index into the immediate vinserti32x4 needs.)
   __m512i quarter[4];
   for (int q = 0; q < 4; ++q) {
-    __m512i z = _mm512_castsi128_si512(
-        _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[4 * q] + offset)));
-    for (int i = 1; i < 4; ++i)
-      z = _mm512_inserti32x4(
-          z,
-          _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[4 * q + i] + offset)),
-          i);
-    quarter[q] = z;
+    __m512i z = _mm512_castsi128_si512(row(4 * q));
+    z = _mm512_inserti32x4(z, row(4 * q + 1), 1);
+    z = _mm512_inserti32x4(z, row(4 * q + 2), 2);
+    quarter[q] = _mm512_inserti32x4(z, row(4 * q + 3), 3);
   }
   // Lanes 0 .. 7 from quarters 0 and 1, 8 .. 15 from 2 and 3: dword s of
   // each of their 8 rows (vpermt2d indexes both sources, 0 .. 31).
