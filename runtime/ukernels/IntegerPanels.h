@@ -42,6 +42,7 @@
 
 #include <cstdlib>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 namespace tfmc::runtime::ukernels {
@@ -72,6 +73,35 @@ private:
   void *memory = nullptr;
   std::size_t size = 0;
 };
+
+/// 16 f16 scales widened as widenScales does: an infinity or a NaN is an
+/// infinity of its sign.
+inline __m512 widenHalves(__m256i bits) {
+  const __m256i exponent = _mm256_set1_epi16(0x7c00);
+  bits = _mm256_andnot_si256(
+      _mm256_and_si256(_mm256_cmpeq_epi16(_mm256_and_si256(bits, exponent), exponent),
+                       _mm256_set1_epi16(0x03ff)),
+      bits);
+  return _mm512_cvtph_ps(bits);
+}
+
+/// Calls tile(std::integral_constant<int, R>{}, m) for rows of x [0,
+/// mExtent) in tiles of kPanelTileRows rows, then one of the rows left
+/// (the tiles' row counts are template arguments).
+template <class Tile>
+void forRowTiles(int64_t mExtent, Tile tile) {
+  int64_t m = 0;
+  for (; m + kPanelTileRows <= mExtent; m += kPanelTileRows)
+    tile(std::integral_constant<int, kPanelTileRows>{}, m);
+  switch (mExtent - m) {
+  case 5: return tile(std::integral_constant<int, 5>{}, m);
+  case 4: return tile(std::integral_constant<int, 4>{}, m);
+  case 3: return tile(std::integral_constant<int, 3>{}, m);
+  case 2: return tile(std::integral_constant<int, 2>{}, m);
+  case 1: return tile(std::integral_constant<int, 1>{}, m);
+  default: return;
+  }
+}
 
 /// Dwords [4c, 4c + 4) of 16 rows of bytes (rows[i] + offset), transposed:
 /// out[s] holds dword 4c + s of row i in lane i.
@@ -124,19 +154,14 @@ inline void packPanel(const IntegerArgs &a, int64_t n0, int64_t count,
       for (int i = 0; i < 16; ++i)
         _mm_prefetch(reinterpret_cast<const char *>(rows[i] + (g + 8) * a.blockBytes),
                      _MM_HINT_T0);
-      // The 16 rows' f16 d_w in one vector, widened as widenScales does:
-      // an infinity or a NaN is an infinity of its sign.
+      // The 16 rows' f16 d_w in one vector.
       alignas(32) uint16_t halves[16];
       for (int i = 0; i < 16; ++i)
         std::memcpy(&halves[i], rows[i] + g * a.blockBytes, 2);
-      __m256i bits = _mm256_load_si256(reinterpret_cast<const __m256i *>(halves));
-      const __m256i exponent = _mm256_set1_epi16(0x7c00);
-      bits = _mm256_andnot_si256(
-          _mm256_and_si256(_mm256_cmpeq_epi16(_mm256_and_si256(bits, exponent), exponent),
-                           _mm256_set1_epi16(0x03ff)),
-          bits);
-      _mm512_storeu_ps(scales + g * kPanelOutputs + 16 * half,
-                       _mm512_maskz_mov_ps(live, _mm512_cvtph_ps(bits)));
+      _mm512_storeu_ps(
+          scales + g * kPanelOutputs + 16 * half,
+          _mm512_maskz_mov_ps(live, widenHalves(_mm256_load_si256(
+                                        reinterpret_cast<const __m256i *>(halves)))));
       uint8_t *group = values + g * steps * kPanelStepBytes + 64 * half;
       __m512i quads[4];
       if (a.int4) {
@@ -251,29 +276,10 @@ void panelRows(const IntegerArgs &a, int64_t live, int64_t mExtent) {
   for (int64_t n0 = 0; n0 < live; n0 += kPanelOutputs) {
     const int64_t count = std::min<int64_t>(kPanelOutputs, live - n0);
     packPanel(a, n0, count, values.bytes(), scales.floats());
-    int64_t m = 0;
-    for (; m + kPanelTileRows <= mExtent; m += kPanelTileRows)
-      panelTile<Isa, kPanelTileRows>(a, values.bytes(), scales.floats(),
-                                     offsets, m, n0, count);
-    switch (mExtent - m) {
-    case 5:
-      panelTile<Isa, 5>(a, values.bytes(), scales.floats(), offsets, m, n0, count);
-      break;
-    case 4:
-      panelTile<Isa, 4>(a, values.bytes(), scales.floats(), offsets, m, n0, count);
-      break;
-    case 3:
-      panelTile<Isa, 3>(a, values.bytes(), scales.floats(), offsets, m, n0, count);
-      break;
-    case 2:
-      panelTile<Isa, 2>(a, values.bytes(), scales.floats(), offsets, m, n0, count);
-      break;
-    case 1:
-      panelTile<Isa, 1>(a, values.bytes(), scales.floats(), offsets, m, n0, count);
-      break;
-    default:
-      break;
-    }
+    forRowTiles(mExtent, [&](auto rows, int64_t m) {
+      panelTile<Isa, decltype(rows)::value>(a, values.bytes(), scales.floats(),
+                                            offsets, m, n0, count);
+    });
   }
 }
 
@@ -294,16 +300,9 @@ struct PanelArgs {
   int64_t groupBytes, scalesAt;
 };
 
-/// The 16 f16 scales at `bytes`, widened as widenScales does: an infinity
-/// or a NaN is an infinity of its sign.
+/// The 16 f16 scales at `bytes`, widened (widenHalves).
 inline __m512 widenPanelScales(const uint8_t *bytes) {
-  __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(bytes));
-  const __m256i exponent = _mm256_set1_epi16(0x7c00);
-  bits = _mm256_andnot_si256(
-      _mm256_and_si256(_mm256_cmpeq_epi16(_mm256_and_si256(bits, exponent), exponent),
-                       _mm256_set1_epi16(0x03ff)),
-      bits);
-  return _mm512_cvtph_ps(bits);
+  return widenHalves(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(bytes)));
 }
 
 /// Bytes of a panel's values ahead of its group that storedPanelTile
@@ -405,17 +404,9 @@ template <class Isa, int P>
 void storedPanelRows(const IntegerArgs &a, const PanelArgs &w,
                      const int32_t *offsets, int64_t mExtent, int64_t n0,
                      int64_t live) {
-  int64_t m = 0;
-  for (; m + kPanelTileRows <= mExtent; m += kPanelTileRows)
-    storedPanelTile<Isa, kPanelTileRows, P>(a, w, offsets, m, n0, live);
-  switch (mExtent - m) {
-  case 5: return storedPanelTile<Isa, 5, P>(a, w, offsets, m, n0, live);
-  case 4: return storedPanelTile<Isa, 4, P>(a, w, offsets, m, n0, live);
-  case 3: return storedPanelTile<Isa, 3, P>(a, w, offsets, m, n0, live);
-  case 2: return storedPanelTile<Isa, 2, P>(a, w, offsets, m, n0, live);
-  case 1: return storedPanelTile<Isa, 1, P>(a, w, offsets, m, n0, live);
-  default: return;
-  }
+  forRowTiles(mExtent, [&](auto rows, int64_t m) {
+    storedPanelTile<Isa, decltype(rows)::value, P>(a, w, offsets, m, n0, live);
+  });
 }
 
 /// Rows of x from which an int4 call splits each pair of stored panels'
@@ -454,18 +445,10 @@ void splitPanelRows(const IntegerArgs &a, const PanelArgs &w,
                         widenPanelScales(panel[h] + w.scalesAt + g * 32));
       }
     }
-    int64_t m = 0;
-    for (; m + kPanelTileRows <= mExtent; m += kPanelTileRows)
-      panelTile<Isa, kPanelTileRows>(a, values.bytes(), scales.floats(), offsets,
-                                     m, n0, count);
-    switch (mExtent - m) {
-    case 5: panelTile<Isa, 5>(a, values.bytes(), scales.floats(), offsets, m, n0, count); break;
-    case 4: panelTile<Isa, 4>(a, values.bytes(), scales.floats(), offsets, m, n0, count); break;
-    case 3: panelTile<Isa, 3>(a, values.bytes(), scales.floats(), offsets, m, n0, count); break;
-    case 2: panelTile<Isa, 2>(a, values.bytes(), scales.floats(), offsets, m, n0, count); break;
-    case 1: panelTile<Isa, 1>(a, values.bytes(), scales.floats(), offsets, m, n0, count); break;
-    default: break;
-    }
+    forRowTiles(mExtent, [&](auto rows, int64_t m) {
+      panelTile<Isa, decltype(rows)::value>(a, values.bytes(), scales.floats(),
+                                            offsets, m, n0, count);
+    });
   }
 }
 
