@@ -524,6 +524,21 @@ CpuPackedGemmPlan planCpuPackedGemm(const TargetDescription &target,
   plan.taskN = 2 * tuning.packedColumnVectors * target.vectorLanes;
   plan.smallRows = tuning.packedSmallRows;
   plan.dot = planCpuDotGemm(target, shape);
+  // An f32 W in panels, f32 x: the target's f32 microkernel
+  // (runtime/ukernels/FloatPanels.h) computes each task's outputs, with
+  // its own register tile and depth block; tasks of whole tiles of rows,
+  // as many columns as the Halide form's.
+  if (!target.floatMicrokernels.empty() && shape.panel > 0 &&
+      !shape.narrowWeight && !shape.integerProducts && !shape.bf16Products) {
+    const tfmc::format::FloatMicrokernelTile tile =
+        tfmc::format::floatMicrokernelTile(target.floatMicrokernels);
+    plan.microkernel = true;
+    plan.microM = tile.rows;
+    plan.microN = tile.vectors;
+    plan.blockK = tile.depthBlock;
+    plan.blockM = tile.rows;
+    plan.taskM = std::max<int64_t>(1, tuning.packedTaskRows / tile.rows) * tile.rows;
+  }
   return plan;
 }
 

@@ -42,8 +42,30 @@
 // multiple of 16); everything else is the contract above. Only `avx512`
 // has it (vpdpbusd, or its products from vpmaddubsw without VNNI).
 //
-// Called with x_q's host null (Halide's bounds query), it fills in the
-// regions of x_q, x_scale and w that `out`'s region needs and returns 0.
+// f32 products (f32 activations, an f32 W in panels of 16 rows,
+// support/WeightFormat.h; a GEMM of many rows, Linear.cpp's packed plans):
+//
+//   int tfmc_uk_f32p_<version>_<isa>(halide_buffer_t *x, halide_buffer_t *w,
+//                                int32_t depth, int32_t rows, int32_t x_rows,
+//                                halide_buffer_t *out)
+//
+//   x        f32 (16, R, chunks, tiles): x packed, R the ISA's tile rows
+//            (floatMicrokernelTile), x_packed(i, r, c, t) = x(16c + i, Rt + r)
+//            (values past K or past M are never read), M = x_rows;
+//   w        f32 (16, K, N / 16): W's panels;
+//   out      f32 (n, m): a task's outputs, starting on a whole panel and
+//            a whole tile of R rows,
+//              out(n, m) = Σ_k x(k, m) · W(n, k), one f32 sum in k's order
+//            by fused multiply-adds; outputs at or past N = rows, and rows
+//            at or past x_rows, are 0.
+//
+// Only `avx2` (runtime/ukernels/FloatPanels.h, FloatProductsAvx2.cpp),
+// run only by the x86-64-avx2 target's kernels: see that target's entry
+// in passes/target/Target.cpp for why x86-64-avx512 has none.
+//
+// Called with x_q's host (f32: out's) null (Halide's bounds query), it
+// fills in the regions of its inputs that `out`'s region needs and returns
+// 0.
 // A gated linear's kernel calls it once per weight, on each part of its
 // output. The ISA suffix is the target registry's
 // (TargetDescription::integerMicrokernels): `avx2` (vpmaddubsw), `avx512`
@@ -75,6 +97,11 @@ inline std::string integerPanelMicrokernelName(const std::string &isa) {
   return std::string("tfmc_uk_q8p_") + kMicrokernelVersion + "_" + isa;
 }
 
+/// The f32 microkernel over W in panels, for one instruction set ("avx2").
+inline std::string floatPanelMicrokernelName(const std::string &isa) {
+  return std::string("tfmc_uk_f32p_") + kMicrokernelVersion + "_" + isa;
+}
+
 /// The group sizes of int8 weights the microkernel takes: whole 32-byte
 /// vectors (int4's blocks are 32 values).
 constexpr int kMicrokernelGroupMultiple = 32;
@@ -85,6 +112,18 @@ constexpr int kMicrokernelGroupMultiple = 32;
 constexpr int kMicrokernelPanelOutputs = 32;
 /// Rows of x from which a call runs that form (where the ISA has it).
 constexpr int kMicrokernelPanelRows = 4;
+
+/// The f32 microkernel's register tile (rows of x by vectors of outputs)
+/// and depth block: what runtime/ukernels/FloatProductsAvx2.cpp compiles
+/// and the tile pass writes into the plan (one entry per instruction set).
+struct FloatMicrokernelTile {
+  int rows, vectors, depthBlock;
+};
+constexpr FloatMicrokernelTile kFloatTileAvx2{6, 2, 256};
+inline FloatMicrokernelTile floatMicrokernelTile(const std::string &isa) {
+  (void)isa; // "avx2", the only one
+  return kFloatTileAvx2;
+}
 
 } // namespace tfmc::format
 

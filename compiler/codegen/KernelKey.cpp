@@ -67,6 +67,8 @@ std::string kernelSymbol(mlir::Operation *op, const KernelSpec &spec,
     key += "|" + (spec.weightPanel > 0
                       ? format::integerPanelMicrokernelName(spec.integerMicrokernel)
                       : format::integerMicrokernelName(spec.integerMicrokernel));
+  if (!spec.floatMicrokernel.empty())
+    key += "|" + format::floatPanelMicrokernelName(spec.floatMicrokernel);
   // A narrowed KV cache changes the types the kernel writes or reads.
   const std::pair<const char *, Halide::Type> types[] = {
       {"out", spec.outputType}, {"k", spec.keyType}, {"v", spec.valueType}};

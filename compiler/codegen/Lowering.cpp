@@ -418,6 +418,14 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     return failure();
   spec.kind = *kind;
   spec.tile = *tile;
+  if (const auto *packed = std::get_if<target::CpuPackedGemmPlan>(&spec.tile);
+      packed && packed->microkernel) {
+    if (target.floatMicrokernels.empty())
+      return op->emitError("tile plan asks for the f32 microkernel, which "
+                           "target '")
+             << target.name << "' has none of";
+    spec.floatMicrokernel = target.floatMicrokernels;
+  }
   Value result = op->getResult(0);
   const Shape &out = shapes[result];
   spec.width = lastDim(result);

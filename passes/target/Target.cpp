@@ -64,6 +64,9 @@ TargetDescription avx2() {
   t.weightPanel = kWeightPanel;
   t.tuning = xeonTuning();
   t.integerMicrokernels = "avx2";
+  // GPT-2 small's prefill 7-20 % faster than Halide's packed form
+  // (docs/performance.md, "Microkernels (f32)").
+  t.floatMicrokernels = "avx2";
   return t;
 }
 
@@ -86,6 +89,9 @@ TargetDescription avx512() {
   // target does not require it: Skylake-X has none).
   t.integerMicrokernels = "avx512";
   t.integerPanels = true;
+  // No f32 microkernel: on a Zen 5, Halide's packed form over the panels
+  // ran as fast at one thread and faster at two (docs/performance.md,
+  // "Microkernels (f32)").
   return t;
 }
 

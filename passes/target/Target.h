@@ -97,6 +97,11 @@ struct TargetDescription {
   /// are stored in block panels (support/WeightFormat.h, tfm-weight-layout).
   /// Otherwise many rows keep the f32 panels and weights their rows.
   bool integerPanels = false;
+  /// The instruction set of the f32 microkernel (support/Microkernels.h's
+  /// tfmc_uk_f32p_*) that this target's packed GEMMs over an f32 W in
+  /// panels call for their innermost tile: "avx2" or "avx512". Empty: the
+  /// Halide packed form (CUDA, or where it measured no slower).
+  std::string floatMicrokernels;
   /// Named only explicitly: `host` and x86-64-all never choose it (an
   /// opt-in instruction set, which only --activations bf16 needs).
   bool explicitOnly = false;

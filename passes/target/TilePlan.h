@@ -105,6 +105,11 @@ struct CpuPackedGemmPlan {
   static constexpr const char *kFamily = "packed_gemm";
   int64_t vector = 0, microM = 0, microN = 0, blockK = 0, blockM = 0,
           taskM = 0, taskN = 0, smallRows = 0;
+  /// The many-rows form is the target's f32 microkernel (an f32 W in
+  /// panels; TargetDescription::floatMicrokernels): each task calls it for
+  /// its task_m x task_n outputs, whose tile (micro_m x micro_n) and depth
+  /// block (block_k) are the microkernel's own; block_m is unused.
+  bool microkernel = false;
   CpuGemmPlan dot;
   template <typename Visit> void fields(Visit &&visit) {
     visit("vector", vector);
@@ -115,6 +120,7 @@ struct CpuPackedGemmPlan {
     visit("task_m", taskM);
     visit("task_n", taskN);
     visit("small_rows", smallRows);
+    visit("microkernel", microkernel);
     visit("dot_micro_m", dot.microM);
     visit("dot_micro_n", dot.microN);
     visit("dot_block_m", dot.blockM, FieldRange{0, INT32_MAX});

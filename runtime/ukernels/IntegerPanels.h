@@ -38,6 +38,7 @@
 #define TFMC_RUNTIME_UKERNELS_INTEGERPANELS_H
 
 #include "runtime/ukernels/IntegerProducts.h"
+#include "runtime/ukernels/Scratch.h"
 #include "support/Microkernels.h"
 
 #include <cstdlib>
@@ -52,27 +53,6 @@ constexpr int kPanelOutputs = format::kMicrokernelPanelOutputs;
 static_assert(kPanelOutputs == 32, "two 16-lane vectors a panel step");
 constexpr int kPanelStepBytes = 4 * kPanelOutputs;
 constexpr int kPanelTileRows = 6;
-
-/// A thread's scratch memory, 64-byte aligned, kept between calls.
-class Scratch {
-public:
-  ~Scratch() { std::free(memory); }
-  void reserve(std::size_t bytes) {
-    if (bytes <= size)
-      return;
-    std::free(memory);
-    size = (bytes + 63) / 64 * 64;
-    memory = std::aligned_alloc(64, size);
-    if (memory == nullptr)
-      throw std::bad_alloc();
-  }
-  uint8_t *bytes() { return static_cast<uint8_t *>(memory); }
-  float *floats() { return static_cast<float *>(memory); }
-
-private:
-  void *memory = nullptr;
-  std::size_t size = 0;
-};
 
 /// 16 f16 scales widened as widenScales does: an infinity or a NaN is an
 /// infinity of its sign.

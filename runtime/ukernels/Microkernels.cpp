@@ -64,3 +64,12 @@ extern "C" int tfmc_uk_q8p_v1_avx512(halide_buffer_t *xq,
       cpuHasVnni() ? integerPanelProductsVnni : integerPanelProductsAvx512;
   return chosen(xq, xScale, w, depth, group, rows, int4, out);
 }
+
+// The f32 microkernel over W in panels: the x86-64-avx2 target's kernels
+// call it (the target requires AVX2 and FMA).
+extern "C" int tfmc_uk_f32p_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,
+                                    int32_t depth, int32_t rows, int32_t xRows,
+                                    halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::floatPanelProductsAvx2(x, w, depth, rows,
+                                                         xRows, out);
+}

@@ -39,6 +39,15 @@ int integerPanelProductsAvx512(halide_buffer_t *xq, halide_buffer_t *xScale,
                                halide_buffer_t *w, int32_t depth, int32_t group,
                                int32_t rows, int32_t int4, halide_buffer_t *out);
 
+/// The f32 microkernel over W in panels (FloatPanels.h; the tfmc_uk_f32p_
+/// names), AVX2 + FMA.
+using FloatPanelProductsFn = int (*)(halide_buffer_t *x, halide_buffer_t *w,
+                                     int32_t depth, int32_t rows,
+                                     int32_t xRows, halide_buffer_t *out);
+int floatPanelProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
+                           int32_t depth, int32_t rows, int32_t xRows,
+                           halide_buffer_t *out);
+
 /// Whether this CPU (and its OS) runs integerProductsVnni.
 bool cpuHasVnni();
 /// Whether it runs integerPanelProductsAvx512.

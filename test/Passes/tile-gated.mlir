@@ -66,9 +66,9 @@
 //    blocks); block_k 32: (1 + 64)·32·4 = 8320 bytes.
 
 // AVX2-LABEL: func.func @prefill
-// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, dot_block_m = 128 : i64, dot_micro_m = 2 : i64, dot_micro_n = 2 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 2 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx2", task_m = 512 : i64, task_n = 32 : i64, vector = 8 : i64}
+// AVX2: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, dot_block_m = 128 : i64, dot_micro_m = 2 : i64, dot_micro_n = 2 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 2 : i64, micro_n = 2 : i64, microkernel = false, small_rows = 32 : i64, target = "x86-64-avx2", task_m = 512 : i64, task_n = 32 : i64, vector = 8 : i64}
 // AVX512-LABEL: func.func @prefill
-// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, dot_block_m = 320 : i64, dot_micro_m = 5 : i64, dot_micro_n = 2 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx512", task_m = 504 : i64, task_n = 64 : i64, vector = 16 : i64}
+// AVX512: tfm.gated_linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, dot_block_m = 320 : i64, dot_micro_m = 5 : i64, dot_micro_n = 2 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, microkernel = false, small_rows = 32 : i64, target = "x86-64-avx512", task_m = 504 : i64, task_n = 64 : i64, vector = 16 : i64}
 // CUDA-LABEL: func.func @prefill
 // CUDA: tfm.gated_linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 10240 : i64, target = "cuda-sm80", thread_m = 16 : i64, thread_n = 1 : i64}
 func.func @prefill(%x: tensor<?x?x768xf32>) -> tensor<?x?x2048xf32> attributes {tfm.max_len = 1024 : i64} {

@@ -98,8 +98,8 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   %w = tfm.weight "w" : tensor<2304x768xf32>
   %wq, %wk, %wv = tfm.split %w {axis = 0 : i64} : tensor<2304x768xf32> -> tensor<768x768xf32>, tensor<768x768xf32>, tensor<768x768xf32>
 
-  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, dot_block_m = 126 : i64, dot_micro_m = 3 : i64, dot_micro_n = 3 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx2", task_m = 504 : i64, task_n = 32 : i64, vector = 8 : i64}
-  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, dot_block_m = 320 : i64, dot_micro_m = 5 : i64, dot_micro_n = 4 : i64, dot_tiles_per_task = 6 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 8 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx512", task_m = 512 : i64, task_n = 64 : i64, vector = 16 : i64}
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, dot_block_m = 126 : i64, dot_micro_m = 3 : i64, dot_micro_n = 3 : i64, dot_tiles_per_task = 8 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, microkernel = false, small_rows = 32 : i64, target = "x86-64-avx2", task_m = 504 : i64, task_n = 32 : i64, vector = 8 : i64}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, dot_block_m = 320 : i64, dot_micro_m = 5 : i64, dot_micro_n = 4 : i64, dot_tiles_per_task = 6 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 8 : i64, micro_n = 2 : i64, microkernel = false, small_rows = 32 : i64, target = "x86-64-avx512", task_m = 512 : i64, task_n = 64 : i64, vector = 16 : i64}
   // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 5120 : i64, target = "cuda-sm80", thread_m = 8 : i64, thread_n = 1 : i64}
   %q = tfm.linear %x, %wq : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %k = tfm.linear %x, %wk : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
@@ -129,8 +129,8 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   // blocks: 2-row tiles keep 4 blocks per multiprocessor; for N = 768,
   // 8-row tiles of 32 columns make 384.
   // CHECK: tfm.weight "w200" : tensor<200x768xf32>
-  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, dot_block_m = 126 : i64, dot_micro_m = 3 : i64, dot_micro_n = 3 : i64, dot_tiles_per_task = 2 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx2", task_m = 504 : i64, task_n = 32 : i64, vector = 8 : i64}
-  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, dot_block_m = 320 : i64, dot_micro_m = 4 : i64, dot_micro_n = 5 : i64, dot_tiles_per_task = 1 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 8 : i64, micro_n = 2 : i64, small_rows = 32 : i64, target = "x86-64-avx512", task_m = 512 : i64, task_n = 64 : i64, vector = 16 : i64}
+  // AVX2-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 18 : i64, dot_block_m = 126 : i64, dot_micro_m = 3 : i64, dot_micro_n = 3 : i64, dot_tiles_per_task = 2 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, microkernel = false, small_rows = 32 : i64, target = "x86-64-avx2", task_m = 504 : i64, task_n = 32 : i64, vector = 8 : i64}
+  // AVX512-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 256 : i64, block_m = 16 : i64, dot_block_m = 320 : i64, dot_micro_m = 4 : i64, dot_micro_n = 5 : i64, dot_tiles_per_task = 1 : i64, dot_widen_panel = false, kind = "packed_gemm", micro_m = 8 : i64, micro_n = 2 : i64, microkernel = false, small_rows = 32 : i64, target = "x86-64-avx512", task_m = 512 : i64, task_n = 64 : i64, vector = 16 : i64}
   // CUDA-PLAN: tfm.linear {{.*}}tfm.tile = {block_k = 32 : i64, kind = "gemm", shared_bytes = 4352 : i64, target = "cuda-sm80", thread_m = 2 : i64, thread_n = 1 : i64}
   %w200 = tfm.weight "w200" : tensor<200x768xf32>
   %r = tfm.linear %wnd, %w200 : (tensor<?x?x768xf32>, tensor<200x768xf32>) -> tensor<?x?x200xf32>

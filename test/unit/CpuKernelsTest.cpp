@@ -18,6 +18,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
 
 using namespace tfmc::codegen;
 using namespace tfmc::test;
@@ -40,8 +41,10 @@ struct LinearCase {
 /// Case `c` of the linear kernel against its reference: x, W (in panels of
 /// `panel` rows when not 0), and with an activation also a bias and a
 /// residual.
-void checkLinear(const LinearCase &c, ActivationFn fn, int64_t panel = 0) {
+void checkLinear(const LinearCase &c, ActivationFn fn, int64_t panel = 0,
+                 const std::string &floatMicrokernel = "") {
   KernelSpec spec = cpuSpec(KernelKind::Linear, c.plan);
+  spec.floatMicrokernel = floatMicrokernel;
   spec.width = c.N;
   spec.inWidth = c.K;
   spec.weightPanel = panel;
@@ -185,6 +188,49 @@ TEST(CpuKernels, LinearWeightsInPanels) {
       spec.hasBias = withBias;
       KernelCase in = gatedInputs(spec, c.M, c.N, c.K);
       Buffer<float> out(c.N, c.M);
+      run(spec, in.inputs, out);
+      expectClose(out, in.expected);
+    }
+  }
+}
+
+// The packed plans' many-rows form through the f32 microkernel (an f32 W
+// in panels; runtime/ukernels/FloatPanels.h), each ISA this CPU runs:
+// tasks of rows and columns with tails in M, N (a task of one panel at the
+// end) and K (a depth block of 256 and a chunk of 16), the bias,
+// activation and residual around it; fewer than small_rows rows run the
+// panel form of the same kernel; a gated linear calls it once per weight.
+TEST(CpuKernels, LinearF32Microkernel) {
+  auto plan = [](int64_t lanes, int64_t rows) {
+    return std::map<std::string, int64_t>{
+        {"vector", lanes}, {"micro_m", rows}, {"micro_n", 2},
+        {"microkernel", 1}, {"block_k", 256}, {"block_m", rows},
+        {"task_m", 2 * rows}, {"task_n", 32}, {"small_rows", 20},
+        {"dot_micro_m", 4}, {"dot_micro_n", 16}, {"dot_block_m", 8},
+        {"dot_tiles_per_task", 3}};
+  };
+  for (auto [isa, lanes, rows] : std::vector<std::tuple<std::string, int64_t, int64_t>>{
+           {"avx2", 8, 6}}) {
+    SCOPED_TRACE("microkernel " + isa);
+    const std::map<std::string, int64_t> packed = plan(lanes, rows);
+    for (const LinearCase &c : std::vector<LinearCase>{
+             {"many rows", 45, 48, 37, packed},
+             {"a depth block and a tail", 27, 80, 300, packed},
+             {"few rows", 13, 48, 37, packed}})
+      for (ActivationFn fn : {ActivationFn::None, ActivationFn::GeluTanh}) {
+        SCOPED_TRACE(std::string(c.name) + ", activation " +
+                     std::to_string(int(fn)));
+        checkLinear(c, fn, /*panel=*/16, isa);
+      }
+    for (bool withBias : {false, true}) {
+      SCOPED_TRACE(std::string("gated") + (withBias ? ", biases" : ""));
+      KernelSpec spec = cpuSpec(KernelKind::GatedLinear, packed);
+      spec.floatMicrokernel = isa;
+      spec.weightPanel = 16;
+      spec.activation = ActivationFn::Silu;
+      spec.hasBias = withBias;
+      KernelCase in = gatedInputs(spec, 33, 48, 37);
+      Buffer<float> out(48, 33);
       run(spec, in.inputs, out);
       expectClose(out, in.expected);
     }

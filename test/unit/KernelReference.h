@@ -88,6 +88,7 @@ inline target::TilePlan planFromValues(codegen::KernelKind kind, bool gpu,
     // Below small_rows rows the dot form runs: 1 (the packed form always)
     // unless a case names it.
     plan.smallRows = get("small_rows", 1);
+    plan.microkernel = get("microkernel", 0) != 0;
     plan.dot.vector = plan.vector;
     plan.dot.microM = get("dot_micro_m", 2);
     plan.dot.microN = get("dot_micro_n", 3);

@@ -104,6 +104,10 @@ struct KernelSpec {
   // integerMicrokernels), where the form takes one (LinearMicrokernel.cpp);
   // empty: the Halide form.
   std::string integerMicrokernel;
+  // A packed plan with `microkernel`: the instruction set of the f32
+  // microkernel that computes each task's products (support/
+  // Microkernels.h; the target's floatMicrokernels); empty otherwise.
+  std::string floatMicrokernel;
   // Linear with bf16 weights (CPU): round each input to bf16 (nearest even;
   // `tfm.activations = "bf16"`) and sum the exact products in f32; in pairs
   // (bf16Pairs: vdpbf16ps, on a target with the bf16 dot product, compiled

@@ -27,7 +27,9 @@
 // that divide N) accumulate over the whole depth, each step one broadcast
 // of x per row and one vector of W per column vector, with no lane sums.
 // The output's N starts at 0 (a bound), so that a vector of columns is a
-// dense load of one panel.
+// dense load of one panel. Where the target has an f32 microkernel (the
+// plan's `microkernel`), the packed form over the panels is that
+// microkernel's instead (LinearMicrokernel.cpp).
 //
 // bf16, int8 and int4 weights (tfm-weight-storage) are widened to f32 in
 // registers as they are read, or once per row block into an f32 panel
@@ -390,7 +392,9 @@ BuiltKernel algorithm(const KernelSpec &spec) {
     return dotAlgorithm(spec, plan, in, "", outputName(spec));
   }
   const CpuPackedGemmPlan &plan = spec.plan<CpuPackedGemmPlan>();
-  BuiltKernel packed = packedAlgorithm(spec, in, "packed_form");
+  BuiltKernel packed = plan.microkernel
+                           ? floatMicrokernelAlgorithm(spec, in, "packed_form")
+                           : packedAlgorithm(spec, in, "packed_form");
   BuiltKernel dot =
       readsPanels(spec)
           ? panelAlgorithm(spec, in, "dot_", "dot_form")
@@ -741,7 +745,10 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   // Func itself is the other (few rows) branch's.
   Stage many =
       kernel.output.specialize(manyRows(plan, kernel.arguments.front()));
-  packedSchedule(kernel, spec, plan, many);
+  if (plan.microkernel)
+    floatMicrokernelSchedule(kernel, plan, many);
+  else
+    packedSchedule(kernel, spec, plan, many);
   if (readsPanels(spec))
     panelSchedule(kernel, spec, plan.dot, "dot_", kernel.output);
   else

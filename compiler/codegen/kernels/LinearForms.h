@@ -188,6 +188,16 @@ BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
                                  const std::string &name);
 void microkernelSchedule(BuiltKernel &kernel, const KernelSpec &spec);
 
+/// A packed plan's many-rows form through the target's f32 microkernel
+/// (CpuPackedGemmPlan::microkernel: an f32 W in panels): its algorithm
+/// (output named `name`) and its schedule on the specialization `loops`.
+BuiltKernel floatMicrokernelAlgorithm(const KernelSpec &spec,
+                                      const Operands &in,
+                                      const std::string &name);
+void floatMicrokernelSchedule(BuiltKernel &kernel,
+                              const target::CpuPackedGemmPlan &plan,
+                              Halide::Stage loops);
+
 } // namespace tfmc::codegen::kernels::linear
 
 #endif // TFMC_CODEGEN_KERNELS_LINEARFORMS_H

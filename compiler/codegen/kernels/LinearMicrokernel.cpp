@@ -1,4 +1,4 @@
-//===- LinearMicrokernel.cpp - Integer products through a microkernel ------===//
+//===- LinearMicrokernel.cpp - Linear layers through a microkernel ---------===//
 //
 // The linear kernel's integer form (int8 activations over int8 or int4 W, a
 // row per sequence) with its innermost tile in a microkernel: C++ with one
@@ -15,6 +15,14 @@
 // scales, the same exact int32 group sums and f32(d_x · d_w) products;
 // only the order of the f32 sums differs (8 lanes per output, then the
 // bias).
+//
+// The packed plans' many-rows form over an f32 W in panels, where the plan
+// says `microkernel` (the target's floatMicrokernels), the same way: each
+// parallel task of task_m x task_n outputs calls the f32 microkernel
+// (runtime/ukernels/FloatPanels.h) once for its products, and Halide adds
+// the bias, the activation and the residual, a vector at a time. The
+// sums are f32 in k's order (the Halide form's are in another; no f32
+// contract fixes it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,6 +120,74 @@ void microkernelSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       sums->second.compute_at(out, task);
   }
   quantiseOnce(kernel, int(plan.vector));
+}
+
+BuiltKernel floatMicrokernelAlgorithm(const KernelSpec &spec,
+                                      const Operands &in,
+                                      const std::string &name) {
+  if (spec.floatMicrokernel.empty() || spec.weightType != WeightType::F32 ||
+      spec.weightPanel != 16)
+    throw CompileError("the f32 microkernel needs an f32 weight in panels of "
+                       "16 rows and a target that has one");
+  const std::string symbol =
+      format::floatPanelMicrokernelName(spec.floatMicrokernel);
+  const int rows = format::floatMicrokernelTile(spec.floatMicrokernel).rows;
+  const int depth = int(spec.inWidth);
+  Var n("n"), m("m"), p("p"), i("i"), r("r"), c("c"), t("t");
+  // x packed for the microkernel (support/Microkernels.h): tiles of its
+  // rows, each in chunks of 16 steps of K; reads past K or M are clamped
+  // (never used).
+  Func packed("f32_x_packed");
+  packed(i, r, c, t) = in.x(min(c * 16 + i, depth - 1),
+                            min(t * rows + r, in.x.dim(1).extent() - 1));
+  std::map<std::string, Func> stages{{"f32_x_packed", packed}};
+  auto products = [&](const WeightInput &w, const std::string &stage) {
+    Func sums(stage);
+    sums.define_extern(symbol,
+                       {packed, w.values, Expr(depth), Expr(int(spec.width)),
+                        in.x.dim(1).extent()},
+                       Float(32), {n, m}, NameMangling::C);
+    stages.emplace(stage, sums);
+    return sums;
+  };
+  Expr value = products(in.w, "f32_uk")(n, m);
+  if (in.gated)
+    value = select(p == 0, value, products(in.up, "f32_uk_up")(n, m));
+  Func start("f32_start"), acc("f32_acc");
+  cpuAccumulatorStart(spec, in, start, {n, m}, n, p);
+  acc(withPart(in.gated, {n, m}, p)) =
+      start(withPart(in.gated, {n, m}, p)) + value;
+  stages.emplace("f32_acc", acc);
+  Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
+  return {out, in.arguments, std::move(stages), {}};
+}
+
+// Tasks of task_n x task_m outputs, along N first (consecutive tasks share
+// x's rows), whose products the microkernel computes at the task; the
+// epilogue vectorized over the task's outputs.
+void floatMicrokernelSchedule(BuiltKernel &kernel,
+                              const target::CpuPackedGemmPlan &plan,
+                              Stage loops) {
+  Var n("n"), m("m"), nt("nt"), mt("mt"), ni("ni"), mi("mi"), task("task");
+  loops.split(n, nt, ni, int(plan.taskN), TailStrategy::GuardWithIf)
+      .split(m, mt, mi, int(plan.taskM), TailStrategy::GuardWithIf)
+      .reorder(ni, mi, nt, mt)
+      .fuse(nt, mt, task)
+      .parallel(task)
+      .vectorize(ni, int(plan.vector), TailStrategy::GuardWithIf);
+  for (const char *stage : {"f32_uk", "f32_uk_up"}) {
+    auto sums = kernel.stages.find(stage);
+    if (sums != kernel.stages.end())
+      sums->second.compute_at(kernel.output, task);
+  }
+  // x packed once per call, a tile of rows per parallel iteration (a call
+  // of fewer than small_rows rows, which runs the other form, packs its few
+  // rows too: the realization is outside the specialization).
+  Var i("i"), t("t");
+  kernel.stages.at("f32_x_packed")
+      .compute_root()
+      .parallel(t)
+      .vectorize(i, std::min(16, int(plan.vector)));
 }
 
 } // namespace tfmc::codegen::kernels::linear
