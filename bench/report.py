@@ -29,6 +29,14 @@ def attention_flop(S, causal, H=12, D=64):
     return flop / 2 if causal else flop
 
 
+def roof_text(roof):
+    """A step's (fraction of its roof, "memory" or "peak") from `NAME bench
+    --json`, as "78 % (peak)"; "n/a" without one."""
+    if not roof:
+        return "n/a"
+    return f"{100 * roof[0]:.0f} % ({'memory' if roof[1] == 'memory' else 'FMA peak'})"
+
+
 def of_peak(h, g, T):
     """g GFLOP/s as a fraction of the AVX2 FMA peak at T threads (the issue's
     yardstick) and, where the CPU has it, of the AVX-512 peak (tfmc's host
@@ -221,7 +229,11 @@ class Report:
                  "no bias), the same weights every call; at M = 1 also `cblas_sgemv`. "
                  "tfmc's M = 1 rows are the decode step's kernels (`--entry decode_step`), "
                  "whose GEMMs are planned as matrix-vector products. "
-                 "N×K is out × in, FLOPs 2·M·N·K.")
+                 "N×K is out × in, FLOPs 2·M·N·K. \"Of its roof\": `NAME bench`'s own "
+                 "figure (docs/performance.md): the step's speed over min(FMA peak, read "
+                 "bandwidth × FLOPs ÷ bytes), the machine measured by the program in the "
+                 "same run; above 100 % where the weights stay in the last-level cache "
+                 "between calls (M = 1 here: one layer's weights, the same every call).")
         self.add()
         for T in h.threads:
             peak, _ = h.peak_gflops(T)
@@ -230,13 +242,16 @@ class Report:
                 for N, K in h.LINEAR_SHAPES:
                     if (N, K) == (2304, 768):
                         t = res["tfmc"].get(("qkv", M, T))
+                        roof = res.get("roof", {}).get(("qkv", M, T))
                         name = "2304×768 (tfmc: 3 × 768×768)"
                     else:
                         t = res["tfmc"].get((N, K, M, T))
+                        roof = res.get("roof", {}).get((N, K, M, T))
                         name = f"{N}×{K}"
                     b = res["openblas"].get(("openblas_sgemm", M, N, K, T))
                     g = gflops(2.0 * M * N * K, t)
-                    row = [M, name, fmt_ms(t), fmt_num(g, 1), of_peak(h, g, T)]
+                    row = [M, name, fmt_ms(t), fmt_num(g, 1), of_peak(h, g, T),
+                           roof_text(roof)]
                     if M == 1:
                         # The same weights every call: they may sit in cache.
                         gbs = None if t is None else 4.0 * N * K / (t.median * 1e6)
@@ -249,6 +264,7 @@ class Report:
             self.add(f"### {T} thread{'s' if T > 1 else ''}")
             self.add()
             self.add(table(["M", "N×K", "tfmc ms", "GFLOP/s", "% of AVX2 peak (AVX-512)",
+                            "of its roof (`NAME bench`)",
                             "OpenBLAS sgemm ms", "GFLOP/s", "sgemm ÷ tfmc",
                             "OpenBLAS sgemv ms (M = 1)", "sgemv ÷ tfmc"], rows))
             self.add()
@@ -261,10 +277,12 @@ class Report:
             impl = "openblas_sgemv" if M == 1 else "openblas_sgemm"
             b = res["openblas"].get((impl, M, N, K, T))
             g = gflops(2.0 * M * N * K, t)
+            roof = res.get("roof", {}).get((N, K, M, T))
             self.summary.append([f"linear M = {M}, {N}×{K}, {T} threads", fmt_ms(t),
                                  f"{fmt_ms(b)} (OpenBLAS {impl.split('_')[1]})",
                                  fmt_ratio(ratio(b, t)),
-                                 f"{of_peak(h, g, T)} of AVX2 (AVX-512) FMA peak"])
+                                 f"{of_peak(h, g, T)} of AVX2 (AVX-512) FMA peak; "
+                                 f"{roof_text(roof)} of its roof"])
 
     def adams(self):
         if "adams" not in self.r:

@@ -566,7 +566,7 @@ class Harness:
         model = Model("linear768", tfm_linear("linear768", max(Ms))).compile()
         model.init_weights()
         self.linear_model = model
-        res = {"tfmc": {}, "openblas": {}}
+        res = {"tfmc": {}, "openblas": {}, "roof": {}}
         for T in self.threads:
             for M in Ms:
                 # One row is a decode step's shape: its GEMMs are planned as
@@ -577,6 +577,7 @@ class Harness:
                 else:
                     b = model.bench(M, T, self.repeat, self.warmup)
                 res["tfmc"].update(self.linear_steps(b, M, T))
+                res["roof"].update(self.linear_roofs(b, M, T))
         pause()
         cmd = [os.path.join(PEERS, "build", "blas_bench"), "--only", "linear",
                "--threads", ",".join(map(str, self.threads)),
@@ -610,6 +611,29 @@ class Harness:
                 out[(N, K, M, T)] = figs[-1]
             else:
                 out[(N, K, M, T)] = figs[0]
+        return out
+
+    @staticmethod
+    def linear_roofs(b, M, T):
+        """The fraction of its roof (`NAME bench`'s own machine probe, same
+        run: runtime/core/Roofline.h) of each linear step, keyed as
+        linear_steps (q, k, v: their time-weighted mean), with its bound."""
+        found = {}
+        for s in b["steps"]:
+            if s["op"] == "tfm.linear" and "roof_fraction" in s:
+                found.setdefault(weight_shape(s["dims"][1]), []).append(s)
+        out = {}
+        for (N, K), steps in found.items():
+            def one(s):
+                return (s["roof_fraction"], s["roof"])
+            if (N, K) == (768, 768) and len(steps) >= 3:
+                # Each step's ops at its own speed: the fraction of the sum.
+                ms = sum(s["median_ms"] for s in steps[:3])
+                reach = sum(s["roof_fraction"] * s["median_ms"] for s in steps[:3]) / ms
+                out[("qkv", M, T)] = (reach, steps[0]["roof"])
+                out[(N, K, M, T)] = one(steps[-1])
+            else:
+                out[(N, K, M, T)] = one(steps[0])
         return out
 
     # ---------------------------------------------------------------- adams
@@ -860,7 +884,7 @@ class Harness:
 
 STATE = os.path.join(OUT, "results.pickle")
 STATE_FIELDS = ("results", "notes", "threads", "all_threads", "avx512", "quick",
-                "started_at", "load_start", "load_end", "seconds")
+                "started_at", "load_start", "load_end", "seconds", "only")
 
 
 def save_state(h):
@@ -905,7 +929,10 @@ def main():
     if args.report_only:
         import report  # bench/report.py
         h = load_state(args)
-        report.write(h, args.results, args.plot)
+        # A partial run's report splices its sections into the existing one,
+        # as the run itself did (the pickle holds only those).
+        report.write(h, args.results, args.plot, only=getattr(h, "only", None),
+                     everything=SECTIONS)
         note(f"rewrote {os.path.relpath(args.results, ROOT)} and "
              f"{os.path.relpath(args.plot, ROOT)} from {os.path.relpath(STATE, ROOT)}")
         return
@@ -948,6 +975,7 @@ def main():
             log(f"bench: section {section} failed:\n{traceback.format_exc()}")
     h.load_end = load_average()
     h.seconds = time.monotonic() - started
+    h.only = only
     save_state(h)
     note(f"load average at end {h.load_end}; {h.seconds:.0f} s")
     report.write(h, args.results, args.plot, only=only, everything=SECTIONS)

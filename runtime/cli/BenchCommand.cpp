@@ -6,11 +6,14 @@
 //
 // Inputs are random ids (a fixed seed) and all-ones masks; each figure is
 // the median, min and max over the timed runs, after warm-up runs that are
-// not counted.
+// not counted. After the runs it measures the machine (BenchMachine.h) and
+// gives each linear kernel the fraction of its roof (runtime/core/
+// Roofline.h) that its median reached.
 //
 //===----------------------------------------------------------------------===//
 
 #include "support/Text.h"
+#include "runtime/cli/BenchMachine.h"
 #include "runtime/cli/Cli.h"
 
 #include <fmt/format.h>
@@ -20,6 +23,8 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
+#include <thread>
 
 namespace tfmc::runtime::cli {
 namespace {
@@ -349,6 +354,10 @@ struct BenchReport {
   Summary total;
   double runsPerSecond = 0;
   std::vector<Summary> steps;
+  /// Each step's work (linear kernels) and the fraction of its roof.
+  std::vector<std::optional<KernelWork>> work;
+  std::vector<RoofFraction> roof;
+  MachineProbe machine;
   double kernelSum = 0;
   std::vector<std::string> opOrder;
   std::map<std::string, std::pair<int, double>> perOp;
@@ -374,6 +383,48 @@ BenchReport summarizeTimes(const Plan &timed, const BenchTimes &times) {
   return report;
 }
 
+/// Each linear step's work at the timed shape; then, where there is any,
+/// the machine's limits (on `threads`, Halide's default for 0) and each
+/// such step's fraction of its roof.
+void addRoofline(const Plan &timed, const BenchTimes &times, int threads,
+                 BenchReport &report) {
+  bool any = false, int8 = false;
+  for (const PlanStep &step : timed.steps) {
+    std::vector<ArgExtents> args;
+    for (const PlanArg &arg : step.args)
+      args.push_back({resolveDims(timed, arg.dims, times.bound), arg.type});
+    report.work.push_back(linearWork(step.op, step.activations, args));
+    any = any || report.work.back().has_value();
+    int8 = int8 || (report.work.back() && report.work.back()->integer);
+  }
+  if (!any)
+    return;
+  // The variant this CPU runs (a plan's own target may be `host` or a
+  // fleet's list).
+  std::string target = timed.target;
+  for (const LinkedVariant &variant : linkedVariants())
+    if (variant.chosen)
+      target = variant.target;
+  report.machine = measureMachine(
+      target,
+      threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency())),
+      int8);
+  for (std::size_t s = 0; s < report.steps.size(); ++s)
+    report.roof.push_back(
+        report.work[s] && report.machine.threads > 0
+            ? roofFraction(*report.work[s], report.steps[s].median / 1e3,
+                           report.machine.roof)
+            : RoofFraction{});
+}
+
+/// "87% mem" / "64% peak", or "" for a step without a roof.
+std::string roofText(const BenchReport &report, std::size_t step) {
+  if (step >= report.roof.size() || report.roof[step].fraction <= 0)
+    return "";
+  return fmt::format("{:.0f}% {}", 100 * report.roof[step].fraction,
+                     report.roof[step].memoryBound ? "mem" : "peak");
+}
+
 void printJson(const Plan &forwardPlan, const Plan &timed,
                const BenchConfig &config, const BenchTimes &times,
                BenchReport &report) {
@@ -391,16 +442,33 @@ void printJson(const Plan &forwardPlan, const Plan &timed,
       static_cast<long long>(config.warmup), report.total.median,
       report.total.min, report.total.max, report.kernelSum,
       report.runsPerSecond);
+  if (report.machine.threads > 0)
+    std::printf("{\"type\": \"machine\", \"threads\": %d, "
+                "\"read_bytes_per_s\": %.6e, \"f32_ops_per_s\": %.6e, "
+                "\"f32_probe\": %s, \"int8_ops_per_s\": %.6e, "
+                "\"int8_probe\": %s}\n",
+                report.machine.threads, report.machine.roof.readBytesPerSecond,
+                report.machine.roof.f32OpsPerSecond,
+                jsonString(report.machine.f32Probe).c_str(),
+                report.machine.roof.int8OpsPerSecond,
+                jsonString(report.machine.int8Probe).c_str());
   for (std::size_t s = 0; s < report.steps.size(); ++s) {
     const PlanStep &step = timed.steps[s];
+    std::string roof;
+    if (s < report.roof.size() && report.roof[s].fraction > 0)
+      roof = fmt::format(", \"ops\": {:.6e}, \"bytes\": {:.6e}, "
+                         "\"roof_fraction\": {:.6f}, \"roof\": \"{}\"",
+                         report.work[s]->ops, report.work[s]->bytes,
+                         report.roof[s].fraction,
+                         report.roof[s].memoryBound ? "memory" : "peak");
     std::printf("{\"type\": \"step\", \"index\": %zu, \"kernel\": %s, "
                 "\"op\": %s, \"loc\": %s, \"dims\": [%s], "
-                "\"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f}\n",
+                "\"median_ms\": %.6f, \"min_ms\": %.6f, \"max_ms\": %.6f%s}\n",
                 s, jsonString(step.kernel).c_str(),
                 jsonString(step.op).c_str(), jsonString(step.loc).c_str(),
                 argShapes(timed, step, times.bound, ", ", ", ").c_str(),
                 report.steps[s].median, report.steps[s].min,
-                report.steps[s].max);
+                report.steps[s].max, roof.c_str());
   }
   for (const std::string &op : report.opOrder)
     std::printf("{\"type\": \"op\", \"op\": %s, \"steps\": %d, "
@@ -437,14 +505,29 @@ void printTable(const Plan &forwardPlan, const Plan &timed,
               report.total.max, report.kernelSum);
   if (config.decode)
     std::printf("decode: %.1f tokens/s\n", report.runsPerSecond);
-  std::printf("\n%4s  %-22s %10s %10s %10s  %-24s %s\n", "step", "op",
-              "median ms", "min", "max", "loc", "dims (innermost first)");
+  const MachineProbe &machine = report.machine;
+  if (machine.threads > 0)
+    std::printf("machine (measured after the runs, %d thread%s): read %.1f "
+                "GB/s, f32 %.0f GFLOP/s (%s)%s\n",
+                machine.threads, machine.threads == 1 ? "" : "s",
+                machine.roof.readBytesPerSecond / 1e9,
+                machine.roof.f32OpsPerSecond / 1e9, machine.f32Probe.c_str(),
+                machine.int8Probe.empty()
+                    ? ""
+                    : fmt::format(", int8 {:.0f} GOP/s ({})",
+                                  machine.roof.int8OpsPerSecond / 1e9,
+                                  machine.int8Probe)
+                          .c_str());
+  std::printf("\n%4s  %-22s %10s %10s %10s  %-9s %-24s %s\n", "step", "op",
+              "median ms", "min", "max", "roof", "loc",
+              "dims (innermost first)");
   for (std::size_t s = 0; s < report.steps.size(); ++s) {
     const PlanStep &step = timed.steps[s];
-    std::printf("%4zu  %-22s %10.3f %10.3f %10.3f  %-24s %s\n", s + 1,
+    std::printf("%4zu  %-22s %10.3f %10.3f %10.3f  %-9s %-24s %s\n", s + 1,
                 step.op.empty() ? "?" : step.op.c_str(),
                 report.steps[s].median, report.steps[s].min,
-                report.steps[s].max, shortLoc(step.loc).c_str(),
+                report.steps[s].max, roofText(report, s).c_str(),
+                shortLoc(step.loc).c_str(),
                 argShapes(timed, step, times.bound, ",", " ").c_str());
   }
   std::printf("\n%-22s %6s %14s %7s\n", "op", "steps", "sum of medians",
@@ -487,6 +570,7 @@ int benchCommand(int argc, char **argv) {
                      : config.extend ? runner.timeExtend(*timed)
                                      : runner.timeWhole(*timed);
   BenchReport report = summarizeTimes(*timed, times);
+  addRoofline(*timed, times, config.threads, report);
   if (config.json)
     printJson(forwardPlan, *timed, config, times, report);
   else
