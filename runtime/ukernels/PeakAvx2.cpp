@@ -1,47 +1,29 @@
 //===- PeakAvx2.cpp - Peaks.h's AVX2 probes --------------------------------===//
 //
-// Compiled with -mavx2 -mfma (runtime/CMakeLists.txt). Each chain starts
-// from its own value, so that no two are the same expression (a compiler
-// merges identical chains, and a probe of 12 chains then times 2).
+// Compiled with -mavx2 -mfma (runtime/CMakeLists.txt).
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/ukernels/PeakChains.h"
 #include "runtime/ukernels/Peaks.h"
 
 #include <immintrin.h>
 
-#include <chrono>
-
 namespace tfmc::runtime::ukernels {
-namespace {
-
-constexpr int kChains = 12;
-
-double seconds(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-} // namespace
 
 double f32PeakAvx2(int64_t iterations) {
-  __m256 acc[kChains];
-  for (int i = 0; i < kChains; ++i)
-    acc[i] = _mm256_set1_ps(1.0f + 0.001f * float(i));
   const __m256 scale = _mm256_set1_ps(0.9999f), shift = _mm256_set1_ps(1e-4f);
-  const auto start = std::chrono::steady_clock::now();
-  for (int64_t step = 0; step < iterations; ++step) {
-#pragma GCC unroll 12
-    for (int i = 0; i < kChains; ++i)
-      acc[i] = _mm256_fmadd_ps(acc[i], scale, shift);
-  }
-  const double elapsed = seconds(start);
-  __m256 sum = acc[0];
-  for (int i = 1; i < kChains; ++i)
-    sum = _mm256_add_ps(sum, acc[i]);
-  volatile float sink = _mm256_cvtss_f32(sum);
-  (void)sink;
-  return double(iterations) * kChains * 8 * 2 / elapsed;
+  return chainRate<__m256>(
+      iterations, 8 * 2,
+      [](int i) { return _mm256_set1_ps(1.0f + 0.001f * float(i)); },
+      [&](__m256 acc) { return _mm256_fmadd_ps(acc, scale, shift); },
+      [](const __m256 (&acc)[kChains]) {
+        __m256 sum = acc[0];
+        for (int i = 1; i < kChains; ++i)
+          sum = _mm256_add_ps(sum, acc[i]);
+        volatile float sink = _mm256_cvtss_f32(sum);
+        (void)sink;
+      });
 }
 
 double int8PeakAvx2(int64_t iterations) {
@@ -66,7 +48,7 @@ double int8PeakAvx2(int64_t iterations) {
     a2 = dot(a2, x2);
     a3 = dot(a3, x3);
   }
-  const double elapsed = seconds(start);
+  const double elapsed = secondsSince(start);
   const __m256i sum =
       _mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3));
   volatile int sink = _mm256_extract_epi32(sum, 0);
