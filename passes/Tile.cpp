@@ -524,12 +524,12 @@ CpuPackedGemmPlan planCpuPackedGemm(const TargetDescription &target,
   plan.taskN = 2 * tuning.packedColumnVectors * target.vectorLanes;
   plan.smallRows = tuning.packedSmallRows;
   plan.dot = planCpuDotGemm(target, shape);
-  // An f32 W in panels, f32 x: the target's f32 microkernel
-  // (runtime/ukernels/FloatPanels.h) computes each task's outputs, with
-  // its own register tile and depth block; tasks of whole tiles of rows,
-  // as many columns as the Halide form's.
+  // An f32 W in panels (int8 or bf16 products need a narrow W): the
+  // target's f32 microkernel (runtime/ukernels/FloatPanels.h) computes each
+  // task's outputs, with its own register tile and depth block; tasks of
+  // whole tiles of rows, as many columns as the Halide form's.
   if (!target.floatMicrokernels.empty() && shape.panel > 0 &&
-      !shape.narrowWeight && !shape.integerProducts && !shape.bf16Products) {
+      !shape.narrowWeight) {
     const tfmc::format::FloatMicrokernelTile tile =
         tfmc::format::floatMicrokernelTile(target.floatMicrokernels);
     plan.microkernel = true;

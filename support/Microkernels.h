@@ -115,14 +115,14 @@ constexpr int kMicrokernelPanelRows = 4;
 
 /// The f32 microkernel's register tile (rows of x by vectors of outputs)
 /// and depth block: what runtime/ukernels/FloatProductsAvx2.cpp compiles
-/// and the tile pass writes into the plan (one entry per instruction set).
+/// and the tile pass writes into the plan (one entry per instruction set;
+/// all 0 for a set that has none).
 struct FloatMicrokernelTile {
   int rows, vectors, depthBlock;
 };
 constexpr FloatMicrokernelTile kFloatTileAvx2{6, 2, 256};
 inline FloatMicrokernelTile floatMicrokernelTile(const std::string &isa) {
-  (void)isa; // "avx2", the only one
-  return kFloatTileAvx2;
+  return isa == "avx2" ? kFloatTileAvx2 : FloatMicrokernelTile{0, 0, 0};
 }
 
 } // namespace tfmc::format

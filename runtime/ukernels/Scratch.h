@@ -1,7 +1,7 @@
 //===- Scratch.h - A thread's scratch memory for the microkernels -*- C++ -*-===//
 //
-// What a microkernel repacks per call (a panel of W, rows of x) lives in a
-// thread_local Scratch: 64-byte aligned, so that its vector loads and
+// What a microkernel repacks per call (IntegerPanels.h: a panel of W)
+// lives in a thread_local Scratch: 64-byte aligned, so that its vector loads and
 // stores split no cache line, and kept between calls, so that a call
 // allocates nothing once its thread has seen the largest shape.
 //

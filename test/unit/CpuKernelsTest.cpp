@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/kernels/Kernel.h"
+#include "support/Microkernels.h"
 #include "test/unit/KernelReference.h"
 
 #include <gtest/gtest.h>
@@ -18,7 +19,6 @@
 #include <cmath>
 #include <optional>
 #include <string>
-#include <tuple>
 
 using namespace tfmc::codegen;
 using namespace tfmc::test;
@@ -201,39 +201,35 @@ TEST(CpuKernels, LinearWeightsInPanels) {
 // activation and residual around it; fewer than small_rows rows run the
 // panel form of the same kernel; a gated linear calls it once per weight.
 TEST(CpuKernels, LinearF32Microkernel) {
-  auto plan = [](int64_t lanes, int64_t rows) {
-    return std::map<std::string, int64_t>{
-        {"vector", lanes}, {"micro_m", rows}, {"micro_n", 2},
-        {"microkernel", 1}, {"block_k", 256}, {"block_m", rows},
-        {"task_m", 2 * rows}, {"task_n", 32}, {"small_rows", 20},
-        {"dot_micro_m", 4}, {"dot_micro_n", 16}, {"dot_block_m", 8},
-        {"dot_tiles_per_task", 3}};
-  };
-  for (auto [isa, lanes, rows] : std::vector<std::tuple<std::string, int64_t, int64_t>>{
-           {"avx2", 8, 6}}) {
-    SCOPED_TRACE("microkernel " + isa);
-    const std::map<std::string, int64_t> packed = plan(lanes, rows);
-    for (const LinearCase &c : std::vector<LinearCase>{
-             {"many rows", 45, 48, 37, packed},
-             {"a depth block and a tail", 27, 80, 300, packed},
-             {"few rows", 13, 48, 37, packed}})
-      for (ActivationFn fn : {ActivationFn::None, ActivationFn::GeluTanh}) {
-        SCOPED_TRACE(std::string(c.name) + ", activation " +
-                     std::to_string(int(fn)));
-        checkLinear(c, fn, /*panel=*/16, isa);
-      }
-    for (bool withBias : {false, true}) {
-      SCOPED_TRACE(std::string("gated") + (withBias ? ", biases" : ""));
-      KernelSpec spec = cpuSpec(KernelKind::GatedLinear, packed);
-      spec.floatMicrokernel = isa;
-      spec.weightPanel = 16;
-      spec.activation = ActivationFn::Silu;
-      spec.hasBias = withBias;
-      KernelCase in = gatedInputs(spec, 33, 48, 37);
-      Buffer<float> out(48, 33);
-      run(spec, in.inputs, out);
-      expectClose(out, in.expected);
+  // The one f32 microkernel (x86-64-avx2's): 8 lanes, its tile's rows.
+  const std::string isa = "avx2";
+  const int64_t rows = tfmc::format::floatMicrokernelTile(isa).rows;
+  const std::map<std::string, int64_t> packed{
+      {"vector", 8}, {"micro_m", rows}, {"micro_n", 2},
+      {"microkernel", 1}, {"block_k", 256}, {"block_m", rows},
+      {"task_m", 2 * rows}, {"task_n", 32}, {"small_rows", 20},
+      {"dot_micro_m", 4}, {"dot_micro_n", 16}, {"dot_block_m", 8},
+      {"dot_tiles_per_task", 3}};
+  for (const LinearCase &c : std::vector<LinearCase>{
+           {"many rows", 45, 48, 37, packed},
+           {"a depth block and a tail", 27, 80, 300, packed},
+           {"few rows", 13, 48, 37, packed}})
+    for (ActivationFn fn : {ActivationFn::None, ActivationFn::GeluTanh}) {
+      SCOPED_TRACE(std::string(c.name) + ", activation " +
+                   std::to_string(int(fn)));
+      checkLinear(c, fn, /*panel=*/16, isa);
     }
+  for (bool withBias : {false, true}) {
+    SCOPED_TRACE(std::string("gated") + (withBias ? ", biases" : ""));
+    KernelSpec spec = cpuSpec(KernelKind::GatedLinear, packed);
+    spec.floatMicrokernel = isa;
+    spec.weightPanel = 16;
+    spec.activation = ActivationFn::Silu;
+    spec.hasBias = withBias;
+    KernelCase in = gatedInputs(spec, 33, 48, 37);
+    Buffer<float> out(48, 33);
+    run(spec, in.inputs, out);
+    expectClose(out, in.expected);
   }
 }
 

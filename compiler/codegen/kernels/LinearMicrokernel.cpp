@@ -31,6 +31,7 @@
 #include "support/WeightFormat.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace tfmc::codegen::kernels::linear {
 
@@ -48,6 +49,43 @@ int taskOutputs(const KernelSpec &spec) {
   const int64_t unit = spec.weightPanel > 0 ? spec.weightPanel : 4;
   return int(std::min<int64_t>((outputs + unit - 1) / unit * unit,
                                (spec.width + unit - 1) / unit * unit));
+}
+
+/// acc(n, m[, p]) = the output's start (the bias) + the sums that the
+/// extern stage `symbol` computes for each weight (its arguments
+/// `arguments(w)`): stages `stage` and, gated, `stage`_up, each an output
+/// (n, m) of f32; adds them and acc (`stage`_acc) to `stages`.
+Func externSums(const KernelSpec &spec, const Operands &in,
+                const std::string &symbol,
+                const std::function<std::vector<ExternFuncArgument>(
+                    const WeightInput &)> &arguments,
+                const std::string &stage, std::map<std::string, Func> &stages) {
+  Var n("n"), m("m"), p("p");
+  auto products = [&](const WeightInput &w, const std::string &name) {
+    Func sums(name);
+    sums.define_extern(symbol, arguments(w), Float(32), {n, m},
+                       NameMangling::C);
+    stages.emplace(name, sums);
+    return sums(n, m);
+  };
+  Expr value = products(in.w, stage);
+  if (in.gated)
+    value = select(p == 0, value, products(in.up, stage + "_up"));
+  Func start(stage + "_start"), acc(stage + "_acc");
+  cpuAccumulatorStart(spec, in, start, {n, m}, n, p);
+  acc(withPart(in.gated, {n, m}, p)) =
+      start(withPart(in.gated, {n, m}, p)) + value;
+  stages.emplace(stage + "_acc", acc);
+  return acc;
+}
+
+/// The extern stages of externSums(`stage`) computed at `loop` of `out`.
+void computeSumsAt(BuiltKernel &kernel, const std::string &stage, Var loop) {
+  for (const std::string &name : {stage, stage + "_up"}) {
+    auto sums = kernel.stages.find(name);
+    if (sums != kernel.stages.end())
+      sums->second.compute_at(kernel.output, loop);
+  }
 }
 
 } // namespace
@@ -77,29 +115,18 @@ BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
       spec.weightPanel > 0
           ? format::integerPanelMicrokernelName(spec.integerMicrokernel)
           : format::integerMicrokernelName(spec.integerMicrokernel);
-  Var n("n"), m("m"), p("p");
+  Var n("n"), m("m");
   std::map<std::string, Func> stages = x.stages;
-  auto products = [&](const WeightInput &w, const std::string &stage) {
-    Func sums(stage);
-    sums.define_extern(symbol,
-                       {x.q, x.scale, w.values, Expr(depth), Expr(group),
-                        Expr(int(spec.width)), Expr(int4 ? 1 : 0)},
-                       Float(32), {n, m}, NameMangling::C);
-    stages.emplace(stage, sums);
-    return sums;
-  };
-  Func sums = products(in.w, "int_uk");
-  Expr value = sums(n, m);
-  if (in.gated)
-    value = select(p == 0, value, products(in.up, "int_uk_up")(n, m));
-  Func start("int_start"), acc("int_acc");
-  cpuAccumulatorStart(spec, in, start, {n, m}, n, p);
-  acc(withPart(in.gated, {n, m}, p)) =
-      start(withPart(in.gated, {n, m}, p)) + value;
+  Func acc = externSums(
+      spec, in, symbol,
+      [&](const WeightInput &w) -> std::vector<ExternFuncArgument> {
+        return {x.q, x.scale, w.values, Expr(depth), Expr(group),
+                Expr(int(spec.width)), Expr(int4 ? 1 : 0)};
+      },
+      "int_uk", stages);
   Func out = markNonFiniteRows(
       cpuEpilogue(spec, in, acc, {n, m}, n, m, name + "_value"), x.nonFinite,
       name);
-  stages.emplace("int_acc", acc);
   return {out, in.arguments, std::move(stages), {}};
 }
 
@@ -114,26 +141,21 @@ void microkernelSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       .reorder(inner, m, task)
       .parallel(task)
       .vectorize(inner, int(plan.vector), TailStrategy::GuardWithIf);
-  for (const char *stage : {"int_uk", "int_uk_up"}) {
-    auto sums = kernel.stages.find(stage);
-    if (sums != kernel.stages.end())
-      sums->second.compute_at(out, task);
-  }
+  computeSumsAt(kernel, "int_uk", task);
   quantiseOnce(kernel, int(plan.vector));
 }
 
 BuiltKernel floatMicrokernelAlgorithm(const KernelSpec &spec,
                                       const Operands &in,
                                       const std::string &name) {
-  if (spec.floatMicrokernel.empty() || spec.weightType != WeightType::F32 ||
-      spec.weightPanel != 16)
+  const int rows = format::floatMicrokernelTile(spec.floatMicrokernel).rows;
+  if (rows == 0 || spec.weightType != WeightType::F32 || spec.weightPanel != 16)
     throw CompileError("the f32 microkernel needs an f32 weight in panels of "
                        "16 rows and a target that has one");
   const std::string symbol =
       format::floatPanelMicrokernelName(spec.floatMicrokernel);
-  const int rows = format::floatMicrokernelTile(spec.floatMicrokernel).rows;
   const int depth = int(spec.inWidth);
-  Var n("n"), m("m"), p("p"), i("i"), r("r"), c("c"), t("t");
+  Var n("n"), m("m"), i("i"), r("r"), c("c"), t("t");
   // x packed for the microkernel (support/Microkernels.h): tiles of its
   // rows, each in chunks of 16 steps of K; reads past K or M are clamped
   // (never used).
@@ -141,23 +163,13 @@ BuiltKernel floatMicrokernelAlgorithm(const KernelSpec &spec,
   packed(i, r, c, t) = in.x(min(c * 16 + i, depth - 1),
                             min(t * rows + r, in.x.dim(1).extent() - 1));
   std::map<std::string, Func> stages{{"f32_x_packed", packed}};
-  auto products = [&](const WeightInput &w, const std::string &stage) {
-    Func sums(stage);
-    sums.define_extern(symbol,
-                       {packed, w.values, Expr(depth), Expr(int(spec.width)),
-                        in.x.dim(1).extent()},
-                       Float(32), {n, m}, NameMangling::C);
-    stages.emplace(stage, sums);
-    return sums;
-  };
-  Expr value = products(in.w, "f32_uk")(n, m);
-  if (in.gated)
-    value = select(p == 0, value, products(in.up, "f32_uk_up")(n, m));
-  Func start("f32_start"), acc("f32_acc");
-  cpuAccumulatorStart(spec, in, start, {n, m}, n, p);
-  acc(withPart(in.gated, {n, m}, p)) =
-      start(withPart(in.gated, {n, m}, p)) + value;
-  stages.emplace("f32_acc", acc);
+  Func acc = externSums(
+      spec, in, symbol,
+      [&](const WeightInput &w) -> std::vector<ExternFuncArgument> {
+        return {packed, w.values, Expr(depth), Expr(int(spec.width)),
+                in.x.dim(1).extent()};
+      },
+      "f32_uk", stages);
   Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
   return {out, in.arguments, std::move(stages), {}};
 }
@@ -175,11 +187,7 @@ void floatMicrokernelSchedule(BuiltKernel &kernel,
       .fuse(nt, mt, task)
       .parallel(task)
       .vectorize(ni, int(plan.vector), TailStrategy::GuardWithIf);
-  for (const char *stage : {"f32_uk", "f32_uk_up"}) {
-    auto sums = kernel.stages.find(stage);
-    if (sums != kernel.stages.end())
-      sums->second.compute_at(kernel.output, task);
-  }
+  computeSumsAt(kernel, "f32_uk", task);
   // x packed once per call, a tile of rows per parallel iteration (a call
   // of fewer than small_rows rows, which runs the other form, packs its few
   // rows too: the realization is outside the specialization).
