@@ -31,6 +31,18 @@ for dt in bf16 int8; do
     rm -rf $cpubin
   done
 done
+# int8act.test: its reference checks and FileCheck lines.
+i8=$SRC/test/CUDA/int8act.test
+for c in "decoder_pre_i8a decoder_pre DECODER" "encdec_post_i8a encdec_post ENCDEC" \
+         "gpt2_hf_i8a gpt2_hf GPT2" "decoder_pre_i4a decoder_pre DECODER4"; do
+  set -- $c; extra=; [ $3 = DECODER4 ] && extra=int4
+  [ "$(cat $R/run-$1.rc 2>/dev/null)" = 0 ] &&
+    python3 "$SRC/test/E2E/Inputs/int8act_check.py" "$FX" $2 "$R/$1.safetensors" $extra |
+    "$FC" "$i8" --check-prefix=$3 --implicit-check-not=FAIL; ok $? "int8act $1"
+done
+for f in decoder_pre_i8a gpt2_hf_i8a; do
+  [ "$(cat $R/greedy-$f.rc 2>/dev/null)" = 0 ] && "$FC" "$i8" --check-prefix=GREEDY --input-file "$R/greedy-$f.out"; ok $? "int8act generate: PyTorch's ids ($f)"
+done
 for g in decoder seq2seq gpt2; do
   [ "$(cat $R/greedy-$g.rc)" = 0 ] && ! grep -q MISMATCH "$R/greedy-$g.out"; ok $? "generate: PyTorch's ids ($g)"
 done

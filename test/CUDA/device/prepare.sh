@@ -35,17 +35,24 @@ for dt in bf16 int8; do
   c decoder_pre_$dt "$FX/decoder_pre/model.tfm" --target cuda --max-batch 4 --weight-dtype $dt
   c gpt2_hf_$dt "$FX/gpt2_hf" --target cuda --max-batch 4 --weight-dtype $dt
 done
+# int8act.test: int8 activations over int8 and int4 weights.
+for f in decoder_pre encdec_post; do
+  c ${f}_i8a "$FX/$f/model.tfm" --target cuda --max-batch 4 --weight-dtype int8 --activations int8; done
+c gpt2_hf_i8a "$FX/gpt2_hf" --target cuda --max-batch 4 --weight-dtype int8 --activations int8
+c decoder_pre_i4a "$FX/decoder_pre/model.tfm" --target cuda --max-batch 4 --weight-dtype int4 --activations int8
 # GPT-2 small (speed only; weights made there by init-weights --seed 1)
 c gpt_small "$SRC/examples/gpt_small.tfm" --target cuda
 c gpt_small_sm90 "$SRC/examples/gpt_small.tfm" --target cuda-sm90
 c gpt_small_bf16 "$SRC/examples/gpt_small.tfm" --target cuda --weight-dtype bf16
 c gpt_small_int8 "$SRC/examples/gpt_small.tfm" --target cuda --weight-dtype int8
-# Libraries the programs need beyond glibc and libstdc++.
-cp -L /lib/x86_64-linux-gnu/libfmt.so.9 "$DEST/lib/"
-# The programs' tokenizers (generate --tokenizer): SentencePiece, Oniguruma
-# (tokenizer.json's Split regexes) and utf8proc (NFC).
-for lib in libsentencepiece.so.0 libonig.so.5 libutf8proc.so.2; do
-  cp -L "/lib/x86_64-linux-gnu/$lib" "$DEST/lib/"; done
+# Shared libraries the programs need beyond glibc, libstdc++ and libgcc
+# (fmt, the tokenizers' SentencePiece, Oniguruma and utf8proc, serve's
+# cpp-httplib and what it links), read off ldd so that a new dependency
+# travels too.
+for lib in $(ldd "$DEST"/bin/* | awk '$3 ~ /^\// {print $3}' | sort -u |
+             grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|ld-linux-x86-64)\.so'); do
+  cp -L "$lib" "$DEST/lib/"; done
+strip "$DEST"/bin/*   # symbols are not needed there; the bundle travels
 cp "$SRC/test/E2E/Inputs/greedy.py" "$SRC/test/E2E/Inputs/ids.py" "$SRC/test/CUDA/device/run.sh" \
    "$SRC/test/CUDA/device/torch_gpt2.py" "$DEST/"
 du -sh "$DEST"

@@ -24,6 +24,12 @@ for dt in bf16 int8; do
   step run-decoder_pre_$dt 120 decoder_pre_$dt run --weights $FX/decoder_pre/weights.safetensors --input $FX/decoder_pre/inputs.safetensors --output $R/decoder_pre_$dt.safetensors
   step run-gpt2_hf_$dt 120 gpt2_hf_$dt run --weights $FX/gpt2_hf/model.safetensors --input $FX/gpt2_hf/inputs.safetensors --output $R/gpt2_hf_$dt.safetensors
 done
+# int8act.test (checked by check.sh with int8act_check.py)
+for f in decoder_pre_i8a encdec_post_i8a decoder_pre_i4a; do
+  step run-$f 120 $f run --weights $FX/${f%_*}/weights.safetensors --input $FX/${f%_*}/inputs.safetensors --output $R/$f.safetensors; done
+step run-gpt2_hf_i8a 120 gpt2_hf_i8a run --weights $FX/gpt2_hf/model.safetensors --input $FX/gpt2_hf/inputs.safetensors --output $R/gpt2_hf_i8a.safetensors
+step greedy-decoder_pre_i8a 120 python3 $D/greedy.py $D/bin/decoder_pre_i8a $FX/decoder_pre/weights.safetensors $FX/lowprec/decoder_pre/generate_int8act.json
+step greedy-gpt2_hf_i8a 120 python3 $D/greedy.py $D/bin/gpt2_hf_i8a $FX/gpt2_hf/model.safetensors $FX/lowprec/gpt2_hf/generate_int8act.json
 # generate.test
 step greedy-decoder 120 python3 $D/greedy.py $D/bin/decoder $FX/decoder_pre/weights.safetensors $FX/decoder_pre/generate.json
 step greedy-seq2seq 120 python3 $D/greedy.py $D/bin/seq2seq $FX/encdec_post/weights.safetensors $FX/encdec_post/generate.json
