@@ -110,6 +110,7 @@ class Row:
     def __init__(self, engine, dtype, fmt, kv_bytes=4):
         self.engine, self.dtype, self.fmt, self.kv_bytes = engine, dtype, fmt, kv_bytes
         self.prefill = {}     # threads -> Figure (ms)
+        self.first_prefill = {}  # tfmc: threads -> Figure (ms), a fresh process's first prefill
         self.decode_tps = {}  # threads -> tokens/s over the new tokens (median run)
         self.file_bytes = None
         self.check = None     # {"ids": [...], "ok": bool, "steps": k}
@@ -134,6 +135,23 @@ class Row:
 
     def comparable(self):
         return self.skip is None and self.check is not None and self.check["ok"]
+
+
+def first_prefill_words(rows):
+    """A sentence: tfmc's prefill as a fresh `generate` process's first call, per row and thread
+    count, beside the warm figures of the table."""
+    cells = []
+    for row in rows:
+        first = getattr(row, "first_prefill", {})  # absent from results saved before it existed
+        if row.skip or not first:
+            continue
+        cells.append(f"{dtype_label(row.dtype)} " + " · ".join(
+            f"{first[T].median:.1f} ({T} t)" for T in sorted(first)))
+    if not cells:
+        return ""
+    return ("tfmc's prefill as the first call of a fresh `generate --stats` process (its pages of "
+            "working memory touched for the first time; the median of the runs): " + "; ".join(cells) +
+            ".")
 
 
 def stamp_ok(path, source):
@@ -451,16 +469,25 @@ class Engines:
                 self.h.notes.append(f"engines: tfmc {dtype}: {row.skip}")
 
     def time_generate(self, row, exe, weights, prompt):
-        """tfmc's prefill and decode figures at each thread count: `generate --stats`, one process
-        per run, the first not counted (it warms the page cache and the kernel caches)."""
+        """tfmc's prefill and decode figures at each thread count. Decode: `generate --stats`, one
+        process per run, the first not counted (it warms the page cache and the kernel caches).
+        Prefill: `bench --entry prefill` over the prompt's length, the median of self.runs calls
+        after one warm-up in one process, as the peers time theirs (within one session, after a
+        warm-up generation); each `generate` process's prefill, its first call, is kept beside it
+        (row.first_prefill)."""
+        length = len(prompt.split(","))
         for T in self.threads:
-            pre, tps = [], []
+            first, tps = [], []
             for i in range(1 + self.runs):
                 p, d, _ = self.generate_once(exe, weights, prompt, T, quiet=i > 0)
                 if i:
-                    pre.append(p)
+                    first.append(p)
                     tps.append(d)
-            row.prefill[T] = Figure(statistics.median(pre), min(pre), max(pre))
+            out, _, _ = run([exe, "bench", "--weights", weights, "--seq", str(length), "--repeat",
+                             str(self.runs), "--warmup", "1", "--threads", str(T), "--entry", "prefill",
+                             "--json"], quiet=True)
+            row.prefill[T] = Figure.of([r for r in json_lines(out) if r.get("type") == "total"][0])
+            row.first_prefill[T] = Figure(statistics.median(first), min(first), max(first))
             row.decode_tps[T] = statistics.median(tps)
             pause()
 
@@ -649,7 +676,9 @@ def render(rep):
         + ", ".join(f"({fmt_num(bw[T])} GB/s at {T} t)" for T in sorted(bw)) + ".")
     add()
     bf16a16 = bf16a16_words(rows)
-    add("How each engine runs (bench/peers/README.md): tfmc `NAME generate --stats` (one process per "
+    add("How each engine runs (bench/peers/README.md): tfmc: prefill `NAME bench --entry prefill "
+        "--seq 128` (one process, the median of the runs after one warm-up, as the peers time theirs "
+        "within one session after a warm-up generation), decode `NAME generate --stats` (one process per "
         "run, the first not counted), compiled with `--weight-dtype`, low precisions from the file "
         "`convert-weights` wrote (" + (bf16a16 + "; " if bf16a16 else "") + "int8a8: `--weight-dtype "
         "int8 --activations int8`, every linear, the tied head included, quantising its input per group "
@@ -687,6 +716,8 @@ def render(rep):
                     _pair(row.decode_tps, lambda x: f"{x:.1f}", True) + mark, _mb(b),
                     _pair(roof, lambda x: f"{100 * x:.0f} %", True), _mb(row.file_bytes), ids])
     add(table(header, out))
+    add()
+    add(first_prefill_words(rows))
     add()
     add(against_bf16(rows, "prefill 128"))
     add()

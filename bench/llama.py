@@ -26,7 +26,8 @@ import statistics
 from engines import (BYTES_PER_ELEMENT, HEAD_BYTES_PER_ELEMENT, INT4_FILE_GOAL, INT4_ROOF_GOAL,
                      LLAMA_DTYPES, TFMC_DTYPES, Engines, Row, _mb, _pair, against_bf16, against_q4_0,
                      unselected,
-                     against_q8_0, bf16a16_words, dtype_label, file_ratio, int4_roof, missing_dtype,
+                     against_q8_0, bf16a16_words, dtype_label, file_ratio, first_prefill_words,
+                     int4_roof, missing_dtype,
                      own_format_words, read_roof, reason, reference_ok, same_ids_cell, stamp_ok,
                      tfmc_dtypes, tfmc_flags, tfmc_form, weights_dtype, weights_words, write_stamp)
 from run import (OUT, PEERS, PYTHON, TFMC, CommandFailed, Figure, fmt_ms, json_lines, note, pause,
@@ -335,8 +336,10 @@ def render(rep):
         f"permuted to ggml's rope layout). Prompt: {res['prompt']} ids (llama_check.py's seed-7 ids); "
         f"greedy, {new} new tokens after the prefill's first. Prefill: the prompt to the first token "
         f"(last position's logits). Decode: tokens/s over the {new} single-token steps. Each engine at "
-        "1 and 2 threads, one process per run (tfmc: `generate --stats`; llama.cpp: one context per "
-        "thread count), the median of 5 runs after one: the best thread count in bold, first.")
+        "1 and 2 threads, the median of 5 runs after one: the best thread count in bold, first (tfmc: "
+        "prefill `NAME bench --entry prefill` in one process, decode `generate --stats`, one process "
+        "per run; llama.cpp: one context per thread count, prefill and decode timed within it after a "
+        "warm-up generation).")
     add()
     header = ["engine", "dtype", f"prefill {res['prompt']} ms", "prefill of the FMA peak",
               "decode tokens/s", "bytes read / token", "of the read roof", "file", "same ids"]
@@ -358,6 +361,8 @@ def render(rep):
                     _pair(row.decode_tps, lambda x: f"{x:.2f}", True) + mark, _mb(b),
                     _pair(roof, lambda x: f"{100 * x:.0f} %", True), _mb(row.file_bytes), ids])
     add(table(header, out))
+    add()
+    add(first_prefill_words(rows))
     add()
     add(against_bf16(rows, f"prefill {res['prompt']}"))
     add()
