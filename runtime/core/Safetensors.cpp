@@ -21,15 +21,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iterator>
 #include <limits>
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -415,10 +418,50 @@ const TensorView *SafetensorsFile::find(std::string_view name) const {
 // Aligned copies
 //===----------------------------------------------------------------------===//
 
-void AlignedBuffer::Free::operator()(void *pointer) const { std::free(pointer); }
+void AlignedBuffer::Free::operator()(void *pointer) const {
+  if (mappedBytes > 0)
+    ::munmap(pointer, mappedBytes);
+  else
+    std::free(pointer);
+}
 
 AlignedBuffer::AlignedBuffer(std::size_t bytes) {
   constexpr std::size_t alignment = 64;
+#if !defined(__SANITIZE_ADDRESS__)
+  // Buffers of a huge page or more (the arena, the KV cache, converted
+  // weights) in transparent huge pages where the kernel offers them
+  // (madvise mode included): a page touched for the first time costs a
+  // fault, and a decode step touches a new KV row per sequence, layer and
+  // K/V. On a 2-core VM, where a fault cost about 14 us, a batch-8 decode
+  // step of GPT-2 small took some 210 of them (docs/performance.md).
+  // AddressSanitizer builds keep malloc, whose bounds it checks;
+  // TFMC_HUGE_PAGES=0 keeps it too (where the kernel's THP `defrag` setting
+  // makes such faults stall in compaction).
+  constexpr std::size_t hugePage = std::size_t(2) << 20;
+  static const bool hugePages = [] {
+    const char *value = std::getenv("TFMC_HUGE_PAGES");
+    return !value || std::string_view(value) != "0";
+  }();
+  if (hugePages && bytes >= hugePage && bytes <= SIZE_MAX - 2 * hugePage) {
+    const std::size_t rounded = (bytes + hugePage - 1) / hugePage * hugePage;
+    // Map one huge page more, then unmap the ends around an aligned start.
+    void *mapped = ::mmap(nullptr, rounded + hugePage, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED)
+      return;
+    const auto start = reinterpret_cast<std::uintptr_t>(mapped);
+    const std::uintptr_t aligned = (start + hugePage - 1) / hugePage * hugePage;
+    if (aligned > start)
+      ::munmap(mapped, aligned - start);
+    if (const std::size_t tail = start + hugePage - aligned)
+      ::munmap(reinterpret_cast<void *>(aligned + rounded), tail);
+    void *data = reinterpret_cast<void *>(aligned);
+    (void)::madvise(data, rounded, MADV_HUGEPAGE); // advice: may be refused
+    storage_ = std::unique_ptr<void, Free>(data, Free{rounded});
+    bytes_ = bytes;
+    return;
+  }
+#endif
   // aligned_alloc wants a size that is a multiple of the alignment.
   std::size_t rounded = (std::max<std::size_t>(bytes, 1) + alignment - 1) /
                         alignment * alignment;

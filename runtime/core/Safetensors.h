@@ -71,8 +71,9 @@ private:
 };
 
 /// An owned copy of a tensor's bytes at a 64-byte aligned address (enough
-/// for any element type and for AVX-512 loads). `data()` is non-null even
-/// for an empty tensor.
+/// for any element type and for AVX-512 loads); from 2 MiB on, huge-page
+/// aligned and advised to use transparent huge pages. `data()` is non-null
+/// even for an empty tensor.
 class AlignedBuffer {
 public:
   AlignedBuffer() = default;
@@ -89,6 +90,9 @@ public:
 
 private:
   struct Free {
+    Free() : mappedBytes(0) {}
+    explicit Free(std::size_t mapped) : mappedBytes(mapped) {}
+    std::size_t mappedBytes; ///< an mmap's length; 0: from malloc
     void operator()(void *pointer) const;
   };
   std::unique_ptr<void, Free> storage_;

@@ -252,6 +252,32 @@ TEST_F(SafetensorsTest, UnalignedDataIsReportedAndCopiedToAlignedMemory) {
   EXPECT_EQ(copy.as<float>()[2], 3.f);
 }
 
+// Buffers of 2 MiB or more are mapped at a huge-page boundary (outside
+// AddressSanitizer builds, which keep malloc); every size is 64-byte
+// aligned, writable to its last byte, and moves without a second free.
+TEST(AlignedBufferTest, SmallAndHugeBuffersAreAlignedAndWritable) {
+  constexpr std::size_t hugePage = std::size_t(2) << 20;
+  for (std::size_t bytes :
+       {std::size_t(1), std::size_t(4096), hugePage - 1, hugePage,
+        3 * hugePage + 12345}) {
+    AlignedBuffer buffer(bytes);
+    ASSERT_NE(buffer.data(), nullptr) << bytes;
+    EXPECT_EQ(buffer.size(), bytes);
+    const auto address = reinterpret_cast<uintptr_t>(buffer.data());
+    EXPECT_EQ(address % 64, 0u) << bytes;
+#if !defined(__SANITIZE_ADDRESS__)
+    if (bytes >= hugePage)
+      EXPECT_EQ(address % hugePage, 0u) << bytes;
+#endif
+    auto *data = static_cast<unsigned char *>(buffer.data());
+    std::memset(data, 0x5a, bytes);
+    EXPECT_EQ(data[bytes - 1], 0x5a);
+    AlignedBuffer moved = std::move(buffer);
+    EXPECT_EQ(moved.data(), data);
+    EXPECT_EQ(buffer.data(), nullptr);
+  }
+}
+
 TEST_F(SafetensorsTest, ReaderAcceptsWhitespacePaddingAndAnyKeyOrder) {
   std::string header = R"({ "b" : {"shape":[1],"data_offsets":[4,8],"dtype":"I32"},)"
                        R"( "a":{"data_offsets":[0,4],"dtype":"U8","shape":[2,2]},)"
