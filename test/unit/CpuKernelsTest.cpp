@@ -777,9 +777,17 @@ TEST(CpuKernels, AttentionMicroTilesAndMasks) {
               {"pv_queries", 4}, {"pv_width", 64}},
              // A decode step's plan: keys and values read in place.
              {{"vector", 16}, {"query_block", 16}, {"micro_k", 16},
-              {"pv_queries", 4}, {"pv_width", 64}, {"stage_kv", 0}}}) {
+              {"pv_queries", 4}, {"pv_width", 64}, {"stage_kv", 0}},
+             // One query a block (the tile pass's decode plans): the head
+             // dimension in vectors where it is a whole number of them
+             // (64 and 16 at 8 or 16 lanes, 24 at 8), else scalar dots.
+             {{"vector", 16}, {"query_block", 1}, {"micro_k", 16},
+              {"pv_queries", 1}, {"pv_width", 64}, {"stage_kv", 0}},
+             {{"vector", 8}, {"query_block", 1}, {"micro_k", 6},
+              {"pv_queries", 1}, {"pv_width", 32}, {"stage_kv", 0}}}) {
       SCOPED_TRACE(std::string(c.name) + ", " +
-                   std::to_string(plan["vector"]) + " lanes" +
+                   std::to_string(plan["vector"]) + " lanes, " +
+                   std::to_string(plan["query_block"]) + " queries a block" +
                    (plan.count("stage_kv") ? ", read in place" : ""));
       KernelSpec spec = cpuSpec(KernelKind::Attention, plan);
       spec.width = heads * c.dim;
