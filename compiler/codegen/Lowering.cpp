@@ -353,8 +353,7 @@ LogicalResult EntryLowering::typeCacheAccess(Operation *op, KernelSpec &spec) {
               "and attention kernels write and read)";
   };
   if (isCacheValue(op->getResult(0))) {
-    if (!isa<tfm::LinearOp, tfm::GatedLinearOp, tfm::RopeOp>(op) ||
-        spec.integerProducts)
+    if (!isa<tfm::LinearOp, tfm::GatedLinearOp, tfm::RopeOp>(op))
       return refuse("write");
     spec.outputType = narrow;
   }

@@ -213,12 +213,6 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
                      << description.name << "' keeps an f32 KV cache\n";
         return mlir::failure();
       }
-    if (options.activations == "int8") {
-      llvm::errs() << "tfmc: error: --kv-cache-dtype " << options.kvCacheDtype
-                   << " needs --activations f32 (the integer form's key and "
-                      "value projections write f32)\n";
-      return mlir::failure();
-    }
   }
   if (options.weightLayout != "panels" && options.weightLayout != "rows") {
     llvm::errs() << "tfmc: error: --weight-layout must be panels or rows, got '"

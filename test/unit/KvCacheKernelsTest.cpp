@@ -199,6 +199,68 @@ TEST(KvCacheKernels, LinearWritesTheCacheRounded) {
     }
 }
 
+// With int8 activations (tfmc --activations int8) the key and value
+// projections quantise x and multiply integers; they write a narrow cache
+// as the f32 forms do: the same kernel's f32 output rounded once by
+// storedAs, bit for bit (the same sums, then the rounding), a row with a
+// NaN in x a NaN throughout. The dot form, a microkernel over rows, and the
+// microkernel's panels for many rows; int8 and int4 weights.
+TEST(KvCacheKernels, IntegerLinearWritesTheCacheRounded) {
+  struct Case {
+    const char *name;
+    int M;
+    WeightType weights;
+    std::string microkernel;
+    std::map<std::string, int64_t> plan;
+  };
+  const std::map<std::string, int64_t> rows{
+      {"vector", 16}, {"micro_m", 1}, {"micro_n", 4}, {"block_m", 256},
+      {"tiles_per_task", 2}};
+  const int N = 70, K = 192;
+  for (const Case &c : std::vector<Case>{
+           {"one row, int8, dot form", 1, WeightType::Int8, "", rows},
+           {"3 rows, int4, microkernel", 3, WeightType::Int4, "avx512", rows},
+           {"45 rows, int8, microkernel panels", 45, WeightType::Int8,
+            "avx512",
+            {{"vector", 16}, {"micro_m", 3}, {"micro_n", 32}, {"block_m", 6},
+             {"tiles_per_task", 2}}}}) {
+    KernelSpec spec = cpuSpec(KernelKind::Linear, c.plan);
+    spec.integerMicrokernel = c.microkernel;
+    spec.integerProducts = true;
+    spec.width = N;
+    spec.inWidth = K;
+    spec.weightType = c.weights;
+    spec.group = c.weights == WeightType::Int4 ? 32 : 64;
+    spec.hasBias = true;
+    Buffer<float> x = randomFloats({K, c.M}, 1, 2.0f);
+    if (c.M > 2)
+      x(K / 2, c.M - 1) = std::numeric_limits<float>::quiet_NaN();
+    NarrowWeight w = narrow(randomFloats({K, N}, 2), c.weights, spec.group);
+    std::vector<Buffer<>> inputs{x};
+    for (const Buffer<> &argument : w.arguments)
+      inputs.push_back(argument);
+    inputs.push_back(randomFloats({N}, 3));
+    Buffer<float> f32(N, c.M);
+    realizeKernel(buildKernel(spec), inputs, f32);
+    std::vector<float> values;
+    f32.for_each_value([&](float v) { values.push_back(v); });
+    for (Halide::Type type : kNarrow) {
+      SCOPED_TRACE(std::string(c.name) + ", " + typeName(type));
+      spec.outputType = type;
+      Buffer<> out(type, {N, c.M});
+      realizeKernel(buildKernel(spec), inputs, out);
+      std::vector<uint16_t> expected = stored(type, values);
+      const auto *bits = static_cast<const uint16_t *>(out.data());
+      int nans = 0;
+      for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_EQ(bits[i], expected[i]) << "output " << i % N << ", row " << i / N;
+        nans += std::isnan(values[i]);
+      }
+      EXPECT_EQ(nans, c.M > 2 ? N : 0);
+    }
+  }
+}
+
 // Rope writes a Llama model's keys into the cache.
 TEST(KvCacheKernels, RopeWritesTheCacheRounded) {
   const RopeCase &c = ropeCases.front();

@@ -161,8 +161,10 @@ Func dequantisedRows(const QuantisedRows &rows, int group);
 Expr markNonFinite(Expr value, Expr nonFinite);
 
 /// `value` with the outputs of rows that held a NaN or an infinity set to
-/// NaN, by integer operations.
-Func markNonFiniteRows(Func value, Func nonFinite, const std::string &name);
+/// NaN, by integer operations; stored as spec.outputType (a narrowed KV
+/// cache slot's bf16 or f16, rounded to nearest even).
+Func markNonFiniteRows(const KernelSpec &spec, Func value, Func nonFinite,
+                       const std::string &name);
 /// x's quantisation (quantiseRows' stages), once per call before the tiles
 /// (M·K values, parallel over rows).
 void quantiseOnce(BuiltKernel &kernel, int lanes);

@@ -125,8 +125,8 @@ BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
       },
       "int_uk", stages);
   Func out = markNonFiniteRows(
-      cpuEpilogue(spec, in, acc, {n, m}, n, m, name + "_value"), x.nonFinite,
-      name);
+      spec, cpuEpilogue(spec, in, acc, {n, m}, n, m, name + "_value"),
+      x.nonFinite, name);
   return {out, in.arguments, std::move(stages), {}};
 }
 

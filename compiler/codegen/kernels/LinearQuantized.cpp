@@ -75,10 +75,12 @@ Expr markNonFinite(Expr value, Expr nonFinite) {
              cast<uint32_t>(Expr(0))));
 }
 
-Func markNonFiniteRows(Func value, Func nonFinite, const std::string &name) {
+Func markNonFiniteRows(const KernelSpec &spec, Func value, Func nonFinite,
+                       const std::string &name) {
   Var n("n"), m("m");
   Func out(name);
-  out(n, m) = markNonFinite(value(n, m), nonFinite(m));
+  out(n, m) = storedAs(spec.outputType,
+                       markNonFinite(value(n, m), nonFinite(m)));
   return out;
 }
 
@@ -182,7 +184,7 @@ BuiltKernel integerAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
         return cast<float>(dot(withPart(gated, {lane, n, m, g}, p)));
       },
       scale, name + "_value");
-  kernel.output = markNonFiniteRows(kernel.output, x.nonFinite, name);
+  kernel.output = markNonFiniteRows(spec, kernel.output, x.nonFinite, name);
   kernel.stages.insert(x.stages.begin(), x.stages.end());
   kernel.stages.emplace("int_dot", dot);
   kernel.domains.emplace("int_rs", rs);
@@ -261,7 +263,7 @@ BuiltKernel nibbleAlgorithm(const KernelSpec &spec, const Operands &in,
                            offset(lane, g, m));
       },
       x.scale, name + "_value");
-  kernel.output = markNonFiniteRows(kernel.output, x.nonFinite, name);
+  kernel.output = markNonFiniteRows(spec, kernel.output, x.nonFinite, name);
   kernel.stages.insert(x.stages.begin(), x.stages.end());
   kernel.stages.insert({{"int_dot", dot},
                         {"int_pairs", pairs},
@@ -330,7 +332,7 @@ BuiltKernel dequantisedAlgorithm(const KernelSpec &spec,
   Func values = dequantisedRows(x, int(spec.group));
   BuiltKernel dot =
       dotAlgorithm(spec, plan, in, "", name + "_value", values);
-  dot.output = markNonFiniteRows(dot.output, x.nonFinite, name);
+  dot.output = markNonFiniteRows(spec, dot.output, x.nonFinite, name);
   dot.stages.insert(x.stages.begin(), x.stages.end());
   dot.stages.emplace("x_dequantised", values);
   return dot;
