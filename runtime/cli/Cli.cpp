@@ -126,7 +126,7 @@ void printUsage(std::FILE *out) {
       "      K = 2): K warm-up runs, then N timed runs; prints the median, min\n"
       "      and max milliseconds of the whole entry and of each kernel, and\n"
       "      the sum of medians per op; decode_step prefills S tokens and\n"
-      "      times N decode steps (batch 1, S + N <= max_len); extend\n"
+      "      times N decode steps (B sequences, S + N <= max_len); extend\n"
       "      prefills S tokens and times an extend of S more (batch 1,\n"
       "      2S <= max_len); --json prints\n"
       "      one JSON object a line\n"
