@@ -505,9 +505,9 @@ class Engines:
 
     def startup(self, model, weights, row):
         """Process start to the first generated token (a one-shot `generate --max-new-tokens 1`,
-        warm page cache: wall time of the whole process) against the warm prefill (`bench --entry
-        prefill`, its median), at the prefill's best thread count."""
-        T, _ = row.best_prefill()
+        warm page cache: wall time of the whole process) against the warm prefill (time_generate's
+        `bench --entry prefill`), at the prefill's best thread count."""
+        T, warm = row.best_prefill()
         prompt = ",".join(map(str, self.res["check"]["timing_prompt"]))
         walls = []
         for i in range(1 + self.runs):
@@ -516,13 +516,9 @@ class Engines:
                  "--threads", str(T)], quiet=i > 0)
             if i:
                 walls.append((time.monotonic() - start) * 1e3)
-        out, _, _ = run([model.exe, "bench", "--weights", weights, "--seq", "128", "--repeat",
-                         str(self.h.repeat), "--warmup", str(self.h.warmup), "--threads", str(T),
-                         "--entry", "prefill", "--json"])
-        total = [r for r in json_lines(out) if r.get("type") == "total"][0]
         self.res["startup"][row.dtype] = {"threads": T, "first_token": Figure(statistics.median(walls),
                                                                               min(walls), max(walls)),
-                                          "warm_prefill": Figure.of(total)}
+                                          "warm_prefill": warm}
 
     # ------------------------------------------------------------------ peers
     def npm_has(self, package):

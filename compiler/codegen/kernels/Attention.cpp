@@ -213,8 +213,7 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   dot.compute_at(score, ko)
       .bound_extent(qi, queryBlock)
       .bound_extent(kk, scoreKeys);
-  const int headDim = int(spec.headDim);
-  if (queryBlock == 1 && headDim % lanes == 0) {
+  if (queryBlock == 1 && int(spec.headDim) % lanes == 0) {
     // One query (a decode step): the head dimension in vectors. Each of
     // scoreKeys keys keeps a vector of partial sums (lane l: dims l + lanes
     // x i) over the head dimension, then one horizontal sum; the partial
