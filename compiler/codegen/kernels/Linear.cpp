@@ -883,14 +883,21 @@ BuiltKernel gpu(const KernelSpec &spec) {
   // (the largest |x|) or per row (whether it holds a NaN or an infinity).
   if (quantised) {
     Var g("g"), go("go"), gi("gi"), ro("ro"), ri("ri");
+    // Each is a start and an update (the reduction): both on the GPU.
     Func largest = quantised->stages.at("x_amax");
-    largest.compute_root().split(g, go, gi, warp, TailStrategy::GuardWithIf);
-    gpuBlocks(largest, go, row);
-    gpuThreads(largest, gi);
+    largest.compute_root();
+    for (Stage s : {Stage(largest), largest.update()}) {
+      s.split(g, go, gi, warp, TailStrategy::GuardWithIf);
+      gpuBlocks(s, go, row);
+      gpuThreads(s, gi);
+    }
     Func nonFinite = quantised->nonFinite;
-    nonFinite.compute_root().split(row, ro, ri, warp, TailStrategy::GuardWithIf);
-    gpuBlocks(nonFinite, ro);
-    gpuThreads(nonFinite, ri);
+    nonFinite.compute_root();
+    for (Stage s : {Stage(nonFinite), nonFinite.update()}) {
+      s.split(row, ro, ri, warp, TailStrategy::GuardWithIf);
+      gpuBlocks(s, ro);
+      gpuThreads(s, ri);
+    }
   }
   return {out, arguments};
 }

@@ -166,8 +166,10 @@ Expr markNonFinite(Expr value, Expr nonFinite);
 Func markNonFiniteRows(const KernelSpec &spec, Func value, Func nonFinite,
                        const std::string &name);
 /// x's quantisation (quantiseRows' stages), once per call before the tiles
-/// (M·K values, parallel over rows).
-void quantiseOnce(BuiltKernel &kernel, int lanes);
+/// (M·K values; parallel over rows from kParallelQuantiseRows rows, serial
+/// below, where each parallel loop cost more than its work).
+void quantiseOnce(BuiltKernel &kernel, const KernelSpec &spec, int lanes);
+constexpr int kParallelQuantiseRows = 16;
 /// Whether the kernel runs one of LinearQuantized.cpp's forms: int8
 /// activations, or an int4 W widened in registers (a row per sequence).
 bool usesQuantizedForm(const KernelSpec &spec);

@@ -142,7 +142,7 @@ void microkernelSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       .parallel(task)
       .vectorize(inner, int(plan.vector), TailStrategy::GuardWithIf);
   computeSumsAt(kernel, "int_uk", task);
-  quantiseOnce(kernel, int(plan.vector));
+  quantiseOnce(kernel, spec, int(plan.vector));
 }
 
 BuiltKernel floatMicrokernelAlgorithm(const KernelSpec &spec,

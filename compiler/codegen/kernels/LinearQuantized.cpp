@@ -17,6 +17,7 @@
 #include "support/WeightFormat.h"
 
 #include <functional>
+#include <vector>
 
 namespace tfmc::codegen::kernels::linear {
 
@@ -32,13 +33,18 @@ QuantisedRows quantiseRows(const KernelSpec &spec, const ImageParam &x,
   Expr k = g * group + j;
   Expr inside = j < group && k < depth;
   Expr rowIn = clamp(row, 0, x.dim(1).extent() - 1);
-  Expr raw = x(clamp(k, 0, depth - 1), rowIn);
+  // (Clamped only where a group may pass K: a clamped index made each
+  // vector of the reductions below a gather.)
+  Expr raw = x(ragged ? clamp(k, 0, depth - 1) : k, rowIn);
   Func finite("x_finite");
   finite(j, g, row) =
       select(is_finite(raw) && (ragged ? inside : cast<bool>(1)), raw, 0.0f);
+  // The two reductions as updates (not inline maximum()s), so that the CPU
+  // schedule can vectorize them (quantiseOnce).
   RDom rq(0, group, "x_rq");
   Func largest("x_amax");
-  largest(g, row) = maximum(abs(finite(rq, g, row)));
+  largest(g, row) = 0.0f;
+  largest(g, row) = max(largest(g, row), abs(finite(rq, g, row)));
   Func scale("x_scale"), inverse("x_inverse");
   scale(g, row) = strict_float(largest(g, row) / 127.0f);
   inverse(g, row) = strict_float(
@@ -49,7 +55,8 @@ QuantisedRows quantiseRows(const KernelSpec &spec, const ImageParam &x,
       127.0f));
   RDom rx(0, depth, "x_rx");
   Func nonFinite("x_nonfinite");
-  nonFinite(row) = maximum(select(is_finite(x(rx, rowIn)), 0, 1));
+  nonFinite(row) = 0;
+  nonFinite(row) = max(nonFinite(row), select(is_finite(x(rx, rowIn)), 0, 1));
   return {q,
           scale,
           nonFinite,
@@ -84,19 +91,56 @@ Func markNonFiniteRows(const KernelSpec &spec, Func value, Func nonFinite,
   return out;
 }
 
-void quantiseOnce(BuiltKernel &kernel, int lanes) {
+void quantiseOnce(BuiltKernel &kernel, const KernelSpec &spec, int lanes) {
   Var j("j"), row("row"), k("k");
-  kernel.stages.at("x_amax").compute_root().parallel(row);
+  // Rows of x (the kernel's first argument). A decode step's one row of
+  // 512 values took ~0.2 us to quantise, and each parallel loop over it
+  // (one a stage) ~3-5 us more on a 2-core VM, a third of a 512 x 512
+  // int8 linear's time: few rows run serially.
+  const Expr many =
+      kernel.arguments.front().dim(1).extent() >= kParallelQuantiseRows;
+  // The reductions (the largest |x| of a group, whether a row holds a NaN
+  // or an infinity) in vectors: an rfactor into `width` partial maxima a
+  // row (vectorized), then one horizontal maximum. Scalar, they took about
+  // half the quantisation's time in a BERT-base int8a8 forward. (Halide's
+  // atomic() vectorization instead made a compare-and-swap loop a vector
+  // inside the parallel loop.)
+  auto reduction = [&](const std::string &name, int64_t extent) {
+    Func f = kernel.stages.at(name);
+    f.compute_root();
+    int width = lanes;
+    while (width > 1 && extent % width != 0)
+      width /= 2;
+    if (width >= 4) {
+      RVar outer("x_ro"), inner("x_ri");
+      Var u("x_u");
+      Func partial =
+          f.update().split(f.rvars().front(), outer, inner, width).rfactor(inner, u);
+      // rfactor puts u last: the lanes innermost in storage and loops.
+      std::vector<Var> order{u};
+      for (const Var &v : partial.args())
+        if (v.name() != u.name())
+          order.push_back(v);
+      partial.compute_at(f, row).reorder_storage(order).vectorize(u);
+      std::vector<VarOrRVar> loops{u, outer};
+      loops.insert(loops.end(), order.begin() + 1, order.end());
+      partial.reorder(std::vector<VarOrRVar>(order.begin(), order.end()));
+      partial.update().reorder(loops).vectorize(u);
+    }
+    // Parallel over rows only for many rows (a specialization).
+    f.update().specialize(many).parallel(row);
+  };
+  reduction("x_amax", spec.group);
   kernel.stages.at("x_scale").compute_root();
   kernel.stages.at("x_inverse").compute_root();
-  kernel.stages.at("x_nonfinite").compute_root().parallel(row);
+  reduction("x_nonfinite", spec.inWidth);
   auto values = kernel.stages.find("x_dequantised");
-  if (values != kernel.stages.end())
-    values->second.compute_root().parallel(row).vectorize(
-        k, lanes, TailStrategy::GuardWithIf);
-  else
-    kernel.stages.at("x_q").compute_root().parallel(row).vectorize(
-        j, 2 * lanes, TailStrategy::GuardWithIf);
+  Func q = values != kernel.stages.end() ? values->second
+                                         : kernel.stages.at("x_q");
+  const Var inner = values != kernel.stages.end() ? k : j;
+  const int width = values != kernel.stages.end() ? lanes : 2 * lanes;
+  q.compute_root().vectorize(inner, width, TailStrategy::GuardWithIf);
+  q.specialize(many).parallel(row);
 }
 
 namespace {
@@ -385,7 +429,7 @@ void scheduleGroupedSums(BuiltKernel &kernel, const KernelSpec &spec,
 void integerSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
   if (plan.widenPanel) {
-    quantiseOnce(kernel, int(plan.vector));
+    quantiseOnce(kernel, spec, int(plan.vector));
     dotSchedule(kernel, spec, plan, "", kernel.output);
     return;
   }
@@ -395,7 +439,7 @@ void integerSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   RDom rs = kernel.domains.at("int_rs"), rg = kernel.domains.at("int_rg");
   Var n("n"), m("m"), u("u"), p("p");
   scheduleGroupedSums(kernel, spec, "int_");
-  quantiseOnce(kernel, int(plan.vector));
+  quantiseOnce(kernel, spec, int(plan.vector));
   dot.compute_at(partial, rg).vectorize(u).unroll(n).unroll(m);
   Stage dotSteps = dot.update();
   if (gated) {
@@ -446,7 +490,7 @@ void nibbleSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
        rg = kernel.domains.at("int_rg");
   Var n("n"), m("m"), u("u"), v("v"), p("p"), row("row");
   scheduleGroupedSums(kernel, spec, "int_");
-  quantiseOnce(kernel, int(plan.vector));
+  quantiseOnce(kernel, spec, int(plan.vector));
   kernel.stages.at("x_offset").compute_root().parallel(row).vectorize(u, 8);
   unpackNibblesPerTile(kernel, spec, plan);
   dot.compute_at(partial, rg).vectorize(u).unroll(n).unroll(m);
