@@ -14,11 +14,11 @@
 #include "compiler/frontend/AST.h"
 #include "compiler/frontend/Lexer.h"
 #include "compiler/frontend/Limits.h"
+#include "compiler/frontend/Settings.h"
 #include "support/Text.h"
 
 #include <algorithm>
 #include <cmath>
-#include <initializer_list>
 #include <string_view>
 #include <utility>
 
@@ -28,20 +28,11 @@ namespace tfmc::frontend {
 
 namespace {
 
-// The order in which settings are listed in messages and dumps.
-constexpr const char *kSettingNames[] = {
-    "vocab",      "d_model",   "heads",       "d_ff",
-    "max_len",    "norm",      "activation",  "positions",
-    "embed_scale", "layer_norm_eps", "final_norm", "output",
-    "norm_type",  "rope_theta", "kv_heads",   "head_dim",
-    "bias",       "attention_bias", "token_types", "embed_norm",
-    "pooler", "output_bias"};
 constexpr const char *kRequiredSettings[] = {"vocab", "d_model", "heads",
                                              "max_len"};
 
 bool isSettingName(std::string_view name) {
-  return std::find(std::begin(kSettingNames), std::end(kSettingNames), name) !=
-         std::end(kSettingNames);
+  return findSetting(name) != nullptr;
 }
 
 bool isSublayerName(std::string_view name) {
@@ -51,10 +42,10 @@ bool isSublayerName(std::string_view name) {
 
 std::string knownSettingsList() {
   std::string list;
-  for (const char *name : kSettingNames) {
+  for (const Setting &setting : modelSettings()) {
     if (!list.empty())
       list += ", ";
-    list += name;
+    list += setting.name;
   }
   return list;
 }
@@ -79,11 +70,6 @@ std::string position(const SourceLoc &loc) {
 bool before(const SourceLoc &a, const SourceLoc &b) {
   return a.line < b.line || (a.line == b.line && a.col < b.col);
 }
-
-template <typename Enum> struct Choice {
-  const char *spelling;
-  Enum value;
-};
 
 class Parser {
 public:
@@ -218,7 +204,8 @@ private:
   bool parseSetting(Model &model) {
     Token nameTok = tok;
     const std::string &name = nameTok.text;
-    if (!isSettingName(name)) {
+    const Setting *setting = findSetting(name);
+    if (!setting) {
       if (isSublayerName(name))
         return fail(fmt::format("sublayer '{}' must be inside an 'encoder' or "
                                 "'decoder' block",
@@ -238,78 +225,15 @@ private:
                               name, describe(tok)));
     advance();
 
-    if (name == "vocab")
-      return parsePositiveInt(name, model.vocab);
-    if (name == "d_model")
-      return parsePositiveInt(name, model.dModel);
-    if (name == "heads")
-      return parsePositiveInt(name, model.heads);
-    if (name == "d_ff")
-      return parsePositiveInt(name, model.dFF);
-    if (name == "max_len")
-      return parsePositiveInt(name, model.maxLen);
-    if (name == "norm")
-      return parseChoice<NormPlacement>(
-          name, {{"post", NormPlacement::Post}, {"pre", NormPlacement::Pre}},
-          model.norm);
-    if (name == "activation")
-      return parseChoice<Activation>(name,
-                                     {{"relu", Activation::Relu},
-                                      {"gelu", Activation::Gelu},
-                                      {"gelu_tanh", Activation::GeluTanh},
-                                      {"silu", Activation::Silu}},
-                                     model.activation);
-    if (name == "positions")
-      return parseChoice<PositionKind>(
-          name,
-          {{"sinusoidal", PositionKind::Sinusoidal},
-           {"sinusoidal_halves", PositionKind::SinusoidalHalves},
-           {"learned", PositionKind::Learned},
-           {"rope", PositionKind::Rope}},
-          model.positions);
-    if (name == "embed_scale")
-      return parseChoice<EmbedScale>(
-          name,
-          {{"sqrt_d_model", EmbedScale::SqrtDModel}, {"1", EmbedScale::One}},
-          model.embedScale);
-    if (name == "layer_norm_eps")
-      return parsePositiveNumber(name, model.layerNormEps);
-    if (name == "final_norm")
-      return parseChoice<bool>(name, {{"true", true}, {"false", false}},
-                               model.finalNorm);
-    if (name == "norm_type")
-      return parseChoice<NormType>(name,
-                                   {{"layer_norm", NormType::LayerNorm},
-                                    {"rms_norm", NormType::RmsNorm}},
-                                   model.normType);
-    if (name == "rope_theta")
-      return parsePositiveNumber(name, model.ropeTheta);
-    if (name == "kv_heads")
-      return parsePositiveInt(name, model.kvHeads);
-    if (name == "head_dim")
-      return parsePositiveInt(name, model.headDim);
-    if (name == "bias")
-      return parseChoice<bool>(name, {{"true", true}, {"false", false}},
-                               model.bias);
-    if (name == "attention_bias")
-      return parseChoice<bool>(name, {{"true", true}, {"false", false}},
-                               model.attentionBias);
-    if (name == "token_types")
-      return parsePositiveInt(name, model.tokenTypes);
-    if (name == "embed_norm")
-      return parseChoice<bool>(name, {{"true", true}, {"false", false}},
-                               model.embedNorm);
-    if (name == "output_bias")
-      return parseChoice<bool>(name, {{"true", true}, {"false", false}},
-                               model.outputBias);
-    if (name == "pooler")
-      return parseChoice<bool>(name, {{"true", true}, {"false", false}},
-                               model.pooler);
-    return parseChoice<OutputKind>(name,
-                                   {{"linear", OutputKind::Linear},
-                                    {"tied", OutputKind::Tied},
-                                    {"none", OutputKind::None}},
-                                   model.output);
+    switch (setting->kind) {
+    case Setting::Kind::PositiveInt:
+      return parsePositiveInt(name, model.*setting->integer);
+    case Setting::Kind::PositiveNumber:
+      return parsePositiveNumber(name, model.*setting->number);
+    case Setting::Kind::Choice:
+      return parseChoice(*setting, model);
+    }
+    return fail(fmt::format("setting '{}' has no parser", name));
   }
 
   bool parsePositiveInt(const std::string &name, int64_t &out) {
@@ -353,24 +277,21 @@ private:
   /// is an "unknown value"; a token of the wrong kind (`norm = 3`) is a type
   /// mismatch. `embed_scale` accepts the number `1`, so for it numbers are
   /// words too.
-  template <typename Enum>
-  bool parseChoice(const std::string &name,
-                   std::initializer_list<Choice<Enum>> choices, Enum &out) {
-    std::vector<std::string> spellings;
+  bool parseChoice(const Setting &setting, Model &model) {
+    const std::string name = setting.name;
+    const std::vector<std::string> &spellings = setting.spellings;
     bool numbersAllowed = false;
-    for (const auto &choice : choices) {
-      spellings.emplace_back(choice.spelling);
-      numbersAllowed |= choice.spelling[0] >= '0' && choice.spelling[0] <= '9';
-    }
+    for (const std::string &spelling : spellings)
+      numbersAllowed |= spelling[0] >= '0' && spelling[0] <= '9';
     bool isWord = tok.is(TokenKind::Identifier) ||
                   (numbersAllowed && (tok.is(TokenKind::Integer) ||
                                       tok.is(TokenKind::Float)));
     if (!isWord)
       return fail(fmt::format("expected {} for setting '{}', found {}",
                               alternatives(spellings), name, describe(tok)));
-    for (const auto &choice : choices) {
-      if (tok.text == choice.spelling) {
-        out = choice.value;
+    for (size_t i = 0; i < spellings.size(); ++i) {
+      if (tok.text == spellings[i]) {
+        setting.choose(model, i);
         advance();
         return true;
       }

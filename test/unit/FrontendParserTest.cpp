@@ -3,6 +3,7 @@
 #include "compiler/frontend/AST.h"
 #include "compiler/frontend/Lexer.h"
 #include "compiler/frontend/ModelFile.h"
+#include "compiler/frontend/Settings.h"
 #include "support/Text.h"
 #include "support/FileIO.h"
 #include "support/Utf8.h"
@@ -11,6 +12,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -465,6 +467,47 @@ TEST(FrontendParser, Dump) {
   EXPECT_NE(defaults.find("  decoder layers = 1\n    self_attention mask = "
                           "causal\n"),
             std::string::npos);
+}
+
+// The settings' table (Settings.h): one row a name, each row's member set,
+// each choice's spellings round-trip through its member, and the parser
+// sets what the dump then prints.
+TEST(FrontendSettings, EveryRowIsWhole) {
+  std::set<std::string> names;
+  for (const Setting &setting : modelSettings()) {
+    SCOPED_TRACE(setting.name);
+    EXPECT_TRUE(names.insert(setting.name).second);
+    EXPECT_EQ(findSetting(setting.name), &setting);
+    switch (setting.kind) {
+    case Setting::Kind::PositiveInt:
+      EXPECT_NE(setting.integer, nullptr);
+      break;
+    case Setting::Kind::PositiveNumber:
+      EXPECT_NE(setting.number, nullptr);
+      break;
+    case Setting::Kind::Choice: {
+      ASSERT_FALSE(setting.spellings.empty());
+      Model model;
+      for (size_t i = 0; i < setting.spellings.size(); ++i) {
+        setting.choose(model, i);
+        EXPECT_EQ(setting.chosen(model), i);
+        EXPECT_EQ(settingValue(setting, model), setting.spellings[i]);
+      }
+      break;
+    }
+    }
+  }
+  EXPECT_EQ(findSetting("colour"), nullptr);
+  Model model = parseOk("model m {\n  vocab = 10\n  d_model = 8\n  heads = 2\n"
+                        "  d_ff = 16\n  max_len = 4\n  norm = pre\n  bias = false\n"
+                        "  layer_norm_eps = 0.25\n  decoder(layers = 1) {\n"
+                        "    self_attention(mask = causal)\n    feed_forward\n"
+                        "  }\n}\n");
+  std::string dump = dumpModel(model);
+  EXPECT_NE(dump.find("  norm = pre\n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("  bias = false\n"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("  layer_norm_eps = 0.25\n"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("norm_type"), std::string::npos) << dump;
 }
 
 TEST(FrontendParser, ToStrings) {
