@@ -10,6 +10,8 @@
 
 #include "runtime/core/ModelImpl.h"
 
+#include <optional>
+
 namespace tfmc::runtime {
 namespace {
 
@@ -67,6 +69,29 @@ bool checkUnusedMask(const Plan &plan, const PlanInput &input,
     }
   }
   return true;
+}
+
+/// The values an id-like input may hold, [0, limit), and how a message
+/// names them ("is not a token id (vocab 50257)"); none for a mask (0 or 1,
+/// checked on its own).
+struct ValueRange {
+  int64_t limit;
+  const char *what;
+  const char *bound;
+};
+
+std::optional<ValueRange> valueRange(const Plan &plan, const PlanInput &input) {
+  switch (input.kind) {
+  case InputKind::Ids:
+    return ValueRange{plan.vocab, "a token id", "vocab"};
+  case InputKind::Types:
+    return ValueRange{input.limit, "a token type", "the model has"};
+  case InputKind::Positions:
+    return ValueRange{plan.maxLen, "a position", "max_len"};
+  case InputKind::Mask:
+    break;
+  }
+  return std::nullopt;
 }
 
 } // namespace
@@ -226,26 +251,14 @@ bool Model::Impl::checkInputs(Call &call, std::string &error) {
     const PlanInput &input = plan.inputs[i];
     const InputView &view = *given[i];
     int64_t count = *elementCount(view.shape);
+    const std::optional<ValueRange> range = valueRange(plan, input);
     for (int64_t e = 0; e < count; ++e) {
       int64_t value = view.data[e];
-      if (input.kind == InputKind::Ids && (value < 0 || value >= plan.vocab)) {
-        error = fmt::format("{}{} = {} is not a token id (vocab {})",
+      if (range && (value < 0 || value >= range->limit)) {
+        error = fmt::format("{}{} = {} is not {} ({} {})",
                             support::escapeText(input.name),
-                            formatPosition(view.shape, e), value, plan.vocab);
-        return false;
-      }
-      if (input.kind == InputKind::Types &&
-          (value < 0 || value >= input.limit)) {
-        error = fmt::format("{}{} = {} is not a token type (the model has {})",
-                            support::escapeText(input.name),
-                            formatPosition(view.shape, e), value, input.limit);
-        return false;
-      }
-      if (input.kind == InputKind::Positions &&
-          (value < 0 || value >= plan.maxLen)) {
-        error = fmt::format("{}{} = {} is not a position (max_len {})",
-                            support::escapeText(input.name),
-                            formatPosition(view.shape, e), value, plan.maxLen);
+                            formatPosition(view.shape, e), value, range->what,
+                            range->bound, range->limit);
         return false;
       }
       if (input.kind == InputKind::Mask && value != 0 && value != 1) {

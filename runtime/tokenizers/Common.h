@@ -45,6 +45,9 @@ std::string tokenToBytes(std::string_view token);
 /// The byte a byte-fallback token stands for ("<0x0A>" -> 0x0a, either
 /// case of hex digit); -1 for any other token.
 int byteFallbackValue(std::string_view token);
+/// Every occurrence of `from` (not empty) in `text` replaced by `to`, left
+/// to right, without rescanning what was put in.
+void replaceAll(std::string &text, std::string_view from, std::string_view to);
 
 bool exists(const std::string &path);
 

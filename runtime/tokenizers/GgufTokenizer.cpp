@@ -75,16 +75,6 @@ const char *const kEndOfGeneration[] = {
 
 const char kMeta[] = "\xe2\x96\x81"; // U+2581, SentencePiece's space
 
-void replaceAll(std::string &text, std::string_view from, std::string_view to) {
-  std::string out;
-  std::size_t at = 0;
-  for (std::size_t hit; (hit = text.find(from, at)) != std::string::npos;
-       at = hit + from.size())
-    out.append(text, at, hit - at).append(to);
-  out.append(text, at, std::string::npos);
-  text = std::move(out);
-}
-
 class GgufTokenizer final : public Tokenizer {
 public:
   static std::unique_ptr<GgufTokenizer> load(const std::string &path,

@@ -189,17 +189,6 @@ Pattern patternMember(const Json &object, const std::string &path) {
   return result;
 }
 
-void replaceAll(std::string &text, const std::string &from,
-                const std::string &to) {
-  std::string out;
-  std::size_t at = 0;
-  for (std::size_t hit; (hit = text.find(from, at)) != std::string::npos;
-       at = hit + from.size())
-    out.append(text, at, hit - at).append(to);
-  out.append(text, at, std::string::npos);
-  text = std::move(out);
-}
-
 //===----------------------------------------------------------------------===//
 // Oniguruma
 //===----------------------------------------------------------------------===//

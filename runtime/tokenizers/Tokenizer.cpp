@@ -113,6 +113,16 @@ int codePointToByte(uint32_t cp) {
 
 } // namespace
 
+void replaceAll(std::string &text, std::string_view from, std::string_view to) {
+  std::string out;
+  std::size_t at = 0;
+  for (std::size_t hit; (hit = text.find(from, at)) != std::string::npos;
+       at = hit + from.size())
+    out.append(text, at, hit - at).append(to);
+  out.append(text, at, std::string::npos);
+  text = std::move(out);
+}
+
 int byteFallbackValue(std::string_view token) {
   if (token.size() != 6 || token.substr(0, 3) != "<0x" || token[5] != '>')
     return -1;
