@@ -25,7 +25,7 @@ import statistics
 import sys
 import time
 
-from run import (BENCH, OUT, PEERS, PYTHON, ROOT, CommandFailed, Figure, Model, fmt_ms, fmt_num,
+from run import (OUT, PEERS, PYTHON, ROOT, CommandFailed, Figure, Model, fmt_ms, fmt_num,
                  fmt_pct, json_lines, note, pause, run, table)
 
 sys.path.insert(0, PEERS)
