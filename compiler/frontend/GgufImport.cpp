@@ -1,34 +1,18 @@
 //===- GgufImport.cpp - llama.cpp's GGUF files -> AST ---------------------===//
 //
-// One table per architecture maps its GGUF keys (without the `ARCH.`
-// prefix) onto the Hugging Face keys of its family; the values are checked
+// The format side of GGUF import: each architecture's table of keys comes
+// from the family that registered it (GgufFamily.h); its values are checked
 // for their GGUF type here and for their meaning by the family's reader.
 // Keys under `ARCH.` that the table does not name are refused (tfmc cannot
-// tell whether they change the model), except the few known below; keys of
-// other namespaces (general.*, tokenizer.*, quantize.*) cannot change the
-// forward pass, except split.*, a model split across files.
-//
-// Weight names (llama.cpp's src/llama-arch.cpp, LLM_TENSOR_NAMES):
-//   gguf-llama (llama, qwen2), each bound through hf-llama's name:
-//     model.embed_tokens.weight            -> token_embd.weight
-//     model.layers.i.input_layernorm       -> blk.i.attn_norm
-//     model.layers.i.self_attn.q/k/v_proj  -> blk.i.attn_q/k/v (.weight, .bias)
-//     model.layers.i.self_attn.o_proj      -> blk.i.attn_output
-//     model.layers.i.post_attention_layernorm -> blk.i.ffn_norm
-//     model.layers.i.mlp.gate/up/down_proj -> blk.i.ffn_gate/up/down
-//     model.norm.weight                    -> output_norm.weight
-//     lm_head.weight                       -> output.weight
-//   gguf-gpt2, through hf-gpt2's name; nothing transposed (llama.cpp's
-//   convert_hf_to_gguf.py transposes GPT-2's Conv1D weights to [out, in]):
-//     wte, wpe                   -> token_embd, position_embd
-//     h.i.ln_1, h.i.ln_2         -> blk.i.attn_norm, blk.i.ffn_norm
-//     h.i.attn.c_attn, c_proj    -> blk.i.attn_qkv, blk.i.attn_output
-//     h.i.mlp.c_fc, c_proj       -> blk.i.ffn_up, blk.i.ffn_down
-//     ln_f                       -> output_norm
+// tell whether they change the model), except the few every architecture
+// shares, below; keys of other namespaces (general.*, tokenizer.*,
+// quantize.*) cannot change the forward pass, except split.*, a model split
+// across files.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/frontend/GgufImport.h"
+#include "compiler/frontend/GgufFamily.h"
 #include "compiler/frontend/HfFamily.h"
 #include "compiler/frontend/WeightNames.h"
 #include "support/Gguf.h"
@@ -50,71 +34,10 @@ using support::GgmlType;
 using support::GgufType;
 using support::GgufValue;
 
-/// What a GGUF key's value must be.
-enum class Expect { Count, Float };
-
-/// A GGUF key (after `ARCH.`) and the Hugging Face key it gives.
-struct KeyMap {
-  const char *gguf;
-  const char *hf;
-  Expect expect;
-};
-
-struct Architecture {
-  const char *name;      ///< general.architecture
-  const char *modelType; ///< the Hugging Face model_type it reads as
-  std::vector<KeyMap> keys;
-  /// Keys under `ARCH.` that cannot change the forward pass.
-  std::vector<const char *> ignored;
-  const char *naming; ///< its WeightNaming
-  /// Llama-like: rotary positions (rope.dimension_count), grouped-query
-  /// attention, an output head of its own or tied.
-  bool llamaLike;
-};
-
-const std::vector<KeyMap> &llamaKeys() {
-  static const std::vector<KeyMap> keys = {
-      {"context_length", "max_position_embeddings", Expect::Count},
-      {"embedding_length", "hidden_size", Expect::Count},
-      {"feed_forward_length", "intermediate_size", Expect::Count},
-      {"block_count", "num_hidden_layers", Expect::Count},
-      {"attention.head_count", "num_attention_heads", Expect::Count},
-      {"attention.head_count_kv", "num_key_value_heads", Expect::Count},
-      {"attention.key_length", "head_dim", Expect::Count},
-      {"rope.freq_base", "rope_theta", Expect::Float},
-      {"attention.layer_norm_rms_epsilon", "rms_norm_eps", Expect::Float},
-      {"vocab_size", "vocab_size", Expect::Count},
-  };
-  return keys;
-}
-
-const std::vector<Architecture> &architectures() {
-  static const std::vector<Architecture> known = {
-      {"gpt2",
-       "gpt2",
-       {{"context_length", "n_positions", Expect::Count},
-        {"embedding_length", "n_embd", Expect::Count},
-        {"feed_forward_length", "n_inner", Expect::Count},
-        {"block_count", "n_layer", Expect::Count},
-        {"attention.head_count", "n_head", Expect::Count},
-        {"attention.layer_norm_epsilon", "layer_norm_epsilon", Expect::Float},
-        {"vocab_size", "vocab_size", Expect::Count}},
-       {},
-       "gguf-gpt2",
-       false},
-      // Old converters' note that Q and K are in ggml's rope layout, as
-      // they always are in a llama file.
-      {"llama", "llama", llamaKeys(), {"tensor_data_layout"}, "gguf-llama",
-       true},
-      {"qwen2", "qwen2", llamaKeys(), {}, "gguf-qwen2", true},
-  };
-  return known;
-}
-
 std::string supportedArchitectures() {
   std::vector<std::string> names;
-  for (const Architecture &arch : architectures())
-    names.push_back(fmt::format("\"{}\"", arch.name));
+  for (std::string_view name : ggufArchitectureNames())
+    names.push_back(fmt::format("\"{}\"", name));
   return "tfmc compiles GGUF architectures " + hf::listed(names, "and");
 }
 
@@ -163,7 +86,7 @@ std::string replaceWord(std::string text, std::string_view from,
 
 class Importer {
 public:
-  Importer(const support::GgufFile &file, const Architecture &arch)
+  Importer(const support::GgufFile &file, const GgufArchitecture &arch)
       : file(file), arch(arch), prefix(std::string(arch.name) + ".") {}
 
   std::optional<Model> run(const std::string &path);
@@ -182,34 +105,34 @@ private:
   /// `key`'s value as a number (an integer for Count), or nullopt with the
   /// message set; `value` is the key's.
   std::optional<Json> number(const std::string &key, const GgufValue &value,
-                             Expect expect);
+                             GgufExpect expect);
   bool checkKeys(Json &config);
   bool weightTypes(Model &model);
 
   const support::GgufFile &file;
-  const Architecture &arch;
+  const GgufArchitecture &arch;
   std::string prefix;
   /// Hugging Face key -> the GGUF key that gave it (messages).
   std::map<std::string, std::string> source;
 };
 
 std::optional<Json> Importer::number(const std::string &key,
-                                     const GgufValue &value, Expect expect) {
+                                     const GgufValue &value, GgufExpect expect) {
   if (value.type() != GgufType::String && value.type() != GgufType::Array &&
       value.type() != GgufType::Bool) {
     const support::GgufScalar &scalar = value.scalar();
-    if (expect == Expect::Count && scalar.isInteger()) {
+    if (expect == GgufExpect::Count && scalar.isInteger()) {
       if (std::optional<uint64_t> count = scalar.toUnsigned())
         return Json(*count);
       fail(key, fmt::format("{} is negative, expected a positive integer",
                             scalar.format()));
       return std::nullopt;
     }
-    if (expect == Expect::Float && !scalar.isInteger())
+    if (expect == GgufExpect::Float && !scalar.isInteger())
       return Json(*scalar.toFloat());
   }
   fail(key, fmt::format("{}, expected {}", value.describeType(),
-                        expect == Expect::Count ? "an unsigned integer"
+                        expect == GgufExpect::Count ? "an unsigned integer"
                                                 : "an f32 or f64"));
   return std::nullopt;
 }
@@ -230,7 +153,7 @@ bool Importer::checkKeys(Json &config) {
       continue; // general.*, tokenizer.*, quantize.*: not the forward pass
     std::string rest = key.substr(prefix.size());
     auto mapped = std::find_if(arch.keys.begin(), arch.keys.end(),
-                               [&](const KeyMap &map) { return rest == map.gguf; });
+                               [&](const GgufKeyMap &map) { return rest == map.gguf; });
     if (mapped != arch.keys.end()) {
       std::optional<Json> read = number(key, value, mapped->expect);
       if (!read)
@@ -243,10 +166,10 @@ bool Importer::checkKeys(Json &config) {
                      [&](const char *name) { return rest == name; }) !=
         arch.ignored.end())
       continue;
-    if (arch.llamaLike &&
+    if (arch.rotary &&
         (rest == "rope.dimension_count" || rest == "attention.value_length")) {
       // Checked against head_dim below.
-      std::optional<Json> read = number(key, value, Expect::Count);
+      std::optional<Json> read = number(key, value, GgufExpect::Count);
       if (!read)
         return false;
       continue;
@@ -262,7 +185,7 @@ bool Importer::checkKeys(Json &config) {
       return false;
     }
     if (rest == "rope.scaling.factor") {
-      std::optional<Json> read = number(key, value, Expect::Float);
+      std::optional<Json> read = number(key, value, GgufExpect::Float);
       if (!read)
         return false;
       double factor = read->get<double>();
@@ -274,7 +197,7 @@ bool Importer::checkKeys(Json &config) {
       return false;
     }
     if (rest == "expert_count" || rest == "expert_used_count") {
-      std::optional<Json> read = number(key, value, Expect::Count);
+      std::optional<Json> read = number(key, value, GgufExpect::Count);
       if (!read)
         return false;
       if (read->get<uint64_t>() == 0)
@@ -315,7 +238,7 @@ bool Importer::checkKeys(Json &config) {
   }
 
   // Required keys are reported by the family's reader, naming the GGUF key.
-  if (arch.llamaLike) {
+  if (arch.rotary) {
     // head_dim: attention.key_length, else embedding_length / head_count.
     // Rope turns the whole head, and values are as wide as keys.
     if (config.contains("head_dim"))
@@ -344,18 +267,17 @@ bool Importer::checkKeys(Json &config) {
     }
     // The output head: its own tensor, else the embedding (tied).
     config["tie_word_embeddings"] = file.findTensor("output.weight") == nullptr;
-    if (std::string_view(arch.name) == "llama")
-      for (const support::GgufTensorInfo &tensor : file.tensors()) {
-        std::string_view name = tensor.name;
-        if (startsWith(name, "blk.") && name.size() > 5 &&
-            name.substr(name.size() - 5) == ".bias") {
-          failTensor(tensor.name,
-                     "a bias in a llama file: tfmc's Llama has no biases "
-                     "(Hugging Face's attention_bias and mlp_bias)");
-          return false;
-        }
-      }
   }
+  if (arch.noBiases)
+    for (const support::GgufTensorInfo &tensor : file.tensors()) {
+      std::string_view name = tensor.name;
+      if (startsWith(name, "blk.") && name.size() > 5 &&
+          name.substr(name.size() - 5) == ".bias") {
+        failTensor(tensor.name, fmt::format("a bias in a {} file: {}",
+                                            arch.name, arch.noBiases));
+        return false;
+      }
+    }
   return true;
 }
 
@@ -440,7 +362,7 @@ std::optional<Model> Importer::run(const std::string &path) {
     // "key 'hidden_size': ..." -> "key 'llama.embedding_length': ...", and
     // any other Hugging Face key the text names.
     std::string text = errors.message;
-    for (const KeyMap &map : arch.keys)
+    for (const GgufKeyMap &map : arch.keys)
       text = replaceWord(text, map.hf, prefix + map.gguf);
     if (auto it = source.find("vocab_size"); it != source.end())
       text = replaceWord(text, prefix + "vocab_size", it->second);
@@ -458,78 +380,6 @@ std::optional<Model> Importer::run(const std::string &path) {
     return std::nullopt;
   return model;
 }
-
-// The weight namings.
-
-std::optional<WeightBinding> ggufBinding(std::optional<std::string> name) {
-  if (!name)
-    return std::nullopt;
-  return WeightBinding{*name, {}, false};
-}
-
-/// `I.REST` (a Hugging Face layer's parameter, its prefix removed) as
-/// llama.cpp's `blk.I.` + REST renamed by `renamings`.
-std::optional<WeightBinding>
-blockBinding(std::string_view name, std::initializer_list<Renaming> renamings) {
-  std::size_t dot = name.find('.');
-  if (dot == std::string_view::npos)
-    return std::nullopt;
-  std::optional<std::string> rest =
-      renamed(name.substr(dot + 1), renamings, {"weight", "bias"});
-  if (!rest)
-    return std::nullopt;
-  return ggufBinding("blk." + std::string(name.substr(0, dot)) + "." + *rest);
-}
-
-std::optional<WeightBinding> bindGgufLlama(std::string_view canonical) {
-  std::optional<WeightBinding> hf = bindWeight("hf-llama", std::string(canonical));
-  if (!hf)
-    return std::nullopt;
-  std::string_view name = hf->name;
-  if (name == "lm_head.weight")
-    return WeightBinding{"output.weight", {}, false};
-  consumePrefix(name, "model.");
-  if (consumePrefix(name, "layers."))
-    return blockBinding(
-        name,
-        {{"self_attn.q_proj.", "attn_q."}, {"self_attn.k_proj.", "attn_k."},
-         {"self_attn.v_proj.", "attn_v."}, {"self_attn.o_proj.", "attn_output."},
-         {"mlp.gate_proj.", "ffn_gate."}, {"mlp.up_proj.", "ffn_up."},
-         {"mlp.down_proj.", "ffn_down."}, {"input_layernorm.", "attn_norm."},
-         {"post_attention_layernorm.", "ffn_norm."}});
-  return ggufBinding(renamed(
-      name, {{"embed_tokens.", "token_embd."}, {"norm.", "output_norm."}},
-      {"weight"}));
-}
-
-std::optional<WeightBinding> bindGgufGpt2(std::string_view canonical) {
-  std::optional<WeightBinding> hf = bindWeight("hf-gpt2", std::string(canonical));
-  if (!hf)
-    return std::nullopt;
-  std::string_view name = hf->name;
-  if (consumePrefix(name, "h."))
-    return blockBinding(
-        name, {{"ln_1.", "attn_norm."}, {"ln_2.", "ffn_norm."},
-               {"attn.c_attn.", "attn_qkv."}, {"attn.c_proj.", "attn_output."},
-               {"mlp.c_fc.", "ffn_up."}, {"mlp.c_proj.", "ffn_down."}});
-  return ggufBinding(renamed(name,
-                             {{"wte.", "token_embd."},
-                              {"wpe.", "position_embd."},
-                              {"ln_f.", "output_norm."}},
-                             {"weight", "bias"}));
-}
-
-// A llama file's Q and K rows are in ggml's rope order (convert_hf_to_gguf
-// permutes them for GGML_ROPE_TYPE_NORM); a qwen2 file's are Hugging
-// Face's (GGML_ROPE_TYPE_NEOX turns the halves, as Hugging Face does).
-const WeightNamingRegistration ggufLlamaNaming(
-    {"gguf-llama", /*packedProjections=*/false, bindGgufLlama,
-     /*ropeInterleaved=*/true});
-const WeightNamingRegistration ggufQwen2Naming(
-    {"gguf-qwen2", /*packedProjections=*/false, bindGgufLlama,
-     /*ropeInterleaved=*/false});
-const WeightNamingRegistration ggufGpt2Naming(
-    {"gguf-gpt2", /*packedProjections=*/true, bindGgufGpt2});
 
 } // namespace
 
@@ -556,10 +406,7 @@ ParseResult importGgufFile(const std::string &path) {
     return failed(fmt::format("key 'general.architecture': {}, expected a "
                               "string",
                               archValue->describeType()));
-  const Architecture *arch = nullptr;
-  for (const Architecture &known : architectures())
-    if (archValue->string() == known.name)
-      arch = &known;
+  const GgufArchitecture *arch = findGgufArchitecture(archValue->string());
   if (!arch)
     return failed(fmt::format("key 'general.architecture': {} is not "
                               "supported; {}",

@@ -27,15 +27,12 @@
 //     checks the ids its generation relies on.
 //
 // The reader sees a key/value object, not a file: readHfConfig takes the
-// family, the model_type and the keys. That is where GGUF (issue 31) plugs
-// in: its reader translates an architecture's metadata into the Hugging
-// Face keys of the family the architecture is (llama.embedding_length ->
-// hidden_size, llama.block_count -> num_hidden_layers, ...; llama and
-// qwen2 -> HfLlama.cpp's family, gpt2 -> HfGpt2.cpp's), calls readHfConfig
-// with them (its messages name the Hugging Face key, which that reader maps
-// back through the same table), and sets Model::weightNaming to a
-// WeightNaming of its own that binds the family's Hugging Face names
-// (bindWeight with the family's naming) onto GGUF's tensor names.
+// family, the model_type and the keys. That is where GGUF plugs in: a
+// family file also registers the llama.cpp architectures it reads
+// (GgufFamily.h: each GGUF key's Hugging Face key, and a WeightNaming that
+// binds the family's Hugging Face names onto GGUF's tensor names), and
+// GgufImport.cpp translates a file's metadata into those keys, calls
+// readHfConfig with them and maps its messages back to the GGUF keys.
 //
 //===----------------------------------------------------------------------===//
 

@@ -19,6 +19,16 @@
 // Conv1D keeps [in, out], hence the transposes; Q, K and V are one packed
 // c_attn.
 //
+// GGUF (GgufFamily.h): llama.cpp's "gpt2" architecture reads as a gpt2
+// config; its tensors bound through hf-gpt2's names, nothing transposed
+// (llama.cpp's convert_hf_to_gguf.py transposes the Conv1D weights to
+// [out, in]):
+//   wte, wpe                   -> token_embd, position_embd
+//   h.i.ln_1, h.i.ln_2         -> blk.i.attn_norm, blk.i.ffn_norm
+//   h.i.attn.c_attn, c_proj    -> blk.i.attn_qkv, blk.i.attn_output
+//   h.i.mlp.c_fc, c_proj       -> blk.i.ffn_up, blk.i.ffn_down
+//   ln_f                       -> output_norm
+//
 // Tokens: GPT-2's checkpoints ship vocab.json and merges.txt (or
 // tokenizer.json), and a prompt gets no BOS; the config's token ids are
 // accepted as they are (generation reads eos_token_id from the directory
@@ -26,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/frontend/GgufFamily.h"
 #include "compiler/frontend/HfFamily.h"
 #include "compiler/frontend/Limits.h"
 
@@ -171,6 +182,42 @@ HfFamily gpt2() {
 }
 
 const HfFamilyRegistration registration(gpt2());
+
+// GGUF.
+
+std::optional<WeightBinding> bindGgufGpt2(std::string_view canonical) {
+  std::optional<WeightBinding> hf =
+      bindWeight("hf-gpt2", std::string(canonical));
+  if (!hf)
+    return std::nullopt;
+  std::string_view name = hf->name;
+  if (consumePrefix(name, "h."))
+    return ggufBlockBinding(
+        name, {{"ln_1.", "attn_norm."}, {"ln_2.", "ffn_norm."},
+               {"attn.c_attn.", "attn_qkv."}, {"attn.c_proj.", "attn_output."},
+               {"mlp.c_fc.", "ffn_up."}, {"mlp.c_proj.", "ffn_down."}});
+  return ggufBinding(renamed(name,
+                             {{"wte.", "token_embd."},
+                              {"wpe.", "position_embd."},
+                              {"ln_f.", "output_norm."}},
+                             {"weight", "bias"}));
+}
+
+const WeightNamingRegistration ggufGpt2Naming(
+    {"gguf-gpt2", /*packedProjections=*/true, bindGgufGpt2});
+
+const GgufArchitectureRegistration ggufGpt2(
+    {"gpt2",
+     "gpt2",
+     {{"context_length", "n_positions", GgufExpect::Count},
+      {"embedding_length", "n_embd", GgufExpect::Count},
+      {"feed_forward_length", "n_inner", GgufExpect::Count},
+      {"block_count", "n_layer", GgufExpect::Count},
+      {"attention.head_count", "n_head", GgufExpect::Count},
+      {"attention.layer_norm_epsilon", "layer_norm_epsilon", GgufExpect::Float},
+      {"vocab_size", "vocab_size", GgufExpect::Count}},
+     {},
+     "gguf-gpt2"});
 
 } // namespace
 } // namespace tfmc::frontend::hf

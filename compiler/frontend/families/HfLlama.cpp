@@ -29,8 +29,24 @@
 // generation reads when generation_config.json has none, so they are
 // checked here.
 //
+// GGUF (GgufFamily.h): llama.cpp's "llama" and "qwen2" architectures read
+// as llama and qwen2 configs; their tensors bound through hf-llama's names
+// (llama.cpp's src/llama-arch.cpp, LLM_TENSOR_NAMES):
+//   model.embed_tokens.weight            -> token_embd.weight
+//   model.layers.i.input_layernorm       -> blk.i.attn_norm
+//   model.layers.i.self_attn.q/k/v_proj  -> blk.i.attn_q/k/v (.weight, .bias)
+//   model.layers.i.self_attn.o_proj      -> blk.i.attn_output
+//   model.layers.i.post_attention_layernorm -> blk.i.ffn_norm
+//   model.layers.i.mlp.gate/up/down_proj -> blk.i.ffn_gate/up/down
+//   model.norm.weight                    -> output_norm.weight
+//   lm_head.weight                       -> output.weight
+// A llama file's Q and K rows are in ggml's rope order (convert_hf_to_gguf
+// permutes them for GGML_ROPE_TYPE_NORM); a qwen2 file's are Hugging
+// Face's (GGML_ROPE_TYPE_NEOX turns the halves, as Hugging Face does).
+//
 //===----------------------------------------------------------------------===//
 
+#include "compiler/frontend/GgufFamily.h"
 #include "compiler/frontend/HfFamily.h"
 #include "compiler/frontend/Limits.h"
 #include "support/Text.h"
@@ -373,6 +389,62 @@ HfFamily llama() {
 }
 
 const HfFamilyRegistration registration(llama());
+
+// GGUF.
+
+std::vector<GgufKeyMap> ggufKeys() {
+  return {
+      {"context_length", "max_position_embeddings", GgufExpect::Count},
+      {"embedding_length", "hidden_size", GgufExpect::Count},
+      {"feed_forward_length", "intermediate_size", GgufExpect::Count},
+      {"block_count", "num_hidden_layers", GgufExpect::Count},
+      {"attention.head_count", "num_attention_heads", GgufExpect::Count},
+      {"attention.head_count_kv", "num_key_value_heads", GgufExpect::Count},
+      {"attention.key_length", "head_dim", GgufExpect::Count},
+      {"rope.freq_base", "rope_theta", GgufExpect::Float},
+      {"attention.layer_norm_rms_epsilon", "rms_norm_eps", GgufExpect::Float},
+      {"vocab_size", "vocab_size", GgufExpect::Count},
+  };
+}
+
+std::optional<WeightBinding> bindGgufLlama(std::string_view canonical) {
+  std::optional<WeightBinding> hf =
+      bindWeight("hf-llama", std::string(canonical));
+  if (!hf)
+    return std::nullopt;
+  std::string_view name = hf->name;
+  if (name == "lm_head.weight")
+    return WeightBinding{"output.weight", {}, false};
+  consumePrefix(name, "model.");
+  if (consumePrefix(name, "layers."))
+    return ggufBlockBinding(
+        name,
+        {{"self_attn.q_proj.", "attn_q."}, {"self_attn.k_proj.", "attn_k."},
+         {"self_attn.v_proj.", "attn_v."}, {"self_attn.o_proj.", "attn_output."},
+         {"mlp.gate_proj.", "ffn_gate."}, {"mlp.up_proj.", "ffn_up."},
+         {"mlp.down_proj.", "ffn_down."}, {"input_layernorm.", "attn_norm."},
+         {"post_attention_layernorm.", "ffn_norm."}});
+  return ggufBinding(renamed(
+      name, {{"embed_tokens.", "token_embd."}, {"norm.", "output_norm."}},
+      {"weight"}));
+}
+
+const WeightNamingRegistration ggufLlamaNaming(
+    {"gguf-llama", /*packedProjections=*/false, bindGgufLlama,
+     /*ropeInterleaved=*/true});
+const WeightNamingRegistration ggufQwen2Naming(
+    {"gguf-qwen2", /*packedProjections=*/false, bindGgufLlama,
+     /*ropeInterleaved=*/false});
+
+// Old converters' tensor_data_layout notes that Q and K are in ggml's rope
+// layout, as they always are in a llama file.
+const GgufArchitectureRegistration ggufLlama(
+    {"llama", "llama", ggufKeys(), {"tensor_data_layout"}, "gguf-llama",
+     /*rotary=*/true,
+     /*noBiases=*/"tfmc's Llama has no biases (Hugging Face's attention_bias "
+     "and mlp_bias)"});
+const GgufArchitectureRegistration ggufQwen2(
+    {"qwen2", "qwen2", ggufKeys(), {}, "gguf-qwen2", /*rotary=*/true});
 
 } // namespace
 } // namespace tfmc::frontend::hf

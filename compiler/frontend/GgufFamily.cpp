@@ -1,0 +1,61 @@
+//===- GgufFamily.cpp - The registry of GGUF architectures ----------------===//
+
+#include "compiler/frontend/GgufFamily.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+namespace tfmc::frontend {
+namespace {
+
+/// The registered architectures, by name.
+std::map<std::string, GgufArchitecture, std::less<>> &registry() {
+  static std::map<std::string, GgufArchitecture, std::less<>> architectures;
+  return architectures;
+}
+
+} // namespace
+
+GgufArchitectureRegistration::GgufArchitectureRegistration(
+    GgufArchitecture architecture) {
+  if (!registry().emplace(architecture.name, architecture).second) {
+    std::fprintf(stderr, "tfmc: GGUF architecture '%s' registered twice\n",
+                 architecture.name);
+    std::abort();
+  }
+}
+
+const GgufArchitecture *findGgufArchitecture(std::string_view name) {
+  auto it = registry().find(name);
+  return it == registry().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string_view> ggufArchitectureNames() {
+  std::vector<std::string_view> names;
+  for (const auto &[name, arch] : registry())
+    names.push_back(name);
+  return names;
+}
+
+std::optional<WeightBinding> ggufBinding(std::optional<std::string> name) {
+  if (!name)
+    return std::nullopt;
+  return WeightBinding{*name, {}, false};
+}
+
+std::optional<WeightBinding>
+ggufBlockBinding(std::string_view name,
+                 std::initializer_list<Renaming> renamings) {
+  std::size_t dot = name.find('.');
+  if (dot == std::string_view::npos)
+    return std::nullopt;
+  std::optional<std::string> rest =
+      renamed(name.substr(dot + 1), renamings, {"weight", "bias"});
+  if (!rest)
+    return std::nullopt;
+  return ggufBinding("blk." + std::string(name.substr(0, dot)) + "." + *rest);
+}
+
+} // namespace tfmc::frontend
