@@ -299,12 +299,14 @@ LogicalResult Linker::run() {
   // The runtime's layers (runtime/CMakeLists.txt), above the core first:
   // the executable's command line needs them all; a library only the core,
   // and generation when the model generates. Tokenizers (and so
-  // SentencePiece, Oniguruma, utf8proc) and serve (and so cpp-httplib) are
+  // SentencePiece, Oniguruma, utf8proc) and the server (and so cpp-httplib) are
   // the command line's alone.
   const std::string &rt = options.runtimeDir;
   std::vector<std::string> runtimeLibraries;
-  if (options.artifact == Artifact::Executable)
+  if (options.artifact == Artifact::Executable) {
     runtimeLibraries.push_back(rt + "/libtfmc_runtime_main.a");
+    runtimeLibraries.push_back(rt + "/libtfmc_server.a");
+  }
   if (generates || options.artifact == Artifact::Executable)
     runtimeLibraries.push_back(rt + "/libtfmc_generate.a");
   if (options.artifact == Artifact::Executable) {

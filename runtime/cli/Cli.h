@@ -87,13 +87,6 @@ std::vector<int64_t> parseIdList(const std::string &flag,
 /// The plan linked into this program.
 const Plan &requirePlan();
 
-/// The longest text a program tokenizes: kMaxTextBytesPerPosition bytes per
-/// position of max_len (docs/user-guide.md, "Limits"). Tokens average about 4 bytes, so
-/// a longer text cannot fit the model; and a tokenizer's time grows faster
-/// than the text (SentencePiece took 30 s on 1 MB of newlines), so the
-/// bound comes before tokenizing.
-inline constexpr int64_t kMaxTextBytesPerPosition = 32;
-
 /// The message for a text that gives no token: "is empty" only when it is
 /// (whitespace, or what a Split with `Removed` drops, gives no tokens
 /// either, and was once reported as an empty file).
@@ -101,22 +94,6 @@ std::string noTokensMessage(const std::string &where, std::string_view text);
 
 /// Fails (one line naming `where`) when `text` is longer than that bound.
 void checkTextLength(const std::string &where, std::string_view text);
-
-/// A text as a model without a decoder takes it: BERT's WordPiece as
-/// [CLS] A [SEP] (B [SEP]) with token types (`types`), else the
-/// tokenizer's ids with the files' BOS and EOS (`types` empty). False with
-/// a message on a text the tokenizer refuses.
-bool encodeModelText(Tokenizer &tokenizer, const PromptTokens &tokens,
-                     std::string_view text, const std::string_view *pair,
-                     int64_t maxLen, std::vector<int64_t> &ids,
-                     std::vector<int64_t> &types, std::string &error);
-
-/// Row `row`'s sentence embedding from last_hidden_state [B, S, d]: the
-/// mean over the tokens `mask` [B, S] keeps ([CLS] and [SEP] included, as
-/// sentence-transformers' mean pooling), or the first token's ("cls").
-std::vector<float> pooledRow(const std::string &pooling,
-                             const OutputView &output,
-                             const std::vector<int64_t> &mask, int64_t row);
 
 /// The model with the weights at `weightsPath`.
 std::unique_ptr<Model> loadModel(const std::string &weightsPath);

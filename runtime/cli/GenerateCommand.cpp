@@ -21,7 +21,7 @@
 #include "support/FileIO.h"
 #include "runtime/generate/Generate.h"
 #include "support/Text.h"
-#include "runtime/cli/TextStream.h"
+#include "runtime/tokenizers/TextStream.h"
 #include "runtime/tokenizers/Tokenizer.h"
 #include "runtime/cli/Cli.h"
 

@@ -14,6 +14,7 @@
 #include "support/Text.h"
 #include "runtime/tokenizers/Tokenizer.h"
 #include "runtime/cli/Cli.h"
+#include "runtime/serve/Embeddings.h"
 #include "runtime/tokenizers/WordPieceTokenizer.h"
 
 #include <fmt/format.h>
@@ -206,7 +207,7 @@ void printPooled(const std::string &pooling, const OutputView &output,
                      output.name, formatShape(output.shape)));
   for (int64_t b = 0; b < output.shape[0]; ++b) {
     std::string line = fmt::format("embedding {}:", b);
-    for (float value : pooledRow(pooling, output, mask.values, b))
+    for (float value : serve::pooledRow(pooling, output, mask.values, b))
       line += fmt::format(" {:.7g}", value);
     std::printf("%s\n", line.c_str());
   }
@@ -234,42 +235,6 @@ void printArgmax(const OutputView &output) {
 }
 
 } // namespace
-
-bool encodeModelText(Tokenizer &tokenizer, const PromptTokens &tokens,
-                     std::string_view text, const std::string_view *pair,
-                     int64_t maxLen, std::vector<int64_t> &ids,
-                     std::vector<int64_t> &types, std::string &error) {
-  ids.clear();
-  types.clear();
-  if (auto *wordPiece = dynamic_cast<WordPieceTokenizer *>(&tokenizer))
-    return wordPiece->encodeForModel(text, pair,
-                                     static_cast<std::size_t>(maxLen), ids,
-                                     types, error);
-  if (!tokenizer.encode(text, ids, error))
-    return false;
-  tokens.surround(ids);
-  return true;
-}
-
-std::vector<float> pooledRow(const std::string &pooling,
-                             const OutputView &output,
-                             const std::vector<int64_t> &mask, int64_t row) {
-  const int64_t length = output.shape[1], width = output.shape[2];
-  std::vector<double> sum(static_cast<std::size_t>(width), 0.0);
-  int64_t count = 0;
-  for (int64_t s = 0; s < (pooling == "cls" ? 1 : length); ++s) {
-    if (mask[row * length + s] == 0)
-      continue;
-    ++count;
-    const float *values = output.data + (row * length + s) * width;
-    for (int64_t d = 0; d < width; ++d)
-      sum[d] += values[d];
-  }
-  std::vector<float> pooled(static_cast<std::size_t>(width));
-  for (int64_t d = 0; d < width; ++d)
-    pooled[d] = static_cast<float>(sum[d] / std::max<int64_t>(count, 1));
-  return pooled;
-}
 
 int runCommand(int argc, char **argv) {
   Options options("run",

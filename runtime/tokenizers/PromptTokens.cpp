@@ -38,8 +38,8 @@
 #include "runtime/tokenizers/GgufTokenizer.h"
 #include "runtime/tokenizers/HfTokenizer.h"
 #include "runtime/tokenizers/MarianTokenizer.h"
-#include "runtime/tokenizers/SentencePieceTokenizer.h"
 #include "runtime/tokenizers/WordPieceTokenizer.h"
+#include "runtime/tokenizers/SentencePieceTokenizer.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -283,6 +283,22 @@ PromptTokens::badWordsWithin(int64_t vocab) const {
                     [&](int64_t id) { return id < vocab; }))
       kept.push_back(word);
   return kept;
+}
+
+bool encodeModelText(Tokenizer &tokenizer, const PromptTokens &tokens,
+                     std::string_view text, const std::string_view *pair,
+                     int64_t maxLen, std::vector<int64_t> &ids,
+                     std::vector<int64_t> &types, std::string &error) {
+  ids.clear();
+  types.clear();
+  if (auto *wordPiece = dynamic_cast<WordPieceTokenizer *>(&tokenizer))
+    return wordPiece->encodeForModel(text, pair,
+                                     static_cast<std::size_t>(maxLen), ids,
+                                     types, error);
+  if (!tokenizer.encode(text, ids, error))
+    return false;
+  tokens.surround(ids);
+  return true;
 }
 
 } // namespace tfmc::runtime

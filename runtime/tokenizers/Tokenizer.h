@@ -142,6 +142,22 @@ struct PromptTokens {
 bool readPromptTokens(const std::string &dir, const Tokenizer &tokenizer,
                       PromptTokens &tokens, std::string &error);
 
+/// The longest text a program tokenizes: kMaxTextBytesPerPosition bytes per
+/// position of max_len (docs/user-guide.md, "Limits"). Tokens average about
+/// 4 bytes, so a longer text cannot fit the model; and a tokenizer's time
+/// grows faster than the text (SentencePiece took 30 s on 1 MB of
+/// newlines), so the bound comes before tokenizing.
+inline constexpr int64_t kMaxTextBytesPerPosition = 32;
+
+/// A text as a model without a decoder takes it: BERT's WordPiece as
+/// [CLS] A [SEP] (B [SEP]) with token types (`types`), else the
+/// tokenizer's ids with the files' BOS and EOS (`types` empty). False with
+/// a message on a text the tokenizer refuses.
+bool encodeModelText(Tokenizer &tokenizer, const PromptTokens &tokens,
+                     std::string_view text, const std::string_view *pair,
+                     int64_t maxLen, std::vector<int64_t> &ids,
+                     std::vector<int64_t> &types, std::string &error);
+
 class Gpt2Tokenizer : public Tokenizer {
 public:
   /// Reads DIR/vocab.json and DIR/merges.txt. On failure returns nothing and

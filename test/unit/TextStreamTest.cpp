@@ -1,58 +1,17 @@
 //===- TextStreamTest.cpp - Streamed text: whole characters, stop strings -===//
 
-#include "runtime/cli/TextStream.h"
+#include "runtime/tokenizers/TextStream.h"
+
+#include "BytesTokenizer.h"
 
 #include <gtest/gtest.h>
 
-#include <map>
-
 using namespace tfmc::runtime;
+using tfmc::test::BytesTokenizer;
 
 namespace {
 
-/// A tokenizer whose tokens are fixed byte strings (byte-level BPE-like:
-/// a character may be split over tokens).
-class BytesTokenizer : public Tokenizer {
-public:
-  explicit BytesTokenizer(std::map<int64_t, std::string> pieces)
-      : pieces(std::move(pieces)) {}
-  bool encode(std::string_view, std::vector<int64_t> &,
-              std::string &) override {
-    return false;
-  }
-  std::string decode(const std::vector<int64_t> &ids) const override {
-    std::string text;
-    for (int64_t id : ids)
-      text += pieces.at(id);
-    return text;
-  }
-  bool hasId(int64_t id) const override { return pieces.count(id); }
-  int64_t vocabSize() const override { return int64_t(pieces.size()); }
-  std::optional<int64_t> tokenId(std::string_view) const override {
-    return std::nullopt;
-  }
-  const std::string &directory() const override { return name; }
-
-private:
-  std::map<int64_t, std::string> pieces;
-  std::string name = "bytes";
-};
-
-const BytesTokenizer &tokenizer() {
-  // "é" is C3 A9, "😀" F0 9F 98 80.
-  static const BytesTokenizer t({{0, "Hi"},
-                                 {1, " caf"},
-                                 {2, "\xC3"},
-                                 {3, "\xA9"},
-                                 {4, " \xF0\x9F"},
-                                 {5, "\x98"},
-                                 {6, "\x80!"},
-                                 {7, "\n\n"},
-                                 {8, "\xFF"},
-                                 {9, "END"},
-                                 {10, "x"}});
-  return t;
-}
+const BytesTokenizer &tokenizer() { return tfmc::test::splitCharacters(); }
 
 bool wholeUtf8(const std::string &text) {
   std::string error;

@@ -9,6 +9,7 @@
      C is refused: 429, Retry-After, OpenAI's error object.
   2. A's client closes its socket: its row must be freed at once, so B
      finishes in less than half the time A still needed (from A's rate).
+     The same for a request that is not streamed (A2 and B2).
   3. D streams 300 tokens and E waits; then SIGTERM: the listening socket
      closes (a new request fails), but D and E finish whole (finish_reason
      "length", every token), and the server then exits (checked by
@@ -71,12 +72,16 @@ def read_stream(response):
     return tokens, reason, done
 
 
-def queue_depth(root):
+def metric(root, name):
     connection = connect(root)
     connection.request("GET", "/metrics")
     text = connection.getresponse().read().decode()
     connection.close()
-    return int(re.search(r"^tfmc_queue_depth (\d+)$", text, re.M).group(1))
+    return int(re.search(rf"^{name} (\d+)$", text, re.M).group(1))
+
+
+def queue_depth(root):
+    return metric(root, "tfmc_queue_depth")
 
 
 def main():
@@ -147,6 +152,33 @@ def main():
            and waited < remaining / 2,
            f"cancelled stream freed its row: B done {'well before' if waited < remaining / 2 else 'after'} "
            f"A's remaining time")
+
+    # 2b. The same when A is not streamed: nothing is written to its client
+    # until it ends, so the server must notice the closed connection itself.
+    a2_connection = connect(args.root)
+    a2_connection.request("POST", "/v1/completions",
+                          json.dumps(dict(base, prompt=[1, 2, 3], max_tokens=1000)),
+                          {"Content-Type": "application/json"})
+    a2_start = time.monotonic()
+    deadline = a2_start + 10
+    while metric(args.root, "tfmc_running_sequences") != 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    b2 = {}
+    b2_thread = threading.Thread(target=complete, args=(
+        args.root, dict(base, prompt=[4, 5], max_tokens=4), b2))
+    b2_thread.start()
+    while queue_depth(args.root) != 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    remaining = 1000 / rate - (time.monotonic() - a2_start)
+    closed = time.monotonic()
+    a2_connection.sock.shutdown(2)
+    a2_connection.close()
+    b2_thread.join()
+    waited = time.monotonic() - closed
+    report(b2["status"] == 200 and len(b2["body"]["choices"][0]["token_ids"]) == 4
+           and waited < remaining / 2,
+           f"cancelled non-streamed request freed its row: B2 done "
+           f"{'well before' if waited < remaining / 2 else 'after'} A2's remaining time")
 
     # 3. SIGTERM with D running and E waiting: both finish whole.
     d_connection, d_response = stream(args.root, dict(base, prompt=[7, 8], max_tokens=300))

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFMC_RUNTIME_TEXTSTREAM_H
-#define TFMC_RUNTIME_TEXTSTREAM_H
+#ifndef TFMC_RUNTIME_TOKENIZERS_TEXTSTREAM_H
+#define TFMC_RUNTIME_TOKENIZERS_TEXTSTREAM_H
 
 #include "runtime/tokenizers/Tokenizer.h"
 
@@ -57,4 +57,4 @@ std::size_t completeUtf8Prefix(const std::string &bytes);
 
 } // namespace tfmc::runtime
 
-#endif // TFMC_RUNTIME_TEXTSTREAM_H
+#endif // TFMC_RUNTIME_TOKENIZERS_TEXTSTREAM_H

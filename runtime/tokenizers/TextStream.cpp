@@ -1,6 +1,6 @@
 //===- TextStream.cpp - Text of a sequence as its tokens come -------------===//
 
-#include "runtime/cli/TextStream.h"
+#include "runtime/tokenizers/TextStream.h"
 
 #include <algorithm>
 

@@ -20,10 +20,14 @@
 //   - at most maxConnections are held at once; past that a new connection
 //     is answered 503 and closed.
 //
+// A handler that waits long for its answer (a completion that is not
+// streamed) asks clientGone() now and then: a client that has closed its
+// connection is not waited for.
+//
 //===----------------------------------------------------------------------===//
 
-#ifndef TFMC_RUNTIME_CLI_HTTPCONNECTIONS_H
-#define TFMC_RUNTIME_CLI_HTTPCONNECTIONS_H
+#ifndef TFMC_RUNTIME_SERVE_HTTPCONNECTIONS_H
+#define TFMC_RUNTIME_SERVE_HTTPCONNECTIONS_H
 
 #include <httplib.h>
 
@@ -36,7 +40,7 @@
 #include <thread>
 #include <vector>
 
-namespace tfmc::runtime::cli {
+namespace tfmc::runtime::serve {
 
 struct HttpConnection;
 
@@ -75,6 +79,11 @@ public:
   /// Connections held now (waiting in the gate or being answered).
   std::size_t connections() const;
 
+  /// On a worker thread, in a handler: whether the client of the request
+  /// being answered has closed its connection (or its sending half) or
+  /// reset it. False elsewhere.
+  static bool clientGone();
+
 private:
   // httplib's listener calls this for each accepted socket (through an
   // inline task queue, on the listener's thread): the socket joins the gate.
@@ -105,6 +114,6 @@ private:
   std::vector<std::thread> workerThreads;
 };
 
-} // namespace tfmc::runtime::cli
+} // namespace tfmc::runtime::serve
 
-#endif // TFMC_RUNTIME_CLI_HTTPCONNECTIONS_H
+#endif // TFMC_RUNTIME_SERVE_HTTPCONNECTIONS_H

@@ -1,6 +1,6 @@
 //===- HttpConnections.cpp - Connections that hold no thread while idle ---===//
 
-#include "runtime/cli/HttpConnections.h"
+#include "runtime/serve/HttpConnections.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -16,7 +16,7 @@
 #include <cstring>
 #include <string_view>
 
-namespace tfmc::runtime::cli {
+namespace tfmc::runtime::serve {
 
 using Clock = std::chrono::steady_clock;
 
@@ -36,6 +36,9 @@ struct HttpConnection {
 };
 
 namespace {
+
+/// The connection this worker thread answers a request of, if any.
+thread_local const HttpConnection *answering = nullptr;
 
 /// A head longer than this without its blank line is not a request httplib
 /// takes (its lines are at most 8 KiB): a worker reads it and refuses it.
@@ -194,6 +197,17 @@ GatedHttpServer::~GatedHttpServer() {
 
 void GatedHttpServer::setLimits(Limits newLimits) {
   limits = std::move(newLimits);
+}
+
+bool GatedHttpServer::clientGone() {
+  if (!answering)
+    return false;
+  pollfd entry{answering->fd, POLLRDHUP, 0};
+  int ready;
+  do
+    ready = ::poll(&entry, 1, 0);
+  while (ready < 0 && errno == EINTR);
+  return ready > 0 && (entry.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
 std::size_t GatedHttpServer::connections() const {
@@ -418,8 +432,19 @@ void GatedHttpServer::workerLoop() {
     ConnectionStream stream(*connection, read_timeout_sec_, read_timeout_usec_,
                             write_timeout_sec_, write_timeout_usec_);
     bool connectionClosed = false;
-    const bool answered =
-        process_request(stream, closeConnection, connectionClosed, nullptr);
+    bool answered;
+    {
+      // clientGone()'s connection while this thread answers it (reset on
+      // every way out).
+      struct Answering {
+        explicit Answering(const HttpConnection *connection) {
+          answering = connection;
+        }
+        ~Answering() { answering = nullptr; }
+      } current(connection.get());
+      answered =
+          process_request(stream, closeConnection, connectionClosed, nullptr);
+    }
     --connection->requestsLeft;
     if (!answered || connectionClosed || closeConnection) {
       close(std::move(connection));
@@ -435,4 +460,4 @@ void GatedHttpServer::workerLoop() {
   }
 }
 
-} // namespace tfmc::runtime::cli
+} // namespace tfmc::runtime::serve
