@@ -504,6 +504,15 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     spec.headDim = spec.width / spec.heads;
     spec.ropeTheta = rope.getTheta().convertToDouble();
     spec.ropeInterleaved = rope.getInterleaved();
+    if (std::optional<tfm::RopeScalingAttr> scaling = rope.getScaling()) {
+      spec.ropeScaling = scaling->getKind() == tfm::RopeScalingKind::llama3
+                             ? KernelSpec::RopeScaling::Llama3
+                             : KernelSpec::RopeScaling::Linear;
+      spec.ropeFactor = scaling->getFactor().convertToDouble();
+      spec.ropeLowFreqFactor = scaling->getLowFreqFactor().convertToDouble();
+      spec.ropeHighFreqFactor = scaling->getHighFreqFactor().convertToDouble();
+      spec.ropeOriginalMaxLen = scaling->getOriginalMaxLen();
+    }
     args.push_back(tokenRows(rope.getInput(), rope.getFromCache()));
     if (Value ids = rope.getPositionIds()) {
       spec.positionIds = true;

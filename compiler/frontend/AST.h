@@ -31,6 +31,9 @@ enum class Activation { Relu, Gelu, GeluTanh, Silu };
 /// Rope rotates Q and K in each attention ("rotate half" pairs (i, i + Dh/2),
 /// Hugging Face Llama's layout) instead of adding to the embedding.
 enum class PositionKind { Sinusoidal, SinusoidalHalves, Learned, Rope };
+
+/// How rope's frequencies are scaled (Model::ropeScaling).
+enum class RopeScaling { None, Linear, Llama3 };
 enum class EmbedScale { One, SqrtDModel };
 enum class OutputKind { Linear, Tied, None };
 enum class StackKind { Encoder, Decoder };
@@ -102,6 +105,16 @@ struct Model {
   std::string weightNaming = kNnTransformerNaming;
   /// Rope's base: inv_freq[i] = 1 / rope_theta^(2i / head_dim).
   double ropeTheta = 10000.0;
+  /// How rope's inverse frequencies are scaled (tfm.rope's #tfm.rope_scaling):
+  /// not, by 1 / rope_factor (linear), or as Llama 3.1 does (llama3: the
+  /// low frequencies by 1 / rope_factor, a blend between
+  /// rope_low_freq_factor and rope_high_freq_factor, over the context
+  /// rope_original_max_len it was trained at).
+  RopeScaling ropeScaling = RopeScaling::None;
+  double ropeFactor = 1.0;
+  double ropeLowFreqFactor = 1.0;
+  double ropeHighFreqFactor = 4.0;
+  int64_t ropeOriginalMaxLen = 0;
   // Resolved by validation: never 0 in a parsed or imported model.
   int64_t kvHeads = 0; ///< K/V heads (grouped-query attention); = heads by default
   int64_t headDim = 0; ///< per-head width; = d_model / heads by default
@@ -183,6 +196,7 @@ const char *toString(NormPlacement value);
 const char *toString(NormType value);
 const char *toString(Activation value);
 const char *toString(PositionKind value);
+const char *toString(RopeScaling value);
 const char *toString(EmbedScale value);
 const char *toString(OutputKind value);
 const char *toString(StackKind value);

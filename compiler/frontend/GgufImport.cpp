@@ -268,6 +268,16 @@ bool Importer::checkKeys(Json &config) {
     // The output head: its own tensor, else the embedding (tied).
     config["tie_word_embeddings"] = file.findTensor("output.weight") == nullptr;
   }
+  // llama.cpp keeps Llama 3.1's rope scaling as a tensor of per-frequency
+  // divisors, read at run time; tfmc's scaling is a compile-time attribute.
+  if (file.findTensor("rope_freqs.weight")) {
+    failTensor("rope_freqs.weight",
+               "per-frequency rope factors (how llama.cpp stores Llama 3.1's "
+               "rope scaling) are not supported in a GGUF file yet: compile "
+               "the Hugging Face checkpoint, whose config.json gives "
+               "rope_scaling");
+    return false;
+  }
   if (arch.noBiases)
     for (const support::GgufTensorInfo &tensor : file.tensors()) {
       std::string_view name = tensor.name;

@@ -600,11 +600,40 @@ private:
                     fmt::format("rope rotates pairs of features, but the "
                                 "head width {} is odd",
                                 model.headDim));
+    auto given = [&](std::string_view name) {
+      return std::any_of(
+          model.settingLocs.begin(), model.settingLocs.end(),
+          [&](const auto &entry) { return entry.first == name; });
+    };
+    if (model.ropeScaling != RopeScaling::None &&
+        model.positions != PositionKind::Rope)
+      return failAt(model.locOf("rope_scaling"),
+                    "rope_scaling scales rope's frequencies: it needs "
+                    "positions = rope");
+    for (const char *name : {"rope_factor", "rope_low_freq_factor",
+                             "rope_high_freq_factor", "rope_original_max_len"}) {
+      const bool llama3Only = std::string_view(name) != "rope_factor";
+      if (given(name) &&
+          (model.ropeScaling == RopeScaling::None ||
+           (llama3Only && model.ropeScaling != RopeScaling::Llama3)))
+        return failAt(model.locOf(name),
+                      fmt::format("{} needs rope_scaling = {}", name,
+                                  llama3Only ? "llama3" : "linear or llama3"));
+    }
+    if (model.ropeScaling == RopeScaling::Llama3) {
+      if (!given("rope_original_max_len"))
+        return failAt(model.locOf("rope_scaling"),
+                      "rope_scaling = llama3 needs rope_original_max_len (the "
+                      "context the model was trained at)");
+      if (model.ropeHighFreqFactor <= model.ropeLowFreqFactor)
+        return failAt(model.locOf("rope_high_freq_factor"),
+                      fmt::format("rope_high_freq_factor {:g} must be larger "
+                                  "than rope_low_freq_factor {:g}",
+                                  model.ropeHighFreqFactor,
+                                  model.ropeLowFreqFactor));
+    }
     // attention_bias defaults to bias.
-    bool attentionBiasGiven = std::any_of(
-        model.settingLocs.begin(), model.settingLocs.end(),
-        [](const auto &entry) { return entry.first == "attention_bias"; });
-    if (!attentionBiasGiven)
+    if (!given("attention_bias"))
       model.attentionBias = model.bias;
 
     if (std::optional<LimitProblem> problem = checkWeightSizes(model))

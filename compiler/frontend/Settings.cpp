@@ -29,6 +29,9 @@ const Spelling<PositionKind> kPositions[] = {
     {"sinusoidal_halves", PositionKind::SinusoidalHalves},
     {"learned", PositionKind::Learned},
     {"rope", PositionKind::Rope}};
+const Spelling<RopeScaling> kRopeScalings[] = {{"none", RopeScaling::None},
+                                               {"linear", RopeScaling::Linear},
+                                               {"llama3", RopeScaling::Llama3}};
 const Spelling<EmbedScale> kEmbedScales[] = {{"sqrt_d_model", EmbedScale::SqrtDModel},
                                              {"1", EmbedScale::One}};
 const Spelling<OutputKind> kOutputs[] = {{"linear", OutputKind::Linear},
@@ -121,6 +124,21 @@ std::vector<Setting> makeSettings() {
                               [](const Setting &, const Model &m) {
                                 return m.positions == PositionKind::Rope;
                               }));
+  settings.push_back(choice("rope_scaling", &Model::ropeScaling, kRopeScalings,
+                            unlessDefault));
+  auto scaled = [](const Setting &, const Model &m) {
+    return m.ropeScaling != RopeScaling::None;
+  };
+  auto llama3 = [](const Setting &, const Model &m) {
+    return m.ropeScaling == RopeScaling::Llama3;
+  };
+  settings.push_back(positive("rope_factor", &Model::ropeFactor, scaled));
+  settings.push_back(positive("rope_low_freq_factor",
+                              &Model::ropeLowFreqFactor, llama3));
+  settings.push_back(positive("rope_high_freq_factor",
+                              &Model::ropeHighFreqFactor, llama3));
+  settings.push_back(positive("rope_original_max_len",
+                              &Model::ropeOriginalMaxLen, llama3));
   settings.push_back(positive("kv_heads", &Model::kvHeads,
                               [](const Setting &, const Model &m) {
                                 return m.kvHeads != m.heads;
@@ -180,6 +198,9 @@ const char *toString(Activation value) {
 }
 const char *toString(PositionKind value) {
   return spellingOf(kPositions, value);
+}
+const char *toString(RopeScaling value) {
+  return spellingOf(kRopeScalings, value);
 }
 const char *toString(EmbedScale value) {
   return spellingOf(kEmbedScales, value);

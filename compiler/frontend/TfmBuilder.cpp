@@ -81,6 +81,8 @@ private:
   Value norm(Value input, const std::string &prefix, Location where);
   /// Rotary positions on [B, S, heads·Dh] queries or keys.
   Value rope(Value input, int64_t heads, Location where);
+  /// tfm.rope's scaling attribute, or null for unscaled frequencies.
+  tfm::RopeScalingAttr ropeScaling();
 
   Value embed(const Stack &stack, Value ids, Value tokenTypes);
   /// `x` plus the stack's sinusoidal or learned positions.
@@ -176,7 +178,19 @@ Value ModuleBuilder::rope(Value input, int64_t heads, Location where) {
       builder.getF64FloatAttr(model.ropeTheta),
       /*from_cache=*/afterCache() ? builder.getUnitAttr() : nullptr,
       /*interleaved=*/naming.ropeInterleaved ? builder.getUnitAttr()
-                                             : nullptr);
+                                             : nullptr,
+      ropeScaling());
+}
+
+tfm::RopeScalingAttr ModuleBuilder::ropeScaling() {
+  if (model.ropeScaling == RopeScaling::None)
+    return nullptr;
+  return tfm::RopeScalingAttr::get(
+      builder.getContext(),
+      model.ropeScaling == RopeScaling::Llama3 ? tfm::RopeScalingKind::llama3
+                                               : tfm::RopeScalingKind::linear,
+      llvm::APFloat(model.ropeFactor), llvm::APFloat(model.ropeLowFreqFactor),
+      llvm::APFloat(model.ropeHighFreqFactor), model.ropeOriginalMaxLen);
 }
 
 Value ModuleBuilder::embed(const Stack &stack, Value ids, Value tokenTypes) {

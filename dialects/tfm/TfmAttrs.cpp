@@ -93,3 +93,75 @@ LogicalResult MaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "mask window must be positive, got " << window;
   return success();
 }
+
+// #tfm.rope_scaling<linear, factor = F>
+// #tfm.rope_scaling<llama3, factor = F, low_freq_factor = L,
+//                   high_freq_factor = H, original_max_len = N>
+Attribute RopeScalingAttr::parse(AsmParser &parser, Type) {
+  StringRef kindName;
+  SMLoc kindLoc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeyword(&kindName))
+    return {};
+  std::optional<RopeScalingKind> kind = symbolizeRopeScalingKind(kindName);
+  if (!kind) {
+    parser.emitError(kindLoc, "unknown rope scaling '")
+        << kindName << "', expected linear or llama3";
+    return {};
+  }
+  auto number = [&](StringRef name, double &value) {
+    return failed(parser.parseComma()) || failed(parser.parseKeyword(name)) ||
+           failed(parser.parseEqual()) || failed(parser.parseFloat(value));
+  };
+  double factor = 0, low = 0, high = 0;
+  int64_t original = 0;
+  if (number("factor", factor))
+    return {};
+  if (*kind == RopeScalingKind::llama3 &&
+      (number("low_freq_factor", low) || number("high_freq_factor", high) ||
+       parser.parseComma() || parser.parseKeyword("original_max_len") ||
+       parser.parseEqual() || parser.parseInteger(original)))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return RopeScalingAttr::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), *kind, APFloat(factor), APFloat(low), APFloat(high),
+      original);
+}
+
+void RopeScalingAttr::print(AsmPrinter &printer) const {
+  printer << '<' << stringifyRopeScalingKind(getKind()) << ", factor = "
+          << getFactor().convertToDouble();
+  if (getKind() == RopeScalingKind::llama3)
+    printer << ", low_freq_factor = " << getLowFreqFactor().convertToDouble()
+            << ", high_freq_factor = " << getHighFreqFactor().convertToDouble()
+            << ", original_max_len = " << getOriginalMaxLen();
+  printer << '>';
+}
+
+LogicalResult
+RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        RopeScalingKind kind, APFloat factor,
+                        APFloat lowFreqFactor, APFloat highFreqFactor,
+                        int64_t originalMaxLen) {
+  auto positive = [](const APFloat &value) {
+    return value.isFiniteNonZero() && !value.isNegative();
+  };
+  if (!positive(factor))
+    return emitError() << "rope scaling factor must be positive and finite, "
+                          "got "
+                       << factor.convertToDouble();
+  if (kind != RopeScalingKind::llama3)
+    return success();
+  if (!positive(lowFreqFactor) || !positive(highFreqFactor) ||
+      highFreqFactor.convertToDouble() <= lowFreqFactor.convertToDouble())
+    return emitError() << "llama3 rope scaling needs 0 < low_freq_factor < "
+                          "high_freq_factor, got "
+                       << lowFreqFactor.convertToDouble() << " and "
+                       << highFreqFactor.convertToDouble();
+  if (originalMaxLen <= 0)
+    return emitError() << "llama3 rope scaling's original_max_len must be "
+                          "positive, got "
+                       << originalMaxLen;
+  return success();
+}

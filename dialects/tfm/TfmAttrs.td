@@ -70,4 +70,37 @@ def Tfm_MaskAttr : Tfm_Attr<"Mask", "mask"> {
   }];
 }
 
+def Tfm_RopeScalingKind : I32EnumAttr<"RopeScalingKind", "how rope's frequencies are scaled", [
+    I32EnumAttrCase<"linear", 0>, // every inv_freq / factor
+    I32EnumAttrCase<"llama3", 1>  // Llama 3.1's: low frequencies / factor, a blend between
+  ]> {
+  let cppNamespace = "::tfmc::tfm";
+  let genSpecializedAttr = 0;
+}
+
+def Tfm_RopeScalingAttr : Tfm_Attr<"RopeScaling", "rope_scaling"> {
+  let summary = "how a rope's inverse frequencies are scaled";
+  let description = [{
+    `#tfm.rope_scaling<linear, factor = 4>`: inv_freq[i] / factor
+    (transformers' "linear" rope_type: positions divided by the factor).
+
+    `#tfm.rope_scaling<llama3, factor = 8, low_freq_factor = 1,
+    high_freq_factor = 4, original_max_len = 8192>` (transformers'
+    `_compute_llama3_parameters`): with wavelen = 2π / inv_freq[i], a
+    frequency whose wavelen exceeds original_max_len / low_freq_factor is
+    divided by factor, one whose wavelen is below original_max_len /
+    high_freq_factor is kept, and one between is blended:
+    (1 - t) · inv_freq / factor + t · inv_freq with
+    t = (original_max_len / wavelen - low_freq_factor) /
+        (high_freq_factor - low_freq_factor).
+  }];
+  let parameters = (ins "RopeScalingKind":$kind,
+                        APFloatParameter<"the factor">:$factor,
+                        APFloatParameter<"llama3: low_freq_factor">:$lowFreqFactor,
+                        APFloatParameter<"llama3: high_freq_factor">:$highFreqFactor,
+                        "int64_t":$originalMaxLen);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
 #endif // TFM_ATTRS_TD

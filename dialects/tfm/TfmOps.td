@@ -357,11 +357,14 @@ def Tfm_RopeOp : Tfm_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>,
     feature 2i pairs with 2i + 1 instead, turned by inv_freq[i]:
       result[2i]     = x[2i] · cos a - x[2i + 1] · sin a
       result[2i + 1] = x[2i + 1] · cos a + x[2i] · sin a
+    With `scaling` (#tfm.rope_scaling: linear, or Llama 3.1's), inv_freq
+    is scaled as the attribute says before use.
   }];
   let arguments = (ins Tfm_F32Tensor:$input,
                        Optional<Tfm_IdTensor>:$position_ids, I64Attr:$heads,
                        F64Attr:$theta, UnitAttr:$from_cache,
-                       UnitAttr:$interleaved);
+                       UnitAttr:$interleaved,
+                       OptionalAttr<Tfm_RopeScalingAttr>:$scaling);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = [{
     $input (`at` $position_ids^)? attr-dict `:` type($input)

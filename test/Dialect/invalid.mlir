@@ -1163,3 +1163,35 @@ func.func @f(%q: tensor<?x?x16xf32>, %k: tensor<?x?x8xf32>) {
   %a = tfm.attention %q, %k, %k {heads = 4 : i64, kv_heads = 2 : i64, mask = #tfm.mask<none>, scale = 0.5 : f64} : tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32> -> tensor<?x?x8xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{rope scaling factor must be positive and finite, got 0.000000e+00}}
+  %r = tfm.rope %x {heads = 2 : i64, scaling = #tfm.rope_scaling<linear, factor = 0.0>, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{llama3 rope scaling needs 0 < low_freq_factor < high_freq_factor, got 4.000000e+00 and 1.000000e+00}}
+  %r = tfm.rope %x {heads = 2 : i64, scaling = #tfm.rope_scaling<llama3, factor = 8.0, low_freq_factor = 4.0, high_freq_factor = 1.0, original_max_len = 8192>, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{llama3 rope scaling's original_max_len must be positive, got 0}}
+  %r = tfm.rope %x {heads = 2 : i64, scaling = #tfm.rope_scaling<llama3, factor = 8.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_len = 0>, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{unknown rope scaling 'yarn', expected linear or llama3}}
+  %r = tfm.rope %x {heads = 2 : i64, scaling = #tfm.rope_scaling<yarn, factor = 8.0>, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
+  return
+}

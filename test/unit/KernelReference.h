@@ -490,8 +490,38 @@ inline Buffer<float> referenceRmsNorm(const Buffer<float> &x,
 /// description say: inv_freq[i] = 1 / theta^(2i/Dh) and the angle
 /// p·inv_freq[i] are f32 values (torch's LlamaRotaryEmbedding); the
 /// rotation itself is in double.
+/// Rope's frequency scaling (tfm.rope's #tfm.rope_scaling): kind 0 none,
+/// 1 linear (inv_freq / factor), 2 Llama 3.1's.
+struct RopeScalingCase {
+  int kind = 0;
+  double factor = 1, lowFreqFactor = 1, highFreqFactor = 4;
+  int64_t originalMaxLen = 0;
+};
+
+/// inv_freq[i] scaled as transformers' _compute_linear_scaling_rope_parameters
+/// and _compute_llama3_parameters say, in f32 (plain divisions: torch's
+/// reciprocal-then-multiply may differ in the last bit).
+inline float referenceScaledFrequency(float inverse,
+                                      const RopeScalingCase &scaling) {
+  const float factor = float(scaling.factor);
+  if (scaling.kind == 0)
+    return inverse;
+  if (scaling.kind == 1)
+    return inverse / factor;
+  const double original = double(scaling.originalMaxLen);
+  const float wavelength = float(2 * M_PI) / inverse;
+  if (wavelength > float(original / scaling.lowFreqFactor))
+    return inverse / factor;
+  if (wavelength < float(original / scaling.highFreqFactor))
+    return inverse;
+  const float t = (float(original) / wavelength - float(scaling.lowFreqFactor)) /
+                  float(scaling.highFreqFactor - scaling.lowFreqFactor);
+  return (1 - t) * inverse / factor + t * inverse;
+}
+
 inline Buffer<float> referenceRope(const Buffer<float> &x, int heads,
-                                   double theta) {
+                                   double theta,
+                                   const RopeScalingCase &scaling = {}) {
   const int width = x.dim(0).extent(), headDim = width / heads,
             half = headDim / 2;
   Buffer<float> out(x.dim(0).extent(), x.dim(1).extent(), x.dim(2).extent());
@@ -499,7 +529,8 @@ inline Buffer<float> referenceRope(const Buffer<float> &x, int heads,
   std::vector<float> inverseFrequency(half);
   for (int i = 0; i < half; ++i) {
     float exponent = float(2 * i) / float(headDim);
-    inverseFrequency[i] = 1.0f / std::pow(float(theta), exponent);
+    inverseFrequency[i] = referenceScaledFrequency(
+        1.0f / std::pow(float(theta), exponent), scaling);
   }
   out.for_each_element([&](int d, int s, int b) {
     int h = d / headDim, i = d % headDim, f = i % half;
@@ -622,13 +653,17 @@ struct RopeCase {
   double theta;
   int length, first; // positions first .. first + length - 1
   int lanes;
+  RopeScalingCase scaling = {};
 };
 
 inline std::string describe(const RopeCase &c) {
   return std::to_string(c.heads) + " heads of " + std::to_string(c.headDim) +
          ", theta " + std::to_string(c.theta) + ", positions " +
          std::to_string(c.first) + ".." +
-         std::to_string(c.first + c.length - 1);
+         std::to_string(c.first + c.length - 1) +
+         (c.scaling.kind == 0   ? ""
+          : c.scaling.kind == 1 ? ", linear scaling"
+                                : ", llama3 scaling");
 }
 
 /// Rope's cases: head sizes whose half is and is not a whole number of
@@ -637,7 +672,12 @@ inline std::string describe(const RopeCase &c) {
 inline const std::vector<RopeCase> ropeCases{
     {3, 8, 10000.0, 5, 0, 8},      {2, 64, 10000.0, 7, 0, 16},
     {4, 6, 10000.0, 3, 5, 8},      {2, 64, 10000.0, 1, 37, 16},
-    {1, 128, 500000.0, 3, 900, 16}};
+    {1, 128, 500000.0, 3, 900, 16},
+    // Scaled: linear; Llama 3.2's llama3 scaling, whose wavelengths at
+    // head 64 and theta 500000 (6.3 to 2.1e6) fall in all three of its
+    // ranges (below 8192 / 4, between, above 8192 / 1).
+    {2, 64, 10000.0, 4, 300, 16, {1, 4.0}},
+    {2, 64, 500000.0, 4, 3000, 16, {2, 32.0, 1.0, 4.0, 8192}}};
 
 struct GroupedCase {
   const char *name;
@@ -743,6 +783,14 @@ inline codegen::KernelSpec ropeSpec(codegen::KernelSpec spec,
   spec.heads = c.heads;
   spec.headDim = c.headDim;
   spec.ropeTheta = c.theta;
+  using Scaling = codegen::KernelSpec::RopeScaling;
+  spec.ropeScaling = c.scaling.kind == 0   ? Scaling::None
+                     : c.scaling.kind == 1 ? Scaling::Linear
+                                           : Scaling::Llama3;
+  spec.ropeFactor = c.scaling.factor;
+  spec.ropeLowFreqFactor = c.scaling.lowFreqFactor;
+  spec.ropeHighFreqFactor = c.scaling.highFreqFactor;
+  spec.ropeOriginalMaxLen = c.scaling.originalMaxLen;
   return spec;
 }
 
@@ -753,7 +801,7 @@ inline KernelCase ropeInputs(const RopeCase &c, int batch) {
   Buffer<float> x =
       randomFloats({c.heads * c.headDim, c.length, batch}, 43, 2.0f);
   x.set_min(0, c.first, 0);
-  return {{x}, referenceRope(x, c.heads, c.theta)};
+  return {{x}, referenceRope(x, c.heads, c.theta, c.scaling)};
 }
 
 /// Random inputs of an RMSNorm of `rows` rows of `width` (with a residual

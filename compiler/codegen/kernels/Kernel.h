@@ -136,6 +136,11 @@ struct KernelSpec {
   // ropeInterleaved (ggml's order), else (i, i + headDim / 2).
   double ropeTheta = 10000.0;
   bool ropeInterleaved = false;
+  // Rope's scaling of inv_freq (tfm.rope's #tfm.rope_scaling; Rope.cpp).
+  enum class RopeScaling { None, Linear, Llama3 };
+  RopeScaling ropeScaling = RopeScaling::None;
+  double ropeFactor = 1.0, ropeLowFreqFactor = 1.0, ropeHighFreqFactor = 4.0;
+  int64_t ropeOriginalMaxLen = 0;
   double attentionScale = 1.0;
   MaskSpec mask;
   // The KV cache's element type (`tfmc --kv-cache-dtype`): a kernel whose

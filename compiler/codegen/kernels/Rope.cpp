@@ -6,7 +6,8 @@
 // GGML_ROPE_TYPE_NORM, a llama GGUF file's order): feature 2i turns with
 // 2i + 1 by the same angle. The numbers follow
 // LlamaRotaryEmbedding's f32 arithmetic: inv_freq[i] = 1 / theta^(2i/Dh)
-// rounded to f32 (a table computed here, at compile time), the angle one f32
+// rounded to f32, scaled as tfm.rope's #tfm.rope_scaling says (linear, or
+// Llama 3.1's) (a table computed here, at compile time), the angle one f32
 // product, and cos and sin of that f32 angle rounded from double (so
 // correctly rounded, as torch's are to within an ulp).
 //
@@ -28,18 +29,49 @@ namespace {
 
 using namespace Halide;
 
+/// inv_freq[i] as transformers computes it, in f32: the default
+/// 1 / (base ** (arange(0, Dh, 2).float() / Dh)), then the scaling
+/// (_compute_linear_scaling_rope_parameters, _compute_llama3_parameters),
+/// each operation rounded to f32 as torch's f32 tensors round it.
+float ropeInverseFrequency(const KernelSpec &spec, int i) {
+  const float exponent = float(2 * i) / float(spec.headDim);
+  const float power =
+      float(std::pow(double(float(spec.ropeTheta)), double(exponent)));
+  const float inverse = 1.0f / power;
+  const float factor = float(spec.ropeFactor);
+  switch (spec.ropeScaling) {
+  case KernelSpec::RopeScaling::None:
+    return inverse;
+  case KernelSpec::RopeScaling::Linear:
+    return inverse / factor;
+  case KernelSpec::RopeScaling::Llama3:
+    break;
+  }
+  // The bounds are Python floats (double), compared with the f32 wavelength
+  // as torch compares (the scalar rounded to f32). `scalar / tensor` is
+  // torch's tensor.reciprocal() * scalar: two roundings.
+  const double original = double(spec.ropeOriginalMaxLen);
+  const float lowWavelength = float(original / spec.ropeLowFreqFactor);
+  const float highWavelength = float(original / spec.ropeHighFreqFactor);
+  const float wavelength = (1.0f / inverse) * float(2 * M_PI);
+  if (wavelength > lowWavelength)
+    return inverse / factor; // a low frequency
+  if (wavelength < highWavelength)
+    return inverse; // a high frequency
+  const float smooth =
+      ((1.0f / wavelength) * float(original) - float(spec.ropeLowFreqFactor)) /
+      float(spec.ropeHighFreqFactor - spec.ropeLowFreqFactor);
+  return (1.0f - smooth) * inverse / factor + smooth * inverse;
+}
+
 BuiltKernel algorithm(const KernelSpec &spec) {
   ImageParam x(Float(32), 3, "x");
   Var d("d"), s("s"), b("b"), f("f");
   const int headDim = int(spec.headDim), half = headDim / 2;
 
-  // torch: 1.0 / (base ** (arange(0, Dh, 2).float() / Dh)), all in f32.
   Buffer<float> inverseFrequency(half, "inv_freq");
-  for (int i = 0; i < half; ++i) {
-    float exponent = float(2 * i) / float(headDim);
-    float power = float(std::pow(double(float(spec.ropeTheta)), double(exponent)));
-    inverseFrequency(i) = 1.0f / power;
-  }
+  for (int i = 0; i < half; ++i)
+    inverseFrequency(i) = ropeInverseFrequency(spec, i);
   // Each token's position: its index (after the cache's P), or its
   // position_ids entry (left-padded batches): a table per (position, row).
   std::vector<ImageParam> arguments{x};

@@ -64,50 +64,137 @@ constexpr int64_t kDefaultWindow = 4096;
 /// Qwen2Config's max_window_layers when the key is absent.
 constexpr int64_t kQwen2DefaultMaxWindowLayers = 28;
 
-/// transformers 5's rope_parameters, which replaces rope_theta and
-/// rope_scaling: only the unscaled "default" rope, whose rope_theta (when
-/// given) sets `theta`.
-bool ropeParameters(ConfigReader &config, double &theta) {
-  const Json *parameters = config.find("rope_parameters");
-  if (!parameters || parameters->is_null())
+/// rope_scaling (or transformers 5's rope_parameters, which also carries
+/// rope_theta): how rope's inverse frequencies are scaled, as transformers'
+/// ROPE_INIT_FUNCTIONS compute them:
+///   - "default" (or no type): unscaled;
+///   - "linear": every inv_freq / factor;
+///   - "llama3": Llama 3.1's (factor, low_freq_factor, high_freq_factor,
+///     original_max_position_embeddings: each required, as transformers
+///     requires them);
+///   - "dynamic" (NTK): transformers scales only for a sequence longer than
+///     the context it was trained at, which the compiled program never runs
+///     (its max_len is at most max_position_embeddings): unscaled;
+/// any other type, or a key none of these takes, is refused by name.
+bool ropeScaling(ConfigReader &config, const char *key, Model &model) {
+  const Json *object = config.find(key);
+  if (!object || object->is_null())
     return true;
-  if (!parameters->is_object())
-    return config.failKey("rope_parameters",
-                          fmt::format("expected null or an object, found {}",
-                                      describe(*parameters)));
-  for (auto entry = parameters->begin(); entry != parameters->end(); ++entry) {
-    const Json &value = entry.value();
-    if (entry.key() == "rope_type") {
-      if (value.is_string() && value.get<std::string>() == "default")
-        continue;
-      return config.failKey("rope_parameters",
-                            fmt::format("rope_type {} is not supported: tfmc's "
-                                        "rotary positions are unscaled "
-                                        "(\"default\" only)",
-                                        describe(value)));
-    }
-    if (entry.key() == "rope_theta") {
-      if (value.is_number() && value.get<double>() > 0.0 &&
-          std::isfinite(value.get<double>())) {
-        const Json *given = config.find("rope_theta");
-        if (given && *given != value)
-          return config.failKey(
-              "rope_parameters",
-              "its rope_theta differs from the config's rope_theta");
-        theta = value.get<double>();
-        continue;
-      }
-      return config.failKey(
-          "rope_parameters",
-          fmt::format("rope_theta: expected a positive number, found {}",
-                      describe(value)));
-    }
-    return config.failKey("rope_parameters",
-                          fmt::format("'{}' is not supported: tfmc's rotary "
-                                      "positions take rope_type \"default\" "
-                                      "and rope_theta only",
-                                      support::escapeText(entry.key())));
+  if (!object->is_object())
+    return config.failKey(key, fmt::format("expected null or an object, "
+                                           "found {}",
+                                           describe(*object)));
+  const bool parameters = std::string_view(key) == "rope_parameters";
+  // The type: rope_type, or the older "type" (both may be given alike).
+  std::string type = "default";
+  const Json *typeKey = nullptr;
+  for (const char *name : {"rope_type", "type"}) {
+    auto it = object->find(name);
+    if (it == object->end())
+      continue;
+    if (!it->is_string())
+      return config.failKey(key, fmt::format("{}: expected a string, found "
+                                             "{}",
+                                             name, describe(*it)));
+    if (typeKey && it->get<std::string>() != type)
+      return config.failKey(key, "rope_type and type differ");
+    type = it->get<std::string>();
+    typeKey = &*it;
   }
+  const std::string quotedType = "\"" + support::escapeText(type) + "\"";
+  std::vector<std::string> takes = {"rope_type", "type"};
+  if (parameters)
+    takes.push_back("rope_theta");
+  if (type == "default") {
+    model.ropeScaling = RopeScaling::None;
+  } else if (type == "linear" || type == "dynamic") {
+    takes.push_back("factor");
+    if (type == "dynamic")
+      takes.push_back("original_max_position_embeddings");
+    model.ropeScaling =
+        type == "linear" ? RopeScaling::Linear : RopeScaling::None;
+  } else if (type == "llama3") {
+    takes.insert(takes.end(),
+                 {"factor", "low_freq_factor", "high_freq_factor",
+                  "original_max_position_embeddings"});
+    model.ropeScaling = RopeScaling::Llama3;
+  } else {
+    return config.failKey(
+        key, fmt::format("rope_type {} is not supported: tfmc scales rope's "
+                         "frequencies as \"default\", \"linear\", "
+                         "\"dynamic\" and \"llama3\"",
+                         quotedType));
+  }
+  for (auto entry = object->begin(); entry != object->end(); ++entry)
+    if (std::find(takes.begin(), takes.end(), entry.key()) == takes.end())
+      return config.failKey(
+          key, fmt::format("'{}' is not supported with rope_type {}",
+                           support::escapeText(entry.key()),
+                           quotedType));
+  // The numbers each type takes: all required.
+  auto number = [&](const char *name, double &field) {
+    auto it = object->find(name);
+    if (it == object->end())
+      return config.failKey(key, fmt::format("{} is missing (rope_type {} "
+                                             "needs it)",
+                                             name, quotedType));
+    if (!it->is_number() || !(it->get<double>() > 0.0) ||
+        !std::isfinite(float(it->get<double>())))
+      return config.failKey(key, fmt::format("{}: expected a positive "
+                                             "number, found {}",
+                                             name, describe(*it)));
+    field = it->get<double>();
+    return true;
+  };
+  if (parameters && object->contains("rope_theta")) {
+    double theta = 0;
+    if (!number("rope_theta", theta))
+      return false;
+    const Json *given = config.find("rope_theta");
+    if (given && *given != (*object)["rope_theta"])
+      return config.failKey(key,
+                            "its rope_theta differs from the config's "
+                            "rope_theta");
+    model.ropeTheta = theta;
+  }
+  if (type == "default")
+    return true;
+  double factor = 0;
+  if (!number("factor", factor))
+    return false;
+  if (type == "dynamic") {
+    // Within the context it was trained at, dynamic NTK is the default.
+    if (auto it = object->find("original_max_position_embeddings");
+        it != object->end() &&
+        (!it->is_number_integer() || it->get<int64_t>() < model.maxLen))
+      return config.failKey(
+          key, fmt::format("original_max_position_embeddings {} is below "
+                           "max_position_embeddings {}: dynamic NTK would "
+                           "scale positions the program runs, which tfmc "
+                           "does not",
+                           describe(*it), model.maxLen));
+    return true;
+  }
+  model.ropeFactor = factor;
+  if (type == "linear")
+    return true;
+  double original = 0;
+  if (!number("low_freq_factor", model.ropeLowFreqFactor) ||
+      !number("high_freq_factor", model.ropeHighFreqFactor) ||
+      !number("original_max_position_embeddings", original))
+    return false;
+  if (original != std::floor(original) || original > double(kMaxLen))
+    return config.failKey(key, fmt::format("original_max_position_embeddings: "
+                                           "expected an integer up to {}, "
+                                           "found {}",
+                                           kMaxLen,
+                                           describe((*object)["original_max_position_embeddings"])));
+  model.ropeOriginalMaxLen = int64_t(original);
+  if (model.ropeHighFreqFactor <= model.ropeLowFreqFactor)
+    return config.failKey(key, fmt::format("high_freq_factor {:g} must be "
+                                           "larger than low_freq_factor {:g}",
+                                           model.ropeHighFreqFactor,
+                                           model.ropeLowFreqFactor));
   return true;
 }
 
@@ -266,13 +353,8 @@ bool readLlama(ConfigReader &config, Model &model) {
       !config.positiveNumber("rms_norm_eps", model.layerNormEps) ||
       !config.positiveNumber("rope_theta", model.ropeTheta))
     return false;
-  if (const Json *scaling = config.find("rope_scaling");
-      scaling && !scaling->is_null())
-    return config.failKey("rope_scaling",
-                          fmt::format("{} is not supported: tfmc's rotary "
-                                      "positions are unscaled (null only)",
-                                      describe(*scaling)));
-  if (!ropeParameters(config, model.ropeTheta))
+  if (!ropeScaling(config, "rope_scaling", model) ||
+      !ropeScaling(config, "rope_parameters", model))
     return false;
 
   bool tied = false;

@@ -27,6 +27,7 @@
           drop-key=K            the key removed
           key=K:TYPE:VALUE      the key set (added) as u32, i32, f32 or string
           drop-tensor=T         the tensor's info removed (its bytes stay, unreferenced)
+          rename-tensor=T:U     the tensor's name set to U
           tensor-type=T:N       the tensor's ggml type number set to N
           tensor-dims=T:A,B     the tensor's ggml dims set
     gguf_models.py error FILE.gguf INPUTS
@@ -363,6 +364,9 @@ def variant(path, out, edits):
                 kv.append((key, raw))
         elif what == "drop-tensor":
             tensors = [t for t in tensors if t[0] != arg]
+        elif what == "rename-tensor":
+            name, new = arg.split(":")
+            next(t for t in tensors if t[0] == name)[0] = new
         elif what == "tensor-type":
             name, number = arg.split(":")
             next(t for t in tensors if t[0] == name)[2] = int(number)
