@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tfmc::frontend {
@@ -151,6 +152,14 @@ struct Model {
   /// Where each setting written in the file was written, by setting name
   /// (e.g. "d_model"); settings left at their default have no entry.
   std::vector<std::pair<std::string, SourceLoc>> settingLocs;
+
+  /// Whether setting `name` was written in the file.
+  bool given(std::string_view settingName) const {
+    for (const auto &entry : settingLocs)
+      if (entry.first == settingName)
+        return true;
+    return false;
+  }
 
   /// The location of setting `name` if it was written, else the model's.
   const SourceLoc &locOf(const std::string &settingName) const {

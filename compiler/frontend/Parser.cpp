@@ -541,13 +541,9 @@ private:
 
   bool validate(Model &model) {
     std::vector<std::string> missing;
-    for (const char *name : kRequiredSettings) {
-      bool given = std::any_of(
-          model.settingLocs.begin(), model.settingLocs.end(),
-          [&](const auto &entry) { return entry.first == name; });
-      if (!given)
+    for (const char *name : kRequiredSettings)
+      if (!model.given(name))
         missing.emplace_back(name);
-    }
     if (!missing.empty())
       return failAt(model.loc,
                     fmt::format("missing required setting{} {} in model '{}'",
@@ -573,10 +569,7 @@ private:
                                 model.heads, model.kvHeads));
     // BERT's embedding pieces: an encoder-only model's.
     for (const char *setting : {"token_types", "embed_norm", "pooler"}) {
-      bool given = std::any_of(
-          model.settingLocs.begin(), model.settingLocs.end(),
-          [&](const auto &entry) { return entry.first == setting; });
-      if (given && (!model.encoder || model.decoder))
+      if (model.given(setting) && (!model.encoder || model.decoder))
         return failAt(model.locOf(setting),
                       fmt::format("{} is for encoder-only models (BERT's{}): "
                                   "model '{}' has a decoder",
@@ -600,11 +593,6 @@ private:
                     fmt::format("rope rotates pairs of features, but the "
                                 "head width {} is odd",
                                 model.headDim));
-    auto given = [&](std::string_view name) {
-      return std::any_of(
-          model.settingLocs.begin(), model.settingLocs.end(),
-          [&](const auto &entry) { return entry.first == name; });
-    };
     if (model.ropeScaling != RopeScaling::None &&
         model.positions != PositionKind::Rope)
       return failAt(model.locOf("rope_scaling"),
@@ -613,7 +601,7 @@ private:
     for (const char *name : {"rope_factor", "rope_low_freq_factor",
                              "rope_high_freq_factor", "rope_original_max_len"}) {
       const bool llama3Only = std::string_view(name) != "rope_factor";
-      if (given(name) &&
+      if (model.given(name) &&
           (model.ropeScaling == RopeScaling::None ||
            (llama3Only && model.ropeScaling != RopeScaling::Llama3)))
         return failAt(model.locOf(name),
@@ -621,7 +609,7 @@ private:
                                   llama3Only ? "llama3" : "linear or llama3"));
     }
     if (model.ropeScaling == RopeScaling::Llama3) {
-      if (!given("rope_original_max_len"))
+      if (!model.given("rope_original_max_len"))
         return failAt(model.locOf("rope_scaling"),
                       "rope_scaling = llama3 needs rope_original_max_len (the "
                       "context the model was trained at)");
@@ -633,7 +621,7 @@ private:
                                   model.ropeLowFreqFactor));
     }
     // attention_bias defaults to bias.
-    if (!given("attention_bias"))
+    if (!model.given("attention_bias"))
       model.attentionBias = model.bias;
 
     if (std::optional<LimitProblem> problem = checkWeightSizes(model))

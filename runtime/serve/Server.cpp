@@ -20,6 +20,9 @@ namespace tfmc::runtime::serve {
 
 namespace {
 
+/// Seconds a kept-alive connection waits for its next request.
+constexpr int kIdleSeconds = 5;
+
 /// A whole HTTP response the connection gate writes itself, in OpenAI's
 /// error shape.
 std::string rawErrorResponse(const ApiError &error, const char *reason,

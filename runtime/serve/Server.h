@@ -109,9 +109,6 @@ private:
 /// `error` as the response: its status and OpenAI's error body.
 void sendError(httplib::Response &response, const ApiError &error);
 
-/// Seconds a kept-alive connection waits for its next request.
-inline constexpr int kIdleSeconds = 5;
-
 } // namespace tfmc::runtime::serve
 
 #endif // TFMC_RUNTIME_SERVE_SERVER_H

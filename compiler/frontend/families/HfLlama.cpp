@@ -87,7 +87,7 @@ bool ropeScaling(ConfigReader &config, const char *key, Model &model) {
   const bool parameters = std::string_view(key) == "rope_parameters";
   // The type: rope_type, or the older "type" (both may be given alike).
   std::string type = "default";
-  const Json *typeKey = nullptr;
+  bool typed = false;
   for (const char *name : {"rope_type", "type"}) {
     auto it = object->find(name);
     if (it == object->end())
@@ -96,10 +96,10 @@ bool ropeScaling(ConfigReader &config, const char *key, Model &model) {
       return config.failKey(key, fmt::format("{}: expected a string, found "
                                              "{}",
                                              name, describe(*it)));
-    if (typeKey && it->get<std::string>() != type)
+    if (typed && it->get<std::string>() != type)
       return config.failKey(key, "rope_type and type differ");
     type = it->get<std::string>();
-    typeKey = &*it;
+    typed = true;
   }
   const std::string quotedType = "\"" + support::escapeText(type) + "\"";
   std::vector<std::string> takes = {"rope_type", "type"};
