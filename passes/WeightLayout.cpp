@@ -24,13 +24,13 @@
 // CUDA targets have no panel (weightPanel 0): the pass changes nothing.
 //
 // On a target whose integer microkernel has the panel forms
-// (TargetDescription::integerPanels: x86-64-avx512), an int8 or int4
+// (TargetDescription::integerPanels: x86-64-avx2 and x86-64-avx512), an int8 or int4
 // weight gets block panels of 16 rows (support/WeightFormat.h) under the
 // same rules, where moreover every linear that reads it multiplies int8
 // activations (tfm.activations = "int8") and an int8 weight's group is a
 // multiple of 32 (what the microkernel takes): such a weight is read only
 // by the microkernel, which then reads it without repacking at any row
-// count (runtime/ukernels/IntegerPanels.h).
+// count (runtime/ukernels/BlockPanels.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -39,8 +39,9 @@
 //
 // with w u8 (bytes of a panel, panels): panel p holds W's rows 16p ..
 // 16p + 15. `out`'s outputs start on a whole panel (a task's first is a
-// multiple of 16); everything else is the contract above. Only `avx512`
-// has it (vpdpbusd, or its products from vpmaddubsw without VNNI).
+// multiple of 16); everything else is the contract above. `avx512`
+// (vpdpbusd, or its products from vpmaddubsw without VNNI) and `avx2`
+// (vpmaddubsw, runtime/ukernels/IntegerPanelsAvx2.cpp) have it.
 //
 // f32 products (f32 activations, an f32 W in panels of 16 rows,
 // support/WeightFormat.h; a GEMM of many rows, Linear.cpp's packed plans):
@@ -92,9 +93,14 @@ inline std::string integerMicrokernelName(const std::string &isa) {
 }
 
 /// The integer-product microkernel over W in block panels, for one
-/// instruction set ("avx512").
+/// instruction set ("avx2", "avx512").
 inline std::string integerPanelMicrokernelName(const std::string &isa) {
   return std::string("tfmc_uk_q8p_") + kMicrokernelVersion + "_" + isa;
+}
+
+/// Whether the runtime defines integerPanelMicrokernelName(isa).
+inline bool hasIntegerPanelMicrokernel(const std::string &isa) {
+  return isa == "avx2" || isa == "avx512";
 }
 
 /// The f32 microkernel over W in panels, for one instruction set ("avx2").

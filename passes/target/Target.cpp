@@ -64,6 +64,9 @@ TargetDescription avx2() {
   t.weightPanel = kWeightPanel;
   t.tuning = xeonTuning();
   t.integerMicrokernels = "avx2";
+  // Block panels for int8 and int4 weights read by int8 activations
+  // (runtime/ukernels/IntegerPanelsAvx2.cpp has the figures).
+  t.integerPanels = true;
   // GPT-2 small's prefill 7-20 % faster than Halide's packed form
   // (docs/performance.md, "Microkernels (f32)").
   t.floatMicrokernels = "avx2";

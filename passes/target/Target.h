@@ -91,7 +91,7 @@ struct TargetDescription {
   /// Empty: those kernels keep their Halide form (CUDA).
   std::string integerMicrokernels;
   /// Whether that microkernel has the panel forms
-  /// (runtime/ukernels/IntegerPanels.h): GEMMs of many rows (prefill,
+  /// (runtime/ukernels/BlockPanels.h): GEMMs of many rows (prefill,
   /// encoders) then run it, where they measured faster than multiplying
   /// dequantised f32 panels, and the weights that only such products read
   /// are stored in block panels (support/WeightFormat.h, tfm-weight-layout).

@@ -37,13 +37,13 @@
 #ifndef TFMC_RUNTIME_UKERNELS_INTEGERPANELS_H
 #define TFMC_RUNTIME_UKERNELS_INTEGERPANELS_H
 
+#include "runtime/ukernels/BlockPanels.h"
 #include "runtime/ukernels/IntegerProducts.h"
 #include "runtime/ukernels/Scratch.h"
 #include "support/Microkernels.h"
 
 #include <cstdlib>
 #include <new>
-#include <type_traits>
 #include <vector>
 
 namespace tfmc::runtime::ukernels {
@@ -63,24 +63,6 @@ inline __m512 widenHalves(__m256i bits) {
                        _mm256_set1_epi16(0x03ff)),
       bits);
   return _mm512_cvtph_ps(bits);
-}
-
-/// Calls tile(std::integral_constant<int, R>{}, m) for rows of x [0,
-/// mExtent) in tiles of kPanelTileRows rows, then one of the rows left
-/// (the tiles' row counts are template arguments).
-template <class Tile>
-void forRowTiles(int64_t mExtent, Tile tile) {
-  int64_t m = 0;
-  for (; m + kPanelTileRows <= mExtent; m += kPanelTileRows)
-    tile(std::integral_constant<int, kPanelTileRows>{}, m);
-  switch (mExtent - m) {
-  case 5: return tile(std::integral_constant<int, 5>{}, m);
-  case 4: return tile(std::integral_constant<int, 4>{}, m);
-  case 3: return tile(std::integral_constant<int, 3>{}, m);
-  case 2: return tile(std::integral_constant<int, 2>{}, m);
-  case 1: return tile(std::integral_constant<int, 1>{}, m);
-  default: return;
-  }
 }
 
 /// Dwords [4c, 4c + 4) of 16 rows of bytes (rows[i] + offset), transposed:
@@ -216,33 +198,6 @@ void panelTile(const IntegerArgs &a, const uint8_t *values,
   }
 }
 
-/// c·Σq of each row m's group g at offsets[m · groups + g], c the
-/// unsigned operand's offset (int4 8, int8 128): once per call.
-inline const int32_t *groupOffsets(const IntegerArgs &a, int64_t mExtent) {
-  thread_local std::vector<int32_t> offsets;
-  offsets.resize(size_t(mExtent * a.groups));
-  const int32_t c = a.int4 ? 8 : 128;
-  for (int64_t m = 0; m < mExtent; ++m)
-    for (int64_t g = 0; g < a.groups; ++g) {
-      const int8_t *x = a.xq + g * a.xGroupStride + m * a.xRowStride;
-      // Σ (q + 128) by vpsadbw (AVX2), less 128 per value.
-      __m256i sums = _mm256_setzero_si256();
-      for (int64_t j = 0; j < a.group; j += 32)
-        sums = _mm256_add_epi64(
-            sums, _mm256_sad_epu8(
-                      _mm256_xor_si256(_mm256_loadu_si256(
-                                           reinterpret_cast<const __m256i *>(x + j)),
-                                       _mm256_set1_epi8(char(0x80))),
-                      _mm256_setzero_si256()));
-      const __m128i pairs = _mm_add_epi64(_mm256_castsi256_si128(sums),
-                                          _mm256_extracti128_si256(sums, 1));
-      const int64_t biased =
-          _mm_cvtsi128_si64(_mm_add_epi64(pairs, _mm_unpackhi_epi64(pairs, pairs)));
-      offsets[size_t(m * a.groups + g)] = c * int32_t(biased - 128 * a.group);
-    }
-  return offsets.data();
-}
-
 /// Every row of x against outputs [0, live) of the task, a panel at a time.
 template <class Isa>
 void panelRows(const IntegerArgs &a, int64_t live, int64_t mExtent) {
@@ -256,7 +211,7 @@ void panelRows(const IntegerArgs &a, int64_t live, int64_t mExtent) {
   for (int64_t n0 = 0; n0 < live; n0 += kPanelOutputs) {
     const int64_t count = std::min<int64_t>(kPanelOutputs, live - n0);
     packPanel(a, n0, count, values.bytes(), scales.floats());
-    forRowTiles(mExtent, [&](auto rows, int64_t m) {
+    forRowTiles<kPanelTileRows>(mExtent, [&](auto rows, int64_t m) {
       panelTile<Isa, decltype(rows)::value>(a, values.bytes(), scales.floats(),
                                             offsets, m, n0, count);
     });
@@ -271,14 +226,6 @@ void panelRows(const IntegerArgs &a, int64_t live, int64_t mExtent) {
 // bytes, split in registers (a vector's low nibbles are 4 values of each
 // row, its high nibbles the 4 values 16 on), so that a decode step reads
 // 18 bytes per block as Q4_0 does. Any number of rows of x, 1 upwards.
-
-/// Block panels of the task: `panels` at w, `panelBytes` apart.
-struct PanelArgs {
-  const uint8_t *w;
-  int64_t panelBytes;
-  /// Bytes of a group's values in a panel; where the scales start.
-  int64_t groupBytes, scalesAt;
-};
 
 /// The 16 f16 scales at `bytes`, widened (widenHalves).
 inline __m512 widenPanelScales(const uint8_t *bytes) {
@@ -384,7 +331,7 @@ template <class Isa, int P>
 void storedPanelRows(const IntegerArgs &a, const PanelArgs &w,
                      const int32_t *offsets, int64_t mExtent, int64_t n0,
                      int64_t live) {
-  forRowTiles(mExtent, [&](auto rows, int64_t m) {
+  forRowTiles<kPanelTileRows>(mExtent, [&](auto rows, int64_t m) {
     storedPanelTile<Isa, decltype(rows)::value, P>(a, w, offsets, m, n0, live);
   });
 }
@@ -425,59 +372,38 @@ void splitPanelRows(const IntegerArgs &a, const PanelArgs &w,
                         widenPanelScales(panel[h] + w.scalesAt + g * 32));
       }
     }
-    forRowTiles(mExtent, [&](auto rows, int64_t m) {
+    forRowTiles<kPanelTileRows>(mExtent, [&](auto rows, int64_t m) {
       panelTile<Isa, decltype(rows)::value>(a, values.bytes(), scales.floats(),
                                             offsets, m, n0, count);
     });
   }
 }
 
-/// The microkernel over block panels (support/Microkernels.h's
-/// tfmc_uk_q8p_*): the contract of integerProducts, with w's dimensions
-/// (bytes of a panel, panels) and a task that starts on a whole panel.
+/// The form over block panels (BlockPanels.h) with 512-bit vectors: an
+/// int4 W's panels split once per call from kSplitOnceRows rows of x.
 template <class Isa>
-int integerPanelProducts(halide_buffer_t *xq, halide_buffer_t *xScale,
-                         halide_buffer_t *w, int32_t depth, int32_t group,
-                         int32_t rows, int32_t int4, halide_buffer_t *out) {
-  const int64_t groups = (int64_t(depth) + group - 1) / group;
-  const int64_t nMin = out->dim[0].min, nExtent = out->dim[0].extent;
-  const int64_t mMin = out->dim[1].min, mExtent = out->dim[1].extent;
-  const int64_t blockBytes = int4 ? 18 : 2 + group;
-  const int64_t panelBytes = 16 * groups * blockBytes;
-  const int64_t panels = (int64_t(rows) + 15) / 16;
-  // The panels that the outputs need (none past N).
-  const int64_t pFirst = std::min<int64_t>(nMin / 16, panels - 1);
-  const int64_t pEnd = std::max<int64_t>(
-      std::min<int64_t>((nMin + nExtent + 15) / 16, panels), pFirst + 1);
-  if (xq->host == nullptr) {
-    askForX(xq, xScale, group, groups, mMin, mExtent);
-    askForW(w, panelBytes, pFirst, pEnd);
-    return 0;
-  }
-  if (nMin % 16 != 0)
-    return -1; // Halide's tasks are whole panels (LinearMicrokernel.cpp)
-  IntegerArgs a = argumentsOf(xq, xScale, out, group, groups, blockBytes, int4);
-  PanelArgs panel;
-  panel.panelBytes = w->dim[1].stride;
-  panel.w = w->host - w->dim[0].min + (0 - w->dim[1].min) * panel.panelBytes;
-  // Panel n0 / 16 of the task is panel nMin / 16 + n0 / 16 of W.
-  panel.w += (nMin / 16) * panel.panelBytes;
-  panel.groupBytes = 16 * (blockBytes - 2);
-  panel.scalesAt = groups * panel.groupBytes;
-
-  const int32_t *offsets = groupOffsets(a, mExtent);
-  const int64_t live = std::max<int64_t>(0, std::min<int64_t>(nExtent, rows - nMin));
-  if (a.int4 && mExtent >= kSplitOnceRows) {
-    splitPanelRows<Isa>(a, panel, offsets, mExtent, live);
-  } else {
+struct Panels512 {
+  static constexpr bool kInt8Offsets = true;
+  static void rows(const IntegerArgs &a, const PanelArgs &panel,
+                   const int32_t *offsets, int64_t mExtent, int64_t live) {
+    if (a.int4 && mExtent >= kSplitOnceRows)
+      return splitPanelRows<Isa>(a, panel, offsets, mExtent, live);
     int64_t n0 = 0;
     for (; n0 + 32 <= live; n0 += 32)
       storedPanelRows<Isa, 2>(a, panel, offsets, mExtent, n0, live - n0);
     if (n0 < live)
       storedPanelRows<Isa, 1>(a, panel, offsets, mExtent, n0, live - n0);
   }
-  zeroPastN(a, live, nExtent, mExtent);
-  return 0;
+};
+
+/// The microkernel over block panels (support/Microkernels.h's
+/// tfmc_uk_q8p_*) with 512-bit vectors.
+template <class Isa>
+int integerPanelProducts(halide_buffer_t *xq, halide_buffer_t *xScale,
+                         halide_buffer_t *w, int32_t depth, int32_t group,
+                         int32_t rows, int32_t int4, halide_buffer_t *out) {
+  return blockPanelProducts<Panels512<Isa>>(xq, xScale, w, depth, group, rows,
+                                            int4, out);
 }
 
 } // namespace

@@ -25,7 +25,8 @@ struct Avx2 {
   static constexpr int kRows = 4;
   static constexpr int kCols = 2;
   static constexpr bool kWide = false;
-  // No panel form (IntegerPanels.h is 512-bit).
+  // No per-call panel form (IntegerPanels.h is 512-bit); weights stored in
+  // block panels go to IntegerPanelsAvx2.cpp.
   static constexpr int kPanelRows = 0;
   static __m256i dot(__m256i acc, __m256i a, __m256i b) {
     const __m256i pairs = _mm256_maddubs_epi16(a, b);

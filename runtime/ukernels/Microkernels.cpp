@@ -52,8 +52,16 @@ extern "C" int tfmc_uk_q8_v1_avx512(halide_buffer_t *xq,
   return chosen(xq, xScale, w, depth, group, rows, int4, out);
 }
 
-// Over W in block panels: only the x86-64-avx512 target's kernels call it
-// (its weights are laid out so only there), vpdpbusd where the CPU has it.
+// Over W in block panels: the x86-64-avx2 target's kernels call the AVX2
+// code; the x86-64-avx512 target's vpdpbusd where the CPU has it.
+extern "C" int tfmc_uk_q8p_v1_avx2(halide_buffer_t *xq, halide_buffer_t *xScale,
+                                   halide_buffer_t *w, int32_t depth,
+                                   int32_t group, int32_t rows, int32_t int4,
+                                   halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::integerPanelProductsAvx2(
+      xq, xScale, w, depth, group, rows, int4, out);
+}
+
 extern "C" int tfmc_uk_q8p_v1_avx512(halide_buffer_t *xq,
                                      halide_buffer_t *xScale,
                                      halide_buffer_t *w, int32_t depth,

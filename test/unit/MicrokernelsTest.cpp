@@ -8,7 +8,8 @@
 // that start past 0 and run past N, groups of 32, 64 and 96, int8 weights
 // of -128, all-zero groups, zero, subnormal, infinite and NaN scales;
 // from 4 rows on, tasks of up to 75 outputs (the VNNI code's panels of 32);
-// and the codes over W in block panels (vnni, and avx512 without VNNI).
+// and the codes over W in block panels (avx2, vnni, and avx512 without
+// VNNI).
 // A code the CPU lacks is skipped (test/unit/Microkernels.test runs the
 // AVX2 one under qemu as a Haswell).
 //
@@ -377,7 +378,8 @@ std::vector<uint8_t> blockPanels(const Problem &p) {
   return panels;
 }
 
-const Isa kPanelIsas[] = {{"vnni", integerPanelProductsVnni, cpuHasVnni},
+const Isa kPanelIsas[] = {{"avx2", integerPanelProductsAvx2, cpuHasAvx2},
+                          {"vnni", integerPanelProductsVnni, cpuHasVnni},
                           {"avx512", integerPanelProductsAvx512, cpuHasAvx512}};
 
 class PanelMicrokernel : public ::testing::TestWithParam<Isa> {

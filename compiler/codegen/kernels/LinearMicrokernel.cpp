@@ -102,9 +102,10 @@ bool usesMicrokernel(const KernelSpec &spec) {
 
 BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
                                  const std::string &name) {
-  if (spec.weightPanel > 0 && spec.integerMicrokernel != "avx512")
-    throw CompileError("an int8 or int4 weight in block panels needs the "
-                       "avx512 integer microkernel, not '" +
+  if (spec.weightPanel > 0 &&
+      !format::hasIntegerPanelMicrokernel(spec.integerMicrokernel))
+    throw CompileError("an int8 or int4 weight in block panels needs an "
+                       "integer microkernel over panels (avx2, avx512), not '" +
                        spec.integerMicrokernel + "'");
   const bool int4 = spec.weightType == WeightType::Int4;
   const int depth = int(spec.inWidth);
