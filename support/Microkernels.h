@@ -28,10 +28,10 @@
 //            every kernel widens it (Common.cpp's scaleFunc).
 //   rows     N: outputs of `out` at or past it are 0 (a task past the end).
 //
-// With AVX512-VNNI, a call of 4 rows of x or more repacks the task's rows
-// of W, kMicrokernelPanelOutputs at a time, and runs every row of x over
-// each panel (runtime/ukernels/IntegerPanels.h); fewer rows read W as it
-// is.
+// With AVX512-VNNI or AVX2, a call of 4 rows of x or more repacks the
+// task's rows of W, kMicrokernelPanelOutputs at a time, and runs every row
+// of x over each panel (runtime/ukernels/IntegerPanels.h, IntegerPanels256.h);
+// fewer rows read W as it is.
 //
 // Over W in block panels (support/WeightFormat.h; the weight's "panel"):
 //
@@ -41,7 +41,7 @@
 // 16p + 15. `out`'s outputs start on a whole panel (a task's first is a
 // multiple of 16); everything else is the contract above. `avx512`
 // (vpdpbusd, or its products from vpmaddubsw without VNNI) and `avx2`
-// (vpmaddubsw, runtime/ukernels/IntegerPanelsAvx2.cpp) have it.
+// (vpmaddubsw, runtime/ukernels/IntegerPanels256.h) have it.
 //
 // f32 products (f32 activations, an f32 W in panels of 16 rows,
 // support/WeightFormat.h; a GEMM of many rows, Linear.cpp's packed plans):

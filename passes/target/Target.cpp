@@ -65,7 +65,7 @@ TargetDescription avx2() {
   t.tuning = xeonTuning();
   t.integerMicrokernels = "avx2";
   // Block panels for int8 and int4 weights read by int8 activations
-  // (runtime/ukernels/IntegerPanelsAvx2.cpp has the figures).
+  // (runtime/ukernels/IntegerPanels256.h has the figures).
   t.integerPanels = true;
   // GPT-2 small's prefill 7-20 % faster than Halide's packed form
   // (docs/performance.md, "Microkernels (f32)").

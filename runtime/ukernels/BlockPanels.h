@@ -14,7 +14,7 @@
 // 16p + 15, per group [4-byte step][16 rows][4 bytes] of values (int8:
 // w + 128; int4: the stored nibble bytes, byte j holding values j and
 // j + 16), then every group's 16 f16 scales. The forms: IntegerPanels.h
-// (512-bit), IntegerPanelsAvx2.cpp (256-bit). Everything here is AVX2 and
+// (512-bit), IntegerPanels256.h (256-bit). Everything here is AVX2 and
 // has internal linkage, as IntegerProducts.h.
 //
 //===----------------------------------------------------------------------===//

@@ -30,7 +30,7 @@ int integerProductsVnni(halide_buffer_t *xq, halide_buffer_t *xScale,
                         int32_t rows, int32_t int4, halide_buffer_t *out);
 
 /// Over W in block panels (support/WeightFormat.h; the tfmc_uk_q8p_ names):
-/// AVX2 + FMA + F16C (256-bit vectors, IntegerPanelsAvx2.cpp); AVX512-VNNI
+/// AVX2 + FMA + F16C (256-bit vectors, IntegerPanels256.h); AVX512-VNNI
 /// as integerProductsVnni; AVX512F/VL/BW/DQ without VNNI (its dot products
 /// as two vpmaddubsw on the nibbles of the unsigned operand).
 int integerPanelProductsAvx2(halide_buffer_t *xq, halide_buffer_t *xScale,

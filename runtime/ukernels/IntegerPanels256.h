@@ -1,8 +1,8 @@
-//===- IntegerPanelsAvx2.cpp - Block panels with 256-bit vectors ----------===//
+//===- IntegerPanels256.h - Block panels with 256-bit vectors -*- C++ -*-===//
 //
 // The microkernel over W in block panels (BlockPanels.h; the tfmc_uk_q8p_
-// names) with AVX2's vpmaddubsw and vpmaddwd, compiled with -mavx2 -mfma
-// -mf16c (runtime/CMakeLists.txt): the x86-64-avx2 target's. A 64-byte
+// names) with AVX2's vpmaddubsw and vpmaddwd, for IntegerProductsAvx2.cpp
+// (compiled with -mavx2 -mfma -mf16c): the x86-64-avx2 target's. A 64-byte
 // step of a panel is two vectors of [8 outputs][4 values]; a tile is R
 // rows of x by V such vectors, its R·V f32 sums and R·V group sums in
 // registers:
@@ -32,8 +32,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#ifndef TFMC_RUNTIME_UKERNELS_INTEGERPANELS256_H
+#define TFMC_RUNTIME_UKERNELS_INTEGERPANELS256_H
+
 #include "runtime/ukernels/BlockPanels.h"
-#include "runtime/ukernels/Microkernels.h"
+#include "runtime/ukernels/Scratch.h"
 
 namespace tfmc::runtime::ukernels {
 namespace {
@@ -187,7 +190,7 @@ void panelTile(const IntegerArgs &a, const PanelArgs &w, const int32_t *offsets,
 /// Every row of x by V vectors of outputs at a time, in tiles of
 /// TileRows rows.
 template <int TileRows, int V>
-void panelRows(const IntegerArgs &a, const PanelArgs &w, const int32_t *offsets,
+void panelTiles(const IntegerArgs &a, const PanelArgs &w, const int32_t *offsets,
                int64_t mExtent, int64_t live) {
   int64_t n0 = 0;
   for (; n0 + 8 * V <= live; n0 += 8 * V)
@@ -207,20 +210,84 @@ struct Panels256 {
   static void rows(const IntegerArgs &a, const PanelArgs &w,
                    const int32_t *offsets, int64_t mExtent, int64_t live) {
     if (mExtent == 1)
-      return panelRows<1, kDecodeVectors>(a, w, offsets, mExtent, live);
+      return panelTiles<1, kDecodeVectors>(a, w, offsets, mExtent, live);
     if (a.int4)
-      return panelRows<kInt4TileRows, kInt4TileVectors>(a, w, offsets, mExtent, live);
-    panelRows<kInt8TileRows, kInt8TileVectors>(a, w, offsets, mExtent, live);
+      return panelTiles<kInt4TileRows, kInt4TileVectors>(a, w, offsets, mExtent, live);
+    panelTiles<kInt8TileRows, kInt8TileVectors>(a, w, offsets, mExtent, live);
   }
 };
 
-} // namespace
-
-int integerPanelProductsAvx2(halide_buffer_t *xq, halide_buffer_t *xScale,
-                             halide_buffer_t *w, int32_t depth, int32_t group,
-                             int32_t rows, int32_t int4, halide_buffer_t *out) {
-  return blockPanelProducts<Panels256>(xq, xScale, w, depth, group, rows, int4,
-                                       out);
+/// W's rows [n0, n0 + count) (count <= 32, the rest repeating the last),
+/// as stored in rows, into two block panels at `panels` (`panelBytes`
+/// apart, BlockPanels.h's layout), 8 rows at a time: each 16 bytes of
+/// their blocks' values transposed in registers into four steps of
+/// [8 outputs][4 bytes] (int8: w + 128).
+inline void packPanels(const IntegerArgs &a, int64_t n0, int64_t count,
+                       uint8_t *panels, int64_t panelBytes) {
+  const int64_t valueBytes = a.blockBytes - 2;
+  const int64_t groupBytes = 16 * valueBytes, scalesAt = a.groups * groupBytes;
+  const __m256i flip = _mm256_set1_epi8(a.int4 ? 0 : char(0x80));
+  for (int64_t eight = 0; eight < 4; ++eight) {
+    const uint8_t *rows[8];
+    for (int i = 0; i < 8; ++i)
+      rows[i] = a.w + (n0 + std::min<int64_t>(8 * eight + i, count - 1)) * a.wRowStride;
+    uint8_t *panel = panels + (eight / 2) * panelBytes + 32 * (eight % 2);
+    uint8_t *scales = panels + (eight / 2) * panelBytes + scalesAt + 16 * (eight % 2);
+    for (int64_t g = 0; g < a.groups; ++g) {
+      for (int i = 0; i < 8; ++i)
+        std::memcpy(scales + g * 32 + 2 * i, rows[i] + g * a.blockBytes, 2);
+      for (int64_t c = 0; c < valueBytes / 16; ++c) {
+        const int64_t at = g * a.blockBytes + 2 + 16 * c;
+        auto pair = [&](int i) {
+          return _mm256_xor_si256(
+              _mm256_inserti128_si256(
+                  _mm256_castsi128_si256(_mm_loadu_si128(
+                      reinterpret_cast<const __m128i *>(rows[i] + at))),
+                  _mm_loadu_si128(reinterpret_cast<const __m128i *>(rows[i + 4] + at)),
+                  1),
+              flip);
+        };
+        // Rows i and i + 4 in a vector's halves; dwords d of rows 0 .. 3
+        // (and 4 .. 7) gathered by two rounds of unpacking.
+        const __m256i r04 = pair(0), r15 = pair(1), r26 = pair(2), r37 = pair(3);
+        const __m256i lo01 = _mm256_unpacklo_epi32(r04, r15);
+        const __m256i hi01 = _mm256_unpackhi_epi32(r04, r15);
+        const __m256i lo23 = _mm256_unpacklo_epi32(r26, r37);
+        const __m256i hi23 = _mm256_unpackhi_epi32(r26, r37);
+        const __m256i step[4] = {
+            _mm256_unpacklo_epi64(lo01, lo23), _mm256_unpackhi_epi64(lo01, lo23),
+            _mm256_unpacklo_epi64(hi01, hi23), _mm256_unpackhi_epi64(hi01, hi23)};
+        for (int s = 0; s < 4; ++s)
+          _mm256_storeu_si256(reinterpret_cast<__m256i *>(panel + g * groupBytes +
+                                                          (4 * c + s) * 64),
+                              step[s]);
+      }
+    }
+  }
 }
 
+/// Every row of x against outputs [0, live) of a W stored in rows: 32
+/// outputs at a time repacked into block panels, then the panels' tiles.
+inline void repackedPanelRows(const IntegerArgs &a, int64_t live, int64_t mExtent) {
+  thread_local Scratch panels;
+  PanelArgs w;
+  w.panelBytes = 16 * a.groups * a.blockBytes;
+  w.groupBytes = 16 * (a.blockBytes - 2);
+  w.scalesAt = a.groups * w.groupBytes;
+  panels.reserve(size_t(2 * w.panelBytes));
+  w.w = panels.bytes();
+  const int32_t *offsets = a.int4 ? groupOffsets(a, mExtent) : nullptr;
+  for (int64_t n0 = 0; n0 < live; n0 += 32) {
+    const int64_t count = std::min<int64_t>(32, live - n0);
+    packPanels(a, n0, count, panels.bytes(), w.panelBytes);
+    // The panels' outputs from 0, stored from the task's n0.
+    IntegerArgs at = a;
+    at.out = a.out + n0;
+    Panels256::rows(at, w, offsets, mExtent, count);
+  }
+}
+
+} // namespace
 } // namespace tfmc::runtime::ukernels
+
+#endif // TFMC_RUNTIME_UKERNELS_INTEGERPANELS256_H
