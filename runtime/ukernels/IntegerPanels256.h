@@ -64,6 +64,7 @@ inline __m256 widenEight(const uint8_t *bytes) {
   return _mm256_cvtph_ps(bits);
 }
 
+/// 4 levels of x in every 32-bit lane.
 inline __m256i broadcastFour(const int8_t *x) {
   int32_t four;
   std::memcpy(&four, x, 4);
@@ -205,6 +206,8 @@ void panelTiles(const IntegerArgs &a, const PanelArgs &w, const int32_t *offsets
     });
 }
 
+/// BlockPanels.h's form with 256-bit vectors (int8 needs no Σq: the sign
+/// trick multiplies w itself).
 struct Panels256 {
   static constexpr bool kInt8Offsets = false;
   static void rows(const IntegerArgs &a, const PanelArgs &w,
