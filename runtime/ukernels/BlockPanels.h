@@ -23,8 +23,8 @@
 #define TFMC_RUNTIME_UKERNELS_BLOCKPANELS_H
 
 #include "runtime/ukernels/IntegerProducts.h"
+#include "runtime/ukernels/RowTiles.h"
 
-#include <type_traits>
 #include <vector>
 
 namespace tfmc::runtime::ukernels {
@@ -37,28 +37,6 @@ struct PanelArgs {
   /// Bytes of a group's values in a panel; where the scales start.
   int64_t groupBytes, scalesAt;
 };
-
-/// tile(std::integral_constant<int, R>{}, m) for the R = `left` rows from
-/// m, 0 < left <= R.
-template <int R, class Tile>
-void leftoverTile(int64_t left, int64_t m, Tile &tile) {
-  if constexpr (R > 0) {
-    if (left == R)
-      return tile(std::integral_constant<int, R>{}, m);
-    leftoverTile<R - 1>(left, m, tile);
-  }
-}
-
-/// Calls tile(std::integral_constant<int, R>{}, m) for rows of x [0,
-/// mExtent) in tiles of TileRows rows, then one of the rows left (the
-/// tiles' row counts are template arguments).
-template <int TileRows, class Tile>
-void forRowTiles(int64_t mExtent, Tile tile) {
-  int64_t m = 0;
-  for (; m + TileRows <= mExtent; m += TileRows)
-    tile(std::integral_constant<int, TileRows>{}, m);
-  leftoverTile<TileRows - 1>(mExtent - m, m, tile);
-}
 
 /// c·Σq of each row m's group g at offsets[m · groups + g], c the
 /// unsigned operand's offset (int4 8, int8 128): once per call.

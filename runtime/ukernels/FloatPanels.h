@@ -42,6 +42,7 @@
 #ifndef TFMC_RUNTIME_UKERNELS_FLOATPANELS_H
 #define TFMC_RUNTIME_UKERNELS_FLOATPANELS_H
 
+#include "runtime/ukernels/RowTiles.h"
 #include "support/Microkernels.h"
 
 #include <HalideRuntime.h>
@@ -135,27 +136,6 @@ void tile(const FloatArgs &a, int64_t n0, int64_t m0, int64_t k0, int64_t kc,
       Vec::storeu(out + i * a.outRowStride + j * Vec::kLanes, acc[i][j]);
 }
 
-/// body(std::integral_constant<int, left>{}, m), for a left of 1 .. R.
-template <int R, class Body>
-void rowsLeft(int64_t left, int64_t m, Body &body) {
-  if constexpr (R > 0) {
-    if (left == R)
-      body(std::integral_constant<int, R>{}, m);
-    else
-      rowsLeft<R - 1>(left, m, body);
-  }
-}
-
-/// Calls body(std::integral_constant<int, R>{}, m) for rows [0, mLive) in
-/// tiles of Vec::kRows rows, then one tile of the rows left.
-template <class Vec, class Body>
-void forFloatRowTiles(int64_t mLive, Body body) {
-  int64_t m = 0;
-  for (; m + Vec::kRows <= mLive; m += Vec::kRows)
-    body(std::integral_constant<int, Vec::kRows>{}, m);
-  rowsLeft<Vec::kRows - 1>(mLive - m, m, body);
-}
-
 /// The task's outputs [0, nLive) of rows [0, mLive), nLive a multiple of 16.
 template <class Vec>
 void floatPanelRows(const FloatArgs &a, int64_t nLive, int64_t mLive) {
@@ -168,12 +148,12 @@ void floatPanelRows(const FloatArgs &a, int64_t nLive, int64_t mLive) {
     const int64_t kc = std::min<int64_t>(Vec::kDepthBlock, a.depth - k0);
     int64_t n = 0;
     for (; n + tileOutputs <= nLive; n += tileOutputs)
-      forFloatRowTiles<Vec>(mLive, [&](auto rows, int64_t m) {
+      forRowTiles<Vec::kRows>(mLive, [&](auto rows, int64_t m) {
         tile<Vec, decltype(rows)::value, V>(a, n, m, k0, kc, k0 == 0);
       });
     // The panels left (fewer than a tile's), one at a time.
     for (; n < nLive; n += kFloatPanel)
-      forFloatRowTiles<Vec>(mLive, [&](auto rows, int64_t m) {
+      forRowTiles<Vec::kRows>(mLive, [&](auto rows, int64_t m) {
         tile<Vec, decltype(rows)::value, perPanel>(a, n, m, k0, kc, k0 == 0);
       });
   }

@@ -54,15 +54,9 @@ static_assert(kPanelOutputs == 32, "two 16-lane vectors a panel step");
 constexpr int kPanelStepBytes = 4 * kPanelOutputs;
 constexpr int kPanelTileRows = 6;
 
-/// 16 f16 scales widened as widenScales does: an infinity or a NaN is an
-/// infinity of its sign.
+/// 16 f16 scales widened (finiteOrInfinite).
 inline __m512 widenHalves(__m256i bits) {
-  const __m256i exponent = _mm256_set1_epi16(0x7c00);
-  bits = _mm256_andnot_si256(
-      _mm256_and_si256(_mm256_cmpeq_epi16(_mm256_and_si256(bits, exponent), exponent),
-                       _mm256_set1_epi16(0x03ff)),
-      bits);
-  return _mm512_cvtph_ps(bits);
+  return _mm512_cvtph_ps(finiteOrInfinite(bits));
 }
 
 /// Dwords [4c, 4c + 4) of 16 rows of bytes (rows[i] + offset), transposed:

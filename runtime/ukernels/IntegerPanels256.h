@@ -52,16 +52,10 @@ constexpr int kInt8TileRows = 4, kInt8TileVectors = 2;
 /// Bytes ahead of a group that a decode step's tile prefetches.
 constexpr int64_t kPrefetchBytes = 4096;
 
-/// The 8 f16 scales at `bytes`, widened as widenScales does (an infinity
-/// or a NaN is an infinity of its sign).
+/// The 8 f16 scales at `bytes`, widened (finiteOrInfinite).
 inline __m256 widenEight(const uint8_t *bytes) {
-  __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i *>(bytes));
-  const __m128i exponent = _mm_set1_epi16(0x7c00);
-  bits = _mm_andnot_si128(
-      _mm_and_si128(_mm_cmpeq_epi16(_mm_and_si128(bits, exponent), exponent),
-                    _mm_set1_epi16(0x03ff)),
-      bits);
-  return _mm256_cvtph_ps(bits);
+  return _mm256_cvtph_ps(
+      finiteOrInfinite(_mm_loadu_si128(reinterpret_cast<const __m128i *>(bytes))));
 }
 
 /// 4 levels of x in every 32-bit lane.

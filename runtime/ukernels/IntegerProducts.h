@@ -51,23 +51,34 @@ struct IntegerArgs {
   int64_t outRowStride;
 };
 
+/// f16 values with every infinity or NaN made an infinity of its sign (its
+/// mantissa cleared), as Common.cpp's scaleFunc widens a block scale: what
+/// every microkernel converts with vcvtph2ps.
+inline __m128i finiteOrInfinite(__m128i bits) {
+  const __m128i exponent = _mm_set1_epi16(0x7c00);
+  const __m128i special = _mm_cmpeq_epi16(_mm_and_si128(bits, exponent), exponent);
+  return _mm_andnot_si128(_mm_and_si128(special, _mm_set1_epi16(0x03ff)), bits);
+}
+inline __m256i finiteOrInfinite(__m256i bits) {
+  const __m256i exponent = _mm256_set1_epi16(0x7c00);
+  const __m256i special =
+      _mm256_cmpeq_epi16(_mm256_and_si256(bits, exponent), exponent);
+  return _mm256_andnot_si256(_mm256_and_si256(special, _mm256_set1_epi16(0x03ff)),
+                             bits);
+}
+
 /// The f16 scales of block g of up to 4 rows (`stride` bytes apart from
-/// `base`, at `offset` in each),
-/// widened to f32 in one vcvtph2ps; an infinity or a NaN is an infinity of
-/// its sign, as Common.cpp's scaleFunc widens it.
+/// `base`, at `offset` in each), widened to f32 in one vcvtph2ps
+/// (finiteOrInfinite).
 template <int R>
 inline __m128 widenScales(const uint8_t *base, int64_t stride, int64_t offset) {
   static_assert(R <= 4, "four scales a vector");
   uint16_t halves[4] = {0, 0, 0, 0};
   for (int r = 0; r < R; ++r)
     std::memcpy(&halves[r], base + r * stride + offset, 2);
-  __m128i bits = _mm_set_epi16(0, 0, 0, 0, short(halves[3]), short(halves[2]),
-                               short(halves[1]), short(halves[0]));
-  const __m128i exponent = _mm_set1_epi16(0x7c00);
-  const __m128i special =
-      _mm_cmpeq_epi16(_mm_and_si128(bits, exponent), exponent);
-  bits = _mm_andnot_si128(_mm_and_si128(special, _mm_set1_epi16(0x03ff)), bits);
-  return _mm_cvtph_ps(bits);
+  const __m128i bits = _mm_set_epi16(0, 0, 0, 0, short(halves[3]), short(halves[2]),
+                                     short(halves[1]), short(halves[0]));
+  return _mm_cvtph_ps(finiteOrInfinite(bits));
 }
 
 inline float sumLanes(__m256 v) {
