@@ -82,9 +82,11 @@ def freed_row(connection, remaining, waiting_thread, waiting, line):
     waiting_thread.join()
     waited = time.monotonic() - closed
     quick = waited < remaining / 2
-    ok = (waiting["status"] == 200 and len(waiting["body"]["choices"][0]["token_ids"]) == 4
+    status = waiting["status"]
+    ok = (status == 200 and len(waiting["body"]["choices"][0]["token_ids"]) == 4
           and quick)
-    return ok, line.format("well before" if quick else "after")
+    return ok, line.format("well before" if quick else "after") + (
+        "" if status == 200 else f" (but answered {status}: {waiting['body']})")
 
 
 def metric(root, name):
@@ -169,7 +171,10 @@ def main():
                           {"Content-Type": "application/json"})
     a2_start = time.monotonic()
     deadline = a2_start + 10
-    while metric(args.root, "tfmc_running_sequences") != 1 and time.monotonic() < deadline:
+    # A2 must hold the one row before B2 is sent: until B's row is taken down
+    # A2 waits in the queue, and B2 would find the queue full (a quick 429).
+    while ((metric(args.root, "tfmc_running_sequences"), queue_depth(args.root)) != (1, 0)
+           and time.monotonic() < deadline):
         time.sleep(0.01)
     b2 = {}
     b2_thread = threading.Thread(target=complete, args=(
@@ -205,7 +210,8 @@ def main():
     report(e.get("status") == 200 and len(e["body"]["choices"][0]["token_ids"]) == 5
            and e["body"]["choices"][0]["finish_reason"] == "length",
            f"queued at SIGTERM: {e.get('status')}, "
-           f"{len(e['body']['choices'][0]['token_ids']) if e.get('status') == 200 else 0} tokens")
+           f"{len(e['body']['choices'][0]['token_ids']) if e.get('status') == 200 else 0} tokens, "
+           f"{e['body']['choices'][0]['finish_reason'] if e.get('status') == 200 else e.get('body')}")
     sys.exit(1 if failures else 0)
 
 
