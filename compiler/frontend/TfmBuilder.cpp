@@ -381,8 +381,38 @@ Value ModuleBuilder::attention(const std::string &prefix,
 Value ModuleBuilder::feedForward(const std::string &prefix,
                                  const Sublayer &sublayer, Value input,
                                  Location where) {
-  Value h = linear(input, prefix + "linear1", model.dFF, model.dModel,
-                   model.bias, where);
+  // A gated feed-forward's gate and up projections: row views of one packed
+  // [gate; up] tensor (Phi-3's gate_up_proj), or two, as the weights file
+  // holds them.
+  Value packedGate;
+  Value h;
+  if (sublayer.gated && naming.packedGateUp) {
+    int64_t ff = model.dFF, d = model.dModel;
+    auto rows = [&](const std::string &name, SmallVector<Type> types,
+                    ArrayRef<int64_t> shape) {
+      return builder.create<tfm::SplitOp>(where, types,
+                                          weight(name, shape, where), 0);
+    };
+    auto w = rows(prefix + "gate_up.weight",
+                  {f32({ff, d}), f32({ff, d})}, {2 * ff, d});
+    tfm::SplitOp b;
+    if (model.bias)
+      b = rows(prefix + "gate_up.bias", {f32({ff}), f32({ff})}, {2 * ff});
+    auto project = [&](unsigned part) -> Value {
+      auto inType = cast<RankedTensorType>(input.getType());
+      SmallVector<int64_t> shape(inType.getShape());
+      shape.back() = ff;
+      return builder.create<tfm::LinearOp>(
+          where, f32(shape), input, w.getResult(part),
+          b ? b.getResult(part) : Value(), /*residual=*/Value(),
+          /*activation=*/nullptr);
+    };
+    packedGate = project(0);
+    h = project(1);
+  } else {
+    h = linear(input, prefix + "linear1", model.dFF, model.dModel, model.bias,
+               where);
+  }
   tfm::ActivationKind kind = tfm::ActivationKind::relu;
   switch (model.activation) {
   case Activation::Relu:
@@ -400,8 +430,9 @@ Value ModuleBuilder::feedForward(const std::string &prefix,
   }
   if (sublayer.gated) {
     // down(act(gate(x)) · up(x)); linear1 is the up projection.
-    Value gate = linear(input, prefix + "gate", model.dFF, model.dModel,
-                        model.bias, where);
+    Value gate = packedGate ? packedGate
+                            : linear(input, prefix + "gate", model.dFF,
+                                     model.dModel, model.bias, where);
     gate = builder.create<tfm::ActivationOp>(
         where, gate, tfm::ActivationKindAttr::get(&context, kind));
     h = builder.create<tfm::MulOp>(where, gate, h);

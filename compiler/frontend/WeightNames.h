@@ -52,6 +52,10 @@ struct WeightNaming {
   /// builder turns those pairs (tfm.rope {interleaved}), so that the rows
   /// are used as they are.
   bool ropeInterleaved = false;
+  /// Whether the file holds a gated feed-forward's gate and up projections
+  /// as one packed tensor [gate; up] (Phi-3's gate_up_proj), bound as the
+  /// builder's `gate_up.weight`, or as two (`gate.weight`, `linear1.weight`).
+  bool packedGateUp = false;
 };
 
 /// Adds a naming to the registry at static initialisation; a second naming

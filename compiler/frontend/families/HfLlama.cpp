@@ -1,7 +1,7 @@
-//===- HfLlama.cpp - Hugging Face Llama, Mistral, Qwen2 -------------------===//
+//===- HfLlama.cpp - Hugging Face Llama, Mistral, Qwen2, Phi-3 ------------===//
 //
-// transformers' LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM are
-// one architecture as tfmc sees it: a decoder-only stack of pre-norm layers
+// transformers' LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM and
+// Phi3ForCausalLM are one architecture as tfmc sees it: a decoder-only stack of pre-norm layers
 // (input_layernorm -> causal self-attention -> residual,
 // post_attention_layernorm -> gated MLP down(act(gate(x)) * up(x)) ->
 // residual), RMSNorm everywhere, rotary positions on Q and K ("rotate half"),
@@ -9,8 +9,11 @@
 // and lm_head (or the tied embedding) for the logits. The families differ in
 // the biases (Qwen2 biases Q, K and V; Llama may bias every attention
 // projection or the MLP, which tfmc's language does not express) and in
-// the sliding window (Mistral: every layer; Qwen2: the layers from
-// max_window_layers on, when use_sliding_window is true).
+// the sliding window (Mistral and Phi-3: every layer; Qwen2: the layers from
+// max_window_layers on, when use_sliding_window is true). Phi-3 is Mistral's
+// decoder with Q, K and V packed in one qkv_proj and the gate and up
+// projections in one gate_up_proj, so it is a family of its own (hf-phi3,
+// below), read by the same reader.
 //
 // Weights (hf-llama: LlamaForCausalLM's names, nothing transposed), each but
 // lm_head also without `model.` (a bare LlamaModel's state dict) as the
@@ -23,6 +26,12 @@
 //                                                post_attention_layernorm.weight
 //   decoder.norm.weight                       -> model.norm.weight
 //   generator.weight                          -> lm_head.weight
+//
+// Phi-3 (hf-phi3: Phi3ForCausalLM's names): hf-llama's, except
+//   decoder.layers.i.self_attn.in_proj_weight -> model.layers.i.self_attn.qkv_proj.weight
+//     (rows: Q, then K, then V: [(heads + 2 kv_heads) head_dim, hidden])
+//   decoder.layers.i.gate_up.weight           -> model.layers.i.mlp.gate_up_proj.weight
+//     (rows: the gate, then up: Phi3MLP's chunk(2))
 //
 // Tokens: the checkpoints ship tokenizer.json or tokenizer.model; the
 // config's bos_token_id and eos_token_id (a list for some) are what
@@ -205,15 +214,17 @@ bool ropeScaling(ConfigReader &config, const char *key, Model &model) {
 std::optional<int64_t> slidingWindow(ConfigReader &config, int64_t layers) {
   if (config.modelType() == "llama")
     return 0;
+  const bool phi3 = config.modelType() == "phi3";
   // sliding_window: null (0 here) means none; absent means the configs'
-  // default.
-  int64_t size = kDefaultWindow;
+  // default (Phi3Config's: none).
+  int64_t size = phi3 ? 0 : kDefaultWindow;
   if (const Json *window = config.find("sliding_window");
       window && window->is_null())
     size = 0;
   else if (!config.size("sliding_window", size, /*nullAllowed=*/true))
     return std::nullopt;
-  if (config.modelType() == "mistral")
+  // Phi-3 (Mistral's decoder in transformers) windows every layer too.
+  if (config.modelType() == "mistral" || phi3)
     return size;
 
   bool useWindow = false;
@@ -301,6 +312,25 @@ std::optional<int64_t> slidingWindow(ConfigReader &config, int64_t layers) {
   return size;
 }
 
+/// Phi-3's own keys: original_max_position_embeddings (the context it was
+/// trained at: only longrope scaling reads it, so elsewhere it is checked
+/// and has no effect) and partial_rotary_factor (transformers turns the
+/// first factor x head_dim features of each head; tfmc turns them all).
+bool readPhi3Keys(ConfigReader &config) {
+  if (const Json *value = config.find("original_max_position_embeddings");
+      value && !config.errors.positive("original_max_position_embeddings",
+                                       *value, int64_t(1) << 40))
+    return false;
+  if (const Json *factor = config.find("partial_rotary_factor");
+      factor && !(factor->is_number() && factor->get<double>() == 1.0))
+    return config.failKey(
+        "partial_rotary_factor",
+        fmt::format("{} is not supported: tfmc's rope turns every feature of "
+                    "a head (1.0)",
+                    describe(*factor)));
+  return true;
+}
+
 bool readLlama(ConfigReader &config, Model &model) {
   int64_t layers = 0;
   if (!config.requiredSizes(
@@ -360,11 +390,16 @@ bool readLlama(ConfigReader &config, Model &model) {
   bool tied = false;
   if (!config.boolean("tie_word_embeddings", tied))
     return false;
-  // Llama's own keys (any other type's config refused them already).
-  if (!config.onlySupported("attention_bias", false,
+  if (config.modelType() == "phi3" && !readPhi3Keys(config))
+    return false;
+  // Llama's own keys (any other type's config refused them already; Phi-3's
+  // attention_bias is ignored, below).
+  if (config.modelType() == "llama" &&
+      !config.onlySupported("attention_bias", false,
                             "Hugging Face Llama then biases o_proj as well "
-                            "as q/k/v_proj, which tfmc does not express") ||
-      !config.onlySupported("mlp_bias", false,
+                            "as q/k/v_proj, which tfmc does not express"))
+    return false;
+  if (!config.onlySupported("mlp_bias", false,
                             "tfmc's gated feed-forward has biases only when "
                             "every linear has them"))
     return false;
@@ -471,6 +506,57 @@ HfFamily llama() {
 }
 
 const HfFamilyRegistration registration(llama());
+
+std::optional<WeightBinding> bindPhi3Weight(std::string_view canonical) {
+  if (auto layerName = splitLayerName(canonical)) {
+    auto [layer, parameter] = *layerName;
+    std::optional<std::string> name =
+        parameter == "self_attn.in_proj_weight" ? "self_attn.qkv_proj.weight"
+        : parameter == "gate_up.weight"         ? "mlp.gate_up_proj.weight"
+                                                : std::optional<std::string>();
+    if (name)
+      return bareOrPrefixed("layers." + std::string(layer) + "." + *name,
+                            "model.", /*prefixedFirst=*/true);
+  }
+  // The rest as Llama's (the builder asks for no separate Q, K, V, gate or
+  // up under this naming).
+  return bindLlamaWeight(canonical);
+}
+
+HfFamily phi3() {
+  WeightNaming naming{"hf-phi3", /*packedProjections=*/true, bindPhi3Weight};
+  naming.packedGateUp = true;
+  HfFamily family({{"phi3",
+                    "Phi-3",
+                    {"sliding_window"}}},
+                  readLlama, naming);
+  family.tokens.keys = {"pad_token_id", "tokenizer_class"};
+  family.tokens.checkedIds = {{"bos_token_id", false}, {"eos_token_id", true}};
+  family.sizeKeys = {{"hidden_size", "d_model"}, {"intermediate_size", "d_ff"},
+                     {"num_hidden_layers", "layers"},
+                     {"num_attention_heads", "heads"},
+                     {"num_key_value_heads", "kv_heads"},
+                     {"head_dim", "head_dim"},
+                     {"max_position_embeddings", "max_len"},
+                     {"vocab_size", "vocab"}, {"sliding_window", "window"}};
+  family.honouredKeys = {
+      "model_type", "vocab_size", "hidden_size", "intermediate_size",
+      "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+      "head_dim", "hidden_act", "max_position_embeddings", "rms_norm_eps",
+      "rope_theta", "rope_scaling", "rope_parameters", "tie_word_embeddings",
+      "original_max_position_embeddings", "partial_rotary_factor"};
+  // Dropout (resid_pdrop, embd_pdrop and attention_dropout: inference has
+  // none), caching, training, bookkeeping and remote code (auto_map), and
+  // attention_bias, which Phi3Attention never reads (its qkv_proj and o_proj
+  // have no biases whatever it says).
+  family.ignoredKeys = {"attention_dropout", "resid_pdrop", "embd_pdrop",
+                        "attention_bias", "use_cache", "initializer_range",
+                        "architectures", "auto_map", "_name_or_path",
+                        "transformers_version", "torch_dtype", "dtype"};
+  return family;
+}
+
+const HfFamilyRegistration phi3Registration(phi3());
 
 // GGUF.
 
