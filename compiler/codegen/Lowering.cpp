@@ -505,9 +505,20 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     spec.ropeTheta = rope.getTheta().convertToDouble();
     spec.ropeInterleaved = rope.getInterleaved();
     if (std::optional<tfm::RopeScalingAttr> scaling = rope.getScaling()) {
-      spec.ropeScaling = scaling->getKind() == tfm::RopeScalingKind::llama3
-                             ? KernelSpec::RopeScaling::Llama3
-                             : KernelSpec::RopeScaling::Linear;
+      switch (scaling->getKind()) {
+      case tfm::RopeScalingKind::linear:
+        spec.ropeScaling = KernelSpec::RopeScaling::Linear;
+        break;
+      case tfm::RopeScalingKind::llama3:
+        spec.ropeScaling = KernelSpec::RopeScaling::Llama3;
+        break;
+      case tfm::RopeScalingKind::longrope:
+        spec.ropeScaling = KernelSpec::RopeScaling::LongRope;
+        break;
+      }
+      llvm::ArrayRef<double> factors =
+          scaling->getFrequencyFactors().asArrayRef();
+      spec.ropeFrequencyFactors.assign(factors.begin(), factors.end());
       spec.ropeFactor = scaling->getFactor().convertToDouble();
       spec.ropeLowFreqFactor = scaling->getLowFreqFactor().convertToDouble();
       spec.ropeHighFreqFactor = scaling->getHighFreqFactor().convertToDouble();

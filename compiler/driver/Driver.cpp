@@ -300,7 +300,7 @@ mlir::LogicalResult compile(const CompileOptions &given,
         return mlir::success();
       });
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      frontend::buildTfmModule(context, model);
+      frontend::buildTfmModule(context, model, options.maxSeq);
   if (!module)
     return mlir::failure();
   if (options.emit == Emit::Mlir) {

@@ -34,7 +34,7 @@ enum class Activation { Relu, Gelu, GeluTanh, Silu };
 enum class PositionKind { Sinusoidal, SinusoidalHalves, Learned, Rope };
 
 /// How rope's frequencies are scaled (Model::ropeScaling).
-enum class RopeScaling { None, Linear, Llama3 };
+enum class RopeScaling { None, Linear, Llama3, LongRope };
 enum class EmbedScale { One, SqrtDModel };
 enum class OutputKind { Linear, Tied, None };
 enum class StackKind { Encoder, Decoder };
@@ -110,12 +110,17 @@ struct Model {
   /// not, by 1 / rope_factor (linear), or as Llama 3.1 does (llama3: the
   /// low frequencies by 1 / rope_factor, a blend between
   /// rope_low_freq_factor and rope_high_freq_factor, over the context
-  /// rope_original_max_len it was trained at).
+  /// rope_original_max_len it was trained at), or as Phi-3 does (longrope:
+  /// inv_freq[i] / rope_short_factors[i] for a program whose sequences stay
+  /// within rope_original_max_len, / rope_long_factors[i] for one that may
+  /// pass it, with cos and sin times rope_attention_factor).
   RopeScaling ropeScaling = RopeScaling::None;
   double ropeFactor = 1.0;
   double ropeLowFreqFactor = 1.0;
   double ropeHighFreqFactor = 4.0;
   int64_t ropeOriginalMaxLen = 0;
+  std::vector<double> ropeShortFactors, ropeLongFactors;
+  double ropeAttentionFactor = 1.0;
   // Resolved by validation: never 0 in a parsed or imported model.
   int64_t kvHeads = 0; ///< K/V heads (grouped-query attention); = heads by default
   int64_t headDim = 0; ///< per-head width; = d_model / heads by default

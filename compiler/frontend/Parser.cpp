@@ -230,6 +230,8 @@ private:
       return parsePositiveInt(name, model.*setting->integer);
     case Setting::Kind::PositiveNumber:
       return parsePositiveNumber(name, model.*setting->number);
+    case Setting::Kind::PositiveNumbers:
+      return parsePositiveNumbers(name, model.*setting->numbers);
     case Setting::Kind::Choice:
       return parseChoice(*setting, model);
     }
@@ -269,6 +271,32 @@ private:
                               "positive number between 1.4e-45 and 3.4e38",
                               name, support::escapeText(tok.text), single));
     out = tok.floatValue;
+    advance();
+    return true;
+  }
+
+  /// `(n1, n2, ...)`: one or more positive numbers, each as
+  /// parsePositiveNumber reads it.
+  bool parsePositiveNumbers(const std::string &name, std::vector<double> &out) {
+    if (!tok.is(TokenKind::LParen))
+      return fail(fmt::format("expected '(' and a list of positive numbers "
+                              "for setting '{}', found {}",
+                              name, describe(tok)));
+    advance();
+    out.clear();
+    while (true) {
+      double value = 0;
+      if (!parsePositiveNumber(name, value))
+        return false;
+      out.push_back(value);
+      if (tok.is(TokenKind::RParen))
+        break;
+      if (!tok.is(TokenKind::Comma))
+        return fail(fmt::format("expected ',' or ')' in the list of setting "
+                                "'{}', found {}",
+                                name, describe(tok)));
+      advance();
+    }
     advance();
     return true;
   }
@@ -598,15 +626,44 @@ private:
       return failAt(model.locOf("rope_scaling"),
                     "rope_scaling scales rope's frequencies: it needs "
                     "positions = rope");
-    for (const char *name : {"rope_factor", "rope_low_freq_factor",
-                             "rope_high_freq_factor", "rope_original_max_len"}) {
-      const bool llama3Only = std::string_view(name) != "rope_factor";
+    // Each scaling's own settings, and the scalings that take them.
+    const std::pair<const char *, std::vector<RopeScaling>> takenBy[] = {
+        {"rope_factor", {RopeScaling::Linear, RopeScaling::Llama3}},
+        {"rope_low_freq_factor", {RopeScaling::Llama3}},
+        {"rope_high_freq_factor", {RopeScaling::Llama3}},
+        {"rope_original_max_len", {RopeScaling::Llama3, RopeScaling::LongRope}},
+        {"rope_short_factors", {RopeScaling::LongRope}},
+        {"rope_long_factors", {RopeScaling::LongRope}},
+        {"rope_attention_factor", {RopeScaling::LongRope}}};
+    for (const auto &[name, scalings] : takenBy)
       if (model.given(name) &&
-          (model.ropeScaling == RopeScaling::None ||
-           (llama3Only && model.ropeScaling != RopeScaling::Llama3)))
+          std::find(scalings.begin(), scalings.end(), model.ropeScaling) ==
+              scalings.end())
         return failAt(model.locOf(name),
                       fmt::format("{} needs rope_scaling = {}", name,
-                                  llama3Only ? "llama3" : "linear or llama3"));
+                                  scalings.size() == 1
+                                      ? toString(scalings[0])
+                                      : fmt::format("{} or {}",
+                                                    toString(scalings[0]),
+                                                    toString(scalings[1]))));
+    if (model.ropeScaling == RopeScaling::LongRope) {
+      for (const char *name : {"rope_original_max_len", "rope_short_factors",
+                               "rope_long_factors"})
+        if (!model.given(name))
+          return failAt(model.locOf("rope_scaling"),
+                        fmt::format("rope_scaling = longrope needs {}", name));
+      for (const char *name : {"rope_short_factors", "rope_long_factors"}) {
+        const std::vector<double> &factors =
+            std::string_view(name) == "rope_short_factors"
+                ? model.ropeShortFactors
+                : model.ropeLongFactors;
+        if (int64_t(factors.size()) * 2 != model.headDim)
+          return failAt(model.locOf(name),
+                        fmt::format("{} has {} factors; a head of {} features "
+                                    "turns {} pairs, one factor each",
+                                    name, factors.size(), model.headDim,
+                                    model.headDim / 2));
+      }
     }
     if (model.ropeScaling == RopeScaling::Llama3) {
       if (!model.given("rope_original_max_len"))

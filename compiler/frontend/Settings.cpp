@@ -31,7 +31,8 @@ const Spelling<PositionKind> kPositions[] = {
     {"rope", PositionKind::Rope}};
 const Spelling<RopeScaling> kRopeScalings[] = {{"none", RopeScaling::None},
                                                {"linear", RopeScaling::Linear},
-                                               {"llama3", RopeScaling::Llama3}};
+                                               {"llama3", RopeScaling::Llama3},
+                                               {"longrope", RopeScaling::LongRope}};
 const Spelling<EmbedScale> kEmbedScales[] = {{"sqrt_d_model", EmbedScale::SqrtDModel},
                                              {"1", EmbedScale::One}};
 const Spelling<OutputKind> kOutputs[] = {{"linear", OutputKind::Linear},
@@ -86,6 +87,14 @@ Setting positive(const char *name, T Model::*member, Shown shown = nullptr) {
   return setting;
 }
 
+/// A parenthesised list of positive numbers (std::vector<double> member).
+Setting positiveList(const char *name, std::vector<double> Model::*member,
+                     Shown shown) {
+  Setting setting = row(name, Setting::Kind::PositiveNumbers, shown);
+  setting.numbers = member;
+  return setting;
+}
+
 template <typename T, size_t N>
 Setting choice(const char *name, T Model::*member,
                const Spelling<T> (&spellings)[N], Shown shown = nullptr) {
@@ -127,7 +136,8 @@ std::vector<Setting> makeSettings() {
   settings.push_back(choice("rope_scaling", &Model::ropeScaling, kRopeScalings,
                             unlessDefault));
   auto scaled = [](const Setting &, const Model &m) {
-    return m.ropeScaling != RopeScaling::None;
+    return m.ropeScaling == RopeScaling::Linear ||
+           m.ropeScaling == RopeScaling::Llama3;
   };
   auto llama3 = [](const Setting &, const Model &m) {
     return m.ropeScaling == RopeScaling::Llama3;
@@ -137,8 +147,21 @@ std::vector<Setting> makeSettings() {
                               &Model::ropeLowFreqFactor, llama3));
   settings.push_back(positive("rope_high_freq_factor",
                               &Model::ropeHighFreqFactor, llama3));
+  auto longrope = [](const Setting &, const Model &m) {
+    return m.ropeScaling == RopeScaling::LongRope;
+  };
   settings.push_back(positive("rope_original_max_len",
-                              &Model::ropeOriginalMaxLen, llama3));
+                              &Model::ropeOriginalMaxLen,
+                              [](const Setting &, const Model &m) {
+                                return m.ropeScaling == RopeScaling::Llama3 ||
+                                       m.ropeScaling == RopeScaling::LongRope;
+                              }));
+  settings.push_back(positiveList("rope_short_factors",
+                                  &Model::ropeShortFactors, longrope));
+  settings.push_back(positiveList("rope_long_factors", &Model::ropeLongFactors,
+                                  longrope));
+  settings.push_back(positive("rope_attention_factor",
+                              &Model::ropeAttentionFactor, longrope));
   settings.push_back(positive("kv_heads", &Model::kvHeads,
                               [](const Setting &, const Model &m) {
                                 return m.kvHeads != m.heads;
@@ -177,6 +200,9 @@ std::string settingValue(const Setting &setting, const Model &model) {
   }
   case Setting::Kind::PositiveNumber:
     return fmt::format("{:g}", model.*setting.number);
+  case Setting::Kind::PositiveNumbers:
+    // Each factor as the shortest text that reads back as it.
+    return fmt::format("({})", fmt::join(model.*setting.numbers, ", "));
   case Setting::Kind::Choice: {
     const size_t index = setting.chosen(model);
     return index < setting.spellings.size() ? setting.spellings[index] : "?";

@@ -25,12 +25,14 @@ namespace tfmc::frontend {
 
 /// One model setting.
 struct Setting {
-  enum class Kind { PositiveInt, PositiveNumber, Choice };
+  enum class Kind { PositiveInt, PositiveNumber, PositiveNumbers, Choice };
   const char *name = nullptr;
   Kind kind = Kind::PositiveInt;
   /// The member a PositiveInt or PositiveNumber setting sets.
   int64_t Model::*integer = nullptr;
   double Model::*number = nullptr;
+  /// The member a PositiveNumbers setting (`(1, 1.5, 2)`) sets.
+  std::vector<double> Model::*numbers = nullptr;
   /// A Choice's spellings, in the order error messages list them, and the
   /// model's value as an index into them / a value set from one.
   std::vector<std::string> spellings;

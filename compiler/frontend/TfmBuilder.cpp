@@ -41,9 +41,9 @@ struct StackInputs {
 
 class ModuleBuilder {
 public:
-  ModuleBuilder(MLIRContext &context, const Model &model)
+  ModuleBuilder(MLIRContext &context, const Model &model, int64_t maxSeq)
       : context(context), builder(&context), model(model),
-        naming(namingOf(model)) {}
+        naming(namingOf(model)), maxSeq(maxSeq) {}
 
   OwningOpRef<ModuleOp> build();
 
@@ -108,6 +108,8 @@ private:
   OpBuilder builder;
   const Model &model;
   const WeightNaming &naming;
+  /// The program's longest sequence (0: max_len).
+  int64_t maxSeq;
   Entry entry = Entry::Forward;
   /// The entry's new tokens come after the P already in the KV cache.
   bool afterCache() const {
@@ -183,14 +185,34 @@ Value ModuleBuilder::rope(Value input, int64_t heads, Location where) {
 }
 
 tfm::RopeScalingAttr ModuleBuilder::ropeScaling() {
-  if (model.ropeScaling == RopeScaling::None)
+  MLIRContext *context = builder.getContext();
+  switch (model.ropeScaling) {
+  case RopeScaling::None:
     return nullptr;
+  case RopeScaling::LongRope: {
+    // The long factors for a program whose sequences may pass the context
+    // the model was trained at, the short ones for one whose cannot.
+    const int64_t longest = maxSeq > 0 ? maxSeq : model.maxLen;
+    const std::vector<double> &factors = longest > model.ropeOriginalMaxLen
+                                             ? model.ropeLongFactors
+                                             : model.ropeShortFactors;
+    return tfm::RopeScalingAttr::get(
+        context, tfm::RopeScalingKind::longrope,
+        llvm::APFloat(model.ropeAttentionFactor), llvm::APFloat(1.0),
+        llvm::APFloat(4.0), model.ropeOriginalMaxLen,
+        DenseF64ArrayAttr::get(context, factors));
+  }
+  case RopeScaling::Linear:
+  case RopeScaling::Llama3:
+    break;
+  }
   return tfm::RopeScalingAttr::get(
-      builder.getContext(),
+      context,
       model.ropeScaling == RopeScaling::Llama3 ? tfm::RopeScalingKind::llama3
                                                : tfm::RopeScalingKind::linear,
       llvm::APFloat(model.ropeFactor), llvm::APFloat(model.ropeLowFreqFactor),
-      llvm::APFloat(model.ropeHighFreqFactor), model.ropeOriginalMaxLen);
+      llvm::APFloat(model.ropeHighFreqFactor), model.ropeOriginalMaxLen,
+      DenseF64ArrayAttr::get(context, {}));
 }
 
 Value ModuleBuilder::embed(const Stack &stack, Value ids, Value tokenTypes) {
@@ -648,10 +670,10 @@ OwningOpRef<ModuleOp> ModuleBuilder::build() {
 
 } // namespace
 
-OwningOpRef<ModuleOp> buildTfmModule(MLIRContext &context,
-                                     const Model &model) {
+OwningOpRef<ModuleOp> buildTfmModule(MLIRContext &context, const Model &model,
+                                     int64_t maxSeq) {
   context.loadDialect<tfm::TfmDialect, func::FuncDialect>();
-  return ModuleBuilder(context, model).build();
+  return ModuleBuilder(context, model, maxSeq).build();
 }
 
 } // namespace tfmc::frontend

@@ -15,9 +15,12 @@ namespace tfmc::frontend {
 /// and the result carry their safetensors names in `tfm.input` / `tfm.output`
 /// attributes. Ops are located at the .tfm line that produced them. Returns
 /// null (after emitting a diagnostic) if the result does not verify, which
-/// would be a bug in the builder since the AST is validated.
+/// would be a bug in the builder since the AST is validated. `maxSeq` is the
+/// program's longest sequence (`--max-seq`; 0: the model's max_len), which
+/// picks a longrope scaling's factors.
 mlir::OwningOpRef<mlir::ModuleOp> buildTfmModule(mlir::MLIRContext &context,
-                                                 const Model &model);
+                                                 const Model &model,
+                                                 int64_t maxSeq = 0);
 
 } // namespace tfmc::frontend
 

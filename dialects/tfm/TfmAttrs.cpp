@@ -4,7 +4,10 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace tfmc::tfm;
@@ -97,6 +100,7 @@ LogicalResult MaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // #tfm.rope_scaling<linear, factor = F>
 // #tfm.rope_scaling<llama3, factor = F, low_freq_factor = L,
 //                   high_freq_factor = H, original_max_len = N>
+// #tfm.rope_scaling<longrope, attention_factor = A, factors = [f0, f1, ...]>
 Attribute RopeScalingAttr::parse(AsmParser &parser, Type) {
   StringRef kindName;
   SMLoc kindLoc = parser.getCurrentLocation();
@@ -105,7 +109,7 @@ Attribute RopeScalingAttr::parse(AsmParser &parser, Type) {
   std::optional<RopeScalingKind> kind = symbolizeRopeScalingKind(kindName);
   if (!kind) {
     parser.emitError(kindLoc, "unknown rope scaling '")
-        << kindName << "', expected linear or llama3";
+        << kindName << "', expected linear, llama3 or longrope";
     return {};
   }
   auto number = [&](StringRef name, double &value) {
@@ -114,8 +118,18 @@ Attribute RopeScalingAttr::parse(AsmParser &parser, Type) {
   };
   double factor = 0, low = 0, high = 0;
   int64_t original = 0;
-  if (number("factor", factor))
+  SmallVector<double> factors;
+  if (*kind == RopeScalingKind::longrope) {
+    if (number("attention_factor", factor) || parser.parseComma() ||
+        parser.parseKeyword("factors") || parser.parseEqual() ||
+        parser.parseCommaSeparatedList(
+            AsmParser::Delimiter::Square, [&]() -> ParseResult {
+              return parser.parseFloat(factors.emplace_back());
+            }))
+      return {};
+  } else if (number("factor", factor)) {
     return {};
+  }
   if (*kind == RopeScalingKind::llama3 &&
       (number("low_freq_factor", low) || number("high_freq_factor", high) ||
        parser.parseComma() || parser.parseKeyword("original_max_len") ||
@@ -126,12 +140,19 @@ Attribute RopeScalingAttr::parse(AsmParser &parser, Type) {
   return RopeScalingAttr::getChecked(
       [&] { return parser.emitError(parser.getNameLoc()); },
       parser.getContext(), *kind, APFloat(factor), APFloat(low), APFloat(high),
-      original);
+      original, DenseF64ArrayAttr::get(parser.getContext(), factors));
 }
 
 void RopeScalingAttr::print(AsmPrinter &printer) const {
-  printer << '<' << stringifyRopeScalingKind(getKind()) << ", factor = "
-          << getFactor().convertToDouble();
+  printer << '<' << stringifyRopeScalingKind(getKind());
+  if (getKind() == RopeScalingKind::longrope) {
+    printer << ", attention_factor = " << getFactor().convertToDouble()
+            << ", factors = [";
+    llvm::interleaveComma(getFrequencyFactors().asArrayRef(), printer);
+    printer << "]>";
+    return;
+  }
+  printer << ", factor = " << getFactor().convertToDouble();
   if (getKind() == RopeScalingKind::llama3)
     printer << ", low_freq_factor = " << getLowFreqFactor().convertToDouble()
             << ", high_freq_factor = " << getHighFreqFactor().convertToDouble()
@@ -143,7 +164,8 @@ LogicalResult
 RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         RopeScalingKind kind, APFloat factor,
                         APFloat lowFreqFactor, APFloat highFreqFactor,
-                        int64_t originalMaxLen) {
+                        int64_t originalMaxLen,
+                        DenseF64ArrayAttr frequencyFactors) {
   auto positive = [](const APFloat &value) {
     return value.isFiniteNonZero() && !value.isNegative();
   };
@@ -151,6 +173,21 @@ RopeScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "rope scaling factor must be positive and finite, "
                           "got "
                        << factor.convertToDouble();
+  const size_t count =
+      frequencyFactors ? frequencyFactors.asArrayRef().size() : 0;
+  if (kind == RopeScalingKind::longrope) {
+    if (count == 0)
+      return emitError() << "longrope scaling needs a factor per frequency";
+    for (double each : frequencyFactors.asArrayRef())
+      if (!(each > 0) || !std::isfinite(each))
+        return emitError() << "longrope factors must be positive and finite, "
+                              "got "
+                           << each;
+    return success();
+  }
+  if (count != 0)
+    return emitError() << stringifyRopeScalingKind(kind)
+                       << " rope scaling takes no per-frequency factors";
   if (kind != RopeScalingKind::llama3)
     return success();
   if (!positive(lowFreqFactor) || !positive(highFreqFactor) ||

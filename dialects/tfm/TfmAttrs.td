@@ -72,7 +72,8 @@ def Tfm_MaskAttr : Tfm_Attr<"Mask", "mask"> {
 
 def Tfm_RopeScalingKind : I32EnumAttr<"RopeScalingKind", "how rope's frequencies are scaled", [
     I32EnumAttrCase<"linear", 0>, // every inv_freq / factor
-    I32EnumAttrCase<"llama3", 1>  // Llama 3.1's: low frequencies / factor, a blend between
+    I32EnumAttrCase<"llama3", 1>, // Llama 3.1's: low frequencies / factor, a blend between
+    I32EnumAttrCase<"longrope", 2> // Phi-3's: each inv_freq / its own factor, cos and sin scaled
   ]> {
   let cppNamespace = "::tfmc::tfm";
   let genSpecializedAttr = 0;
@@ -93,12 +94,21 @@ def Tfm_RopeScalingAttr : Tfm_Attr<"RopeScaling", "rope_scaling"> {
     (1 - t) · inv_freq / factor + t · inv_freq with
     t = (original_max_len / wavelen - low_freq_factor) /
         (high_freq_factor - low_freq_factor).
+
+    `#tfm.rope_scaling<longrope, attention_factor = A, factors = [f0, ...]>`
+    (transformers' `_compute_longrope_parameters`, Phi-3's "longrope" or
+    "su"): inv_freq[i] / f_i, one factor per pair of a head's features, and
+    cos and sin multiplied by A. transformers holds a short and a long list
+    and takes the long one once a sequence passes the context the model was
+    trained at; the builder writes the one the program's sequences need (the
+    long list when --max-seq passes that context). A is stored as `factor`.
   }];
   let parameters = (ins "RopeScalingKind":$kind,
-                        APFloatParameter<"the factor">:$factor,
+                        APFloatParameter<"the factor (longrope: the attention factor)">:$factor,
                         APFloatParameter<"llama3: low_freq_factor">:$lowFreqFactor,
                         APFloatParameter<"llama3: high_freq_factor">:$highFreqFactor,
-                        "int64_t":$originalMaxLen);
+                        "int64_t":$originalMaxLen,
+                        "::mlir::DenseF64ArrayAttr":$frequencyFactors);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

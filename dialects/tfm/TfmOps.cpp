@@ -412,6 +412,15 @@ LogicalResult RopeOp::verify() {
   if (width % heads != 0 || (width / heads) % 2 != 0)
     return emitOpError() << "width " << width << " is not " << heads
                          << " heads of an even size (rope rotates pairs)";
+  if (std::optional<RopeScalingAttr> scaling = getScaling();
+      scaling && scaling->getKind() == RopeScalingKind::longrope &&
+      int64_t(scaling->getFrequencyFactors().asArrayRef().size()) * 2 !=
+          width / heads)
+    return emitOpError() << "longrope scaling has "
+                         << scaling->getFrequencyFactors().asArrayRef().size()
+                         << " factors; heads of " << width / heads
+                         << " features turn " << width / heads / 2
+                         << " pairs, one factor each";
   return checkFinite(op, "theta", getTheta().convertToDouble(),
                      /*mustBePositive=*/true);
 }

@@ -1191,7 +1191,32 @@ func.func @f(%x: tensor<?x?x8xf32>) {
 // -----
 
 func.func @f(%x: tensor<?x?x8xf32>) {
-  // expected-error @+1 {{unknown rope scaling 'yarn', expected linear or llama3}}
+  // expected-error @+1 {{unknown rope scaling 'yarn', expected linear, llama3 or longrope}}
   %r = tfm.rope %x {heads = 2 : i64, scaling = #tfm.rope_scaling<yarn, factor = 8.0>, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+// longrope: one factor per pair of a head's features (heads of 4: 2).
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{longrope scaling has 3 factors; heads of 4 features turn 2 pairs, one factor each}}
+  %r = tfm.rope %x {heads = 2 : i64, scaling = #tfm.rope_scaling<longrope, attention_factor = 1.2, factors = [1.0, 2.0, 3.0]>, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{longrope factors must be positive and finite, got -2.000000e+00}}
+  %r = tfm.rope %x {heads = 2 : i64, scaling = #tfm.rope_scaling<longrope, attention_factor = 1.2, factors = [1.0, -2.0]>, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{longrope scaling needs a factor per frequency}}
+  %r = tfm.rope %x {heads = 2 : i64, scaling = #tfm.rope_scaling<longrope, attention_factor = 1.2, factors = []>, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
   return
 }

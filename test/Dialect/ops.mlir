@@ -146,6 +146,8 @@ func.func @llama_ops(%x: tensor<?x?x8xf32>, %r: tensor<?x?x8xf32>, %kp: tensor<?
   %ql = tfm.rope %q {heads = 2 : i64, scaling = #tfm.rope_scaling<linear, factor = 4.0>, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
   // CHECK: tfm.rope %{{.*}} {heads = 2 : i64, scaling = #tfm.rope_scaling<llama3, factor = 3.200000e+01, low_freq_factor = 1.000000e+00, high_freq_factor = 4.000000e+00, original_max_len = 8192>, theta = 5.000000e+05 : f64} : tensor<?x?x8xf32>
   %q3 = tfm.rope %q {heads = 2 : i64, scaling = #tfm.rope_scaling<llama3, factor = 32.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_len = 8192>, theta = 5.0e5 : f64} : tensor<?x?x8xf32>
+  // CHECK: tfm.rope %{{.*}} {heads = 2 : i64, scaling = #tfm.rope_scaling<longrope, attention_factor = 1.1902380714238083, factors = [1.000000e+00, 1.0800000429153442]>, theta = 1.000000e+04 : f64} : tensor<?x?x8xf32>
+  %qp = tfm.rope %q {heads = 2 : i64, scaling = #tfm.rope_scaling<longrope, attention_factor = 1.1902380714238083, factors = [1.0, 1.0800000429153442]>, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
   %kh = tfm.split_heads %kr : tensor<?x?x4xf32> -> tensor<?x1x?x4xf32>
   // CHECK: tfm.repeat_heads %{{.*}} : tensor<?x1x?x4xf32> -> tensor<?x2x?x4xf32>
   %kk = tfm.repeat_heads %kh : tensor<?x1x?x4xf32> -> tensor<?x2x?x4xf32>

@@ -491,23 +491,27 @@ inline Buffer<float> referenceRmsNorm(const Buffer<float> &x,
 /// p·inv_freq[i] are f32 values (torch's LlamaRotaryEmbedding); the
 /// rotation itself is in double.
 /// Rope's frequency scaling (tfm.rope's #tfm.rope_scaling): kind 0 none,
-/// 1 linear (inv_freq / factor), 2 Llama 3.1's.
+/// 1 linear (inv_freq / factor), 2 Llama 3.1's, 3 longrope (inv_freq[i] /
+/// factors[i], cos and sin times factor).
 struct RopeScalingCase {
   int kind = 0;
   double factor = 1, lowFreqFactor = 1, highFreqFactor = 4;
   int64_t originalMaxLen = 0;
+  std::vector<double> factors = {};
 };
 
 /// inv_freq[i] scaled as transformers' _compute_linear_scaling_rope_parameters
 /// and _compute_llama3_parameters say, in f32 (plain divisions: torch's
 /// reciprocal-then-multiply may differ in the last bit).
-inline float referenceScaledFrequency(float inverse,
+inline float referenceScaledFrequency(float inverse, int i,
                                       const RopeScalingCase &scaling) {
   const float factor = float(scaling.factor);
   if (scaling.kind == 0)
     return inverse;
   if (scaling.kind == 1)
     return inverse / factor;
+  if (scaling.kind == 3)
+    return inverse / float(scaling.factors.at(i));
   const double original = double(scaling.originalMaxLen);
   const float wavelength = float(2 * M_PI) / inverse;
   if (wavelength > float(original / scaling.lowFreqFactor))
@@ -530,12 +534,14 @@ inline Buffer<float> referenceRope(const Buffer<float> &x, int heads,
   for (int i = 0; i < half; ++i) {
     float exponent = float(2 * i) / float(headDim);
     inverseFrequency[i] = referenceScaledFrequency(
-        1.0f / std::pow(float(theta), exponent), scaling);
+        1.0f / std::pow(float(theta), exponent), i, scaling);
   }
+  const double attention = scaling.kind == 3 ? scaling.factor : 1.0;
   out.for_each_element([&](int d, int s, int b) {
     int h = d / headDim, i = d % headDim, f = i % half;
     float angle = float(s) * inverseFrequency[f];
-    double c = std::cos(double(angle)), sn = std::sin(double(angle));
+    double c = attention * std::cos(double(angle)),
+           sn = attention * std::sin(double(angle));
     double self = x(d, s, b);
     if (i < half)
       out(d, s, b) = float(self * c - double(x(h * headDim + i + half, s, b)) * sn);
@@ -663,7 +669,8 @@ inline std::string describe(const RopeCase &c) {
          std::to_string(c.first + c.length - 1) +
          (c.scaling.kind == 0   ? ""
           : c.scaling.kind == 1 ? ", linear scaling"
-                                : ", llama3 scaling");
+          : c.scaling.kind == 2 ? ", llama3 scaling"
+                                : ", longrope scaling");
 }
 
 /// Rope's cases: head sizes whose half is and is not a whole number of
@@ -677,7 +684,11 @@ inline const std::vector<RopeCase> ropeCases{
     // head 64 and theta 500000 (6.3 to 2.1e6) fall in all three of its
     // ranges (below 8192 / 4, between, above 8192 / 1).
     {2, 64, 10000.0, 4, 300, 16, {1, 4.0}},
-    {2, 64, 500000.0, 4, 3000, 16, {2, 32.0, 1.0, 4.0, 8192}}};
+    {2, 64, 500000.0, 4, 3000, 16, {2, 32.0, 1.0, 4.0, 8192}},
+    // Phi-3's longrope: a factor per frequency (each one different, so a
+    // factor used at the wrong index shows), cos and sin times 1.19.
+    {3, 16, 10000.0, 5, 4000, 8,
+     {3, 1.19, 1.0, 4.0, 4096, {1.0, 1.5, 2.25, 3.0, 5.5, 8.0, 13.0, 21.0}}}};
 
 struct GroupedCase {
   const char *name;
@@ -786,7 +797,9 @@ inline codegen::KernelSpec ropeSpec(codegen::KernelSpec spec,
   using Scaling = codegen::KernelSpec::RopeScaling;
   spec.ropeScaling = c.scaling.kind == 0   ? Scaling::None
                      : c.scaling.kind == 1 ? Scaling::Linear
-                                           : Scaling::Llama3;
+                     : c.scaling.kind == 2 ? Scaling::Llama3
+                                           : Scaling::LongRope;
+  spec.ropeFrequencyFactors = c.scaling.factors;
   spec.ropeFactor = c.scaling.factor;
   spec.ropeLowFreqFactor = c.scaling.lowFreqFactor;
   spec.ropeHighFreqFactor = c.scaling.highFreqFactor;

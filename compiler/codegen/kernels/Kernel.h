@@ -137,10 +137,13 @@ struct KernelSpec {
   double ropeTheta = 10000.0;
   bool ropeInterleaved = false;
   // Rope's scaling of inv_freq (tfm.rope's #tfm.rope_scaling; Rope.cpp).
-  enum class RopeScaling { None, Linear, Llama3 };
+  enum class RopeScaling { None, Linear, Llama3, LongRope };
   RopeScaling ropeScaling = RopeScaling::None;
+  // LongRope: ropeFactor is the attention factor (cos and sin times it),
+  // ropeFrequencyFactors each inv_freq's divisor.
   double ropeFactor = 1.0, ropeLowFreqFactor = 1.0, ropeHighFreqFactor = 4.0;
   int64_t ropeOriginalMaxLen = 0;
+  std::vector<double> ropeFrequencyFactors;
   double attentionScale = 1.0;
   MaskSpec mask;
   // The KV cache's element type (`tfmc --kv-cache-dtype`): a kernel whose

@@ -6,10 +6,12 @@
 // GGML_ROPE_TYPE_NORM, a llama GGUF file's order): feature 2i turns with
 // 2i + 1 by the same angle. The numbers follow
 // LlamaRotaryEmbedding's f32 arithmetic: inv_freq[i] = 1 / theta^(2i/Dh)
-// rounded to f32, scaled as tfm.rope's #tfm.rope_scaling says (linear, or
-// Llama 3.1's) (a table computed here, at compile time), the angle one f32
-// product, and cos and sin of that f32 angle rounded from double (so
-// correctly rounded, as torch's are to within an ulp).
+// rounded to f32, scaled as tfm.rope's #tfm.rope_scaling says (linear,
+// Llama 3.1's, or Phi-3's longrope) (a table computed here, at compile time),
+// the angle one f32 product, and cos and sin of that f32 angle rounded from
+// double (so correctly rounded, as torch's are to within an ulp); longrope
+// then multiplies both by its attention factor, in f32, as transformers'
+// RotaryEmbedding does.
 //
 // In a decode step the sequence dimension starts at P, the number of cached
 // tokens (the plan gives the buffers that min): positions P .. P+S-1.
@@ -31,8 +33,9 @@ using namespace Halide;
 
 /// inv_freq[i] as transformers computes it, in f32: the default
 /// 1 / (base ** (arange(0, Dh, 2).float() / Dh)), then the scaling
-/// (_compute_linear_scaling_rope_parameters, _compute_llama3_parameters),
-/// each operation rounded to f32 as torch's f32 tensors round it.
+/// (_compute_linear_scaling_rope_parameters, _compute_llama3_parameters,
+/// _compute_longrope_parameters), each operation rounded to f32 as torch's
+/// f32 tensors round it.
 float ropeInverseFrequency(const KernelSpec &spec, int i) {
   const float exponent = float(2 * i) / float(spec.headDim);
   const float power =
@@ -44,6 +47,9 @@ float ropeInverseFrequency(const KernelSpec &spec, int i) {
     return inverse;
   case KernelSpec::RopeScaling::Linear:
     return inverse / factor;
+  case KernelSpec::RopeScaling::LongRope:
+    // 1 / (ext_factors * base ** ...): the product, then its reciprocal.
+    return 1.0f / (float(spec.ropeFrequencyFactors.at(i)) * power);
   case KernelSpec::RopeScaling::Llama3:
     break;
   }
@@ -83,8 +89,15 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   } else {
     angle(f, s, b) = cast<float>(s) * inverseFrequency(f);
   }
-  cosine(f, s, b) = cast<float>(cos(cast<double>(angle(f, s, b))));
-  sine(f, s, b) = cast<float>(sin(cast<double>(angle(f, s, b))));
+  Expr cosineValue = cast<float>(cos(cast<double>(angle(f, s, b))));
+  Expr sineValue = cast<float>(sin(cast<double>(angle(f, s, b))));
+  if (spec.ropeScaling == KernelSpec::RopeScaling::LongRope) {
+    const float attention = float(spec.ropeFactor);
+    cosineValue = cosineValue * attention;
+    sineValue = sineValue * attention;
+  }
+  cosine(f, s, b) = cosineValue;
+  sine(f, s, b) = sineValue;
 
   Expr within = d % headDim;
   // `first`: the feature that turns first of its pair (result = x cos - x'

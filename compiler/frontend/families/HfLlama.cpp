@@ -73,6 +73,71 @@ constexpr int64_t kDefaultWindow = 4096;
 /// Qwen2Config's max_window_layers when the key is absent.
 constexpr int64_t kQwen2DefaultMaxWindowLayers = 28;
 
+/// longrope's keys of `object` (under `key`) into `model` (see ropeScaling).
+bool longRopeScaling(ConfigReader &config, const char *key, const Json &object,
+                     Model &model) {
+  const size_t pairs = size_t(model.headDim / 2);
+  for (const char *name : {"short_factor", "long_factor"}) {
+    auto it = object.find(name);
+    if (it == object.end())
+      return config.failKey(key, fmt::format("{} is missing (rope_type "
+                                             "\"longrope\" needs it)",
+                                             name));
+    if (!it->is_array() || it->size() != pairs)
+      return config.failKey(
+          key, fmt::format("{}: expected a list of {} numbers (one per pair "
+                           "of a head's {} features), found {}",
+                           name, pairs, model.headDim, describe(*it)));
+    std::vector<double> &factors = std::string_view(name) == "short_factor"
+                                       ? model.ropeShortFactors
+                                       : model.ropeLongFactors;
+    factors.clear();
+    for (const Json &each : *it) {
+      if (!each.is_number() || !(each.get<double>() > 0.0) ||
+          !std::isfinite(float(each.get<double>())))
+        return config.failKey(
+            key, fmt::format("{}[{}]: expected a positive number, found {}",
+                             name, factors.size(), describe(each)));
+      factors.push_back(each.get<double>());
+    }
+  }
+  // The context it was trained at: here, else the config's (Phi-3's), else
+  // max_position_embeddings.
+  const Json *original = nullptr;
+  if (auto it = object.find("original_max_position_embeddings");
+      it != object.end())
+    original = &*it;
+  else
+    original = config.find("original_max_position_embeddings");
+  model.ropeOriginalMaxLen = model.maxLen;
+  if (original) {
+    if (!original->is_number_integer() || original->get<int64_t>() <= 0)
+      return config.failKey(key, fmt::format("original_max_position_embeddings"
+                                             ": expected a positive integer, "
+                                             "found {}",
+                                             describe(*original)));
+    model.ropeOriginalMaxLen = original->get<int64_t>();
+  }
+  if (auto it = object.find("attention_factor"); it != object.end()) {
+    if (!it->is_number() || !(it->get<double>() > 0.0) ||
+        !std::isfinite(float(it->get<double>())))
+      return config.failKey(key, fmt::format("attention_factor: expected a "
+                                             "positive number, found {}",
+                                             describe(*it)));
+    model.ropeAttentionFactor = it->get<double>();
+  } else {
+    // transformers' _compute_longrope_parameters, in Python's doubles.
+    const double scale =
+        double(model.maxLen) / double(model.ropeOriginalMaxLen);
+    model.ropeAttentionFactor =
+        scale <= 1.0 ? 1.0
+                     : std::sqrt(1.0 + std::log(scale) /
+                                           std::log(double(
+                                               model.ropeOriginalMaxLen)));
+  }
+  return true;
+}
+
 /// rope_scaling (or transformers 5's rope_parameters, which also carries
 /// rope_theta): how rope's inverse frequencies are scaled, as transformers'
 /// ROPE_INIT_FUNCTIONS compute them:
@@ -84,6 +149,12 @@ constexpr int64_t kQwen2DefaultMaxWindowLayers = 28;
 ///   - "dynamic" (NTK): transformers scales only for a sequence longer than
 ///     the context it was trained at, which the compiled program never runs
 ///     (its max_len is at most max_position_embeddings): unscaled;
+///   - "longrope" (Phi-3's; "su", and for phi3 "yarn", are its old names):
+///     short_factor and long_factor (one per frequency), the context it was
+///     trained at (original_max_position_embeddings, here or in the config;
+///     else max_position_embeddings), and attention_factor, or the one
+///     transformers derives: sqrt(1 + ln(s) / ln(original)) with s =
+///     max_position_embeddings / original, 1 where s <= 1;
 /// any other type, or a key none of these takes, is refused by name.
 bool ropeScaling(ConfigReader &config, const char *key, Model &model) {
   const Json *object = config.find(key);
@@ -127,11 +198,17 @@ bool ropeScaling(ConfigReader &config, const char *key, Model &model) {
                  {"factor", "low_freq_factor", "high_freq_factor",
                   "original_max_position_embeddings"});
     model.ropeScaling = RopeScaling::Llama3;
+  } else if (type == "longrope" || type == "su" ||
+             (type == "yarn" && config.modelType() == "phi3")) {
+    takes.insert(takes.end(),
+                 {"short_factor", "long_factor", "attention_factor",
+                  "original_max_position_embeddings"});
+    model.ropeScaling = RopeScaling::LongRope;
   } else {
     return config.failKey(
         key, fmt::format("rope_type {} is not supported: tfmc scales rope's "
                          "frequencies as \"default\", \"linear\", "
-                         "\"dynamic\" and \"llama3\"",
+                         "\"dynamic\", \"llama3\" and \"longrope\"",
                          quotedType));
   }
   for (auto entry = object->begin(); entry != object->end(); ++entry)
@@ -168,6 +245,8 @@ bool ropeScaling(ConfigReader &config, const char *key, Model &model) {
   }
   if (type == "default")
     return true;
+  if (model.ropeScaling == RopeScaling::LongRope)
+    return longRopeScaling(config, key, *object, model);
   double factor = 0;
   if (!number("factor", factor))
     return false;
