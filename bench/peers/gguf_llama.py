@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Writes a GGUF (version 3) file of architecture "llama" (or "qwen2") for llama.cpp from a Hugging
-Face Llama (or Qwen2) checkpoint directory (what llama_checkpoint.py writes: config.json,
+"""Writes a GGUF (version 3) file of architecture "llama" (or "qwen2", or "phi3") for llama.cpp from
+a Hugging Face Llama (or Qwen2, or Phi-3) checkpoint directory (what llama_checkpoint.py writes: config.json,
 model.safetensors, tokenizer.json).
 
     /usr/bin/python3 gguf_llama.py --checkpoint DIR --dtype f32|bf16|q8_0|q4_0 --output OUT.gguf \
@@ -14,6 +14,14 @@ keys are under "qwen2.", the q/k/v_proj biases are written too (blk.N.attn_q/k/v
 Q and K keep Hugging Face's row order (llama.cpp rotates qwen2 with GGML_ROPE_TYPE_NEOX, the
 "rotate half" pairs). Without tokenizer.json in the directory no tokenizer keys are written (the
 vocabulary size is then ARCH.vocab_size alone; llama.cpp needs a tokenizer, tfmc's tests do not).
+
+Phi-3 (model_type "phi3", LLM_ARCH_PHI3), as convert_hf_to_gguf.py's Phi3MiniModel writes it:
+its keys under "phi3." (rope.scaling.original_context_length, attention.sliding_window with 0
+for none; no key_length/value_length), the packed tensors kept packed (blk.N.attn_qkv.weight
+from self_attn.qkv_proj, blk.N.ffn_up.weight from mlp.gate_up_proj: the gate's rows first, as
+ggml_swiglu reads them), Q and K in Hugging Face's order (GGML_ROPE_TYPE_NEOX), and longrope
+as two F32 tensors rope_factors_long.weight and rope_factors_short.weight with
+phi3.rope.scaling.attn_factor = sqrt(1 + ln(s) / ln(original)), s = max / original.
 
 The file's layout and the tensor encodings: gguf.py. Tensors (llama.cpp's names for LLM_ARCH_LLAMA):
 
@@ -70,6 +78,7 @@ and unknown ids.
 """
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -262,9 +271,9 @@ def main():
     with open(os.path.join(a.checkpoint, "config.json")) as f:
         c = json.load(f)
     arch = c.get("model_type")
-    if arch not in ("llama", "qwen2"):
+    if arch not in ("llama", "qwen2", "phi3"):
         raise SystemExit(f"gguf_llama: {a.checkpoint}/config.json: model_type is "
-                         f"{c.get('model_type')!r}, not 'llama' or 'qwen2'")
+                         f"{c.get('model_type')!r}, not 'llama', 'qwen2' or 'phi3'")
     types = {}
     for spec in a.type:
         name, _, kind = spec.partition("=")
@@ -286,8 +295,13 @@ def main():
     w.add(f"{arch}.block_count", T_UINT32, L)
     w.add(f"{arch}.attention.head_count", T_UINT32, H)
     w.add(f"{arch}.attention.head_count_kv", T_UINT32, KV)
-    w.add(f"{arch}.attention.key_length", T_UINT32, D)
-    w.add(f"{arch}.attention.value_length", T_UINT32, D)
+    if arch == "phi3":
+        original = c.get("original_max_position_embeddings", c["max_position_embeddings"])
+        w.add("phi3.rope.scaling.original_context_length", T_UINT32, original)
+        w.add("phi3.attention.sliding_window", T_UINT32, c.get("sliding_window") or 0)
+    else:
+        w.add(f"{arch}.attention.key_length", T_UINT32, D)
+        w.add(f"{arch}.attention.value_length", T_UINT32, D)
     w.add(f"{arch}.rope.dimension_count", T_UINT32, D)
     w.add(f"{arch}.rope.freq_base", T_FLOAT32, c.get("rope_theta", 10000.0))
     w.add(f"{arch}.attention.layer_norm_rms_epsilon", T_FLOAT32, c.get("rms_norm_eps", 1e-6))
@@ -303,9 +317,23 @@ def main():
     # llama.cpp's LLAMA rope turns adjacent pairs; QWEN2's turns halves, as Hugging Face does.
     permute = rotate_half_to_interleaved if arch == "llama" else (lambda m, heads: m)
     add("token_embd.weight", W["model.embed_tokens.weight"], wide)
+    scaling = c.get("rope_scaling") or {}
+    if arch == "phi3" and scaling.get("long_factor"):
+        scale = c["max_position_embeddings"] / original
+        w.add("phi3.rope.scaling.attn_factor", T_FLOAT32,
+              math.sqrt(1 + math.log(scale) / math.log(original)) if scale > 1.0 else 1.0)
+        add("rope_factors_long.weight", np.array(scaling["long_factor"], dtype=np.float32), GGML_F32)
+        add("rope_factors_short.weight", np.array(scaling["short_factor"], dtype=np.float32), GGML_F32)
     for i in range(L):
         src, dst = f"model.layers.{i}.", f"blk.{i}."
         add(dst + "attn_norm.weight", W[src + "input_layernorm.weight"], GGML_F32)
+        if arch == "phi3":
+            add(dst + "attn_qkv.weight", W[src + "self_attn.qkv_proj.weight"], wide)
+            add(dst + "attn_output.weight", W[src + "self_attn.o_proj.weight"], wide)
+            add(dst + "ffn_norm.weight", W[src + "post_attention_layernorm.weight"], GGML_F32)
+            add(dst + "ffn_up.weight", W[src + "mlp.gate_up_proj.weight"], wide)
+            add(dst + "ffn_down.weight", W[src + "mlp.down_proj.weight"], wide)
+            continue
         add(dst + "attn_q.weight", permute(W[src + "self_attn.q_proj.weight"], H), wide)
         add(dst + "attn_k.weight", permute(W[src + "self_attn.k_proj.weight"], KV), wide)
         add(dst + "attn_v.weight", W[src + "self_attn.v_proj.weight"], wide)

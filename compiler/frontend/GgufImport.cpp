@@ -22,6 +22,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -107,6 +108,11 @@ private:
   std::optional<Json> number(const std::string &key, const GgufValue &value,
                              GgufExpect expect);
   bool checkKeys(Json &config);
+  /// Phi-3's longrope as llama.cpp stores it (rope_factors_long/short
+  /// tensors, rope.scaling.attn_factor) into `config`'s rope_scaling.
+  bool longRope(Json &config, std::optional<double> attentionFactor);
+  /// A 1-D F32 tensor's values, read from the file.
+  std::optional<std::vector<double>> floats(const support::GgufTensorInfo &tensor);
   bool weightTypes(Model &model);
 
   const support::GgufFile &file;
@@ -141,6 +147,7 @@ std::optional<Json> Importer::number(const std::string &key,
 /// refused.
 bool Importer::checkKeys(Json &config) {
   double headDim = 0;
+  std::optional<double> attentionFactor;
   for (const support::GgufKeyValue &entry : file.metadata()) {
     const std::string &key = entry.key;
     const GgufValue &value = entry.value;
@@ -158,6 +165,9 @@ bool Importer::checkKeys(Json &config) {
       std::optional<Json> read = number(key, value, mapped->expect);
       if (!read)
         return false;
+      // llama.cpp writes a window of 0 for none (Phi-3's null).
+      if (std::string_view(mapped->hf) == "sliding_window" && *read == 0)
+        continue;
       config[mapped->hf] = *read;
       source[mapped->hf] = key;
       continue;
@@ -195,6 +205,13 @@ bool Importer::checkKeys(Json &config) {
                             "are unscaled (1 or 0 only)",
                             factor));
       return false;
+    }
+    if (rest == "rope.scaling.attn_factor") {
+      std::optional<Json> read = number(key, value, GgufExpect::Float);
+      if (!read)
+        return false;
+      attentionFactor = read->get<double>();
+      continue;
     }
     if (rest == "expert_count" || rest == "expert_used_count") {
       std::optional<Json> read = number(key, value, GgufExpect::Count);
@@ -278,6 +295,8 @@ bool Importer::checkKeys(Json &config) {
                "rope_scaling");
     return false;
   }
+  if (!longRope(config, attentionFactor))
+    return false;
   if (arch.noBiases)
     for (const support::GgufTensorInfo &tensor : file.tensors()) {
       std::string_view name = tensor.name;
@@ -288,6 +307,66 @@ bool Importer::checkKeys(Json &config) {
         return false;
       }
     }
+  return true;
+}
+
+std::optional<std::vector<double>>
+Importer::floats(const support::GgufTensorInfo &tensor) {
+  if (tensor.type != GgmlType::F32 || tensor.dims.size() != 1) {
+    failTensor(tensor.name, fmt::format("{} of {} dims, expected a list of "
+                                        "F32 values",
+                                        support::ggmlTypeInfo(tensor.type).name,
+                                        tensor.dims.size()));
+    return std::nullopt;
+  }
+  std::vector<float> values(tensor.elements);
+  std::ifstream in(file.path(), std::ios::binary);
+  in.seekg(std::streamoff(file.dataOffset() + tensor.offset));
+  if (!in.read(reinterpret_cast<char *>(values.data()),
+               std::streamsize(values.size() * sizeof(float)))) {
+    failTensor(tensor.name, "its values could not be read");
+    return std::nullopt;
+  }
+  return std::vector<double>(values.begin(), values.end());
+}
+
+bool Importer::longRope(Json &config, std::optional<double> attentionFactor) {
+  const support::GgufTensorInfo *longFactors =
+      file.findTensor("rope_factors_long.weight");
+  const support::GgufTensorInfo *shortFactors =
+      file.findTensor("rope_factors_short.weight");
+  if (!longFactors && !shortFactors) {
+    if (attentionFactor && *attentionFactor != 1.0) {
+      fail(prefix + "rope.scaling.attn_factor",
+           fmt::format("{} without rope_factors_long and rope_factors_short "
+                       "tensors: tfmc scales cos and sin only with Phi-3's "
+                       "longrope factors",
+                       *attentionFactor));
+      return false;
+    }
+    return true;
+  }
+  if (!longFactors || !shortFactors) {
+    failTensor(longFactors ? "rope_factors_long.weight"
+                           : "rope_factors_short.weight",
+               fmt::format("found without {}: Phi-3's longrope needs both",
+                           longFactors ? "rope_factors_short.weight"
+                                       : "rope_factors_long.weight"));
+    return false;
+  }
+  std::optional<std::vector<double>> longValues = floats(*longFactors);
+  std::optional<std::vector<double>> shortValues =
+      longValues ? floats(*shortFactors) : std::nullopt;
+  if (!shortValues)
+    return false;
+  // The reader checks the lengths and values, naming rope_scaling.
+  Json scaling = {{"type", "longrope"},
+                  {"long_factor", *longValues},
+                  {"short_factor", *shortValues}};
+  if (attentionFactor)
+    scaling["attention_factor"] = *attentionFactor;
+  config["rope_scaling"] = scaling;
+  source["rope_scaling"] = "rope_factors_long.weight";
   return true;
 }
 

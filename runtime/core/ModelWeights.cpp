@@ -54,7 +54,8 @@ namespace {
 /// saved by older transformers the rotary inverse frequencies (recomputed
 /// from rope_theta; a rope_scaling that would change them is refused by the
 /// importer); docs/user-guide.md says they are ignored, so they are not worth a
-/// warning either.
+/// warning either. A Phi-3 GGUF file's longrope factors are read by tfmc at
+/// compile time (tfm.rope's scaling), not at run time.
 bool isIgnoredBuffer(const std::string &name) {
   auto endsWith = [&](const char *suffix) {
     std::size_t length = std::strlen(suffix);
@@ -62,7 +63,8 @@ bool isIgnoredBuffer(const std::string &name) {
            name.compare(name.size() - length, length, suffix) == 0;
   };
   return endsWith(".attn.bias") || endsWith(".attn.masked_bias") ||
-         endsWith(".rotary_emb.inv_freq");
+         endsWith(".rotary_emb.inv_freq") || name == "rope_factors_long.weight" ||
+         name == "rope_factors_short.weight";
 }
 
 /// GPT2LMHeadModel's output layer is wte itself; a checkpoint that also

@@ -693,5 +693,52 @@ const GgufArchitectureRegistration ggufLlama(
 const GgufArchitectureRegistration ggufQwen2(
     {"qwen2", "qwen2", ggufKeys(), {}, "gguf-qwen2", /*rotary=*/true});
 
+// llama.cpp's "phi3" (convert_hf_to_gguf's Phi3MiniModel): Phi-3's packed
+// tensors kept packed (qkv_proj -> attn_qkv, gate_up_proj -> ffn_up, the
+// gate's rows first as ggml_swiglu reads them), Q and K in Hugging Face's
+// order (GGML_ROPE_TYPE_NEOX), the window as attention.sliding_window (0 for
+// none), longrope as rope_factors_long/short tensors and
+// rope.scaling.attn_factor (GgufImport.cpp reads those into rope_scaling).
+std::optional<WeightBinding> bindGgufPhi3(std::string_view canonical) {
+  std::optional<WeightBinding> hf = bindWeight("hf-phi3", std::string(canonical));
+  if (!hf)
+    return std::nullopt;
+  std::string_view name = hf->name;
+  if (name == "lm_head.weight")
+    return WeightBinding{"output.weight", {}, false};
+  consumePrefix(name, "model.");
+  if (consumePrefix(name, "layers."))
+    return ggufBlockBinding(
+        name, {{"self_attn.qkv_proj.", "attn_qkv."},
+               {"self_attn.o_proj.", "attn_output."},
+               {"mlp.gate_up_proj.", "ffn_up."}, {"mlp.down_proj.", "ffn_down."},
+               {"input_layernorm.", "attn_norm."},
+               {"post_attention_layernorm.", "ffn_norm."}});
+  return ggufBinding(renamed(
+      name, {{"embed_tokens.", "token_embd."}, {"norm.", "output_norm."}},
+      {"weight"}));
+}
+
+WeightNaming ggufPhi3Naming() {
+  WeightNaming naming{"gguf-phi3", /*packedProjections=*/true, bindGgufPhi3,
+                      /*ropeInterleaved=*/false};
+  naming.packedGateUp = true;
+  return naming;
+}
+const WeightNamingRegistration ggufPhi3NamingRegistration(ggufPhi3Naming());
+
+std::vector<GgufKeyMap> ggufPhi3Keys() {
+  std::vector<GgufKeyMap> keys = ggufKeys();
+  keys.push_back({"rope.scaling.original_context_length",
+                  "original_max_position_embeddings", GgufExpect::Count});
+  keys.push_back({"attention.sliding_window", "sliding_window",
+                  GgufExpect::Count});
+  return keys;
+}
+
+const GgufArchitectureRegistration ggufPhi3(
+    {"phi3", "phi3", ggufPhi3Keys(), {}, "gguf-phi3", /*rotary=*/true,
+     /*noBiases=*/"Phi-3's projections have no biases"});
+
 } // namespace
 } // namespace tfmc::frontend::hf
