@@ -2,7 +2,7 @@
 """Small GGUF models for tfmc's GGUF tests, their references, and broken copies.
 
     gguf_models.py make OUT
-        Writes three random Hugging Face checkpoints, OUT/{llama,qwen2,gpt2}/ (config.json,
+        Writes four random Hugging Face checkpoints, OUT/{llama,qwen2,phi3,gpt2}/ (config.json,
         model.safetensors: test/fixtures' writers and weight scales), their inputs
         (OUT/{arch}.inputs.safetensors: batch 2, right-padded), and converts each with bench/peers'
         writers (gguf_llama.py, gguf_gpt2.py) to OUT/{arch}_{f32,q8_0,q4_0}.gguf; and two files
@@ -13,11 +13,16 @@
                  whole Q6_K blocks)
           qwen2: hidden 64, 4 heads, 2 K/V heads, intermediate 256, 2 layers, vocab 130, max 48,
                  rope_theta 1000, q/k/v biases, tied (no output.weight)
+          phi3:  hidden 64, 4 heads, 2 K/V heads, intermediate 128, 2 layers, vocab 130, max 48,
+                 sliding window 11 (shorter than both rows), untied; qkv_proj and gate_up_proj
+                 packed (llama.cpp's attn_qkv and ffn_up; Q8_0 head in the Q4_0 file)
           gpt2:  n_embd 64, 4 heads, n_inner 256, 2 layers, vocab 100, n_positions 40
     gguf_models.py reference HFDIR FILE.gguf INPUTS OUT.safetensors [--int8-group G]
         The logits of the GGUF file's weights as an independent reader sees them: every tensor
         dequantized in NumPy from ggml's block definitions, a llama file's Q and K rows put back
-        in Hugging Face's order, llama.cpp's names mapped back to the checkpoint's, and the
+        in Hugging Face's order (a phi3 file's are in it: llama.cpp's NEOX rope), llama.cpp's
+        names mapped back to the checkpoint's (phi3: attn_qkv and ffn_up to the packed qkv_proj
+        and gate_up_proj; its longrope factor tensors checked against config.json's), and the
         float64 forward pass of test/fixtures (make_llama.numpy_forward, make_fixtures'
         hf_torch_forward) on them. With --int8-group G every 2-D weight but learned positions is
         first rounded as tfmc's int8 stores it (per row and group of G, s = f16(max|w| / 127),
@@ -222,6 +227,9 @@ QWEN2 = ml._config("qwen2", hidden_size=64, intermediate_size=256, num_hidden_la
                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=48,
                    vocab_size=130, rope_theta=1000.0, tie_word_embeddings=True,
                    use_sliding_window=False, sliding_window=4096, max_window_layers=2)
+PHI3 = ml._config("phi3", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=48,
+                  original_max_position_embeddings=48, vocab_size=130, sliding_window=11)
 GPT2 = {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "bos_token_id": 99,
         "eos_token_id": 99, "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 40,
         "n_embd": 64, "n_head": 4, "n_inner": None, "n_layer": 2, "n_positions": 40,
@@ -254,7 +262,7 @@ def convert(args):
 
 def make(out):
     os.makedirs(out, exist_ok=True)
-    for arch, config, seed in (("llama", LLAMA, 3101), ("qwen2", QWEN2, 3102)):
+    for arch, config, seed in (("llama", LLAMA, 3101), ("qwen2", QWEN2, 3102), ("phi3", PHI3, 3104)):
         directory = os.path.join(out, arch)
         write_checkpoint(directory, config, ml.make_weights(config, seed))
         mf.write_safetensors(os.path.join(out, arch + ".inputs.safetensors"),
@@ -262,6 +270,8 @@ def make(out):
         for dtype in ("f32", "q8_0", "q4_0"):
             convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", dtype,
                      "--output", os.path.join(out, f"{arch}_{dtype}.gguf")])
+        if arch == "phi3":
+            continue
         first = "q4_k" if arch == "llama" else "q5_k"
         convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", "q8_0",
                  "--type", "blk.0.ffn_down.weight=" + first, "--type", "blk.1.ffn_down.weight=q6_k",
@@ -282,6 +292,9 @@ LLAMA_NAMES = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "at
                "attn_v": "self_attn.v_proj", "attn_output": "self_attn.o_proj",
                "ffn_norm": "post_attention_layernorm", "ffn_gate": "mlp.gate_proj",
                "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj"}
+PHI3_NAMES = {"attn_norm": "input_layernorm", "attn_qkv": "self_attn.qkv_proj",
+              "attn_output": "self_attn.o_proj", "ffn_norm": "post_attention_layernorm",
+              "ffn_up": "mlp.gate_up_proj", "ffn_down": "mlp.down_proj"}
 GPT2_NAMES = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "attn.c_proj",
               "ffn_norm": "ln_2", "ffn_up": "mlp.c_fc", "ffn_down": "mlp.c_proj"}
 
@@ -299,6 +312,12 @@ def reference(hf_dir, path, inputs_path, out, group=None):
         if group and a.ndim == 2 and name != "position_embd.weight":
             a = int8_rounded(a, group)
         parts = name.split(".")
+        if arch == "phi3" and parts[0] in ("rope_factors_long", "rope_factors_short"):
+            # Longrope's lists: the forward pass takes them from config.json; they must be its.
+            listed = config["rope_scaling"][parts[0][len("rope_factors_"):] + "_factor"]
+            if not np.array_equal(a, np.array(listed, dtype=np.float32)):
+                raise SystemExit(f"gguf_models: {path}: {name} is not config.json's list")
+            continue
         if arch == "llama" and len(parts) == 4 and parts[2] in ("attn_q", "attn_k"):
             heads = meta["llama.attention.head_count" + ("" if parts[2] == "attn_q" else "_kv")]
             a = interleaved_to_rotate_half(a, heads)
@@ -314,7 +333,8 @@ def reference(hf_dir, path, inputs_path, out, group=None):
                       "output_norm.bias": "transformer.ln_f.bias"}.get(name)
         else:
             if parts[0] == "blk":
-                hf = f"model.layers.{parts[1]}.{LLAMA_NAMES[parts[2]]}.{parts[3]}"
+                names = PHI3_NAMES if arch == "phi3" else LLAMA_NAMES
+                hf = f"model.layers.{parts[1]}.{names[parts[2]]}.{parts[3]}"
             else:
                 hf = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
                       "output.weight": "lm_head.weight"}.get(name)

@@ -1,4 +1,4 @@
-// node llama-cpp-generate.mjs NPM_DIR MODEL.gguf PROMPT_IDS N [KV_TYPE]
+// node llama-cpp-generate.mjs NPM_DIR MODEL.gguf PROMPT_IDS N [KV_TYPE [CONTEXT]]
 //
 // llama.cpp's greedy generation on a GGUF file, through the npm package
 // node-llama-cpp (its prebuilt CPU library: gpu false, one thread): the
@@ -8,13 +8,16 @@
 // tfmc's `generate` does with its KV cache. The K/V cache holds KV_TYPE
 // (default F32; llama.cpp's own default is F16, which rounds every key and
 // value; node-llama-cpp's experimentalKvCacheKeyType/ValueType), flash
-// attention off. Prints one JSON object: {"ids": [N ids], "logits": [N rows
-// of the vocabulary's logits, by id], "kv": the cache's ggml type}.
+// attention off. The context holds CONTEXT tokens (default 64; llama.cpp
+// rounds it up to a multiple of 256, and picks a phi3 file's long rope
+// factors when that passes the file's original context). Prints one JSON
+// object: {"ids": [N ids], "logits": [N rows of the vocabulary's logits, by
+// id], "kv": the cache's ggml type}.
 import {createRequire} from "module";
 import path from "path";
 import {pathToFileURL} from "url";
 
-const [npmDir, modelPath, promptText, nText, kvType = "F32"] = process.argv.slice(2);
+const [npmDir, modelPath, promptText, nText, kvType = "F32", contextText = "64"] = process.argv.slice(2);
 const require = createRequire(path.join(path.resolve(npmDir), "package.json"));
 const {getLlama} = await import(pathToFileURL(require.resolve("node-llama-cpp")).href);
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
@@ -22,7 +25,7 @@ const model = await llama.loadModel({modelPath, gpuLayers: 0});
 const prompt = promptText.split(",").map(Number);
 const steps = Number(nText);
 const context = await model.createContext({
-    contextSize: 64, batchSize: 64, threads: 1, sequences: 1, flashAttention: false,
+    contextSize: Number(contextText), batchSize: 64, threads: 1, sequences: 1, flashAttention: false,
     experimentalKvCacheKeyType: kvType, experimentalKvCacheValueType: kvType});
 const sequence = context.getSequence();
 const nVocab = model.fileInsights.vocabularySize ?? model.tokens.length;

@@ -2,18 +2,34 @@
 """Small GGUF models that llama.cpp loads, for the tests that run tfmc and llama.cpp on the same file.
 
     llama_cpp_models.py make OUT
-        Writes three random Hugging Face checkpoints with a vocabulary, OUT/{llama,qwen2,gpt2}/,
+        Writes four random Hugging Face checkpoints with a vocabulary, OUT/{llama,qwen2,phi3,gpt2}/,
         and converts each with bench/peers' writers (gguf_llama.py, gguf_gpt2.py) to
         OUT/{arch}_{f32,q8_0,q4_0}.gguf, tokenizer metadata included (llama.cpp refuses a model
-        file without a vocabulary; tfmc's own GGUF tests, gguf_models.py, write none).
+        file without a vocabulary; tfmc's own GGUF tests, gguf_models.py, write none); and two
+        more phi3 checkpoints, converted to F32 only:
           llama: hidden 64, 4 heads, 2 K/V heads (Dh 16), intermediate 128, 2 layers, vocab 505,
                  max 64, untied (output.weight)
           qwen2: the same shape, rope_theta 1000, q/k/v biases, tied (no output.weight)
+          phi3:  the same shape as llama, qkv_proj and gate_up_proj packed, vocab 468, max 64, no
+                 sliding window (the file's phi3.attention.sliding_window 0)
+          phi3_swa: phi3's weights with sliding_window 11 (a window shorter than the 5-id prompt
+                 and 16 new tokens: it hides keys from the 8th new token's step on)
+          phi35: a Phi-3.5-like longrope checkpoint of phi3's shape: 8 short and 8 long factors,
+                 original_max_position_embeddings 256, max 512 (attention factor
+                 sqrt(1 + ln 2 / ln 256)), no window. llama.cpp picks the long factors when its
+                 context (rounded up to a multiple of 256) passes the original context: 256 short,
+                 512 long, as tfmc's --max-seq 256 and 512 do.
           gpt2:  n_embd 64, 4 heads, n_inner 256, 2 layers, vocab 505, n_positions 64
         The vocabulary is test/fixtures/tokenizers/bytelevel's (505 byte-level BPE tokens, 502
         <|begin_of_text|>, 503 <|end_of_text|>): llama and qwen2 from its tokenizer.json
         (tokenizer.ggml.model "gpt2", as llama.cpp's converter writes a Llama 3 vocabulary), gpt2
-        from the same tokens and merges written as GPT-2's encoder.json and vocab.bpe.
+        from the same tokens and merges written as GPT-2's encoder.json and vocab.bpe. The phi3
+        checkpoints take test/fixtures/tokenizers/spbpe's vocabulary (467 SentencePiece-style BPE
+        tokens with byte fallback, 0 <unk>, 1 <s>, 2 </s>; tokenizer.ggml.model "llama", the
+        SentencePiece vocabulary Phi-3's files carry) and, as Phi-3's, the special added token
+        <|endoftext|> (467, the eos): llama.cpp's vocabulary loader looks that token up when a
+        model's general.name contains "phi3" (to set its per-token attributes) and refuses a
+        vocabulary without it.
         Weights: make_llama.make_weights and make_fixtures.hf_make_weights, N(0, 1/fan_in)
         matrices: attention scores O(1), neither uniform nor one-hot (unlike init-weights'
         N(0, 0.02), which test/E2E's scale_weights.py has to scale up for the same reason).
@@ -58,6 +74,17 @@ QWEN2 = ml._config("qwen2", hidden_size=64, intermediate_size=128, num_hidden_la
                    vocab_size=V, rope_theta=1000.0, tie_word_embeddings=True,
                    use_sliding_window=False, sliding_window=4096, max_window_layers=2,
                    bos_token_id=502, eos_token_id=503)
+SPBPE = os.path.join(ROOT, "test", "fixtures", "tokenizers", "spbpe")
+PHI3_V = 468
+PHI3 = ml._config("phi3", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                  original_max_position_embeddings=64, vocab_size=PHI3_V, sliding_window=None,
+                  bos_token_id=1, eos_token_id=PHI3_V - 1)
+PHI3_SWA = dict(PHI3, sliding_window=11)
+PHI35 = dict(PHI3, max_position_embeddings=512, original_max_position_embeddings=256,
+             rope_scaling={"long_factor": [1.1, 1.3, 1.7, 2.4, 3.6, 5.5, 8.5, 13.0],
+                           "short_factor": [1.0, 1.02, 1.05, 1.1, 1.2, 1.35, 1.6, 2.0],
+                           "type": "longrope"})
 GPT2 = {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "bos_token_id": 503,
         "eos_token_id": 503, "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 64,
         "n_embd": 64, "n_head": 4, "n_inner": None, "n_layer": 2, "n_positions": 64,
@@ -76,6 +103,18 @@ def convert(args):
     subprocess.run([sys.executable] + args, check=True, stdout=subprocess.DEVNULL)
 
 
+def phi3_vocabulary(directory):
+    """spbpe's tokenizer.json and tokenizer_config.json, <|endoftext|> added (special, id 467)."""
+    with open(os.path.join(SPBPE, "tokenizer.json"), encoding="utf-8") as f:
+        t = json.load(f)
+    t["model"]["vocab"]["<|endoftext|>"] = PHI3_V - 1
+    t["added_tokens"].append({"id": PHI3_V - 1, "content": "<|endoftext|>", "single_word": False, "lstrip": False,
+                              "rstrip": False, "normalized": False, "special": True})
+    with open(os.path.join(directory, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(t, f, ensure_ascii=False)
+    shutil.copy(os.path.join(SPBPE, "tokenizer_config.json"), directory)
+
+
 def make(out):
     os.makedirs(out, exist_ok=True)
     for arch, config, seed in (("llama", LLAMA, 3201), ("qwen2", QWEN2, 3202)):
@@ -84,6 +123,15 @@ def make(out):
         for name in ("tokenizer.json", "tokenizer_config.json"):
             shutil.copy(os.path.join(VOCAB, name), directory)
         for dtype in DTYPES:
+            convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", dtype,
+                     "--output", os.path.join(out, f"{arch}_{dtype}.gguf")])
+    # phi3_swa has phi3's weights (make_weights reads no window).
+    for arch, config, seed, dtypes in (("phi3", PHI3, 3204, DTYPES), ("phi3_swa", PHI3_SWA, 3204, ("f32",)),
+                                       ("phi35", PHI35, 3205, ("f32",))):
+        directory = os.path.join(out, arch)
+        write_checkpoint(directory, config, ml.make_weights(config, seed))
+        phi3_vocabulary(directory)
+        for dtype in dtypes:
             convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", dtype,
                      "--output", os.path.join(out, f"{arch}_{dtype}.gguf")])
     directory = os.path.join(out, "gpt2")
