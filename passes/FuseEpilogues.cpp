@@ -116,7 +116,8 @@ struct HeadsIntoAttention : OpRewritePattern<MergeHeadsOp> {
     rewriter.replaceOpWithNewOp<AttentionOp>(
         merge, merge.getType(), q.getInput(), k.getInput(), v.getInput(),
         attention.getKeyPadding(), attention.getMaskAttr(),
-        attention.getScaleAttr(), rewriter.getI64IntegerAttr(heads),
+        attention.getScaleAttr(), attention.getLogitSoftcapAttr(),
+        rewriter.getI64IntegerAttr(heads),
         kvHeads != heads ? rewriter.getI64IntegerAttr(kvHeads) : nullptr,
         attention.getFromCacheAttr());
     rewriter.eraseOp(attention);

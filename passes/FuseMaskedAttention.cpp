@@ -35,6 +35,7 @@ struct AttentionChain {
   int64_t window = 0; // 0: none
   bool fromCache = false; // queries are the newest of the keys' positions
   double scale = 1.0;
+  double softcap = 0.0; // 0: none
   MatmulOp output;                       // softmax(...) · V
   SmallVector<Operation *> intermediates; // softmax back to Q·Kᵀ
 };
@@ -121,6 +122,22 @@ FailureOr<AttentionChain> matchChain(SoftmaxOp softmax, std::string &why) {
     if (failed(checkSingleUse(producer, why)))
       return failure();
     chain.intermediates.push_back(producer);
+    // Gemma 2's soft-capping of the scores: masks may come after it (they
+    // still mask), scales only before it (one after it would scale the
+    // capped scores, not the attention's).
+    if (auto cap = dyn_cast<SoftcapOp>(producer)) {
+      if (chain.softcap != 0) {
+        why = "the scores are soft-capped twice";
+        return failure();
+      }
+      if (chain.scale != 1.0) {
+        why = "a scale applies after the soft-capping";
+        return failure();
+      }
+      chain.softcap = cap.getCap().convertToDouble();
+      scores = cap.getInput();
+      continue;
+    }
     if (auto scale = dyn_cast<ScaleOp>(producer)) {
       double factor = scale.getFactor().convertToDouble();
       if (factor <= 0) {
@@ -133,6 +150,11 @@ FailureOr<AttentionChain> matchChain(SoftmaxOp softmax, std::string &why) {
       continue;
     }
     if (auto apply = dyn_cast<ApplyMaskOp>(producer)) {
+      if (chain.softcap != 0) {
+        why = "a mask applies before the soft-capping (which would turn "
+              "its -inf into -cap)";
+        return failure();
+      }
       if (failed(collectMask(apply.getMask(), chain, why)))
         return failure();
       scores = apply.getScores();
@@ -204,6 +226,7 @@ void rewriteChain(AttentionChain &chain) {
   auto attention = builder.create<AttentionOp>(
       chain.output.getLoc(), chain.output.getType(), query, key, chain.value,
       chain.keyPadding, mask, builder.getF64FloatAttr(scale),
+      chain.softcap != 0 ? builder.getF64FloatAttr(chain.softcap) : nullptr,
       /*heads=*/nullptr, /*kv_heads=*/nullptr,
       /*from_cache=*/chain.fromCache ? builder.getUnitAttr() : nullptr);
   chain.output.replaceAllUsesWith(attention.getResult());

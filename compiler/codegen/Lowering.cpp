@@ -491,6 +491,10 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     spec.scale = scale.getFactor().convertToDouble();
     args.push_back(matrix(scale.getInput()));
     args.push_back(matrix(result));
+  } else if (auto cap = dyn_cast<tfm::SoftcapOp>(op)) {
+    spec.softcap = cap.getCap().convertToDouble();
+    args.push_back(matrix(cap.getInput()));
+    args.push_back(matrix(result));
   } else if (auto activation = dyn_cast<tfm::ActivationOp>(op)) {
     spec.activation = activationOf(activation.getKind());
     args.push_back(matrix(activation.getInput()));
@@ -582,6 +586,8 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     spec.headDim = attention.getHeadSize();
     spec.valueHeadDim = attention.getValueHeadSize();
     spec.attentionScale = attention.getScale().convertToDouble();
+    if (std::optional<llvm::APFloat> cap = attention.getLogitSoftcap())
+      spec.softcap = cap->convertToDouble();
     tfm::MaskAttr mask = attention.getMask();
     spec.mask.causal = mask.getCausal();
     spec.mask.padding = mask.getPadding();

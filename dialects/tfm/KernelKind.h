@@ -32,12 +32,13 @@ enum class KernelKind {
   GatedLinear,
   Mul,
   RmsNorm,
-  Rope // the last kind: kLastKernelKind
+  Rope,
+  Softcap // the last kind: kLastKernelKind
 };
 
 /// The last kind of the enum, for code that visits every kind (the kernel
 /// registry's test).
-constexpr KernelKind kLastKernelKind = KernelKind::Rope;
+constexpr KernelKind kLastKernelKind = KernelKind::Softcap;
 
 } // namespace tfmc::tfm
 

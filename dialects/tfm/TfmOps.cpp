@@ -376,6 +376,11 @@ LogicalResult ScaleOp::verify() {
                      /*mustBePositive=*/false);
 }
 
+LogicalResult SoftcapOp::verify() {
+  return checkFinite(getOperation(), "cap", getCap().convertToDouble(),
+                     /*mustBePositive=*/true);
+}
+
 LogicalResult LayerNormOp::verify() {
   Operation *op = getOperation();
   if (failed(checkNorm(op, getResidual(), getGamma())) ||
@@ -603,6 +608,10 @@ int64_t AttentionOp::headSizeOf(Value operand) {
 
 LogicalResult AttentionOp::verify() {
   Operation *op = getOperation();
+  if (std::optional<APFloat> cap = getLogitSoftcap();
+      cap && failed(checkFinite(op, "logit_softcap", cap->convertToDouble(),
+                                /*mustBePositive=*/true)))
+    return failure();
   int64_t rank = getQuery().getType().getRank();
   if (rank != 3 && rank != 4)
     return emitOpError() << "query must have rank 4 ([B, H, S, D]) or 3 "

@@ -264,6 +264,22 @@ def Tfm_ScaleOp : Tfm_Op<"scale", [Pure, SameOperandsAndResultType,
   let hasVerifier = 1;
 }
 
+def Tfm_SoftcapOp : Tfm_Op<"softcap", [Pure, SameOperandsAndResultType,
+    Tfm_Kernel<"Softcap">, Tfm_SameShapeAsInput, Tfm_ElementwiseInPlace]> {
+  let summary = "soft-capping: cap · tanh(input / cap)";
+  let description = [{
+    Gemma 2's soft-capping, which bounds a value smoothly to (-cap, cap):
+    of the attention logits (before the masks; the attention fusion folds it
+    into `tfm.attention`'s `logit_softcap`) and of the final logits (an
+    elementwise kernel, which may write in place). `cap` is positive and
+    finite.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input, F64Attr:$cap);
+  let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input `at` $cap attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 def Tfm_AddOp : Tfm_Op<"add", [Pure, Commutative, SameOperandsAndResultType,
     Tfm_Kernel<"Add">, Tfm_SameShapeAsInput, Tfm_ElementwiseInPlace]> {
   let summary = "elementwise sum of two tensors of one type (residuals)";
@@ -577,11 +593,16 @@ def Tfm_AttentionOp : Tfm_Op<"attention", [Pure, Tfm_Kernel<"Attention">]> {
     `mask` says which masks apply; with `padding`, the `key_padding`
     operand [B, Sk] (1 = token, 0 = padding) is required, and without it
     forbidden. A query row whose keys are all masked yields zeros.
+
+    With `logit_softcap` = c (Gemma 2's attn_logit_softcapping) each score
+    is c · tanh(scale · q·k / c), before the masks: softmax(mask(softcap(
+    scale · Q·Kᵀ))) · V.
   }];
   let arguments = (ins Tfm_F32Tensor:$query, Tfm_F32Tensor:$key,
                        Tfm_F32Tensor:$value,
                        Optional<Tfm_KeyMaskTensor>:$key_padding,
                        Tfm_MaskAttr:$mask, F64Attr:$scale,
+                       OptionalAttr<F64Attr>:$logit_softcap,
                        OptionalAttr<I64Attr>:$heads,
                        OptionalAttr<I64Attr>:$kv_heads,
                        UnitAttr:$from_cache);

@@ -357,6 +357,14 @@ func.func @f(%x: tensor<?x?x8xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{cap must be positive}}
+  %s = tfm.softcap %x at 0.0 : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
   // expected-error @+1 {{eps must be positive, got 0.000000e+00}}
   %n = tfm.layer_norm %x, %g, %g {eps = 0.0 : f64} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>

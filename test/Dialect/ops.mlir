@@ -11,6 +11,8 @@ func.func @embed_and_positions(%ids: tensor<?x?xi64>) -> tensor<?x?x8xf32> {
   %x = tfm.embedding %table[%ids] : tensor<10x8xf32>, tensor<?x?xi64> -> tensor<?x?x8xf32>
   // CHECK: tfm.scale %{{.*}} by 2.8284271247461903 : tensor<?x?x8xf32>
   %s = tfm.scale %x by 2.8284271247461903 : tensor<?x?x8xf32>
+  // CHECK: tfm.softcap %{{.*}} at 3.000000e+01 : tensor<?x?x8xf32>
+  %sc = tfm.softcap %x at 30.0 : tensor<?x?x8xf32>
   // CHECK: tfm.positions %{{.*}} {kind = #tfm.positions<sinusoidal>} : tensor<?x?x8xf32>
   %p = tfm.positions %s {kind = #tfm.positions<sinusoidal>} : tensor<?x?x8xf32>
   %pt = tfm.weight "src_pos.weight" : tensor<16x8xf32>

@@ -385,3 +385,37 @@ func.func @different_kv_head_counts(%q: tensor<?x4x?x4xf32>, %k: tensor<?x1x?x4x
   %o = tfm.matmul %p, %vr : (tensor<?x4x?x?xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x?x4xf32>
   return %o : tensor<?x4x?x4xf32>
 }
+
+// -----
+
+// A mask under the soft-cap: tanh would turn its -inf into -cap, which the
+// kernel's mask (applied after the cap) does not.
+// CHECK-LABEL: func.func @mask_before_softcap
+// CHECK-NOT: tfm.attention
+// CHECK: tfm.softcap
+func.func @mask_before_softcap(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x2x?x4xf32>, %kp: tensor<?x?xi64>) -> tensor<?x2x?x4xf32> {
+  %s = tfm.matmul %q, %k {transpose_rhs} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  %pm = tfm.padding_mask %kp : tensor<?x?xi64> -> tensor<?x1x1x?xi1>
+  %m = tfm.apply_mask %s, %pm : tensor<?x2x?x?xf32>, tensor<?x1x1x?xi1>
+  %c = tfm.softcap %m at 50.0 : tensor<?x2x?x?xf32>
+  // expected-remark @+1 {{not fused into tfm.attention: a mask applies before the soft-capping (which would turn its -inf into -cap)}}
+  %p = tfm.softmax %c {axis = 3 : i64} : tensor<?x2x?x?xf32>
+  %o = tfm.matmul %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  return %o : tensor<?x2x?x4xf32>
+}
+
+// -----
+
+// A scale of the capped scores is not the attention's scale.
+// CHECK-LABEL: func.func @scale_after_softcap
+// CHECK-NOT: tfm.attention
+// CHECK: tfm.softcap
+func.func @scale_after_softcap(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32> {
+  %s = tfm.matmul %q, %k {transpose_rhs} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  %c = tfm.softcap %s at 50.0 : tensor<?x2x?x?xf32>
+  %ss = tfm.scale %c by 0.5 : tensor<?x2x?x?xf32>
+  // expected-remark @+1 {{not fused into tfm.attention: a scale applies after the soft-capping}}
+  %p = tfm.softmax %ss {axis = 3 : i64} : tensor<?x2x?x?xf32>
+  %o = tfm.matmul %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  return %o : tensor<?x2x?x4xf32>
+}

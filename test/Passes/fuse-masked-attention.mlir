@@ -412,3 +412,23 @@ func.func @decode_window(%q: tensor<?x4x1x4xf32>, %k: tensor<?x1x?x4xf32>, %v: t
   %o = tfm.matmul %p, %vr : (tensor<?x4x1x?xf32>, tensor<?x4x?x4xf32>) -> tensor<?x4x1x4xf32>
   return %o : tensor<?x4x1x4xf32>
 }
+
+// -----
+
+// Guards: Gemma 2's soft-capping of the scaled scores, before the padding
+// mask, becomes tfm.attention's logit_softcap.
+// CHECK-LABEL: func.func @scale_softcap_padding
+// CHECK-NOT: {{tfm\.(matmul|scale|softcap|padding_mask|apply_mask|softmax)}}
+// CHECK: %[[A:.*]] = tfm.attention %arg0, %arg1, %arg2, key_padding %arg3 {logit_softcap = 5.000000e+01 : f64, mask = #tfm.mask<padding>, scale = 6.250000e-02 : f64}
+// CHECK-NOT: {{tfm\.(matmul|scale|softcap|padding_mask|apply_mask|softmax)}}
+// CHECK: return %[[A]]
+func.func @scale_softcap_padding(%q: tensor<?x2x?x4xf32>, %k: tensor<?x2x?x4xf32>, %v: tensor<?x2x?x4xf32>, %kp: tensor<?x?xi64>) -> tensor<?x2x?x4xf32> {
+  %s = tfm.matmul %q, %k {transpose_rhs} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  %ss = tfm.scale %s by 0.0625 : tensor<?x2x?x?xf32>
+  %c = tfm.softcap %ss at 50.0 : tensor<?x2x?x?xf32>
+  %pm = tfm.padding_mask %kp : tensor<?x?xi64> -> tensor<?x1x1x?xi1>
+  %m = tfm.apply_mask %c, %pm : tensor<?x2x?x?xf32>, tensor<?x1x1x?xi1>
+  %p = tfm.softmax %m {axis = 3 : i64} : tensor<?x2x?x?xf32>
+  %o = tfm.matmul %p, %v : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  return %o : tensor<?x2x?x4xf32>
+}

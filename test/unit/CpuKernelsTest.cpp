@@ -817,6 +817,56 @@ TEST(CpuKernels, AttentionMicroTilesAndMasks) {
   }
 }
 
+TEST(CpuKernels, AttentionLogitSoftcap) {
+  // Gemma 2's soft-capping of the scaled scores, before the masks: a cap of
+  // 2 where the scores reach about 8, with masked keys that must stay
+  // masked (not -cap) and a window.
+  const int heads = 2, batch = 2, dim = 16;
+  for (AttentionMask mask : {AttentionMask{true, true}, AttentionMask{true, false, 5}}) {
+    KernelSpec spec = cpuSpec(KernelKind::Attention,
+                              {{"vector", 8}, {"query_block", 16}, {"micro_k", 6},
+                               {"pv_queries", 2}, {"pv_width", 32}});
+    spec.width = heads * dim;
+    spec.heads = heads;
+    spec.headDim = spec.valueHeadDim = dim;
+    spec.attentionScale = 0.25;
+    spec.softcap = 2.0;
+    spec.mask.causal = mask.causal;
+    spec.mask.padding = mask.padding;
+    spec.mask.window = mask.window;
+    const int length = 37;
+    Buffer<float> q = randomFloats({dim, heads, length, batch}, 17, 2.0f);
+    Buffer<float> k = randomFloats({dim, heads, length, batch}, 18, 2.0f);
+    Buffer<float> v = randomFloats({dim, heads, length, batch}, 19);
+    Buffer<int64_t> keep(length, batch);
+    for (int j = 0; j < length; ++j)
+      keep(j, 0) = keep(j, 1) = j < length - 4 ? 1 : 0;
+    std::vector<Buffer<>> inputs{q, k, v};
+    if (mask.padding)
+      inputs.push_back(keep);
+    Buffer<float> out(dim, heads, length, batch);
+    run(spec, inputs, out);
+    expectClose(out, referenceAttention(q, k, v, keep, mask, 0.25, 2.0));
+  }
+}
+
+TEST(CpuKernels, SoftcapOnBothTails) {
+  // The final logits' soft-capping: far into both tails (±cap), through
+  // zero, and a vector tail.
+  const int width = 70, rows = 5;
+  Buffer<float> x(width, rows);
+  x.for_each_element([&](int w, int r) { x(w, r) = (w + width * r - 175) / 4.0f; });
+  KernelSpec spec = cpuSpec(KernelKind::Softcap, {{"vector", 16}});
+  spec.width = width;
+  spec.softcap = 30.0;
+  Buffer<float> out(width, rows), expected(width, rows);
+  run(spec, {x}, out);
+  expected.for_each_element([&](int w, int r) {
+    expected(w, r) = float(30.0 * std::tanh(double(x(w, r)) / 30.0));
+  });
+  expectCloseEach(out, expected);
+}
+
 // ---- The Llama family's kernels (issue 14) ---------------------------------
 
 TEST(CpuKernels, GatedLinearBothWeightsOneTile) {

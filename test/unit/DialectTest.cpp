@@ -51,6 +51,7 @@ const Answers kOps[] = {
     {"tfm.linear",          KernelKind::Linear,        false, false, false, false},
     {"tfm.gated_linear",    KernelKind::GatedLinear,   false, false, false, false},
     {"tfm.scale",           KernelKind::Scale,         true,  true,  false, false},
+    {"tfm.softcap",         KernelKind::Softcap,       true,  true,  false, false},
     {"tfm.add",             KernelKind::Add,           true,  true,  false, false},
     {"tfm.mul",             KernelKind::Mul,           true,  false, false, false},
     {"tfm.activation",      KernelKind::Activation,    true,  true,  false, false},

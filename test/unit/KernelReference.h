@@ -604,12 +604,14 @@ struct AttentionMask {
 /// (D, Hkv, Sk, B) with Hkv dividing H (grouped-query attention: query head
 /// h reads K/V head h / (H / Hkv)), keep (Sk, B) (padding only; 0 =
 /// masked). Query i is at position i, or Sk - Sq + i with queriesAtEnd; key
-/// j at position j. A query whose keys are all masked gets zeros.
+/// j at position j. A query whose keys are all masked gets zeros. With
+/// `softcap` c > 0 each scaled score s becomes c · tanh(s / c) (Gemma 2).
 inline Buffer<float> referenceAttention(const Buffer<float> &q,
                                         const Buffer<float> &k,
                                         const Buffer<float> &v,
                                         const Buffer<int64_t> &keep,
-                                        AttentionMask mask, double scale) {
+                                        AttentionMask mask, double scale,
+                                        double softcap = 0) {
   const int D = q.dim(0).extent(), H = q.dim(1).extent(),
             Sq = q.dim(2).extent(), B = q.dim(3).extent(),
             Sk = k.dim(2).extent(), Dv = v.dim(0).extent(),
@@ -635,6 +637,8 @@ inline Buffer<float> referenceAttention(const Buffer<float> &q,
           for (int d = 0; d < D; ++d)
             s += double(q(d, h, query, b)) * k(d, hk, j, b);
           p[j] = s * scale;
+          if (softcap > 0)
+            p[j] = softcap * std::tanh(p[j] / softcap);
           largest = std::max(largest, p[j]);
         }
         double total = 0;

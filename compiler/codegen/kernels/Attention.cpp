@@ -77,7 +77,10 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   valueRows(e, kk, h, b) = cast<float>(v(e, h, keyIn, b));
   dot(qi, kk, qo, h, b) +=
       queryT(qi, rd, qo, h, b) * keyRows(rd, kk, h / group, b);
-  score(qi, kk, qo, h, b) = dot(qi, kk, qo, h, b);
+  // Gemma 2's soft-capping of the scaled scores, before the masks.
+  score(qi, kk, qo, h, b) =
+      spec.softcap > 0 ? softcap(dot(qi, kk, qo, h, b), spec.softcap)
+                       : Expr(dot(qi, kk, qo, h, b));
 
   if (spec.mask.padding)
     arguments.push_back(keyPadding);
@@ -322,16 +325,22 @@ BuiltKernel gpu(const KernelSpec &spec) {
   // max, their sum, and the value-weighted sum.
   RDom rkb(0, keyBlock, "rkb");
   Expr key = j * keyBlock + rkb;
+  // Gemma 2's soft-capping of the scaled scores, before the masks (inlined
+  // into its two uses).
+  Func capped("score_capped");
+  capped(kk, qi, qo, h, b) =
+      spec.softcap > 0 ? softcap(score(kk, qi, qo, h, b), spec.softcap)
+                       : Expr(score(kk, qi, qo, h, b));
   Func blockMax("block_max"), prob("prob"), blockSum("block_sum"),
       blockAcc("block_acc");
   blockMax(qi, j, qo, h, b) = minusInf;
   blockMax(qi, j, qo, h, b) =
       max(blockMax(qi, j, qo, h, b),
-          score(key, qi, qo, h, b) + select(allowedAt(key), 0.0f, minusInf));
+          capped(key, qi, qo, h, b) + select(allowedAt(key), 0.0f, minusInf));
   Expr ownMax = blockMax(qi, kk / keyBlock, qo, h, b);
   prob(kk, qi, qo, h, b) =
       select(allowedAt(kk) && ownMax > minusInf,
-             exp(score(kk, qi, qo, h, b) - ownMax), 0.0f);
+             exp(capped(kk, qi, qo, h, b) - ownMax), 0.0f);
   blockSum(qi, j, qo, h, b) = 0.0f;
   blockSum(qi, j, qo, h, b) += prob(key, qi, qo, h, b);
   blockAcc(e, qi, j, qo, h, b) = 0.0f;

@@ -81,6 +81,16 @@ Expr activation(ActivationFn fn, Expr x) {
   return x;
 }
 
+Expr softcap(Expr x, double cap) {
+  // cap · tanh(x / cap), tanh(t) = 1 - 2 / (1 + exp(2t)): a vector exp, as
+  // activation()'s gelu_tanh (Halide's tanh is a scalar libm call), its
+  // argument clamped so that it stays finite (tanh is then 1 to f32). The
+  // absolute error is a few ulps of 1, times cap.
+  const float c = float(cap);
+  Expr t = x * (1.0f / c);
+  return c * (1.0f - 2.0f / (1.0f + exp(min(2.0f * t, 88.0f))));
+}
+
 Expr keyAllowed(const MaskSpec &mask, Expr query, Expr key, Expr keys,
                 const ImageParam &keyPadding, Expr batch, bool keyMayPassEnd) {
   Expr allowed = keyMayPassEnd ? key < keys : cast<bool>(1);

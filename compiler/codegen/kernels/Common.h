@@ -25,6 +25,10 @@ Halide::Expr storedAs(Halide::Type type, Halide::Expr value);
 /// The activation epilogue of linear kernels (and the activation kernel).
 Halide::Expr activation(ActivationFn fn, Halide::Expr x);
 
+/// Soft-capping (tfm.softcap, attention's logit_softcap): cap · tanh(x /
+/// cap), cap > 0.
+Halide::Expr softcap(Halide::Expr x, double cap);
+
 /// Whether query `query` may attend to key `key` of sequence `batch` under
 /// `mask`, with `keys` keys. `keyMayPassEnd`: the caller's key loop runs
 /// past the last key (whole key blocks), which the predicate then masks.

@@ -1,4 +1,4 @@
-//===- Elementwise.cpp - scale, activation, add and mul over (W, R) -------===//
+//===- Elementwise.cpp - scale, softcap, activation, add, mul over (W, R) -===//
 
 #include "compiler/codegen/kernels/Common.h"
 
@@ -15,6 +15,9 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   switch (spec.kind) {
   case KernelKind::Scale:
     out(w, r) = x(w, r) * float(spec.scale);
+    break;
+  case KernelKind::Softcap:
+    out(w, r) = softcap(x(w, r), spec.softcap);
     break;
   case KernelKind::Activation:
     out(w, r) = activation(spec.activation, x(w, r));
@@ -36,8 +39,9 @@ BuiltKernel gpu(const KernelSpec &spec) {
   return kernel;
 }
 
-const KernelRegistration registration({KernelKind::Scale, KernelKind::Activation,
-                                       KernelKind::Add, KernelKind::Mul},
+const KernelRegistration registration({KernelKind::Scale, KernelKind::Softcap,
+                                       KernelKind::Activation, KernelKind::Add,
+                                       KernelKind::Mul},
                                       {algorithm, scheduleOutputRows, gpu});
 
 } // namespace

@@ -123,6 +123,9 @@ struct KernelSpec {
   bool sinusoidHalves = false;
   // Scale.
   double scale = 1.0;
+  // Softcap, and attention's logit soft-capping: cap · tanh(x / cap) (0:
+  // none).
+  double softcap = 0.0;
   // Activation, and linear's epilogue.
   ActivationFn activation = ActivationFn::None;
   // Linear: depth K; layer_norm and linear: a residual input.
