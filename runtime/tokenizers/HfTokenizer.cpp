@@ -434,9 +434,9 @@ public:
   int64_t vocabSize() const override { return idToToken_.size(); }
   std::optional<int64_t> tokenId(std::string_view token) const override {
     std::string key(token);
-    for (const auto &added : added_)
-      if (added.first == key)
-        return added.second;
+    for (const AddedToken &added : added_)
+      if (added.content == key)
+        return added.id;
     auto it = bpe_.vocab.find(key);
     if (it == bpe_.vocab.end())
       return std::nullopt;
@@ -476,7 +476,14 @@ private:
   BpeModel bpe_;
   tokenizers::TokenTable idToToken_; // gaps allowed
   /// Added tokens, longest first (the longest match wins).
-  std::vector<std::pair<std::string, int32_t>> added_;
+  /// An added token: matched in the raw text; lstrip and rstrip make the
+  /// match take the White_Space before and after it (Phi-3's chat tokens).
+  struct AddedToken {
+    std::string content;
+    int32_t id;
+    bool lstrip, rstrip;
+  };
+  std::vector<AddedToken> added_;
 };
 
 void HfTokenizer::setToken(int64_t id, const std::string &token,
@@ -777,17 +784,18 @@ void HfTokenizer::parseAddedTokens(const Json &tokens) {
     const Json &id = member(token, at, "id");
     if (!id.is_number_integer())
       refuse(at + ".id", "expected an integer");
-    for (const char *flag : {"single_word", "lstrip", "rstrip"})
-      if (boolMember(token, at, flag, false))
-        refuse(at + "." + flag, fmt::format("{} = true is not supported "
-                                            "(token {})",
-                                            flag, support::quoteJson(content)));
+    if (boolMember(token, at, "single_word", false))
+      refuse(at + ".single_word",
+             fmt::format("single_word = true is not supported (token {})",
+                         support::quoteJson(content)));
     setToken(id.get<int64_t>(), content, at);
-    added_.emplace_back(content, static_cast<int32_t>(id.get<int64_t>()));
+    added_.push_back({content, static_cast<int32_t>(id.get<int64_t>()),
+                      boolMember(token, at, "lstrip", false),
+                      boolMember(token, at, "rstrip", false)});
   }
   std::stable_sort(added_.begin(), added_.end(),
-                   [](const auto &a, const auto &b) {
-                     return a.first.size() > b.first.size();
+                   [](const AddedToken &a, const AddedToken &b) {
+                     return a.content.size() > b.content.size();
                    });
 }
 
@@ -852,12 +860,19 @@ bool HfTokenizer::encode(std::string_view utf8, std::vector<int64_t> &ids,
     for (const Piece &piece : pieces)
       encodePiece(piece.text, ids);
   };
-  // Added tokens first: the longest that matches at the leftmost position.
+  auto spaceAt = [&](std::size_t at, std::size_t &length) {
+    uint32_t cp = 0;
+    length = decodeUtf8(utf8, at, cp);
+    return length > 0 && classify(cp) == kSpace;
+  };
+  // Added tokens first: the longest that matches at the leftmost position;
+  // with lstrip (rstrip) the match also takes the White_Space before (after)
+  // it, which the text around it then loses (tokenizers' AddedVocabulary).
   std::size_t segment = 0;
   for (std::size_t i = 0; i < utf8.size();) {
-    const std::pair<std::string, int32_t> *match = nullptr;
-    for (const auto &added : added_)
-      if (utf8.compare(i, added.first.size(), added.first) == 0) {
+    const AddedToken *match = nullptr;
+    for (const AddedToken &added : added_)
+      if (utf8.compare(i, added.content.size(), added.content) == 0) {
         match = &added;
         break;
       }
@@ -865,9 +880,20 @@ bool HfTokenizer::encode(std::string_view utf8, std::vector<int64_t> &ids,
       ++i;
       continue;
     }
-    encodeSegment(segment, i);
-    ids.push_back(match->second);
-    i += match->first.size();
+    std::size_t before = i, length = 0;
+    while (match->lstrip && before > segment) {
+      std::size_t start = before - 1;
+      while (start > segment && (uint8_t(utf8[start]) & 0xC0) == 0x80)
+        --start;
+      if (!spaceAt(start, length) || start + length != before)
+        break;
+      before = start;
+    }
+    encodeSegment(segment, before);
+    ids.push_back(match->id);
+    i += match->content.size();
+    while (match->rstrip && i < utf8.size() && spaceAt(i, length))
+      i += length;
     segment = i;
   }
   encodeSegment(segment, utf8.size());

@@ -19,7 +19,8 @@
 //                  Fuse, Strip, Metaspace
 //   post_processor TemplateProcessing, ByteLevel, Sequence
 //   added_tokens   matched in the raw text before anything else, longest
-//                  first (lstrip, rstrip and single_word are refused)
+//                  first; lstrip and rstrip take the White_Space before and
+//                  after the token (single_word is refused)
 // Anything else is a one-line error naming the file and the JSON path:
 //   DIR/tokenizer.json: normalizer.normalizers[0]: type 'NFKC' is not supported
 //
