@@ -552,16 +552,9 @@ std::optional<WeightBinding> bindLlamaWeight(std::string_view canonical) {
   return bareOrPrefixed(*name, "model.", /*prefixedFirst=*/true);
 }
 
-HfFamily llama() {
-  // Keys only one type has: LlamaConfig's biases and tensor-parallel split,
-  // Mistral's window, Qwen2's per-layer windows.
-  HfFamily family(
-      {{"llama", "Llama", {"attention_bias", "mlp_bias", "pretraining_tp"}},
-       {"mistral", "Mistral", {"sliding_window"}},
-       {"qwen2", "Qwen2",
-        {"use_sliding_window", "sliding_window", "max_window_layers",
-         "layer_types"}}},
-      readLlama, {"hf-llama", /*packedProjections=*/false, bindLlamaWeight});
+/// The token, size, honoured and ignored keys of the Llama reader's
+/// families (Phi-3 adds its own).
+void setLlamaKeys(HfFamily &family) {
   // The padding id: the attention mask says what is padding.
   family.tokens.keys = {"pad_token_id", "tokenizer_class"};
   family.tokens.checkedIds = {{"bos_token_id", false}, {"eos_token_id", true}};
@@ -581,6 +574,19 @@ HfFamily llama() {
   family.ignoredKeys = {"attention_dropout", "use_cache", "initializer_range",
                         "architectures", "_name_or_path",
                         "transformers_version", "torch_dtype", "dtype"};
+}
+
+HfFamily llama() {
+  // Keys only one type has: LlamaConfig's biases and tensor-parallel split,
+  // Mistral's window, Qwen2's per-layer windows.
+  HfFamily family(
+      {{"llama", "Llama", {"attention_bias", "mlp_bias", "pretraining_tp"}},
+       {"mistral", "Mistral", {"sliding_window"}},
+       {"qwen2", "Qwen2",
+        {"use_sliding_window", "sliding_window", "max_window_layers",
+         "layer_types"}}},
+      readLlama, {"hf-llama", /*packedProjections=*/false, bindLlamaWeight});
+  setLlamaKeys(family);
   return family;
 }
 
@@ -609,29 +615,16 @@ HfFamily phi3() {
                     "Phi-3",
                     {"sliding_window"}}},
                   readLlama, naming);
-  family.tokens.keys = {"pad_token_id", "tokenizer_class"};
-  family.tokens.checkedIds = {{"bos_token_id", false}, {"eos_token_id", true}};
-  family.sizeKeys = {{"hidden_size", "d_model"}, {"intermediate_size", "d_ff"},
-                     {"num_hidden_layers", "layers"},
-                     {"num_attention_heads", "heads"},
-                     {"num_key_value_heads", "kv_heads"},
-                     {"head_dim", "head_dim"},
-                     {"max_position_embeddings", "max_len"},
-                     {"vocab_size", "vocab"}, {"sliding_window", "window"}};
-  family.honouredKeys = {
-      "model_type", "vocab_size", "hidden_size", "intermediate_size",
-      "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-      "head_dim", "hidden_act", "max_position_embeddings", "rms_norm_eps",
-      "rope_theta", "rope_scaling", "rope_parameters", "tie_word_embeddings",
-      "original_max_position_embeddings", "partial_rotary_factor"};
-  // Dropout (resid_pdrop, embd_pdrop and attention_dropout: inference has
-  // none), caching, training, bookkeeping and remote code (auto_map), and
-  // attention_bias, which Phi3Attention never reads (its qkv_proj and o_proj
-  // have no biases whatever it says).
-  family.ignoredKeys = {"attention_dropout", "resid_pdrop", "embd_pdrop",
-                        "attention_bias", "use_cache", "initializer_range",
-                        "architectures", "auto_map", "_name_or_path",
-                        "transformers_version", "torch_dtype", "dtype"};
+  setLlamaKeys(family);
+  family.honouredKeys.insert(family.honouredKeys.end(),
+                             {"original_max_position_embeddings",
+                              "partial_rotary_factor"});
+  // Dropout (resid_pdrop and embd_pdrop too), remote code (auto_map), and
+  // attention_bias, which Phi3Attention never reads (its qkv_proj and
+  // o_proj have no biases whatever it says).
+  family.ignoredKeys.insert(family.ignoredKeys.end(),
+                            {"resid_pdrop", "embd_pdrop", "attention_bias",
+                             "auto_map"});
   return family;
 }
 
