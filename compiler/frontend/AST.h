@@ -121,6 +121,13 @@ struct Model {
   int64_t ropeOriginalMaxLen = 0;
   std::vector<double> ropeShortFactors, ropeLongFactors;
   double ropeAttentionFactor = 1.0;
+  /// The attention scores' scale; 0: 1 / sqrt(head_dim) (Gemma 2's is
+  /// query_pre_attn_scalar^-0.5).
+  double attentionScale = 0.0;
+  /// Gemma 2's soft-capping, cap · tanh(x / cap), of the scaled attention
+  /// scores (before the masks) and of the logits; 0: none.
+  double attnLogitSoftcap = 0.0;
+  double finalLogitSoftcap = 0.0;
   // Resolved by validation: never 0 in a parsed or imported model.
   int64_t kvHeads = 0; ///< K/V heads (grouped-query attention); = heads by default
   int64_t headDim = 0; ///< per-head width; = d_model / heads by default

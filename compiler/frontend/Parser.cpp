@@ -677,6 +677,10 @@ private:
                                   model.ropeHighFreqFactor,
                                   model.ropeLowFreqFactor));
     }
+    if (model.given("final_logit_softcap") && model.output == OutputKind::None)
+      return failAt(model.locOf("final_logit_softcap"),
+                    "final_logit_softcap caps the logits: it needs output = "
+                    "linear or tied");
     // attention_bias defaults to bias.
     if (!model.given("attention_bias"))
       model.attentionBias = model.bias;

@@ -162,6 +162,19 @@ std::vector<Setting> makeSettings() {
                                   longrope));
   settings.push_back(positive("rope_attention_factor",
                               &Model::ropeAttentionFactor, longrope));
+  settings.push_back(positive("attention_scale", &Model::attentionScale,
+                              [](const Setting &, const Model &m) {
+                                return m.attentionScale != 0;
+                              }));
+  settings.push_back(positive("attn_logit_softcap", &Model::attnLogitSoftcap,
+                              [](const Setting &, const Model &m) {
+                                return m.attnLogitSoftcap != 0;
+                              }));
+  settings.push_back(positive("final_logit_softcap",
+                              &Model::finalLogitSoftcap,
+                              [](const Setting &, const Model &m) {
+                                return m.finalLogitSoftcap != 0;
+                              }));
   settings.push_back(positive("kv_heads", &Model::kvHeads,
                               [](const Setting &, const Model &m) {
                                 return m.kvHeads != m.heads;

@@ -354,7 +354,14 @@ Value ModuleBuilder::attention(const std::string &prefix,
   scoresOp.setTransposeRhs(true);
   Value scores = builder.create<tfm::ScaleOp>(
       where, scoresOp.getResult(),
-      builder.getF64FloatAttr(1.0 / std::sqrt(double(dHead))));
+      builder.getF64FloatAttr(model.attentionScale > 0
+                                  ? model.attentionScale
+                                  : 1.0 / std::sqrt(double(dHead))));
+  // Gemma 2's soft-capping of the scaled scores, before the masks
+  // (tfm-fuse-masked-attention folds it into tfm.attention).
+  if (model.attnLogitSoftcap > 0)
+    scores = builder.create<tfm::SoftcapOp>(
+        where, scores, builder.getF64FloatAttr(model.attnLogitSoftcap));
 
   auto square = RankedTensorType::get({kDynamic, kDynamic},
                                       builder.getI1Type());
@@ -636,6 +643,11 @@ void ModuleBuilder::buildEntry(ModuleOp module, Entry kind) {
                                       /*residual=*/Value(),
                                       /*activation=*/nullptr);
   }
+  // Gemma 2's soft-capping of the logits.
+  if (model.finalLogitSoftcap > 0 && model.output != OutputKind::None)
+    x = builder.create<tfm::SoftcapOp>(
+        loc(model.locOf("final_logit_softcap")), x,
+        builder.getF64FloatAttr(model.finalLogitSoftcap));
   SmallVector<Value> results = {x};
   if (pooled) {
     // tanh(W · h[:, 0] + b): the first token's hidden state ([CLS]).
