@@ -568,6 +568,8 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   } else if (auto norm = dyn_cast<tfm::NormOpInterface>(op)) {
     // x [, residual], gamma [, beta]: RMSNorm has no beta.
     spec.eps = norm.getEps().convertToDouble();
+    if (auto rms = dyn_cast<tfm::RmsNormOp>(op))
+      spec.normGainOffset = rms.getUnitOffset();
     args.push_back(matrix(norm.getInput()));
     if (Value residual = norm.getResidual()) {
       spec.hasResidual = true;

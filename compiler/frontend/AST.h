@@ -121,6 +121,8 @@ struct Model {
   int64_t ropeOriginalMaxLen = 0;
   std::vector<double> ropeShortFactors, ropeLongFactors;
   double ropeAttentionFactor = 1.0;
+  /// RMSNorm's gain is 1 + its weight (Gemma's, `norm_gain = one_plus_weight`).
+  bool normGainOffset = false;
   /// The attention scores' scale; 0: 1 / sqrt(head_dim) (Gemma 2's is
   /// query_pre_attn_scalar^-0.5).
   double attentionScale = 0.0;

@@ -677,6 +677,9 @@ private:
                                   model.ropeHighFreqFactor,
                                   model.ropeLowFreqFactor));
     }
+    if (model.normGainOffset && model.normType != NormType::RmsNorm)
+      return failAt(model.locOf("norm_gain"),
+                    "norm_gain = one_plus_weight needs norm_type = rms_norm");
     if (model.given("final_logit_softcap") && model.output == OutputKind::None)
       return failAt(model.locOf("final_logit_softcap"),
                     "final_logit_softcap caps the logits: it needs output = "

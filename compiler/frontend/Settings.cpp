@@ -39,6 +39,8 @@ const Spelling<OutputKind> kOutputs[] = {{"linear", OutputKind::Linear},
                                          {"tied", OutputKind::Tied},
                                          {"none", OutputKind::None}};
 const Spelling<bool> kBooleans[] = {{"true", true}, {"false", false}};
+const Spelling<bool> kNormGains[] = {{"weight", false},
+                                     {"one_plus_weight", true}};
 
 /// The index of `value` among `spellings` (N: none).
 template <typename T, size_t N>
@@ -162,6 +164,8 @@ std::vector<Setting> makeSettings() {
                                   longrope));
   settings.push_back(positive("rope_attention_factor",
                               &Model::ropeAttentionFactor, longrope));
+  settings.push_back(choice("norm_gain", &Model::normGainOffset, kNormGains,
+                            unlessDefault));
   settings.push_back(positive("attention_scale", &Model::attentionScale,
                               [](const Setting &, const Model &m) {
                                 return m.attentionScale != 0;

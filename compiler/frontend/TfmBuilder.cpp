@@ -166,7 +166,8 @@ Value ModuleBuilder::norm(Value input, const std::string &prefix,
   if (model.normType == NormType::RmsNorm)
     return builder.create<tfm::RmsNormOp>(
         where, input.getType(), input, /*residual=*/Value(), gamma,
-        builder.getF64FloatAttr(model.layerNormEps));
+        builder.getF64FloatAttr(model.layerNormEps),
+        model.normGainOffset ? builder.getUnitAttr() : nullptr);
   Value beta = weight(prefix + ".bias", {model.dModel}, where);
   return builder.create<tfm::LayerNormOp>(
       where, input.getType(), input, /*residual=*/Value(), gamma, beta,

@@ -344,10 +344,13 @@ def Tfm_RmsNormOp : Tfm_Op<"rms_norm", [Pure, Tfm_Kernel<"RmsNorm">,
   let summary = "RMSNorm(x + residual) over the last dimension: x · rsqrt(mean(x²) + eps) · gamma";
   let description = [{
     Llama's norm: no mean is subtracted and there is no bias. The optional
-    `residual` is added before normalising, as in tfm.layer_norm.
+    `residual` is added before normalising, as in tfm.layer_norm. With
+    `unit_offset` the gain is 1 + gamma (Gemma's RMSNorm, whose weights are
+    stored as the gain's offset from 1).
   }];
   let arguments = (ins Tfm_F32Tensor:$input, Optional<Tfm_F32Tensor>:$residual,
-                       Tfm_F32Tensor:$gamma, F64Attr:$eps);
+                       Tfm_F32Tensor:$gamma, F64Attr:$eps,
+                       UnitAttr:$unit_offset);
   let results = (outs Tfm_F32Tensor:$result);
   let assemblyFormat = [{
     $input (`residual` $residual^)? `,` $gamma attr-dict `:`

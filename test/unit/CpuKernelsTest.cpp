@@ -947,16 +947,20 @@ TEST(CpuKernels, RmsNormRowSums) {
   // Widths that are and are not a whole number of vectors.
   for (auto [width, lanes] :
        std::vector<std::pair<int, int>>{{37, 8}, {64, 16}, {20, 16}, {768, 16}}) {
-    for (bool withResidual : {false, true}) {
+    for (auto [withResidual, gainOffset] :
+         std::vector<std::pair<bool, bool>>{{false, false}, {true, false}, {true, true}}) {
       SCOPED_TRACE(std::to_string(width) + " wide, " + std::to_string(lanes) +
-                   " lanes" + (withResidual ? ", residual" : ""));
+                   " lanes" + (withResidual ? ", residual" : "") +
+                   (gainOffset ? ", gain 1 + gamma (Gemma)" : ""));
       const int rows = 11;
       KernelSpec spec = cpuSpec(KernelKind::RmsNorm,
                                 {{"vector", lanes}, {"rows_per_task", 3}});
       spec.width = width;
       spec.eps = 1e-6;
       spec.hasResidual = withResidual;
-      KernelCase in = rmsNormInputs(width, rows, withResidual, spec.eps);
+      spec.normGainOffset = gainOffset;
+      KernelCase in =
+          rmsNormInputs(width, rows, withResidual, spec.eps, gainOffset);
       Buffer<float> out(width, rows);
       run(spec, in.inputs, out);
       expectClose(out, in.expected);

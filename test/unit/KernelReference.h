@@ -467,7 +467,8 @@ inline Buffer<float> referenceGatedLinear(const Buffer<float> &x,
 /// y = v / sqrt(mean(v²) + eps) · gamma, no mean subtracted, no bias.
 inline Buffer<float> referenceRmsNorm(const Buffer<float> &x,
                                       const Buffer<float> &residual,
-                                      const Buffer<float> &gamma, double eps) {
+                                      const Buffer<float> &gamma, double eps,
+                                      bool gainOffset = false) {
   const int width = x.dim(0).extent(), rows = x.dim(1).extent();
   Buffer<float> out(width, rows);
   for (int r = 0; r < rows; ++r) {
@@ -479,7 +480,7 @@ inline Buffer<float> referenceRmsNorm(const Buffer<float> &x,
     }
     double inverse = 1.0 / std::sqrt(squares / width + eps);
     for (int w = 0; w < width; ++w)
-      out(w, r) = float(v[w] * inverse * gamma(w));
+      out(w, r) = float(v[w] * inverse * (gainOffset ? 1.0 + gamma(w) : gamma(w)));
   }
   return out;
 }
@@ -825,7 +826,7 @@ inline KernelCase ropeInputs(const RopeCase &c, int batch) {
 /// or not) and the reference's answer. Every row is offset by 1.5: RMSNorm
 /// subtracts no mean, so LayerNorm's answer would differ.
 inline KernelCase rmsNormInputs(int width, int rows, bool withResidual,
-                                double eps) {
+                                double eps, bool gainOffset = false) {
   Buffer<float> x = randomFloats({width, rows}, 40, 3.0f), residual;
   x.for_each_element([&](int w, int r) { x(w, r) += 1.5f; });
   Buffer<float> gamma = randomFloats({width}, 41);
@@ -835,7 +836,7 @@ inline KernelCase rmsNormInputs(int width, int rows, bool withResidual,
     result.inputs.push_back(residual);
   }
   result.inputs.push_back(gamma);
-  result.expected = referenceRmsNorm(x, residual, gamma, eps);
+  result.expected = referenceRmsNorm(x, residual, gamma, eps, gainOffset);
   return result;
 }
 

@@ -131,8 +131,9 @@ struct KernelSpec {
   // Linear: depth K; layer_norm and linear: a residual input.
   int64_t inWidth = 0;
   bool hasBias = false, hasResidual = false;
-  // Layer norm.
+  // Layer norm; RMSNorm's gain 1 + gamma with normGainOffset.
   double eps = 1e-5;
+  bool normGainOffset = false;
   // Attention (and rope's heads and head width); kvHeads 0 means heads.
   int64_t heads = 0, kvHeads = 0, headDim = 0, valueHeadDim = 0;
   // Rope: inv_freq[i] = 1 / theta^(2i / headDim); pairs (2i, 2i + 1) with

@@ -35,7 +35,9 @@ BuiltKernel algorithm(const KernelSpec &spec) {
     squares(r) = 0.0f;
     squares(r) += sum(rw, r) * sum(rw, r);
     Expr inverse = 1.0f / sqrt(squares(r) / width + float(spec.eps));
-    out(w, r) = sum(w, r) * inverse * gamma(w);
+    // Gemma's gain, 1 + gamma, in f32 as its RMSNorm computes it.
+    Expr gain = spec.normGainOffset ? 1.0f + gamma(w) : Expr(gamma(w));
+    out(w, r) = sum(w, r) * inverse * gain;
     return {out, arguments, {{"sum_in", sum}, {"variance", squares}}};
   }
   arguments.push_back(beta);
