@@ -647,9 +647,10 @@ std::vector<GgufKeyMap> ggufKeys() {
   };
 }
 
-std::optional<WeightBinding> bindGgufLlama(std::string_view canonical) {
-  std::optional<WeightBinding> hf =
-      bindWeight("hf-llama", std::string(canonical));
+/// A Hugging Face tensor name of the Llama reader's families (`hf`, as
+/// hf-llama or hf-phi3 binds it) as llama.cpp names it; Phi-3's packed
+/// tensors keep their packing (attn_qkv, ffn_up).
+std::optional<WeightBinding> ggufFromHf(std::optional<WeightBinding> hf) {
   if (!hf)
     return std::nullopt;
   std::string_view name = hf->name;
@@ -660,13 +661,19 @@ std::optional<WeightBinding> bindGgufLlama(std::string_view canonical) {
     return ggufBlockBinding(
         name,
         {{"self_attn.q_proj.", "attn_q."}, {"self_attn.k_proj.", "attn_k."},
-         {"self_attn.v_proj.", "attn_v."}, {"self_attn.o_proj.", "attn_output."},
+         {"self_attn.v_proj.", "attn_v."}, {"self_attn.qkv_proj.", "attn_qkv."},
+         {"self_attn.o_proj.", "attn_output."},
          {"mlp.gate_proj.", "ffn_gate."}, {"mlp.up_proj.", "ffn_up."},
-         {"mlp.down_proj.", "ffn_down."}, {"input_layernorm.", "attn_norm."},
+         {"mlp.gate_up_proj.", "ffn_up."}, {"mlp.down_proj.", "ffn_down."},
+         {"input_layernorm.", "attn_norm."},
          {"post_attention_layernorm.", "ffn_norm."}});
   return ggufBinding(renamed(
       name, {{"embed_tokens.", "token_embd."}, {"norm.", "output_norm."}},
       {"weight"}));
+}
+
+std::optional<WeightBinding> bindGgufLlama(std::string_view canonical) {
+  return ggufFromHf(bindWeight("hf-llama", std::string(canonical)));
 }
 
 const WeightNamingRegistration ggufLlamaNaming(
@@ -693,23 +700,7 @@ const GgufArchitectureRegistration ggufQwen2(
 // none), longrope as rope_factors_long/short tensors and
 // rope.scaling.attn_factor (GgufImport.cpp reads those into rope_scaling).
 std::optional<WeightBinding> bindGgufPhi3(std::string_view canonical) {
-  std::optional<WeightBinding> hf = bindWeight("hf-phi3", std::string(canonical));
-  if (!hf)
-    return std::nullopt;
-  std::string_view name = hf->name;
-  if (name == "lm_head.weight")
-    return WeightBinding{"output.weight", {}, false};
-  consumePrefix(name, "model.");
-  if (consumePrefix(name, "layers."))
-    return ggufBlockBinding(
-        name, {{"self_attn.qkv_proj.", "attn_qkv."},
-               {"self_attn.o_proj.", "attn_output."},
-               {"mlp.gate_up_proj.", "ffn_up."}, {"mlp.down_proj.", "ffn_down."},
-               {"input_layernorm.", "attn_norm."},
-               {"post_attention_layernorm.", "ffn_norm."}});
-  return ggufBinding(renamed(
-      name, {{"embed_tokens.", "token_embd."}, {"norm.", "output_norm."}},
-      {"weight"}));
+  return ggufFromHf(bindWeight("hf-phi3", std::string(canonical)));
 }
 
 WeightNaming ggufPhi3Naming() {
