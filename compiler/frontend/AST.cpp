@@ -59,7 +59,9 @@ std::string toString(const MaskSpec &mask) {
   if (mask.padding)
     add("padding");
   if (mask.window != 0)
-    add(fmt::format("window({})", mask.window));
+    add(mask.fullEvery ? fmt::format("window({}, full_every = {})",
+                                     mask.window, mask.fullEvery)
+                       : fmt::format("window({})", mask.window));
   return text.empty() ? "none" : text;
 }
 

@@ -25,7 +25,10 @@ struct SourceLoc {
   unsigned col = 0;
 };
 
-enum class NormPlacement { Post, Pre };
+/// Where each sublayer's norm is: after the residual sum (post: x =
+/// norm(x + f(x))), before the sublayer (pre: x = x + f(norm(x))), or both
+/// around it (sandwich, Gemma 2's: x = x + post_norm(f(pre_norm(x)))).
+enum class NormPlacement { Post, Pre, Sandwich };
 /// LayerNorm (weight and bias) or RMSNorm (x · rsqrt(mean(x²) + eps) · w).
 enum class NormType { LayerNorm, RmsNorm };
 enum class Activation { Relu, Gelu, GeluTanh, Silu };
@@ -44,12 +47,20 @@ enum class SublayerKind { SelfAttention, CrossAttention, FeedForward };
 inline constexpr const char kNnTransformerNaming[] = "nn-transformer";
 
 /// Which masks an attention sublayer applies. `window == 0` means no window.
+/// With `fullEvery` K (0: none), every K-th layer (layers K - 1, 2K - 1, ...)
+/// attends without the window: Gemma 2's alternation is K = 2 (the window
+/// on layers 0, 2, 4, ...).
 struct MaskSpec {
   bool causal = false;
   bool padding = false;
   int64_t window = 0;
+  int64_t fullEvery = 0;
 
   bool isNone() const { return !causal && !padding && window == 0; }
+  /// The window layer `layer` (from 0) applies; 0: none.
+  int64_t windowAt(int64_t layer) const {
+    return fullEvery > 0 && (layer + 1) % fullEvery == 0 ? 0 : window;
+  }
 };
 
 struct Sublayer {

@@ -338,6 +338,39 @@ bool ConfigReader::dividedHeads(Model &model, const char *widthKey,
   return true;
 }
 
+bool ConfigReader::rotaryHeads(Model &model, int64_t defaultHeadDim) {
+  model.kvHeads = model.heads;
+  if (!size("num_key_value_heads", model.kvHeads, /*nullAllowed=*/true))
+    return false;
+  if (model.heads % model.kvHeads != 0)
+    return failKey(
+        "num_key_value_heads",
+        fmt::format("num_attention_heads = {} is not a multiple of "
+                    "num_key_value_heads = {}: each K/V head serves the same "
+                    "number of query heads",
+                    model.heads, model.kvHeads));
+  model.headDim = 0;
+  if (!size("head_dim", model.headDim, /*nullAllowed=*/true))
+    return false;
+  if (model.headDim == 0)
+    model.headDim = defaultHeadDim;
+  if (model.headDim == 0) {
+    if (model.dModel % model.heads != 0)
+      return failKey(
+          "num_attention_heads",
+          fmt::format("hidden_size = {} is not divisible by "
+                      "num_attention_heads = {}, and no head_dim is given",
+                      model.dModel, model.heads));
+    model.headDim = model.dModel / model.heads;
+  }
+  if (model.headDim % 2 != 0)
+    return failKey("head_dim", fmt::format("rotary positions turn pairs of "
+                                           "features, but the head width {} "
+                                           "is odd",
+                                           model.headDim));
+  return true;
+}
+
 bool ConfigReader::tokenIds() {
   auto isId = [](const Json &value) {
     return value.is_number_unsigned() ||

@@ -235,6 +235,12 @@ public:
   /// Checks that `headsKey` divides `widthKey` (model.heads, model.dModel)
   /// and gives each query head its own K/V head of d_model / heads.
   bool dividedHeads(Model &model, const char *widthKey, const char *headsKey);
+  /// A rotary family's heads (model.heads and model.dModel read): K/V
+  /// heads from num_key_value_heads (null or absent: one per query head),
+  /// a divisor of num_attention_heads; the head width from head_dim (null or
+  /// absent: `defaultHeadDim`, the config class's default, or where that is
+  /// 0, hidden_size / num_attention_heads), even, as rope turns pairs.
+  bool rotaryHeads(Model &model, int64_t defaultHeadDim);
   /// Checks the family's token id keys (TokenRules::checkedIds).
   bool tokenIds();
 

@@ -554,9 +554,36 @@ private:
                                 support::escapeText(tok.text), maxOfSetting("window")));
       mask.window = tok.intValue;
       advance();
+      // `window(N, full_every = K)`: every K-th layer attends fully.
+      if (tok.is(TokenKind::Comma)) {
+        advance();
+        if (!tok.is(TokenKind::Identifier) || tok.text != "full_every")
+          return fail(fmt::format("expected 'full_every' after 'window({},', "
+                                  "found {}",
+                                  mask.window, describe(tok)));
+        advance();
+        if (!tok.is(TokenKind::Equal))
+          return fail(fmt::format("expected '=' after 'full_every', found {}",
+                                  describe(tok)));
+        advance();
+        if (!tok.is(TokenKind::Integer))
+          return fail(fmt::format("expected a layer count in 'full_every = "
+                                  "K', found {}",
+                                  describe(tok)));
+        if (tok.intValue < 2 || tok.intValue > maxOfSetting("layers"))
+          return fail(fmt::format(
+              "full_every must be from 2 (every other layer without the "
+              "window) to {}, found {}",
+              maxOfSetting("layers"), support::escapeText(tok.text)));
+        mask.fullEvery = tok.intValue;
+        advance();
+      }
       if (!tok.is(TokenKind::RParen))
-        return fail(fmt::format("expected ')' after 'window({}', found {}",
-                                mask.window, describe(tok)));
+        return fail(fmt::format(
+            "expected ')' after 'window({}{}', found {}", mask.window,
+            mask.fullEvery ? fmt::format(", full_every = {}", mask.fullEvery)
+                           : std::string(),
+            describe(tok)));
       advance();
       term = fmt::format("window({})", mask.window);
     }

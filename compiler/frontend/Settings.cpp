@@ -16,8 +16,10 @@ template <typename T> struct Spelling {
   T value;
 };
 
-const Spelling<NormPlacement> kNormPlacements[] = {{"post", NormPlacement::Post},
-                                                   {"pre", NormPlacement::Pre}};
+const Spelling<NormPlacement> kNormPlacements[] = {
+    {"post", NormPlacement::Post},
+    {"pre", NormPlacement::Pre},
+    {"sandwich", NormPlacement::Sandwich}};
 const Spelling<NormType> kNormTypes[] = {{"layer_norm", NormType::LayerNorm},
                                          {"rms_norm", NormType::RmsNorm}};
 const Spelling<Activation> kActivations[] = {{"relu", Activation::Relu},

@@ -87,8 +87,10 @@ private:
   Value embed(const Stack &stack, Value ids, Value tokenTypes);
   /// `x` plus the stack's sinusoidal or learned positions.
   Value addPositions(Value x, bool encoder, Location where);
+  /// The attention of `sublayer` in layer `layer` (whose window it has).
   Value attention(const std::string &prefix, const Sublayer &sublayer,
-                  Value queries, Value keysValues, Value keyMask);
+                  int64_t layer, Value queries, Value keysValues,
+                  Value keyMask);
   Value feedForward(const std::string &prefix, const Sublayer &sublayer,
                     Value input, Location where);
   Value stack(const Stack &stack, StackInputs inputs, Value memory,
@@ -267,7 +269,7 @@ Value ModuleBuilder::addPositions(Value x, bool encoder, Location where) {
 // The classic algorithm, one op a step; tfm-fuse-masked-attention later
 // turns matmul -> scale -> mask(s) -> softmax -> matmul into tfm.attention.
 Value ModuleBuilder::attention(const std::string &prefix,
-                               const Sublayer &sublayer, Value queries,
+                               const Sublayer &sublayer, int64_t layer, Value queries,
                                Value keysValues, Value keyMask) {
   Location where = loc(sublayer.loc);
   int64_t d = model.dModel, heads = model.heads, kvHeads = model.kvHeads,
@@ -382,12 +384,11 @@ Value ModuleBuilder::attention(const std::string &prefix,
         /*from_cache=*/selfAfterCache ? builder.getUnitAttr() : nullptr);
     scores = builder.create<tfm::ApplyMaskOp>(where, scores, causal);
   }
-  if (sublayer.mask.window != 0) {
+  if (int64_t size = sublayer.mask.windowAt(layer)) {
     // A decode (extend) step's queries are the newest positions: the
     // window counts back from each over the cached keys.
     Value window = builder.create<tfm::WindowMaskOp>(
-        where, square, queries,
-        builder.getI64IntegerAttr(sublayer.mask.window),
+        where, square, queries, builder.getI64IntegerAttr(size),
         /*from_cache=*/selfAfterCache ? builder.getUnitAttr() : nullptr);
     scores = builder.create<tfm::ApplyMaskOp>(where, scores, window);
   }
@@ -489,22 +490,32 @@ Value ModuleBuilder::stack(const Stack &stack, StackInputs inputs,
       auto apply = [&](Value input) -> Value {
         switch (sublayer.kind) {
         case SublayerKind::SelfAttention:
-          return attention(prefix + "self_attn", sublayer, input, input,
-                           inputs.keyMask);
+          return attention(prefix + "self_attn", sublayer, layer, input,
+                           input, inputs.keyMask);
         case SublayerKind::CrossAttention:
-          return attention(prefix + "multihead_attn", sublayer, input,
-                           memory, memoryMask);
+          return attention(prefix + "multihead_attn", sublayer, layer,
+                           input, memory, memoryMask);
         case SublayerKind::FeedForward:
           return feedForward(prefix, sublayer, input, where);
         }
         llvm_unreachable("unknown sublayer kind");
       };
-      if (model.norm == NormPlacement::Post) {
-        Value sum = builder.create<tfm::AddOp>(where, x, apply(x));
-        x = norm(sum, normName, where);
-      } else {
-        Value normed = norm(x, normName, where);
-        x = builder.create<tfm::AddOp>(where, x, apply(normed));
+      switch (model.norm) {
+      case NormPlacement::Post:
+        x = norm(builder.create<tfm::AddOp>(where, x, apply(x)), normName,
+                 where);
+        break;
+      case NormPlacement::Pre:
+        x = builder.create<tfm::AddOp>(where, x,
+                                       apply(norm(x, normName, where)));
+        break;
+      case NormPlacement::Sandwich: {
+        // normN before the sublayer, post_normN on its output.
+        Value y = apply(norm(x, normName, where));
+        y = norm(y, prefix + "post_norm" + std::to_string(normIndex), where);
+        x = builder.create<tfm::AddOp>(where, x, y);
+        break;
+      }
       }
     }
   }

@@ -350,6 +350,15 @@ TEST(FrontendParser, MaskExpressions) {
   EXPECT_EQ(all.window, 3);
   EXPECT_EQ(toString(all), "causal + padding + window(3)");
   EXPECT_EQ(toString(MaskSpec()), "none");
+  // full_every = 2: layers 1, 3, ... attend without the window (Gemma 2).
+  MaskSpec alternating = maskOf("(mask = causal + window(6, full_every = 2))");
+  EXPECT_EQ(alternating.fullEvery, 2);
+  EXPECT_EQ(toString(alternating), "causal + window(6, full_every = 2)");
+  EXPECT_EQ(alternating.windowAt(0), 6);
+  EXPECT_EQ(alternating.windowAt(1), 0);
+  EXPECT_EQ(alternating.windowAt(2), 6);
+  EXPECT_EQ(maskOf("(mask = window(6, full_every = 3))").windowAt(2), 0);
+  EXPECT_EQ(window.windowAt(1), 8);
   // Newlines inside parentheses continue the line.
   MaskSpec multiLine = maskOf("(\n  mask = causal +\n    padding\n )");
   EXPECT_TRUE(multiLine.causal && multiLine.padding);
@@ -569,7 +578,8 @@ TEST(FrontendParserErrors, BadValueType) {
                      "expected a positive integer for setting 'd_ff', found "
                      "'1.5'");
   EXPECT_PARSE_ERROR(minimal("  norm = 3\n"), 6, 10,
-                     "expected 'post' or 'pre' for setting 'norm', found '3'");
+                     "expected 'post', 'pre' or 'sandwich' for setting "
+                     "'norm', found '3'");
   EXPECT_PARSE_ERROR(minimal("  final_norm = 1\n"), 6, 16,
                      "expected 'true' or 'false' for setting 'final_norm', "
                      "found '1'");
@@ -584,7 +594,7 @@ TEST(FrontendParserErrors, BadValueType) {
 TEST(FrontendParserErrors, UnknownValue) {
   EXPECT_PARSE_ERROR(minimal("  norm = middle\n"), 6, 10,
                      "unknown value 'middle' for setting 'norm'; expected "
-                     "'post' or 'pre'");
+                     "'post', 'pre' or 'sandwich'");
   EXPECT_PARSE_ERROR(minimal("  activation = swish\n"), 6, 16,
                      "unknown value 'swish' for setting 'activation'; "
                      "expected 'relu', 'gelu', 'gelu_tanh' or 'silu'");

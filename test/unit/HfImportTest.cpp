@@ -368,7 +368,8 @@ TEST(HfFamilies, ModelTypesInAlphabeticalOrder) {
   EXPECT_TRUE(std::is_sorted(types.begin(), types.end()));
   EXPECT_EQ(std::adjacent_find(types.begin(), types.end()), types.end());
   for (std::string_view type :
-       {"bert", "gpt2", "llama", "marian", "mistral", "phi3", "qwen2"})
+       {"bert", "gemma2", "gpt2", "llama", "marian", "mistral", "phi3",
+        "qwen2"})
     EXPECT_NE(std::find(types.begin(), types.end(), type), types.end())
         << type;
   ParseResult unknown =

@@ -420,36 +420,8 @@ bool readLlama(ConfigReader &config, Model &model) {
            {"vocab_size", &model.vocab}}))
     return false;
 
-  // num_key_value_heads: null (or absent) means one K/V head per query head.
-  model.kvHeads = model.heads;
-  if (!config.size("num_key_value_heads", model.kvHeads, /*nullAllowed=*/true))
+  if (!config.rotaryHeads(model, /*defaultHeadDim=*/0))
     return false;
-  if (model.heads % model.kvHeads != 0)
-    return config.failKey(
-        "num_key_value_heads",
-        fmt::format("num_attention_heads = {} is not a multiple of "
-                    "num_key_value_heads = {}: each K/V head serves the same "
-                    "number of query heads",
-                    model.heads, model.kvHeads));
-
-  // head_dim: null (or absent) means hidden_size / num_attention_heads.
-  model.headDim = 0;
-  if (!config.size("head_dim", model.headDim, /*nullAllowed=*/true))
-    return false;
-  if (model.headDim == 0) {
-    if (model.dModel % model.heads != 0)
-      return config.failKey(
-          "num_attention_heads",
-          fmt::format("hidden_size = {} is not divisible by "
-                      "num_attention_heads = {}, and no head_dim is given",
-                      model.dModel, model.heads));
-    model.headDim = model.dModel / model.heads;
-  }
-  if (model.headDim % 2 != 0)
-    return config.failKey("head_dim",
-                          fmt::format("rotary positions turn pairs of "
-                                      "features, but the head width {} is odd",
-                                      model.headDim));
 
   // Every family's defaults: silu, eps 1e-6, theta 10000.
   model.activation = Activation::Silu;
