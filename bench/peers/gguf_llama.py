@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Writes a GGUF (version 3) file of architecture "llama" (or "qwen2", or "phi3") for llama.cpp from
-a Hugging Face Llama (or Qwen2, or Phi-3) checkpoint directory (what llama_checkpoint.py writes: config.json,
+"""Writes a GGUF (version 3) file of architecture "llama" (or "qwen2", "phi3", "gemma2") for llama.cpp from
+a Hugging Face Llama (or Qwen2, Phi-3, Gemma 2) checkpoint directory (what llama_checkpoint.py writes: config.json,
 model.safetensors, tokenizer.json).
 
     /usr/bin/python3 gguf_llama.py --checkpoint DIR --dtype f32|bf16|q8_0|q4_0 --output OUT.gguf \
@@ -22,6 +22,14 @@ from self_attn.qkv_proj, blk.N.ffn_up.weight from mlp.gate_up_proj: the gate's r
 ggml_swiglu reads them), Q and K in Hugging Face's order (GGML_ROPE_TYPE_NEOX), and longrope
 as two F32 tensors rope_factors_long.weight and rope_factors_short.weight with
 phi3.rope.scaling.attn_factor = sqrt(1 + ln(s) / ln(original)), s = max / original.
+
+Gemma 2 (model_type "gemma2", LLM_ARCH_GEMMA2), as convert_hf_to_gguf.py's Gemma2Model writes it:
+keys under "gemma2." (attention.key_length/value_length, attn_logit_softcapping,
+final_logit_softcapping, attention.sliding_window; no query_pre_attn_scalar: llama.cpp derives
+the scale), the four norms of a layer as blk.N.attn_norm (input_layernorm),
+post_attention_norm (post_attention_layernorm), ffn_norm (pre_feedforward_layernorm) and
+post_ffw_norm (post_feedforward_layernorm), every norm weight stored as 1 + w (F32), Q and K in
+Hugging Face's order (GGML_ROPE_TYPE_NEOX), no output.weight (the logits use token_embd).
 
 The file's layout and the tensor encodings: gguf.py. Tensors (llama.cpp's names for LLM_ARCH_LLAMA):
 
@@ -271,9 +279,9 @@ def main():
     with open(os.path.join(a.checkpoint, "config.json")) as f:
         c = json.load(f)
     arch = c.get("model_type")
-    if arch not in ("llama", "qwen2", "phi3"):
+    if arch not in ("llama", "qwen2", "phi3", "gemma2"):
         raise SystemExit(f"gguf_llama: {a.checkpoint}/config.json: model_type is "
-                         f"{c.get('model_type')!r}, not 'llama', 'qwen2' or 'phi3'")
+                         f"{c.get('model_type')!r}, not 'llama', 'qwen2', 'phi3' or 'gemma2'")
     types = {}
     for spec in a.type:
         name, _, kind = spec.partition("=")
@@ -282,7 +290,7 @@ def main():
         types[name] = TENSOR_TYPES[kind]
     W = read_safetensors(os.path.join(a.checkpoint, "model.safetensors"), mmap=True)
     H, KV = c["num_attention_heads"], c.get("num_key_value_heads", c["num_attention_heads"])
-    D = c.get("head_dim") or c["hidden_size"] // H
+    D = c.get("head_dim") or (256 if arch == "gemma2" else c["hidden_size"] // H)
     L = c["num_hidden_layers"]
     wide = DTYPES[a.dtype]
 
@@ -299,6 +307,12 @@ def main():
         original = c.get("original_max_position_embeddings", c["max_position_embeddings"])
         w.add("phi3.rope.scaling.original_context_length", T_UINT32, original)
         w.add("phi3.attention.sliding_window", T_UINT32, c.get("sliding_window") or 0)
+    elif arch == "gemma2":
+        w.add("gemma2.attention.key_length", T_UINT32, D)
+        w.add("gemma2.attention.value_length", T_UINT32, D)
+        w.add("gemma2.attn_logit_softcapping", T_FLOAT32, c.get("attn_logit_softcapping", 50.0))
+        w.add("gemma2.final_logit_softcapping", T_FLOAT32, c.get("final_logit_softcapping", 30.0))
+        w.add("gemma2.attention.sliding_window", T_UINT32, c.get("sliding_window", 4096))
     else:
         w.add(f"{arch}.attention.key_length", T_UINT32, D)
         w.add(f"{arch}.attention.value_length", T_UINT32, D)
@@ -324,7 +338,21 @@ def main():
               math.sqrt(1 + math.log(scale) / math.log(original)) if scale > 1.0 else 1.0)
         add("rope_factors_long.weight", np.array(scaling["long_factor"], dtype=np.float32), GGML_F32)
         add("rope_factors_short.weight", np.array(scaling["short_factor"], dtype=np.float32), GGML_F32)
-    for i in range(L):
+    if arch == "gemma2":
+        # Gemma2Model's converter: each norm's whole gain 1 + w, no output head.
+        for i in range(L):
+            src, dst = f"model.layers.{i}.", f"blk.{i}."
+            for ours, theirs in (("input_layernorm", "attn_norm"), ("post_attention_layernorm", "post_attention_norm"),
+                                 ("pre_feedforward_layernorm", "ffn_norm"),
+                                 ("post_feedforward_layernorm", "post_ffw_norm")):
+                add(dst + theirs + ".weight", W[src + ours + ".weight"] + np.float32(1), GGML_F32)
+            for ours, theirs in (("q_proj", "attn_q"), ("k_proj", "attn_k"), ("v_proj", "attn_v"),
+                                 ("o_proj", "attn_output")):
+                add(dst + theirs + ".weight", W[src + "self_attn." + ours + ".weight"], wide)
+            for ours, theirs in (("gate_proj", "ffn_gate"), ("up_proj", "ffn_up"), ("down_proj", "ffn_down")):
+                add(dst + theirs + ".weight", W[src + "mlp." + ours + ".weight"], wide)
+        add("output_norm.weight", W["model.norm.weight"] + np.float32(1), GGML_F32)
+    for i in range(L if arch != "gemma2" else 0):
         src, dst = f"model.layers.{i}.", f"blk.{i}."
         add(dst + "attn_norm.weight", W[src + "input_layernorm.weight"], GGML_F32)
         if arch == "phi3":
@@ -345,8 +373,9 @@ def main():
         add(dst + "ffn_norm.weight", W[src + "post_attention_layernorm.weight"], GGML_F32)
         for ours, theirs in (("gate_proj", "ffn_gate"), ("up_proj", "ffn_up"), ("down_proj", "ffn_down")):
             add(dst + theirs + ".weight", W[src + "mlp." + ours + ".weight"], wide)
-    add("output_norm.weight", W["model.norm.weight"], GGML_F32)
-    if arch == "llama" or "lm_head.weight" in W:
+    if arch != "gemma2":
+        add("output_norm.weight", W["model.norm.weight"], GGML_F32)
+    if arch == "llama" or (arch != "gemma2" and "lm_head.weight" in W):
         add("output.weight", W.get("lm_head.weight", W["model.embed_tokens.weight"]),
             output_type(a.dtype, c["hidden_size"]))
     if types:

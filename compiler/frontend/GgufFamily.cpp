@@ -39,6 +39,21 @@ std::vector<std::string_view> ggufArchitectureNames() {
   return names;
 }
 
+std::vector<GgufKeyMap> ggufRotaryKeys() {
+  return {
+      {"context_length", "max_position_embeddings", GgufExpect::Count},
+      {"embedding_length", "hidden_size", GgufExpect::Count},
+      {"feed_forward_length", "intermediate_size", GgufExpect::Count},
+      {"block_count", "num_hidden_layers", GgufExpect::Count},
+      {"attention.head_count", "num_attention_heads", GgufExpect::Count},
+      {"attention.head_count_kv", "num_key_value_heads", GgufExpect::Count},
+      {"attention.key_length", "head_dim", GgufExpect::Count},
+      {"rope.freq_base", "rope_theta", GgufExpect::Float},
+      {"attention.layer_norm_rms_epsilon", "rms_norm_eps", GgufExpect::Float},
+      {"vocab_size", "vocab_size", GgufExpect::Count},
+  };
+}
+
 std::optional<WeightBinding> ggufBinding(std::optional<std::string> name) {
   if (!name)
     return std::nullopt;

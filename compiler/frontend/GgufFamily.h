@@ -31,6 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace tfmc::frontend {
 
 /// What a GGUF key's value must be.
@@ -58,6 +60,14 @@ struct GgufArchitecture {
   /// Why a per-layer bias (blk.*.bias) is refused, or null where biases
   /// are read.
   const char *noBiases = nullptr;
+  /// Sets the Hugging Face keys a file implies rather than stores, from the
+  /// ones read (Gemma 2's query_pre_attn_scalar, by llama.cpp's rule); null
+  /// where there are none.
+  void (*impliedKeys)(nlohmann::ordered_json &config) = nullptr;
+  /// Each RMSNorm weight holds the whole gain (convert_hf_to_gguf adds
+  /// Gemma's 1 to it): the model multiplies by the weight itself
+  /// (Model::normGainOffset false) where the family's reader says 1 + w.
+  bool wholeNormGains = false;
 };
 
 /// Adds a family file's architecture to the registry at static
@@ -79,6 +89,10 @@ std::vector<std::string_view> ggufArchitectureNames();
 std::optional<WeightBinding>
 ggufBlockBinding(std::string_view name,
                  std::initializer_list<Renaming> renamings);
+
+/// The keys of llama.cpp's rotary decoder architectures (llama, qwen2,
+/// phi3, gemma2): sizes, heads, head width, rope base, RMSNorm's epsilon.
+std::vector<GgufKeyMap> ggufRotaryKeys();
 
 /// A tensor name as a binding (GGUF files transpose nothing the builder
 /// reads); nullopt stays nullopt.

@@ -438,6 +438,8 @@ std::optional<Model> Importer::run(const std::string &path) {
   config["model_type"] = arch.modelType;
   if (!checkKeys(config))
     return std::nullopt;
+  if (arch.impliedKeys)
+    arch.impliedKeys(config);
   auto [family, type] = hf::findHfFamily(arch.modelType);
   if (!family)
     return fail("general.architecture",
@@ -465,6 +467,8 @@ std::optional<Model> Importer::run(const std::string &path) {
           .string(),
       arch.name);
   model->weightNaming = arch.naming;
+  if (arch.wholeNormGains)
+    model->normGainOffset = false;
   if (!weightTypes(*model))
     return std::nullopt;
   return model;

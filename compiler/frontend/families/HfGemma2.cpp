@@ -30,8 +30,24 @@
 // (Llama's post_attention_layernorm is the feed-forward's pre-norm;
 // Gemma 2's is the attention's post-norm.)
 //
+// GGUF (GgufFamily.h): llama.cpp's "gemma2" architecture (convert_hf_to_gguf's
+// Gemma2Model), read as a gemma2 config: the Llama keys, the caps as
+// gemma2.attn_logit_softcapping and gemma2.final_logit_softcapping, the
+// window as gemma2.attention.sliding_window; the norms as
+//   input_layernorm -> blk.i.attn_norm, post_attention_layernorm ->
+//   blk.i.post_attention_norm, pre_feedforward_layernorm -> blk.i.ffn_norm,
+//   post_feedforward_layernorm -> blk.i.post_ffw_norm
+// and the rest as llama files name them, Q and K in Hugging Face's order
+// (GGML_ROPE_TYPE_NEOX). The converter stores each norm's whole gain, 1 + w,
+// and no lm_head (the logits always use token_embd). The file has no
+// query_pre_attn_scalar: llama.cpp scales the scores by head_dim^-1/2, or
+// by (hidden / heads)^-1/2 for a model of 46 layers (Gemma 2 27B), which
+// gives the published checkpoints' own values; tfmc does the same for any
+// gemma2 file, so that it computes what llama.cpp computes.
+//
 //===----------------------------------------------------------------------===//
 
+#include "compiler/frontend/GgufFamily.h"
 #include "compiler/frontend/HfFamily.h"
 
 #include <algorithm>
@@ -229,6 +245,67 @@ HfFamily gemma2() {
 }
 
 const HfFamilyRegistration registration(gemma2());
+
+// GGUF.
+
+std::optional<WeightBinding> bindGgufGemma2(std::string_view canonical) {
+  if (auto layerName = splitLayerName(canonical)) {
+    auto [layer, parameter] = *layerName;
+    std::optional<WeightBinding> norm = ggufBlockBinding(
+        std::string(layer) + "." + std::string(parameter),
+        {{"norm1.", "attn_norm."},
+         {"post_norm1.", "post_attention_norm."},
+         {"norm2.", "ffn_norm."},
+         {"post_norm2.", "post_ffw_norm."}});
+    if (norm)
+      return norm;
+  }
+  // The projections, embeddings, final norm and output as llama files'.
+  return bindWeight("gguf-llama", std::string(canonical));
+}
+
+const WeightNamingRegistration ggufGemma2Naming(
+    {"gguf-gemma2", /*packedProjections=*/false, bindGgufGemma2,
+     /*ropeInterleaved=*/false});
+
+/// llama.cpp's attention scale for a gemma2 file (see the file comment).
+void impliedGemma2Keys(Json &config) {
+  auto count = [&](const char *key) -> int64_t {
+    auto it = config.find(key);
+    return it != config.end() && it->is_number_unsigned()
+               ? int64_t(it->get<uint64_t>())
+               : 0;
+  };
+  const int64_t hidden = count("hidden_size"),
+                heads = count("num_attention_heads");
+  // llama.cpp's head width: attention.key_length, else hidden / heads (not
+  // Gemma2Config's 256).
+  int64_t headDim = count("head_dim");
+  if (headDim == 0 && heads > 0)
+    config["head_dim"] = headDim = hidden / heads;
+  const int64_t scalar =
+      count("num_hidden_layers") == 46 && heads > 0 ? hidden / heads : headDim;
+  if (scalar > 0)
+    config["query_pre_attn_scalar"] = scalar;
+}
+
+GgufArchitecture ggufGemma2() {
+  std::vector<GgufKeyMap> keys = ggufRotaryKeys();
+  keys.push_back({"attn_logit_softcapping", "attn_logit_softcapping",
+                  GgufExpect::Float});
+  keys.push_back({"final_logit_softcapping", "final_logit_softcapping",
+                  GgufExpect::Float});
+  keys.push_back({"attention.sliding_window", "sliding_window",
+                  GgufExpect::Count});
+  GgufArchitecture arch{"gemma2", "gemma2", keys, {}, "gguf-gemma2",
+                        /*rotary=*/true,
+                        /*noBiases=*/"Gemma 2's projections have no biases"};
+  arch.impliedKeys = impliedGemma2Keys;
+  arch.wholeNormGains = true;
+  return arch;
+}
+
+const GgufArchitectureRegistration ggufGemma2Registration(ggufGemma2());
 
 } // namespace
 } // namespace tfmc::frontend::hf

@@ -604,21 +604,6 @@ const HfFamilyRegistration phi3Registration(phi3());
 
 // GGUF.
 
-std::vector<GgufKeyMap> ggufKeys() {
-  return {
-      {"context_length", "max_position_embeddings", GgufExpect::Count},
-      {"embedding_length", "hidden_size", GgufExpect::Count},
-      {"feed_forward_length", "intermediate_size", GgufExpect::Count},
-      {"block_count", "num_hidden_layers", GgufExpect::Count},
-      {"attention.head_count", "num_attention_heads", GgufExpect::Count},
-      {"attention.head_count_kv", "num_key_value_heads", GgufExpect::Count},
-      {"attention.key_length", "head_dim", GgufExpect::Count},
-      {"rope.freq_base", "rope_theta", GgufExpect::Float},
-      {"attention.layer_norm_rms_epsilon", "rms_norm_eps", GgufExpect::Float},
-      {"vocab_size", "vocab_size", GgufExpect::Count},
-  };
-}
-
 /// A Hugging Face tensor name of the Llama reader's families (`hf`, as
 /// hf-llama or hf-phi3 binds it) as llama.cpp names it; Phi-3's packed
 /// tensors keep their packing (attn_qkv, ffn_up).
@@ -658,12 +643,12 @@ const WeightNamingRegistration ggufQwen2Naming(
 // Old converters' tensor_data_layout notes that Q and K are in ggml's rope
 // layout, as they always are in a llama file.
 const GgufArchitectureRegistration ggufLlama(
-    {"llama", "llama", ggufKeys(), {"tensor_data_layout"}, "gguf-llama",
+    {"llama", "llama", ggufRotaryKeys(), {"tensor_data_layout"}, "gguf-llama",
      /*rotary=*/true,
      /*noBiases=*/"tfmc's Llama has no biases (Hugging Face's attention_bias "
      "and mlp_bias)"});
 const GgufArchitectureRegistration ggufQwen2(
-    {"qwen2", "qwen2", ggufKeys(), {}, "gguf-qwen2", /*rotary=*/true});
+    {"qwen2", "qwen2", ggufRotaryKeys(), {}, "gguf-qwen2", /*rotary=*/true});
 
 // llama.cpp's "phi3" (convert_hf_to_gguf's Phi3MiniModel): Phi-3's packed
 // tensors kept packed (qkv_proj -> attn_qkv, gate_up_proj -> ffn_up, the
@@ -684,7 +669,7 @@ WeightNaming ggufPhi3Naming() {
 const WeightNamingRegistration ggufPhi3NamingRegistration(ggufPhi3Naming());
 
 std::vector<GgufKeyMap> ggufPhi3Keys() {
-  std::vector<GgufKeyMap> keys = ggufKeys();
+  std::vector<GgufKeyMap> keys = ggufRotaryKeys();
   keys.push_back({"rope.scaling.original_context_length",
                   "original_max_position_embeddings", GgufExpect::Count});
   keys.push_back({"attention.sliding_window", "sliding_window",
