@@ -245,6 +245,30 @@ def tokenizer(writer, directory, config, pre=None):
     return len(tokens)
 
 
+def llama3_rope_factors(c, D):
+    """Llama 3.1's rope scaling as convert_hf_to_gguf.py's LlamaModel writes it: one divisor of each
+    inverse frequency (f32 frequencies, the blend in doubles, stored as F32). The converter reads
+    original_max_position_embeddings from the config's top level (default 8192); transformers reads
+    rope_scaling's, which is 8192 in every published Llama 3.x config: here rope_scaling's, so that
+    a fixture with another value gets transformers' frequencies."""
+    s = c["rope_scaling"]
+    base = c.get("rope_theta", 10000.0)
+    freqs = (1.0 / (np.float32(base) ** (np.arange(0, D, 2, dtype=np.float32) / np.float32(D)))).astype(np.float32)
+    factor, low, high = s.get("factor", 8.0), s.get("low_freq_factor", 1.0), s.get("high_freq_factor", 4.0)
+    old = s.get("original_max_position_embeddings", 8192)
+    factors = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / float(freq)
+        if wavelen < old / high:
+            factors.append(1.0)
+        elif wavelen > old / low:
+            factors.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(factors, dtype=np.float32)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", required=True, help="a Hugging Face Llama directory")
@@ -332,6 +356,11 @@ def main():
     permute = rotate_half_to_interleaved if arch == "llama" else (lambda m, heads: m)
     add("token_embd.weight", W["model.embed_tokens.weight"], wide)
     scaling = c.get("rope_scaling") or {}
+    if arch == "llama" and scaling.get("rope_type", scaling.get("type")) == "linear":
+        w.add("llama.rope.scaling.type", T_STRING, "linear")
+        w.add("llama.rope.scaling.factor", T_FLOAT32, scaling["factor"])
+    if arch == "llama" and scaling.get("rope_type") == "llama3":
+        add("rope_freqs.weight", llama3_rope_factors(c, D), GGML_F32)
     if arch == "phi3" and scaling.get("long_factor"):
         scale = c["max_position_embeddings"] / original
         w.add("phi3.rope.scaling.attn_factor", T_FLOAT32,

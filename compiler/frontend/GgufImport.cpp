@@ -111,6 +111,10 @@ private:
   /// Phi-3's longrope as llama.cpp stores it (rope_factors_long/short
   /// tensors, rope.scaling.attn_factor) into `config`'s rope_scaling.
   bool longRope(Json &config, std::optional<double> attentionFactor);
+  /// rope.scaling.type "linear" (with its factor), or Llama 3.1's scaling as
+  /// a llama file stores it (rope_freqs.weight), into `config`'s
+  /// rope_scaling; `linearFactor` is set when the type is linear.
+  bool scaledRope(Json &config, std::optional<double> linearFactor);
   /// A 1-D F32 tensor's values, read from the file.
   std::optional<std::vector<double>> floats(const support::GgufTensorInfo &tensor);
   bool weightTypes(Model &model);
@@ -148,6 +152,9 @@ std::optional<Json> Importer::number(const std::string &key,
 bool Importer::checkKeys(Json &config) {
   double headDim = 0;
   std::optional<double> attentionFactor;
+  // rope.scaling.type "linear": its factor (0 until the key is read).
+  std::optional<double> linearFactor;
+  double scalingFactor = 0.0;
   for (const support::GgufKeyValue &entry : file.metadata()) {
     const std::string &key = entry.key;
     const GgufValue &value = entry.value;
@@ -187,8 +194,13 @@ bool Importer::checkKeys(Json &config) {
     if (rest == "rope.scaling.type") {
       if (value.type() == GgufType::String && value.string() == "none")
         continue;
-      fail(key, fmt::format("{} is not supported: tfmc's rotary positions are "
-                            "unscaled (\"none\" only)",
+      if (value.type() == GgufType::String && value.string() == "linear") {
+        linearFactor = 0.0;
+        continue;
+      }
+      fail(key, fmt::format("{} is not supported: tfmc reads \"none\" and "
+                            "\"linear\" (and Llama 3.1's rope_freqs "
+                            "tensor)",
                             value.type() == GgufType::String
                                 ? support::quote(value.string())
                                 : value.describeType()));
@@ -198,13 +210,8 @@ bool Importer::checkKeys(Json &config) {
       std::optional<Json> read = number(key, value, GgufExpect::Float);
       if (!read)
         return false;
-      double factor = read->get<double>();
-      if (factor == 0.0 || factor == 1.0)
-        continue;
-      fail(key, fmt::format("{} is not supported: tfmc's rotary positions "
-                            "are unscaled (1 or 0 only)",
-                            factor));
-      return false;
+      scalingFactor = read->get<double>();
+      continue;
     }
     if (rest == "rope.scaling.attn_factor") {
       std::optional<Json> read = number(key, value, GgufExpect::Float);
@@ -285,17 +292,17 @@ bool Importer::checkKeys(Json &config) {
     // The output head: its own tensor, else the embedding (tied).
     config["tie_word_embeddings"] = file.findTensor("output.weight") == nullptr;
   }
-  // llama.cpp keeps Llama 3.1's rope scaling as a tensor of per-frequency
-  // divisors, read at run time; tfmc's scaling is a compile-time attribute.
-  if (file.findTensor("rope_freqs.weight")) {
-    failTensor("rope_freqs.weight",
-               "per-frequency rope factors (how llama.cpp stores Llama 3.1's "
-               "rope scaling) are not supported in a GGUF file yet: compile "
-               "the Hugging Face checkpoint, whose config.json gives "
-               "rope_scaling");
+  // The factor: linear's divisor; without the type, 0 and 1 mean none.
+  if (linearFactor)
+    linearFactor = scalingFactor;
+  else if (scalingFactor != 0.0 && scalingFactor != 1.0) {
+    fail(prefix + "rope.scaling.factor",
+         fmt::format("{} without rope.scaling.type \"linear\": tfmc scales "
+                     "rope by a factor only as linear scaling does",
+                     scalingFactor));
     return false;
   }
-  if (!longRope(config, attentionFactor))
+  if (!scaledRope(config, linearFactor) || !longRope(config, attentionFactor))
     return false;
   if (arch.noBiases)
     for (const support::GgufTensorInfo &tensor : file.tensors()) {
@@ -330,6 +337,69 @@ Importer::floats(const support::GgufTensorInfo &tensor) {
   return std::vector<double>(values.begin(), values.end());
 }
 
+bool Importer::scaledRope(Json &config, std::optional<double> linearFactor) {
+  const support::GgufTensorInfo *freqs = file.findTensor("rope_freqs.weight");
+  if (linearFactor && freqs) {
+    failTensor("rope_freqs.weight",
+               "found with rope.scaling.type \"linear\": tfmc applies one "
+               "scaling");
+    return false;
+  }
+  if (linearFactor) {
+    if (!(*linearFactor > 0.0)) {
+      fail(prefix + "rope.scaling.factor",
+           fmt::format("{}, but rope.scaling.type \"linear\" divides the "
+                       "frequencies by it: expected a positive factor",
+                       file.find(prefix + "rope.scaling.factor")
+                           ? fmt::format("{}", *linearFactor)
+                           : std::string("missing")));
+      return false;
+    }
+    config["rope_scaling"] = {{"type", "linear"}, {"factor", *linearFactor}};
+    source["rope_scaling"] = prefix + "rope.scaling.factor";
+    return true;
+  }
+  if (!freqs)
+    return true;
+  // llama.cpp divides each inverse frequency by its factor (ggml_rope_ext's
+  // freq_factors), as longrope does with one list and cos and sin unscaled:
+  // read as that, whatever context the program has.
+  if (std::string_view(arch.name) != "llama") {
+    failTensor("rope_freqs.weight",
+               fmt::format("in a {} file: llama.cpp reads per-frequency rope "
+                           "factors only in llama files",
+                           arch.name));
+    return false;
+  }
+  std::optional<std::vector<double>> factors = floats(*freqs);
+  if (!factors)
+    return false;
+  // One factor per pair of a head's features.
+  auto count = [&](const char *key) -> uint64_t {
+    return config.contains(key) ? config[key].get<uint64_t>() : 0;
+  };
+  uint64_t headDim = count("head_dim");
+  if (headDim == 0 && count("num_attention_heads") != 0)
+    headDim = count("hidden_size") / count("num_attention_heads");
+  if (headDim != 0 && factors->size() != headDim / 2) {
+    failTensor("rope_freqs.weight",
+               fmt::format("{} factors, expected one per pair of a head's {} "
+                           "features ({})",
+                           factors->size(), headDim, headDim / 2));
+    return false;
+  }
+  Json scaling = {{"type", "longrope"},
+                  {"long_factor", *factors},
+                  {"short_factor", *factors},
+                  {"attention_factor", 1.0}};
+  if (config.contains("max_position_embeddings"))
+    scaling["original_max_position_embeddings"] =
+        config["max_position_embeddings"];
+  config["rope_scaling"] = scaling;
+  source["rope_scaling"] = "rope_freqs.weight";
+  return true;
+}
+
 bool Importer::longRope(Json &config, std::optional<double> attentionFactor) {
   const support::GgufTensorInfo *longFactors =
       file.findTensor("rope_factors_long.weight");
@@ -345,6 +415,12 @@ bool Importer::longRope(Json &config, std::optional<double> attentionFactor) {
       return false;
     }
     return true;
+  }
+  if (config.contains("rope_scaling")) {
+    failTensor(longFactors ? "rope_factors_long.weight"
+                           : "rope_factors_short.weight",
+               "found with another rope scaling: tfmc applies one");
+    return false;
   }
   if (!longFactors || !shortFactors) {
     failTensor(longFactors ? "rope_factors_long.weight"

@@ -54,8 +54,9 @@ namespace {
 /// saved by older transformers the rotary inverse frequencies (recomputed
 /// from rope_theta; a rope_scaling that would change them is refused by the
 /// importer); docs/user-guide.md says they are ignored, so they are not worth a
-/// warning either. A Phi-3 GGUF file's longrope factors are read by tfmc at
-/// compile time (tfm.rope's scaling), not at run time.
+/// warning either. A Phi-3 GGUF file's longrope factors and a llama file's
+/// rope_freqs are read by tfmc at compile time (tfm.rope's scaling), not at
+/// run time.
 bool isIgnoredBuffer(const std::string &name) {
   auto endsWith = [&](const char *suffix) {
     std::size_t length = std::strlen(suffix);
@@ -64,7 +65,7 @@ bool isIgnoredBuffer(const std::string &name) {
   };
   return endsWith(".attn.bias") || endsWith(".attn.masked_bias") ||
          endsWith(".rotary_emb.inv_freq") || name == "rope_factors_long.weight" ||
-         name == "rope_factors_short.weight";
+         name == "rope_factors_short.weight" || name == "rope_freqs.weight";
 }
 
 /// GPT2LMHeadModel's output layer is wte itself; a checkpoint that also
