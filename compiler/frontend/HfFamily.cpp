@@ -391,6 +391,18 @@ bool ConfigReader::tokenIds() {
   return true;
 }
 
+void setRotaryDecoderKeys(HfFamily &family) {
+  family.tokens.keys = {"pad_token_id", "tokenizer_class"};
+  family.tokens.checkedIds = {{"bos_token_id", false}, {"eos_token_id", true}};
+  family.sizeKeys = {{"hidden_size", "d_model"}, {"intermediate_size", "d_ff"},
+                     {"num_hidden_layers", "layers"},
+                     {"num_attention_heads", "heads"},
+                     {"num_key_value_heads", "kv_heads"},
+                     {"head_dim", "head_dim"},
+                     {"max_position_embeddings", "max_len"},
+                     {"vocab_size", "vocab"}, {"sliding_window", "window"}};
+}
+
 Stack importedStack(const Model &model, StackKind kind, int64_t layers,
                     std::initializer_list<ImportedSublayer> sublayers) {
   Stack stack;

@@ -252,6 +252,13 @@ private:
   const Json &config;
 };
 
+/// The token rules and size keys of the rotary decoder families (the Llama
+/// reader's, Gemma 2): bos_token_id and eos_token_id (a list allowed)
+/// checked, pad_token_id (the attention mask says what is padding) and
+/// tokenizer_class accepted; hidden_size -> d_model, intermediate_size ->
+/// d_ff, ..., sliding_window -> window.
+void setRotaryDecoderKeys(HfFamily &family);
+
 /// One sublayer of an imported stack.
 struct ImportedSublayer {
   SublayerKind kind;

@@ -527,16 +527,7 @@ std::optional<WeightBinding> bindLlamaWeight(std::string_view canonical) {
 /// The token, size, honoured and ignored keys of the Llama reader's
 /// families (Phi-3 adds its own).
 void setLlamaKeys(HfFamily &family) {
-  // The padding id: the attention mask says what is padding.
-  family.tokens.keys = {"pad_token_id", "tokenizer_class"};
-  family.tokens.checkedIds = {{"bos_token_id", false}, {"eos_token_id", true}};
-  family.sizeKeys = {{"hidden_size", "d_model"}, {"intermediate_size", "d_ff"},
-                     {"num_hidden_layers", "layers"},
-                     {"num_attention_heads", "heads"},
-                     {"num_key_value_heads", "kv_heads"},
-                     {"head_dim", "head_dim"},
-                     {"max_position_embeddings", "max_len"},
-                     {"vocab_size", "vocab"}, {"sliding_window", "window"}};
+  setRotaryDecoderKeys(family);
   family.honouredKeys = {
       "model_type", "vocab_size", "hidden_size", "intermediate_size",
       "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
