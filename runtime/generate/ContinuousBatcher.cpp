@@ -22,7 +22,8 @@ struct ContinuousBatcher::Row {
   bool done = false;
 
   Row(std::shared_ptr<Job> job)
-      : job(std::move(job)), sampler(this->job->sampling, 0),
+      : job(std::move(job)),
+        sampler(this->job->sampling, 0, this->job->prompt.size()),
         history(this->job->prompt) {}
   int64_t remaining() const { return job->maxTokens - generated; }
 };

@@ -293,8 +293,9 @@ bool Generation::runBatch(const std::vector<int64_t> &members,
     batch[b].index = members[b];
     if (!request.encoderDecoder)
       batch[b].history = request.prompts[members[b]];
-    samplers.emplace_back(request.sampling,
-                          static_cast<uint64_t>(members[b]));
+    // A decoder-only row's history starts with its prompt.
+    samplers.emplace_back(request.sampling, static_cast<uint64_t>(members[b]),
+                          batch[b].history.size());
   }
   std::vector<InputView> inputs = prefillInputs(members, rows);
   stats.promptTokens = rows * columns;
@@ -442,7 +443,8 @@ bool Generation::runBeams(int64_t index, std::string &error) {
       logSoftmax(out, vocab);
       applyLogitsProcessors(out, vocab, request.sampling,
                             request.encoderDecoder ? request.bos : -1,
-                            histories[b]);
+                            histories[b],
+                            request.encoderDecoder ? 0 : prompt.size());
       // (On the first step only beam 0 is live.)
       if ((!first || b == 0) && !anyFiniteLogit(out, vocab)) {
         error = noFiniteLogit(generated + 1, index);

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace tfmc::runtime {
@@ -69,10 +70,32 @@ void banBadWords(float *logits, int64_t vocab,
   }
 }
 
+void applyPresencePenalties(float *logits, int64_t vocab,
+                            const int64_t *generated, std::size_t count,
+                            double presence, double frequency) {
+  if (presence == 0 && frequency == 0)
+    return;
+  std::unordered_map<int64_t, int64_t> counts;
+  for (std::size_t i = 0; i < count; ++i)
+    if (generated[i] >= 0 && generated[i] < vocab)
+      ++counts[generated[i]];
+  for (const auto &[token, c] : counts)
+    logits[token] = static_cast<float>(double(logits[token]) -
+                                       double(c) * frequency - presence);
+}
+
 void applyLogitsProcessors(float *logits, int64_t vocab,
                            const SamplingOptions &options, int64_t start,
-                           const std::vector<int64_t> &history) {
+                           const std::vector<int64_t> &history,
+                           std::size_t generatedFrom) {
   applyRepetitionPenalty(logits, vocab, history, options.repetitionPenalty);
+  if (generatedFrom < history.size())
+    applyPresencePenalties(logits, vocab, history.data() + generatedFrom,
+                           history.size() - generatedFrom,
+                           options.presencePenalty, options.frequencyPenalty);
+  for (const auto &[token, bias] : options.logitBias)
+    if (token >= 0 && token < vocab)
+      logits[token] = static_cast<float>(double(logits[token]) + bias);
   banBadWords(logits, vocab, options.badWords, start, history);
 }
 
@@ -94,8 +117,9 @@ int64_t argmax(const float *logits, int64_t vocab) {
   return best;
 }
 
-Sampler::Sampler(const SamplingOptions &options, uint64_t stream)
-    : options(options),
+Sampler::Sampler(const SamplingOptions &options, uint64_t stream,
+                 std::size_t generatedFrom)
+    : options(options), generatedFrom(generatedFrom),
       state(mix(options.seed + kGolden) ^ mix(stream * kGolden + 1)) {}
 
 double Sampler::uniform() {
@@ -220,7 +244,8 @@ bool anyFiniteLogit(const float *logits, int64_t vocab) {
 
 int64_t Sampler::next(float *logits, int64_t vocab,
                       const std::vector<int64_t> &history, int64_t start) {
-  applyLogitsProcessors(logits, vocab, options, start, history);
+  applyLogitsProcessors(logits, vocab, options, start, history,
+                        generatedFrom);
   if (!anyFiniteLogit(logits, vocab))
     return -1;
   if (options.temperature == 0)

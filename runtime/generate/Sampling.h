@@ -3,7 +3,11 @@
 // Hugging Face generate's semantics, in its order of logits processors:
 //   1. repetition penalty (RepetitionPenaltyLogitsProcessor): each token
 //      already in the sequence has its logit divided by R if positive,
-//      multiplied by R if negative; then bad words (NoBadWordsLogitsProcessor):
+//      multiplied by R if negative; then OpenAI's presence and frequency
+//      penalties (logit - c · frequency - (c > 0) · presence, c the count of
+//      the token among the tokens generated so far, not the prompt's) and
+//      logit_bias (a bias added to a token's logit), as OpenAI's API
+//      defines them; then bad words (NoBadWordsLogitsProcessor):
 //      the last token of each banned sequence whose other tokens end the
 //      sequence so far gets -inf (a one-token sequence: always);
 //   2. temperature 0: the argmax (greedy; ties go to the lowest id, as
@@ -26,7 +30,9 @@
 #ifndef TFMC_RUNTIME_SAMPLING_H
 #define TFMC_RUNTIME_SAMPLING_H
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace tfmc::runtime {
@@ -37,6 +43,13 @@ struct SamplingOptions {
   double topP = 1;        // 1: off
   uint64_t seed = 0;
   double repetitionPenalty = 1; // 1: off
+  /// OpenAI's presence_penalty and frequency_penalty (0: off), over the
+  /// generated tokens.
+  double presencePenalty = 0;
+  double frequencyPenalty = 0;
+  /// OpenAI's logit_bias: (token, bias) pairs, each token inside the
+  /// vocabulary (the server checks them).
+  std::vector<std::pair<int64_t, double>> logitBias;
   /// Banned token sequences (Hugging Face's bad_words_ids), each non-empty
   /// and inside the vocabulary (checkGenerateRequest).
   std::vector<std::vector<int64_t>> badWords;
@@ -61,12 +74,22 @@ void banBadWords(float *logits, int64_t vocab,
 /// Whether any of `logits` [vocab] is finite: a choice needs one.
 bool anyFiniteLogit(const float *logits, int64_t vocab);
 
-/// Hugging Face's logits processors before the choice, in its order: the
-/// repetition penalty over `history`, then the bad words (banBadWords with
-/// `start`). Sampler::next and beam search both start with it.
+/// OpenAI's presence and frequency penalties on `logits` [vocab], in place:
+/// each token of `generated` inside the vocabulary, counted c times, has
+/// c · frequency + presence subtracted from its logit.
+void applyPresencePenalties(float *logits, int64_t vocab,
+                            const int64_t *generated, std::size_t count,
+                            double presence, double frequency);
+
+/// The logits processors before the choice, in the order of this file's
+/// comment: the repetition penalty over `history`, OpenAI's penalties over
+/// its tokens from `generatedFrom` on (the generated ones), logit_bias,
+/// then the bad words (banBadWords with `start`). Sampler::next and beam
+/// search both start with it.
 void applyLogitsProcessors(float *logits, int64_t vocab,
                            const SamplingOptions &options, int64_t start,
-                           const std::vector<int64_t> &history);
+                           const std::vector<int64_t> &history,
+                           std::size_t generatedFrom = 0);
 
 /// log(softmax(logits)), in place (max-shifted, summed in double).
 void logSoftmax(float *logits, int64_t vocab);
@@ -84,7 +107,10 @@ void filteredProbabilities(const float *logits, int64_t vocab,
 /// The choices of one sequence: its own stream of draws.
 class Sampler {
 public:
-  Sampler(const SamplingOptions &options, uint64_t stream);
+  /// `generatedFrom`: where the generated tokens start in the `history`
+  /// next() is given (its prompt's length; OpenAI's penalties count them).
+  Sampler(const SamplingOptions &options, uint64_t stream,
+          std::size_t generatedFrom = 0);
 
   /// The next token from `logits` [vocab] (modified in place by the
   /// penalty and the bad words), given the tokens the sequence holds so
@@ -108,6 +134,7 @@ private:
   double keep(const float *logits, int64_t vocab);
 
   SamplingOptions options;
+  std::size_t generatedFrom;
   uint64_t state;
   std::vector<Candidate> candidates;
   std::vector<Candidate> kept; // logit holds exp(logit / T - max)

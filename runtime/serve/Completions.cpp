@@ -133,6 +133,17 @@ void Server::completion(const httplib::Request &httpRequest,
   job->sampling.topP = request.topP;
   job->sampling.topK = request.topK;
   job->sampling.repetitionPenalty = request.repetitionPenalty;
+  job->sampling.presencePenalty = request.presencePenalty;
+  job->sampling.frequencyPenalty = request.frequencyPenalty;
+  for (const auto &[token, bias] : request.logitBias)
+    if (token >= plan.vocab) {
+      error.param = "logit_bias";
+      error.message = fmt::format("logit_bias: token {} is outside the "
+                                  "vocabulary of {} tokens",
+                                  token, plan.vocab);
+      return sendError(response, error);
+    }
+  job->sampling.logitBias = request.logitBias;
   job->sampling.badWords = text.promptTokens.badWordsWithin(plan.vocab);
   job->sampling.seed = request.seed ? *request.seed : std::random_device{}();
   if (encoderDecoder) {

@@ -94,6 +94,41 @@ public:
     return true;
   }
 
+  /// logit_bias: an object of token ids (decimal strings) to biases in
+  /// [-100, 100], OpenAI's.
+  bool logitBias(std::vector<std::pair<int64_t, double>> &out) {
+    const json *value = find("logit_bias");
+    if (!value)
+      return true;
+    if (!value->is_object())
+      return fail("logit_bias",
+                  fmt::format("logit_bias must be an object of token ids to "
+                              "biases, got {}",
+                              support::oneLine(value->dump())));
+    for (auto entry = value->begin(); entry != value->end(); ++entry) {
+      const std::string &key = entry.key();
+      int64_t id = -1;
+      if (!key.empty() && key.size() <= 18 &&
+          key.find_first_not_of("0123456789") == std::string::npos)
+        id = std::stoll(key);
+      if (id < 0)
+        return fail("logit_bias",
+                    fmt::format("logit_bias: {} is not a token id (a "
+                                "decimal string)",
+                                support::quote(key)));
+      const json &bias = entry.value();
+      if (!bias.is_number() || !(bias.get<double>() >= -100) ||
+          !(bias.get<double>() <= 100))
+        return fail("logit_bias",
+                    fmt::format("logit_bias[{}] must be a number in [-100, "
+                                "100], got {}",
+                                support::quote(key),
+                                support::oneLine(bias.dump())));
+      out.emplace_back(id, bias.get<double>());
+    }
+    return true;
+  }
+
   /// A field this server implements only at its neutral value.
   bool neutral(const char *name, const json &allowed, const char *what) {
     const json *value = find(name);
@@ -297,14 +332,9 @@ bool parseCompletionRequest(std::string_view text, bool chat,
                       "log probabilities are not returned") ||
       !fields.neutral("top_logprobs", 0, "log probabilities are not "
                                          "returned") ||
-      !fields.neutral("presence_penalty", 0,
-                      "use repetition_penalty (Hugging Face's)") ||
-      !fields.neutral("frequency_penalty", 0,
-                      "use repetition_penalty (Hugging Face's)") ||
-      !fields.neutral("logit_bias", json::object(),
-                      "tokens are chosen from the model's logits as they "
-                      "are (the tokenizer directory's bad_words_ids ban "
-                      "tokens)") ||
+      !fields.real("presence_penalty", request.presencePenalty) ||
+      !fields.real("frequency_penalty", request.frequencyPenalty) ||
+      !fields.logitBias(request.logitBias) ||
       !fields.neutral("suffix", json(nullptr),
                       "a completion continues its prompt (no text is "
                       "inserted before a suffix)") ||
@@ -334,6 +364,13 @@ bool parseCompletionRequest(std::string_view text, bool chat,
                        fmt::format("repetition_penalty must be positive, got "
                                    "{}",
                                    request.repetitionPenalty));
+  for (auto [name, value] : {std::pair{"presence_penalty",
+                                       request.presencePenalty},
+                             std::pair{"frequency_penalty",
+                                       request.frequencyPenalty}})
+    if (!(value >= -2 && value <= 2))
+      return fields.fail(name, fmt::format("{} must be in [-2, 2], got {}",
+                                           name, value));
   request.topK = topK.value_or(0);
   if (seed)
     request.seed = static_cast<uint64_t>(*seed);

@@ -52,6 +52,11 @@ struct CompletionRequest {
   double topP = 1;
   int64_t topK = 0;
   double repetitionPenalty = 1;
+  /// OpenAI's penalties (-2 .. 2) and logit_bias ((token id, bias -100 ..
+  /// 100) pairs; the ids are checked against the vocabulary by the server).
+  double presencePenalty = 0;
+  double frequencyPenalty = 0;
+  std::vector<std::pair<int64_t, double>> logitBias;
   std::optional<uint64_t> seed;
   std::vector<std::string> stop;
   bool stream = false;

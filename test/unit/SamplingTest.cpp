@@ -297,6 +297,38 @@ TEST(Sampling, RepetitionPenaltyHandDerived) {
   EXPECT_EQ(sampler.next(close.data(), 2, {0}), 1);
 }
 
+TEST(Sampling, OpenAiPenaltiesAndBiasHandDerived) {
+  // History: prompt {3, 3}, then generated {0, 0, 1}. Repetition penalty 2
+  // first (tokens 3, 0, 1: HF's, over the whole sequence), then OpenAI's
+  // over the generated tokens only: token 0 (c = 2) loses 2 * 0.5 + 0.25,
+  // token 1 (c = 1) 0.5 + 0.25, token 3 (only in the prompt) nothing more;
+  // then the biases; then the bad word (token 2) is banned.
+  SamplingOptions options;
+  options.repetitionPenalty = 2.0;
+  options.presencePenalty = 0.25;
+  options.frequencyPenalty = 0.5;
+  options.logitBias = {{3, -1.5}, {4, 2.0}};
+  options.badWords = {{2}};
+  std::vector<float> logits = {4.0f, -1.0f, 9.0f, 6.0f, 0.5f};
+  applyLogitsProcessors(logits.data(), 5, options, -1, {3, 3, 0, 0, 1},
+                        /*generatedFrom=*/2);
+  EXPECT_FLOAT_EQ(logits[0], 4.0f / 2 - 2 * 0.5f - 0.25f); // 0.75
+  EXPECT_FLOAT_EQ(logits[1], -1.0f * 2 - 0.5f - 0.25f);    // -2.75
+  EXPECT_EQ(logits[2], -std::numeric_limits<float>::infinity());
+  EXPECT_FLOAT_EQ(logits[3], 6.0f / 2 - 1.5f);              // 1.5
+  EXPECT_FLOAT_EQ(logits[4], 0.5f + 2.0f);                  // 2.5
+  // The greedy choice is token 4, which only the bias lifted; a sampler
+  // told where the generated tokens start chooses the same.
+  std::vector<float> again = {4.0f, -1.0f, 9.0f, 6.0f, 0.5f};
+  Sampler sampler(options, 0, /*generatedFrom=*/2);
+  EXPECT_EQ(sampler.next(again.data(), 5, {3, 3, 0, 0, 1}), 4);
+  // Without generatedFrom every token counts: token 3 (c = 2) loses 1.25
+  // more.
+  std::vector<float> all = {4.0f, -1.0f, 9.0f, 6.0f, 0.5f};
+  applyLogitsProcessors(all.data(), 5, options, -1, {3, 3, 0, 0, 1});
+  EXPECT_FLOAT_EQ(all[3], 6.0f / 2 - 2 * 0.5f - 0.25f - 1.5f);
+}
+
 TEST(Sampling, BadWordsHandDerived) {
   const float inf = std::numeric_limits<float>::infinity();
   // HF's NoBadWordsLogitsProcessor: [3] always; [1, 2] only right after a
