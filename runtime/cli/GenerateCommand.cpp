@@ -446,7 +446,7 @@ int generateCommand(int argc, char **argv) {
 
   Printer printer(request, tokenizer.get(), options.all("--stop"));
   std::vector<int64_t> counts(request.prompts.size(), 0);
-  auto onToken = [&](int64_t index, int64_t token) {
+  auto onToken = [&](int64_t index, int64_t token, const TokenLogprobs *) {
     TokenAction action = printer.onToken(index, token);
     bool last = ++counts[index] >= request.maxNewTokens ||
                 std::find(request.eos.begin(), request.eos.end(), token) !=

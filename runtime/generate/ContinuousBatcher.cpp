@@ -167,7 +167,8 @@ bool ContinuousBatcher::deliver(Row &row, int64_t token) {
   row.newest = token;
   row.history.push_back(token);
   TokenAction action =
-      row.job->onToken ? row.job->onToken(token) : TokenAction::Continue;
+      row.job->onToken ? row.job->onToken(token, row.sampler.lastLogprobs())
+                       : TokenAction::Continue;
   if (std::optional<FinishReason> end =
           endOf(*row.job, action, token, row.generated))
     finishRow(row, *end, "");
@@ -382,10 +383,10 @@ void ContinuousBatcher::runAlone(const std::shared_ptr<Job> &job) {
   request.cApiNames = true;
   FinishReason reason = FinishReason::Length;
   int64_t generated = 0;
-  auto onToken = [&](int64_t, int64_t token) {
+  auto onToken = [&](int64_t, int64_t token, const TokenLogprobs *logprobs) {
     TokenAction action =
         job->cancelled || cancelAll ? TokenAction::Cancel
-        : job->onToken              ? job->onToken(token)
+        : job->onToken              ? job->onToken(token, logprobs)
                                     : TokenAction::Continue;
     if (std::optional<FinishReason> end =
             endOf(*job, action, token, ++generated))

@@ -72,7 +72,10 @@ struct Job {
   SamplingOptions sampling;
   /// Each new token as it is chosen; StopSequence ends the sequence (the
   /// token is kept), Cancel too (finish reason Cancelled).
-  std::function<TokenAction(int64_t token)> onToken;
+  /// With sampling.logprobs >= 0, `logprobs` holds its log-probabilities
+  /// (else null).
+  std::function<TokenAction(int64_t token, const TokenLogprobs *logprobs)>
+      onToken;
   /// Once, last.
   std::function<void(FinishReason reason, const std::string &error)> onDone;
   /// Set from any thread: the row leaves the batch before the next step.

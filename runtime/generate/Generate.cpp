@@ -75,7 +75,8 @@ private:
                    int64_t rows, std::string &error) const;
   /// Records token `token` of sequence `index` and tells the callback;
   /// false when the sequence (or, with cancelled, the call) ends here.
-  bool deliver(int64_t index, int64_t token);
+  bool deliver(int64_t index, int64_t token,
+               const TokenLogprobs *logprobs = nullptr);
   bool isEos(int64_t token) const {
     return std::find(request.eos.begin(), request.eos.end(), token) !=
            request.eos.end();
@@ -260,7 +261,8 @@ bool Generation::checkLogits(const std::string &entry,
   return true;
 }
 
-bool Generation::deliver(int64_t index, int64_t token) {
+bool Generation::deliver(int64_t index, int64_t token,
+                         const TokenLogprobs *logprobs) {
   SequenceResult &sequence = result.sequences[index];
   const double at = now();
   if (sequence.tokens.empty())
@@ -269,7 +271,7 @@ bool Generation::deliver(int64_t index, int64_t token) {
     sequence.decodeSeconds = at - sequence.firstTokenSeconds;
   sequence.tokens.push_back(token);
   if (onToken) {
-    TokenAction action = onToken(index, token);
+    TokenAction action = onToken(index, token, logprobs);
     if (action == TokenAction::Cancel) {
       result.cancelled = true;
       return false;
@@ -340,7 +342,8 @@ bool Generation::runBatch(const std::vector<int64_t> &members,
       tokens[r] = token;
       if (!request.encoderDecoder)
         row.history.push_back(token);
-      row.done = !deliver(row.index, token);
+      row.done =
+          !deliver(row.index, token, samplers[order[r]].lastLogprobs());
       if (result.cancelled)
         return true;
     }

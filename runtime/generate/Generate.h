@@ -48,7 +48,10 @@ enum class TokenAction {
 /// Called for each new token of sequence `index` (input order) as soon as
 /// it is chosen (greedy or sampling); with beam search, for each token of
 /// the best hypothesis when that prompt's search ends.
-using TokenCallback = std::function<TokenAction(int64_t index, int64_t token)>;
+/// Each new token of sequence `index`, with its log-probabilities where the
+/// request's sampling asks for them (SamplingOptions::logprobs), else null.
+using TokenCallback = std::function<TokenAction(
+    int64_t index, int64_t token, const TokenLogprobs *logprobs)>;
 
 struct GenerateRequest {
   /// Decoder-only: the prompts. Encoder-decoder: the sources.

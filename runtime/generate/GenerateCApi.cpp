@@ -104,7 +104,8 @@ extern "C" int tfmc_generate_batch(tfmc_model *model,
     request.beams.earlyStopping = options->early_stopping != 0;
     std::fill(out_counts, out_counts + count, 0);
     const int64_t stride = std::max<int64_t>(options->max_new_tokens, 0);
-    TokenCallback onToken = [&](int64_t sequence, int64_t token) {
+    TokenCallback onToken = [&](int64_t sequence, int64_t token,
+                                const TokenLogprobs *) {
       out[sequence * stride + out_counts[sequence]++] = token;
       if (!callback)
         return TokenAction::Continue;
@@ -194,7 +195,7 @@ extern "C" int tfmc_batcher_submit(tfmc_batcher *batcher,
     std::string error, field;
     if (!batcher->batcher->checkJob(*job, "max_new_tokens", error, field))
       return failWith(error);
-    job->onToken = [on_token, user](int64_t token) {
+    job->onToken = [on_token, user](int64_t token, const TokenLogprobs *) {
       if (!on_token)
         return TokenAction::Continue;
       int action = on_token(user, token);

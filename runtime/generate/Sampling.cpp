@@ -244,6 +244,17 @@ bool anyFiniteLogit(const float *logits, int64_t vocab) {
 
 int64_t Sampler::next(float *logits, int64_t vocab,
                       const std::vector<int64_t> &history, int64_t start) {
+  if (options.logprobs >= 0)
+    raw.assign(logits, logits + vocab);
+  const int64_t token = choose(logits, vocab, history, start);
+  chose = token >= 0;
+  if (chose && options.logprobs >= 0)
+    tokenLogprobs(raw.data(), vocab, token, options.logprobs, last);
+  return token;
+}
+
+int64_t Sampler::choose(float *logits, int64_t vocab,
+                        const std::vector<int64_t> &history, int64_t start) {
   applyLogitsProcessors(logits, vocab, options, start, history,
                         generatedFrom);
   if (!anyFiniteLogit(logits, vocab))
@@ -259,6 +270,31 @@ int64_t Sampler::next(float *logits, int64_t vocab,
   }
   // Rounding left a sliver past the last kept token.
   return kept.back().id;
+}
+
+void tokenLogprobs(const float *logits, int64_t vocab, int64_t chosen,
+                   int64_t top, TokenLogprobs &out) {
+  double largest = -INFINITY;
+  for (int64_t i = 0; i < vocab; ++i)
+    largest = std::max(largest, double(logits[i]));
+  double sum = 0;
+  for (int64_t i = 0; i < vocab; ++i)
+    sum += std::exp(double(logits[i]) - largest);
+  const double shift = largest + std::log(sum);
+  out.logprob = double(logits[chosen]) - shift;
+  out.top.clear();
+  top = std::min(top, vocab);
+  if (top <= 0)
+    return;
+  std::vector<int64_t> ids(static_cast<std::size_t>(vocab));
+  for (int64_t i = 0; i < vocab; ++i)
+    ids[i] = i;
+  auto before = [&](int64_t a, int64_t b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  };
+  std::partial_sort(ids.begin(), ids.begin() + top, ids.end(), before);
+  for (int64_t i = 0; i < top; ++i)
+    out.top.emplace_back(ids[i], double(logits[ids[i]]) - shift);
 }
 
 void filteredProbabilities(const float *logits, int64_t vocab,

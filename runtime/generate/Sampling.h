@@ -53,7 +53,25 @@ struct SamplingOptions {
   /// Banned token sequences (Hugging Face's bad_words_ids), each non-empty
   /// and inside the vocabulary (checkGenerateRequest).
   std::vector<std::vector<int64_t>> badWords;
+  /// OpenAI's logprobs: -1, none; else each choice's TokenLogprobs with
+  /// this many alternatives (Sampler::lastLogprobs).
+  int64_t logprobs = -1;
 };
+
+/// One choice's log-probabilities as OpenAI's logprobs report them: the
+/// chosen token's under the model's own distribution (log_softmax of its
+/// logits, before the processors, penalties and temperature: what vLLM
+/// reports by default), and the `top` most probable tokens with theirs,
+/// most probable first (equals: the lowest id first).
+struct TokenLogprobs {
+  double logprob = 0;
+  std::vector<std::pair<int64_t, double>> top;
+};
+
+/// TokenLogprobs of `chosen` from `logits` [vocab] (finite or -inf; summed
+/// in double).
+void tokenLogprobs(const float *logits, int64_t vocab, int64_t chosen,
+                   int64_t top, TokenLogprobs &out);
 
 /// HF's repetition penalty on `logits` [vocab], in place, for each distinct
 /// token of `history` inside the vocabulary.
@@ -124,7 +142,16 @@ public:
   /// A uniform double in [0, 1): the stream's next draw.
   double uniform();
 
+  /// The last choice's log-probabilities, with options.logprobs >= 0 (and
+  /// after a choice); else null.
+  const TokenLogprobs *lastLogprobs() const {
+    return options.logprobs >= 0 && chose ? &last : nullptr;
+  }
+
 private:
+  /// next() without the logprobs.
+  int64_t choose(float *logits, int64_t vocab,
+                 const std::vector<int64_t> &history, int64_t start);
   struct Candidate {
     double logit;
     int64_t id;
@@ -139,6 +166,9 @@ private:
   std::vector<Candidate> candidates;
   std::vector<Candidate> kept; // logit holds exp(logit / T - max)
   std::vector<float> heap;     // top-k's k largest logits
+  std::vector<float> raw;      // the model's logits (logprobs)
+  TokenLogprobs last;
+  bool chose = false;
   friend void filteredProbabilities(const float *, int64_t,
                                     const SamplingOptions &,
                                     std::vector<double> &);

@@ -35,6 +35,45 @@ double secondsSince(Clock::time_point start) {
 /// How often a worker that waits for a job looks at its client.
 constexpr std::chrono::milliseconds kClientPoll{250};
 
+/// The text each token adds to a sequence, for logprobs: decoded in the
+/// context of the tokens before it (the last kContext of them, as
+/// TextStream decodes), so that SentencePiece's leading spaces and
+/// byte-level merges come out as in the answer's text. A token that ends
+/// inside a UTF-8 character adds U+FFFD where the decoder replaces the
+/// unfinished bytes.
+class TokenTexts {
+public:
+  TokenTexts(const Tokenizer &tokenizer, std::vector<int64_t> context)
+      : tokenizer(tokenizer), context(std::move(context)) {}
+
+  /// What `token` would add after the tokens so far.
+  std::string textOf(int64_t token) const {
+    std::vector<int64_t> window(
+        context.end() - std::min<std::size_t>(context.size(), kContext),
+        context.end());
+    const std::string before = tokenizer.decode(window);
+    window.push_back(token);
+    std::string after = tokenizer.decode(window);
+    return after.compare(0, before.size(), before) == 0
+               ? after.substr(before.size())
+               : after;
+  }
+  /// The entry of a chosen token, then adds it to the context.
+  TokenLogprobEntry entry(int64_t token, const TokenLogprobs &logprobs) {
+    TokenLogprobEntry out;
+    out.chosen = {token, textOf(token), logprobs.logprob};
+    for (const auto &[id, logprob] : logprobs.top)
+      out.top.push_back({id, textOf(id), logprob});
+    context.push_back(token);
+    return out;
+  }
+
+private:
+  static constexpr std::size_t kContext = 6;
+  const Tokenizer &tokenizer;
+  std::vector<int64_t> context;
+};
+
 } // namespace
 
 bool Server::promptIds(const CompletionRequest &request,
@@ -162,6 +201,14 @@ void Server::completion(const httplib::Request &httpRequest,
                     "matches the generated text";
     return sendError(response, error);
   }
+  job->sampling.logprobs = request.logprobs;
+  if (request.logprobs >= 0 && !text.tokenizer) {
+    error.param = request.chat && request.logprobs > 0 ? "top_logprobs"
+                                                       : "logprobs";
+    error.message = "logprobs needs the server to have --tokenizer DIR: "
+                    "each token is reported with its text";
+    return sendError(response, error);
+  }
   {
     std::string message, field;
     if (!scheduler->checkJob(*job, "max_tokens", message, field)) {
@@ -179,8 +226,13 @@ void Server::completion(const httplib::Request &httpRequest,
       job->bos >= 0 ? std::vector<int64_t>() : job->prompt, request.stop);
   auto lastToken = std::make_shared<Clock::time_point>(arrival);
   auto count = std::make_shared<int64_t>(0);
-  job->onToken = [this, channel, stopText, lastToken, count,
-                  arrival](int64_t token) {
+  std::shared_ptr<TokenTexts> tokenTexts;
+  if (request.logprobs >= 0)
+    tokenTexts = std::make_shared<TokenTexts>(
+        *text.tokenizer,
+        job->bos >= 0 ? std::vector<int64_t>{job->bos} : job->prompt);
+  job->onToken = [this, channel, stopText, lastToken, count, arrival,
+                  tokenTexts](int64_t token, const TokenLogprobs *logprobs) {
     const Clock::time_point now = Clock::now();
     if ((*count)++ == 0)
       metrics.firstToken(secondsSince(arrival));
@@ -192,6 +244,8 @@ void Server::completion(const httplib::Request &httpRequest,
     Channel::Piece piece;
     piece.text = stopText->push(token, stopped);
     piece.tokens = {token};
+    if (tokenTexts && logprobs)
+      piece.logprobs = {tokenTexts->entry(token, *logprobs)};
     channel->push(std::move(piece));
     return stopped ? TokenAction::StopSequence : TokenAction::Continue;
   };
@@ -246,6 +300,8 @@ void Server::completion(const httplib::Request &httpRequest,
       result.text += piece.text;
       result.tokens.insert(result.tokens.end(), piece.tokens.begin(),
                            piece.tokens.end());
+      result.logprobs.insert(result.logprobs.end(), piece.logprobs.begin(),
+                             piece.logprobs.end());
     }
     usage(static_cast<int64_t>(result.tokens.size()));
     if (!all.done) {
@@ -290,6 +346,7 @@ void Server::completion(const httplib::Request &httpRequest,
           return false;
         };
         bool first = true;
+        int64_t textOffset = 0; // characters of the tokens' texts so far
         for (;;) {
           // Wake now and then to notice a client that went away.
           Channel::Taken taken = channel->take(kClientPoll);
@@ -297,8 +354,11 @@ void Server::completion(const httplib::Request &httpRequest,
             result.tokens.insert(result.tokens.end(), piece.tokens.begin(),
                                  piece.tokens.end());
             if (!send(completionChunk(request, result, piece.text,
-                                      piece.tokens, "", first)))
+                                      piece.tokens, "", first, piece.logprobs,
+                                      textOffset)))
               return cancel();
+            for (const TokenLogprobEntry &entry : piece.logprobs)
+              textOffset += textCharacters(entry.chosen.text);
             first = false;
           }
           if (!sink.is_writable() || GatedHttpServer::clientGone())

@@ -129,6 +129,36 @@ public:
     return true;
   }
 
+  /// logprobs: chat's `logprobs` (true or false) and `top_logprobs` (0 ..
+  /// 20, with logprobs true), or completions' `logprobs` (null or 0 .. 5),
+  /// as the alternatives to report (-1: none).
+  bool logprobs(bool chat, int64_t &out) {
+    out = -1;
+    std::optional<int64_t> top;
+    if (chat) {
+      bool wanted = false;
+      if (!boolean("logprobs", wanted) || !integer("top_logprobs", top, 0))
+        return false;
+      if (top && *top > 20)
+        return fail("top_logprobs",
+                    fmt::format("top_logprobs must be at most 20, got {}",
+                                *top));
+      if (top && !wanted)
+        return fail("top_logprobs", "top_logprobs needs logprobs: true");
+      if (wanted)
+        out = top.value_or(0);
+      return true;
+    }
+    if (!integer("logprobs", top, 0))
+      return false;
+    if (top && *top > 5)
+      return fail("logprobs",
+                  fmt::format("logprobs must be at most 5, got {}", *top));
+    out = top.value_or(-1);
+    return neutral("top_logprobs", json(nullptr),
+                   "a completion's alternatives are its logprobs count");
+  }
+
   /// A field this server implements only at its neutral value.
   bool neutral(const char *name, const json &allowed, const char *what) {
     const json *value = find(name);
@@ -328,10 +358,7 @@ bool parseCompletionRequest(std::string_view text, bool chat,
       !fields.neutral("n", 1, "one choice per request") ||
       !fields.neutral("best_of", 1, "one choice per request") ||
       !fields.neutral("echo", false, "the prompt is not repeated") ||
-      !fields.neutral("logprobs", chat ? json(false) : json(nullptr),
-                      "log probabilities are not returned") ||
-      !fields.neutral("top_logprobs", 0, "log probabilities are not "
-                                         "returned") ||
+      !fields.logprobs(chat, request.logprobs) ||
       !fields.real("presence_penalty", request.presencePenalty) ||
       !fields.real("frequency_penalty", request.frequencyPenalty) ||
       !fields.logitBias(request.logitBias) ||
@@ -474,12 +501,77 @@ json finish(const std::string &reason) {
   return reason.empty() ? json(nullptr) : json(reason);
 }
 
+/// A log-probability as JSON: OpenAI's -9999 for a token that cannot be
+/// chosen (JSON has no infinity).
+json logprobValue(double value) {
+  return std::isfinite(value) ? json(value) : json(-9999.0);
+}
+
+json bytesOf(const std::string &text) {
+  json bytes = json::array();
+  for (unsigned char c : text)
+    bytes.push_back(int(c));
+  return bytes;
+}
+
+/// A choice's "logprobs": chat's {"content": [...], "refusal": null}, or
+/// completions' {"tokens", "token_logprobs", "top_logprobs",
+/// "text_offset"}; `textOffset`: characters before the first token's text.
+json logprobsJson(const CompletionRequest &request,
+                  const std::vector<TokenLogprobEntry> &entries,
+                  int64_t textOffset) {
+  if (request.chat) {
+    auto token = [](const LoggedToken &t) {
+      return json{{"token", t.text},
+                  {"logprob", logprobValue(t.logprob)},
+                  {"bytes", bytesOf(t.text)},
+                  {"token_id", t.id}};
+    };
+    json content = json::array();
+    for (const TokenLogprobEntry &entry : entries) {
+      json item = token(entry.chosen);
+      json top = json::array();
+      for (const LoggedToken &alternative : entry.top)
+        top.push_back(token(alternative));
+      item["top_logprobs"] = top;
+      content.push_back(item);
+    }
+    return {{"content", content}, {"refusal", nullptr}};
+  }
+  json tokens = json::array(), values = json::array(), tops = json::array(),
+       offsets = json::array();
+  for (const TokenLogprobEntry &entry : entries) {
+    tokens.push_back(entry.chosen.text);
+    values.push_back(logprobValue(entry.chosen.logprob));
+    json top = json::object();
+    for (const LoggedToken &alternative : entry.top)
+      if (!top.contains(alternative.text))
+        top[alternative.text] = logprobValue(alternative.logprob);
+    tops.push_back(top);
+    offsets.push_back(textOffset);
+    textOffset += textCharacters(entry.chosen.text);
+  }
+  return {{"tokens", tokens},
+          {"token_logprobs", values},
+          {"top_logprobs", tops},
+          {"text_offset", offsets}};
+}
+
 } // namespace
+
+int64_t textCharacters(const std::string &text) {
+  int64_t count = 0;
+  for (unsigned char c : text)
+    count += (c & 0xC0) != 0x80;
+  return count;
+}
 
 std::string completionBody(const CompletionRequest &request,
                            const CompletionResult &result) {
   json choice = {{"index", 0},
-                 {"logprobs", nullptr},
+                 {"logprobs", request.logprobs >= 0
+                                  ? logprobsJson(request, result.logprobs, 0)
+                                  : json(nullptr)},
                  {"finish_reason", finish(result.finishReason)},
                  {"token_ids", result.tokens}};
   if (request.chat)
@@ -500,9 +592,13 @@ std::string completionChunk(const CompletionRequest &request,
                             const CompletionResult &result,
                             const std::string &text,
                             const std::vector<int64_t> &tokens,
-                            const std::string &finishReason, bool role) {
+                            const std::string &finishReason, bool role,
+                            const std::vector<TokenLogprobEntry> &logprobs,
+                            int64_t textOffset) {
   json choice = {{"index", 0},
-                 {"logprobs", nullptr},
+                 {"logprobs", request.logprobs >= 0 && !logprobs.empty()
+                                  ? logprobsJson(request, logprobs, textOffset)
+                                  : json(nullptr)},
                  {"finish_reason", finish(finishReason)},
                  {"token_ids", tokens}};
   if (request.chat) {

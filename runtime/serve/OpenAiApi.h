@@ -16,6 +16,7 @@
 #define TFMC_RUNTIME_SERVE_OPENAIAPI_H
 
 #include "runtime/serve/ChatTemplate.h"
+#include "runtime/serve/TokenChannel.h"
 
 #include <cstdint>
 #include <optional>
@@ -57,6 +58,9 @@ struct CompletionRequest {
   double presencePenalty = 0;
   double frequencyPenalty = 0;
   std::vector<std::pair<int64_t, double>> logitBias;
+  /// logprobs: -1, none; else the alternatives each token reports (chat's
+  /// top_logprobs, 0 .. 20; completions' logprobs, 0 .. 5).
+  int64_t logprobs = -1;
   std::optional<uint64_t> seed;
   std::vector<std::string> stop;
   bool stream = false;
@@ -84,6 +88,7 @@ struct CompletionResult {
   int64_t created = 0;
   std::string text;
   std::vector<int64_t> tokens;
+  std::vector<TokenLogprobEntry> logprobs; // with request.logprobs >= 0
   std::string finishReason; // "stop" or "length"
   int64_t promptTokens = 0;
 };
@@ -92,11 +97,17 @@ std::string completionBody(const CompletionRequest &request,
                            const CompletionResult &result);
 /// One server-sent event's JSON: a piece of text (and its tokens), or the
 /// last piece with its finish reason; chat's first chunk carries the role.
+/// `logprobs`: the piece's tokens' (with request.logprobs >= 0), the text
+/// of the ones before them `textOffset` characters long.
 std::string completionChunk(const CompletionRequest &request,
                             const CompletionResult &result,
                             const std::string &text,
                             const std::vector<int64_t> &tokens,
-                            const std::string &finishReason, bool role);
+                            const std::string &finishReason, bool role,
+                            const std::vector<TokenLogprobEntry> &logprobs = {},
+                            int64_t textOffset = 0);
+/// Characters (code points) of UTF-8 `text`: completions' text_offset.
+int64_t textCharacters(const std::string &text);
 /// The usage chunk of stream_options.include_usage (no choices).
 std::string usageChunk(const CompletionRequest &request,
                        const CompletionResult &result);

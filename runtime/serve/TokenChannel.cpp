@@ -7,10 +7,12 @@ namespace tfmc::runtime::serve {
 void Channel::push(Piece piece) {
   std::lock_guard<std::mutex> lock(mutex);
   std::deque<Piece> &pieces = state.pieces;
-  if (!pieces.empty() && !pieces.back().text.empty() && piece.text.empty())
+  if (!pieces.empty() && !pieces.back().text.empty() && piece.text.empty()) {
     pieces.back().tokens.insert(pieces.back().tokens.end(),
                                 piece.tokens.begin(), piece.tokens.end());
-  else
+    pieces.back().logprobs.insert(pieces.back().logprobs.end(),
+                                  piece.logprobs.begin(), piece.logprobs.end());
+  } else
     pieces.push_back(std::move(piece));
   ready.notify_all();
 }

@@ -23,11 +23,26 @@
 
 namespace tfmc::runtime::serve {
 
+/// A token as a response's logprobs report it: its id, the text it adds in
+/// context, and its log-probability.
+struct LoggedToken {
+  int64_t id = 0;
+  std::string text;
+  double logprob = 0;
+};
+/// A chosen token's, and the most probable alternatives'.
+struct TokenLogprobEntry {
+  LoggedToken chosen;
+  std::vector<LoggedToken> top;
+};
+
 class Channel {
 public:
   struct Piece {
     std::string text;
     std::vector<int64_t> tokens;
+    /// With logprobs asked for: one entry per token.
+    std::vector<TokenLogprobEntry> logprobs;
   };
   /// What a consumer takes at once: the pieces pushed since its last take,
   /// and whether the sequence has finished (then `reason` and `error`).

@@ -9,7 +9,8 @@ prompt must give the ids this script chooses step by step: the logits of
 generated so far, c times, less c * frequency + (c > 0) * presence, each
 logit_bias added, then the argmax (the lowest id among equals). Each case
 must also differ from the plain greedy ids (so an ignored field fails), and
-every chosen step wins by a margin. Then the refusals: one line each.
+every chosen step wins by a margin. Then the refusals: one line each
+(logprobs too: this server has no tokenizer to give each token's text).
 Exits 1 on any failure.
 """
 
@@ -119,7 +120,9 @@ def main():
                                 ("logit_bias", {"-5": 1}, "is not a token id"),
                                 ("logit_bias", {"50257": 1}, "outside the vocabulary of 50257"),
                                 ("logit_bias", {"5": 101}, "must be a number in [-100, 100]"),
-                                ("logit_bias", [5], "must be an object")):
+                                ("logit_bias", [5], "must be an object"),
+                                # (This server has no --tokenizer.)
+                                ("logprobs", 2, "logprobs needs the server to have --tokenizer")):
         status, body = post(root + "/v1/completions",
                             {"model": model, "prompt": PROMPT, "max_tokens": 1, field: value})
         error = body.get("error", {}) if isinstance(body, dict) else {}
