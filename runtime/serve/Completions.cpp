@@ -218,63 +218,110 @@ void Server::completion(const httplib::Request &httpRequest,
     }
   }
 
-  auto channel = std::make_shared<Channel>();
-  // An encoder-decoder's text starts with no context (its prompt is the
-  // source).
-  auto stopText = std::make_shared<StopText>(
-      text.tokenizer.get(),
-      job->bos >= 0 ? std::vector<int64_t>() : job->prompt, request.stop);
-  auto lastToken = std::make_shared<Clock::time_point>(arrival);
-  auto count = std::make_shared<int64_t>(0);
-  std::shared_ptr<TokenTexts> tokenTexts;
-  if (request.logprobs >= 0)
-    tokenTexts = std::make_shared<TokenTexts>(
-        *text.tokenizer,
-        job->bos >= 0 ? std::vector<int64_t>{job->bos} : job->prompt);
-  job->onToken = [this, channel, stopText, lastToken, count, arrival,
-                  tokenTexts](int64_t token, const TokenLogprobs *logprobs) {
-    const Clock::time_point now = Clock::now();
-    if ((*count)++ == 0)
-      metrics.firstToken(secondsSince(arrival));
-    else
-      metrics.perToken(
-          std::chrono::duration<double>(now - *lastToken).count());
-    *lastToken = now;
-    bool stopped = false;
-    Channel::Piece piece;
-    piece.text = stopText->push(token, stopped);
-    piece.tokens = {token};
-    if (tokenTexts && logprobs)
-      piece.logprobs = {tokenTexts->entry(token, *logprobs)};
-    channel->push(std::move(piece));
-    return stopped ? TokenAction::StopSequence : TokenAction::Continue;
-  };
-  job->onDone = [channel, stopText](FinishReason reason,
-                                    const std::string &why) {
-    if (reason == FinishReason::Stop || reason == FinishReason::Length) {
-      std::string rest = stopText->finish();
-      if (!rest.empty())
-        channel->push({rest, {}});
-    }
-    channel->finish(reason, why);
-  };
-
-  switch (scheduler->submit(job)) {
-  case ContinuousBatcher::Admission::Accepted:
-    break;
-  case ContinuousBatcher::Admission::QueueFull: {
-    error.status = 429;
-    error.type = "requests"; // OpenAI's type and code for a 429
-    error.code = "rate_limit_exceeded";
-    error.message = "the server's queue is full: retry later";
-    BatcherState state = scheduler->state();
-    response.set_header(
-        "Retry-After",
-        std::to_string(std::max<int64_t>(
-            1, static_cast<int64_t>(state.stepSeconds * 16 + 0.999))));
+  // A request the batch and the queue could never hold at once would wait
+  // for room forever.
+  if (request.n > plan.maxBatch + settings.maxQueue) {
+    error.param = "n";
+    error.message = fmt::format("n = {} is more choices than this server "
+                                "holds at once (--max-batch {} + --max-queue "
+                                "{})",
+                                request.n, plan.maxBatch, settings.maxQueue);
     return sendError(response, error);
   }
-  case ContinuousBatcher::Admission::Closed:
+  // n choices: n jobs of the same prompt, each with its own draws (choice
+  // 0's seed is the request's S; choice i's S xor 0x9e3779b97f4a7c15 · i,
+  // kept below 2^63 as a request's seed is: docs/serving.md).
+  std::vector<std::shared_ptr<Job>> jobs = {job};
+  for (int64_t i = 1; i < request.n; ++i) {
+    auto choice = std::make_shared<Job>();
+    choice->prompt = job->prompt;
+    choice->bos = job->bos;
+    choice->maxTokens = job->maxTokens;
+    choice->eos = job->eos;
+    choice->sampling = job->sampling;
+    choice->sampling.seed =
+        (job->sampling.seed ^ (0x9e3779b97f4a7c15ULL * uint64_t(i))) &
+        0x7fffffffffffffffULL;
+    jobs.push_back(std::move(choice));
+  }
+  std::vector<std::shared_ptr<Channel>> channels;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    Job &choice = *jobs[i];
+    auto channel = std::make_shared<Channel>();
+    channels.push_back(channel);
+    // An encoder-decoder's text starts with no context (its prompt is the
+    // source).
+    auto stopText = std::make_shared<StopText>(
+        text.tokenizer.get(),
+        choice.bos >= 0 ? std::vector<int64_t>() : choice.prompt,
+        request.stop);
+    auto lastToken = std::make_shared<Clock::time_point>(arrival);
+    auto count = std::make_shared<int64_t>(0);
+    std::shared_ptr<TokenTexts> tokenTexts;
+    if (request.logprobs >= 0)
+      tokenTexts = std::make_shared<TokenTexts>(
+          *text.tokenizer,
+          choice.bos >= 0 ? std::vector<int64_t>{choice.bos} : choice.prompt);
+    // The request's time to its first token is choice 0's.
+    const bool first = i == 0;
+    choice.onToken = [this, channel, stopText, lastToken, count, arrival,
+                      tokenTexts, first](int64_t token,
+                                         const TokenLogprobs *logprobs) {
+      const Clock::time_point now = Clock::now();
+      if ((*count)++ == 0) {
+        if (first)
+          metrics.firstToken(secondsSince(arrival));
+      } else {
+        metrics.perToken(
+            std::chrono::duration<double>(now - *lastToken).count());
+      }
+      *lastToken = now;
+      bool stopped = false;
+      Channel::Piece piece;
+      piece.text = stopText->push(token, stopped);
+      piece.tokens = {token};
+      if (tokenTexts && logprobs)
+        piece.logprobs = {tokenTexts->entry(token, *logprobs)};
+      channel->push(std::move(piece));
+      return stopped ? TokenAction::StopSequence : TokenAction::Continue;
+    };
+    choice.onDone = [channel, stopText](FinishReason reason,
+                                        const std::string &why) {
+      if (reason == FinishReason::Stop || reason == FinishReason::Length) {
+        std::string rest = stopText->finish();
+        if (!rest.empty())
+          channel->push({rest, {}, {}});
+      }
+      channel->finish(reason, why);
+    };
+  }
+
+  auto cancelAll = [jobs] {
+    for (const std::shared_ptr<Job> &choice : jobs)
+      choice->cancelled = true;
+  };
+  for (const std::shared_ptr<Job> &choice : jobs) {
+    ContinuousBatcher::Admission admission = scheduler->submit(choice);
+    if (admission == ContinuousBatcher::Admission::Accepted)
+      continue;
+    // The choices already queued leave again.
+    cancelAll();
+    if (admission == ContinuousBatcher::Admission::QueueFull) {
+      error.status = 429;
+      error.type = "requests"; // OpenAI's type and code for a 429
+      error.code = "rate_limit_exceeded";
+      error.message = request.n > 1
+                          ? fmt::format("the server's queue has no room for "
+                                        "{} choices: retry later",
+                                        request.n)
+                          : "the server's queue is full: retry later";
+      BatcherState state = scheduler->state();
+      response.set_header(
+          "Retry-After",
+          std::to_string(std::max<int64_t>(
+              1, static_cast<int64_t>(state.stepSeconds * 16 + 0.999))));
+      return sendError(response, error);
+    }
     error.status = 503;
     error.type = "server_error";
     error.message = "the server is shutting down";
@@ -282,106 +329,143 @@ void Server::completion(const httplib::Request &httpRequest,
     return sendError(response, error);
   }
 
-  CompletionResult result;
-  result.id = randomId(request.chat ? "chatcmpl-" : "cmpl-");
-  result.created = unixTime();
-  result.promptTokens = promptLength;
+  std::vector<CompletionResult> results(jobs.size());
+  const std::string id = randomId(request.chat ? "chatcmpl-" : "cmpl-");
+  const int64_t created = unixTime();
+  for (CompletionResult &result : results) {
+    result.id = id;
+    result.created = created;
+    result.promptTokens = promptLength;
+  }
   // By value: the stream's provider runs after this function returns.
-  auto usage = [this, prompt = result.promptTokens](int64_t generated) {
+  auto usage = [this, prompt = promptLength](int64_t generated) {
     metrics.tokens(prompt, generated);
+  };
+  auto generated = [](const std::vector<CompletionResult> &all) {
+    int64_t sum = 0;
+    for (const CompletionResult &result : all)
+      sum += static_cast<int64_t>(result.tokens.size());
+    return sum;
   };
 
   if (!request.stream) {
-    // The status depends on how the job ends, so the answer waits for the
-    // end; meanwhile a client that has closed its connection cancels it.
-    Channel::Taken all =
-        channel->takeAll(GatedHttpServer::clientGone, kClientPoll);
-    for (Channel::Piece &piece : all.pieces) {
-      result.text += piece.text;
-      result.tokens.insert(result.tokens.end(), piece.tokens.begin(),
-                           piece.tokens.end());
-      result.logprobs.insert(result.logprobs.end(), piece.logprobs.begin(),
-                             piece.logprobs.end());
+    // The status depends on how the jobs end, so the answer waits for the
+    // end; meanwhile a client that has closed its connection cancels them.
+    std::optional<ApiError> failure;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      Channel::Taken all =
+          channels[i]->takeAll(GatedHttpServer::clientGone, kClientPoll);
+      CompletionResult &result = results[i];
+      for (Channel::Piece &piece : all.pieces) {
+        result.text += piece.text;
+        result.tokens.insert(result.tokens.end(), piece.tokens.begin(),
+                             piece.tokens.end());
+        result.logprobs.insert(result.logprobs.end(), piece.logprobs.begin(),
+                               piece.logprobs.end());
+      }
+      if (!all.done) {
+        cancelAll();
+        usage(generated(results));
+        // nginx's "client closed request"; read only by a client that shut
+        // down its sending half and still reads.
+        ApiError gone;
+        gone.status = 499;
+        gone.message = "the client closed its connection";
+        response.set_header("Connection", "close");
+        return sendError(response, gone);
+      }
+      if ((all.reason == FinishReason::Error ||
+           all.reason == FinishReason::Cancelled) &&
+          !failure) {
+        failure.emplace();
+        failure->status = all.reason == FinishReason::Error ? 500 : 503;
+        failure->type = "server_error";
+        failure->message = all.reason == FinishReason::Error
+                               ? all.error
+                               : "the request was cancelled: the server is "
+                                 "shutting down";
+      }
+      result.finishReason = finishName(all.reason);
     }
-    usage(static_cast<int64_t>(result.tokens.size()));
-    if (!all.done) {
-      job->cancelled = true;
-      // nginx's "client closed request"; read only by a client that shut
-      // down its sending half and still reads.
-      ApiError gone;
-      gone.status = 499;
-      gone.message = "the client closed its connection";
-      response.set_header("Connection", "close");
-      return sendError(response, gone);
-    }
-    if (all.reason == FinishReason::Error ||
-        all.reason == FinishReason::Cancelled) {
-      ApiError failure;
-      failure.status = all.reason == FinishReason::Error ? 500 : 503;
-      failure.type = "server_error";
-      failure.message = all.reason == FinishReason::Error
-                            ? all.error
-                            : "the request was cancelled: the server is "
-                              "shutting down";
-      return sendError(response, failure);
-    }
-    result.finishReason = finishName(all.reason);
-    response.set_content(completionBody(request, result), "application/json");
+    usage(generated(results));
+    if (failure)
+      return sendError(response, *failure);
+    response.set_content(completionBody(request, results), "application/json");
     return;
   }
 
-  // Server-sent events, one per piece, as the tokens come.
+  // Server-sent events, one per piece, as the tokens come; each choice's
+  // own, in the order they come.
   response.set_header("Cache-Control", "no-cache");
   response.set_chunked_content_provider(
       "text/event-stream",
-      [channel, job, request, result, usage](size_t,
-                                             httplib::DataSink &sink) mutable {
+      [channels, cancelAll, request, results, usage,
+       generated](size_t, httplib::DataSink &sink) mutable {
         auto send = [&](const std::string &data) {
           std::string event = "data: " + data + "\n\n";
           return sink.write(event.data(), event.size());
         };
         auto cancel = [&] {
-          job->cancelled = true;
-          usage(static_cast<int64_t>(result.tokens.size()));
+          cancelAll();
+          usage(generated(results));
           return false;
         };
-        bool first = true;
-        int64_t textOffset = 0; // characters of the tokens' texts so far
-        for (;;) {
-          // Wake now and then to notice a client that went away.
-          Channel::Taken taken = channel->take(kClientPoll);
-          for (Channel::Piece &piece : taken.pieces) {
-            result.tokens.insert(result.tokens.end(), piece.tokens.begin(),
-                                 piece.tokens.end());
-            if (!send(completionChunk(request, result, piece.text,
-                                      piece.tokens, "", first, piece.logprobs,
-                                      textOffset)))
+        const std::size_t n = channels.size();
+        std::vector<bool> first(n, true), finished(n, false);
+        std::vector<int64_t> textOffset(n, 0); // characters so far
+        std::optional<std::string> failure;
+        // Wake now and then to notice a client that went away; with
+        // several choices, look at each often.
+        const auto wait = n == 1 ? kClientPoll : std::chrono::milliseconds(10);
+        for (std::size_t open = n; open > 0;) {
+          for (std::size_t i = 0; i < n; ++i) {
+            if (finished[i])
+              continue;
+            Channel::Taken taken = channels[i]->take(wait);
+            CompletionResult &result = results[i];
+            for (Channel::Piece &piece : taken.pieces) {
+              result.tokens.insert(result.tokens.end(), piece.tokens.begin(),
+                                   piece.tokens.end());
+              if (!send(completionChunk(request, result, piece.text,
+                                        piece.tokens, "", first[i],
+                                        piece.logprobs, textOffset[i],
+                                        static_cast<int64_t>(i))))
+                return cancel();
+              for (const TokenLogprobEntry &entry : piece.logprobs)
+                textOffset[i] += textCharacters(entry.chosen.text);
+              first[i] = false;
+            }
+            if (!sink.is_writable() || GatedHttpServer::clientGone())
               return cancel();
-            for (const TokenLogprobEntry &entry : piece.logprobs)
-              textOffset += textCharacters(entry.chosen.text);
-            first = false;
-          }
-          if (!sink.is_writable() || GatedHttpServer::clientGone())
-            return cancel();
-          if (!taken.done)
-            continue;
-          usage(static_cast<int64_t>(result.tokens.size()));
-          if (taken.reason == FinishReason::Error) {
-            ApiError failure;
-            failure.status = 500;
-            failure.type = "server_error";
-            failure.message = taken.error;
-            send(failure.body());
-          } else {
+            if (!taken.done)
+              continue;
+            finished[i] = true;
+            --open;
+            if (taken.reason == FinishReason::Error) {
+              failure = taken.error;
+              cancelAll();
+              break;
+            }
             send(completionChunk(request, result, "", {},
-                                 finishName(taken.reason), first));
-            if (request.includeUsage)
-              send(usageChunk(request, result));
+                                 finishName(taken.reason), first[i], {}, 0,
+                                 static_cast<int64_t>(i)));
           }
-          send("[DONE]");
-          sink.done();
-          return true;
+          if (failure)
+            break;
         }
+        usage(generated(results));
+        if (failure) {
+          ApiError error;
+          error.status = 500;
+          error.type = "server_error";
+          error.message = *failure;
+          send(error.body());
+        } else if (request.includeUsage) {
+          send(usageChunk(request, results));
+        }
+        send("[DONE]");
+        sink.done();
+        return true;
       });
 }
 

@@ -347,7 +347,7 @@ bool parseCompletionRequest(std::string_view text, bool chat,
   const char *maxName = chat && fields.find("max_completion_tokens")
                             ? "max_completion_tokens"
                             : "max_tokens";
-  std::optional<int64_t> seed, topK;
+  std::optional<int64_t> seed, topK, n;
   if (!fields.integer(maxName, request.maxTokens, 1) ||
       !fields.real("temperature", request.temperature) ||
       !fields.real("top_p", request.topP) ||
@@ -355,7 +355,7 @@ bool parseCompletionRequest(std::string_view text, bool chat,
       !fields.real("repetition_penalty", request.repetitionPenalty) ||
       !fields.integer("seed", seed, 0) ||
       !fields.boolean("stream", request.stream) ||
-      !fields.neutral("n", 1, "one choice per request") ||
+      !fields.integer("n", n, 1) ||
       !fields.neutral("best_of", 1, "one choice per request") ||
       !fields.neutral("echo", false, "the prompt is not repeated") ||
       !fields.logprobs(chat, request.logprobs) ||
@@ -399,6 +399,10 @@ bool parseCompletionRequest(std::string_view text, bool chat,
       return fields.fail(name, fmt::format("{} must be in [-2, 2], got {}",
                                            name, value));
   request.topK = topK.value_or(0);
+  request.n = n.value_or(1);
+  if (request.n > kMaxChoices)
+    return fields.fail("n", fmt::format("n must be at most {}, got {}",
+                                        kMaxChoices, request.n));
   if (seed)
     request.seed = static_cast<uint64_t>(*seed);
   if (const json *stop = fields.find("stop")) {
@@ -567,24 +571,31 @@ int64_t textCharacters(const std::string &text) {
 }
 
 std::string completionBody(const CompletionRequest &request,
-                           const CompletionResult &result) {
-  json choice = {{"index", 0},
-                 {"logprobs", request.logprobs >= 0
-                                  ? logprobsJson(request, result.logprobs, 0)
-                                  : json(nullptr)},
-                 {"finish_reason", finish(result.finishReason)},
-                 {"token_ids", result.tokens}};
-  if (request.chat)
-    choice["message"] = {{"role", "assistant"}, {"content", result.text}};
-  else
-    choice["text"] = result.text;
-  json body = {{"id", result.id},
+                           const std::vector<CompletionResult> &results) {
+  json choices = json::array();
+  int64_t generated = 0;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const CompletionResult &result = results[i];
+    json choice = {{"index", i},
+                   {"logprobs", request.logprobs >= 0
+                                    ? logprobsJson(request, result.logprobs, 0)
+                                    : json(nullptr)},
+                   {"finish_reason", finish(result.finishReason)},
+                   {"token_ids", result.tokens}};
+    if (request.chat)
+      choice["message"] = {{"role", "assistant"}, {"content", result.text}};
+    else
+      choice["text"] = result.text;
+    choices.push_back(choice);
+    generated += static_cast<int64_t>(result.tokens.size());
+  }
+  const CompletionResult &first = results.front();
+  json body = {{"id", first.id},
                {"object", request.chat ? "chat.completion" : "text_completion"},
-               {"created", result.created},
+               {"created", first.created},
                {"model", request.model},
-               {"choices", json::array({choice})},
-               {"usage", usage(result.promptTokens,
-                               static_cast<int64_t>(result.tokens.size()))}};
+               {"choices", choices},
+               {"usage", usage(first.promptTokens, generated)}};
   return body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -594,8 +605,8 @@ std::string completionChunk(const CompletionRequest &request,
                             const std::vector<int64_t> &tokens,
                             const std::string &finishReason, bool role,
                             const std::vector<TokenLogprobEntry> &logprobs,
-                            int64_t textOffset) {
-  json choice = {{"index", 0},
+                            int64_t textOffset, int64_t index) {
+  json choice = {{"index", index},
                  {"logprobs", request.logprobs >= 0 && !logprobs.empty()
                                   ? logprobsJson(request, logprobs, textOffset)
                                   : json(nullptr)},
@@ -623,15 +634,18 @@ std::string completionChunk(const CompletionRequest &request,
 }
 
 std::string usageChunk(const CompletionRequest &request,
-                       const CompletionResult &result) {
-  json body = {{"id", result.id},
+                       const std::vector<CompletionResult> &results) {
+  int64_t generated = 0;
+  for (const CompletionResult &result : results)
+    generated += static_cast<int64_t>(result.tokens.size());
+  const CompletionResult &first = results.front();
+  json body = {{"id", first.id},
                {"object",
                 request.chat ? "chat.completion.chunk" : "text_completion"},
-               {"created", result.created},
+               {"created", first.created},
                {"model", request.model},
                {"choices", json::array()},
-               {"usage", usage(result.promptTokens,
-                               static_cast<int64_t>(result.tokens.size()))}};
+               {"usage", usage(first.promptTokens, generated)}};
   return body.dump();
 }
 

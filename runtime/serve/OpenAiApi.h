@@ -61,6 +61,8 @@ struct CompletionRequest {
   /// logprobs: -1, none; else the alternatives each token reports (chat's
   /// top_logprobs, 0 .. 20; completions' logprobs, 0 .. 5).
   int64_t logprobs = -1;
+  /// Choices (OpenAI's n, 1 .. kMaxChoices).
+  int64_t n = 1;
   std::optional<uint64_t> seed;
   std::vector<std::string> stop;
   bool stream = false;
@@ -93,8 +95,13 @@ struct CompletionResult {
   int64_t promptTokens = 0;
 };
 
+/// The most choices a request may ask for (OpenAI's limit).
+constexpr int64_t kMaxChoices = 128;
+
+/// A whole answer: one choice per result (choice i the i-th), the usage
+/// counting the prompt once and every choice's tokens.
 std::string completionBody(const CompletionRequest &request,
-                           const CompletionResult &result);
+                           const std::vector<CompletionResult> &results);
 /// One server-sent event's JSON: a piece of text (and its tokens), or the
 /// last piece with its finish reason; chat's first chunk carries the role.
 /// `logprobs`: the piece's tokens' (with request.logprobs >= 0), the text
@@ -105,12 +112,12 @@ std::string completionChunk(const CompletionRequest &request,
                             const std::vector<int64_t> &tokens,
                             const std::string &finishReason, bool role,
                             const std::vector<TokenLogprobEntry> &logprobs = {},
-                            int64_t textOffset = 0);
+                            int64_t textOffset = 0, int64_t index = 0);
 /// Characters (code points) of UTF-8 `text`: completions' text_offset.
 int64_t textCharacters(const std::string &text);
 /// The usage chunk of stream_options.include_usage (no choices).
 std::string usageChunk(const CompletionRequest &request,
-                       const CompletionResult &result);
+                       const std::vector<CompletionResult> &results);
 
 std::string embeddingBody(const std::string &model,
                           const std::vector<std::vector<float>> &vectors,

@@ -151,7 +151,7 @@ def main():
     # Fields this server does not implement are refused unless neutral,
     # never ignored; their neutral values are accepted.
     refused = []
-    for field, value in (("n", 2), ("suffix", "end"), ("echo", True), ("best_of", 2)):
+    for field, value in (("suffix", "end"), ("echo", True), ("best_of", 2)):
         status, body = post(args.root + "/v1/completions",
                             {"model": args.model, "prompt": [1], "max_tokens": 1, field: value})
         refused.append(status == 400 and json.loads(body)["error"]["param"] == field)
