@@ -42,6 +42,9 @@ struct CodegenOptions {
   /// Extra flags for linking the runtime archives (the sanitizers' runtimes
   /// when tfmc was built with TFMC_SANITIZE); also named in NAME.h.
   std::vector<std::string> runtimeLinkFlags;
+  /// An executable that carries this weights file after its code
+  /// (support/EmbeddedWeights.h); empty: none.
+  std::string embedWeights;
   /// Print what was compiled and what came from the cache to stderr.
   bool verbose = false;
   /// Schedule kernels with Halide's Adams2019 autoscheduler instead of the

@@ -4,6 +4,7 @@
 #include "compiler/codegen/PrefetchHints.h"
 
 #include "compiler/codegen/KernelKey.h"
+#include "support/EmbeddedWeights.h"
 #include "support/FileIO.h"
 #include "support/PlanFormat.h"
 
@@ -58,6 +59,9 @@ private:
       const std::string &path, Destination destination,
       llvm::function_ref<LogicalResult(support::OutputFile &)> write);
   LogicalResult writeText(const std::string &path, const std::string &text);
+  /// Appends options.embedWeights to the linked program at `program`, in
+  /// support/EmbeddedWeights.h's layout.
+  LogicalResult embedWeights(const std::string &program);
   LogicalResult writeScratch(const std::string &path, const std::string &text);
   LogicalResult cachedKernels(const LinkVariant &variant, VariantCost &cost,
                               std::vector<std::string> &objects);
@@ -154,6 +158,28 @@ LogicalResult Linker::writeScratch(const std::string &path,
                                    const std::string &text) {
   if (!writeFile(path, text))
     return fail("cannot write '" + path + "'");
+  return success();
+}
+
+LogicalResult Linker::embedWeights(const std::string &program) {
+  const std::string &weights = options.embedWeights;
+  std::ifstream in(weights, std::ios::binary);
+  std::ofstream out(program, std::ios::binary | std::ios::app);
+  if (!in)
+    return fail("--embed-weights: cannot read '" + weights + "'");
+  out.seekp(0, std::ios::end);
+  const uint64_t linked = static_cast<uint64_t>(out.tellp());
+  const uint64_t offset = (linked + format::kEmbeddedAlignment - 1) /
+                          format::kEmbeddedAlignment *
+                          format::kEmbeddedAlignment;
+  out << std::string(offset - linked, '\0') << in.rdbuf();
+  const uint64_t size = static_cast<uint64_t>(out.tellp()) - offset;
+  const auto trailer = format::embeddedTrailer({offset, size});
+  out.write(reinterpret_cast<const char *>(trailer.data()), trailer.size());
+  out.close();
+  if (!out || in.bad())
+    return fail("--embed-weights: cannot append '" + weights + "' to '" +
+                program + "'");
   return success();
 }
 
@@ -340,7 +366,11 @@ LogicalResult Linker::run() {
       argv.insert(argv.end(), systemLibraries.begin(), systemLibraries.end());
       argv.insert(argv.end(), options.runtimeLinkFlags.begin(),
                   options.runtimeLinkFlags.end());
-      return runTool("c++", argv, "linking " + output);
+      if (failed(runTool("c++", argv, "linking " + output)))
+        return failure();
+      return options.embedWeights.empty()
+                 ? success()
+                 : embedWeights(file.temporaryPath());
     });
   case Artifact::Object:
     return writeAtomically(output + ".o", Destination::Output,

@@ -19,10 +19,13 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <fstream>
 #include <cstdlib>
 
 namespace tfmc::driver {
@@ -113,6 +116,39 @@ void printDiagnostic(mlir::Diagnostic &diag, bool &errorShown) {
   llvm::errs() << support::escapeText(where, kMaxMessageChars) << ": "
                << severity << ": "
                << support::escapeText(diag.str(), kMaxMessageChars) << "\n";
+}
+
+/// --embed-weights: an executable, and one weights file that the runtime
+/// can read (a safetensors file: an 8-byte header length, then a JSON
+/// object; or a GGUF file); a checkpoint directory or index is not one
+/// file (convert-weights writes one).
+bool checkEmbeddedWeights(const CompileOptions &options) {
+  auto refuse = [&](const std::string &why) {
+    llvm::errs() << "tfmc: error: --embed-weights "
+                 << support::quote(options.embedWeights) << ": " << why
+                 << "\n";
+    return false;
+  };
+  if (options.emit && *options.emit != Emit::Exe)
+    return refuse("only an executable carries its weights (not --emit obj, "
+                  "lib or text)");
+  std::error_code code;
+  llvm::sys::fs::file_status status;
+  if ((code = llvm::sys::fs::status(options.embedWeights, status)))
+    return refuse("cannot read: " + code.message());
+  if (status.type() == llvm::sys::fs::file_type::directory_file)
+    return refuse("a directory, not one weights file (a sharded checkpoint "
+                  "is one file after `NAME convert-weights`)");
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return refuse("not a regular file");
+  std::ifstream in(options.embedWeights, std::ios::binary);
+  char head[9] = {};
+  in.read(head, sizeof head);
+  const bool gguf = in.gcount() >= 4 && std::memcmp(head, "GGUF", 4) == 0;
+  const bool safetensors = in.gcount() == 9 && head[8] == '{';
+  if (!gguf && !safetensors)
+    return refuse("neither a safetensors nor a GGUF file");
+  return true;
 }
 
 /// Checks the options that depend on the model, with one-line errors;
@@ -225,6 +261,8 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
                     "use their tile plans\n";
     return mlir::failure();
   }
+  if (!options.embedWeights.empty() && !checkEmbeddedWeights(options))
+    return mlir::failure();
   if (options.maxSeq < 0 || options.maxSeq > model.maxLen) {
     llvm::errs() << "tfmc: error: --max-seq " << options.maxSeq
                  << " is outside 1.." << model.maxLen << " (max_len of model "
@@ -394,6 +432,7 @@ mlir::LogicalResult compile(const CompileOptions &given,
 #endif
     codegenOptions.verbose = options.verbose;
     codegenOptions.autoschedule = options.autoschedule;
+    codegenOptions.embedWeights = options.embedWeights;
     if (failed(codegen::emitArtifact(variants, codegenOptions, os, &costs)))
       return mlir::failure();
   }

@@ -45,6 +45,10 @@ struct CompileOptions {
   /// How a CPU program stores its f32 linear weights: panels (laid out at
   /// load, read without packing; tfm-weight-layout) or rows (the file's).
   std::string weightLayout = "panels";
+  /// An executable that carries this weights file (a safetensors or GGUF
+  /// file), mapped from the program's own file when run without --weights;
+  /// empty: none.
+  std::string embedWeights;
   /// Print arena, weight and kernel statistics after the middle end.
   bool stats = false;
   /// Print which kernels were compiled and which came from the cache.

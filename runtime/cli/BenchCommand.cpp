@@ -554,7 +554,7 @@ int benchCommand(int argc, char **argv) {
   const Plan &forwardPlan = requirePlan();
   const BenchConfig config = parseConfig(options, forwardPlan);
 
-  std::unique_ptr<Model> model = loadModel(options.get("--weights"));
+  std::unique_ptr<Model> model = loadModel(weightsPath(options));
   applyThreads(options);
   const Plan *timed = model->entry(config.entryName);
   if (!timed)

@@ -321,6 +321,18 @@ void checkTextLength(const std::string &where, std::string_view text) {
                      plan.maxLen));
 }
 
+std::string weightsPath(const Options &options) {
+  if (options.has("--weights")) {
+    const std::string &path = options.get("--weights");
+    if (path.empty())
+      fail("--weights is empty");
+    return path;
+  }
+  if (WeightFiles::embedded())
+    return "";
+  return options.get("--weights"); // "COMMAND needs --weights"
+}
+
 std::unique_ptr<Model> loadModel(const std::string &weightsPath) {
   std::string error;
   std::unique_ptr<Model> model = Model::createLinked(weightsPath, error);

@@ -95,8 +95,14 @@ std::string noTokensMessage(const std::string &where, std::string_view text);
 /// Fails (one line naming `where`) when `text` is longer than that bound.
 void checkTextLength(const std::string &where, std::string_view text);
 
-/// The model with the weights at `weightsPath`.
+/// The model with the weights at `weightsPath` ("": the program's
+/// embedded weights, WeightFiles.h).
 std::unique_ptr<Model> loadModel(const std::string &weightsPath);
+
+/// --weights, or "" (the embedded weights) when it is absent and the program
+/// carries its weights (`tfmc --embed-weights`); fails as a missing option
+/// does otherwise, and on an empty --weights.
+std::string weightsPath(const Options &options);
 
 /// Seconds since the process started (before main(), as early as a static
 /// constructor runs).

@@ -33,7 +33,7 @@ int convertWeightsCommand(int argc, char **argv) {
     printUsage(stdout);
     return 0;
   }
-  const std::string &weights = options.get("--weights");
+  const std::string weights = weightsPath(options);
   const std::string &path = options.get("--output");
   const Plan &plan = requirePlan();
   const WeightDType dtype = programWeightDType(plan);

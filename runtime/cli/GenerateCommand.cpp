@@ -438,7 +438,7 @@ int generateCommand(int argc, char **argv) {
 
   StartUp startUp;
   startUp.loadStart = secondsSinceStart();
-  std::unique_ptr<Model> model = loadModel(options.get("--weights"));
+  std::unique_ptr<Model> model = loadModel(weightsPath(options));
   startUp.loadEnd = secondsSinceStart();
   applyThreads(options);
   if (!checkGenerateRequest(*model, request, error))

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cli/Cli.h"
+#include "runtime/core/WeightFiles.h"
 
 #include <fmt/format.h>
 
@@ -185,8 +186,12 @@ int infoCommand(int argc, char **argv) {
       static_cast<long long>(plan.maxSeq));
   std::printf("kernels: %zu steps, %zu distinct kernels\n", plan.steps.size(),
               kernels.size());
-  if (options.has("--weights")) {
-    std::unique_ptr<Model> model = loadModel(options.get("--weights"));
+  if (std::optional<WeightFiles::Embedded> embedded = WeightFiles::embedded())
+    std::printf("embedded weights: %s, %llu bytes (used without --weights)\n",
+                embedded->kind.c_str(),
+                static_cast<unsigned long long>(embedded->bytes));
+  if (options.has("--weights") || WeightFiles::embedded()) {
+    std::unique_ptr<Model> model = loadModel(weightsPath(options));
     printLoadStats(stdout, model->loadStats());
   }
   return 0;

@@ -246,7 +246,7 @@ int runCommand(int argc, char **argv) {
     printUsage(stdout);
     return 0;
   }
-  const std::string &weights = options.get("--weights");
+  const std::string weights = weightsPath(options);
   bool fromFile = options.has("--input");
   bool fromIds = options.has("--ids") || options.has("--decoder-ids");
   bool fromText = options.has("--text");

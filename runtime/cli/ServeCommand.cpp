@@ -75,7 +75,7 @@ int serveCommand(int argc, char **argv) {
   std::string error;
   if (!server.run(
           [&] {
-            std::unique_ptr<Model> model = loadModel(options.get("--weights"));
+            std::unique_ptr<Model> model = loadModel(weightsPath(options));
             applyThreads(options);
             return model;
           },

@@ -14,7 +14,8 @@ namespace tfmc::runtime {
 
 std::optional<FileMapping> FileMapping::map(int fd, std::size_t bytes,
                                             const std::string &path,
-                                            std::string &error) {
+                                            std::string &error,
+                                            uint64_t offset) {
   // MAP_POPULATE maps every page now (GPT-2 small's 475 MiB from a warm
   // page cache: about 3 ms). Whole-process one-shot `generate` measured the
   // same with it, with madvise(MADV_WILLNEED) and with huge pages for the
@@ -23,7 +24,8 @@ std::optional<FileMapping> FileMapping::map(int fd, std::size_t bytes,
   if (bytes == 0) // mmap refuses a length of 0
     return FileMapping();
   void *data =
-      ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd,
+             static_cast<off_t>(offset));
   if (data == MAP_FAILED) {
     error = fmt::format("{}: cannot map: {}", path, std::strerror(errno));
     return std::nullopt;

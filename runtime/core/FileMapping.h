@@ -9,6 +9,7 @@
 #define TFMC_RUNTIME_FILEMAPPING_H
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -22,11 +23,13 @@ namespace tfmc::runtime {
 class FileMapping {
 public:
   FileMapping() = default;
-  /// Maps `bytes` of the open file `fd` (which the caller still closes).
-  /// On failure returns nothing with `error` = "PATH: cannot map: REASON".
+  /// Maps `bytes` of the open file `fd` (which the caller still closes)
+  /// from `offset`, a multiple of the page size. On failure returns nothing
+  /// with `error` = "PATH: cannot map: REASON".
   static std::optional<FileMapping> map(int fd, std::size_t bytes,
                                         const std::string &path,
-                                        std::string &error);
+                                        std::string &error,
+                                        uint64_t offset = 0);
   FileMapping(FileMapping &&other) noexcept;
   FileMapping &operator=(FileMapping &&other) noexcept;
   FileMapping(const FileMapping &) = delete;

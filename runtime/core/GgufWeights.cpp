@@ -69,11 +69,23 @@ std::optional<GgufWeights> GgufWeights::open(const std::string &path,
     ::close(fd);
     if (!mapping)
       return std::nullopt;
+    return fromMapping(std::move(*mapping), path, error);
+  } catch (const std::exception &e) {
+    error = fmt::format("{}: cannot read: {}", path, support::oneLine(e.what()));
+    return std::nullopt;
+  }
+}
+
+std::optional<GgufWeights> GgufWeights::fromMapping(FileMapping mapping,
+                                                    const std::string &path,
+                                                    std::string &error) {
+  try {
+    const std::size_t size = mapping.size();
     // The header is parsed from the mapping the tensors are read from (a
     // vocabulary's metadata took 2.8 ms read through a window with pread,
     // as the compiler reads it).
     std::optional<support::GgufFile> header =
-        support::parseGguf(path, mapping->data(), size, size, error);
+        support::parseGguf(path, mapping.data(), size, size, error);
     if (!header)
       return std::nullopt;
     GgufWeights file;
@@ -83,7 +95,7 @@ std::optional<GgufWeights> GgufWeights::open(const std::string &path,
     if (!arch)
       return std::nullopt;
     file.architecture_ = std::string(*arch);
-    file.mapping_ = std::move(*mapping);
+    file.mapping_ = std::move(mapping);
     const auto *base =
         static_cast<const uint8_t *>(file.mapping_.data()) + header->dataOffset();
 

@@ -43,6 +43,11 @@ class GgufWeights {
 public:
   /// Reads and checks the header and maps the file. On failure returns
   /// nothing with `error` set.
+  /// The same for a file already mapped (a program's embedded weights,
+  /// WeightFiles.h), named `path` in messages.
+  static std::optional<GgufWeights> fromMapping(FileMapping mapping,
+                                                const std::string &path,
+                                                std::string &error);
   static std::optional<GgufWeights> open(const std::string &path,
                                          std::string &error);
 

@@ -366,14 +366,32 @@ std::optional<SafetensorsFile> SafetensorsFile::open(const std::string &path,
       return std::nullopt;
     }
 
-    SafetensorsFile file;
-    file.path_ = path;
     std::optional<FileMapping> mapping = FileMapping::map(
         fd, static_cast<std::size_t>(fileBytes), path, error);
     ::close(fd);
     if (!mapping)
       return std::nullopt;
-    file.mapping_ = std::move(*mapping);
+    return fromMapping(std::move(*mapping), path, error);
+  } catch (const std::exception &e) {
+    error = fmt::format("{}: cannot read: {}", path, support::oneLine(e.what()));
+    return std::nullopt;
+  }
+}
+
+std::optional<SafetensorsFile>
+SafetensorsFile::fromMapping(FileMapping mapping, const std::string &path,
+                             std::string &error) {
+  try {
+    const uint64_t fileBytes = mapping.size();
+    if (fileBytes < kHeaderLengthBytes) {
+      error = fmt::format("{}: file is truncated: {} bytes, but the header "
+                          "length alone takes 8",
+                          path, fileBytes);
+      return std::nullopt;
+    }
+    SafetensorsFile file;
+    file.path_ = path;
+    file.mapping_ = std::move(mapping);
 
     const auto *bytes = static_cast<const unsigned char *>(file.mapping_.data());
     uint64_t headerBytes = 0;

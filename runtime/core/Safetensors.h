@@ -44,6 +44,11 @@ inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 class SafetensorsFile {
 public:
   /// Maps and validates `path`. On failure returns nothing and sets `error`.
+  /// Validates a file already mapped (a program's embedded weights,
+  /// WeightFiles.h), named `path` in messages.
+  static std::optional<SafetensorsFile> fromMapping(FileMapping mapping,
+                                                    const std::string &path,
+                                                    std::string &error);
   static std::optional<SafetensorsFile> open(const std::string &path,
                                              std::string &error);
 

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/core/WeightFiles.h"
+#include "support/EmbeddedWeights.h"
+#include "support/FileIO.h"
 #include "support/Gguf.h"
 #include "support/Json.h"
 #include "support/Text.h"
@@ -24,7 +26,9 @@
 #include <set>
 #include <utility>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace tfmc::runtime {
 namespace {
@@ -157,8 +161,95 @@ bool readIndex(const std::string &path, std::vector<IndexEntry> &entries,
 
 } // namespace
 
+namespace {
+
+/// The running program's file, and the region its trailer names.
+struct SelfRegion {
+  int fd = -1;
+  std::string name; // "PROGRAM (embedded weights)"
+  format::EmbeddedRegion region;
+};
+
+std::optional<SelfRegion> selfRegion(std::string &error) {
+  SelfRegion self;
+  std::error_code code;
+  const std::string program =
+      std::filesystem::read_symlink("/proc/self/exe", code).string();
+  self.name = (code ? std::string("this program") : program) +
+              " (embedded weights)";
+  self.fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  struct stat info;
+  unsigned char trailer[format::kEmbeddedTrailerBytes];
+  if (self.fd < 0 || ::fstat(self.fd, &info) != 0) {
+    error = fmt::format("{}: cannot open: {}", self.name, std::strerror(errno));
+  } else if (uint64_t(info.st_size) < format::kEmbeddedTrailerBytes ||
+             ::pread(self.fd, trailer, sizeof trailer,
+                     info.st_size - off_t(sizeof trailer)) !=
+                 ssize_t(sizeof trailer)) {
+    error = fmt::format("{}: the program carries no weights", self.name);
+  } else if (std::optional<format::EmbeddedRegion> region =
+                 format::readEmbeddedTrailer(trailer,
+                                             uint64_t(info.st_size))) {
+    self.region = *region;
+    support::noteInputFile(program, info.st_dev, info.st_ino);
+    return self;
+  } else {
+    error = fmt::format("{}: the program carries no weights: give --weights",
+                        self.name);
+  }
+  if (self.fd >= 0)
+    ::close(self.fd);
+  return std::nullopt;
+}
+
+bool ggufMagic(const void *data, std::size_t size) {
+  return size >= 4 && std::memcmp(data, "GGUF", 4) == 0;
+}
+
+} // namespace
+
+std::optional<WeightFiles::Embedded> WeightFiles::embedded() {
+  std::string error;
+  std::optional<SelfRegion> self = selfRegion(error);
+  if (!self)
+    return std::nullopt;
+  char magic[4] = {};
+  const bool read = ::pread(self->fd, magic, sizeof magic,
+                            off_t(self->region.offset)) == ssize_t(sizeof magic);
+  ::close(self->fd);
+  return Embedded{self->region.size,
+                  read && ggufMagic(magic, sizeof magic) ? "GGUF"
+                                                         : "safetensors"};
+}
+
 std::optional<WeightFiles> WeightFiles::open(const std::string &path,
                                              std::string &error) {
+  if (path.empty()) {
+    std::optional<SelfRegion> self = selfRegion(error);
+    if (!self)
+      return std::nullopt;
+    std::optional<FileMapping> mapping =
+        FileMapping::map(self->fd, std::size_t(self->region.size), self->name,
+                         error, self->region.offset);
+    ::close(self->fd);
+    if (!mapping)
+      return std::nullopt;
+    WeightFiles files;
+    files.path_ = self->name;
+    if (ggufMagic(mapping->data(), mapping->size())) {
+      files.gguf_ = GgufWeights::fromMapping(std::move(*mapping), self->name,
+                                             error);
+      if (!files.gguf_)
+        return std::nullopt;
+      return files;
+    }
+    std::optional<SafetensorsFile> file =
+        SafetensorsFile::fromMapping(std::move(*mapping), self->name, error);
+    if (!file)
+      return std::nullopt;
+    files.files_.push_back(std::move(*file));
+    return files;
+  }
   try {
     std::optional<Resolved> resolved = resolve(path, error);
     if (!resolved)

@@ -8,7 +8,10 @@
 //  - a directory (a checkpoint): its model.safetensors, else its
 //    model.safetensors.index.json;
 //  - a GGUF file (`.gguf`, or GGUF's magic): llama.cpp's tensors
-//    (GgufWeights.h).
+//    (GgufWeights.h);
+//  - nothing (the empty path): the weights the program carries in its own
+//    file (`tfmc --embed-weights`, support/EmbeddedWeights.h), mapped in
+//    place; messages name them "PROGRAM (embedded weights)".
 // Every shard is mapped once. The index and the shards are checked against
 // each other before a tensor is handed out, so that a checkpoint whose
 // index and shards disagree is a one-line error naming the file and the
@@ -43,6 +46,14 @@ public:
   /// the index against the shards. On failure returns nothing with `error`.
   static std::optional<WeightFiles> open(const std::string &path,
                                          std::string &error);
+
+  /// The running program's embedded weights (where it carries some): their
+  /// size and kind ("safetensors" or "GGUF"); nothing otherwise.
+  struct Embedded {
+    uint64_t bytes = 0;
+    std::string kind;
+  };
+  static std::optional<Embedded> embedded();
 
   /// The files `path` stands for (the index first, then its shards), as far
   /// as they can be found without mapping anything; `path` itself when it

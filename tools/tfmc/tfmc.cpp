@@ -106,6 +106,13 @@ static cl::opt<Scheduler> scheduler(
                           "Halide's Adams2019 autoscheduler (a benchmark peer)")),
     cl::init(Scheduler::Tfmc), cl::cat(tfmcCategory));
 
+static cl::opt<std::string> embedWeights(
+    "embed-weights",
+    cl::desc("Write an executable that carries this weights file (safetensors "
+             "or GGUF) and maps it from its own file when run without "
+             "--weights: a deployment of one file"),
+    cl::value_desc("file"), cl::cat(tfmcCategory));
+
 static cl::opt<bool> verbose(
     "v", cl::desc("Say which kernels are compiled and which come from the cache"),
     cl::cat(tfmcCategory));
@@ -229,6 +236,7 @@ int main(int argc, char **argv) {
   options.weightLayout = weightLayout;
   options.maxSeq = maxSeq;
   options.stats = printStats;
+  options.embedWeights = embedWeights;
   options.verbose = verbose;
   options.autoschedule = scheduler == Scheduler::Adams2019;
   options.configurePassManager = [](mlir::PassManager &pm) {
