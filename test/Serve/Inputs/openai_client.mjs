@@ -13,23 +13,36 @@
 // one id and created time for a stream's chunks, the raw SSE body (its
 // copy, teed from the client's fetch) ending with `data: [DONE]`, base64
 // embeddings (the client's default) against floats, a stop string against the
-// text without it); what it generates is written under --dump DIR, in the
-// format of `NAME generate`'s output, for the test to diff with the solo
-// CLI's:
+// text without it, logprobs in the form of the client's types (completions'
+// logprobs 2, chat's logprobs true with top_logprobs 2: each <= 0, the
+// greedy token the most probable, the tokens joining into the text, streamed
+// the same), n 2 (greedy: each choice the n 1 answer; sampled with the seed:
+// choice 0 the n 1 answer; streamed, each index's chunks joining into its
+// choice), logit_bias 100 forcing its token, presence_penalty and
+// frequency_penalty changing a greedy answer that repeats a token); what it
+// generates is written under --dump DIR, in the format of `NAME generate`'s
+// output, for the test to diff with the solo CLI's:
 //   completion-ids.txt  the ids of --prompt, temperature 0, --max-tokens
 //   sampled-ids.txt     the same with --sample T,P,SEED (temperature, top_p,
 //                       seed)
+//   n2-completion-ids.txt  completion-ids.txt's request with n 2: a line a
+//                       choice
+//   n2-sampled-ids-0.txt   choice 0 of sampled-ids.txt's request with n 2
 //   text.txt            the text of --text (--tokenizer-mode text),
 //                       temperature 0, and a newline
 //   chat.txt            the reply to --chat-message (--chat), and a newline
+//   chat-n2.txt         its two replies with n 2, a line each
 //   embedding.json      the embedding of --embedding-input (--embeddings)
 // and --expect-embedding FILE, the output of `NAME run --tokenizer DIR
 // --text STR --pooling P` (a line `embedding 0: V V ...`, 7 significant
 // digits), is compared here: |got - expected| <= 1e-6 * max(1, |expected|).
-// The modes: completions (unless --no-completions: a GPT-2-like program),
-// --chat (a program with a chat template), --embeddings (an encoder).
-// Errors, last: an unknown model, temperature -1, max_tokens 0 (400, with
-// their param), a wrong and a missing API key with --api-key (401), and
+// The modes: completions (unless --no-completions: a program with GPT-2's
+// vocabulary, served with its tokenizer), --chat (a program with a chat
+// template), --embeddings (an encoder). Errors, last: an unknown model,
+// temperature -1, max_tokens 0, n 0 and 129, presence_penalty 2.5,
+// frequency_penalty -3, a logit_bias of 101 or outside the vocabulary,
+// completions' logprobs 6, chat's top_logprobs 21 or without logprobs (400,
+// with their param), a wrong and a missing API key with --api-key (401), and
 // malformed JSON (400). Exit 0 when every check passed, 1 otherwise.
 import fs from 'fs';
 import path from 'path';
@@ -174,34 +187,57 @@ function checkFinish(finish, generated, limit, stopped = false) {
 }
 const usageText = u => `usage ${u.prompt_tokens}+${u.completion_tokens}=${u.total_tokens}`;
 
-/// A completion, checked: one choice, index 0, token_ids, usage.
-async function complete(params) {
+/// A completion, checked: params.n choices (1 unless given), index i at i,
+/// token_ids, usage (the prompt once, every choice's ids).
+async function completeAll(params) {
   const response = await client.completions.create(params);
   expect(response.object === 'text_completion', `object is ${json(response.object)}`);
   expect(response.model === model, `model is ${json(response.model)}, not ${json(model)}`);
   expect(typeof response.id === 'string' && response.id.length > 0, 'no id');
   checkCreated(response.created);
-  expect(Array.isArray(response.choices) && response.choices.length === 1,
-    `${json(response.choices && response.choices.length)} choices`);
-  const choice = response.choices[0];
-  expect(choice.index === 0, `choice index ${choice.index}`);
-  expect(typeof choice.text === 'string', `text is ${json(choice.text)}`);
-  expect(isIds(choice.token_ids), `token_ids is ${json(choice.token_ids)}`);
-  expect(choice.token_ids.length <= params.max_tokens,
-    `${choice.token_ids.length} token_ids for max_tokens ${params.max_tokens}`);
+  const n = params.n ?? 1;
+  expect(Array.isArray(response.choices) && response.choices.length === n,
+    `${json(response.choices && response.choices.length)} choices for n ${n}`);
+  let generated = 0;
+  response.choices.forEach((choice, i) => {
+    expect(choice.index === i, `choice ${i}'s index is ${choice.index}`);
+    expect(typeof choice.text === 'string', `text is ${json(choice.text)}`);
+    expect(isIds(choice.token_ids), `token_ids is ${json(choice.token_ids)}`);
+    expect(choice.token_ids.length <= params.max_tokens,
+      `${choice.token_ids.length} token_ids for max_tokens ${params.max_tokens}`);
+    generated += choice.token_ids.length;
+  });
   checkUsage(response.usage, Array.isArray(params.prompt) && Number.isInteger(params.prompt[0])
-    ? params.prompt.length : null, choice.token_ids.length);
-  return { choice, usage: response.usage };
+    ? params.prompt.length : null, generated);
+  return { choices: response.choices, usage: response.usage };
+}
+async function complete(params) {
+  const { choices, usage } = await completeAll(params);
+  return { choice: choices[0], usage };
 }
 
-/// The same request streamed (with usage): its text, token_ids,
-/// finish_reason and usage, from chunks whose form is checked.
+/// Completions' logprobs of consecutive chunks, joined (null: none yet).
+function joinCompletionLogprobs(joined, more) {
+  const keys = ['tokens', 'token_logprobs', 'top_logprobs', 'text_offset'];
+  if (!joined)
+    return Object.fromEntries(keys.map(key => [key, Array.from(more[key] ?? [])]));
+  for (const key of keys)
+    joined[key] = joined[key].concat(more[key] ?? []);
+  return joined;
+}
+
+/// The same request streamed (with usage): each choice's text, token_ids,
+/// finish_reason and logprobs (joined; null without any), and the usage,
+/// from chunks whose form is checked. The first choice's are also the
+/// result's own text, ids, finish and logprobs.
 async function completeStreamed(params) {
   const before = captures.length;
   const stream = await client.completions.create({
     ...params, stream: true, stream_options: { include_usage: true },
   });
-  let text = '', ids = [], finish = null, usage = null, chunks = 0, idsEverywhere = true, first = null;
+  const n = params.n ?? 1;
+  const choices = Array.from({ length: n }, () => ({ text: '', ids: [], finish: null, logprobs: null }));
+  let usage = null, chunks = 0, idsEverywhere = true, first = null;
   for await (const chunk of stream) {
     ++chunks;
     expect(chunk.object === 'text_completion', `chunk object is ${json(chunk.object)}`);
@@ -212,26 +248,31 @@ async function completeStreamed(params) {
       usage = chunk.usage;
       continue;
     }
-    expect(chunk.choices.length === 1 && chunk.choices[0].index === 0,
-      `chunk choices: ${json(chunk.choices)}`);
-    const choice = chunk.choices[0];
-    expect(finish === null, 'a chunk after the one with finish_reason');
-    text += choice.text;
-    if (choice.token_ids === undefined)
-      idsEverywhere = false;
-    else {
-      expect(isIds(choice.token_ids), `chunk token_ids is ${json(choice.token_ids)}`);
-      ids = ids.concat(choice.token_ids);
+    expect(chunk.choices.length >= 1, `chunk choices: ${json(chunk.choices)}`);
+    for (const choice of chunk.choices) {
+      expect(Number.isInteger(choice.index) && choice.index >= 0 && choice.index < n,
+        `a chunk's choice index is ${json(choice.index)} for n ${n}`);
+      const one = choices[choice.index];
+      expect(one.finish === null, `a chunk of choice ${choice.index} after its finish_reason`);
+      one.text += choice.text;
+      if (choice.token_ids === undefined)
+        idsEverywhere = false;
+      else {
+        expect(isIds(choice.token_ids), `chunk token_ids is ${json(choice.token_ids)}`);
+        one.ids = one.ids.concat(choice.token_ids);
+      }
+      if (choice.logprobs)
+        one.logprobs = joinCompletionLogprobs(one.logprobs, choice.logprobs);
+      if (choice.finish_reason !== null && choice.finish_reason !== undefined)
+        one.finish = choice.finish_reason;
     }
-    if (choice.finish_reason !== null && choice.finish_reason !== undefined)
-      finish = choice.finish_reason;
   }
   const events = await streamBody(before);
   expect(events.length === chunks + 1, `${events.length} events for ${chunks} chunks`);
-  expect(finish !== null, 'no chunk has a finish_reason');
+  choices.forEach((one, i) => expect(one.finish !== null, `no chunk of choice ${i} has a finish_reason`));
   expect(usage !== null, 'no usage chunk (stream_options.include_usage)');
   expect(idsEverywhere, 'a chunk has no token_ids');
-  return { text, ids, finish, usage, chunks };
+  return { ...choices[0], choices, usage, chunks };
 }
 
 function compareStream(streamed, plain) {
@@ -243,6 +284,137 @@ function compareStream(streamed, plain) {
     `streamed finish_reason ${streamed.finish} != ${plain.choice.finish_reason}`);
   expect(same(streamed.usage, plain.usage),
     `streamed usage ${json(streamed.usage)} != ${json(plain.usage)}`);
+}
+
+/// Logprobs of two answers: the same tokens, texts and bytes, their figures
+/// within 1e-6. The rows of a batch are not bit-identical across its
+/// compositions (n's choices each run their own prefill, next to the
+/// others' steps), so two requests' figures may differ in the last bits.
+function nearLogprobs(a, b, where = '') {
+  if (typeof a === 'number' && typeof b === 'number')
+    return Math.abs(a - b) <= 1e-6 ? null : `${where}: ${a} vs ${b}`;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length)
+      return `${where}: ${json(a)} vs ${json(b)}`;
+    for (let i = 0; i < a.length; ++i) {
+      const differ = nearLogprobs(a[i], b[i], `${where}[${i}]`);
+      if (differ)
+        return differ;
+    }
+    return null;
+  }
+  if (a && b && typeof a === 'object' && typeof b === 'object') {
+    const keys = Object.keys(a).sort();
+    if (!same(keys, Object.keys(b).sort()))
+      return `${where}: keys ${json(keys)} vs ${json(Object.keys(b).sort())}`;
+    for (const key of keys) {
+      const differ = nearLogprobs(a[key], b[key], `${where}.${key}`);
+      if (differ)
+        return differ;
+    }
+    return null;
+  }
+  return a === b ? null : `${where}: ${json(a)} vs ${json(b)}`;
+}
+function expectNearLogprobs(a, b, what) {
+  const differ = nearLogprobs(a, b);
+  expect(!differ, `${what} differ at ${differ}`);
+}
+
+/// A log-probability: a finite number <= 0 (OpenAI writes -infinity as -9999).
+function checkLogprob(value, what) {
+  expect(typeof value === 'number' && Number.isFinite(value) && value <= 0,
+    `${what} is ${json(value)}, not a log-probability`);
+}
+
+/// A completion choice's logprobs for `logprobs: k`, in the form of OpenAI's
+/// CompletionChoice.Logprobs: tokens, token_logprobs, top_logprobs and
+/// text_offset, one entry per generated id each; the tokens join into the
+/// text and text_offset[j] counts the characters (code points) of the tokens
+/// before j (from the completion's start: docs/serving.md); each
+/// top_logprobs[j] maps k tokens to their log-probabilities, and a greedy
+/// choice's token is the most probable of them, with its own figure.
+function checkCompletionLogprobs(choice, k, greedy) {
+  const lp = choice.logprobs;
+  expect(lp && typeof lp === 'object', `logprobs is ${json(lp)}`);
+  const count = choice.token_ids.length;
+  for (const key of ['tokens', 'token_logprobs', 'top_logprobs', 'text_offset'])
+    expect(Array.isArray(lp[key]) && lp[key].length === count,
+      `logprobs.${key} is ${json(lp[key])}, for ${count} token_ids`);
+  expect(lp.tokens.every(t => typeof t === 'string'), `logprobs.tokens is ${json(lp.tokens)}`);
+  expect(lp.tokens.join('') === choice.text,
+    `logprobs.tokens ${json(lp.tokens)} do not join into the text ${json(choice.text)}`);
+  let offset = 0;
+  lp.tokens.forEach((token, j) => {
+    checkLogprob(lp.token_logprobs[j], `token_logprobs[${j}]`);
+    expect(lp.text_offset[j] === offset,
+      `text_offset[${j}] is ${json(lp.text_offset[j])}; the tokens before it have ${offset} characters`);
+    offset += Array.from(token).length;
+    const top = lp.top_logprobs[j];
+    expect(top && typeof top === 'object' && !Array.isArray(top), `top_logprobs[${j}] is ${json(top)}`);
+    const entries = Object.entries(top);
+    expect(entries.length === k, `top_logprobs[${j}] has ${entries.length} tokens, not ${k}: ${json(top)}`);
+    entries.forEach(([t, v]) => checkLogprob(v, `top_logprobs[${j}][${json(t)}]`));
+    if (greedy) {
+      const best = Math.max(...entries.map(([, v]) => v));
+      expect(Object.hasOwn(top, token) && top[token] === lp.token_logprobs[j] && top[token] === best,
+        `greedy token ${j} ${json(token)} (${lp.token_logprobs[j]}) is not the most probable of top_logprobs ${json(top)}`);
+    }
+  });
+}
+
+/// A chat choice's logprobs for `logprobs: true, top_logprobs: k`, in the
+/// form of OpenAI's ChatCompletionTokenLogprob: content, one entry per
+/// generated token, each with its token, logprob, bytes (the token's UTF-8)
+/// and k top_logprobs of the same form, most probable first; refusal null.
+/// The tokens join into the message's content, and so do their bytes; a
+/// greedy choice's token is its first alternative, with its figure.
+function checkChatLogprobs(choice, k, greedy, count) {
+  const lp = choice.logprobs;
+  expect(lp && typeof lp === 'object', `logprobs is ${json(lp)}`);
+  expect(lp.refusal === null, `logprobs.refusal is ${json(lp.refusal)}`);
+  expect(Array.isArray(lp.content) && lp.content.length === count,
+    `logprobs.content has ${json(lp.content && lp.content.length)} entries for ${count} tokens`);
+  const checkToken = (entry, what) => {
+    expect(entry && typeof entry.token === 'string', `${what} is ${json(entry)}`);
+    checkLogprob(entry.logprob, `${what}.logprob`);
+    expect(Array.isArray(entry.bytes) && entry.bytes.every(b => Number.isInteger(b) && b >= 0 && b < 256),
+      `${what}.bytes is ${json(entry.bytes)}`);
+    // A token that ends inside a character is U+FFFD here (docs/serving.md).
+    if (!entry.token.includes('\ufffd'))
+      expect(same(entry.bytes, Array.from(Buffer.from(entry.token, 'utf8'))),
+        `${what}.bytes ${json(entry.bytes)} are not the UTF-8 of ${json(entry.token)}`);
+  };
+  lp.content.forEach((entry, j) => {
+    checkToken(entry, `content[${j}]`);
+    const top = entry.top_logprobs;
+    expect(Array.isArray(top) && top.length === k, `content[${j}].top_logprobs is ${json(top)}, not ${k} tokens`);
+    top.forEach((alt, a) => {
+      checkToken(alt, `content[${j}].top_logprobs[${a}]`);
+      expect(a === 0 || alt.logprob <= top[a - 1].logprob,
+        `content[${j}].top_logprobs are not most probable first: ${json(top)}`);
+    });
+    if (greedy && k > 0)
+      expect(entry.token === top[0].token && entry.logprob === top[0].logprob,
+        `greedy token ${j} ${json(entry.token)} (${entry.logprob}) is not the most probable, ${json(top[0])}`);
+  });
+  const content = choice.message.content;
+  const tokens = lp.content.map(e => e.token);
+  expect(tokens.join('') === content, `logprobs' tokens ${json(tokens)} do not join into the content ${json(content)}`);
+  if (!content.includes('\ufffd'))
+    expect(Buffer.from(lp.content.flatMap(e => e.bytes)).toString('utf8') === content,
+      'logprobs\' bytes do not join into the UTF-8 of the content');
+}
+
+/// One streamed choice against the same choice unstreamed: text (or
+/// content), token_ids, finish_reason.
+function compareChoice(streamed, plain, i) {
+  expect(streamed.text === plain.text,
+    `choice ${i}: streamed text ${json(streamed.text)} != ${json(plain.text)}`);
+  expect(same(streamed.ids, plain.token_ids),
+    `choice ${i}: streamed token_ids ${json(streamed.ids)} != ${json(plain.token_ids)}`);
+  expect(streamed.finish === plain.finish_reason,
+    `choice ${i}: streamed finish_reason ${streamed.finish} != ${plain.finish_reason}`);
 }
 
 // --- the server ---
@@ -286,10 +458,12 @@ if (completions) {
     compareStream(streamed, plain);
     return `text, token_ids, finish_reason and usage equal the unstreamed ones; ends with [DONE]`;
   });
+  const sampled = { model, prompt, max_tokens: maxTokens, ...sample };
+  let sampledPlain = null;
   if (sample) {
-    const sampled = { model, prompt, max_tokens: maxTokens, ...sample };
     await check('sampled', async () => {
       const first = await complete(sampled);
+      sampledPlain = first;
       checkFinish(first.choice.finish_reason, first.choice.token_ids.length, maxTokens);
       const second = await complete(sampled);
       expect(same(first.choice.token_ids, second.choice.token_ids),
@@ -352,74 +526,241 @@ if (completions) {
       return `cuts the text before its first occurrence, finish_reason stop, streamed the same`;
     });
   }
+
+  // OpenAI's logprobs, n, logit_bias and penalties, on the greedy request
+  // (and the sampled one).
+  await check('completion logprobs', async () => {
+    expect(plain, 'no completion to compare with');
+    expect(plain.choice.logprobs === null,
+      `without logprobs a choice's logprobs is ${json(plain.choice.logprobs)}, not null`);
+    const request = { ...greedy, logprobs: 2 };
+    const got = await complete(request);
+    const { choice } = got;
+    expect(same(choice.token_ids, plain.choice.token_ids) && choice.text === plain.choice.text,
+      `with logprobs 2 the answer is ${json(choice.token_ids)}, without ${json(plain.choice.token_ids)}`);
+    checkCompletionLogprobs(choice, 2, true);
+    const streamed = await completeStreamed(request);
+    compareStream(streamed, got);
+    expectNearLogprobs(streamed.logprobs, choice.logprobs, 'the stream\'s logprobs joined and the unstreamed ones');
+    return `logprobs 2: ${choice.token_ids.length} tokens, token_logprobs, top_logprobs and text_offset; ` +
+      'each <= 0, the greedy token the most probable of 2; the tokens join into the text, ' +
+      'text_offset counts them; streamed, the chunks\' join the same';
+  });
+  await check('n 2 greedy', async () => {
+    expect(plain, 'no completion to compare with');
+    const request = { ...greedy, n: 2 };
+    const got = await completeAll(request);
+    got.choices.forEach((choice, i) => {
+      checkFinish(choice.finish_reason, choice.token_ids.length, maxTokens);
+      expect(same(choice.token_ids, plain.choice.token_ids) && choice.text === plain.choice.text,
+        `choice ${i} is ${json(choice.token_ids)}, n 1 gave ${json(plain.choice.token_ids)}`);
+    });
+    dump('n2-completion-ids.txt', got.choices.map(c => c.token_ids.join(' ') + '\n').join(''));
+    const streamed = await completeStreamed(request);
+    streamed.choices.forEach((one, i) => compareChoice(one, got.choices[i], i));
+    expect(same(streamed.usage, got.usage), `streamed usage ${json(streamed.usage)} != ${json(got.usage)}`);
+    return `2 choices, each the n 1 answer, ${usageText(got.usage)}; streamed, each index's chunks join into its choice`;
+  });
+  if (sample)
+    await check('n 2 sampled', async () => {
+      expect(sampledPlain, 'no sampled completion to compare with');
+      const request = { ...sampled, n: 2 };
+      const got = await completeAll(request);
+      const [zero, one] = got.choices;
+      expect(same(zero.token_ids, sampledPlain.choice.token_ids),
+        `choice 0 is ${json(zero.token_ids)}, n 1 with seed ${sample.seed} gave ${json(sampledPlain.choice.token_ids)}`);
+      expect(!same(one.token_ids, zero.token_ids), `choice 1 drew choice 0's ${json(zero.token_ids)}`);
+      dump('n2-sampled-ids-0.txt', zero.token_ids.join(' ') + '\n');
+      const streamed = await completeStreamed(request);
+      streamed.choices.forEach((choice, i) => compareChoice(choice, got.choices[i], i));
+      expect(same(streamed.usage, got.usage), `streamed usage ${json(streamed.usage)} != ${json(got.usage)}`);
+      return `seed ${sample.seed}: choice 0 is the n 1 answer, choice 1 differs, ${usageText(got.usage)}; ` +
+        'streamed, each index\'s chunks join into its choice';
+    });
+  // 1332 is " test" in GPT-2's vocabulary (any id of the program's would do).
+  const biased = 1332;
+  await check('logit_bias', async () => {
+    expect(plain, 'no completion to compare with');
+    expect(!plain.choice.token_ids.includes(biased), `the greedy answer has ${biased} already`);
+    const { choice } = await complete({ ...greedy, logit_bias: { [biased]: 100 } });
+    expect(choice.token_ids.length === maxTokens && choice.token_ids.every(id => id === biased),
+      `with logit_bias {"${biased}": 100} the ids are ${json(choice.token_ids)}`);
+    return `{"${biased}": 100}: all ${choice.token_ids.length} ids are ${biased}, ${json(choice.text)}`;
+  });
+  await check('penalties', async () => {
+    expect(plain, 'no completion to compare with');
+    const ids = plain.choice.token_ids;
+    const distinct = list => new Set(list).size;
+    expect(distinct(ids) < ids.length, `the greedy answer ${json(ids)} repeats no token`);
+    const answers = [];
+    for (const [field, value] of [['presence_penalty', 1], ['frequency_penalty', 0.5], ['presence_penalty', -2]]) {
+      const { choice } = await complete({ ...greedy, [field]: value });
+      expect(!same(choice.token_ids, ids), `${field} ${value} gives the greedy answer ${json(ids)}`);
+      answers.push(`${field} ${value}: ${distinct(choice.token_ids)}`);
+    }
+    return `greedy has ${distinct(ids)} distinct of ${ids.length} ids; ${answers.join(', ')}; each differs from greedy`;
+  });
 }
 
 // --- /v1/chat/completions ---
+/// A chat completion, checked: params.n choices (1 unless given), index i
+/// at i, role assistant, content, usage (every choice's token_ids, where the
+/// choices carry them).
+async function chatAll(params) {
+  const response = await client.chat.completions.create(params);
+  expect(response.object === 'chat.completion', `object is ${json(response.object)}`);
+  expect(typeof response.id === 'string' && response.id.length > 0, 'no id');
+  checkCreated(response.created);
+  expect(response.model === model, `model is ${json(response.model)}`);
+  const n = params.n ?? 1;
+  expect(Array.isArray(response.choices) && response.choices.length === n,
+    `${json(response.choices && response.choices.length)} choices for n ${n}`);
+  let generated = 0, idsEverywhere = true;
+  response.choices.forEach((choice, i) => {
+    expect(choice.index === i, `choice ${i}'s index is ${choice.index}`);
+    expect(choice.message.role === 'assistant', `role is ${json(choice.message.role)}`);
+    expect(typeof choice.message.content === 'string', `content is ${json(choice.message.content)}`);
+    if (choice.token_ids === undefined)
+      idsEverywhere = false;
+    else {
+      expect(isIds(choice.token_ids), `token_ids is ${json(choice.token_ids)}`);
+      generated += choice.token_ids.length;
+    }
+  });
+  checkUsage(response.usage, null, idsEverywhere ? generated : response.usage.completion_tokens);
+  expect(response.usage.completion_tokens <= n * params.max_tokens,
+    `${response.usage.completion_tokens} completion tokens for ${n} choices of max_tokens ${params.max_tokens}`);
+  return { choices: response.choices, usage: response.usage };
+}
+/// How many tokens a chat choice generated.
+const chatTokens = (choice, usage) => choice.token_ids?.length ?? usage.completion_tokens;
+
+/// The same request streamed (with usage) through the client's iterator:
+/// each choice's role, content, token_ids, finish_reason and logprobs'
+/// content (joined; null without any), and the usage, from chunks whose
+/// form is checked. The first choice's are also the result's own.
+async function chatStreamed(params) {
+  const before = captures.length;
+  const stream = await client.chat.completions.create({
+    ...params, stream: true, stream_options: { include_usage: true },
+  });
+  const n = params.n ?? 1;
+  const choices = Array.from({ length: n },
+    () => ({ role: null, content: '', ids: [], finish: null, logprobs: null, chunks: 0 }));
+  let usage = null, chunks = 0, first = null;
+  for await (const chunk of stream) {
+    ++chunks;
+    expect(chunk.object === 'chat.completion.chunk', `chunk object is ${json(chunk.object)}`);
+    first = sameStream(first, chunk);
+    expect(usage === null, 'a chunk after the usage chunk');
+    if (chunk.usage) {
+      expect(chunk.choices.length === 0, 'the usage chunk has choices');
+      usage = chunk.usage;
+      continue;
+    }
+    expect(chunk.choices.length >= 1, `chunk choices: ${json(chunk.choices)}`);
+    for (const { index, delta, finish_reason, logprobs, token_ids } of chunk.choices) {
+      expect(Number.isInteger(index) && index >= 0 && index < n,
+        `a chunk's choice index is ${json(index)} for n ${n}`);
+      const one = choices[index];
+      ++one.chunks;
+      expect(one.finish === null, `a chunk of choice ${index} after its finish_reason`);
+      if (delta.role !== undefined) {
+        expect(one.role === null && one.chunks === 1, `role in a chunk of choice ${index} after its first`);
+        one.role = delta.role;
+      }
+      one.content += delta.content ?? '';
+      if (token_ids !== undefined) {
+        expect(isIds(token_ids), `chunk token_ids is ${json(token_ids)}`);
+        one.ids = one.ids.concat(token_ids);
+      }
+      if (logprobs) {
+        expect(Array.isArray(logprobs.content), `a chunk's logprobs.content is ${json(logprobs.content)}`);
+        one.logprobs = (one.logprobs ?? []).concat(logprobs.content);
+      }
+      if (finish_reason)
+        one.finish = finish_reason;
+    }
+  }
+  const events = await streamBody(before);
+  expect(events.length === chunks + 1, `${events.length} events for ${chunks} chunks`);
+  choices.forEach((one, i) => {
+    expect(one.role === 'assistant', `choice ${i}'s first delta's role is ${json(one.role)}`);
+    expect(one.finish !== null, `no chunk of choice ${i} has a finish_reason`);
+  });
+  return { ...choices[0], choices, usage, chunks };
+}
+
 if (args.chat) {
   const request = {
     model, messages: [{ role: 'user', content: chatMessage }], max_tokens: maxTokens, temperature: 0,
   };
   let plain = null;
   await check('chat', async () => {
-    const response = await client.chat.completions.create(request);
-    expect(response.object === 'chat.completion', `object is ${json(response.object)}`);
-    expect(typeof response.id === 'string' && response.id.length > 0, 'no id');
-    checkCreated(response.created);
-    expect(response.model === model, `model is ${json(response.model)}`);
-    expect(response.choices.length === 1 && response.choices[0].index === 0,
-      `choices: ${json(response.choices)}`);
+    const response = await chatAll(request);
     const choice = response.choices[0];
-    expect(choice.message.role === 'assistant', `role is ${json(choice.message.role)}`);
-    expect(typeof choice.message.content === 'string', `content is ${json(choice.message.content)}`);
-    checkUsage(response.usage, null, response.usage.completion_tokens);
-    expect(response.usage.completion_tokens <= maxTokens,
-      `${response.usage.completion_tokens} completion tokens for max_tokens ${maxTokens}`);
-    if (choice.token_ids !== undefined) {
-      expect(isIds(choice.token_ids), `token_ids is ${json(choice.token_ids)}`);
-      expect(choice.token_ids.length === response.usage.completion_tokens,
-        `${choice.token_ids.length} token_ids, usage.completion_tokens ${response.usage.completion_tokens}`);
-    }
     checkFinish(choice.finish_reason, response.usage.completion_tokens, maxTokens);
-    plain = { content: choice.message.content, finish: choice.finish_reason, usage: response.usage };
+    plain = {
+      content: choice.message.content, finish: choice.finish_reason, usage: response.usage,
+      logprobs: choice.logprobs,
+    };
     dump('chat.txt', choice.message.content + '\n');
     process.stdout.write(`chat content: ${json(choice.message.content)}\n`);
     return `role assistant, finish_reason ${choice.finish_reason}, ${usageText(response.usage)}`;
   });
   await check('chat stream', async () => {
     expect(plain, 'no chat completion to compare with');
-    const before = captures.length;
-    const stream = await client.chat.completions.create({
-      ...request, stream: true, stream_options: { include_usage: true },
-    });
-    let content = '', role = null, finish = null, usage = null, chunks = 0, first = null;
-    for await (const chunk of stream) {
-      ++chunks;
-      expect(chunk.object === 'chat.completion.chunk', `chunk object is ${json(chunk.object)}`);
-      first = sameStream(first, chunk);
-      expect(usage === null, 'a chunk after the usage chunk');
-      if (chunk.usage) {
-        expect(chunk.choices.length === 0, 'the usage chunk has choices');
-        usage = chunk.usage;
-        continue;
-      }
-      expect(chunk.choices.length === 1, `chunk choices: ${json(chunk.choices)}`);
-      const { delta, finish_reason } = chunk.choices[0];
-      expect(finish === null, 'a chunk after the one with finish_reason');
-      if (delta.role !== undefined) {
-        expect(role === null && chunks === 1, 'role in a chunk after the first');
-        role = delta.role;
-      }
-      content += delta.content ?? '';
-      if (finish_reason)
-        finish = finish_reason;
-    }
-    const events = await streamBody(before);
-    expect(events.length === chunks + 1, `${events.length} events for ${chunks} chunks`);
-    expect(role === 'assistant', `the first delta's role is ${json(role)}`);
+    const { content, finish, usage } = await chatStreamed(request);
     expect(content === plain.content, `streamed content ${json(content)} != ${json(plain.content)}`);
     expect(finish === plain.finish, `streamed finish_reason ${finish} != ${plain.finish}`);
     expect(same(usage, plain.usage), `streamed usage ${json(usage)} != ${json(plain.usage)}`);
     return 'role assistant first, content, finish_reason and usage equal the unstreamed ones; ends with [DONE]';
+  });
+  // OpenAI's logprobs (with top_logprobs) and n.
+  const withLogprobs = { ...request, logprobs: true, top_logprobs: 2 };
+  let logprobsChoice = null;
+  await check('chat logprobs', async () => {
+    expect(plain, 'no chat completion to compare with');
+    expect(plain.logprobs === null, `without logprobs a choice's logprobs is ${json(plain.logprobs)}, not null`);
+    const { choices, usage } = await chatAll(withLogprobs);
+    const choice = choices[0];
+    expect(choice.message.content === plain.content && choice.finish_reason === plain.finish,
+      `with logprobs the content is ${json(choice.message.content)}, without ${json(plain.content)}`);
+    const count = chatTokens(choice, usage);
+    checkChatLogprobs(choice, 2, true, count);
+    logprobsChoice = choice;
+    const streamed = await chatStreamed(withLogprobs);
+    expect(streamed.content === plain.content, `streamed content ${json(streamed.content)} != ${json(plain.content)}`);
+    expectNearLogprobs(streamed.logprobs, choice.logprobs.content,
+      'the stream\'s logprobs joined and the unstreamed ones');
+    return `logprobs true, top_logprobs 2: ${count} tokens with token, logprob, bytes and top_logprobs; ` +
+      'each <= 0, most probable first, the greedy token the first; the tokens and their bytes join into the ' +
+      'content; streamed, the chunks\' join the same';
+  });
+  await check('chat n 2', async () => {
+    expect(plain && logprobsChoice, 'no chat completion with logprobs to compare with');
+    const twice = { ...withLogprobs, n: 2 };
+    const got = await chatAll(twice);
+    got.choices.forEach((choice, i) => {
+      expect(choice.message.content === plain.content && choice.finish_reason === plain.finish,
+        `choice ${i}'s content is ${json(choice.message.content)}, n 1 gave ${json(plain.content)}`);
+      expectNearLogprobs(choice.logprobs, logprobsChoice.logprobs, `choice ${i}'s logprobs and n 1's`);
+    });
+    expect(got.usage.prompt_tokens === plain.usage.prompt_tokens &&
+      got.usage.completion_tokens === 2 * plain.usage.completion_tokens,
+      `usage ${json(got.usage)} for n 2, n 1 has ${json(plain.usage)}`);
+    dump('chat-n2.txt', got.choices.map(c => c.message.content + '\n').join(''));
+    const streamed = await chatStreamed(twice);
+    streamed.choices.forEach((one, i) => {
+      const choice = got.choices[i];
+      expect(one.content === choice.message.content && one.finish === choice.finish_reason,
+        `choice ${i} streamed: ${json(one.content)} (${one.finish}), unstreamed ${json(choice.message.content)} (${choice.finish_reason})`);
+      expectNearLogprobs(one.logprobs, choice.logprobs.content,
+        `choice ${i}'s streamed logprobs joined and the unstreamed ones`);
+    });
+    expect(same(streamed.usage, got.usage), `streamed usage ${json(streamed.usage)} != ${json(got.usage)}`);
+    return `2 choices, each the n 1 answer with its logprobs, ${usageText(got.usage)}; streamed, each ` +
+      'index\'s chunks join into its choice';
   });
 }
 
@@ -499,6 +840,19 @@ await expectError('error unknown model', request({ model: 'no-such-model' }), 40
 if (endpoint !== 'embeddings') {
   await expectError('error temperature -1', request({ temperature: -1 }), 400, 'temperature');
   await expectError('error max_tokens 0', request({ max_tokens: 0 }), 400, 'max_tokens');
+  await expectError('error n 0', request({ n: 0 }), 400, 'n');
+  await expectError('error n 129', request({ n: 129 }), 400, 'n');
+  await expectError('error presence_penalty 2.5', request({ presence_penalty: 2.5 }), 400, 'presence_penalty');
+  await expectError('error frequency_penalty -3', request({ frequency_penalty: -3 }), 400, 'frequency_penalty');
+  await expectError('error logit_bias 101', request({ logit_bias: { 1332: 101 } }), 400, 'logit_bias');
+  await expectError('error logit_bias outside the vocabulary',
+    request({ logit_bias: { 1000000000: 1 } }), 400, 'logit_bias');
+  if (endpoint === 'completions')
+    await expectError('error logprobs 6', request({ logprobs: 6 }), 400, 'logprobs');
+  else {
+    await expectError('error top_logprobs 21', request({ logprobs: true, top_logprobs: 21 }), 400, 'top_logprobs');
+    await expectError('error top_logprobs without logprobs', request({ top_logprobs: 2 }), 400, 'top_logprobs');
+  }
 }
 if (args['api-key']) {
   await expectError('error wrong API key', request({}, makeClient(apiKey + '-wrong')), 401);
