@@ -1,16 +1,18 @@
 #!/usr/bin/python3
-"""transformers_js_export.py FIXTURES OUT [--models gpt2_hf,llama_hf,marian_hf]
+"""transformers_js_export.py FIXTURES OUT [--models gpt2_hf,llama_hf,...]
 [--mutate MODEL:KEY=VALUE]...
 
 Exports the Hugging Face checkpoints of tfmc's fixtures (FIXTURES/gpt2_hf,
-llama_hf, marian_hf) as ONNX model directories in the layout
+llama_hf, llama3_hf, phi3_hf, gemma2_hf, marian_hf; all of them unless
+--models names some) as ONNX model directories in the layout
 transformers.js (npm @huggingface/transformers) loads from a local path, the
 layout Optimum writes:
 
     OUT/MODEL/config.json             the fixture's config.json, unchanged
     OUT/MODEL/generation_config.json  its generation keys (as
                                       GenerationConfig.from_model_config)
-    OUT/MODEL/onnx/model.onnx         decoder-only (GPT-2, Llama): inputs
+    OUT/MODEL/onnx/model.onnx         decoder-only (GPT-2, Llama, Phi-3,
+                                      Gemma 2): inputs
         input_ids, attention_mask [B, past + T], position_ids,
         past_key_values.N.key / .value [B, kv heads, past, head_dim];
         outputs logits [B, T, V], present.N.key / .value (past ++ new)
@@ -29,20 +31,37 @@ and OUT/cases.json, the generation runs the test makes transformers.js and
 tfmc do (test/E2E/peers/Inputs/transformers_js_compare.py reads it).
 
 The torch modules are written here from Hugging Face's modeling code
-(transformers' modeling_gpt2.py, modeling_llama.py, modeling_marian.py), not
+(transformers' GPT2LMHeadModel, LlamaForCausalLM with the llama3 rope
+frequencies of _compute_llama3_parameters, Phi3ForCausalLM,
+Gemma2ForCausalLM, MarianMTModel), not
 from tfmc's fixture generators or tfmc's sources: GPT-2's Conv1D weights
 (x @ W + b), fused c_attn split q|k|v, scale 1/sqrt(head_dim), gelu_new,
 pre-LayerNorm, ln_f, the tied lm_head; Llama's RMSNorm (float32, x *
 rsqrt(mean x^2 + eps) * w), rotary embeddings (inv_freq = 1 / theta^(2i/Dh)
 in float32, cos/sin of position * inv_freq over both halves, rotate_half),
 grouped-query attention (key/value head h // (heads / kv_heads)), SiLU-gated
-MLP, the final norm and lm_head; Marian's post-LayerNorm layers, embeddings
+MLP, the final norm and lm_head; Llama 3.1's rope_scaling (rope_type
+llama3: _compute_llama3_parameters' float32 rescaling of inv_freq by
+wavelength); Phi-3's packed qkv_proj (output columns q, k, v) and
+gate_up_proj (chunked, gate first) and its window on every layer; Gemma 2's
+embeddings x sqrt(hidden) (rounded to float32, as its normalizer tensor),
+four (1 + w) RMSNorms a layer (each sublayer's output normed before its
+residual), scores x query_pre_attn_scalar^-0.5 capped tanh(s / c) c before
+the mask, the window on the layers Gemma2Config makes sliding (even ones
+without layer_types), GeGLU with tanh GELU, the tied logits capped by
+final_logit_softcapping; Marian's post-LayerNorm layers, embeddings
 x sqrt(d_model), sinusoid tables with the sines in the first half and the
 cosines in the second (checked against the checkpoint's stored tables), q
 scaled by head_dim^-0.5 after its bias, SiLU (swish), cross-attention over
 the encoder's output with the source's padding mask, the shared table as the
 output layer plus final_logits_bias. The cache stores the keys after the
-rotary embedding (Llama), kv heads unrepeated, as transformers' DynamicCache.
+rotary embedding (Llama, Phi-3, Gemma 2), kv heads unrepeated, as
+transformers' DynamicCache: every key, on sliding layers too (transformers'
+Gemma 2 HybridCache keeps a sliding layer's last window keys only; the
+attention is the same), because transformers.js feeds each present back
+whole and sizes the attention mask by the cache's length. A window is a mask
+over cache indices (key j seen by query i iff j > i - window, masking_utils'
+sliding_window_overlay: the query and window - 1 keys before it).
 
 Before anything is written, each module's full forward (float64 copies of
 the weights) is checked against the fixture's expected.safetensors at the
@@ -59,7 +78,9 @@ a 2-beam run on a prompt chosen as test/E2E/Inputs/beam.py chooses them
 (its beam_search and greedy over these float64 modules: every deciding
 margin >= 1e-4, and the beam result differs from greedy's, so a greedy
 search cannot pass it). Each run records the float64 module's own ids
-("torch").
+("torch"). With a sliding window (Phi-3, Gemma 2), every run without eos
+must reach past the window (prompt + new tokens > window), or the script
+exits 1: the decode steps' windows slide past the prompt's start.
 
 --mutate MODEL:KEY=VALUE exports MODEL built with the config value KEY
 changed (e.g. llama_hf:rope_theta=5000), a deliberate mistake: its check
@@ -200,22 +221,76 @@ def make_gpt2(config, tensors):
     return GPT2LMHeadModel().eval(), {"layers": L, "kv_heads": H, "head_dim": Dh}
 
 
+def window_allowed(torch, T, P, window):
+    """[1, 1, T, P+T] bool: key j within the window of query t (absolute
+    P+t): j > P+t - window (masking_utils' sliding_window_overlay, the
+    query and the window - 1 keys before it). A cache index is the key's
+    absolute position: the cache holds every key (DynamicCache)."""
+    q_pos = torch.arange(T, dtype=torch.int64) + P
+    k_pos = torch.arange(P + T, dtype=torch.int64)
+    return (k_pos[None, :] > q_pos[:, None] - window)[None, None, :, :]
+
+
+def llama3_inv_freq(torch, inv_freq, scaling):
+    """transformers' _compute_llama3_parameters (rope_type "llama3",
+    Llama 3.1): wavelengths 2 pi / inv_freq above
+    original_max_position_embeddings / low_freq_factor divided by factor,
+    below original / high_freq_factor kept, those between interpolated by
+    smooth = (original / wavelen - low) / (high - low); float32 tensors."""
+    factor = scaling["factor"]
+    low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
+    old_context_len = scaling["original_max_position_embeddings"]
+    low_freq_wavelen = old_context_len / low
+    high_freq_wavelen = old_context_len / high
+    wavelen = 2 * math.pi / inv_freq
+    inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    smooth_factor = (old_context_len / wavelen - low) / (high - low)
+    smoothed = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+    is_medium_freq = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+    return torch.where(is_medium_freq, smoothed, inv_freq_llama)
+
+
+def rope_tables(torch, position_ids, inv_freq, dtype):
+    """LlamaRotaryEmbedding.forward (Phi-3's and Gemma 2's alike): the
+    angles position * inv_freq in float32 (autocast off), cos and sin over
+    cat(freqs, freqs), cast to the model's dtype; [B, 1, T, Dh]."""
+    freqs = position_ids[:, :, None].to(torch.float32) * inv_freq.to(torch.float32)[None, None, :]
+    emb = torch.cat([freqs, freqs], dim=-1)
+    return emb.cos().to(dtype)[:, None], emb.sin().to(dtype)[:, None]
+
+
 def make_llama(config, tensors):
+    """transformers' LlamaForCausalLM, with rope_scaling of rope_type llama3
+    (Llama 3.1) when the config has one; model_type "phi3" gives
+    Phi3ForCausalLM (Phi3Attention, Phi3MLP): the same decoder with
+    self_attn.qkv_proj (its output's columns q, then k, then v) and
+    mlp.gate_up_proj (chunked in two, gate first: up * silu(gate)), and
+    config.sliding_window on every layer (create_sliding_window_causal_mask)."""
     torch = _torch()
     import torch.nn as nn
     import torch.nn.functional as F
-    require(config.get("hidden_act", "silu") == "silu", "llama: only silu is handled")
-    require(config.get("rope_scaling") is None, "llama: rope_scaling not handled")
-    require(not config.get("attention_bias", False) and not config.get("mlp_bias", False), "llama: biases not handled")
+    phi3 = config["model_type"] == "phi3"
+    family = "phi3" if phi3 else "llama"
+    require(config.get("hidden_act", "silu") == "silu", "%s: only silu is handled" % family)
+    scaling = config.get("rope_scaling")
+    scaling_type = (scaling or {}).get("rope_type", (scaling or {}).get("type"))
+    require(scaling is None or (scaling_type == "llama3" and not phi3),
+            "%s: rope_scaling %r not handled" % (family, scaling_type))
+    require(not config.get("attention_bias", False) and not config.get("mlp_bias", False),
+            "%s: biases not handled" % family)
     require(config.get("pretraining_tp", 1) == 1, "llama: pretraining_tp not handled")
     d, H = config["hidden_size"], config["num_attention_heads"]
     KVH = config.get("num_key_value_heads") or H
     Dh = config.get("head_dim") or d // H
     L, eps, theta = config["num_hidden_layers"], config["rms_norm_eps"], config.get("rope_theta", 10000.0)
+    window = config.get("sliding_window") if phi3 else None
     rep = H // KVH
     prefix = "model." if "model.embed_tokens.weight" in tensors else ""
-    # LlamaRotaryEmbedding: inv_freq in float32, whatever the model's dtype.
+    # The rotary embedding's inv_freq in float32, whatever the model's dtype
+    # (_compute_default_rope_parameters, then llama3's rescaling).
     inv_freq = 1.0 / (theta ** (torch.arange(0, Dh, 2, dtype=torch.int64).float() / Dh))
+    if scaling_type == "llama3":
+        inv_freq = llama3_inv_freq(torch, inv_freq, scaling)
 
     class LlamaForCausalLM(nn.Module):
         def __init__(self):
@@ -233,24 +308,29 @@ def make_llama(config, tensors):
             B, T = input_ids.shape[0], input_ids.shape[1]
             P = past[0].shape[2]
             x = F.embedding(input_ids, w[p + "embed_tokens.weight"])
-            # Rotary tables in float32 (transformers disables autocast there).
-            freqs = position_ids[:, :, None].to(torch.float32) * self.inv_freq.to(torch.float32)[None, None, :]
-            emb = torch.cat([freqs, freqs], dim=-1)
-            cos = emb.cos().to(x.dtype)[:, None]
-            sin = emb.sin().to(x.dtype)[:, None]
+            cos, sin = rope_tables(torch, position_ids, self.inv_freq, x.dtype)
 
             def rotate_half(t):
                 return torch.cat([-t[..., Dh // 2:], t[..., :Dh // 2]], dim=-1)
 
             allowed = causal_padding_allowed(torch, T, P, attention_mask)
+            if window:
+                allowed = allowed & window_allowed(torch, T, P, window)
             low = torch.finfo(x.dtype).min
             present = []
             for i in range(L):
                 h = "%slayers.%d." % (p, i)
                 a = self.rms(x, w[h + "input_layernorm.weight"])
-                q = F.linear(a, w[h + "self_attn.q_proj.weight"]).reshape(B, T, H, Dh).transpose(1, 2)
-                k = F.linear(a, w[h + "self_attn.k_proj.weight"]).reshape(B, T, KVH, Dh).transpose(1, 2)
-                v = F.linear(a, w[h + "self_attn.v_proj.weight"]).reshape(B, T, KVH, Dh).transpose(1, 2)
+                if phi3:
+                    qkv = F.linear(a, w[h + "self_attn.qkv_proj.weight"])
+                    q, k, v = qkv.split([H * Dh, KVH * Dh, KVH * Dh], dim=-1)
+                else:
+                    q = F.linear(a, w[h + "self_attn.q_proj.weight"])
+                    k = F.linear(a, w[h + "self_attn.k_proj.weight"])
+                    v = F.linear(a, w[h + "self_attn.v_proj.weight"])
+                q = q.reshape(B, T, H, Dh).transpose(1, 2)
+                k = k.reshape(B, T, KVH, Dh).transpose(1, 2)
+                v = v.reshape(B, T, KVH, Dh).transpose(1, 2)
                 q = q * cos + rotate_half(q) * sin
                 k = k * cos + rotate_half(k) * sin
                 k = torch.cat([past[2 * i], k], dim=2)
@@ -265,13 +345,130 @@ def make_llama(config, tensors):
                 y = torch.matmul(att, vr).transpose(1, 2).reshape(B, T, H * Dh)
                 x = x + F.linear(y, w[h + "self_attn.o_proj.weight"])
                 m = self.rms(x, w[h + "post_attention_layernorm.weight"])
-                m = F.silu(F.linear(m, w[h + "mlp.gate_proj.weight"])) * F.linear(m, w[h + "mlp.up_proj.weight"])
-                x = x + F.linear(m, w[h + "mlp.down_proj.weight"])
+                if phi3:
+                    gate, up = F.linear(m, w[h + "mlp.gate_up_proj.weight"]).chunk(2, dim=-1)
+                else:
+                    gate = F.linear(m, w[h + "mlp.gate_proj.weight"])
+                    up = F.linear(m, w[h + "mlp.up_proj.weight"])
+                x = x + F.linear(up * F.silu(gate), w[h + "mlp.down_proj.weight"])
             x = self.rms(x, w[p + "norm.weight"])
             head = w["lm_head.weight"] if "lm_head.weight" in w else w[p + "embed_tokens.weight"]
             return (F.linear(x, head), *present)
 
-    return LlamaForCausalLM().eval(), {"layers": L, "kv_heads": KVH, "head_dim": Dh}
+    class Phi3ForCausalLM(LlamaForCausalLM):
+        pass
+
+    module = Phi3ForCausalLM() if phi3 else LlamaForCausalLM()
+    return module.eval(), {"layers": L, "kv_heads": KVH, "head_dim": Dh, "window": window}
+
+
+def gemma2_sliding_layers(config):
+    """Which layers slide: config.layer_types where present, else
+    Gemma2Config's default, layer i sliding when (i + 1) % 2 (the older
+    Gemma2DecoderLayer's `not bool(layer_idx % 2)`): even layers."""
+    types = config.get("layer_types")
+    if types is not None:
+        require(set(types) <= {"sliding_attention", "full_attention"}, "gemma2: layer_types %r" % types)
+        return [t == "sliding_attention" for t in types]
+    return [bool((i + 1) % 2) for i in range(config["num_hidden_layers"])]
+
+
+def make_gemma2(config, tensors):
+    """transformers' Gemma2ForCausalLM (eager attention): embeddings
+    times sqrt(hidden_size) (a tensor of the hidden states' dtype: float32
+    for this checkpoint), Gemma2RMSNorm's (1 + w) gains, four norms a layer
+    (input, post_attention around the attention; pre_ and post_feedforward
+    around the MLP, each sublayer's output normed before its residual),
+    scores * query_pre_attn_scalar^-0.5, capped tanh(s / c) * c before the
+    mask (eager_attention_forward), the window on the sliding layers, GeGLU
+    with gelu_pytorch_tanh, the tied head's logits capped by
+    final_logit_softcapping."""
+    torch = _torch()
+    import torch.nn as nn
+    import torch.nn.functional as F
+    act = config.get("hidden_activation") or config.get("hidden_act")
+    require(act == "gelu_pytorch_tanh", "gemma2: only gelu_pytorch_tanh is handled, not %r" % act)
+    require(not config.get("attention_bias", False), "gemma2: biases not handled")
+    require(config.get("rope_scaling") is None, "gemma2: rope_scaling not handled")
+    d, H = config["hidden_size"], config["num_attention_heads"]
+    KVH = config.get("num_key_value_heads") or H
+    Dh = config["head_dim"]
+    L, eps, theta = config["num_hidden_layers"], config["rms_norm_eps"], config.get("rope_theta", 10000.0)
+    window = config["sliding_window"]
+    sliding = gemma2_sliding_layers(config)
+    scaling = config["query_pre_attn_scalar"] ** -0.5
+    attn_cap = config.get("attn_logit_softcapping")
+    final_cap = config.get("final_logit_softcapping")
+    require(config.get("tie_word_embeddings", True) and "lm_head.weight" not in tensors,
+            "gemma2: only the tied head is handled")
+    # normalizer = torch.tensor(hidden_size ** 0.5, dtype=hidden_states.dtype)
+    normalizer = float(np.float32(d ** 0.5))
+    rep = H // KVH
+    inv_freq = 1.0 / (theta ** (torch.arange(0, Dh, 2, dtype=torch.int64).float() / Dh))
+
+    def softcap(x, cap):
+        return torch.tanh(x / cap) * cap if cap is not None else x
+
+    class Gemma2ForCausalLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = Weights(self, tensors, torch)
+            self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+        def rms(self, x, weight):
+            """Gemma2RMSNorm: in float32 (float64 kept), times (1 + w)."""
+            t = x.to(torch.float32) if x.dtype != torch.float64 else x
+            t = t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + eps)
+            return (t * (1.0 + weight.to(t.dtype))).to(x.dtype)
+
+        def forward(self, input_ids, attention_mask, position_ids, *past):
+            w = self.w
+            B, T = input_ids.shape[0], input_ids.shape[1]
+            P = past[0].shape[2]
+            x = F.embedding(input_ids, w["model.embed_tokens.weight"]) * normalizer
+            cos, sin = rope_tables(torch, position_ids, self.inv_freq, x.dtype)
+
+            def rotate_half(t):
+                return torch.cat([-t[..., Dh // 2:], t[..., :Dh // 2]], dim=-1)
+
+            full = causal_padding_allowed(torch, T, P, attention_mask)
+            windowed = full & window_allowed(torch, T, P, window)
+            low = torch.finfo(x.dtype).min
+            present = []
+            for i in range(L):
+                h = "model.layers.%d." % i
+                residual = x
+                a = self.rms(x, w[h + "input_layernorm.weight"])
+                q = F.linear(a, w[h + "self_attn.q_proj.weight"]).reshape(B, T, H, Dh).transpose(1, 2)
+                k = F.linear(a, w[h + "self_attn.k_proj.weight"]).reshape(B, T, KVH, Dh).transpose(1, 2)
+                v = F.linear(a, w[h + "self_attn.v_proj.weight"]).reshape(B, T, KVH, Dh).transpose(1, 2)
+                q = q * cos + rotate_half(q) * sin
+                k = k * cos + rotate_half(k) * sin
+                k = torch.cat([past[2 * i], k], dim=2)
+                v = torch.cat([past[2 * i + 1], v], dim=2)
+                present += [k, v]
+                S = k.shape[2]
+                kr = k[:, :, None].expand(B, KVH, rep, S, Dh).reshape(B, H, S, Dh)
+                vr = v[:, :, None].expand(B, KVH, rep, S, Dh).reshape(B, H, S, Dh)
+                att = softcap(torch.matmul(q, kr.transpose(-1, -2)) * scaling, attn_cap)
+                allowed = windowed if sliding[i] else full
+                att = torch.softmax(att.masked_fill(~allowed, low), dim=-1)
+                y = torch.matmul(att, vr).transpose(1, 2).reshape(B, T, H * Dh)
+                y = F.linear(y, w[h + "self_attn.o_proj.weight"])
+                x = residual + self.rms(y, w[h + "post_attention_layernorm.weight"])
+                residual = x
+                m = self.rms(x, w[h + "pre_feedforward_layernorm.weight"])
+                g = F.linear(m, w[h + "mlp.gate_proj.weight"])
+                # gelu_pytorch_tanh: 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3)))
+                g = 0.5 * g * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (g + 0.044715 * torch.pow(g, 3.0))))
+                m = F.linear(g * F.linear(m, w[h + "mlp.up_proj.weight"]), w[h + "mlp.down_proj.weight"])
+                x = residual + self.rms(m, w[h + "post_feedforward_layernorm.weight"])
+            x = self.rms(x, w["model.norm.weight"])
+            logits = softcap(F.linear(x, w["model.embed_tokens.weight"]), final_cap)
+            return (logits, *present)
+
+    return Gemma2ForCausalLM().eval(), {"layers": L, "kv_heads": KVH, "head_dim": Dh,
+                                        "window": window, "sliding": sliding}
 
 
 def marian_sinusoids(n_pos, dim):
@@ -394,7 +591,8 @@ def make_marian(config, tensors):
     return (MarianEncoder().eval(), MarianDecoderMerged().eval()), {"layers": Ld, "kv_heads": H, "head_dim": Dh}
 
 
-MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "marian": make_marian}
+MAKERS = {"gpt2": make_gpt2, "llama": make_llama, "phi3": make_llama, "gemma2": make_gemma2,
+          "marian": make_marian}
 
 
 # --------------------------------------------------------------------------
@@ -482,14 +680,16 @@ class Model:
         return run
 
 
-def greedy_with_margin(step, max_new, eos=()):
+def greedy_with_margin(step, max_new, eos=(), floor=None):
+    """Greedy ids and their smallest margin; with `floor`, it stops as soon
+    as a margin is below it (a prompt the caller rejects anyway)."""
     tokens, margin = [], float("inf")
     while len(tokens) < max_new:
         logits = step(tokens)
         order = np.argsort(-logits, kind="stable")
         margin = min(margin, float(logits[order[0]] - logits[order[1]]))
         tokens.append(int(order[0]))
-        if tokens[-1] in eos:
+        if tokens[-1] in eos or (floor is not None and margin < floor):
             break
     return tokens, margin
 
@@ -589,7 +789,8 @@ def choose_cases(name, model, fixture, config, beam_py):
     rng = np.random.RandomState(2601)
     for _ in range(TRIES):
         p = draw_prompt(rng, vocab, encdec, config)
-        ids, margin = greedy_with_margin(banned(model.step_logits(p, start)), LONG_NEW_TOKENS)
+        ids, margin = greedy_with_margin(banned(model.step_logits(p, start)), LONG_NEW_TOKENS,
+                                         floor=GREEDY_MARGIN)
         if margin >= GREEDY_MARGIN and len(set(ids)) >= 4:
             case("greedy-long", p, LONG_NEW_TOKENS, None, 1, ids, bad, margin)
             break
@@ -610,6 +811,17 @@ def choose_cases(name, model, fixture, config, beam_py):
             break
     else:
         fail("%s: no margin-checked prompt whose beams differ from greedy in %d tries" % (name, TRIES))
+
+    # Sliding windows must slide: every run without eos longer than the window.
+    window = model.shape.get("window")
+    if window:
+        sliding = model.shape.get("sliding") or [True] * model.shape["layers"]
+        lengths = [len(c.get("source") or c.get("prompt")) + c["max_new_tokens"] for c in cases if c["eos"] is None]
+        require(min(lengths) > window, "%s: a run of %d positions does not pass the window of %d"
+                % (name, min(lengths), window))
+        print("%s: window %d on layers %s of %d; the runs without eos reach %s positions"
+              % (name, window, ", ".join(str(i) for i, s in enumerate(sliding) if s), len(sliding),
+                 ", ".join(map(str, lengths))))
     return cases
 
 
@@ -621,6 +833,8 @@ def draw_prompt(rng, vocab, encdec, config):
         return body + [config["eos_token_id"]]
     return [int(t) for t in rng.randint(0, vocab, size=6)]
 
+
+MODELS = ["gpt2_hf", "llama_hf", "llama3_hf", "phi3_hf", "gemma2_hf", "marian_hf"]
 
 GENERATION_KEYS = ["bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id", "bad_words_ids",
                    "forced_eos_token_id", "max_length", "num_beams"]
@@ -688,7 +902,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("fixtures")
     ap.add_argument("out")
-    ap.add_argument("--models", default="gpt2_hf,llama_hf,marian_hf")
+    ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--mutate", action="append", default=[], metavar="MODEL:KEY=VALUE")
     args = ap.parse_args()
     mutations = {}
