@@ -411,7 +411,15 @@ void Server::completion(const httplib::Request &httpRequest,
           return false;
         };
         const std::size_t n = channels.size();
-        std::vector<bool> first(n, true), finished(n, false);
+        // A chat stream opens each choice with a chunk of the role alone
+        // ({"role": "assistant", "content": ""}, no token), as OpenAI's do:
+        // clients that merge chunks read the first token's logprobs once.
+        std::vector<bool> first(n, !request.chat), finished(n, false);
+        if (request.chat)
+          for (std::size_t i = 0; i < n; ++i)
+            if (!send(completionChunk(request, results[i], "", {}, "", true,
+                                      {}, 0, static_cast<int64_t>(i))))
+              return cancel();
         std::vector<int64_t> textOffset(n, 0); // characters so far
         std::optional<std::string> failure;
         // Wake now and then to notice a client that went away; with

@@ -616,8 +616,7 @@ std::string completionChunk(const CompletionRequest &request,
     json delta = json::object();
     if (role)
       delta["role"] = "assistant";
-    if (!text.empty() || !role)
-      delta["content"] = text;
+    delta["content"] = text;
     choice["delta"] = delta;
   } else {
     choice["text"] = text;

@@ -762,6 +762,35 @@ if (args.chat) {
     return `2 choices, each the n 1 answer with its logprobs, ${usageText(got.usage)}; streamed, each ` +
       'index\'s chunks join into its choice';
   });
+  // The client's own accumulator of a stream, chat.completions.stream, as
+  // an application that wants the whole completion at the end calls it: its
+  // final completion must be the unstreamed one, logprobs included.
+  await check('chat stream helper', async () => {
+    expect(plain && logprobsChoice, 'no chat completion with logprobs to compare with');
+    for (const n of [1, 2]) {
+      const params = { ...withLogprobs, n };
+      const got = await chatAll(params);
+      const final = await client.chat.completions.stream({
+        ...params, stream_options: { include_usage: true },
+      }).finalChatCompletion();
+      expect(final.choices.length === n, `n ${n}: chat.completions.stream gives ${final.choices.length} choices`);
+      final.choices.forEach((choice, i) => {
+        const expected = got.choices[i];
+        expect(choice.index === i && choice.message.role === 'assistant' &&
+          choice.message.content === expected.message.content && choice.finish_reason === expected.finish_reason,
+          `n ${n}: chat.completions.stream's choice ${i} is ${json(choice).slice(0, 300)}`);
+        const tokens = lp => lp && lp.content && lp.content.map(e => e.token);
+        expect(choice.logprobs && choice.logprobs.content.length === expected.logprobs.content.length,
+          `n ${n}: chat.completions.stream's choice ${i} has ${json(choice.logprobs && choice.logprobs.content.length)} ` +
+          `logprobs entries for ${expected.logprobs.content.length} tokens: ${json(tokens(choice.logprobs))}, ` +
+          `unstreamed ${json(tokens(expected.logprobs))}`);
+        expectNearLogprobs(choice.logprobs, expected.logprobs,
+          `n ${n}: chat.completions.stream's choice ${i}'s logprobs and the unstreamed ones`);
+      });
+      expect(same(final.usage, got.usage), `n ${n}: chat.completions.stream's usage ${json(final.usage)}`);
+    }
+    return 'n 1 and n 2: the final completion\'s choices, logprobs and usage equal the unstreamed ones';
+  });
 }
 
 // --- /v1/embeddings ---
