@@ -20,6 +20,7 @@ bool parseTemplate(const std::string &source, const std::string &where,
                    ChatSetup &setup, std::string &error) {
   ChatTemplateError templateError;
   setup.chatTemplate = ChatTemplate::parse(source, templateError);
+  setup.toolCalls = toolCallSyntax(source);
   if (!setup.chatTemplate)
     error = fmt::format("{}: {}", where, templateError.message());
   return setup.chatTemplate.has_value();

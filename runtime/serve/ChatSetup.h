@@ -11,6 +11,7 @@
 #define TFMC_RUNTIME_SERVE_CHATSETUP_H
 
 #include "runtime/serve/ChatTemplate.h"
+#include "runtime/serve/ToolCalls.h"
 #include "runtime/tokenizers/Tokenizer.h"
 
 #include <optional>
@@ -21,6 +22,8 @@ namespace tfmc::runtime::serve {
 struct ChatSetup {
   std::optional<ChatTemplate> chatTemplate;
   std::optional<std::string> bos, eos;
+  /// How the template asks the model to call a tool (ToolCalls.h).
+  ToolCallSyntax toolCalls = ToolCallSyntax::None;
   /// Where the template would be, for the refusal of a chat request when
   /// there is none ("DIR/tokenizer_config.json has no chat_template").
   std::string missing;

@@ -102,7 +102,21 @@ std::optional<std::string> ChatTemplate::render(const ChatTemplateInputs &inputs
       }
       jinja::Dict fields;
       fields.entries.emplace_back("role", jinja::Value::string(message.role));
-      fields.entries.emplace_back("content", jinja::Value::string(message.content));
+      fields.entries.emplace_back("content", message.contentNull
+                                                 ? jinja::Value::none()
+                                                 : jinja::Value::string(message.content));
+      for (const auto &[name, value] : message.extra.items()) {
+        if (name == "role" || name == "content") {
+          error = inputError("message " + std::to_string(i) + "'s " + name + " is given twice");
+          return std::nullopt;
+        }
+        try {
+          fields.entries.emplace_back(name, jinja::fromJson(value));
+        } catch (const std::exception &e) {
+          error = inputError("message " + std::to_string(i) + "'s " + name + ": " + e.what());
+          return std::nullopt;
+        }
+      }
       messages.push_back(jinja::Value::dict(std::move(fields)));
     }
     globals.set("messages", jinja::Value::list(std::move(messages)));

@@ -105,6 +105,12 @@ namespace tfmc::runtime {
 struct ChatMessage {
   std::string role;
   std::string content;
+  /// content is null (none in the template): an assistant's message that
+  /// carries tool calls only.
+  bool contentNull = false;
+  /// The message's other fields as the template reads them (an object:
+  /// tool_calls, tool_call_id, name), each a variable of the message.
+  nlohmann::ordered_json extra = nlohmann::ordered_json::object();
 };
 
 struct ChatTemplateLimits {

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -264,9 +265,12 @@ void Server::completion(const httplib::Request &httpRequest,
           choice.bos >= 0 ? std::vector<int64_t>{choice.bos} : choice.prompt);
     // The request's time to its first token is choice 0's.
     const bool first = i == 0;
+    // The eos that ends the answer adds no text (its finish_reason says
+    // it), as OpenAI's and vLLM's answers leave it out.
     choice.onToken = [this, channel, stopText, lastToken, count, arrival,
-                      tokenTexts, first](int64_t token,
-                                         const TokenLogprobs *logprobs) {
+                      tokenTexts, first,
+                      eos = choice.eos](int64_t token,
+                                        const TokenLogprobs *logprobs) {
       const Clock::time_point now = Clock::now();
       if ((*count)++ == 0) {
         if (first)
@@ -278,10 +282,16 @@ void Server::completion(const httplib::Request &httpRequest,
       *lastToken = now;
       bool stopped = false;
       Channel::Piece piece;
-      piece.text = stopText->push(token, stopped);
+      const bool ends =
+          std::find(eos.begin(), eos.end(), token) != eos.end();
+      if (!ends)
+        piece.text = stopText->push(token, stopped);
       piece.tokens = {token};
-      if (tokenTexts && logprobs)
+      if (tokenTexts && logprobs) {
         piece.logprobs = {tokenTexts->entry(token, *logprobs)};
+        if (ends)
+          piece.logprobs.back().chosen.text.clear();
+      }
       channel->push(std::move(piece));
       return stopped ? TokenAction::StopSequence : TokenAction::Continue;
     };
@@ -329,6 +339,20 @@ void Server::completion(const httplib::Request &httpRequest,
     return sendError(response, error);
   }
 
+  // With tools offered, an answer in the template's tool-call syntax is
+  // read into tool_calls (ToolCalls.h); a stream then holds each choice's
+  // text until it ends, as the calls are known only whole.
+  const ToolCallSyntax toolSyntax =
+      request.toolsOffered ? text.chat.toolCalls : ToolCallSyntax::None;
+  auto readToolCalls = [toolSyntax](CompletionResult &result) {
+    std::optional<ParsedAnswer> parsed =
+        parseToolCalls(toolSyntax, result.text);
+    if (!parsed)
+      return false;
+    result.text = parsed->content;
+    result.toolCalls = parsed->calls;
+    return true;
+  };
   std::vector<CompletionResult> results(jobs.size());
   const std::string id = randomId(request.chat ? "chatcmpl-" : "cmpl-");
   const int64_t created = unixTime();
@@ -386,6 +410,8 @@ void Server::completion(const httplib::Request &httpRequest,
                                  "shutting down";
       }
       result.finishReason = finishName(all.reason);
+      if (readToolCalls(result))
+        result.finishReason = "tool_calls";
     }
     usage(generated(results));
     if (failure)
@@ -399,8 +425,8 @@ void Server::completion(const httplib::Request &httpRequest,
   response.set_header("Cache-Control", "no-cache");
   response.set_chunked_content_provider(
       "text/event-stream",
-      [channels, cancelAll, request, results, usage,
-       generated](size_t, httplib::DataSink &sink) mutable {
+      [channels, cancelAll, request, results, usage, generated, toolSyntax,
+       readToolCalls](size_t, httplib::DataSink &sink) mutable {
         auto send = [&](const std::string &data) {
           std::string event = "data: " + data + "\n\n";
           return sink.write(event.data(), event.size());
@@ -434,6 +460,14 @@ void Server::completion(const httplib::Request &httpRequest,
             for (Channel::Piece &piece : taken.pieces) {
               result.tokens.insert(result.tokens.end(), piece.tokens.begin(),
                                    piece.tokens.end());
+              if (toolSyntax != ToolCallSyntax::None) {
+                // Held: sent whole at the end.
+                result.text += piece.text;
+                result.logprobs.insert(result.logprobs.end(),
+                                       piece.logprobs.begin(),
+                                       piece.logprobs.end());
+                continue;
+              }
               if (!send(completionChunk(request, result, piece.text,
                                         piece.tokens, "", first[i],
                                         piece.logprobs, textOffset[i],
@@ -454,9 +488,21 @@ void Server::completion(const httplib::Request &httpRequest,
               cancelAll();
               break;
             }
-            send(completionChunk(request, result, "", {},
-                                 finishName(taken.reason), first[i], {}, 0,
-                                 static_cast<int64_t>(i)));
+            std::string reason = finishName(taken.reason);
+            if (toolSyntax != ToolCallSyntax::None) {
+              const bool calls = readToolCalls(result);
+              if (!result.text.empty() || !result.tokens.empty())
+                send(completionChunk(request, result, result.text,
+                                     result.tokens, "", false,
+                                     result.logprobs, 0,
+                                     static_cast<int64_t>(i)));
+              if (calls) {
+                send(toolCallsChunk(request, result, static_cast<int64_t>(i)));
+                reason = "tool_calls";
+              }
+            }
+            send(completionChunk(request, result, "", {}, reason, first[i],
+                                 {}, 0, static_cast<int64_t>(i)));
           }
           if (failure)
             break;

@@ -238,31 +238,97 @@ bool knownRole(const std::string &role) {
   return false;
 }
 
-/// A message's content: a string, or a list of text parts (joined). Every
-/// message has one (OpenAI lets an assistant message that carries
-/// tool_calls or function_call go without, and this server refuses those
-/// fields by name: it cannot give them to the template).
+/// An assistant message's tool_calls (OpenAI's: a list of {"id", "type":
+/// "function", "function": {"name", "arguments"}}) as the templates read
+/// them: each call's arguments, a string of JSON, as the object it holds
+/// (transformers' templates iterate over them; a string that holds no
+/// object stays a string).
+bool messageToolCalls(const json &calls, std::size_t index, Fields &fields,
+                      json &out) {
+  const std::string param = fmt::format("messages[{}].tool_calls", index);
+  if (!calls.is_array() || calls.empty())
+    return fields.fail(param, param + " must be a non-empty list of calls");
+  out = json::array();
+  for (std::size_t c = 0; c < calls.size(); ++c) {
+    const json &call = calls[c];
+    const json *function =
+        call.is_object() && call.contains("function") ? &call["function"]
+                                                      : nullptr;
+    if (!function || !function->is_object() ||
+        !function->contains("name") || !(*function)["name"].is_string() ||
+        (call.contains("type") && call["type"] != "function") ||
+        (function->contains("arguments") &&
+         !(*function)["arguments"].is_string()))
+      return fields.fail(param,
+                         fmt::format("{}[{}] must be {{\"type\": \"function\", "
+                                     "\"function\": {{\"name\": ..., "
+                                     "\"arguments\": \"...\"}}}}",
+                                     param, c));
+    json arguments = function->value("arguments", std::string("{}"));
+    support::JsonError error;
+    if (std::optional<json> object = support::parseJson<json>(
+            arguments.get<std::string>(), error);
+        object && object->is_object())
+      arguments = *object;
+    json item = {{"type", "function"},
+                 {"function",
+                  {{"name", (*function)["name"]}, {"arguments", arguments}}}};
+    if (call.contains("id"))
+      item["id"] = call["id"];
+    out.push_back(item);
+  }
+  return true;
+}
+
+/// A message's content: a string, or a list of text parts (joined); null
+/// or absent only beside an assistant's tool_calls. Its tool_calls,
+/// tool_call_id and name go to the template too (ChatMessage::extra);
+/// function_call (OpenAI's older form) is refused by name.
 bool messageContent(const json &message, std::size_t index, Fields &fields,
-                    std::string &out) {
+                    ChatMessage &out) {
   const std::string param = fmt::format("messages[{}].content", index);
-  for (const char *calls : {"tool_calls", "function_call"})
-    if (message.contains(calls) && !message[calls].is_null())
-      return fields.fail(
-          fmt::format("messages[{}].{}", index, calls),
-          fmt::format("messages[{}].{}: a message's tool or function calls "
-                      "are not supported (give their text as content)",
-                      index, calls));
+  if (message.contains("function_call") && !message["function_call"].is_null())
+    return fields.fail(
+        fmt::format("messages[{}].function_call", index),
+        fmt::format("messages[{}].function_call is not supported (give "
+                    "tool_calls)",
+                    index));
+  bool calls = false;
+  if (message.contains("tool_calls") && !message["tool_calls"].is_null()) {
+    if (out.role != "assistant")
+      return fields.fail(fmt::format("messages[{}].tool_calls", index),
+                         fmt::format("messages[{}].tool_calls: only an "
+                                     "assistant's message carries tool calls",
+                                     index));
+    json converted;
+    if (!messageToolCalls(message["tool_calls"], index, fields, converted))
+      return false;
+    out.extra["tool_calls"] = converted;
+    calls = true;
+  }
+  for (const char *name : {"tool_call_id", "name"})
+    if (message.contains(name) && !message[name].is_null()) {
+      if (!message[name].is_string())
+        return fields.fail(fmt::format("messages[{}].{}", index, name),
+                           fmt::format("messages[{}].{} must be a string",
+                                       index, name));
+      out.extra[name] = message[name];
+    }
   auto found = message.find("content");
+  if ((found == message.end() || found->is_null()) && calls) {
+    out.contentNull = true;
+    return true;
+  }
   if (found == message.end() || found->is_null())
     return fields.fail(param, param + " is required");
   const json &content = *found;
   if (content.is_string()) {
-    out = content.get<std::string>();
+    out.content = content.get<std::string>();
     return true;
   }
   if (!content.is_array())
     return fields.fail(param, param + " must be a string or a list of parts");
-  out.clear();
+  out.content.clear();
   for (std::size_t p = 0; p < content.size(); ++p) {
     const json &part = content[p];
     if (!part.is_object() || part.value("type", json()) != "text" ||
@@ -271,7 +337,7 @@ bool messageContent(const json &message, std::size_t index, Fields &fields,
           param, fmt::format("{}[{}]: only text parts ({{\"type\": \"text\", "
                              "\"text\": ...}}) are supported",
                              param, p));
-    out += part["text"].get<std::string>();
+    out.content += part["text"].get<std::string>();
   }
   return true;
 }
@@ -311,12 +377,16 @@ bool parseCompletionRequest(std::string_view text, bool chat,
             fmt::format("messages[{}].role = {} is not a role (system, "
                         "developer, user, assistant, tool or function)",
                         m, support::quote(chatMessage.role)));
-      if (!messageContent(message, m, fields, chatMessage.content))
+      if (!messageContent(message, m, fields, chatMessage))
         return false;
       request.messages.push_back(std::move(chatMessage));
     }
-    if (const json *tools = fields.find("tools"))
+    if (const json *tools = fields.find("tools")) {
       request.templateVariables = json{{"tools", *tools}}.dump();
+      const json *choice = fields.find("tool_choice");
+      request.toolsOffered = tools->is_array() && !tools->empty() &&
+                             !(choice && *choice == "none");
+    }
   } else {
     const json *prompt = fields.find("prompt");
     if (!prompt)
@@ -563,6 +633,41 @@ json logprobsJson(const CompletionRequest &request,
 
 } // namespace
 
+/// A result's tool calls as OpenAI's message (or, `streamed`, delta) lists
+/// them: ids "call_" + the response's id's suffix + the call's number.
+json toolCallsJson(const CompletionResult &result, bool streamed) {
+  json calls = json::array();
+  const std::string stem = result.id.substr(result.id.find('-') + 1);
+  for (std::size_t i = 0; i < result.toolCalls.size(); ++i) {
+    json call = {{"id", fmt::format("call_{}_{}", stem, i)},
+                 {"type", "function"},
+                 {"function",
+                  {{"name", result.toolCalls[i].name},
+                   {"arguments", result.toolCalls[i].arguments}}}};
+    if (streamed)
+      call["index"] = i;
+    calls.push_back(call);
+  }
+  return calls;
+}
+
+std::string toolCallsChunk(const CompletionRequest &request,
+                           const CompletionResult &result, int64_t index) {
+  json choice = {{"index", index},
+                 {"logprobs", nullptr},
+                 {"finish_reason", nullptr},
+                 {"token_ids", json::array()},
+                 {"delta", {{"tool_calls", toolCallsJson(result, true)}}}};
+  json body = {{"id", result.id},
+               {"object", "chat.completion.chunk"},
+               {"created", result.created},
+               {"model", request.model},
+               {"choices", json::array({choice})}};
+  if (request.includeUsage)
+    body["usage"] = nullptr;
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 int64_t textCharacters(const std::string &text) {
   int64_t count = 0;
   for (unsigned char c : text)
@@ -582,10 +687,16 @@ std::string completionBody(const CompletionRequest &request,
                                     : json(nullptr)},
                    {"finish_reason", finish(result.finishReason)},
                    {"token_ids", result.tokens}};
-    if (request.chat)
+    if (request.chat) {
       choice["message"] = {{"role", "assistant"}, {"content", result.text}};
-    else
+      if (!result.toolCalls.empty()) {
+        choice["message"]["tool_calls"] = toolCallsJson(result, false);
+        if (result.text.empty())
+          choice["message"]["content"] = nullptr;
+      }
+    } else {
       choice["text"] = result.text;
+    }
     choices.push_back(choice);
     generated += static_cast<int64_t>(result.tokens.size());
   }

@@ -16,7 +16,7 @@
 #define TFMC_RUNTIME_SERVE_OPENAIAPI_H
 
 #include "runtime/serve/ChatTemplate.h"
-#include "runtime/serve/TokenChannel.h"
+#include "runtime/serve/ToolCalls.h"
 
 #include <cstdint>
 #include <optional>
@@ -37,6 +37,19 @@ struct ApiError {
   std::string body() const;
 };
 
+/// A token as a response's logprobs report it: its id, the text it adds in
+/// context, and its log-probability.
+struct LoggedToken {
+  int64_t id = 0;
+  std::string text;
+  double logprob = 0;
+};
+/// A chosen token's, and the most probable alternatives'.
+struct TokenLogprobEntry {
+  LoggedToken chosen;
+  std::vector<LoggedToken> top;
+};
+
 /// A completion or chat completion request.
 struct CompletionRequest {
   bool chat = false;
@@ -48,6 +61,9 @@ struct CompletionRequest {
   /// (tools), or empty.
   std::vector<ChatMessage> messages;
   std::string templateVariables;
+  /// Chat: tools were given and tool_choice is not "none": the answer's
+  /// tool calls are read out of its text (ToolCalls.h).
+  bool toolsOffered = false;
   std::optional<int64_t> maxTokens;
   double temperature = 1;
   double topP = 1;
@@ -91,6 +107,9 @@ struct CompletionResult {
   std::string text;
   std::vector<int64_t> tokens;
   std::vector<TokenLogprobEntry> logprobs; // with request.logprobs >= 0
+  /// The calls read out of `text` (which is then the content around
+  /// them): the message's tool_calls, finish_reason "tool_calls".
+  std::vector<ToolCall> toolCalls;
   std::string finishReason; // "stop" or "length"
   int64_t promptTokens = 0;
 };
@@ -113,6 +132,10 @@ std::string completionChunk(const CompletionRequest &request,
                             const std::string &finishReason, bool role,
                             const std::vector<TokenLogprobEntry> &logprobs = {},
                             int64_t textOffset = 0, int64_t index = 0);
+/// A chat stream's chunk of a choice's tool calls (each whole, with its
+/// index, id and arguments), after its content.
+std::string toolCallsChunk(const CompletionRequest &request,
+                           const CompletionResult &result, int64_t index);
 /// Characters (code points) of UTF-8 `text`: completions' text_offset.
 int64_t textCharacters(const std::string &text);
 /// The usage chunk of stream_options.include_usage (no choices).

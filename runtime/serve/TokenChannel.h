@@ -11,6 +11,7 @@
 #define TFMC_RUNTIME_SERVE_TOKENCHANNEL_H
 
 #include "runtime/generate/ContinuousBatcher.h"
+#include "runtime/serve/OpenAiApi.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -22,19 +23,6 @@
 #include <vector>
 
 namespace tfmc::runtime::serve {
-
-/// A token as a response's logprobs report it: its id, the text it adds in
-/// context, and its log-probability.
-struct LoggedToken {
-  int64_t id = 0;
-  std::string text;
-  double logprob = 0;
-};
-/// A chosen token's, and the most probable alternatives'.
-struct TokenLogprobEntry {
-  LoggedToken chosen;
-  std::vector<LoggedToken> top;
-};
 
 class Channel {
 public:

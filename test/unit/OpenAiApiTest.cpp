@@ -110,16 +110,31 @@ TEST(OpenAiApi, MessagesWithoutContentAreRefused) {
                   true);
   EXPECT_EQ(error.param, "messages[0].content");
   // An assistant message that carries tool calls may go without content
-  // in OpenAI's API; this server cannot give the calls to the template, so
-  // it names them instead of dropping them.
-  error = refusal(R"({"model": "m", "messages": [{"role": "user", "content": "x"},
+  // (null in the template); its calls reach the template with their
+  // arguments as the object their JSON text holds.
+  CompletionRequest calls = accepted(R"({"model": "m", "messages": [{"role": "user", "content": "x"},
       {"role": "assistant", "tool_calls": [{"id": "1", "type": "function",
-       "function": {"name": "f", "arguments": "{}"}}]}]})",
+       "function": {"name": "f", "arguments": "{\"city\": \"Paris\"}"}}]},
+      {"role": "tool", "tool_call_id": "1", "content": "20C"}]})",
+                                     true);
+  EXPECT_TRUE(calls.messages[1].contentNull);
+  EXPECT_EQ(calls.messages[1].extra["tool_calls"][0]["function"]["arguments"]["city"],
+            "Paris");
+  EXPECT_EQ(calls.messages[2].extra["tool_call_id"], "1");
+  error = refusal(R"({"model": "m", "messages": [{"role": "user", "content": "x",
+      "tool_calls": [{"type": "function", "function": {"name": "f"}}]}]})",
                   true);
-  EXPECT_EQ(error.param, "messages[1].tool_calls");
-  EXPECT_EQ(error.message, "messages[1].tool_calls: a message's tool or "
-                           "function calls are not supported (give their "
-                           "text as content)");
+  EXPECT_EQ(error.param, "messages[0].tool_calls");
+  EXPECT_EQ(error.message, "messages[0].tool_calls: only an assistant's "
+                           "message carries tool calls");
+  error = refusal(R"({"model": "m", "messages": [{"role": "assistant",
+      "tool_calls": [{"type": "function", "function": {"arguments": "{}"}}]}]})",
+                  true);
+  EXPECT_EQ(error.param, "messages[0].tool_calls");
+  error = refusal(R"({"model": "m", "messages": [{"role": "assistant",
+      "content": null, "function_call": {"name": "f", "arguments": "{}"}}]})",
+                  true);
+  EXPECT_EQ(error.param, "messages[0].function_call");
   // Empty content is content.
   EXPECT_EQ(accepted(R"({"model": "m", "messages": [
       {"role": "user", "content": ""}]})",

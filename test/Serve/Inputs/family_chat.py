@@ -1,7 +1,7 @@
 """A model family's chat, end to end: its checkpoint layout, its tokenizer
 and its own chat template, through `generate --text` and `serve`.
 
-    python3 family_chat.py prepare FIXTURE_DIR TOKENIZER_DIR TEMPLATE.json OUT [--special TOKEN]...
+    python3 family_chat.py prepare FIXTURE_DIR TOKENIZER_DIR TEMPLATE.json OUT [--special TOKEN]... [--plain TOKEN]...
     python3 family_chat.py check ROOT_URL MODEL PROGRAM WEIGHTS TOKENIZER_DIR HF_TOKENIZERS_DIR
 
 prepare writes OUT/model/config.json (the fixture's config.json with the
@@ -11,7 +11,8 @@ positions: a checkpoint of the family that
 fixture's files, its tokenizer_config.json given TEMPLATE.json's
 chat_template, bos_token and eos_token; --special adds a special token to
 tokenizer.json's added tokens, for a template's markers that a small
-fixture vocabulary lacks).
+fixture vocabulary lacks, and --plain an added token that is not special,
+which decodes as text as Qwen2.5's <tool_call> does).
 
 check compares with tokenizers.js (hf_tokenize.mjs) and Python's Jinja2
 (render_jinja2.py), one line each:
@@ -54,7 +55,7 @@ def dump(value, path):
         json.dump(value, f, indent=1)
 
 
-def prepare(fixture, tokenizer, template, out, specials):
+def prepare(fixture, tokenizer, template, out, specials, plains=()):
     tok = os.path.join(out, "tok")
     model = os.path.join(out, "model")
     shutil.rmtree(out, ignore_errors=True)
@@ -62,9 +63,9 @@ def prepare(fixture, tokenizer, template, out, specials):
     shutil.copytree(tokenizer, tok)
     t = load(os.path.join(tok, "tokenizer.json"))
     size = 1 + max(list(t["model"]["vocab"].values()) + [a["id"] for a in t["added_tokens"]])
-    for content in specials:
+    for content, special in [(c, True) for c in specials] + [(c, False) for c in plains]:
         t["added_tokens"].append({"id": size, "content": content, "single_word": False, "lstrip": False,
-                                  "rstrip": False, "normalized": False, "special": True})
+                                  "rstrip": False, "normalized": False, "special": special})
         size += 1
     dump(t, os.path.join(tok, "tokenizer.json"))
     settings = load(os.path.join(tok, "tokenizer_config.json"), {})
@@ -170,12 +171,13 @@ def check(root, model, program, weights, tok, hf_tokenizers):
 def main():
     command, args = sys.argv[1], sys.argv[2:]
     if command == "prepare":
-        specials = []
-        while "--special" in args:
-            i = args.index("--special")
-            specials.append(args[i + 1])
-            args = args[:i] + args[i + 2:]
-        prepare(*args, specials)
+        added = {"--special": [], "--plain": []}
+        for flag, found in added.items():
+            while flag in args:
+                i = args.index(flag)
+                found.append(args[i + 1])
+                args = args[:i] + args[i + 2:]
+        prepare(*args, added["--special"], added["--plain"])
     elif command == "check":
         sys.exit(check(*args))
     else:
