@@ -2,7 +2,7 @@
 """Small GGUF models for tfmc's GGUF tests, their references, and broken copies.
 
     gguf_models.py make OUT
-        Writes four random Hugging Face checkpoints, OUT/{llama,qwen2,phi3,gpt2}/ (config.json,
+        Writes five random Hugging Face checkpoints, OUT/{llama,qwen2,phi3,gemma2,gpt2}/ (config.json,
         model.safetensors: test/fixtures' writers and weight scales), their inputs
         (OUT/{arch}.inputs.safetensors: batch 2, right-padded), and converts each with bench/peers'
         writers (gguf_llama.py, gguf_gpt2.py) to OUT/{arch}_{f32,q8_0,q4_0}.gguf; and two files
@@ -16,6 +16,12 @@
           phi3:  hidden 64, 4 heads, 2 K/V heads, intermediate 128, 2 layers, vocab 130, max 48,
                  sliding window 11 (shorter than both rows), untied; qkv_proj and gate_up_proj
                  packed (llama.cpp's attn_qkv and ffn_up; Q8_0 head in the Q4_0 file)
+          gemma2: hidden 64, 4 heads, 2 K/V heads, head_dim 32 (not 64 / 4), query_pre_attn_scalar
+                 32 (= head_dim, as Gemma 2 2B's and 9B's: the file carries none, and llama.cpp
+                 scales by head_dim^-1/2), intermediate 128, 3 layers (sliding, full, sliding),
+                 sliding window 5 (shorter than both rows), caps 3 (scores) and 5 (logits), both
+                 binding, vocab 130, max 48, tied (no output.weight; token_embd in the file's dtype);
+                 test/fixtures/make_gemma2.py's weights
           gpt2:  n_embd 64, 4 heads, n_inner 256, 2 layers, vocab 100, n_positions 40
     gguf_models.py reference HFDIR FILE.gguf INPUTS OUT.safetensors [--int8-group G]
         The logits of the GGUF file's weights as an independent reader sees them: every tensor
@@ -24,9 +30,17 @@
         names mapped back to the checkpoint's (phi3: attn_qkv and ffn_up to the packed qkv_proj
         and gate_up_proj; its longrope factor tensors checked against config.json's), and the
         float64 forward pass of test/fixtures (make_llama.numpy_forward, make_fixtures'
-        hf_torch_forward) on them. With --int8-group G every 2-D weight but learned positions is
-        first rounded as tfmc's int8 stores it (per row and group of G, s = f16(max|w| / 127),
-        q = rint(w / s)): the reference of a program that converts the file's values to int8.
+        hf_torch_forward) on them. A gemma2 file runs make_gemma2.numpy_forward (sandwich norms,
+        the attention cap before the mask, the window on even layers, GeGLU with tanh GELU, the
+        embeddings times f32(sqrt(hidden)), tied logits, then the final cap) on the file's own
+        values: each norm's whole gain g as w = g - 1 (exact in float64: 1 + w is g), and the
+        caps, the window, head_dim, eps and theta from the file's gemma2.* keys; the scores are
+        scaled as llama.cpp scales them, by key_length^-1/2 (embedding_length / head_count for a
+        46-layer file), whatever config.json's query_pre_attn_scalar; a gemma2 file with an
+        output.weight is refused (Gemma 2's head is token_embd). With --int8-group G every 2-D
+        weight but learned positions is first rounded as tfmc's int8 stores it (per row and group
+        of G, s = f16(max|w| / 127), q = rint(w / s)): the reference of a program that converts
+        the file's values to int8.
     gguf_models.py variant FILE.gguf OUT.gguf EDIT...
         A copy of FILE with its header edited (the data section as it was):
           drop-key=K            the key removed
@@ -51,6 +65,7 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "test", "fixtures"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
 import make_fixtures as mf  # noqa: E402
+import make_gemma2 as mg  # noqa: E402
 import make_llama as ml  # noqa: E402
 
 PEERS = os.path.join(ROOT, "bench", "peers")
@@ -230,6 +245,10 @@ QWEN2 = ml._config("qwen2", hidden_size=64, intermediate_size=256, num_hidden_la
 PHI3 = ml._config("phi3", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=48,
                   original_max_position_embeddings=48, vocab_size=130, sliding_window=11)
+GEMMA2 = mg._config(hidden_size=64, intermediate_size=128, num_hidden_layers=3, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=32, query_pre_attn_scalar=32, attn_logit_softcapping=3.0,
+                    final_logit_softcapping=5.0, sliding_window=5, max_position_embeddings=48,
+                    vocab_size=130, bos_token_id=2, eos_token_id=1)
 GPT2 = {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "bos_token_id": 99,
         "eos_token_id": 99, "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 40,
         "n_embd": 64, "n_head": 4, "n_inner": None, "n_layer": 2, "n_positions": 40,
@@ -262,15 +281,17 @@ def convert(args):
 
 def make(out):
     os.makedirs(out, exist_ok=True)
-    for arch, config, seed in (("llama", LLAMA, 3101), ("qwen2", QWEN2, 3102), ("phi3", PHI3, 3104)):
+    for arch, config, seed in (("llama", LLAMA, 3101), ("qwen2", QWEN2, 3102), ("phi3", PHI3, 3104),
+                               ("gemma2", GEMMA2, 3118)):
         directory = os.path.join(out, arch)
-        write_checkpoint(directory, config, ml.make_weights(config, seed))
+        maker = mg.make_weights if arch == "gemma2" else ml.make_weights
+        write_checkpoint(directory, config, maker(config, seed))
         mf.write_safetensors(os.path.join(out, arch + ".inputs.safetensors"),
                              inputs(config["vocab_size"], seed))
         for dtype in ("f32", "q8_0", "q4_0"):
             convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", dtype,
                      "--output", os.path.join(out, f"{arch}_{dtype}.gguf")])
-        if arch == "phi3":
+        if arch in ("phi3", "gemma2"):
             continue
         first = "q4_k" if arch == "llama" else "q5_k"
         convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", "q8_0",
@@ -295,6 +316,9 @@ LLAMA_NAMES = {"attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj", "at
 PHI3_NAMES = {"attn_norm": "input_layernorm", "attn_qkv": "self_attn.qkv_proj",
               "attn_output": "self_attn.o_proj", "ffn_norm": "post_attention_layernorm",
               "ffn_up": "mlp.gate_up_proj", "ffn_down": "mlp.down_proj"}
+GEMMA2_NAMES = dict(LLAMA_NAMES, ffn_norm="pre_feedforward_layernorm",
+                    post_attention_norm="post_attention_layernorm",
+                    post_ffw_norm="post_feedforward_layernorm")
 GPT2_NAMES = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "attn.c_proj",
               "ffn_norm": "ln_2", "ffn_up": "mlp.c_fc", "ffn_down": "mlp.c_proj"}
 
@@ -333,19 +357,46 @@ def reference(hf_dir, path, inputs_path, out, group=None):
                       "output_norm.bias": "transformer.ln_f.bias"}.get(name)
         else:
             if parts[0] == "blk":
-                names = PHI3_NAMES if arch == "phi3" else LLAMA_NAMES
-                hf = f"model.layers.{parts[1]}.{names[parts[2]]}.{parts[3]}"
+                names = {"phi3": PHI3_NAMES, "gemma2": GEMMA2_NAMES}.get(arch, LLAMA_NAMES)
+                hf = f"model.layers.{parts[1]}.{names[parts[2]]}.{parts[3]}" if parts[2] in names else None
             else:
                 hf = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
-                      "output.weight": "lm_head.weight"}.get(name)
+                      "output.weight": "lm_head.weight" if arch != "gemma2" else None}.get(name)
+            if arch == "gemma2" and a.ndim == 1:
+                # The file's whole gain g; make_gemma2's norms multiply by 1 + w.
+                a = a.astype(np.float64) - 1.0
         if hf is None:
             raise SystemExit(f"gguf_models: {path}: unexpected tensor {name}")
         W[hf] = a
     if arch == "gpt2":
         logits = mf.hf_torch_forward(config, W, feed)
+    elif arch == "gemma2":
+        logits = mg.numpy_forward(gemma2_config(config, meta), W, feed["input_ids"], feed["attention_mask"])
     else:
         logits = ml.numpy_forward(config, W, feed["input_ids"], feed["attention_mask"])
     mf.write_safetensors(out, {"logits": np.asarray(logits, dtype=np.float32)})
+
+
+def gemma2_config(config, meta):
+    """config.json with what a gemma2 file says in its stead: the caps, the window, head_dim, eps,
+    theta, and llama.cpp's query_pre_attn_scalar (key_length; embedding_length / head_count for 46
+    layers, Gemma 2 27B). The shapes must be config.json's."""
+    for key, mine in (("embedding_length", "hidden_size"), ("block_count", "num_hidden_layers"),
+                      ("attention.head_count", "num_attention_heads"),
+                      ("attention.head_count_kv", "num_key_value_heads"), ("vocab_size", "vocab_size"),
+                      ("feed_forward_length", "intermediate_size")):
+        if meta["gemma2." + key] != config[mine]:
+            raise SystemExit(f"gguf_models: gemma2.{key} is {meta['gemma2.' + key]}, config.json's {mine} "
+                             f"{config[mine]}")
+    head_dim = meta["gemma2.attention.key_length"]
+    scalar = (meta["gemma2.embedding_length"] // meta["gemma2.attention.head_count"]
+              if meta["gemma2.block_count"] == 46 else head_dim)
+    return dict(config, head_dim=head_dim, query_pre_attn_scalar=scalar,
+                attn_logit_softcapping=meta["gemma2.attn_logit_softcapping"],
+                final_logit_softcapping=meta["gemma2.final_logit_softcapping"],
+                sliding_window=meta["gemma2.attention.sliding_window"],
+                rms_norm_eps=meta["gemma2.attention.layer_norm_rms_epsilon"],
+                rope_theta=meta["gemma2.rope.freq_base"])
 
 
 def error(a_path, b_path, inputs_path):

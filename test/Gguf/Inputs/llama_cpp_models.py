@@ -2,11 +2,11 @@
 """Small GGUF models that llama.cpp loads, for the tests that run tfmc and llama.cpp on the same file.
 
     llama_cpp_models.py make OUT
-        Writes four random Hugging Face checkpoints with a vocabulary, OUT/{llama,qwen2,phi3,gpt2}/,
+        Writes five random Hugging Face checkpoints with a vocabulary, OUT/{llama,qwen2,phi3,gemma2,gpt2}/,
         and converts each with bench/peers' writers (gguf_llama.py, gguf_gpt2.py) to
         OUT/{arch}_{f32,q8_0,q4_0}.gguf, tokenizer metadata included (llama.cpp refuses a model
-        file without a vocabulary; tfmc's own GGUF tests, gguf_models.py, write none); and two
-        more phi3 checkpoints, converted to F32 only:
+        file without a vocabulary; tfmc's own GGUF tests, gguf_models.py, write none); two more
+        phi3 checkpoints and one more gemma2 checkpoint, converted to F32 only:
           llama: hidden 64, 4 heads, 2 K/V heads (Dh 16), intermediate 128, 2 layers, vocab 505,
                  max 64, untied (output.weight)
           qwen2: the same shape, rope_theta 1000, q/k/v biases, tied (no output.weight)
@@ -19,6 +19,13 @@
                  sqrt(1 + ln 2 / ln 256)), no window. llama.cpp picks the long factors when its
                  context (rounded up to a multiple of 256) passes the original context: 256 short,
                  512 long, as tfmc's --max-seq 256 and 512 do.
+          gemma2: hidden 64, 4 heads, 2 K/V heads, head_dim 32 (not 64 / 4), query_pre_attn_scalar
+                 32 (= head_dim: the file carries none, and llama.cpp scales by head_dim^-1/2),
+                 intermediate 128, 3 layers (sliding, full, sliding), sliding window 8 (shorter
+                 than the 5-id prompt and 16 new tokens: it hides keys from the 5th new token's step
+                 on), caps 3 (scores) and 5 (logits), both binding, vocab 795, max 64, tied (no
+                 output.weight); test/fixtures/make_gemma2.py's weights
+          gemma2_nowin: gemma2's weights with sliding_window 64 (no key ever outside it)
           gpt2:  n_embd 64, 4 heads, n_inner 256, 2 layers, vocab 505, n_positions 64
         The vocabulary is test/fixtures/tokenizers/bytelevel's (505 byte-level BPE tokens, 502
         <|begin_of_text|>, 503 <|end_of_text|>): llama and qwen2 from its tokenizer.json
@@ -29,7 +36,13 @@
         SentencePiece vocabulary Phi-3's files carry) and, as Phi-3's, the special added token
         <|endoftext|> (467, the eos): llama.cpp's vocabulary loader looks that token up when a
         model's general.name contains "phi3" (to set its per-token attributes) and refuses a
-        vocabulary without it.
+        vocabulary without it. The gemma2 checkpoints take test/fixtures/tokenizers/gemma2's
+        tokenizer.json (a 795-piece SentencePiece BPE with byte fallback in Gemma 2's layout: 0
+        <pad>, 1 <eos>, 2 <bos>, 3 <unk>, 106 <start_of_turn>, 107 <end_of_turn>;
+        tokenizer.ggml.model "llama", as Gemma 2's files carry). bench/peers/gguf_llama.py writes
+        no tokenizer.ggml.add_space_prefix, so llama.cpp, whose default for such a vocabulary is
+        true, prepends "▁" to a text it tokenizes ("hello" -> "▁he" "ll" "o", Gemma's "he" "ll"
+        "o"); the tests give it ids, not text.
         Weights: make_llama.make_weights and make_fixtures.hf_make_weights, N(0, 1/fan_in)
         matrices: attention scores O(1), neither uniform nor one-hot (unlike init-weights'
         N(0, 0.02), which test/E2E's scale_weights.py has to scale up for the same reason).
@@ -61,6 +74,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "test", "fixtures"))
 import make_fixtures as mf  # noqa: E402
+import make_gemma2 as mg  # noqa: E402
 import make_llama as ml  # noqa: E402
 
 PEERS = os.path.join(ROOT, "bench", "peers")
@@ -85,6 +99,11 @@ PHI35 = dict(PHI3, max_position_embeddings=512, original_max_position_embeddings
              rope_scaling={"long_factor": [1.1, 1.3, 1.7, 2.4, 3.6, 5.5, 8.5, 13.0],
                            "short_factor": [1.0, 1.02, 1.05, 1.1, 1.2, 1.35, 1.6, 2.0],
                            "type": "longrope"})
+GEMMA2_VOCAB = os.path.join(ROOT, "test", "fixtures", "tokenizers", "gemma2")
+GEMMA2 = mg._config(hidden_size=64, intermediate_size=128, num_hidden_layers=3, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=32, query_pre_attn_scalar=32, attn_logit_softcapping=3.0,
+                    final_logit_softcapping=5.0, sliding_window=8, max_position_embeddings=64, vocab_size=795)
+GEMMA2_NOWIN = dict(GEMMA2, sliding_window=64)
 GPT2 = {"activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "bos_token_id": 503,
         "eos_token_id": 503, "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 64,
         "n_embd": 64, "n_head": 4, "n_inner": None, "n_layer": 2, "n_positions": 64,
@@ -131,6 +150,16 @@ def make(out):
         directory = os.path.join(out, arch)
         write_checkpoint(directory, config, ml.make_weights(config, seed))
         phi3_vocabulary(directory)
+        for dtype in dtypes:
+            convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", dtype,
+                     "--output", os.path.join(out, f"{arch}_{dtype}.gguf")])
+    # gemma2_nowin has gemma2's weights (make_weights reads no window).
+    for arch, config, seed, dtypes in (("gemma2", GEMMA2, 3235, DTYPES),
+                                       ("gemma2_nowin", GEMMA2_NOWIN, 3235, ("f32",))):
+        directory = os.path.join(out, arch)
+        write_checkpoint(directory, config, mg.make_weights(config, seed))
+        for name in ("tokenizer.json", "tokenizer_config.json"):
+            shutil.copy(os.path.join(GEMMA2_VOCAB, name), directory)
         for dtype in dtypes:
             convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", dtype,
                      "--output", os.path.join(out, f"{arch}_{dtype}.gguf")])
