@@ -788,10 +788,12 @@ SUMMARY_PEERS = {"f32": [("ONNX Runtime", "f32"), ("llama.cpp", "F32"), ("PyTorc
                  "int4a8": [("llama.cpp", "Q4_0")]}
 
 
-def against_peer(rows, peer_dtype, dtypes, prefill_name):
+def against_peer(rows, peer_dtype, dtypes, prefill_name, only=None):
     """tfmc's `dtypes` against llama.cpp's `peer_dtype` (best thread count each): a list of
     'tfmc X: decode a× P's tokens/s, prefill b× P's time' parts, or a string saying why the peer
-    gives none."""
+    gives none. `only`: the dtypes a section runs at all (the others are not named)."""
+    if only is not None:
+        dtypes = tuple(d for d in dtypes if d in only)
     by = {(r.engine, r.dtype): r for r in rows}
     peer = by.get(("llama.cpp", peer_dtype))
     if peer is None or not peer.comparable() or not peer.decode_tps or not peer.prefill:
@@ -833,10 +835,10 @@ def against_bf16(rows, prefill_name):
             "bf16, as tfmc bf16a16 does): " + "; ".join(parts) + ".")
 
 
-def against_q8_0(rows, prefill_name):
+def against_q8_0(rows, prefill_name, only=None):
     """One sentence: tfmc int8 and int8a8 against llama.cpp Q8_0 (best thread count each): decode
     tokens/s ratio and prefill time ratio, the issue's two measures for int8 activations."""
-    parts = against_peer(rows, "Q8_0", ("int8", "int8a8"), prefill_name)
+    parts = against_peer(rows, "Q8_0", ("int8", "int8a8"), prefill_name, only)
     if isinstance(parts, str):
         return parts + "."
     return ("Against llama.cpp Q8_0 (best thread count each; the issue's goals for int8 activations: "
@@ -869,11 +871,11 @@ def file_ratio(rows, dtype):
     return a.file_bytes / b.file_bytes if a and b and a.file_bytes and b.file_bytes else None
 
 
-def against_q4_0(rows, prefill_name, roof):
+def against_q4_0(rows, prefill_name, roof, only=None):
     """One sentence: tfmc int4 and int4a8 against llama.cpp Q4_0 (best thread count each: decode
     tokens/s and prefill time ratios), tfmc int4's decode read rate as a fraction of the read
     bandwidth the run measured (roof(row): {threads: fraction}), and its weights file against f32's."""
-    parts = against_peer(rows, "Q4_0", ("int4", "int4a8"), prefill_name)
+    parts = against_peer(rows, "Q4_0", ("int4", "int4a8"), prefill_name, only)
     text = (parts + "." if isinstance(parts, str) else
             f"Against llama.cpp Q4_0 (best thread count each; the issue's goal for 4-bit weights: decode "
             f"≥ {INT4_DECODE_GOAL:.2f}×): " + "; ".join(parts) + ".")

@@ -85,7 +85,7 @@ class Gguf(Llama):
         # One thread count: section 8 found every engine fastest at 2 threads at this shape, and the
         # section keeps to ~10 minutes.
         self.threads = [max(h.threads)]
-        self.measure = Measure(QUIET_BUDGET_S)
+        self.measure = Measure(QUIET_BUDGET_S)  # Llama.measured: every measurement on a quiet machine
         rng = random.Random(7)
         prompt = [rng.randrange(3, SHAPE["vocab"]) for _ in range(PROMPT)]
         # node_peer's check line generates from the timing prompt: its ids are compared in render.
@@ -97,17 +97,6 @@ class Gguf(Llama):
         """llama.cpp's ids from the timing prompt (node_peer): kept, compared across rows."""
         row.ids = list(ids)
         row.check = {"ids": row.ids, "ok": True, "steps": 0, "agree": len(row.ids)}
-
-    def measured(self, label, thunk):
-        """thunk() on a quiet machine (waiting within the section's budget); records the cores other
-        processes used while it ran."""
-        self.measure.quiet()
-        self.measure.watch.start()
-        try:
-            return thunk()
-        finally:
-            self.res["foreign"].append((label, self.measure.watch.stop()))
-            self.res["waited_s"] = self.measure.waited_s
 
     # ------------------------------------------------------------------ inputs
     def inputs(self):

@@ -15,6 +15,10 @@ activations, at this shape on one core; cached by ids).
 A tfmc that cannot import a Hugging Face Llama directory compiles the same model from a .tfm
 description with the same weights under a .tfm model's names (llama_checkpoint.py
 --nn-transformer), and the report says so.
+
+class Llama is the section's machinery for any Llama shape: bench/llama32.py runs it at Llama 3.2
+1B's shape on a subset of the rows (its own file names, its own reference), and
+bench/gguf_bench.py on TinyLlama's GGUF files.
 """
 
 import hashlib
@@ -32,6 +36,7 @@ from engines import (BYTES_PER_ELEMENT, HEAD_BYTES_PER_ELEMENT, INT4_FILE_GOAL, 
                      tfmc_dtypes, tfmc_flags, tfmc_form, weights_dtype, weights_words, write_stamp)
 from run import (OUT, PEERS, PYTHON, TFMC, CommandFailed, Figure, fmt_ms, json_lines, note, pause,
                  run, table)
+from serve import NOISY_CORES, QUIET_CORES
 
 # TinyLlama-1.1B's shape (issue 14).
 SHAPE = {"d_model": 2048, "layers": 22, "heads": 32, "kv_heads": 4, "d_ff": 5632, "vocab": 32000,
@@ -88,7 +93,9 @@ def write_checkpoint(directory, shape):
     """llama_checkpoint.py's random checkpoint of `shape` (seed 1) in `directory`, written unless the
     one there was made with the same arguments by the same writer; returns its model.safetensors."""
     weights = os.path.join(directory, "model.safetensors")
-    args = [f"--{k.replace('_', '-')}={v}" for k, v in sorted(shape.items())] + ["--seed=1"]
+    # A true flag (tied) is a bare option; TinyLlama's shape has none, so its arguments are as before.
+    args = [f"--{k.replace('_', '-')}" + ("" if v is True else f"={v}") for k, v in sorted(shape.items())
+            if v is not False] + ["--seed=1"]
     script = os.path.join(PEERS, "llama_checkpoint.py")
     # The writer's own bytes are part of the stamp: a change of its initialisation rewrites.
     want = " ".join(args) + " " + hashlib.sha256(open(script, "rb").read()).hexdigest()
@@ -129,15 +136,41 @@ model {name} {{
 
 
 class Llama(Engines):
-    def __init__(self, h, shape=SHAPE, key="llama"):
+    """A Llama shape's checkpoint, reference, tfmc rows and llama.cpp rows. `name` prefixes its files
+    in bench/out (NAME_hf/, NAME_int8.safetensors, NAME_q8_0.gguf, ...), `check` names its reference's
+    JSON, `tfmc_rows` / `llama_rows` are the rows it runs (TFMC_DTYPES / LLAMA_DTYPES or a subset of
+    them). `measure` (bench/serve.py's Measure) makes each measurement wait for a quiet machine and
+    records the cores other processes used while it ran; None: measured at once."""
+
+    def __init__(self, h, shape=SHAPE, key="llama", name="tinyllama", check="llama_check.json",
+                 tfmc_rows=TFMC_DTYPES, llama_rows=LLAMA_DTYPES, measure=None):
         super().__init__(h, key=key, new_tokens=NEW_TOKENS)
-        self.shape = shape
-        self.checkpoint = os.path.join(OUT, "tinyllama_hf")
+        self.shape, self.name, self.check_file = shape, name, check
+        self.our_dtypes, self.peer_dtypes = tfmc_rows, llama_rows
+        self.measure = measure
+        self.checkpoint = os.path.join(OUT, f"{name}_hf")
         self.weights = os.path.join(self.checkpoint, "model.safetensors")
         self.source = self.checkpoint  # what tfmc compiles: the directory, or the .tfm fallback
         self.tfmc_weights = self.weights
         self.res.update({"shape": shape, "compile": None, "peak_gflops": {}, "source": "directory",
                          "prompt": PROMPT})
+
+    def formats(self):
+        """The weight formats the reference bounds: those of this section's rows."""
+        return [f for _, f in self.our_dtypes] + [f for _, _, f in self.peer_dtypes]
+
+    def measured(self, label, thunk):
+        """thunk(); with self.measure, first waiting (within its budget) for a quiet machine, and
+        recording how many cores other processes used while it ran (res["foreign"])."""
+        if self.measure is None:
+            return thunk()
+        self.measure.quiet()
+        self.measure.watch.start()
+        try:
+            return thunk()
+        finally:
+            self.res.setdefault("foreign", []).append((label, self.measure.watch.stop()))
+            self.res["waited_s"] = self.measure.waited_s
 
     # ------------------------------------------------------------------ inputs
     def make_checkpoint(self):
@@ -157,11 +190,15 @@ class Llama(Engines):
         pause()
 
     def reference(self, weights):
-        path = os.path.join(OUT, "llama_check.json")
-        if not reference_ok(path, weights, [f for _, f in TFMC_DTYPES] + [f for _, _, f in LLAMA_DTYPES]):
+        path = os.path.join(OUT, self.check_file)
+        formats = self.formats()
+        if not reference_ok(path, weights, formats):
+            # A subset of the rows bounds only its formats (each costs a teacher-forced pass).
+            subset = [] if (self.our_dtypes, self.peer_dtypes) == (TFMC_DTYPES, LLAMA_DTYPES) else \
+                ["--formats", ",".join(dict.fromkeys(["f32"] + formats))]
             out, _, _ = run([PYTHON, os.path.join(PEERS, "llama_check.py"), "--checkpoint", self.checkpoint,
-                             "--tries", "4" if self.quick else "8", "--timing-prompt", str(PROMPT)],
-                            timeout=1800)
+                             "--tries", "4" if self.quick else "8", "--timing-prompt", str(PROMPT)] + subset,
+                            timeout=3600)
             rows = [r for r in json_lines(out) if r.get("bench") == "greedy_check"]
             with open(path, "w") as f:
                 json.dump(rows[0], f)
@@ -185,18 +222,18 @@ class Llama(Engines):
         first = err.strip().splitlines()[0][:200]
         with open(os.path.join(self.checkpoint, "config.json")) as f:
             c = json.load(f)
-        self.source = os.path.join(OUT, "tinyllama.tfm")
+        self.source = os.path.join(OUT, f"{self.name}.tfm")
         with open(self.source, "w") as f:
-            f.write(tfm_text("tinyllama", c))
-        self.tfmc_weights = os.path.join(OUT, "tinyllama_nn.safetensors")
+            f.write(tfm_text(self.name, c))
+        self.tfmc_weights = os.path.join(OUT, f"{self.name}_nn.safetensors")
         if not stamp_ok(self.tfmc_weights, self.weights):
             run([PYTHON, os.path.join(PEERS, "llama_checkpoint.py"), "--output", self.checkpoint,
                  "--nn-transformer", self.tfmc_weights], timeout=1800)
             write_stamp(self.tfmc_weights, self.weights)
-        self.res["source"] = "tinyllama.tfm"
+        self.res["source"] = f"{self.name}.tfm"
         self.res["source_why"] = first
-        self.h.notes.append(f"llama: this tfmc does not compile the checkpoint directory ({first}): "
-                            f"tfmc's rows use bench/out/tinyllama.tfm, the same model, with the same "
+        self.h.notes.append(f"{self.key}: this tfmc does not compile the checkpoint directory ({first}): "
+                            f"tfmc's rows use bench/out/{self.name}.tfm, the same model, with the same "
                             f"weights under a .tfm model's names.")
 
     # ------------------------------------------------------------------ tfmc
@@ -204,8 +241,8 @@ class Llama(Engines):
         """Wall time of `tfmc SOURCE -o EXE` with an empty kernel cache, then again with the cache
         that run filled (warm); 3 pairs."""
         cold, warm = [], []
-        exe = os.path.join(OUT, "tinyllama_compile")
-        cache = os.path.join(OUT, "cache-cold-llama")
+        exe = os.path.join(OUT, f"{self.name}_compile")
+        cache = os.path.join(OUT, f"cache-cold-{self.key}")
         for _ in range(1 if self.quick else 3):
             shutil.rmtree(cache, ignore_errors=True)
             for times in (cold, warm):
@@ -220,15 +257,15 @@ class Llama(Engines):
         check = self.res["check"]
         prompt = ",".join(map(str, check["timing_prompt"]))
         check_prompt = ",".join(map(str, check["prompt"]))
-        for dtype, fmt in tfmc_dtypes(self.h, TFMC_DTYPES, key="llama"):
+        for dtype, fmt in tfmc_dtypes(self.h, self.our_dtypes, key=self.key):
             row = Row("tfmc", dtype, fmt)
             self.res["rows"].append(row)
             row.skip = missing_dtype(dtype) or unselected(self.h, dtype)
             if row.skip:
-                self.h.notes.append(f"llama: tfmc {dtype} skipped: {row.skip}.")
+                self.h.notes.append(f"{self.key}: tfmc {dtype} skipped: {row.skip}.")
                 continue
             row.form = tfmc_form(dtype)
-            exe = os.path.join(OUT, "tinyllama" if dtype == "f32" else f"tinyllama_{dtype}")
+            exe = os.path.join(OUT, self.name if dtype == "f32" else f"{self.name}_{dtype}")
             wdtype = weights_dtype(dtype)
             try:
                 run([TFMC, self.source, "-o", exe] + tfmc_flags(dtype), timeout=1800)
@@ -236,7 +273,7 @@ class Llama(Engines):
                 if wdtype != "f32":
                     # int8a8 loads the int8 row's file, bf16a16 the bf16 row's (written by
                     # whichever of them runs first).
-                    converted = os.path.join(OUT, f"tinyllama_{wdtype}.safetensors")
+                    converted = os.path.join(OUT, f"{self.name}_{wdtype}.safetensors")
                     if not stamp_ok(converted, self.tfmc_weights):
                         run([exe, "convert-weights", "--weights", self.tfmc_weights, "--output", converted],
                             timeout=1800)
@@ -247,17 +284,17 @@ class Llama(Engines):
                                  "--max-new-tokens", str(len(check["expected"])), "--threads",
                                  str(self.threads[-1])], timeout=1800)
                 self.judge(row, [int(x) for x in out.split()])
-                self.time_generate(row, exe, w, prompt)
+                self.measured(f"tfmc {dtype}", lambda: self.time_generate(row, exe, w, prompt))
             except CommandFailed as e:
                 row.skip = f"failed: {reason(e)}"
-                self.h.notes.append(f"llama: tfmc {dtype}: {row.skip}")
+                self.h.notes.append(f"{self.key}: tfmc {dtype}: {row.skip}")
             pause(2.0)
 
     # ------------------------------------------------------------------ GGUF files
     def gguf_file(self, arg, types=(), tag=None):
-        """(path, command): OUT/tinyllama_{tag or arg}.gguf and the gguf_llama.py command line that
+        """(path, command): OUT/NAME_{tag or arg}.gguf and the gguf_llama.py command line that
         writes it from the checkpoint (--dtype arg; --type TENSOR=TYPE for each of `types`)."""
-        path = os.path.join(OUT, f"tinyllama_{tag or arg}.gguf")
+        path = os.path.join(OUT, f"{self.name}_{tag or arg}.gguf")
         return path, ([PYTHON, os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", self.checkpoint,
                        "--dtype", arg, "--output", path] + [x for t in types for x in ("--type", t)])
 
@@ -272,7 +309,7 @@ class Llama(Engines):
     # ------------------------------------------------------------------ llama.cpp
     def llama_cpp(self, weights):
         ok = self.npm_has("node-llama-cpp") and self.npm_has("@node-llama-cpp/linux-x64")
-        for dtype, arg, fmt in LLAMA_DTYPES:
+        for dtype, arg, fmt in self.peer_dtypes:
             row = Row("llama.cpp", dtype, fmt, kv_bytes=2)
             self.res["rows"].append(row)
             row.skip = unselected(self.h, dtype)
@@ -280,31 +317,48 @@ class Llama(Engines):
                 continue
             if not ok:
                 row.skip = "node-llama-cpp or @node-llama-cpp/linux-x64 is not installed (make bench-npm)"
-                if dtype == LLAMA_DTYPES[0][0]:
-                    self.h.notes.append(f"llama: llama.cpp skipped: {row.skip}.")
+                if dtype == self.peer_dtypes[0][0]:
+                    self.h.notes.append(f"{self.key}: llama.cpp skipped: {row.skip}.")
                 continue
             path, write = self.gguf_file(arg)
-            self.file_peer(row, weights, path, write, "llama_bench.mjs", "llama_check")
+            try:
+                # Written before the measurement (file_peer finds it stamped): not inside its window.
+                if not stamp_ok(path, weights):
+                    run(write, timeout=1800)
+                    write_stamp(path, weights)
+            except CommandFailed as e:
+                row.skip = f"failed: {reason(e)}"
+                self.h.notes.append(f"{self.key}: {row.name}: {row.skip}")
+                continue
+            self.measured(f"llama.cpp {dtype}",
+                          lambda: self.file_peer(row, weights, path, write, "llama_bench.mjs", "llama_check"))
             pause(2.0)
 
 
 def run_llama(h):
     note("llama: TinyLlama-1.1B-shaped generation in tfmc (each weight dtype) and llama.cpp")
-    e = Llama(h)
+    run_engines(Llama(h), compile_times=True)
+
+
+def run_engines(e, compile_times):
+    """A Llama section's steps: the checkpoint, the reference, tfmc's source, compile times (when
+    asked), the machine's read bandwidth and FMA peak, then tfmc's rows and llama.cpp's."""
+    h = e.h
     e.make_checkpoint()
     e.reference(e.weights)
     e.choose_source()
-    try:
-        e.compile_times()
-    except CommandFailed as err:
-        h.notes.append(f"llama: compile time not measured: {reason(err)}")
-    e.read_bandwidth()
-    e.peak()
+    if compile_times:
+        try:
+            e.compile_times()
+        except CommandFailed as err:
+            h.notes.append(f"{e.key}: compile time not measured: {reason(err)}")
+    e.measured("read bandwidth", e.read_bandwidth)
+    e.measured("FMA peak", e.peak)
     for part in (e.tfmc, e.llama_cpp):
         try:
             part(e.weights)
         except CommandFailed as err:
-            h.notes.append(f"llama: {part.__name__} failed: {reason(err)}")
+            h.notes.append(f"{e.key}: {part.__name__} failed: {reason(err)}")
         pause(2.0)
 
 
@@ -312,21 +366,37 @@ def run_llama(h):
 # Report
 # --------------------------------------------------------------------------
 
+# How a Llama section reads in the report: its results' key, its number and title, the words its
+# summary rows begin with, its goals' heading and pairs, which of issue 14's other goals it states
+# (compile time, the int4 file), and a paragraph of its own after the description (or None).
+SECTION = {"key": "llama", "number": 8, "title": "Llama: a TinyLlama-1.1B-shaped model, tfmc vs llama.cpp",
+           "label": "TinyLlama-shaped", "goals": "Issue 14's goals (ratios of this run)", "pairs": PAIRS,
+           "compile_goals": True, "file_goal": True, "intro": None}
+
+
 def render(rep):
-    res = rep.r.get("llama")
+    render_section(rep, SECTION)
+
+
+def render_section(rep, sec):
+    res = rep.r.get(sec["key"])
     if not res:
         return
     rows, check, bw, peak = res["rows"], res["check"], res["read_gbs"], res["peak_gflops"]
     s, new = res["shape"], res["new_tokens"]
+    tied = bool(s.get("tied"))
+    ran = {r.dtype for r in rows}  # the dtypes this section has rows of (skipped ones included)
     position = res["prompt"] + new / 2
     flop = prefill_flop(s, res["prompt"])
     add = rep.add
-    add("## 8. Llama: a TinyLlama-1.1B-shaped model, tfmc vs llama.cpp")
+    add(f"## {sec['number']}. {sec['title']}")
     add()
-    add(f"Random weights in a Hugging Face checkpoint (bench/peers/llama_checkpoint.py --seed 1, its "
-        f"docstring says how they are drawn: "
+    add(f"Random weights in a Hugging Face checkpoint (bench/peers/llama_checkpoint.py --seed 1"
+        f"{' --tied' if tied else ''}, its docstring says how they are drawn: "
         f"d_model {s['d_model']}, {s['layers']} layers, {s['heads']} heads, {s['kv_heads']} KV heads, "
-        f"FFN {s['d_ff']}, vocab {s['vocab']}, RMSNorm, rope θ 10000, untied head; "
+        f"FFN {s['d_ff']}, vocab {s['vocab']}, RMSNorm, rope θ 10000, "
+        + ("tied head (no lm_head.weight: the logits multiply by the embedding table)" if tied else
+           "untied head") + "; "
         f"{matrix_elements(s) / 1e9:.2f} G weights in the linear layers and the head). tfmc compiles "
         + ("the checkpoint directory (`tfmc DIR`)" if res["source"] == "directory" else
            f"`bench/out/{res['source']}` (the same model and weights: this tfmc does not compile the "
@@ -341,6 +411,9 @@ def render(rep):
         "per run; llama.cpp: one context per thread count, prefill and decode timed within it after a "
         "warm-up generation).")
     add()
+    if sec["intro"]:
+        add(sec["intro"])
+        add()
     header = ["engine", "dtype", f"prefill {res['prompt']} ms", "prefill of the FMA peak",
               "decode tokens/s", "bytes read / token", "of the read roof", "file", "same ids"]
     out = []
@@ -364,13 +437,16 @@ def render(rep):
     add()
     add(first_prefill_words(rows))
     add()
-    add(against_bf16(rows, f"prefill {res['prompt']}"))
-    add()
-    add(against_q8_0(rows, f"prefill {res['prompt']}"))
-    add()
-    add(against_q4_0(rows, f"prefill {res['prompt']}",
-                     lambda r: read_roof(r, bw, bytes_per_token(s, r.fmt, r.kv_bytes, position))))
-    add()
+    if ran & {"bf16", "bf16a16", "BF16"}:
+        add(against_bf16(rows, f"prefill {res['prompt']}"))
+        add()
+    if ran & {"int8", "int8a8", "Q8_0"}:
+        add(against_q8_0(rows, f"prefill {res['prompt']}", only=ran))
+        add()
+    if ran & {"int4", "int4a8", "Q4_0"}:
+        add(against_q4_0(rows, f"prefill {res['prompt']}",
+                         lambda r: read_roof(r, bw, bytes_per_token(s, r.fmt, r.kv_bytes, position)), only=ran))
+        add()
     bf16a16 = bf16a16_words(rows, head="the output head")
     add(("tfmc " + bf16a16 + ". " if bf16a16 else "") +
         "tfmc int8a8: compiled with `--weight-dtype int8 --activations int8` (every linear, the output "
@@ -378,8 +454,13 @@ def render(rep):
         "loading the int8 row's file. tfmc int4: `--weight-dtype int4`, GGUF's Q4_0 blocks for every "
         "matrix, the output head and the embedding table included; int4a8: `--weight-dtype int4 "
         "--activations int8` (inputs quantised per group of 32), loading the int4 row's file. "
-        "llama.cpp Q4_0: what its `llama-quantize ... Q4_0` writes, Q4_0 matrices and token_embd with "
-        "ggml's reference rounding, the output head in Q6_K.")
+        + ("llama.cpp Q4_0: what its `llama-quantize ... Q4_0` writes, Q4_0 matrices and token_embd with "
+           "ggml's reference rounding, the output head in Q6_K." if not tied else
+           "The GGUF files have no output.weight (as convert_hf_to_gguf.py writes Llama 3.2): llama.cpp "
+           "multiplies by token_embd, and tfmc compiling such a file reads it as tied. llama.cpp Q4_0: what "
+           "its `llama-quantize ... Q4_0` writes, Q4_0 matrices with ggml's reference rounding and "
+           "token_embd, the output head too, in Q6_K (llama-quantize gives the head's type to token_embd "
+           "when a file has no output.weight); Q8_0: every matrix and token_embd Q8_0."))
     add()
     add("Bytes read per token: every linear weight and the output head in its format (f32 4 B, bf16 and "
         "tfmc bf16a16 2 B, "
@@ -414,16 +495,30 @@ def render(rep):
     comp = res.get("compile")
     if comp:
         cold, warm = comp["cold"], comp["warm"]
-        add(f"Compile time (`tfmc {'DIR' if res['source'] == 'directory' else 'tinyllama.tfm'} -o EXE`, "
+        add(f"Compile time (`tfmc {'DIR' if res['source'] == 'directory' else res['source']} -o EXE`, "
             f"wall time: parse, passes, Halide, link): cold (an empty kernel cache) "
             f"{fmt_ms(Figure(statistics.median(cold), cold[0], cold[-1]))} s over {len(cold)} runs, "
             f"warm (the cache the cold run filled) {fmt_ms(Figure(statistics.median(warm), warm[0], warm[-1]))} s "
             f"over {len(warm)} runs.")
         add()
-    goals(rep, res)
+    foreign = res.get("foreign")
+    if foreign:
+        add(f"Every measurement (the read bandwidth, the FMA peak, each row's timing) first waited for a quiet "
+            f"machine (other processes under {QUIET_CORES} cores over 0.3 s; at most "
+            f"{res.get('quiet_budget_s', 0):.0f} s of waiting for the whole section: "
+            f"{res.get('waited_s', 0):.0f} s waited). Cores other processes used while "
+            "each ran (/proc/stat's busy time less this bench's processes; a llama.cpp row's window also holds "
+            "its same-ids check): " + "; ".join(f"{label} {c:.2f}" for label, c in foreign) + ".")
+        add()
+        busy = [label for label, c in foreign if c > NOISY_CORES]
+        if busy:
+            add(f"Other processes used more than {NOISY_CORES} cores during {', '.join(busy)}: "
+                "those figures are low, and their ratios hold only where both sides met a similar load.")
+            add()
+    goals(rep, res, sec)
 
 
-def goals(rep, res):
+def goals(rep, res, sec=SECTION):
     rows = {(r.engine, r.dtype): r for r in res["rows"]}
     out = []
 
@@ -442,11 +537,12 @@ def goals(rep, res):
                     ("met" if met else "**not met**") if value is not None else f"not measured ({why})"])
 
     comp = res.get("compile")
-    for kind, bound in (("cold", 20.0), ("warm", 2.0)):
+    label = sec["label"]
+    for kind, bound in (("cold", 20.0), ("warm", 2.0)) if sec["compile_goals"] else ():
         v = statistics.median(comp[kind]) if comp else None
         goal(f"compile, {kind} kernel cache (median s)", f"{v:.1f} s" if v is not None else None,
              f"≤ {bound:g} s", v is not None and v <= bound, "tfmc did not compile")
-    for ours, theirs in PAIRS:
+    for ours, theirs in sec["pairs"]:
         a, why_a = get("tfmc", ours)
         b, why_b = get("llama.cpp", theirs)
         v = a.best_decode()[1] / b.best_decode()[1] if a and b else None
@@ -454,10 +550,10 @@ def goals(rep, res):
              f"{v:.2f}×" if v is not None else None, "≥ 1.20×", v is not None and v >= 1.2, why_a or why_b)
         if v is not None:
             T, tps = a.best_decode()
-            rep.summary.append([f"TinyLlama-shaped decode, {weights_words(ours)}: tokens/s (best threads)",
+            rep.summary.append([f"{label} decode, {weights_words(ours)}: tokens/s (best threads)",
                                 f"{tps:.2f} ({T} t)", f"{b.best_decode()[1]:.2f} (llama.cpp {theirs}, "
                                 f"{b.best_decode()[0]} t)", f"{v:.2f}×", ""])
-    for ours, theirs in PAIRS:
+    for ours, theirs in sec["pairs"]:
         a, why_a = get("tfmc", ours)
         b, why_b = get("llama.cpp", theirs)
         v = b.best_prefill()[1].median / a.best_prefill()[1].median if a and b else None
@@ -470,12 +566,12 @@ def goals(rep, res):
                  t is not None and t <= bound, why_a or why_b)
         else:
             goal(f"prefill {res['prompt']}: llama.cpp {theirs} ÷ tfmc {ours} time (best threads each)"
-                 + ("" if ours == "f32" else " (not an issue goal)"),
+                 + ("" if ours == "f32" else sec.get("not_goal", " (not an issue goal)")),
                  f"{v:.2f}×" if v is not None else None, "≥ 1.20×", v is not None and v >= 1.2, why_a or why_b)
         if v is not None:
             T, pre = a.best_prefill()
             Tb, preb = b.best_prefill()
-            rep.summary.append([f"TinyLlama-shaped prefill {res['prompt']}, {weights_words(ours)}: ms (best threads)",
+            rep.summary.append([f"{label} prefill {res['prompt']}, {weights_words(ours)}: ms (best threads)",
                                 f"{fmt_ms(pre)} ({T} t)", f"{fmt_ms(preb)} (llama.cpp {theirs}, {Tb} t)",
                                 f"{v:.2f}×", ""])
     bw, position = res["read_gbs"], res["prompt"] + res["new_tokens"] / 2
@@ -484,14 +580,15 @@ def goals(rep, res):
     goal(f"decode: tfmc int4 of the read-bandwidth roof{f' ({why} t)' if v is not None else ''}",
          f"{100 * v:.0f} %" if v is not None else None, f"≥ {100 * INT4_ROOF_GOAL:.0f} %",
          v is not None and v >= INT4_ROOF_GOAL, why)
-    v = file_ratio(res["rows"], "int4")
-    goal("weights file: tfmc int4 ÷ f32", f"{v:.3f}×" if v is not None else None, f"≤ {INT4_FILE_GOAL:.2f}×",
-         v is not None and v <= INT4_FILE_GOAL, "no tfmc int4 or f32 file")
+    if sec["file_goal"]:
+        v = file_ratio(res["rows"], "int4")
+        goal("weights file: tfmc int4 ÷ f32", f"{v:.3f}×" if v is not None else None, f"≤ {INT4_FILE_GOAL:.2f}×",
+             v is not None and v <= INT4_FILE_GOAL, "no tfmc int4 or f32 file")
     if comp:
-        rep.summary.append(["compile TinyLlama-shaped, cold / warm kernel cache (s)",
+        rep.summary.append([f"compile {label}, cold / warm kernel cache (s)",
                             f"{statistics.median(comp['cold']):.1f} / {statistics.median(comp['warm']):.2f}",
                             "", "", ""])
-    rep.add("### Issue 14's goals (ratios of this run)")
+    rep.add(f"### {sec['goals']}")
     rep.add()
     rep.add(table(["goal", "this run", "target", ""], out))
     rep.add()

@@ -462,7 +462,8 @@ class Report:
                  "`make bench BENCH_ONLY=engines` (or `bench/run.py --only engines`) for one section "
                  "(`BENCH_ONLY=llama`: section 8, ~15 min more, outside the 20; `BENCH_ONLY=generation`: "
                  "section 9, ~5 min; `BENCH_ONLY=limits,encoders`: section 10, ~4 min; `BENCH_ONLY=fleet`: section 11, ~2 min; "
-                 "`BENCH_ONLY=serve`: section 12, ~2–5 min; `BENCH_ONLY=gguf`: section 13, ~10 min); "
+                 "`BENCH_ONLY=serve`: section 12, ~2–5 min; `BENCH_ONLY=gguf`: section 13, ~10 min; "
+                 "`BENCH_ONLY=llama32`: section 14, ~8 min more, outside the 20, ~45 the first time); "
                  "`/usr/bin/python3 bench/run.py --quick` for a smoke run. Every command and its "
                  "output: `bench/out/run.log`.")
         self.add()
@@ -490,6 +491,8 @@ class Report:
         serve.render(self)
         import gguf_bench  # bench/gguf_bench.py
         gguf_bench.render(self)
+        import llama32  # bench/llama32.py
+        llama32.render(self)
         self.notes()
         self.reproduce()
         summary = ["## Summary", "",
@@ -569,7 +572,8 @@ def numbered_sections(text):
 def splice(old, new, note):
     """`old` (the whole report of an earlier run) with each numbered section that `new` (a run of
     some sections) has replaced by new's, `note` under its header; old's other sections, its
-    summary included, stay as they were."""
+    summary included, stay as they were. A section old lacks goes after old's last section of a
+    lower number (before the notes and Reproducing), or at the end when there is none."""
     fresh = numbered_sections(new)
     out = []
     for number, section in numbered_sections(old).items():
@@ -581,9 +585,17 @@ def splice(old, new, note):
     text = old
     for number, section in out:
         text = text.replace(numbered_sections(old)[number], section, 1)
-    for number in missing:  # a section the old report lacks goes at its end
+    for number in sorted(missing, key=int):
         header, _, body = fresh[number].partition("\n")
-        text = text.rstrip("\n") + f"\n\n{header}\n\n{note}\n{body}"
+        block = f"{header}\n\n{note}\n{body}".rstrip("\n") + "\n\n"
+        sections = numbered_sections(text)
+        lower = [n for n in sections if int(n) < int(number)]
+        if not lower:
+            text = text.rstrip("\n") + "\n\n" + block
+            continue
+        last = sections[max(lower, key=int)]
+        at = text.index(last) + len(last)
+        text = text[:at].rstrip("\n") + "\n\n" + block + text[at:]
     return text
 
 

@@ -9,7 +9,8 @@ this run) and bench/attention.png (attention time against sequence length).
 
   --quick   a smoke run of a minute or two (small S, few repeats)
   --only    a comma-separated subset of: limits, attention, linear, adams,
-            models, engines, compile, llama, generation, encoders, fleet, serve, gguf (default: all);
+            models, engines, compile, llama, llama32, generation, encoders, fleet, serve, gguf
+            (default: all);
             `make bench BENCH_ONLY=engines` passes it
   --no-build  use build/ and bench/peers/build/ as they are
 
@@ -41,12 +42,14 @@ PYTHON = "/usr/bin/python3"
 CACHE = os.path.join(OUT, "cache")
 
 SECTIONS = ["limits", "attention", "linear", "adams", "models", "engines", "compile", "llama",
-            "generation", "encoders", "fleet", "serve", "gguf"]
+            "generation", "encoders", "fleet", "serve", "gguf", "llama32"]
 # Adams2019 runs after the others of the budget: a cold `--scheduler adams2019`
 # compile takes minutes, and it gets what is left of the time budget. The llama
 # section runs last, outside the budget (~15 minutes more: a 1.1 B model at
-# three precisions in two engines; the first run also writes ~14 GB of files).
-RUN_ORDER = ["limits", "attention", "linear", "models", "engines", "compile", "adams", "llama",
+# three precisions in two engines; the first run also writes ~14 GB of files). llama32 (issue 46:
+# the Llama 3.2 1B shape, the quantised pairs only) follows it, outside the budget too: ~8 minutes,
+# ~45 the first time (it writes ~9 GB of files and runs its PyTorch checks).
+RUN_ORDER = ["limits", "attention", "linear", "models", "engines", "compile", "adams", "llama", "llama32",
              "generation", "encoders", "fleet", "serve", "gguf"]
 # `make bench` must finish in 20 minutes on a fresh machine.
 BUDGET_S = 18.5 * 60
@@ -951,6 +954,7 @@ def main():
     import report  # bench/report.py
     import engines  # bench/engines.py
     import llama  # bench/llama.py
+    import llama32  # bench/llama32.py
     import generation  # bench/generation.py
     import encoders  # bench/encoders.py
     import fleet  # bench/fleet.py
@@ -964,6 +968,7 @@ def main():
             {"limits": h.limits, "attention": h.attention, "linear": h.linear,
              "adams": h.adams, "models": h.models, "compile": h.compile_time,
              "engines": lambda: engines.run_engines(h), "llama": lambda: llama.run_llama(h),
+             "llama32": lambda: llama32.run_llama32(h),
              "generation": lambda: generation.run_generation(h),
              "encoders": lambda: encoders.run_encoders(h),
              "fleet": lambda: fleet.run_fleet(h),

@@ -34,7 +34,8 @@ comparison), in FORMAT (SPECS below):
                                      the contract; the same arithmetic as llama.cpp:bf16).
   llama.cpp:f32, :bf16, :q8_0, :q4_0 the tensors of gguf.py's file (llama.cpp Q4_0: Q4_0
                                      matrices, the output head Q6_K, GPT-2's tied token_embd
-                                     Q6_K, a Llama's token_embd Q4_0; Q8_0: all Q8_0 as
+                                     Q6_K, a Llama's token_embd Q4_0, a tied Llama's Q6_K (its
+                                     head: gguf_llama.py); Q8_0: all Q8_0 as
                                      q8_0_bytes writes them) multiplied as ggml's CPU backend
                                      does: each matrix's input converted to its vec_dot type,
                                      Q8_0 for Q4_0/Q8_0 (per 32: d = max|x| / 127 stored f16,
@@ -318,11 +319,19 @@ def llama_format(torch, directory, spec):
         int16: ~1.2 GB for TinyLlama's shape) for the perturbed runs."""
         noise = staticmethod(make_noise(torch, 0, 0))
         cache = None
+        embed_table = None
 
         def w(self, name):
             a = self.tensor(name)
             if a.ndim == 2 and name == "model.embed_tokens.weight":
-                return torch.from_numpy(np.ascontiguousarray(spec.embed(np.asarray(a)), dtype=np.float32))
+                if not self.tied:
+                    return torch.from_numpy(np.ascontiguousarray(spec.embed(np.asarray(a)), dtype=np.float32))
+                # A tied model's lookups read the head's table (llama.cpp Q4_0: token_embd Q6_K, as
+                # llama-quantize writes a file without output.weight), dequantised once.
+                if self.embed_table is None:
+                    table = spec.head.for_cols(a.shape[1]).dequantised(np.asarray(a))
+                    self.embed_table = torch.from_numpy(np.ascontiguousarray(table, dtype=np.float32))
+                return self.embed_table
             return Llama.w(self, name)
 
         def linear(self, x, name):

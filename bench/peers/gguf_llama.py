@@ -44,8 +44,9 @@ The file's layout and the tensor encodings: gguf.py. Tensors (llama.cpp's names 
     blk.N.ffn_up.weight          [ff, d]         mlp.up_proj
     blk.N.ffn_down.weight        [d, ff]         mlp.down_proj
     output_norm.weight           [d]   F32       model.norm
-    output.weight                [V, d]          lm_head (llama: token_embd when the head is tied;
-                                                 qwen2: absent when tied, as convert_hf_to_gguf.py)
+    output.weight                [V, d]          lm_head; absent when the head is tied (no lm_head in
+                                                 the checkpoint), as convert_hf_to_gguf.py writes Llama
+                                                 3.2 and Qwen2: llama.cpp then multiplies by token_embd
 
 The rotary layouts differ: Hugging Face rotates the pairs (i, i + D/2) of each head ("rotate
 half"), ggml's LLAMA rope (GGML_ROPE_TYPE_NORM) the adjacent pairs (2i, 2i + 1). As llama.cpp's
@@ -58,7 +59,10 @@ bench's greedy-ids check proves it end to end.
 The 2-D weights take --dtype; norms stay F32, as tfmc's --weight-dtype does. Except for q4_0:
 output.weight is Q6_K there (token_embd stays Q4_0), because that is what llama.cpp's
 llama-quantize writes for a Q4_0 file of a model with its own output head (gguf.py's
-output_type). The file always has output.weight (a tied checkpoint's embedding written again).
+output_type). A tied llama checkpoint's file has no output.weight, and its token_embd, the
+output head too, takes the head's type (Q6_K in a Q4_0 file), as llama-quantize gives it when a
+file has no output.weight (llama_tensor_get_type: `!qs.has_output && name == token_embd`).
+(qwen2 and gemma2 files keep token_embd in --dtype.)
 
     /usr/bin/python3 gguf_llama.py --checkpoint DIR --tokenizer-only --output OUT.gguf
 
@@ -354,7 +358,10 @@ def main():
 
     # llama.cpp's LLAMA rope turns adjacent pairs; QWEN2's turns halves, as Hugging Face does.
     permute = rotate_half_to_interleaved if arch == "llama" else (lambda m, heads: m)
-    add("token_embd.weight", W["model.embed_tokens.weight"], wide)
+    tied = "lm_head.weight" not in W
+    # A tied llama's token_embd is its output head too: llama-quantize's head type.
+    add("token_embd.weight", W["model.embed_tokens.weight"],
+        output_type(a.dtype, c["hidden_size"]) if arch == "llama" and tied else wide)
     scaling = c.get("rope_scaling") or {}
     if arch == "llama" and scaling.get("rope_type", scaling.get("type")) == "linear":
         w.add("llama.rope.scaling.type", T_STRING, "linear")
@@ -404,9 +411,8 @@ def main():
             add(dst + theirs + ".weight", W[src + "mlp." + ours + ".weight"], wide)
     if arch != "gemma2":
         add("output_norm.weight", W["model.norm.weight"], GGML_F32)
-    if arch == "llama" or (arch != "gemma2" and "lm_head.weight" in W):
-        add("output.weight", W.get("lm_head.weight", W["model.embed_tokens.weight"]),
-            output_type(a.dtype, c["hidden_size"]))
+    if arch != "gemma2" and not tied:
+        add("output.weight", W["lm_head.weight"], output_type(a.dtype, c["hidden_size"]))
     if types:
         raise SystemExit(f"gguf_llama: --type names no tensor of the file: {', '.join(sorted(types))}")
     w.write(a.output)

@@ -23,8 +23,10 @@ same per group of 32 with Q4_0's integers. bf16_a16 (tfmc's bf16 weights + bf16 
 greedy_check.py's bf16_linear: every linear's input rounded to bf16 (nearest even), times the bf16
 weights in f32 (products exact). q4_0 (llama.cpp's Q4_0 file) rounds the output head to
 Q6_K and every other matrix, the embedding table included, to Q4_0 (greedy_check.py's
-HEAD_FORMATS). The prompt search ranks prompts as greedy_check.py's search_key does: the 4-bit
-formats, which rarely have a checked step on random weights, do not decide it.
+HEAD_FORMATS); a tied checkpoint (no lm_head.weight) multiplies by its embedding table, and in
+q4_0 its lookups read that Q6_K table too, the token_embd of llama-quantize's file then. The
+prompt search ranks prompts as greedy_check.py's search_key does: the 4-bit formats, which rarely
+have a checked step on random weights, do not decide it.
 
 Memory: the f32 weights are a read-only memory map of model.safetensors (4.4 GB for TinyLlama's
 shape, shared with the page cache); a weight format's rounded copy is made one tensor at a time
@@ -58,6 +60,8 @@ class Llama:
         self.L, self.V = c["num_hidden_layers"], c["vocab_size"]
         self.eps = c.get("rms_norm_eps", 1e-6)
         self.raw = read_safetensors(os.path.join(directory, "model.safetensors"), mmap=True)
+        self.tied = "lm_head.weight" not in self.raw
+        self.table = None      # a tied model's table in the current format (its lookups and head share it)
         self.fmt = FORMATS["f32"]
         self.head_fmt = None   # q4_0: the output head's own format (greedy_check.HEAD_FORMATS)
         self.act_group = None  # int8_g64_a8, int4_g32_a8: every linear also quantises its input
@@ -71,12 +75,21 @@ class Llama:
         self.fmt, self.head_fmt = FORMATS[fmt], HEAD_FORMATS.get(fmt)
         self.act_group, self.parts = ACTIVATION_GROUP.get(fmt), WEIGHT_PARTS.get(fmt)
         self.bf16_act = fmt in BF16_ACTIVATIONS
+        self.table = None
 
     def tensor(self, name):
         """The file's tensor `name` (a tied model's head: the embedding table)."""
         return self.raw[name if name in self.raw or name != "lm_head.weight" else "model.embed_tokens.weight"]
 
     def w(self, name):
+        if self.tied and name in ("lm_head.weight", "model.embed_tokens.weight"):
+            # One table: the head's format (q4_0: Q6_K) for the lookups as well, rounded once per format.
+            if self.table is None:
+                self.table = self.rounded("lm_head.weight")
+            return self.table
+        return self.rounded(name)
+
+    def rounded(self, name):
         a = self.tensor(name)
         if a.ndim == 2 and name == "lm_head.weight" and self.head_fmt is not None:
             return self.torch.from_numpy(np.ascontiguousarray(self.head_fmt(np.asarray(a)), dtype=np.float32))

@@ -4,16 +4,19 @@ measures by default (d 2048, 22 layers, 32 heads, 4 KV heads, FFN 5632, vocab 32
 
     /usr/bin/python3 llama_checkpoint.py --output DIR [--seed 1] [--std 0.02]
         [--d-model 2048] [--layers 22] [--heads 32] [--kv-heads 4] [--d-ff 5632] [--vocab 32000]
-        [--max-len 2048]
+        [--max-len 2048] [--tied]
     /usr/bin/python3 llama_checkpoint.py --output DIR --nn-transformer FILE.safetensors
 
 DIR gets:
     config.json             model_type llama, LlamaForCausalLM, rms_norm_eps 1e-5, rope_theta 10000,
-                            untied head, no biases, rope_scaling null, bos 1, eos 2
+                            untied head (--tied: tied), no biases, rope_scaling null, bos 1, eos 2
     generation_config.json  bos/eos
     model.safetensors       f32, Hugging Face names (model.embed_tokens, model.layers.N.self_attn.
                             {q,k,v,o}_proj, mlp.{gate,up,down}_proj, input_layernorm,
                             post_attention_layernorm, model.norm, lm_head); ~4.4 GB at the default shape
+                            --tied: tie_word_embeddings true and no lm_head.weight (the output head
+                            is model.embed_tokens, as in Llama 3.2 1B/3B), model.norm's gains drawn
+                            otherwise (below); every other tensor keeps its values
     tokenizer.json          a synthetic SentencePiece-style BPE (Llama 2's form: byte fallback,
     tokenizer_config.json   "▁" metaspace): <unk> <s> </s>, the 256 byte tokens <0x00>..<0xFF>,
                             the single characters, then pieces each made by one merge of two
@@ -27,7 +30,17 @@ small change of the weights into logit changes of ~0.08 (bf16) and ~0.26 (int8) 
 margins of ~0.1-0.7, so the same-ids check could compare only 1 step at those precisions; the
 scaled residual writes cut the amplification about 3-fold (measured at d_model 512). Each tensor has its own
 numpy generator seeded from (seed, the tensor's index), so a shape change leaves the others'
-values alone. Nothing here is a trained model: bench needs the shapes and the bytes, and the
+values alone. A tied checkpoint's final norm (model.norm) has gains N(0, 1) less their mean
+instead: the token's own embedding row dominates the residual stream (as it does in the untied
+checkpoints, where that keeps 22 layers' rounding cascades small), and the tied head multiplies
+the final norm's output by the same table, so with gains near 1 the token's own logit would be
+about |e|² ≈ d_model, far above every other, and the model would only repeat its input (a 2-layer
+d_model 256 checkpoint did, by a margin of 196 at every step); zero-mean gains leave it no
+systematic advantage. (The embedding at N(0, std²) instead avoids that too, but then nothing
+anchors the residual stream: at Llama 3.2 1B's shape the cascade of int8-activation rounding flips
+through 16 layers moved the leaders' logit gaps by 5.1 % of max|logit|, against 1.3 % with the
+embedding at N(0, 1), and format_check.py found 1 step to check where it finds 11.)
+Nothing here is a trained model: bench needs the shapes and the bytes, and the
 greedy-ids check needs only that every engine compute the same function.
 """
 import argparse
@@ -50,7 +63,8 @@ def tensor_shapes(c):
                 (p + "post_attention_layernorm.weight", (d,)),
                 (p + "mlp.gate_proj.weight", (ff, d)), (p + "mlp.up_proj.weight", (ff, d)),
                 (p + "mlp.down_proj.weight", (d, ff))]
-    return out + [("model.norm.weight", (d,)), ("lm_head.weight", (V, d))]
+    out.append(("model.norm.weight", (d,)))
+    return out if c["tie_word_embeddings"] else out + [("lm_head.weight", (V, d))]
 
 
 def scale_of(name, std, layers):
@@ -75,7 +89,10 @@ def write_weights(path, config, seed, std):
         f.write(struct.pack("<Q", len(blob)) + blob)
         for index, (name, shape) in enumerate(shapes):
             rng = np.random.default_rng([seed, index])
-            if len(shape) == 1:
+            if name == "model.norm.weight" and config["tie_word_embeddings"]:
+                a = rng.standard_normal(shape, dtype=np.float32)
+                a -= a.mean(dtype=np.float64).astype(np.float32)
+            elif len(shape) == 1:
                 a = 1.0 + 0.1 * rng.standard_normal(shape, dtype=np.float32)
             else:
                 a = rng.standard_normal(shape, dtype=np.float32)
@@ -189,7 +206,7 @@ def config_of(a):
             "intermediate_size": a.d_ff, "num_hidden_layers": a.layers, "num_attention_heads": a.heads,
             "num_key_value_heads": a.kv_heads, "head_dim": a.d_model // a.heads, "hidden_act": "silu",
             "max_position_embeddings": a.max_len, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
-            "rope_scaling": None, "attention_bias": False, "mlp_bias": False, "tie_word_embeddings": False,
+            "rope_scaling": None, "attention_bias": False, "mlp_bias": False, "tie_word_embeddings": a.tied,
             "vocab_size": a.vocab, "bos_token_id": 1, "eos_token_id": 2, "initializer_range": a.std,
             "torch_dtype": "float32"}
 
@@ -206,6 +223,8 @@ def main():
     p.add_argument("--d-ff", type=int, default=5632)
     p.add_argument("--vocab", type=int, default=32000)
     p.add_argument("--max-len", type=int, default=2048)
+    p.add_argument("--tied", action="store_true",
+                   help="tie the output head to the embedding table: no lm_head.weight")
     p.add_argument("--nn-transformer", metavar="FILE",
                    help="instead: write the checkpoint in --output (already written) to FILE under a "
                         ".tfm model's weight names")
