@@ -24,10 +24,11 @@ BUILD_PACKAGES := cmake ninja-build ccache g++ binutils pkg-config \
 	libsentencepiece-dev libonig-dev libutf8proc-dev libcpp-httplib-dev
 # What the tests add (make check): lit and FileCheck, GoogleTest, Debian's
 # python3 with PyTorch, NumPy, SentencePiece and Jinja2 for the references,
-# and qemu-user to run programs as other CPUs.
+# qemu-user to run programs as other CPUs, and HAProxy for the replicas'
+# front (test/Cluster; its configuration is examples/deploy/haproxy.cfg).
 TEST_PACKAGES := llvm-19-tools libgtest-dev \
 	python3 python3-torch python3-numpy python3-sentencepiece python3-jinja2 \
-	qemu-user
+	qemu-user haproxy
 PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 # Debian 12 packages only the benchmarks need (bench/peers/README.md):

@@ -182,6 +182,16 @@ else:
                     "Tokenizer/gguf.test is UNSUPPORTED; `make npm-deps` installs it")
 config.substitutions.append(("%node_llama_cpp", node_llama_cpp))
 
+# HAProxy (Debian's haproxy, installed by the Makefile): the front of the
+# replicas in test/Cluster, run on examples/deploy/haproxy.cfg.
+# Debian installs it in /usr/sbin, which a user's PATH may lack.
+haproxy = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin")
+if haproxy:
+    config.available_features.add("haproxy")
+    config.substitutions.append(("%haproxy", haproxy))
+else:
+    lit_config.note("haproxy is missing: test/Cluster is UNSUPPORTED; `make deps` installs it")
+
 # python3-jinja2 (Debian): Jinja2 itself, what transformers renders chat
 # templates with, for test/Serve/chat-templates-jinja2.test.
 if subprocess.run(["/usr/bin/python3", "-c", "import jinja2"],
