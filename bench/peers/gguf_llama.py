@@ -246,6 +246,12 @@ def tokenizer(writer, directory, config, pre=None):
     writer.add("tokenizer.ggml.bos_token_id", T_UINT32, config.get("bos_token_id", 1))
     writer.add("tokenizer.ggml.eos_token_id", T_UINT32, eos[0] if isinstance(eos, list) else eos)
     writer.add("tokenizer.ggml.unknown_token_id", T_UINT32, unk)
+    # llama.cpp prepends "▁" to the text unless told not to (Gemma's tokenizer.json only replaces
+    # spaces; Llama's prepends too): as convert_hf_to_gguf.py's Gemma2Model writes false.
+    prepends = any(c.get("type") == "Prepend" for c in components(t.get("normalizer"), "normalizers")) or \
+        any(c.get("type") == "Metaspace" and c.get("prepend_scheme", "always") != "never"
+            and c.get("add_prefix_space", True) for c in components(t.get("pre_tokenizer"), "pretokenizers"))
+    writer.add("tokenizer.ggml.add_space_prefix", T_BOOL, prepends)
     return len(tokens)
 
 
