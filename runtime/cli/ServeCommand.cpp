@@ -5,6 +5,7 @@
 //              [--max-body-bytes N] [--read-timeout S] [--shutdown-timeout S]
 //              [--pooling mean|cls]  (encoder-only models: /v1/embeddings)
 //              [--prefill-chunk N]  (a newcomer's prompt, N tokens a step)
+//              [--prefix-cache MIB]  (prompts' cached prefixes, 0: none)
 //
 // The command line checked into ServerSettings, the tokenizer and its chat
 // template read, and the server run (runtime/serve/Server.h), which loads
@@ -25,7 +26,7 @@ int serveCommand(int argc, char **argv) {
                   {"--weights", "--tokenizer", "--host", "--port", "--threads",
                    "--api-key", "--model-id", "--max-queue",
                    "--max-body-bytes", "--read-timeout", "--shutdown-timeout",
-                   "--pooling", "--prefill-chunk"},
+                   "--pooling", "--prefill-chunk", "--prefix-cache"},
                   argc, argv, 2);
   if (options.helpRequested()) {
     printUsage(stdout);
@@ -54,6 +55,10 @@ int serveCommand(int argc, char **argv) {
   settings.prefillChunk = integerOption(
       options, "--prefill-chunk", ContinuousBatcher::kDefaultPrefillChunk, 0,
       plan.maxLen);
+  settings.prefixCacheMiB = integerOption(
+      options, "--prefix-cache", serve::ServerSettings::kDefaultPrefixCacheMiB,
+      0, int64_t(1) << 20);
+  settings.prefixCacheGiven = options.has("--prefix-cache");
   if (options.has("--pooling")) {
     settings.pooling = options.get("--pooling");
     if (settings.pooling != "mean" && settings.pooling != "cls")

@@ -194,6 +194,23 @@ public:
   /// insertSequence first).
   void clearCache();
 
+  /// Prefix caching (`NAME serve`), for decoder-only models on the CPU:
+  /// the bytes one position of one sequence takes in the KV cache, over
+  /// every slot (0 when the model cannot save or restore positions: it has
+  /// cross-attention, runs on a GPU, or generates nothing).
+  int64_t cachePositionBytes() const;
+  /// Copies positions [first, first + count) of sequence `row` into `out`
+  /// (cachePositionBytes() · count bytes: each slot's rows in turn). False
+  /// with a message when they are not cached.
+  bool saveCachePositions(int64_t row, int64_t first, int64_t count,
+                          uint8_t *out, std::string &error) const;
+  /// Writes what saveCachePositions saved as positions [first, first +
+  /// count) of sequence 0, and leaves the cache holding that one sequence
+  /// of first + count positions: `first` is 0 (the cache is emptied) or
+  /// the positions it holds. An extend step then continues the sequence.
+  bool restoreCachePositions(int64_t first, int64_t count, const uint8_t *in,
+                             std::string &error);
+
   /// Per-kernel timing (for `NAME bench`): while `seconds` is non-null,
   /// every successful run of an entry point overwrites it with one wall time
   /// per plan step, in seconds, measured around the kernel call alone (not

@@ -308,4 +308,77 @@ bool Model::shiftCache(int64_t shift, std::string &error) {
 
 void Model::clearCache() { impl_->cachedRows = impl_->cachedBatch = 0; }
 
+int64_t Model::cachePositionBytes() const {
+  const Impl &impl = *impl_;
+  if (impl.onDevice || plan_.cache.empty())
+    return 0;
+  int64_t bytes = 0;
+  for (std::size_t s = 0; s < plan_.cache.size(); ++s) {
+    if (!impl.appendedByDecode[s])
+      return 0;
+    bytes += plan_.cache[s].rowBytes();
+  }
+  return bytes;
+}
+
+bool Model::saveCachePositions(int64_t row, int64_t first, int64_t count,
+                               uint8_t *out, std::string &error) const {
+  const Impl &impl = *impl_;
+  if (cachePositionBytes() == 0) {
+    error = "saveCachePositions: the model's KV cache cannot be saved";
+    return false;
+  }
+  if (row < 0 || row >= impl.cachedBatch || first < 0 || count < 0 ||
+      first + count > impl.cachedRows) {
+    error = fmt::format("saveCachePositions: positions [{}, {}) of sequence "
+                        "{} are not cached ({} sequences of {})",
+                        first, first + count, row, impl.cachedBatch,
+                        impl.cachedRows);
+    return false;
+  }
+  for (std::size_t s = 0; s < plan_.cache.size(); ++s) {
+    const int64_t rowBytes = plan_.cache[s].rowBytes();
+    const auto *data = static_cast<const uint8_t *>(impl.cache[s].data());
+    const std::size_t span = static_cast<std::size_t>(count * rowBytes);
+    std::memcpy(out, data + (row * plan_.maxLen + first) * rowBytes, span);
+    out += span;
+  }
+  return true;
+}
+
+bool Model::restoreCachePositions(int64_t first, int64_t count,
+                                  const uint8_t *in, std::string &error) {
+  Impl &impl = *impl_;
+  if (cachePositionBytes() == 0) {
+    error = "restoreCachePositions: the model's KV cache cannot be restored";
+    return false;
+  }
+  const bool continues = first > 0 && impl.cachedBatch == 1 &&
+                         impl.cachedRows == first;
+  if ((first != 0 && !continues) || count < 1 ||
+      first + count > plan_.maxLen) {
+    error = fmt::format("restoreCachePositions: positions [{}, {}) do not "
+                        "continue the cache ({} sequences of {}, max_len {})",
+                        first, first + count, impl.cachedBatch,
+                        impl.cachedRows, plan_.maxLen);
+    return false;
+  }
+  for (std::size_t s = 0; s < plan_.cache.size(); ++s) {
+    const int64_t rowBytes = plan_.cache[s].rowBytes();
+    auto *data = static_cast<uint8_t *>(impl.cache[s].data());
+    const std::size_t span = static_cast<std::size_t>(count * rowBytes);
+    std::memcpy(data + first * rowBytes, in, span);
+    in += span;
+    impl.slotRows[s] = first + count;
+  }
+  if (first == 0) {
+    // What a prefill of one sequence of `count` tokens leaves.
+    impl.prefillSymbols = {{"B", 1}, {"S", count}};
+    impl.crossShared = false;
+  }
+  impl.cachedRows = first + count;
+  impl.cachedBatch = 1;
+  return true;
+}
+
 } // namespace tfmc::runtime

@@ -120,7 +120,51 @@ BatcherState ContinuousBatcher::state() const {
   state.maxBatch = rowLimit;
   state.stepSeconds = lastStepSeconds;
   state.promptChunks = promptChunks;
+  state.prefix = prefixStats;
+  state.prefixBudget = prefixBudget;
   return state;
+}
+
+bool ContinuousBatcher::setPrefixCache(int64_t budgetBytes) {
+  if (budgetBytes > 0 &&
+      (!joins || !canExtend || donor->cachePositionBytes() == 0))
+    return false;
+  prefixBudget = std::max<int64_t>(budgetBytes, 0);
+  return true;
+}
+
+void ContinuousBatcher::publishPrefixStats() {
+  std::lock_guard<std::mutex> lock(mutex);
+  prefixStats = prefix ? prefix->stats() : PrefixCacheStats{};
+}
+
+void ContinuousBatcher::restorePrefix(Joining &joining) {
+  // A new budget starts a new cache (none for 0).
+  const int64_t budget = prefixBudget;
+  if (budget != prefixMadeFor) {
+    prefix.reset();
+    if (budget > 0)
+      prefix = std::make_unique<PrefixCache>(donor->cachePositionBytes(),
+                                             budget);
+    prefixMadeFor = budget;
+  }
+  if (!prefix)
+    return;
+  std::string error;
+  const int64_t reused = prefix->restore(joining.row.job->prompt, *donor, error);
+  // A refusal leaves the donor's cache unknown: the prompt runs whole
+  // (its prefill empties the cache first).
+  joining.done = std::max<int64_t>(reused, 0);
+  publishPrefixStats();
+}
+
+void ContinuousBatcher::savePrefix(const Joining &joining) {
+  if (!prefix)
+    return;
+  std::string error;
+  // A block that cannot be saved is only not cached.
+  (void)prefix->save(joining.row.job->prompt, *donor, error);
+  publishPrefixStats();
 }
 
 void ContinuousBatcher::shutdown(double graceSeconds) {
@@ -218,6 +262,7 @@ ContinuousBatcher::prefillNext(Joining &joining, int64_t chunk) {
   joining.done = chunk > 0 ? std::min(length, joining.done + chunk) : length;
   if (joining.done < length)
     return JoinState::Prefilling;
+  savePrefix(joining);
   const int64_t vocab = model.plan().vocab;
   std::vector<float> scratch(logits->data, logits->data + vocab);
   int64_t token = row.sampler.next(scratch.data(), vocab, row.history);
@@ -294,6 +339,7 @@ void ContinuousBatcher::admit(std::vector<Row> &rows) {
         continue;
       }
       joining.reset(new Joining{Row(std::move(job))});
+      restorePrefix(*joining);
     }
     if (!joining->ready) {
       const int64_t before = joining->done;

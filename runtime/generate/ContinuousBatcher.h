@@ -15,6 +15,9 @@
 //     point, one newcomer after another), so that the running rows wait
 //     one chunk's time per step, never a whole long prompt's; into an
 //     empty batch the first prompt runs whole.
+//     With a prefix cache (setPrefixCache) a newcomer first restores the
+//     cached positions of its prompt's longest known prefix of whole
+//     blocks, and runs only the rest (PrefixCache.h).
 //   - each decode step runs every row's newest token; each row chooses its
 //     next token with its own sampling settings and seed (a Sampler of
 //     stream 0: what `NAME generate --seed S` uses for one prompt), stops
@@ -41,6 +44,7 @@
 
 #include "runtime/core/Model.h"
 #include "runtime/generate/Generate.h"
+#include "runtime/generate/PrefixCache.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -91,6 +95,9 @@ struct BatcherState {
   /// Chunks of newcomers' prompts run between two steps of a running
   /// batch (a prompt run whole into an empty batch is none).
   int64_t promptChunks = 0;
+  /// The prefix cache's (all zero without one).
+  PrefixCacheStats prefix;
+  int64_t prefixBudget = 0;
 };
 
 class ContinuousBatcher {
@@ -106,6 +113,12 @@ public:
   /// empty batch the first prompt runs whole. Any time.
   static constexpr int64_t kDefaultPrefillChunk = 64;
   void setPrefillChunk(int64_t tokens) { prefillChunk = tokens; }
+  /// Keeps the KV-cache positions of prompts' whole blocks, up to
+  /// `budgetBytes` (0: none), and restores a newcomer's longest cached
+  /// prefix instead of running it (PrefixCache.h). Only where newcomers
+  /// join a running batch and prompts can run in chunks; false otherwise.
+  /// Any time: a new budget empties the cache.
+  bool setPrefixCache(int64_t budgetBytes);
   ~ContinuousBatcher();
 
   enum class Admission { Accepted, QueueFull, Closed };
@@ -172,6 +185,16 @@ private:
   std::atomic<int64_t> prefillChunk{kDefaultPrefillChunk};
   /// The newcomer being prefilled (the loop's thread only).
   std::unique_ptr<Joining> joining;
+  /// setPrefixCache's budget, and the cache made for it (the loop's
+  /// thread only).
+  std::atomic<int64_t> prefixBudget{0};
+  int64_t prefixMadeFor = 0;
+  std::unique_ptr<PrefixCache> prefix;
+  /// Restores the newcomer's cached prefix (its `done` tokens then).
+  void restorePrefix(Joining &joining);
+  /// Saves the whole blocks of a newcomer whose prompt has run.
+  void savePrefix(const Joining &joining);
+  void publishPrefixStats();
 
   mutable std::mutex mutex;
   std::condition_variable wake;
@@ -181,6 +204,7 @@ private:
   int64_t running = 0;
   double lastStepSeconds = 0;
   int64_t promptChunks = 0;
+  PrefixCacheStats prefixStats;
   std::thread thread;
 };
 

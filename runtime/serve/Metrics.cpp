@@ -55,8 +55,7 @@ void Metrics::perToken(double seconds) {
   timePerToken.observe(seconds);
 }
 
-std::string Metrics::text(int64_t queued, int64_t running, int64_t maxBatch,
-                          int64_t promptChunks) const {
+std::string Metrics::text(const BatcherState &state) const {
   std::lock_guard<std::mutex> lock(mutex);
   std::string out;
   out += "# HELP tfmc_requests_total HTTP requests answered, by endpoint and "
@@ -81,7 +80,33 @@ std::string Metrics::text(int64_t queued, int64_t running, int64_t maxBatch,
       "# HELP tfmc_prompt_chunks_total Chunks of newcomers' prompts run "
       "while a running batch waited.\n"
       "# TYPE tfmc_prompt_chunks_total counter\ntfmc_prompt_chunks_total {}\n",
-      promptTokens, generatedTokens, queued, running, maxBatch, promptChunks);
+      promptTokens, generatedTokens, state.queued, state.running,
+      state.maxBatch, state.promptChunks);
+  const PrefixCacheStats &prefix = state.prefix;
+  out += fmt::format(
+      "# HELP tfmc_prefix_cache_lookup_tokens_total Prompt tokens looked up "
+      "in the prefix cache.\n"
+      "# TYPE tfmc_prefix_cache_lookup_tokens_total counter\n"
+      "tfmc_prefix_cache_lookup_tokens_total {}\n"
+      "# HELP tfmc_prefix_cache_hit_tokens_total Prompt tokens restored "
+      "from the prefix cache instead of run (hit rate: this over lookup "
+      "tokens).\n"
+      "# TYPE tfmc_prefix_cache_hit_tokens_total counter\n"
+      "tfmc_prefix_cache_hit_tokens_total {}\n"
+      "# HELP tfmc_prefix_cache_blocks Blocks the prefix cache holds.\n"
+      "# TYPE tfmc_prefix_cache_blocks gauge\ntfmc_prefix_cache_blocks {}\n"
+      "# HELP tfmc_prefix_cache_bytes Bytes they take.\n"
+      "# TYPE tfmc_prefix_cache_bytes gauge\ntfmc_prefix_cache_bytes {}\n"
+      "# HELP tfmc_prefix_cache_budget_bytes What it may take "
+      "(--prefix-cache).\n"
+      "# TYPE tfmc_prefix_cache_budget_bytes gauge\n"
+      "tfmc_prefix_cache_budget_bytes {}\n"
+      "# HELP tfmc_prefix_cache_evicted_blocks_total Blocks evicted to stay "
+      "within the budget.\n"
+      "# TYPE tfmc_prefix_cache_evicted_blocks_total counter\n"
+      "tfmc_prefix_cache_evicted_blocks_total {}\n",
+      prefix.promptTokens, prefix.reusedTokens, prefix.blocks, prefix.bytes,
+      state.prefixBudget, prefix.evictedBlocks);
   out += "# HELP tfmc_time_to_first_token_seconds From the request's arrival "
          "to its first token.\n# TYPE tfmc_time_to_first_token_seconds "
          "histogram\n";

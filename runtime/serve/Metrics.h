@@ -10,6 +10,8 @@
 #ifndef TFMC_RUNTIME_SERVE_METRICS_H
 #define TFMC_RUNTIME_SERVE_METRICS_H
 
+#include "runtime/generate/ContinuousBatcher.h"
+
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -42,9 +44,9 @@ public:
   void firstToken(double seconds);
   void perToken(double seconds);
   /// The whole exposition; the gauges are the caller's (queue, batch), and
-  /// so is the count of prompt chunks run beside a running batch.
-  std::string text(int64_t queued, int64_t running, int64_t maxBatch,
-                   int64_t promptChunks) const;
+  /// so are the count of prompt chunks run beside a running batch and the
+  /// prefix cache's figures.
+  std::string text(const BatcherState &state) const;
 
 private:
   mutable std::mutex mutex;

@@ -136,8 +136,7 @@ void Server::routes() {
     if (ready && scheduler)
       state = scheduler->state();
     response.set_content(
-        metrics.text(state.queued, state.running, state.maxBatch,
-                     state.promptChunks),
+        metrics.text(state),
         "text/plain; version=0.0.4");
   });
   http.Get("/v1/models",
@@ -218,6 +217,15 @@ bool Server::startModel(std::string &error) {
     if (!scheduler)
       return false;
     scheduler->setPrefillChunk(settings.prefillChunk);
+    if (!scheduler->setPrefixCache(settings.prefixCacheMiB << 20) &&
+        settings.prefixCacheGiven) {
+      error = fmt::format("--prefix-cache: model '{}' cannot reuse prompts' "
+                          "prefixes (an encoder-decoder, or a program "
+                          "whose requests run one at a time); give "
+                          "--prefix-cache 0",
+                          plan.model);
+      return false;
+    }
     return true;
   }
   if (plan.output().name != "last_hidden_state") {

@@ -50,6 +50,11 @@ struct ServerSettings {
   int64_t readTimeout = 30;     // seconds
   int64_t shutdownTimeout = 30; // seconds
   int64_t prefillChunk = ContinuousBatcher::kDefaultPrefillChunk;
+  /// The prefix cache's budget (ContinuousBatcher::setPrefixCache), MiB;
+  /// given: a model that cannot reuse prefixes is refused.
+  static constexpr int64_t kDefaultPrefixCacheMiB = 512;
+  int64_t prefixCacheMiB = kDefaultPrefixCacheMiB;
+  bool prefixCacheGiven = false;
   /// An encoder-only model's pooling for /v1/embeddings ("mean", "cls"),
   /// or empty.
   std::string pooling;
