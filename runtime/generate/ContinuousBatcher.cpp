@@ -74,6 +74,13 @@ ContinuousBatcher::~ContinuousBatcher() { shutdown(0); }
 
 bool ContinuousBatcher::checkJob(const Job &job, const std::string &budgetName,
                                  std::string &error, std::string &field) const {
+  if (job.constraint && !joins) {
+    error = fmt::format("constrained sampling needs a model whose requests "
+                        "join a batch; model '{}' runs them one at a time",
+                        model.plan().model);
+    field = "response_format";
+    return false;
+  }
   GenerateRequest request;
   request.prompts = {job.prompt};
   request.encoderDecoder = encoderDecoder;
@@ -206,6 +213,19 @@ std::optional<FinishReason> endOf(const Job &job, TokenAction action,
 
 } // namespace
 
+int64_t ContinuousBatcher::choose(Row &row, float *logits, int64_t vocab) {
+  TokenConstraint *constraint = row.job->constraint.get();
+  if (!constraint)
+    return row.sampler.next(logits, vocab, row.history);
+  allowedScratch.assign(static_cast<std::size_t>(vocab), 0);
+  constraint->allowed(allowedScratch);
+  const int64_t token =
+      row.sampler.next(logits, vocab, row.history, -1, allowedScratch.data());
+  if (token >= 0)
+    constraint->accept(token);
+  return token;
+}
+
 bool ContinuousBatcher::deliver(Row &row, int64_t token) {
   ++row.generated;
   row.newest = token;
@@ -265,7 +285,7 @@ ContinuousBatcher::prefillNext(Joining &joining, int64_t chunk) {
   savePrefix(joining);
   const int64_t vocab = model.plan().vocab;
   std::vector<float> scratch(logits->data, logits->data + vocab);
-  int64_t token = row.sampler.next(scratch.data(), vocab, row.history);
+  int64_t token = choose(row, scratch.data(), vocab);
   if (token < 0) {
     finishRow(row, FinishReason::Error,
               "no logit is finite: nothing to choose from");
@@ -408,7 +428,7 @@ bool ContinuousBatcher::step(std::vector<Row> &rows) {
     Row &row = rows[r];
     std::copy(logits->data + r * vocab, logits->data + (r + 1) * vocab,
               scratch.begin());
-    int64_t token = row.sampler.next(scratch.data(), vocab, row.history);
+    int64_t token = choose(row, scratch.data(), vocab);
     if (token < 0)
       finishRow(row, FinishReason::Error,
                 "no logit is finite: nothing to choose from");

@@ -45,6 +45,7 @@
 #include "runtime/core/Model.h"
 #include "runtime/generate/Generate.h"
 #include "runtime/generate/PrefixCache.h"
+#include "runtime/generate/TokenConstraint.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -82,6 +83,9 @@ struct Job {
       onToken;
   /// Once, last.
   std::function<void(FinishReason reason, const std::string &error)> onDone;
+  /// Optional: the tokens each choice may take (checkJob refuses it where
+  /// requests run one at a time).
+  std::shared_ptr<TokenConstraint> constraint;
   /// Set from any thread: the row leaves the batch before the next step.
   std::atomic<bool> cancelled{false};
 };
@@ -167,6 +171,10 @@ private:
   void admit(std::vector<Row> &rows);
   bool step(std::vector<Row> &rows);
   void runAlone(const std::shared_ptr<Job> &job);
+  /// The row's next token from `logits` (within its constraint's allowed
+  /// tokens); -1 when nothing can be chosen.
+  int64_t choose(Row &row, float *logits, int64_t vocab);
+  std::vector<uint8_t> allowedScratch;
   /// Delivers a token to its row; false when the row is finished.
   bool deliver(Row &row, int64_t token);
   bool fits(const std::vector<Row> &rows, int64_t promptLength,

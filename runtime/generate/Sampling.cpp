@@ -243,10 +243,11 @@ bool anyFiniteLogit(const float *logits, int64_t vocab) {
 }
 
 int64_t Sampler::next(float *logits, int64_t vocab,
-                      const std::vector<int64_t> &history, int64_t start) {
+                      const std::vector<int64_t> &history, int64_t start,
+                      const uint8_t *allowed) {
   if (options.logprobs >= 0)
     raw.assign(logits, logits + vocab);
-  const int64_t token = choose(logits, vocab, history, start);
+  const int64_t token = choose(logits, vocab, history, start, allowed);
   chose = token >= 0;
   if (chose && options.logprobs >= 0)
     tokenLogprobs(raw.data(), vocab, token, options.logprobs, last);
@@ -254,9 +255,14 @@ int64_t Sampler::next(float *logits, int64_t vocab,
 }
 
 int64_t Sampler::choose(float *logits, int64_t vocab,
-                        const std::vector<int64_t> &history, int64_t start) {
+                        const std::vector<int64_t> &history, int64_t start,
+                        const uint8_t *allowed) {
   applyLogitsProcessors(logits, vocab, options, start, history,
                         generatedFrom);
+  if (allowed)
+    for (int64_t i = 0; i < vocab; ++i)
+      if (!allowed[i])
+        logits[i] = -INFINITY;
   if (!anyFiniteLogit(logits, vocab))
     return -1;
   if (options.temperature == 0)

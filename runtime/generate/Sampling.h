@@ -136,8 +136,12 @@ public:
   /// is finite after the processors (every token banned, or the model's
   /// logits are NaN or infinite): there is nothing to choose from, and
   /// Hugging Face raises an error there too.
+  /// `allowed` [vocab] (optional, TokenConstraint.h): tokens whose entry
+  /// is 0 are out after the processors, before temperature, top-k and
+  /// top-p; the logprobs stay the model's own.
   int64_t next(float *logits, int64_t vocab,
-               const std::vector<int64_t> &history, int64_t start = -1);
+               const std::vector<int64_t> &history, int64_t start = -1,
+               const uint8_t *allowed = nullptr);
 
   /// A uniform double in [0, 1): the stream's next draw.
   double uniform();
@@ -151,7 +155,8 @@ public:
 private:
   /// next() without the logprobs.
   int64_t choose(float *logits, int64_t vocab,
-                 const std::vector<int64_t> &history, int64_t start);
+                 const std::vector<int64_t> &history, int64_t start,
+                 const uint8_t *allowed);
   struct Candidate {
     double logit;
     int64_t id;

@@ -370,6 +370,43 @@ TEST(Sampling, BadWordsHandDerived) {
   }
 }
 
+TEST(Sampling, AllowedTokensOnlyAndLogprobsStayTheModels) {
+  // Greedy takes the best allowed token; sampling with top-k 2 keeps the
+  // two best allowed ones (3 and 0 are the best, but 3 is out: 0 and 6);
+  // the logprobs are of the unmasked logits.
+  std::vector<float> logits = exampleLogits();
+  std::vector<uint8_t> allowed(logits.size(), 1);
+  allowed[3] = 0;
+  SamplingOptions greedy;
+  greedy.logprobs = 0;
+  Sampler first(greedy, 0);
+  std::vector<float> copy = logits;
+  EXPECT_EQ(first.next(copy.data(), int64_t(copy.size()), {}, -1,
+                       allowed.data()),
+            0);
+  std::vector<float> reference = logits;
+  logSoftmax(reference.data(), int64_t(reference.size()));
+  ASSERT_NE(first.lastLogprobs(), nullptr);
+  EXPECT_NEAR(first.lastLogprobs()->logprob, reference[0], 1e-6);
+  SamplingOptions sampled;
+  sampled.temperature = 2.0;
+  sampled.topK = 2;
+  Sampler sampler(sampled, 1);
+  std::set<int64_t> seen;
+  for (int i = 0; i < 400; ++i) {
+    copy = logits;
+    seen.insert(sampler.next(copy.data(), int64_t(copy.size()), {}, -1,
+                             allowed.data()));
+  }
+  EXPECT_EQ(seen, (std::set<int64_t>{0, 6}));
+  // Nothing allowed: nothing to choose.
+  std::vector<uint8_t> none(logits.size(), 0);
+  copy = logits;
+  EXPECT_EQ(sampler.next(copy.data(), int64_t(copy.size()), {}, -1,
+                         none.data()),
+            -1);
+}
+
 TEST(Sampling, LogSoftmaxHandDerived) {
   std::vector<float> logits = {0.0f, std::log(3.0f)};
   logSoftmax(logits.data(), 2);
