@@ -563,6 +563,29 @@ bool Tokenizer::validateUtf8(std::string_view text, std::string &error) {
   return true;
 }
 
+std::vector<std::string> tokenBytesInContext(Tokenizer &tokenizer,
+                                             int64_t vocab) {
+  std::vector<std::string> bytes(static_cast<std::size_t>(vocab));
+  std::vector<int64_t> anchor;
+  std::string error;
+  if (!tokenizer.encode("a", anchor, error) || anchor.empty())
+    anchor.clear();
+  else
+    anchor.resize(1);
+  const std::string before = tokenizer.decode(anchor);
+  std::vector<int64_t> ids = anchor;
+  ids.push_back(0);
+  for (int64_t id = 0; id < vocab; ++id) {
+    if (!tokenizer.hasId(id))
+      continue;
+    ids.back() = id;
+    std::string text = tokenizer.decode(ids);
+    if (text.compare(0, before.size(), before) == 0)
+      bytes[static_cast<std::size_t>(id)] = text.substr(before.size());
+  }
+  return bytes;
+}
+
 std::string Tokenizer::toValidUtf8(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());

@@ -97,6 +97,14 @@ public:
   static std::string toValidUtf8(std::string_view bytes);
 };
 
+/// The bytes each id of a `vocab`-token model adds to text when it is
+/// decoded after other tokens (SentencePiece's "▁x" is " x"), as
+/// TextStream prints it: what constrained sampling matches a token
+/// against. Empty for an id the tokenizer has no token for. Decodes each
+/// id after an anchor token (the first of encode("a")): O(vocab) decodes.
+std::vector<std::string> tokenBytesInContext(Tokenizer &tokenizer,
+                                             int64_t vocab);
+
 /// The tokenizer of the GGUF file `dir` (a regular file named *.gguf or
 /// starting with "GGUF": runtime/tokenizers/GgufTokenizer.h), or the
 /// tokenizer in the directory `dir`, from the first of these present: tokenizer.json
