@@ -23,12 +23,12 @@ BUILD_PACKAGES := cmake ninja-build ccache g++ binutils pkg-config \
 	libhalide14-0-dev libfmt-dev nlohmann-json3-dev \
 	libsentencepiece-dev libonig-dev libutf8proc-dev libcpp-httplib-dev
 # What the tests add (make check): lit and FileCheck, GoogleTest, Debian's
-# python3 with PyTorch, NumPy, SentencePiece and Jinja2 for the references,
+# python3 with PyTorch, NumPy, SentencePiece, Jinja2 and jsonschema for the references,
 # qemu-user to run programs as other CPUs, and HAProxy for the replicas'
 # front (test/Cluster; its configuration is examples/deploy/haproxy.cfg).
 TEST_PACKAGES := llvm-19-tools libgtest-dev \
 	python3 python3-torch python3-numpy python3-sentencepiece python3-jinja2 \
-	qemu-user haproxy
+	python3-jsonschema qemu-user haproxy
 PACKAGES := $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 # Debian 12 packages only the benchmarks need (bench/peers/README.md):

@@ -200,6 +200,14 @@ if subprocess.run(["/usr/bin/python3", "-c", "import jinja2"],
 else:
     lit_config.note("python3-jinja2 is missing: Serve/chat-templates-jinja2.test is UNSUPPORTED")
 
+# python3-jsonschema (Debian): the independent validator of the JSON that
+# response_format constrains sampling to (Serve/structured-outputs.test).
+if subprocess.run(["/usr/bin/python3", "-c", "import jsonschema"],
+                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("python-jsonschema")
+else:
+    lit_config.note("python3-jsonschema is missing: Serve/structured-outputs.test is UNSUPPORTED")
+
 # python3-sentencepiece (Debian), the reference for tokenizer.model.
 import subprocess
 if subprocess.run(["/usr/bin/python3", "-c", "import sentencepiece"],

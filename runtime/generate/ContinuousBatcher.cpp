@@ -219,6 +219,10 @@ int64_t ContinuousBatcher::choose(Row &row, float *logits, int64_t vocab) {
     return row.sampler.next(logits, vocab, row.history);
   allowedScratch.assign(static_cast<std::size_t>(vocab), 0);
   constraint->allowed(allowedScratch);
+  if (constraint->complete() &&
+      std::find(allowedScratch.begin(), allowedScratch.end(), 1) ==
+          allowedScratch.end())
+    return kConstraintComplete;
   const int64_t token =
       row.sampler.next(logits, vocab, row.history, -1, allowedScratch.data());
   if (token >= 0)
@@ -286,6 +290,10 @@ ContinuousBatcher::prefillNext(Joining &joining, int64_t chunk) {
   const int64_t vocab = model.plan().vocab;
   std::vector<float> scratch(logits->data, logits->data + vocab);
   int64_t token = choose(row, scratch.data(), vocab);
+  if (token == kConstraintComplete) {
+    finishRow(row, FinishReason::Stop, "");
+    return JoinState::Ended;
+  }
   if (token < 0) {
     finishRow(row, FinishReason::Error,
               "no logit is finite: nothing to choose from");
@@ -429,7 +437,9 @@ bool ContinuousBatcher::step(std::vector<Row> &rows) {
     std::copy(logits->data + r * vocab, logits->data + (r + 1) * vocab,
               scratch.begin());
     int64_t token = choose(row, scratch.data(), vocab);
-    if (token < 0)
+    if (token == kConstraintComplete)
+      finishRow(row, FinishReason::Stop, "");
+    else if (token < 0)
       finishRow(row, FinishReason::Error,
                 "no logit is finite: nothing to choose from");
     else

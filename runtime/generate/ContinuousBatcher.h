@@ -172,7 +172,9 @@ private:
   bool step(std::vector<Row> &rows);
   void runAlone(const std::shared_ptr<Job> &job);
   /// The row's next token from `logits` (within its constraint's allowed
-  /// tokens); -1 when nothing can be chosen.
+  /// tokens); -1 when nothing can be chosen, kConstraintComplete when the
+  /// constraint's output is whole and allows nothing more (no eos).
+  static constexpr int64_t kConstraintComplete = -2;
   int64_t choose(Row &row, float *logits, int64_t vocab);
   std::vector<uint8_t> allowedScratch;
   /// Delivers a token to its row; false when the row is finished.

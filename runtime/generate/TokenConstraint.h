@@ -25,6 +25,9 @@ public:
   virtual void allowed(std::vector<uint8_t> &allowed) = 0;
   /// Follows the chosen token (one that allowed() allowed).
   virtual void accept(int64_t token) = 0;
+  /// The output is whole: where no token is allowed (a model without an
+  /// eos token), the sequence ends here, as if by eos.
+  virtual bool complete() const = 0;
 };
 
 } // namespace tfmc::runtime

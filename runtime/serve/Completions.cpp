@@ -145,6 +145,46 @@ bool Server::promptIds(const CompletionRequest &request,
   return true;
 }
 
+bool Server::responseConstraint(
+    const CompletionRequest &request,
+    std::function<std::shared_ptr<TokenConstraint>()> &make,
+    ApiError &error) {
+  make = nullptr;
+  if (request.responseFormat.empty())
+    return true;
+  error.param = "response_format";
+  if (!text.tokenizer) {
+    error.message = "response_format needs the server to have --tokenizer "
+                    "DIR: it constrains the generated text";
+    return false;
+  }
+  std::shared_ptr<const JsonGrammar> grammar;
+  if (request.responseFormat == "json_object") {
+    grammar = JsonGrammar::anyObject();
+  } else {
+    std::string message;
+    grammar = grammars.get(
+        nlohmann::ordered_json::parse(request.responseSchema),
+        "response_format.json_schema.schema", message);
+    if (!grammar) {
+      error.message = message;
+      return false;
+    }
+  }
+  std::call_once(tokenIndexOnce, [&] {
+    std::lock_guard<std::mutex> lock(encodeMutex);
+    tokenIndex = std::make_shared<TokenIndex>(
+        tokenBytesInContext(*text.tokenizer, plan.vocab),
+        text.promptTokens.eosWithin(plan.vocab));
+  });
+  std::shared_ptr<const TokenIndex> index = tokenIndex;
+  make = [grammar, index] {
+    return std::make_shared<JsonConstraint>(grammar, index);
+  };
+  error.param.clear();
+  return true;
+}
+
 void Server::completion(const httplib::Request &httpRequest,
                         httplib::Response &response, bool chatEndpoint) {
   const Clock::time_point arrival = Clock::now();
@@ -210,6 +250,11 @@ void Server::completion(const httplib::Request &httpRequest,
                     "each token is reported with its text";
     return sendError(response, error);
   }
+  std::function<std::shared_ptr<TokenConstraint>()> constraint;
+  if (!responseConstraint(request, constraint, error))
+    return sendError(response, error);
+  if (constraint)
+    job->constraint = constraint();
   {
     std::string message, field;
     if (!scheduler->checkJob(*job, "max_tokens", message, field)) {
@@ -240,6 +285,8 @@ void Server::completion(const httplib::Request &httpRequest,
     choice->maxTokens = job->maxTokens;
     choice->eos = job->eos;
     choice->sampling = job->sampling;
+    if (constraint)
+      choice->constraint = constraint();
     choice->sampling.seed =
         (job->sampling.seed ^ (0x9e3779b97f4a7c15ULL * uint64_t(i))) &
         0x7fffffffffffffffULL;

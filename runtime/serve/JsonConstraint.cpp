@@ -80,7 +80,7 @@ public:
     auto grammar = std::make_shared<JsonGrammar>();
     g = grammar.get();
     anyNode();
-    int top = node(root, "schema");
+    int top = node(root, "");
     if (top < 0)
       return nullptr;
     g->root_ = top;
@@ -128,7 +128,7 @@ private:
     return any;
   }
   bool fail(const std::string &path, const std::string &message) {
-    error = fmt::format("{}/{}: {}", where, path, message);
+    error = fmt::format("{}{}: {}", where, path, message);
     return false;
   }
 
@@ -330,7 +330,7 @@ private:
       int placeholder = add(JsonGrammar::Node());
       g->nodes_[placeholder].kind = Kind::AnyOf;
       refs[name] = placeholder;
-      int body = node(root[section][key], std::string(section) + "/" + key);
+      int body = node(root[section][key], "/" + std::string(section) + "/" + key);
       if (body < 0)
         return -1;
       g->nodes_[placeholder].alts = {body};

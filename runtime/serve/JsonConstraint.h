@@ -57,7 +57,8 @@ public:
   /// `json_object`: any JSON object.
   static std::shared_ptr<const JsonGrammar> anyObject();
   /// A JSON schema; null with a one-line error naming `where` + the
-  /// schema's path of what is not supported (e.g.
+  /// path within the schema of what is not supported (e.g. where
+  /// "response_format.json_schema.schema":
   /// "response_format.json_schema.schema/properties/age: 'minimum' is not
   /// supported").
   static std::shared_ptr<const JsonGrammar>
@@ -166,6 +167,7 @@ public:
                  std::shared_ptr<const TokenIndex> index);
   void allowed(std::vector<uint8_t> &allowed) override;
   void accept(int64_t token) override;
+  bool complete() const override { return matcher.complete(); }
 
 private:
   JsonMatcher matcher;

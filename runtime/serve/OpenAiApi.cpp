@@ -342,6 +342,52 @@ bool messageContent(const json &message, std::size_t index, Fields &fields,
   return true;
 }
 
+/// response_format: text (nothing), json_object, or json_schema (its
+/// schema kept as the body spells it: the order of its properties is the
+/// order they are written in).
+bool responseFormat(std::string_view text, Fields &fields,
+                    CompletionRequest &request) {
+  const json *format = fields.find("response_format");
+  if (!format || format->is_null())
+    return true;
+  const char *shape = "response_format must be {\"type\": \"text\"}, "
+                      "{\"type\": \"json_object\"} or {\"type\": "
+                      "\"json_schema\", \"json_schema\": {\"name\": ..., "
+                      "\"schema\": {...}}}";
+  if (!format->is_object() || !format->contains("type") ||
+      !(*format)["type"].is_string())
+    return fields.fail("response_format", shape);
+  const std::string type = (*format)["type"].get<std::string>();
+  if (type == "text")
+    return true;
+  if (type == "json_object") {
+    request.responseFormat = type;
+    return true;
+  }
+  if (type != "json_schema")
+    return fields.fail("response_format",
+                       fmt::format("response_format type {} is not text, "
+                                   "json_object or json_schema",
+                                   support::quote(type)));
+  const json *spec = format->contains("json_schema")
+                         ? &(*format)["json_schema"]
+                         : nullptr;
+  if (!spec || !spec->is_object() || !spec->contains("name") ||
+      !(*spec)["name"].is_string() ||
+      (spec->contains("schema") && !(*spec)["schema"].is_object()))
+    return fields.fail("response_format", shape);
+  // The same body, read again keeping its keys' order.
+  support::JsonError jsonError;
+  std::optional<nlohmann::ordered_json> ordered =
+      support::parseJson<nlohmann::ordered_json>(text, jsonError);
+  request.responseFormat = type;
+  request.responseSchema =
+      spec->contains("schema")
+          ? (*ordered)["response_format"]["json_schema"]["schema"].dump()
+          : "{}";
+  return true;
+}
+
 } // namespace
 
 bool parseCompletionRequest(std::string_view text, bool chat,
@@ -435,10 +481,10 @@ bool parseCompletionRequest(std::string_view text, bool chat,
       !fields.neutral("suffix", json(nullptr),
                       "a completion continues its prompt (no text is "
                       "inserted before a suffix)") ||
-      !fields.neutral("response_format", json{{"type", "text"}},
-                      "the output is free text, not constrained to JSON") ||
       !fields.neutral("modalities", json::array({"text"}),
                       "the model writes text only"))
+    return false;
+  if (!responseFormat(text, fields, request))
     return false;
   if (const json *choice = fields.find("tool_choice");
       choice && *choice != "none" && *choice != "auto")

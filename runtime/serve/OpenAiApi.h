@@ -64,6 +64,10 @@ struct CompletionRequest {
   /// Chat: tools were given and tool_choice is not "none": the answer's
   /// tool calls are read out of its text (ToolCalls.h).
   bool toolsOffered = false;
+  /// response_format: "" (text), "json_object" or "json_schema" (with
+  /// responseSchema, the schema's JSON in the body's key order).
+  std::string responseFormat;
+  std::string responseSchema;
   std::optional<int64_t> maxTokens;
   double temperature = 1;
   double topP = 1;

@@ -26,6 +26,7 @@
 #include "runtime/generate/ContinuousBatcher.h"
 #include "runtime/serve/ChatSetup.h"
 #include "runtime/serve/HttpConnections.h"
+#include "runtime/serve/JsonConstraint.h"
 #include "runtime/serve/Metrics.h"
 #include "runtime/serve/OpenAiApi.h"
 #include "runtime/tokenizers/Tokenizer.h"
@@ -109,6 +110,16 @@ private:
   std::mutex forwardMutex; // an encoder's forward runs one request at a time
   /// Tokenizer::encode is not thread-safe (its caches); decode is.
   mutable std::mutex encodeMutex;
+  /// response_format: compiled schemas, and the vocabulary's bytes
+  /// (built at the first request that asks).
+  JsonGrammarCache grammars;
+  std::once_flag tokenIndexOnce;
+  std::shared_ptr<const TokenIndex> tokenIndex;
+  /// The request's constraint maker (null without response_format), or
+  /// false with `error`.
+  bool responseConstraint(const CompletionRequest &request,
+                          std::function<std::shared_ptr<TokenConstraint>()> &make,
+                          ApiError &error);
 };
 
 /// `error` as the response: its status and OpenAI's error body.

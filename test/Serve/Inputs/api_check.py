@@ -155,7 +155,9 @@ def main():
         status, body = post(args.root + "/v1/completions",
                             {"model": args.model, "prompt": [1], "max_tokens": 1, field: value})
         refused.append(status == 400 and json.loads(body)["error"]["param"] == field)
-    for field, value in (("response_format", {"type": "json_object"}), ("tool_choice", "required"),
+    unsupported_schema = {"type": "json_schema",
+                          "json_schema": {"name": "x", "schema": {"type": "string", "pattern": "a+"}}}
+    for field, value in (("response_format", unsupported_schema), ("tool_choice", "required"),
                          ("modalities", ["audio"])):
         status, body = post(args.root + "/v1/chat/completions",
                             {"model": args.model, "messages": messages, "max_tokens": 1,
