@@ -145,21 +145,113 @@ bool Server::promptIds(const CompletionRequest &request,
   return true;
 }
 
+std::shared_ptr<const JsonGrammar>
+Server::toolCallGrammar(const CompletionRequest &request, ApiError &error) {
+  using ordered = nlohmann::ordered_json;
+  const ToolCallSyntax syntax = text.chat.toolCalls;
+  if (syntax == ToolCallSyntax::None) {
+    error.message = "tool_choice required (or a named function) needs a "
+                    "chat template that writes tool calls (Hermes, Llama "
+                    "3.1's JSON or Mistral's [TOOL_CALLS]); this one shows "
+                    "none";
+    return nullptr;
+  }
+  // One call: {"name": N, "arguments": PARAMETERS} ("parameters" in
+  // Llama 3.1's syntax), for each tool the choice allows; the tools'
+  // $defs move to the top, where their $refs point.
+  const char *argumentsKey =
+      syntax == ToolCallSyntax::Llama3Json ? "parameters" : "arguments";
+  const ordered tools = ordered::parse(request.toolsJson);
+  ordered calls = ordered::array(), defs = ordered::object();
+  for (std::size_t i = 0; i < tools.size(); ++i) {
+    const ordered &function = tools[i]["function"];
+    const std::string name = function["name"].get<std::string>();
+    if (!request.toolChoiceName.empty() && name != request.toolChoiceName)
+      continue;
+    ordered parameters =
+        function.contains("parameters") ? function["parameters"]
+                                        : ordered{{"type", "object"}};
+    std::string message;
+    const std::string where =
+        fmt::format("tools[{}].function.parameters", i);
+    if (!grammars.get(parameters, where, message)) {
+      error.param = "tools";
+      error.message = message;
+      return nullptr;
+    }
+    for (const char *section : {"$defs", "definitions"}) {
+      if (!parameters.is_object() || !parameters.contains(section))
+        continue;
+      for (const auto &[key, schema] : parameters[section].items()) {
+        if (defs.contains(section) && defs[section].contains(key) &&
+            defs[section][key] != schema) {
+          error.param = "tools";
+          error.message = fmt::format("{}/{}/{}: another tool defines {} "
+                                      "differently",
+                                      where, section, key,
+                                      support::quote(key));
+          return nullptr;
+        }
+        defs[section][key] = schema;
+      }
+      parameters.erase(section);
+    }
+    calls.push_back({{"type", "object"},
+                     {"properties",
+                      {{"name", {{"const", name}}},
+                       {argumentsKey, parameters}}},
+                     {"required", {"name", argumentsKey}},
+                     {"additionalProperties", false}});
+  }
+  ordered call = calls.size() == 1 ? calls[0] : ordered{{"anyOf", calls}};
+  ordered schema = syntax == ToolCallSyntax::Mistral
+                       ? ordered{{"type", "array"}, {"items", call},
+                                 {"minItems", 1}}
+                       : call;
+  for (const auto &[section, entries] : defs.items())
+    schema[section] = entries;
+  std::string message;
+  std::shared_ptr<const JsonGrammar> inner =
+      grammars.get(schema, "tool_choice", message);
+  if (!inner) {
+    error.message = message;
+    return nullptr;
+  }
+  switch (syntax) {
+  case ToolCallSyntax::Hermes:
+    return JsonGrammar::framed(*inner, "<tool_call>", "</tool_call>");
+  case ToolCallSyntax::Mistral:
+    return JsonGrammar::framed(*inner, "[TOOL_CALLS]", "");
+  default:
+    return inner;
+  }
+}
+
 bool Server::responseConstraint(
     const CompletionRequest &request,
     std::function<std::shared_ptr<TokenConstraint>()> &make,
     ApiError &error) {
   make = nullptr;
-  if (request.responseFormat.empty())
+  if (request.responseFormat.empty() && request.toolChoice.empty())
     return true;
-  error.param = "response_format";
+  error.param = request.toolChoice.empty() ? "response_format" : "tool_choice";
+  if (!request.responseFormat.empty() && !request.toolChoice.empty()) {
+    error.message = "tool_choice required (or a named function) and "
+                    "response_format both constrain the answer: give one";
+    return false;
+  }
   if (!text.tokenizer) {
-    error.message = "response_format needs the server to have --tokenizer "
-                    "DIR: it constrains the generated text";
+    error.message = fmt::format("{} needs the server to have --tokenizer "
+                                "DIR: it constrains the generated text",
+                                error.param);
     return false;
   }
   std::shared_ptr<const JsonGrammar> grammar;
-  if (request.responseFormat == "json_object") {
+  if (!request.toolChoice.empty()) {
+    grammar = toolCallGrammar(request, error);
+    if (!grammar)
+      return false;
+  } else if (request.responseFormat == "json_object") {
     grammar = JsonGrammar::anyObject();
   } else {
     std::string message;

@@ -362,6 +362,30 @@ JsonGrammar::compile(const nlohmann::ordered_json &schema,
   return SchemaCompiler(schema, where, error).compile();
 }
 
+std::shared_ptr<const JsonGrammar>
+JsonGrammar::framed(const JsonGrammar &inner, const std::string &prefix,
+                    const std::string &suffix) {
+  auto grammar = std::make_shared<JsonGrammar>(inner);
+  std::vector<int> parts;
+  for (const std::string *text : {&prefix, &suffix}) {
+    if (text == &suffix)
+      parts.push_back(inner.root_);
+    if (text->empty())
+      continue;
+    Node literal;
+    literal.kind = Kind::Literal;
+    literal.text = *text;
+    grammar->nodes_.push_back(literal);
+    parts.push_back(static_cast<int>(grammar->nodes_.size()) - 1);
+  }
+  Node sequence;
+  sequence.kind = Kind::Sequence;
+  sequence.alts = parts;
+  grammar->nodes_.push_back(sequence);
+  grammar->root_ = static_cast<int>(grammar->nodes_.size()) - 1;
+  return grammar;
+}
+
 JsonMatcher::JsonMatcher(std::shared_ptr<const JsonGrammar> grammar)
     : grammar(std::move(grammar)) {
   threads.push_back({frame(Frame::Value, this->grammar->root())});
@@ -394,7 +418,10 @@ bool JsonMatcher::accept(const std::string &bytes) {
 bool JsonMatcher::complete() const {
   for (const Thread &t : threads)
     if (t.empty() ||
-        (t.size() == 1 && t[0].kind == Frame::Number && isFinal(t[0].phase)))
+        (t.size() == 1 && t[0].kind == Frame::Number && isFinal(t[0].phase)) ||
+        (t.size() == 1 && t[0].kind == Frame::Sequence &&
+         t[0].index ==
+             static_cast<int32_t>(grammar->nodes()[t[0].node].alts.size())))
       return true;
   return false;
 }
@@ -456,6 +483,9 @@ void JsonMatcher::step(Thread t, uint8_t b, std::vector<Thread> &out) const {
       f = frame(Frame::Number, f.node);
       f.phase = Start;
       return step(std::move(t), b, out);
+    case Kind::Sequence:
+      f = frame(Frame::Sequence, f.node);
+      return step(std::move(t), b, out);
     case Kind::Literal:
       if (n.text.empty() || static_cast<uint8_t>(n.text[0]) != b)
         return;
@@ -469,6 +499,14 @@ void JsonMatcher::step(Thread t, uint8_t b, std::vector<Thread> &out) const {
       return;
     }
     return;
+  case Frame::Sequence:
+    // The last part started has ended: the next one takes the byte.
+    if (f.index == static_cast<int32_t>(n.alts.size())) {
+      t.pop_back();
+      return step(std::move(t), b, out);
+    }
+    t.push_back(frame(Frame::Value, n.alts[f.index++]));
+    return step(std::move(t), b, out);
   case Frame::Literal:
     if (static_cast<uint8_t>(n.text[f.count]) != b)
       return;

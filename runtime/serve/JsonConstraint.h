@@ -56,6 +56,11 @@ class JsonGrammar {
 public:
   /// `json_object`: any JSON object.
   static std::shared_ptr<const JsonGrammar> anyObject();
+  /// `inner`'s value between two texts (a tool call's markers, e.g.
+  /// "<tool_call>" and "</tool_call>"; whitespace may come before each).
+  static std::shared_ptr<const JsonGrammar>
+  framed(const JsonGrammar &inner, const std::string &prefix,
+         const std::string &suffix);
   /// A JSON schema; null with a one-line error naming `where` + the
   /// path within the schema of what is not supported (e.g. where
   /// "response_format.json_schema.schema":
@@ -74,6 +79,7 @@ public:
     Integer,
     Literal,   // text: a JSON value's exact bytes
     AnyOf,     // alts
+    Sequence,  // alts, one after the other
   };
   struct Property {
     std::string key; // quoted, as written: "\"name\""
@@ -119,7 +125,8 @@ public:
       String, // `phase`: 0 characters, 1 after \, 2..5 \u's hex digits
               // (6: after \uD)
       Number, // `phase`: the number automaton's state
-      Literal // `count` bytes of node's text matched
+      Literal, // `count` bytes of node's text matched
+      Sequence // `index` parts of node started
     } kind;
     uint8_t phase = 0;
     uint8_t spaces = 0; // whitespace bytes in the current run

@@ -388,6 +388,63 @@ bool responseFormat(std::string_view text, Fields &fields,
   return true;
 }
 
+/// tool_choice: "none" and "auto" leave the choice to the model;
+/// "required" and a named function make it call one (through constrained
+/// sampling, the server's part).
+bool toolChoice(std::string_view text, Fields &fields,
+                CompletionRequest &request) {
+  const json *choice = fields.find("tool_choice");
+  if (!choice || *choice == "none" || *choice == "auto")
+    return true;
+  const bool named = choice->is_object() &&
+                     choice->value("type", json()) == "function" &&
+                     choice->contains("function") &&
+                     (*choice)["function"].is_object() &&
+                     (*choice)["function"].contains("name") &&
+                     (*choice)["function"]["name"].is_string();
+  if (*choice != "required" && !named)
+    return fields.fail("tool_choice",
+                       fmt::format("tool_choice = {} is not \"none\", "
+                                   "\"auto\", \"required\" or {{\"type\": "
+                                   "\"function\", \"function\": {{\"name\": "
+                                   "...}}}}",
+                                   support::oneLine(choice->dump())));
+  const json *tools = fields.find("tools");
+  if (!request.chat || !tools || !tools->is_array() || tools->empty())
+    return fields.fail("tool_choice", "tool_choice requires a chat request "
+                                      "with tools");
+  for (std::size_t i = 0; i < tools->size(); ++i) {
+    const json &tool = (*tools)[i];
+    if (!tool.is_object() || !tool.contains("function") ||
+        !tool["function"].is_object() || !tool["function"].contains("name") ||
+        !tool["function"]["name"].is_string())
+      return fields.fail("tools", fmt::format("tools[{}] must be {{\"type\": "
+                                              "\"function\", \"function\": "
+                                              "{{\"name\": ..., \"parameters\": "
+                                              "{{...}}}}}}",
+                                              i));
+  }
+  if (named) {
+    const std::string name = (*choice)["function"]["name"].get<std::string>();
+    bool known = false;
+    for (const json &tool : *tools)
+      known |= tool["function"]["name"] == name;
+    if (!known)
+      return fields.fail("tool_choice",
+                         fmt::format("tool_choice names the function {}, "
+                                     "which tools does not list",
+                                     support::quote(name)));
+    request.toolChoiceName = name;
+  }
+  request.toolChoice = named ? "function" : "required";
+  // The tools as the body spells them (their parameters' key order).
+  support::JsonError jsonError;
+  std::optional<nlohmann::ordered_json> ordered =
+      support::parseJson<nlohmann::ordered_json>(text, jsonError);
+  request.toolsJson = (*ordered)["tools"].dump();
+  return true;
+}
+
 } // namespace
 
 bool parseCompletionRequest(std::string_view text, bool chat,
@@ -486,13 +543,8 @@ bool parseCompletionRequest(std::string_view text, bool chat,
     return false;
   if (!responseFormat(text, fields, request))
     return false;
-  if (const json *choice = fields.find("tool_choice");
-      choice && *choice != "none" && *choice != "auto")
-    return fields.fail("tool_choice",
-                       fmt::format("tool_choice = {} is not supported: the "
-                                   "template is given the tools, and the "
-                                   "model chooses (\"auto\" or \"none\")",
-                                   support::oneLine(choice->dump())));
+  if (!toolChoice(text, fields, request))
+    return false;
   if (!(request.temperature >= 0 && request.temperature <= 2))
     return fields.fail("temperature",
                        fmt::format("temperature must be in [0, 2] (0: "

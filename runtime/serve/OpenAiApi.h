@@ -68,6 +68,12 @@ struct CompletionRequest {
   /// responseSchema, the schema's JSON in the body's key order).
   std::string responseFormat;
   std::string responseSchema;
+  /// Chat: tool_choice "required" or "function" (toolChoiceName) makes
+  /// the answer a call, in the template's syntax; toolsJson: the tools in
+  /// the body's key order. Empty: the model chooses.
+  std::string toolChoice;
+  std::string toolChoiceName;
+  std::string toolsJson;
   std::optional<int64_t> maxTokens;
   double temperature = 1;
   double topP = 1;

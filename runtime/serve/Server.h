@@ -117,6 +117,10 @@ private:
   std::shared_ptr<const TokenIndex> tokenIndex;
   /// The request's constraint maker (null without response_format), or
   /// false with `error`.
+  /// tool_choice required or named: the grammar of one call (a list of
+  /// them for Mistral) in the template's syntax, or null with `error`.
+  std::shared_ptr<const JsonGrammar>
+  toolCallGrammar(const CompletionRequest &request, ApiError &error);
   bool responseConstraint(const CompletionRequest &request,
                           std::function<std::shared_ptr<TokenConstraint>()> &make,
                           ApiError &error);

@@ -258,3 +258,16 @@ TEST(JsonConstraint, RandomWalksGiveValidJsonAndMasksEqualBruteForce) {
   }
   EXPECT_GT(finished, 50);
 }
+
+TEST(JsonConstraint, FramedBetweenTwoTexts) {
+  auto inner = compile(R"({"type":"object","properties":{"n":{"type":"integer"}},
+                           "required":["n"]})");
+  auto g = JsonGrammar::framed(*inner, "<tool_call>", "</tool_call>");
+  EXPECT_TRUE(matches(g, "<tool_call>\n{\"n\": 12}\n</tool_call>"));
+  EXPECT_TRUE(matches(g, "<tool_call>{\"n\":1}</tool_call>"));
+  EXPECT_FALSE(matches(g, "<tool_call>{\"n\":1}"));
+  EXPECT_FALSE(takes(g, "{\"n\""));
+  EXPECT_FALSE(takes(g, "<tool_call>{\"n\":1}</tool_call>x"));
+  auto bare = JsonGrammar::framed(*inner, "[TOOL_CALLS]", "");
+  EXPECT_TRUE(matches(bare, "[TOOL_CALLS] {\"n\": -3}"));
+}
