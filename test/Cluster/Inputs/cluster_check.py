@@ -85,14 +85,14 @@ class Replica:
 
 
 class Front:
-    def __init__(self, haproxy, config, workdir, replicas):
+    def __init__(self, haproxy, config, workdir, replicas, name="haproxy"):
         self.port = free_port()
-        self.socket = os.path.join(workdir, "haproxy.sock")
+        self.socket = os.path.join(workdir, name + ".sock")
         env = dict(os.environ, TFMC_FRONT=f"127.0.0.1:{self.port}", TFMC_HAPROXY_STATS=self.socket,
                    TFMC_CHECK_INTER="200ms")
         for r in replicas:
             env[f"TFMC_REPLICA{r.index}"] = f"127.0.0.1:{r.port}"
-        self.log = open(os.path.join(workdir, "haproxy.log"), "w")
+        self.log = open(os.path.join(workdir, name + ".log"), "w")
         self.proc = subprocess.Popen([haproxy, "-f", config, "-db"], env=env,
                                      stdout=self.log, stderr=subprocess.STDOUT)
 
@@ -238,6 +238,16 @@ def running(replica):
     return total
 
 
+def prefix_hits(replica):
+    """Prompt tokens the replica restored from its prefix cache so far."""
+    conn = http.client.HTTPConnection("127.0.0.1", replica.port, timeout=5)
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+    conn.close()
+    match = re.search(r"^tfmc_prefix_cache_hit_tokens_total ([0-9.]+)$", text, re.M)
+    return float(match.group(1)) if match else 0
+
+
 def main():
     haproxy, config, program, weights, workdir = sys.argv[1:6]
     replicas = [Replica(program, weights, workdir, i) for i in (1, 2, 3)]
@@ -335,6 +345,44 @@ def main():
         check(all(len(s) == 1 for s in by_body), "the same body reached more than one replica")
         print(f"affinity: 8 keys, each on one replica: {same}; replicas used: {len(spread)}; "
               f"same body, same replica: {all(len(s) == 1 for s in by_body)}", flush=True)
+
+        # 5. What affinity is for: the replicas' prefix caches. 8 system
+        # prompts of 64 tokens, each sent 4 times with its own 4-token
+        # question, in a shuffled order, one at a time; the prompt tokens
+        # restored from the replicas' caches (/metrics), through the
+        # configuration as it is and through a copy balancing round robin
+        # (other prompts, so that neither finds the other's blocks).
+        def hit_rate(port, seed):
+            rng = random.Random(seed)
+            systems = [[rng.randrange(50257) for _ in range(64)] for _ in range(8)]
+            order = [k for k in range(8) for _ in range(4)]
+            rng.shuffle(order)
+            before = sum(prefix_hits(r) for r in replicas)
+            sent = 0
+            for k in order:
+                prompt = systems[k] + [rng.randrange(50257) for _ in range(4)]
+                sent += len(prompt)
+                result = send(port, {"model": "gpt", "prompt": prompt, "max_tokens": 2,
+                                     "temperature": 0}, False)
+                check(result["error"] is None, f"affinity workload: {result['error']}")
+            return (sum(prefix_hits(r) for r in replicas) - before) / sent
+
+        config_rr = os.path.join(workdir, "roundrobin.cfg")
+        with open(config) as f:
+            text = f.read()
+        with open(config_rr, "w") as f:
+            f.write(re.sub(r"^    balance hash .*$", "    balance roundrobin", text, flags=re.M))
+        rr = Front(haproxy, config_rr, workdir, replicas, "roundrobin")
+        try:
+            rr.wait(all_up)
+            hashed = hit_rate(front.port, 21)
+            robin = hit_rate(rr.port, 22)
+        finally:
+            rr.proc.terminate()
+            rr.proc.wait(timeout=10)
+        check(hashed >= 2 * robin, f"affinity's hit rate {hashed:.2f} is not 2x round robin's {robin:.2f}")
+        print(f"prefix cache hit rate, 8 system prompts x 4: prefix-affine {hashed:.2f}, round robin "
+              f"{robin:.2f}: at least 2x: {hashed >= 2 * robin}", flush=True)
     finally:
         for r in replicas:
             if r.proc and r.proc.poll() is None:
