@@ -791,6 +791,22 @@ if (args.chat) {
     }
     return 'n 1 and n 2: the final completion\'s choices, logprobs and usage equal the unstreamed ones';
   });
+  await check('chat json_schema', async () => {
+    const schema = {
+      type: 'object', properties: { ok: { type: 'boolean' }, level: { enum: ['low', 'high'] } },
+      required: ['ok', 'level'], additionalProperties: false,
+    };
+    const response = await chatAll({
+      model, messages: [{ role: 'user', content: chatMessage }], max_tokens: 200, temperature: 1,
+      seed: 11, response_format: { type: 'json_schema', json_schema: { name: 'flags', schema, strict: true } },
+    });
+    const choice = response.choices[0];
+    expect(choice.finish_reason === 'stop', `finish_reason ${choice.finish_reason}`);
+    const value = JSON.parse(choice.message.content);
+    expect(typeof value.ok === 'boolean' && ['low', 'high'].includes(value.level) &&
+           Object.keys(value).length === 2, `content ${json(choice.message.content)}`);
+    return 'finish_reason stop, the content parses and matches the schema';
+  });
 }
 
 // --- /v1/embeddings ---
