@@ -545,7 +545,12 @@ void JsonMatcher::step(Thread t, uint8_t b, std::vector<Thread> &out) const {
     return;
   case Frame::Number: {
     const uint8_t next = numberNext(f.phase, b, n.kind == Kind::Integer);
-    if (next != Dead && f.count < kMaxNumberBytes) {
+    // `index` counts the exponent's digits: at most 3 (parsers refuse
+    // what overflows a double, e.g. 7e6395).
+    const bool exponentDigit = next == Exponent;
+    if (next != Dead && f.count < kMaxNumberBytes &&
+        (!exponentDigit || f.index < 3)) {
+      f.index += exponentDigit;
       f.phase = next;
       ++f.count;
       out.push_back(std::move(t));

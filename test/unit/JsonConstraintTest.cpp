@@ -80,7 +80,7 @@ TEST(JsonConstraint, NumbersAndTopLevelScalars) {
   auto number = compile(R"({"type": "number"})");
   for (const char *ok : {"0", "-0", "12", "1.5", "-0.25e+10", "3E2"})
     EXPECT_TRUE(matches(number, ok)) << ok;
-  for (const char *bad : {"01", "1.", "-", ".5", "1e", "+1"})
+  for (const char *bad : {"01", "1.", "-", ".5", "1e", "+1", "7e6395"})
     EXPECT_FALSE(matches(number, bad)) << bad;
   auto integer = compile(R"({"type": "integer"})");
   EXPECT_TRUE(matches(integer, "-42"));
