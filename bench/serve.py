@@ -14,7 +14,14 @@ server, 128-token prompts, 64 new tokens, greedy:
   - a bounded load: 32 concurrent clients, 200 requests of random prompt lengths and max_tokens,
     10 % of them cancelled mid-stream (the client closes its socket): 0 failed requests; then a
     second wave with SIGTERM sent to the server during it: every response the server had
-    accepted (HTTP 200) must end complete and valid (0 lost), and the server must exit 0.
+    accepted (HTTP 200) must end complete and valid (0 lost), and the server must exit 0;
+  - issue 48's prefix cache (`serve --prefix-cache`, default 512 MiB): request A, a fresh random
+    1,000-token prefix and 8 ids of its own, streamed alone, then request B, the same prefix and 8
+    other ids: B's time to first token against A's (the goal: at most 0.2x), the tokens /metrics
+    says B reused (62 whole 16-token blocks, 992 tokens), and the same two requests on a second
+    server started with `--prefix-cache 0` (B costs as much as A there); the answers must not
+    depend on the cache. BENCH_SERVE_PARTS=prefix runs only this part (its section then holds
+    nothing else: for trying it, not for results.md).
 
 The machine's read bandwidth (bench/peers' `peak --only read`) is measured in the same run for the
 batch-8 step's roof. Offline and online alternate round by round (the server idles while a
@@ -48,6 +55,12 @@ CHUNK = 64  # serve's default --prefill-chunk: the prompt tokens a running batch
 LOAD_CLIENTS, LOAD_REQUESTS, LOAD_CANCEL = 32, 200, 0.10
 LOAD_PROMPT, LOAD_TOKENS = (8, 192), (4, 48)
 SIGTERM_AFTER_S = 3.0
+# Issue 48: "a second request sharing a 1,000-token prefix: time to first token <= 0.2x the first
+# request's". Each request: the shared prefix, then OWN ids of its own; NEW_SHARED new tokens.
+SHARED, OWN, NEW_SHARED = 1000, 8, 8
+BLOCK = 16  # runtime/generate/PrefixCache.h's block of positions
+PREFIX_GOAL = 0.2
+PREFIX_ROUNDS = 7
 
 _DECODE = re.compile(r"decode: (\d+) steps in ([0-9.]+) ms, ([0-9.]+) tokens/s for the batch")
 _PREFILL = re.compile(r"^prefill: \d+ prompts?, \d+ tokens in ([0-9.]+) ms", re.M)
@@ -196,9 +209,9 @@ def read_bandwidth():
 class Server:
     """`NAME serve --port 0` as a child process; its stderr is kept."""
 
-    def __init__(self, model):
+    def __init__(self, model, extra=()):
         self.cmd = [model.exe, "serve", "--weights", model.weights, "--port", "0", "--threads",
-                    str(THREADS)]
+                    str(THREADS)] + list(extra)
         self.lines = []
         self.ready = threading.Event()
         self.proc = None
@@ -560,12 +573,128 @@ def sigterm_wave(server, specs, clients, after_s):
 
 
 # --------------------------------------------------------------------------
+# Issue 48: the prefix cache
+# --------------------------------------------------------------------------
+
+def prefix_prompts(rng):
+    """Requests A and B: a fresh random SHARED-token prefix, then OWN ids each (B's first own id
+    differs from A's)."""
+    shared = [rng.randrange(50257) for _ in range(SHARED)]
+    a = shared + [rng.randrange(50257) for _ in range(OWN)]
+    while True:
+        b = shared + [rng.randrange(50257) for _ in range(OWN)]
+        if b[SHARED] != a[SHARED]:
+            return a, b
+
+
+def expected_reuse(a, b):
+    """The tokens of b a cache holding a's whole blocks hands over (docs/serving.md, "Prefix
+    caching"): the longest run of whole blocks from the start shared with a, less the block of
+    b's last token, which always runs."""
+    common = 0
+    while common < min(len(a), len(b)) and a[common] == b[common]:
+        common += 1
+    return min(common, len(b) - 1, len(a)) // BLOCK * BLOCK
+
+
+def first_token_once(server, prompt):
+    """One streamed request alone (max_tokens NEW_SHARED): its time to first token at the client
+    and the server's own (ms), and what /metrics counted for it (the prefix cache's lookup and hit
+    tokens)."""
+    before = server.metrics()
+    rec = stream(server, prompt, NEW_SHARED)
+    after = server.metrics()
+    if not rec["times"] or not valid(rec):
+        raise CommandFailed(f"a {len(prompt)}-token stream failed: {rec['error']}")
+
+    def delta(name):
+        return after.get(name, 0) - before.get(name, 0)
+
+    ttft = "tfmc_time_to_first_token_seconds_"
+    return {"ttft_ms": (rec["times"][0] - rec["t0"]) * 1e3,
+            "server_ms": delta(ttft + "sum") * 1e3 if delta(ttft + "count") == 1 else None,
+            "lookup": delta("tfmc_prefix_cache_lookup_tokens_total"),
+            "hit": delta("tfmc_prefix_cache_hit_tokens_total"), "ids": rec["ids"]}
+
+
+def prefix_pair(server, a, b):
+    """A, then B once A has ended and the server is idle."""
+    server.idle()
+    time.sleep(0.3)  # the server's workers stop spinning
+    ra = first_token_once(server, a)
+    server.idle()
+    time.sleep(0.3)
+    rb = first_token_once(server, b)
+    return ra, rb
+
+
+def prefix_cache(model, rounds, budget_s):
+    """Issue 48's goal on `model`: rounds of A then B on a server with the default prefix cache
+    (a fresh prefix per round, so that A never hits), each followed by the same A and B on a
+    server with --prefix-cache 0; after one unmeasured round on each. Medians over the rounds."""
+    measure = Measure(budget_s)
+    cached, plain = Server(model), Server(model, ["--prefix-cache", "0"])
+    rng = random.Random(48)
+    try:
+        cached.start()
+        plain.start()
+        rows = {"cached": [], "plain": []}
+        for r in range(rounds + 1):
+            drawn = []
+
+            def on_cached():
+                drawn.append(prefix_prompts(rng))  # a fresh prefix on each try
+                return prefix_pair(cached, *drawn[-1])
+
+            measure.watch.server_pid = cached.proc.pid
+            c = measure(on_cached)
+            measure.watch.server_pid = plain.proc.pid
+            p = measure(lambda: prefix_pair(plain, *drawn[-1]))
+            a, b = drawn[-1]
+            log(f"serve prefix round {r}{' (unmeasured)' if r == 0 else ''}: TTFT A "
+                f"{c[0]['ttft_ms']:.1f} ms, B {c[1]['ttft_ms']:.1f} ms (reused {c[1]['hit']:.0f} "
+                f"of {len(b)}, expected {expected_reuse(a, b)}); without the cache A "
+                f"{p[0]['ttft_ms']:.1f}, B {p[1]['ttft_ms']:.1f} ms")
+            if r == 0:
+                continue
+            for key, pair in (("cached", c), ("plain", p)):
+                rows[key].append({"a": pair[0], "b": pair[1], "expected": expected_reuse(a, b),
+                                  "prompt": len(b)})
+            # the answers do not depend on the cache
+            rows["cached"][-1]["same_ids"] = (c[0]["ids"] == p[0]["ids"]
+                                              and c[1]["ids"] == p[1]["ids"])
+        after = cached.metrics()
+    finally:
+        cached.kill()
+        plain.kill()
+
+    def figures(rs, which):
+        ms = [x[which]["ttft_ms"] for x in rs]
+        return {"median_ms": median(ms), "min_ms": min(ms), "max_ms": max(ms), "all_ms": ms,
+                "server_ms": median([x[which]["server_ms"] for x in rs])}
+
+    c, p = rows["cached"], rows["plain"]
+    return {"rounds": len(c), "shared": SHARED, "own": OWN, "new_tokens": NEW_SHARED,
+            "a": figures(c, "a"), "b": figures(c, "b"),
+            "plain_a": figures(p, "a"), "plain_b": figures(p, "b"),
+            "reused": [x["b"]["hit"] for x in c], "lookup": [x["b"]["lookup"] for x in c],
+            "reused_a": [x["a"]["hit"] for x in c], "reused_plain": [x["b"]["hit"] for x in p],
+            "reused_plain_a": [x["a"]["hit"] for x in p],
+            "lookup_plain": [x["b"]["lookup"] for x in p],
+            "expected": [x["expected"] for x in c], "prompt": c[0]["prompt"] if c else None,
+            "same_ids": sum(1 for x in c if x["same_ids"]),
+            "cache_budget_mib": after.get("tfmc_prefix_cache_budget_bytes", 0) / 2**20,
+            "foreign": {"median": median(measure.foreign), "max": max(measure.foreign),
+                        "redone": measure.redone, "waited_s": measure.waited_s}}
+
+
+# --------------------------------------------------------------------------
 # The section
 # --------------------------------------------------------------------------
 
 def run_serve(h):
     note("serve: GPT-2 small --max-batch 8, `serve` with 8 streams, 1 stream, a bounded load and "
-         "SIGTERM, against offline `generate` of the same program")
+         "SIGTERM, against offline `generate` of the same program; issue 48's prefix cache")
     new = 32 if h.quick else NEW
     runs = 3 if h.quick else 5
     requests = 48 if h.quick else LOAD_REQUESTS
@@ -579,6 +708,15 @@ def run_serve(h):
     # The batch-1 program's weights file (generation, engines): the same weight table.
     model.weights = os.path.join(OUT, "gpt_small.safetensors")
     model.init_weights()
+    res["prefix_rounds"] = 3 if h.quick else PREFIX_ROUNDS
+
+    def prefix():
+        return prefix_cache(model, res["prefix_rounds"], 60 if h.quick else 120)
+
+    if os.environ.get("BENCH_SERVE_PARTS") == "prefix":  # issue 48's part alone, for trying it
+        run_parts(h, res, [("prefix", prefix)], "serve:")
+        log("serve prefix: " + json.dumps(res.get("prefix"), default=str)[:3000])
+        return
     prompts8 = os.path.join(OUT, "serve_prompts8.txt")
     prompts1 = os.path.join(OUT, "serve_prompts1.txt")
     ids8 = write_prompts(prompts8, STREAMS, 8)
@@ -600,7 +738,11 @@ def run_serve(h):
                 "chunk_ms": chunk["median_ms"]}
 
     run_parts(h, res, [("read_gbs", read_gbs), ("kernels", kernels)], "serve:")
-    server = Server(model)
+    # Without the prefix cache (issue 48, on by default): the rounds send the same prompts again
+    # and again, and issue 30's figures are those of prompts that run (its TTFT goal compares
+    # with generate's prefill). With it, the lone stream's TTFT was 34 ms against a 208 ms
+    # prefill. The prefix part below measures the cache.
+    server = Server(model, ["--prefix-cache", "0"])
     try:
         server.start()
         res["start_s"] = server.start_s
@@ -693,7 +835,9 @@ def run_serve(h):
         h.notes.append(f"serve: {str(e).splitlines()[0][:200]}")
     finally:
         server.kill()
-    for key in ("offline", "online8", "alone", "metrics", "foreign", "kernels", "load", "sigterm"):
+    run_parts(h, res, [("prefix", prefix)], "serve:")
+    for key in ("offline", "online8", "alone", "metrics", "foreign", "kernels", "load", "sigterm",
+                "prefix"):
         r = res.get(key)
         if r:
             log(f"serve {key}: " + json.dumps({k: v for k, v in r.items() if k not in ("runs",)},
@@ -749,6 +893,35 @@ def goals(res):
                     f"accepted; exit {term['rc']}", "0 lost, 0 invalid; exit 0", ok))
     else:
         out.append(("SIGTERM during load", "n/a", "0 lost; exit 0", None))
+    out += prefix_goals(res.get("prefix"))
+    return out
+
+
+def each_round(cells):
+    """'X in each round' when every round gave X, else the rounds' cells."""
+    if cells and len(set(cells)) == 1:
+        return f"{cells[0]} in each round"
+    return "; ".join(cells)
+
+
+def prefix_goals(px):
+    """[(goal, measured, target, met or None)] of issue 48's prefix cache."""
+    goal = (f"issue 48: time to first token of a second request sharing a {SHARED:,}-token prefix "
+            f"÷ the first's (median ms, prefix cache on)")
+    if not px or not px.get("rounds"):
+        return [(goal, "n/a", f"≤ {PREFIX_GOAL:.2f}×", None)]
+    a, b = px["a"]["median_ms"], px["b"]["median_ms"]
+    r = b / a
+    out = [(goal, f"{b:.1f} ÷ {a:.1f} = {r:.3f}× (without the cache: "
+                  f"{px['plain_b']['median_ms']:.1f} ÷ {px['plain_a']['median_ms']:.1f} = "
+                  f"{px['plain_b']['median_ms'] / px['plain_a']['median_ms']:.2f}×)",
+            f"≤ {PREFIX_GOAL:.2f}×", r <= PREFIX_GOAL)]
+    want = px["expected"][0] if len(set(px["expected"])) == 1 else px["expected"]
+    out.append((f"issue 48: prompt tokens the second request reused (/metrics' "
+                f"tfmc_prefix_cache_hit_tokens_total), of its {px['prompt']}",
+                each_round([f"{x:.0f}" for x in px["reused"]]),
+                f"{want} ({want // BLOCK if isinstance(want, int) else '?'} whole blocks of "
+                f"{BLOCK})", px["reused"] == px["expected"]))
     return out
 
 
@@ -766,7 +939,9 @@ def render(rep):
         f"server, {res['prompt']}-token prompts, {res['new_tokens']} new tokens, greedy "
         f"(bench/serve.py). Offline: `generate --prompts-file` of {res['streams']} prompts "
         f"(one batch) with `--stats`; prefill: `generate --stats` of the first prompt alone. "
-        f"Online: `serve --port 0 --threads {res['threads']}`, then {res['streams']} clients "
+        f"Online: `serve --port 0 --threads {res['threads']} --prefix-cache 0` (the rounds "
+        f"repeat their prompts: with issue 48's prefix cache they would not run them again; the "
+        f"prefix cache is measured below), then {res['streams']} clients "
         f"(Python http.client, a thread each) stream POST /v1/completions with the same prompts "
         f"at once; times from the arrival of the SSE chunks; aggregate tokens/s and inter-token "
         f"gaps over the window when all {res['streams']} stream (the last stream's first token "
@@ -871,8 +1046,63 @@ def render(rep):
         for line in term["problems"]:
             add(f"- {line}")
         add()
+    px = res.get("prefix")
+    if px and px.get("rounds"):
+        a, b, pa, pb = px["a"], px["b"], px["plain_a"], px["plain_b"]
+        add(f"Issue 48's prefix cache: two more servers of the same program, `serve --port 0 "
+            f"--threads {res['threads']}` with the default `--prefix-cache` "
+            f"({px['cache_budget_mib']:.0f} MiB) and one with `--prefix-cache 0`, both idle but "
+            f"for the request measured. Each round draws a fresh {px['shared']:,}-token random "
+            f"prefix (so that A never finds it cached); request A is the prefix and {px['own']} "
+            f"random ids, request B the same prefix and {px['own']} other ids "
+            f"({px['prompt']} tokens each, `max_tokens` {px['new_tokens']}, greedy, streamed); "
+            f"B is sent once A has ended and the server is idle. The cached server gets A then "
+            f"B, then the other server the same A then B. Time to first token from the "
+            f"client's sending to the first SSE chunk; /metrics read before and after each "
+            f"request. After an unmeasured round, {px['rounds']} rounds; medians "
+            f"[min–max].")
+        add()
+        fr = px["foreign"]
+        rows = [["A (a new 1,000-token prefix): time to first token, ms",
+                 f"{a['median_ms']:.1f} [{a['min_ms']:.1f}–{a['max_ms']:.1f}]",
+                 f"{pa['median_ms']:.1f} [{pa['min_ms']:.1f}–{pa['max_ms']:.1f}]"],
+                ["B (the same prefix): time to first token, ms",
+                 f"{b['median_ms']:.1f} [{b['min_ms']:.1f}–{b['max_ms']:.1f}]",
+                 f"{pb['median_ms']:.1f} [{pb['min_ms']:.1f}–{pb['max_ms']:.1f}]"],
+                ["B ÷ A (medians)", f"{b['median_ms'] / a['median_ms']:.3f}×",
+                 f"{pb['median_ms'] / pa['median_ms']:.2f}×"],
+                ["A, B: the server's own time to first token (/metrics: arrival to the "
+                 "token's choice), ms",
+                 f"{fmt_num(a['server_ms'], 1)}, {fmt_num(b['server_ms'], 1)}",
+                 f"{fmt_num(pa['server_ms'], 1)}, {fmt_num(pb['server_ms'], 1)}"],
+                ["B: prompt tokens looked up, reused (/metrics' "
+                 "tfmc_prefix_cache_{lookup,hit}_tokens_total)",
+                 each_round([f"{l:.0f}, {h:.0f}" for l, h in zip(px["lookup"], px["reused"])]),
+                 each_round([f"{l:.0f}, {h:.0f}"
+                             for l, h in zip(px["lookup_plain"], px["reused_plain"])])],
+                ["A: prompt tokens reused", each_round([f"{h:.0f}" for h in px["reused_a"]]),
+                 each_round([f"{h:.0f}" for h in px["reused_plain_a"]])],
+                ["answers (A's and B's ids) equal with and without the cache",
+                 f"{px['same_ids']} of {px['rounds']} rounds", ""],
+                ["other processes during the measurements: cores, median / max; measurements "
+                 "taken again; s waited for quiet",
+                 f"{fr['median']:.2f} / {fr['max']:.2f}; {fr['redone']}; {fr['waited_s']:.0f}",
+                 ""]]
+        add(table(["figure", "`--prefix-cache` default", "`--prefix-cache 0`"], rows))
+        add()
+        add(f"B reuses the longest run of whole {BLOCK}-token blocks it shares with A from the "
+            f"start, less the block of its last token (which always runs): "
+            f"⌊{px['shared']:,} / {BLOCK}⌋ = {px['shared'] // BLOCK} blocks, "
+            f"{px['shared'] // BLOCK * BLOCK} tokens; it runs the other "
+            f"{px['prompt'] - px['shared'] // BLOCK * BLOCK} through `extend` after restoring "
+            f"the {px['shared'] // BLOCK} blocks. The TinyLlama shape (section 8's programs) is "
+            f"not measured here: its programs in bench/out predate `--prefix-cache`, and one "
+            f"1,008-token prefill of tinyllama_int8a8 took 21.5 s on these 2 cores (`bench "
+            f"--entry prefill --seq 1008`, once, the machine busy): 6 rounds of A and B on two "
+            f"servers would take several minutes, past this section's budget.")
+        add()
     out = goals(res)
-    add("### Issue 30's goals (this run)")
+    add("### Issue 30's goals and issue 48's prefix-cache goal (this run)")
     add()
     add(table(["goal", "this run", "target", ""],
               [[g, v, t, "not measured" if m is None else ("met" if m else "**not met**")]
