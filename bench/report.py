@@ -463,7 +463,8 @@ class Report:
                  "(`BENCH_ONLY=llama`: section 8, ~15 min more, outside the 20; `BENCH_ONLY=generation`: "
                  "section 9, ~5 min; `BENCH_ONLY=limits,encoders`: section 10, ~4 min; `BENCH_ONLY=fleet`: section 11, ~2 min; "
                  "`BENCH_ONLY=serve`: section 12, ~2–5 min; `BENCH_ONLY=gguf`: section 13, ~10 min; "
-                 "`BENCH_ONLY=llama32`: section 14, ~8 min more, outside the 20, ~45 the first time); "
+                 "`BENCH_ONLY=llama32`: section 14, ~8 min more, outside the 20, ~45 the first time; "
+                 "`BENCH_ONLY=limits,deploy`: section 15, ~5 min); "
                  "`/usr/bin/python3 bench/run.py --quick` for a smoke run. Every command and its "
                  "output: `bench/out/run.log`.")
         self.add()
@@ -493,6 +494,8 @@ class Report:
         gguf_bench.render(self)
         import llama32  # bench/llama32.py
         llama32.render(self)
+        import deploy  # bench/deploy.py
+        deploy.render(self)
         self.notes()
         self.reproduce()
         summary = ["## Summary", "",

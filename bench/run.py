@@ -9,8 +9,8 @@ this run) and bench/attention.png (attention time against sequence length).
 
   --quick   a smoke run of a minute or two (small S, few repeats)
   --only    a comma-separated subset of: limits, attention, linear, adams,
-            models, engines, compile, llama, llama32, generation, encoders, fleet, serve, gguf
-            (default: all);
+            models, engines, compile, llama, llama32, generation, encoders, fleet, serve, gguf,
+            deploy (default: all);
             `make bench BENCH_ONLY=engines` passes it
   --no-build  use build/ and bench/peers/build/ as they are
 
@@ -42,15 +42,16 @@ PYTHON = "/usr/bin/python3"
 CACHE = os.path.join(OUT, "cache")
 
 SECTIONS = ["limits", "attention", "linear", "adams", "models", "engines", "compile", "llama",
-            "generation", "encoders", "fleet", "serve", "gguf", "llama32"]
+            "generation", "encoders", "fleet", "serve", "gguf", "llama32", "deploy"]
 # Adams2019 runs after the others of the budget: a cold `--scheduler adams2019`
 # compile takes minutes, and it gets what is left of the time budget. The llama
 # section runs last, outside the budget (~15 minutes more: a 1.1 B model at
 # three precisions in two engines; the first run also writes ~14 GB of files). llama32 (issue 46:
 # the Llama 3.2 1B shape, the quantised pairs only) follows it, outside the budget too: ~8 minutes,
-# ~45 the first time (it writes ~9 GB of files and runs its PyTorch checks).
+# ~45 the first time (it writes ~9 GB of files and runs its PyTorch checks). deploy (issue 49: one-file
+# programs, replicas behind HAProxy) runs after serve, ~5 minutes.
 RUN_ORDER = ["limits", "attention", "linear", "models", "engines", "compile", "adams", "llama", "llama32",
-             "generation", "encoders", "fleet", "serve", "gguf"]
+             "generation", "encoders", "fleet", "serve", "deploy", "gguf"]
 # `make bench` must finish in 20 minutes on a fresh machine.
 BUDGET_S = 18.5 * 60
 
@@ -959,6 +960,7 @@ def main():
     import encoders  # bench/encoders.py
     import fleet  # bench/fleet.py
     import serve  # bench/serve.py
+    import deploy  # bench/deploy.py
     import gguf_bench  # bench/gguf_bench.py (bench/peers/gguf.py is the GGUF writer)
     h.deadline = started + (BUDGET_S if not args.quick else 10 * 60)
     for section in RUN_ORDER:
@@ -973,6 +975,7 @@ def main():
              "encoders": lambda: encoders.run_encoders(h),
              "fleet": lambda: fleet.run_fleet(h),
              "serve": lambda: serve.run_serve(h),
+             "deploy": lambda: deploy.run_deploy(h),
              "gguf": lambda: gguf_bench.run_gguf(h)}[section]()
         except Exception as e:  # report what ran, whatever failed
             import traceback
