@@ -49,7 +49,8 @@ from run import (CACHE, OUT, ROOT, CommandFailed, Model, fmt_num, log, note, run
 from serve import NOISY_CORES, QUIET_CORES, CpuWatch, Measure, median
 
 THREADS = 2
-RUNS = 11  # interleaved processes of each program (single-file part)
+RUNS = 21  # interleaved processes of each program (single-file part): the load's panel layout
+#             moves by ±50 % from process to process on a 2-core VM
 PROMPT_IDS = "464"
 REQUESTS, CONCURRENCY, PROMPT, NEW = 32, 16, 64, 64
 ROUNDS = 3
@@ -580,7 +581,11 @@ def render(rep):
             f"fresh prompts each time: median [min–max] over the rounds. Cores: the serving "
             f"processes' CPU time over the wall time; others: what other processes used meanwhile "
             f"(both medians). Requests per replica: HAProxy's "
-            f"`X-Tfmc-Replica`, per round.")
+            f"`X-Tfmc-Replica`, per round. With {res['concurrency']} requests in flight and "
+            f"`--max-batch {res['max_batch']}`, (a) and (b) decode batches of {res['max_batch']} "
+            f"(the rest wait in the queue), (d) batches of up to {res['max_batch']} per replica, "
+            f"(c) about {res['concurrency'] / 3:.0f} per replica; every replica's step reads all "
+            f"the weights (its own panels, laid out at load), and (c) runs 3 threads on the 2 cores.")
         add()
         rows = []
         base = (reps.get("a") or {}).get("tokens_per_s")
