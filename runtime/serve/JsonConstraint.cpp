@@ -722,9 +722,12 @@ void TokenIndex::allowed(const JsonMatcher &matcher,
       }
       if (second[c] == 0)
         continue;
+      // A copy fed byte by byte (accept(string) would copy it again).
       JsonMatcher rest = afterFirst;
-      if (rest.accept(b.substr(1)))
-        allowed[id] = 1;
+      bool whole = true;
+      for (std::size_t k = 1; k < b.size() && whole; ++k)
+        whole = rest.accept(static_cast<uint8_t>(b[k]));
+      allowed[id] = whole;
     }
   }
   if (matcher.complete())

@@ -96,8 +96,9 @@ class Front:
         self.proc = subprocess.Popen([haproxy, "-f", config, "-db"], env=env,
                                      stdout=self.log, stderr=subprocess.STDOUT)
 
-    def states(self):
-        """{server name: status} from the stats socket ({} until it answers)."""
+    def stat(self):
+        """`show stat`'s rows from the stats socket (a header row first),
+        or [] until it answers."""
         try:
             with socket.socket(socket.AF_UNIX) as s:
                 s.connect(self.socket)
@@ -106,22 +107,22 @@ class Front:
                 while chunk := s.recv(65536):
                     data += chunk
         except OSError:
-            return {}
-        rows = [line.split(",") for line in data.decode().splitlines() if line and line[0] != "#"]
+            return []
+        lines = [line for line in data.decode().splitlines() if line]
+        return [line.lstrip("# ").split(",") for line in lines]
+
+    def states(self):
+        """{server name: status} ({} until the socket answers)."""
+        rows = self.stat()[1:]
         return {row[1]: row[17] for row in rows if row[0] == "replicas" and row[1].startswith("r")}
 
     def replays(self):
         """Requests the backend sent again: retries plus redispatches."""
-        with socket.socket(socket.AF_UNIX) as s:
-            s.connect(self.socket)
-            s.sendall(b"show stat\n")
-            data = b""
-            while chunk := s.recv(65536):
-                data += chunk
-        lines = data.decode().splitlines()
-        header = lines[0].lstrip("# ").split(",")
-        for line in lines[1:]:
-            row = line.split(",")
+        rows = self.stat()
+        if not rows:
+            return 0
+        header = rows[0]
+        for row in rows[1:]:
             if row[:2] == ["replicas", "BACKEND"]:
                 return int(row[header.index("wretr")] or 0) + int(row[header.index("wredis")] or 0)
         return 0
