@@ -280,7 +280,8 @@ struct GemmShape {
   bool integerProducts = false;
   /// bf16 activations (`tfm.activations = "bf16"`): bf16 pairs of x and W.
   bool bf16Products = false;
-  /// W is stored as int4 blocks (GGUF's Q4_0).
+  /// W is stored as int4 blocks (GGUF's Q4_0) or K-quant super-blocks
+  /// (the microkernel reads either as it is; neither has a one-row tile).
   bool int4Weight = false;
   /// W is stored in panels of this many rows (tfm-weight-layout), else 0.
   int64_t panel = 0;
@@ -330,7 +331,9 @@ GemmShape gemmShape(Operation *op, int64_t maxBatch) {
           isa<GatedLinearOp>(op) ? 2 : 1,
           hasInt8Activations(op),
           hasBf16Activations(op),
-          weightStorageOf(weightValue) == WeightStorage::int4,
+          weightStorageOf(weightValue) == WeightStorage::int4 ||
+              (weightStorageOf(weightValue) &&
+               isKQuant(*weightStorageOf(weightValue))),
           panelOf(weightValue),
           groupOf(weightValue)};
 }

@@ -60,17 +60,14 @@ struct WeightStoragePass
 
   void runOnOperation() override {
     std::optional<WeightStorage> storage;
-    if (dtype == "bf16")
-      storage = WeightStorage::bf16;
-    else if (dtype == "int8")
-      storage = WeightStorage::int8;
-    else if (dtype == "int4")
-      storage = WeightStorage::int4;
-    else if (dtype != "f32") {
-      getOperation().emitError("tfm-weight-storage: dtype must be f32, bf16, "
-                               "int8 or int4, got '")
-          << dtype << "'";
-      return signalPassFailure();
+    if (dtype != "f32") {
+      storage = symbolizeWeightStorage(dtype);
+      if (!storage) {
+        getOperation().emitError("tfm-weight-storage: dtype must be f32, "
+                                 "bf16, int8, int4, q4_k, q5_k or q6_k, got '")
+            << dtype << "'";
+        return signalPassFailure();
+      }
     }
     if (activations != "f32" && activations != "int8" &&
         activations != "bf16") {
@@ -79,11 +76,10 @@ struct WeightStoragePass
           << activations << "'";
       return signalPassFailure();
     }
-    const bool integerWeights =
-        storage == WeightStorage::int8 || storage == WeightStorage::int4;
+    const bool integerWeights = storage && isIntegerStorage(*storage);
     if (activations == "int8" && !integerWeights) {
       getOperation().emitError("tfm-weight-storage: activations=int8 needs "
-                               "dtype=int8 or int4");
+                               "dtype=int8, int4 or a K-quant");
       return signalPassFailure();
     }
     if (activations == "bf16" && storage != WeightStorage::bf16) {
@@ -98,15 +94,12 @@ struct WeightStoragePass
       std::string value =
           equals == std::string::npos ? "" : entry.substr(equals + 1);
       std::optional<WeightStorage> parsed;
-      if (value == "bf16")
-        parsed = WeightStorage::bf16;
-      else if (value == "int8")
-        parsed = WeightStorage::int8;
-      else if (value == "int4")
-        parsed = WeightStorage::int4;
-      else if (value != "f32") {
+      if (value != "f32")
+        parsed = symbolizeWeightStorage(value);
+      if (value != "f32" && !parsed) {
         getOperation().emitError("tfm-weight-storage: overrides: expected "
-                                 "NAME=f32|bf16|int8|int4, got '")
+                                 "NAME=f32|bf16|int8|int4|q4_k|q5_k|q6_k, "
+                                 "got '")
             << entry << "'";
         return signalPassFailure();
       }
@@ -174,7 +167,7 @@ struct WeightStoragePass
       if (!kind)
         return false;
       if (activations == "int8")
-        return *kind == WeightStorage::int8 || *kind == WeightStorage::int4;
+        return isIntegerStorage(*kind);
       return *kind == WeightStorage::bf16;
     };
     if (activations == "f32")

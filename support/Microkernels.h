@@ -43,6 +43,34 @@
 // (vpdpbusd, or its products from vpmaddubsw without VNNI) and `avx2`
 // (vpmaddubsw, runtime/ukernels/IntegerPanels256.h) have it.
 //
+// Over llama.cpp's K-quants (q4_k, q5_k, q6_k; support/WeightFormat.h):
+//
+//   int tfmc_uk_qk_<version>_<isa>(halide_buffer_t *x_q, halide_buffer_t *x_scale,
+//                              halide_buffer_t *w, int32_t depth,
+//                              int32_t rows, int32_t type,
+//                              halide_buffer_t *out)
+//
+// with x quantised in groups of 32 as above (K a multiple of 256), w u8
+// (B · K / 256, N) of ggml's super-blocks (type: ggml's 12 Q4_K, B = 144;
+// 13 Q5_K, 176; 14 Q6_K, 210), and
+//   q4_k, q5_k: out(n, m) = Σ_g d_x(g, m) · (f32(d · sc_g) · Σ_{k∈g} q(k, m) · q_w(k, n)
+//                                     - f32(dmin · m_g) · Σ_{k∈g} q(k, m));
+//   q6_k:       out(n, m) = Σ_g d_x(g, m) · Σ_{t = 2g, 2g+1} f32(d · sc_t) · Σ_{k∈t} q(k, m) · (q_w(k, n) - 32)
+// (the inner sums exact in int32, the outer in f32 in any order; the
+// values f32(d · sc) · q - f32(dmin · m) are ggml's dequantize_row_q*_K's).
+// `avx2` (vpmaddubsw; runtime/ukernels/KQuantProductsAvx2.cpp) has it, and
+// `avx512` runs the same code.
+
+// With f32 activations (a row per sequence: decode steps):
+//
+//   int tfmc_uk_qkf_<version>_<isa>(halide_buffer_t *x, halide_buffer_t *w,
+//                               int32_t depth, int32_t rows, int32_t type,
+//                               halide_buffer_t *out)
+//
+// with x f32 (K, M) and out(n, m) = Σ_k x(k, m) · W(n, k), W's values as
+// above, the f32 sums in any order and grouping (per group f32(d · sc) ·
+// Σ x · q - f32(dmin · m) · Σ x; runtime/ukernels/KQuantFloatAvx2.cpp).
+//
 // f32 products (f32 activations, an f32 W in panels of 16 rows,
 // support/WeightFormat.h; a GEMM of many rows, Linear.cpp's packed plans):
 //
@@ -96,6 +124,18 @@ inline std::string integerMicrokernelName(const std::string &isa) {
 /// instruction set ("avx2", "avx512").
 inline std::string integerPanelMicrokernelName(const std::string &isa) {
   return std::string("tfmc_uk_q8p_") + kMicrokernelVersion + "_" + isa;
+}
+
+/// The integer-product microkernel over llama.cpp's K-quant super-blocks,
+/// for one instruction set ("avx2", "avx512").
+inline std::string kQuantMicrokernelName(const std::string &isa) {
+  return std::string("tfmc_uk_qk_") + kMicrokernelVersion + "_" + isa;
+}
+
+/// The f32-activation microkernel over llama.cpp's K-quant super-blocks,
+/// for one instruction set ("avx2", "avx512").
+inline std::string kQuantFloatMicrokernelName(const std::string &isa) {
+  return std::string("tfmc_uk_qkf_") + kMicrokernelVersion + "_" + isa;
 }
 
 /// Whether the runtime defines integerPanelMicrokernelName(isa).

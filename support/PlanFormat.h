@@ -11,6 +11,8 @@
 #ifndef TFMC_SUPPORT_PLANFORMAT_H
 #define TFMC_SUPPORT_PLANFORMAT_H
 
+#include <string>
+
 namespace tfmc::plan {
 
 /// The plan's "format": the version this compiler writes and this runtime
@@ -58,8 +60,20 @@ constexpr const char *kF32 = "f32";
 constexpr const char *kBF16 = "bf16";
 constexpr const char *kInt8 = "int8";
 constexpr const char *kInt4 = "int4";
+/// llama.cpp's K-quants as a GGUF file holds them (support/WeightFormat.h):
+/// only a file's own tensors of those types have them.
+constexpr const char *kQ6K = "q6_k";
+constexpr const char *kQ5K = "q5_k";
+constexpr const char *kQ4K = "q4_k";
 /// All of them, in that order.
-constexpr const char *kWidestFirst[] = {kF32, kBF16, kInt8, kInt4};
+constexpr const char *kWidestFirst[] = {kF32, kBF16, kInt8, kQ6K,
+                                        kQ5K, kQ4K, kInt4};
+/// The ones `tfmc --weight-dtype` takes (a K-quant comes from a file).
+constexpr const char *kChosen[] = {kF32, kBF16, kInt8, kInt4};
+/// Whether `dtype` is one of the K-quants.
+inline bool isKQuant(const std::string &dtype) {
+  return dtype == kQ6K || dtype == kQ5K || dtype == kQ4K;
+}
 } // namespace dtype
 
 } // namespace tfmc::plan

@@ -44,6 +44,23 @@
 // them so (the same [rows, blocks, block bytes] shape) and says so with the
 // same metadata as f32 panels.
 //
+// q4_k, q5_k and q6_k are llama.cpp's K-quants (ggml's block_q4_K,
+// block_q5_K, block_q6_K), byte for byte, so that a GGUF file's tensors of
+// those types are used in place. Each row of K values (K a multiple of 256)
+// is K / 256 super-blocks:
+//   q4_k (144 bytes): d, dmin (IEEE halves), scales[12], qs[128];
+//   q5_k (176 bytes): d, dmin, scales[12], qh[32], qs[128];
+//   q6_k (210 bytes): ql[128], qh[64], scales[16] (signed bytes), d.
+// q4_k and q5_k: sub-block s (values 32s .. 32s + 31 of the super-block)
+// has a 6-bit scale sc_s and minimum m_s packed in `scales`
+// (kQuantScaleMin), and value 32s + l is f32(d · sc_s) · q - f32(dmin ·
+// m_s), where q (0 .. 15; q5_k 0 .. 31) is the low (s even) or high (s odd)
+// nibble of qs[32 (s / 2) + l], q5_k's fifth bit bit s of qh[l]. q6_k:
+// value 128h + 32c + l (h = 0, 1 the half, c = 0 .. 3, l = 0 .. 31) is
+// f32(d · scales[8h + 2c + l / 16]) · (q - 32), q (0 .. 63) the low (c = 0,
+// 1) or high (c = 2, 3) nibble of ql[64h + 32 (c % 2) + l] and bits 2c ..
+// 2c + 1 of qh[32h + l] above it. These are ggml's dequantize_row_q*_K.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TFMC_SUPPORT_WEIGHTFORMAT_H
@@ -96,6 +113,37 @@ constexpr int64_t int8BlockBytes(int64_t group) {
 /// Bytes of an int8 row of `columns` values in groups of `group`.
 constexpr int64_t int8RowBytes(int64_t columns, int64_t group) {
   return blocksPerRow(columns, group) * int8BlockBytes(group);
+}
+
+/// Values in a K-quant super-block.
+constexpr int64_t kKQuantBlockValues = 256;
+/// Bytes of a q4_k, q5_k and q6_k super-block.
+constexpr int64_t kQ4KBlockBytes = 144;
+constexpr int64_t kQ5KBlockBytes = 176;
+constexpr int64_t kQ6KBlockBytes = 210;
+/// Where a super-block's parts start (bytes from its first).
+constexpr int64_t kKQuantScalesOffset = 4;   // q4_k, q5_k: after d, dmin
+constexpr int64_t kQ4KValuesOffset = 16;     // qs
+constexpr int64_t kQ5KHighBitsOffset = 16;   // qh
+constexpr int64_t kQ5KValuesOffset = 48;     // qs
+constexpr int64_t kQ6KHighBitsOffset = 128;  // qh
+constexpr int64_t kQ6KScalesOffset = 192;    // scales
+constexpr int64_t kQ6KScaleOffset = 208;     // d
+/// ggml's type numbers of the K-quants (a GGUF tensor's type, and the
+/// microkernel's `type` argument, support/Microkernels.h).
+constexpr int kGgmlQ4K = 12, kGgmlQ5K = 13, kGgmlQ6K = 14;
+
+/// Sub-block `s` (0 .. 7) of a q4_k or q5_k super-block: its 6-bit scale
+/// and minimum from the 12 bytes `scales` (ggml's get_scale_min_k4).
+inline void kQuantScaleMin(int s, const uint8_t *scales, int &scale,
+                           int &minimum) {
+  if (s < 4) {
+    scale = scales[s] & 63;
+    minimum = scales[s + 4] & 63;
+  } else {
+    scale = (scales[s + 4] & 0xF) | ((scales[s - 4] >> 6) << 4);
+    minimum = (scales[s + 4] >> 4) | ((scales[s] >> 6) << 4);
+  }
 }
 
 } // namespace tfmc::format

@@ -67,6 +67,9 @@ std::string kernelSymbol(mlir::Operation *op, const KernelSpec &spec,
     key += "|" + (spec.weightPanel > 0
                       ? format::integerPanelMicrokernelName(spec.integerMicrokernel)
                       : format::integerMicrokernelName(spec.integerMicrokernel));
+  if (!spec.kQuantMicrokernel.empty())
+    key += "|" + format::kQuantMicrokernelName(spec.kQuantMicrokernel) + "|" +
+           format::kQuantFloatMicrokernelName(spec.kQuantMicrokernel);
   if (!spec.floatMicrokernel.empty())
     key += "|" + format::floatPanelMicrokernelName(spec.floatMicrokernel);
   // A narrowed KV cache changes the types the kernel writes or reads.

@@ -39,12 +39,12 @@ ActivationFn activationOf(std::optional<tfm::ActivationKind> kind) {
   return ActivationFn::None;
 }
 
-/// Bytes of a row of an int8 or int4 weight's blocks (the dialect's
+/// Bytes of a row of an int8, int4 or K-quant weight's blocks (the dialect's
 /// storage bytes, support/WeightFormat.h, over its rows); none for the
 /// other storage types.
 std::optional<int64_t> blockRowBytes(tfm::WeightOp weight) {
   std::optional<tfm::WeightStorage> storage = weight.getStorage();
-  if (storage != tfm::WeightStorage::int4 && storage != tfm::WeightStorage::int8)
+  if (!storage || *storage == tfm::WeightStorage::bf16)
     return std::nullopt;
   return weight.getStorageBytes() / weight.getType().getDimSize(0);
 }
@@ -305,6 +305,22 @@ void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
   // Rows of blocks, each with its scale: one byte buffer; in block panels
   // (tfm-weight-layout) one per 16 rows (support/WeightFormat.h), a split's
   // part starting on a whole panel.
+  if (tfm::isKQuant(*storage)) {
+    // llama.cpp's super-blocks as they are, one row per output; x's
+    // int8 groups are 32 values (support/Microkernels.h).
+    spec.weightType = *storage == tfm::WeightStorage::q4_k ? WeightType::Q4K
+                      : *storage == tfm::WeightStorage::q5_k
+                          ? WeightType::Q5K
+                          : WeightType::Q6K;
+    spec.group = 32;
+    if (!target.isGpu())
+      spec.kQuantMicrokernel = target.integerMicrokernels;
+    args.push_back(arg(value,
+                       json::array({toJson(constant(*blockRowBytes(weight))),
+                                    toJson(constant(rows))}),
+                       tfmc::plan::type::kU8));
+    return;
+  }
   const bool int4 = *storage == tfm::WeightStorage::int4;
   spec.weightType = int4 ? WeightType::Int4 : WeightType::Int8;
   spec.group = int64_t(*weight.getGroup());
@@ -391,11 +407,12 @@ static LogicalResult readActivations(Operation *op, KernelSpec &spec,
                          "\"bf16\", got \"")
            << attr.getValue() << "\"";
   bool integerWeights = (spec.weightType == WeightType::Int8 ||
-                         spec.weightType == WeightType::Int4) &&
+                         spec.weightType == WeightType::Int4 ||
+                         isKQuant(spec.weightType)) &&
                         spec.group % 2 == 0;
   if (!integerWeights)
-    return op->emitError("tfm.activations = \"int8\" needs int8 or int4 "
-                         "weights in groups of an even size");
+    return op->emitError("tfm.activations = \"int8\" needs int8, int4 or "
+                         "K-quant weights in groups of an even size");
   spec.integerProducts = true;
   spec.integerMicrokernel = target.integerMicrokernels;
   return success();

@@ -182,6 +182,14 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
                  << " is too large (maximum " << kMaxBatch << ")\n";
     return mlir::failure();
   }
+  if (options.weightDtypeGiven &&
+      tfmc::plan::dtype::isKQuant(options.weightDtype)) {
+    llvm::errs() << "tfmc: error: --weight-dtype " << options.weightDtype
+                 << ": tfmc has no K-quant quantiser; a GGUF file's own "
+                    "Q4_K, Q5_K and Q6_K tensors keep their type when "
+                    "--weight-dtype is not given\n";
+    return mlir::failure();
+  }
   if (!llvm::is_contained(tfmc::plan::dtype::kWidestFirst,
                           options.weightDtype)) {
     llvm::errs() << "tfmc: error: --weight-dtype must be f32, bf16, int8 or "
@@ -197,7 +205,8 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
     return mlir::failure();
   }
   if (options.activations == "int8" && options.weightDtype != "int8" &&
-      options.weightDtype != "int4") {
+      options.weightDtype != "int4" &&
+      !tfmc::plan::dtype::isKQuant(options.weightDtype)) {
     llvm::errs() << "tfmc: error: --activations int8 needs --weight-dtype "
                     "int8 or int4 (integer products multiply integer "
                     "weights)\n";
@@ -306,11 +315,27 @@ mlir::LogicalResult compile(const CompileOptions &given,
     options.int8Group = fileWeights.int8Group ? fileWeights.int8Group : 64;
   // With the file's dtype, a tensor of another type keeps the storage that
   // holds it exactly (a Q4_0 file's Q8_0 or Q6_K output head).
+  // CUDA kernels read no K-quant: such a program converts them to int8
+  // (groups of 32), the closest format (docs/gguf.md).
+  mlir::FailureOr<std::vector<target::TargetDescription>> targets;
+  if (runPipeline) {
+    targets = checkOptions(options, model);
+    if (failed(targets))
+      return mlir::failure();
+  }
+  const bool gpu = succeeded(targets) &&
+                   llvm::any_of(*targets, [](const auto &t) { return t.isGpu(); });
+  auto stored = [&](const std::string &dtype) {
+    return gpu && tfmc::plan::dtype::isKQuant(dtype) ? std::string("int8")
+                                                      : dtype;
+  };
+  if (fromFile)
+    options.weightDtype = stored(options.weightDtype);
   std::vector<std::string> overrides;
   if (fromFile)
     for (const auto &[name, dtype] : fileWeights.tensorDtypes)
-      if (dtype != options.weightDtype)
-        overrides.push_back(name + "=" + dtype);
+      if (stored(dtype) != options.weightDtype)
+        overrides.push_back(name + "=" + stored(dtype));
   if (fromFile && runPipeline && options.weightDtype != "f32")
     llvm::errs() << "tfmc: note: "
                  << support::escapeText(given.inputPath, 200)
@@ -321,12 +346,6 @@ mlir::LogicalResult compile(const CompileOptions &given,
                                ")"
                          : std::string())
                  << "; --weight-dtype f32 keeps every weight exact in f32\n";
-  mlir::FailureOr<std::vector<target::TargetDescription>> targets;
-  if (runPipeline) {
-    targets = checkOptions(options, model);
-    if (failed(targets))
-      return mlir::failure();
-  }
 
   mlir::DialectRegistry registry;
   tfm::registerDialects(registry);
@@ -461,7 +480,10 @@ mlir::LogicalResult compile(const CompileOptions &given,
             << (options.weightDtype == "int8"
                     ? " (groups of " + std::to_string(options.int8Group) + ")"
                 : options.weightDtype == "int4" ? std::string(" (Q4_0 blocks of 32)")
-                                                : std::string())
+                : tfmc::plan::dtype::isKQuant(options.weightDtype)
+                    ? std::string(" (llama.cpp's super-blocks of 256, as the "
+                                  "file holds them)")
+                    : std::string())
             << " for linear and embedding weights"
             << (fromFile ? ", chosen by the file's weights" : "") << "\n"
             << (fileWeights.types.empty()

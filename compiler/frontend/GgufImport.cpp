@@ -448,17 +448,20 @@ bool Importer::longRope(Json &config, std::optional<double> attentionFactor) {
 
 /// The file's tensor types: each converted at load, and the dominant 2-D
 /// type chooses the weight dtype (Model::FileWeights).
-/// The dtype that holds `type`'s values exactly (the K-quants: int8's
-/// groups of 32 hold them closest; docs/gguf.md measures it).
+/// The dtype that holds `type`'s values exactly (Q8_0, Q4_0 and the
+/// K-quants are tfmc formats byte for byte, support/WeightFormat.h).
 const char *exactDtype(GgmlType type) {
   switch (type) {
   case GgmlType::BF16:
     return "bf16";
   case GgmlType::Q8_0:
-  case GgmlType::Q4_K:
-  case GgmlType::Q5_K:
-  case GgmlType::Q6_K:
     return "int8";
+  case GgmlType::Q4_K:
+    return "q4_k";
+  case GgmlType::Q5_K:
+    return "q5_k";
+  case GgmlType::Q6_K:
+    return "q6_k";
   case GgmlType::Q4_0:
     return "int4";
   default: // F32, F16: f16 -> f32 is exact, f16 -> bf16 is not

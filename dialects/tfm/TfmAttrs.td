@@ -41,7 +41,12 @@ def Tfm_PositionKindAttr : EnumAttr<Tfm_Dialect, Tfm_PositionKind, "positions"> 
 def Tfm_WeightStorage : I32EnumAttr<"WeightStorage", "how a weight is stored", [
     I32EnumAttrCase<"bf16", 0>,  // bfloat16, rounded to nearest even
     I32EnumAttrCase<"int8", 1>,  // symmetric int8 with an f16 scale per group
-    I32EnumAttrCase<"int4", 2>   // GGUF Q4_0 blocks: 32 values, an f16 scale
+    I32EnumAttrCase<"int4", 2>,  // GGUF Q4_0 blocks: 32 values, an f16 scale
+    // llama.cpp's K-quants, super-blocks of 256 values as a GGUF file holds
+    // them (support/WeightFormat.h): only a file's own tensors have them.
+    I32EnumAttrCase<"q4_k", 3>,
+    I32EnumAttrCase<"q5_k", 4>,
+    I32EnumAttrCase<"q6_k", 5>
   ]> {
   let cppNamespace = "::tfmc::tfm";
   let genSpecializedAttr = 0;

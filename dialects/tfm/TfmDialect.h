@@ -12,6 +12,7 @@
 
 #include "dialects/tfm/KernelKind.h"
 #include "dialects/tfm/TfmTraits.h"
+#include "support/WeightFormat.h"
 
 #include "dialects/tfm/TfmDialect.h.inc"
 #include "dialects/tfm/TfmEnums.h.inc"
@@ -59,6 +60,29 @@ inline WeightOp sourceWeight(mlir::Value value) {
 inline std::optional<WeightStorage> weightStorageOf(mlir::Value value) {
   WeightOp weight = sourceWeight(value);
   return weight ? weight.getStorage() : std::nullopt;
+}
+
+/// Whether `storage` is one of llama.cpp's K-quants (q4_k, q5_k, q6_k).
+inline bool isKQuant(WeightStorage storage) {
+  return storage == WeightStorage::q4_k || storage == WeightStorage::q5_k ||
+         storage == WeightStorage::q6_k;
+}
+
+/// Whether `storage` multiplies int8 activations (`--activations int8`):
+/// int8, int4 and the K-quants.
+inline bool isIntegerStorage(WeightStorage storage) {
+  return storage == WeightStorage::int8 || storage == WeightStorage::int4 ||
+         isKQuant(storage);
+}
+
+/// Bytes of a K-quant super-block (support/WeightFormat.h); 0 otherwise.
+inline int64_t kQuantBlockBytes(WeightStorage storage) {
+  switch (storage) {
+  case WeightStorage::q4_k: return format::kQ4KBlockBytes;
+  case WeightStorage::q5_k: return format::kQ5KBlockBytes;
+  case WeightStorage::q6_k: return format::kQ6KBlockBytes;
+  default: return 0;
+  }
 }
 
 /// The discardable attribute tfm-weight-storage puts on a linear or gated

@@ -152,6 +152,17 @@ LogicalResult WeightOp::verify() {
     return emitOpError(grouped ? "has int8 or int4 storage, which needs a 'group'"
                                : "has a 'group', which only int8 and int4 "
                                  "storage take");
+  if (storage && isKQuant(*storage)) {
+    if (getType().getDimSize(1) % format::kKQuantBlockValues != 0)
+      return emitOpError("has ")
+             << stringifyWeightStorage(*storage)
+             << " storage, whose rows are whole super-blocks of "
+             << format::kKQuantBlockValues << " values, but has "
+             << getType().getDimSize(1) << " columns";
+    if (getPanel())
+      return emitOpError("has ") << stringifyWeightStorage(*storage)
+                                 << " storage, which has no panels";
+  }
   if (storage == WeightStorage::int4 &&
       int64_t(*getGroup()) != format::kInt4BlockValues)
     return emitOpError("has int4 storage, whose group is ")
@@ -188,6 +199,11 @@ int64_t WeightOp::getStorageBytes() {
   case WeightStorage::int4:
     return getType().getDimSize(0) *
            format::int4RowBytes(getType().getDimSize(1));
+  case WeightStorage::q4_k:
+  case WeightStorage::q5_k:
+  case WeightStorage::q6_k:
+    return getType().getDimSize(0) * getType().getDimSize(1) /
+           format::kKQuantBlockValues * kQuantBlockBytes(*getStorage());
   }
   return elements * 4;
 }

@@ -46,7 +46,10 @@ def Tfm_WeightOp : Tfm_Op<"weight", [Pure, Tfm_MemoryView]> {
     `#tfm.storage<int8>` with `group` (each row in groups of `group`
     consecutive columns, one f16 scale per group: value = q · scale, q in
     [-127, 127]) or `#tfm.storage<int4>` with `group` 32 (GGUF's Q4_0
-    blocks, support/WeightFormat.h: value = (q - 8) · scale, q in [0, 15]).
+    blocks, support/WeightFormat.h: value = (q - 8) · scale, q in [0, 15]),
+    or `#tfm.storage<q4_k>`, `<q5_k>`, `<q6_k>` without a group (llama.cpp's
+    K-quants, super-blocks of 256 values: a GGUF file's own tensors of those
+    types, used in place; the columns are a multiple of 256).
     Only kernels that widen the weight in registers read such a weight
     (linear's weight, embedding's table).
 

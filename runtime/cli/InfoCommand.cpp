@@ -81,6 +81,9 @@ int infoCommand(int argc, char **argv) {
     dtypeLine += fmt::format(" (group {})", programWeightGroup(plan));
   else if (dtype == WeightDType::Int4)
     dtypeLine += fmt::format(" (Q4_0 blocks of {})", programWeightGroup(plan));
+  else if (isKQuant(dtype))
+    dtypeLine += fmt::format(" (llama.cpp's super-blocks of {})",
+                             format::kKQuantBlockValues);
   if (dtype != WeightDType::F32) {
     std::string counts;
     for (auto [kind, count] : tensorsOf)

@@ -12,6 +12,7 @@
 #include "runtime/core/GgmlBlocks.h"
 #include "runtime/core/WeightConvert.h"
 #include "support/Gguf.h"
+#include "support/WeightFormat.h"
 
 #include <algorithm>
 #include <cstring>
@@ -27,16 +28,12 @@ uint16_t halfAt(const uint8_t *bytes) {
   return static_cast<uint16_t>(bytes[0] | (bytes[1] << 8));
 }
 
-/// ggml's get_scale_min_k4: sub-block j's 6-bit scale and min of a Q4_K or
-/// Q5_K super-block's 12 scale bytes.
+/// ggml's get_scale_min_k4 (support/WeightFormat.h's kQuantScaleMin).
 void scaleMinK4(int j, const uint8_t *q, uint8_t &scale, uint8_t &min) {
-  if (j < 4) {
-    scale = q[j] & 63;
-    min = q[j + 4] & 63;
-  } else {
-    scale = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-    min = (q[j + 4] >> 4) | ((q[j - 0] >> 6) << 4);
-  }
+  int sc = 0, m = 0;
+  format::kQuantScaleMin(j, q, sc, m);
+  scale = static_cast<uint8_t>(sc);
+  min = static_cast<uint8_t>(m);
 }
 
 void dequantizeQ8_0(const uint8_t *block, float *y) {

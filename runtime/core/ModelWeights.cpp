@@ -112,6 +112,13 @@ AlignedBuffer transposeToAligned(const void *data, int64_t rows,
   return out;
 }
 
+/// The ggml type of a K-quant dtype's blocks.
+int32_t ggmlTypeOf(WeightDType dtype) {
+  return dtype == WeightDType::Q4K   ? format::kGgmlQ4K
+         : dtype == WeightDType::Q5K ? format::kGgmlQ5K
+                                     : format::kGgmlQ6K;
+}
+
 bool isFloatSource(DType dtype) {
   return dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16;
 }
@@ -123,6 +130,9 @@ std::string acceptedDTypes(const PlanWeight &weight) {
   case WeightDType::BF16: return "BF16, F32 or F16";
   case WeightDType::Int8: return "I8 (int8 blocks), F32, BF16 or F16";
   case WeightDType::Int4: return "U8 (Q4_0 blocks), F32, BF16 or F16";
+  case WeightDType::Q4K:
+  case WeightDType::Q5K:
+  case WeightDType::Q6K: return "U8 (its super-blocks)";
   }
   return "F32, BF16 or F16";
 }
@@ -132,7 +142,10 @@ DType storedDType(WeightDType dtype) {
   case WeightDType::F32: return DType::F32;
   case WeightDType::BF16: return DType::BF16;
   case WeightDType::Int8: return DType::I8;
-  case WeightDType::Int4: return DType::U8;
+  case WeightDType::Int4:
+  case WeightDType::Q4K:
+  case WeightDType::Q5K:
+  case WeightDType::Q6K: return DType::U8;
   }
   return DType::F32;
 }
@@ -234,7 +247,8 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
     // I8 and U8 come only from convert-weights (or a converter that
     // writes its layout); BF16 also from checkpoints.
     const bool integer = weight.dtype == WeightDType::Int8 ||
-                         weight.dtype == WeightDType::Int4;
+                         weight.dtype == WeightDType::Int4 ||
+                         isKQuant(weight.dtype);
     if (tensor->ggmlBlocks >= 0) {
       // ggml blocks (a GGUF file's): the values' [rows, cols], never
       // transposed (llama.cpp's converter writes [out, in]).
@@ -247,10 +261,20 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       const bool q4 = tensor->ggmlBlocks == int32_t(support::GgmlType::Q4_0);
       const bool q8 = tensor->ggmlBlocks == int32_t(support::GgmlType::Q8_0);
       if ((weight.dtype == WeightDType::Int4 && q4) ||
-          (weight.dtype == WeightDType::Int8 && q8 && weight.group == 32)) {
+          (weight.dtype == WeightDType::Int8 && q8 && weight.group == 32) ||
+          (isKQuant(weight.dtype) &&
+           tensor->ggmlBlocks == ggmlTypeOf(weight.dtype))) {
         entry.stored = true;
         if (weight.panel > 0)
           entry.move = Found::Move::ToPanels;
+      } else if (isKQuant(weight.dtype)) {
+        error = fmt::format("{}: tensor {} has ggml type {}, but the program "
+                            "stores it as {} (tfmc has no K-quant quantiser: "
+                            "compile the program from this file)",
+                            path, support::quote(name),
+                            ggmlBlockName(tensor->ggmlBlocks),
+                            weightDTypeName(weight.dtype));
+        return false;
       } else if (!canDequantizeGgml(tensor->ggmlBlocks)) {
         error = fmt::format("{}: tensor {} has ggml type {}, which tfmc does "
                             "not convert (it converts F32, F16, BF16, Q8_0, "
@@ -267,7 +291,8 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       PlanWeight other = weight;
       other.panel = weight.panel > 0 ? 0 : format::kBlockPanelRows;
       const bool otherLayout =
-          integer && tensor->shape != weight.storedShape() &&
+          integer && !isKQuant(weight.dtype) &&
+          tensor->shape != weight.storedShape() &&
           (weight.panel > 0 ||
            (weight.shape[0] % format::kBlockPanelRows == 0 &&
             (weight.dtype == WeightDType::Int4 ||
@@ -283,6 +308,12 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
                                "over {} columns)",
                                format::kInt4BlockValues,
                                format::kInt4BlockBytes, weight.shape[1]);
+        else if (isKQuant(weight.dtype))
+          layout = fmt::format(" ({}: super-blocks of {} values in {} bytes "
+                               "over {} columns)",
+                               weightDTypeName(weight.dtype),
+                               format::kKQuantBlockValues, weight.blockBytes(),
+                               weight.shape[1]);
         else if (weight.dtype == WeightDType::Int8)
           layout = fmt::format(" (int8: blocks of {} values in {} bytes over "
                                "{} columns; the file was converted with "
@@ -302,6 +333,17 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       // Already in panels (convert-weights): used in place.
       entry.stored = true;
     } else {
+      if (isKQuant(weight.dtype)) {
+        error = fmt::format("{}: tensor {} has dtype {}, but the program "
+                            "stores it as {}, which only a GGUF file's own "
+                            "tensors of that type (or a file convert-weights "
+                            "wrote from one) provide: tfmc has no K-quant "
+                            "quantiser",
+                            path, support::quote(name),
+                            dtypeName(tensor->dtype),
+                            weightDTypeName(weight.dtype));
+        return false;
+      }
       if (!isFloatSource(tensor->dtype)) {
         error = fmt::format("{}: tensor {} has dtype {}, expected {}{}", path,
                             support::quote(name), dtypeName(tensor->dtype),

@@ -358,8 +358,10 @@ private:
     if (auto it = json.find("dtype"); it != json.end()) {
       std::string dtype = it->is_string() ? it->get<std::string>() : "";
       std::optional<WeightDType> parsed;
-      for (WeightDType candidate : {WeightDType::F32, WeightDType::BF16,
-                                    WeightDType::Int8, WeightDType::Int4})
+      for (WeightDType candidate :
+           {WeightDType::F32, WeightDType::BF16, WeightDType::Int8,
+            WeightDType::Int4, WeightDType::Q4K, WeightDType::Q5K,
+            WeightDType::Q6K})
         if (dtype == weightDTypeName(candidate))
           parsed = candidate;
       if (parsed)
@@ -367,7 +369,8 @@ private:
       else
         fail(join(where, "dtype"),
              (it->is_string() ? support::quote(dtype) : kindOf(*it)) +
-                 " is not 'f32', 'bf16', 'int8' or 'int4'");
+                 " is not 'f32', 'bf16', 'int8', 'int4', 'q4_k', 'q5_k' or "
+                 "'q6_k'");
     }
     if (weight.dtype != WeightDType::F32 && weight.shape.size() != 2)
       fail(where, fmt::format("weight '{}' is {} but has rank {}, not 2",
@@ -386,6 +389,12 @@ private:
                        weight.name, weightDTypeName(weight.dtype)));
     if (hasGroup)
       weight.group = getInteger(json, "group", where, 1, kMaxPlanExtent);
+    if (isKQuant(weight.dtype) &&
+        weight.shape[1] % format::kKQuantBlockValues != 0)
+      fail(where, fmt::format("weight '{}' is {}, whose rows are whole "
+                              "super-blocks of {} values, but has {} columns",
+                              weight.name, weightDTypeName(weight.dtype),
+                              format::kKQuantBlockValues, weight.shape[1]));
     if (weight.dtype == WeightDType::Int4 &&
         weight.group != format::kInt4BlockValues)
       fail(join(where, "group"),
@@ -684,6 +693,9 @@ const char *weightDTypeName(WeightDType dtype) {
   case WeightDType::BF16: return tfmc::plan::dtype::kBF16;
   case WeightDType::Int8: return tfmc::plan::dtype::kInt8;
   case WeightDType::Int4: return tfmc::plan::dtype::kInt4;
+  case WeightDType::Q4K: return tfmc::plan::dtype::kQ4K;
+  case WeightDType::Q5K: return tfmc::plan::dtype::kQ5K;
+  case WeightDType::Q6K: return tfmc::plan::dtype::kQ6K;
   }
   return "?";
 }

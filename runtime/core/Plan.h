@@ -63,11 +63,13 @@
 // f16 scale d and then its values q (i8), and element (r, c) is
 // q[r][c] * d[r][c / group] (support/WeightFormat.h; with group 32, GGUF's
 // Q8_0). int4: rows*ceil(cols/32) blocks of 18 bytes, GGUF's Q4_0
-// (support/WeightFormat.h), "group" 32. ("group" is present iff the dtype
-// is int8 or int4.) A weight value's offset counts elements of the
-// weight's own type (int8, int4: bytes, so a view from row r starts at r
-// times the row's bytes). Args over a bf16 weight have type bf16, over an
-// int8 weight i8, over an int4 weight u8.
+// (support/WeightFormat.h), "group" 32. "q4_k", "q5_k", "q6_k": rows of
+// cols/256 of llama.cpp's super-blocks of 144, 176 and 210 bytes
+// (support/WeightFormat.h; cols a multiple of 256). ("group" is present
+// iff the dtype is int8 or int4.) A weight value's offset counts elements
+// of the weight's own type (int8, int4, K-quants: bytes, so a view from
+// row r starts at r times the row's bytes). Args over a bf16 weight have
+// type bf16, over an int8 weight i8, over an int4 or K-quant weight u8.
 //
 //===----------------------------------------------------------------------===//
 
@@ -130,7 +132,17 @@ inline int64_t elementTypeSize(ElementType type) {
 }
 
 /// How a weight is stored in memory (Plan.h's file comment).
-enum class WeightDType { F32, BF16, Int8, Int4 };
+/// From the widest to the narrowest (programWeightDType): the K-quants
+/// (llama.cpp's super-blocks, support/WeightFormat.h; only a GGUF file's
+/// own tensors, or a file convert-weights wrote from one) between int8 and
+/// int4.
+enum class WeightDType { F32, BF16, Int8, Q6K, Q5K, Q4K, Int4 };
+
+/// Whether `dtype` is one of the K-quants.
+inline bool isKQuant(WeightDType dtype) {
+  return dtype == WeightDType::Q6K || dtype == WeightDType::Q5K ||
+         dtype == WeightDType::Q4K;
+}
 
 /// "f32", "bf16", "int8", "int4": the plan's (and `tfmc --weight-dtype`'s)
 /// spelling.
@@ -142,7 +154,10 @@ inline ElementType weightElementType(WeightDType dtype) {
   case WeightDType::F32: return ElementType::F32;
   case WeightDType::BF16: return ElementType::BF16;
   case WeightDType::Int8: return ElementType::I8;
-  case WeightDType::Int4: return ElementType::U8;
+  case WeightDType::Int4:
+  case WeightDType::Q6K:
+  case WeightDType::Q5K:
+  case WeightDType::Q4K: return ElementType::U8;
   }
   return ElementType::F32;
 }
@@ -181,16 +196,25 @@ struct PlanWeight {
   /// Bytes of one of an int8 or int4 weight's blocks (its scale and its
   /// group's values); 0 otherwise.
   int64_t blockBytes() const {
-    if (dtype == WeightDType::Int4)
-      return format::kInt4BlockBytes;
-    if (dtype == WeightDType::Int8)
-      return format::int8BlockBytes(group);
-    return 0;
+    switch (dtype) {
+    case WeightDType::Int4: return format::kInt4BlockBytes;
+    case WeightDType::Int8: return format::int8BlockBytes(group);
+    case WeightDType::Q4K: return format::kQ4KBlockBytes;
+    case WeightDType::Q5K: return format::kQ5KBlockBytes;
+    case WeightDType::Q6K: return format::kQ6KBlockBytes;
+    default: return 0;
+    }
   }
-  /// Bytes of a row of an int8 or int4 weight's blocks; 0 otherwise.
+  /// Values of one of its blocks: its group, a K-quant's 256.
+  int64_t blockValues() const {
+    return isKQuant(dtype) ? format::kKQuantBlockValues : group;
+  }
+  /// Bytes of a row of an int8, int4 or K-quant weight's blocks; 0
+  /// otherwise.
   int64_t blockRowBytes() const {
-    return blockBytes() ? format::blocksPerRow(shape[1], group) * blockBytes()
-                        : 0;
+    return blockBytes()
+               ? format::blocksPerRow(shape[1], blockValues()) * blockBytes()
+               : 0;
   }
   /// Elements of its storage type (weightDTypeSize bytes each): int8's and
   /// int4's bytes of blocks, otherwise its shape's elements.
@@ -213,7 +237,8 @@ struct PlanWeight {
   /// blocks (what files hold unless written in block panels).
   std::vector<int64_t> rowsShape() const {
     if (blockBytes())
-      return {shape[0], format::blocksPerRow(shape[1], group), blockBytes()};
+      return {shape[0], format::blocksPerRow(shape[1], blockValues()),
+              blockBytes()};
     if (panel > 0)
       return {shape[0] / panel, shape[1], panel};
     return shape;

@@ -73,6 +73,41 @@ extern "C" int tfmc_uk_q8p_v1_avx512(halide_buffer_t *xq,
   return chosen(xq, xScale, w, depth, group, rows, int4, out);
 }
 
+// Over llama.cpp's K-quants: both targets' kernels call the AVX2 code (an
+// AVX-512 CPU runs it as well as any form written for 512-bit vectors
+// would, until one is measured to be faster).
+extern "C" int tfmc_uk_qk_v1_avx2(halide_buffer_t *xq, halide_buffer_t *xScale,
+                                  halide_buffer_t *w, int32_t depth,
+                                  int32_t rows, int32_t type,
+                                  halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::kQuantProductsAvx2(xq, xScale, w, depth,
+                                                     rows, type, out);
+}
+
+extern "C" int tfmc_uk_qk_v1_avx512(halide_buffer_t *xq,
+                                    halide_buffer_t *xScale,
+                                    halide_buffer_t *w, int32_t depth,
+                                    int32_t rows, int32_t type,
+                                    halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::kQuantProductsAvx2(xq, xScale, w, depth,
+                                                     rows, type, out);
+}
+
+// ... and times f32 x, likewise.
+extern "C" int tfmc_uk_qkf_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,
+                                   int32_t depth, int32_t rows, int32_t type,
+                                   halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::kQuantFloatProductsAvx2(x, w, depth, rows,
+                                                          type, out);
+}
+
+extern "C" int tfmc_uk_qkf_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
+                                     int32_t depth, int32_t rows, int32_t type,
+                                     halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::kQuantFloatProductsAvx2(x, w, depth, rows,
+                                                          type, out);
+}
+
 // The f32 microkernel over W in panels: the x86-64-avx2 target's kernels
 // call it (the target requires AVX2 and FMA).
 extern "C" int tfmc_uk_f32p_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,

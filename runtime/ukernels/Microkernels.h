@@ -43,6 +43,26 @@ int integerPanelProductsAvx512(halide_buffer_t *xq, halide_buffer_t *xScale,
                                halide_buffer_t *w, int32_t depth, int32_t group,
                                int32_t rows, int32_t int4, halide_buffer_t *out);
 
+/// Over W in llama.cpp's K-quant super-blocks (support/Microkernels.h's
+/// tfmc_uk_qk_ names; KQuantProductsAvx2.cpp): `type` is ggml's (12 Q4_K,
+/// 13 Q5_K, 14 Q6_K); another, or a depth not a multiple of 256, returns
+/// nonzero. AVX2 + FMA + F16C; the avx512 name runs the same code.
+using KQuantProductsFn = int (*)(halide_buffer_t *xq, halide_buffer_t *xScale,
+                                 halide_buffer_t *w, int32_t depth,
+                                 int32_t rows, int32_t type,
+                                 halide_buffer_t *out);
+int kQuantProductsAvx2(halide_buffer_t *xq, halide_buffer_t *xScale,
+                       halide_buffer_t *w, int32_t depth, int32_t rows,
+                       int32_t type, halide_buffer_t *out);
+/// The same super-blocks times f32 x (the tfmc_uk_qkf_ names;
+/// KQuantFloatAvx2.cpp), AVX2 + FMA + F16C.
+using KQuantFloatProductsFn = int (*)(halide_buffer_t *x, halide_buffer_t *w,
+                                      int32_t depth, int32_t rows,
+                                      int32_t type, halide_buffer_t *out);
+int kQuantFloatProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
+                            int32_t depth, int32_t rows, int32_t type,
+                            halide_buffer_t *out);
+
 /// The f32 microkernel over W in panels (FloatPanels.h; the tfmc_uk_f32p_
 /// names), AVX2 + FMA.
 using FloatPanelProductsFn = int (*)(halide_buffer_t *x, halide_buffer_t *w,

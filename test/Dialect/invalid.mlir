@@ -772,6 +772,22 @@ func.func @f(%x: tensor<?x?x8xf32>, %g: tensor<8xf32>) {
 
 // -----
 
+// K-quants: whole super-blocks of 256 values, no group, no panels.
+// expected-error @+1 {{has q4_k storage, whose rows are whole super-blocks of 256 values, but has 100 columns}}
+%w = tfm.weight "w" {storage = #tfm.storage<q4_k>} : tensor<24x100xf32>
+
+// -----
+
+// expected-error @+1 {{has a 'group', which only int8 and int4 storage take}}
+%w = tfm.weight "w" {group = 32 : i64, storage = #tfm.storage<q6_k>} : tensor<24x256xf32>
+
+// -----
+
+// expected-error @+1 {{has q5_k storage, which has no panels}}
+%w = tfm.weight "w" {panel = 16 : i64, storage = #tfm.storage<q5_k>} : tensor<32x256xf32>
+
+// -----
+
 // expected-error @+1 {{attribute 'group' failed to satisfy constraint}}
 %w = tfm.weight "w" {group = 0 : i64, storage = #tfm.storage<int8>} : tensor<24x8xf32>
 

@@ -3,6 +3,17 @@
 // Every tfm op parses, prints, and parses again to the same thing, in both
 // the custom and the generic form.
 
+// CHECK-LABEL: func.func @k_quant_weights
+func.func @k_quant_weights() -> (tensor<4x256xf32>, tensor<4x512xf32>, tensor<4x256xf32>) {
+  // CHECK: tfm.weight "a" {storage = #tfm.storage<q4_k>} : tensor<4x256xf32>
+  %a = tfm.weight "a" {storage = #tfm.storage<q4_k>} : tensor<4x256xf32>
+  // CHECK: tfm.weight "b" {storage = #tfm.storage<q5_k>} : tensor<4x512xf32>
+  %b = tfm.weight "b" {storage = #tfm.storage<q5_k>} : tensor<4x512xf32>
+  // CHECK: tfm.weight "c" {storage = #tfm.storage<q6_k>} : tensor<4x256xf32>
+  %c = tfm.weight "c" {storage = #tfm.storage<q6_k>} : tensor<4x256xf32>
+  return %a, %b, %c : tensor<4x256xf32>, tensor<4x512xf32>, tensor<4x256xf32>
+}
+
 // CHECK-LABEL: func.func @embed_and_positions
 func.func @embed_and_positions(%ids: tensor<?x?xi64>) -> tensor<?x?x8xf32> {
   // CHECK: %[[T:.*]] = tfm.weight "src_embed.weight" {group = 32 : i64, storage = #tfm.storage<int8>} : tensor<10x8xf32>

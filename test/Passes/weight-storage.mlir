@@ -23,15 +23,15 @@
 // OWN-F32-DAG: tfm.weight "wte" {group = 32 : i64, storage = #tfm.storage<int4>} : tensor<10x8xf32>
 // OWN-F32-DAG: tfm.weight "qkv" : tensor<24x8xf32>
 // RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="overrides=wte=fp8" 2>&1 | FileCheck %s --check-prefix=BAD-OWN
-// BAD-OWN: error: tfm-weight-storage: overrides: expected NAME=f32|bf16|int8|int4, got 'wte=fp8'
+// BAD-OWN: error: tfm-weight-storage: overrides: expected NAME=f32|bf16|int8|int4|q4_k|q5_k|q6_k, got 'wte=fp8'
 // RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=fp16" 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: tfm-weight-storage: dtype must be f32, bf16, int8 or int4, got 'fp16'
+// BAD: error: tfm-weight-storage: dtype must be f32, bf16, int8, int4, q4_k, q5_k or q6_k, got 'fp16'
 // int8 activations mark every linear whose weight is int8 (all four here:
 // the split Q/K/V and the tied head), nothing else.
 // RUN: tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int8 activations=int8" | FileCheck %s --check-prefix=ACT8
 // RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=bf16 activations=int8" 2>&1 | FileCheck %s --check-prefix=ACTBF16
 // RUN: not tfm-opt %s -split-input-file -tfm-weight-storage="dtype=int8 activations=int4" 2>&1 | FileCheck %s --check-prefix=ACTBAD
-// ACTBF16: error: tfm-weight-storage: activations=int8 needs dtype=int8 or int4
+// ACTBF16: error: tfm-weight-storage: activations=int8 needs dtype=int8, int4 or a K-quant
 // ACTBAD: error: tfm-weight-storage: activations must be f32, int8 or bf16, got 'int4'
 // bf16 activations mark every linear whose weight is bf16, the same four
 // and the gated ones; they need bf16 weights.

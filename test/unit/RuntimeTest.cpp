@@ -153,10 +153,14 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        "'cache'"},
       // Low-precision weights (Plan.h).
       {[](Json &j) { j["weights"][0]["dtype"] = "int2"; },
-       "plan: weight 0 dtype: 'int2' is not 'f32', 'bf16', 'int8' or 'int4'"},
+       "plan: weight 0 dtype: 'int2' is not 'f32', 'bf16', 'int8', 'int4', "
+       "'q4_k', 'q5_k' or 'q6_k'"},
       {[](Json &j) { j["weights"][0]["dtype"] = 8; },
-       "plan: weight 0 dtype: a number is not 'f32', 'bf16', 'int8' or "
-       "'int4'"},
+       "plan: weight 0 dtype: a number is not 'f32', 'bf16', 'int8', 'int4', "
+       "'q4_k', 'q5_k' or 'q6_k'"},
+      {[](Json &j) { j["weights"][0]["dtype"] = "q4_k"; },
+       "plan: weight 0: weight 'embed.weight' is q4_k, whose rows are whole "
+       "super-blocks of 256 values, but has 4 columns"},
       {[](Json &j) {
          j["weights"][0]["dtype"] = "int4";
          j["weights"][0]["group"] = 64;

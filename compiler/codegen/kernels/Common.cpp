@@ -173,24 +173,33 @@ WeightInput::WeightInput(const KernelSpec &spec, const std::string &name)
     : type(spec.weightType),
       groupSize(type == WeightType::Int8 || type == WeightType::Int4
                     ? spec.group
-                    : 0),
+                : isKQuant(type) ? kKQuantGroup
+                                 : 0),
       blockBytes(type == WeightType::Int4   ? format::kInt4BlockBytes
                  : type == WeightType::Int8 ? format::int8BlockBytes(spec.group)
+                 : type == WeightType::Q4K  ? format::kQ4KBlockBytes
+                 : type == WeightType::Q5K  ? format::kQ5KBlockBytes
+                 : type == WeightType::Q6K  ? format::kQ6KBlockBytes
                                             : 0),
       panel(type == WeightType::F32 ? spec.weightPanel : 0),
       flushesSubnormals(spec.gpu()),
       values(type == WeightType::Int8   ? Int(8)
-             : type == WeightType::Int4 ? UInt(8)
+             : type == WeightType::Int4 || isKQuant(type) ? UInt(8)
              : type == WeightType::BF16 ? BFloat(16)
                                         : Float(32),
              panel > 0 ? 3 : 2, name),
-      scale(scaleFunc(name + "_scale")) {}
+      scale(scaleFunc(name + "_scale")),
+      minimum(minimumFunc(name + "_min")) {}
 
 Func WeightInput::scaleFunc(const std::string &name) const {
   Var g("g"), row("row");
   Func f(name);
-  if (blockBytes == 0)
+  if (groupSize == 0)
     return f; // f32, bf16: no scales, left undefined
+  if (isKQuant(type)) {
+    f(g, row) = kQuantScale(g, row, /*minimum=*/false);
+    return f;
+  }
   // The block's first two bytes, a little-endian f16, widened with integer
   // operations (Halide 14 emulates every f16 -> f32 cast with a longer
   // sequence, and a select between the normal and subnormal cases cost
@@ -202,24 +211,26 @@ Func WeightInput::scaleFunc(const std::string &name) const {
   // flush, so there a subnormal half is its mantissa times 2^-24 (a normal
   // f32). An infinite or NaN scale becomes an infinity (below).
   Expr first = g * int(blockBytes);
+  f(g, row) = widenedHalf(first, row);
+  return f;
+}
+
+Expr WeightInput::widenedHalf(Expr at, Expr row) const {
   auto byte = [&](Expr at) {
     return cast<uint32_t>(reinterpret<uint8_t>(values(at, row)));
   };
-  Expr bits = byte(first) | (byte(first + 1) << 8);
+  Expr bits = byte(at) | (byte(at + 1) << 8);
   Expr sign = (bits & 0x8000) << 16, magnitude = bits & 0x7fff;
   // The exponent 31 (an infinity or a NaN) moves 128 further up, so that
   // the multiply overflows to an infinity of the scale's sign: a
   // non-finite scale gives non-finite values, as an f32 weight's does.
   Expr beyond = ((magnitude + 0x400) & 0x8000) << 15;
   Expr moved = reinterpret<float>(sign | ((magnitude << 13) + beyond));
-  if (!flushesSubnormals) {
-    f(g, row) = strict_float(moved * 0x1p112f);
-  } else {
-    Expr small = reinterpret<float>(
-        sign | reinterpret<uint32_t>(cast<float>(magnitude) * 0x1p-24f));
-    f(g, row) = select(magnitude < 0x400, small, moved * 0x1p112f);
-  }
-  return f;
+  if (!flushesSubnormals)
+    return strict_float(moved * 0x1p112f);
+  Expr small = reinterpret<float>(
+      sign | reinterpret<uint32_t>(cast<float>(magnitude) * 0x1p-24f));
+  return select(magnitude < 0x400, small, moved * 0x1p112f);
 }
 
 std::vector<ImageParam> WeightInput::arguments() const { return {values}; }
@@ -236,6 +247,8 @@ Expr WeightInput::int4Nibble(Expr j, Expr g, Expr row) const {
 }
 
 Expr WeightInput::widenedInGroup(Expr j, Expr g, Expr row) const {
+  if (isKQuant(type))
+    return kQuantInGroup(j, g, row);
   if (type == WeightType::Int4)
     // Zero-extended and converted as 32-bit lanes (an i16 detour costs two
     // more instructions a vector).
@@ -245,8 +258,76 @@ Expr WeightInput::widenedInGroup(Expr j, Expr g, Expr row) const {
   return cast<float>(int8Value(j, g, row)) * scale(g, row);
 }
 
+Func WeightInput::minimumFunc(const std::string &name) const {
+  Var g("g"), row("row");
+  Func f(name);
+  if (type == WeightType::Q4K || type == WeightType::Q5K)
+    f(g, row) = kQuantScale(g, row, /*minimum=*/true);
+  return f; // left undefined but for q4_k and q5_k
+}
+
+// K-quants (support/WeightFormat.h) are walked in groups of 32 values: a
+// q4_k or q5_k sub-block, half of a q6_k's 64-value quarter. The loader
+// refuses no non-finite d or dmin (it would read every page of the file);
+// widenedHalf makes such a half an infinity, so that the values it reaches
+// are not finite.
+Expr WeightInput::kQuantScale(Expr g, Expr row, bool minimum) const {
+  const int bytes = int(blockBytes);
+  auto byte = [&](Expr at) { return cast<int32_t>(values(at, row)); };
+  if (type == WeightType::Q6K) {
+    // g: a 16-value sub-block, whose scale is a signed byte.
+    Expr base = (g / 16) * bytes;
+    Expr scale = cast<int32_t>(reinterpret<int8_t>(
+        values(base + int(format::kQ6KScalesOffset) + g % 16, row)));
+    return strict_float(widenedHalf(base + int(format::kQ6KScaleOffset), row) *
+                        cast<float>(scale));
+  }
+  // q4_k, q5_k: sub-block s's 6-bit scale and minimum (format::
+  // kQuantScaleMin): bytes s and s + 4 of `scales`, and for s >= 4 the top
+  // bits of bytes s - 4 and s.
+  Expr base = (g / 8) * bytes, s = g % 8;
+  Expr scales = base + int(format::kKQuantScalesOffset);
+  Expr a = byte(scales + s), b = byte(scales + s + 4),
+       c = byte(scales + max(s - 4, 0));
+  Expr value = minimum ? select(s < 4, b & 63, (b >> 4) | ((a >> 6) << 4))
+                       : select(s < 4, a & 63, (b & 15) | ((c >> 6) << 4));
+  return strict_float(widenedHalf(base + (minimum ? 2 : 0), row) *
+                      cast<float>(value));
+}
+
+Expr WeightInput::kQuantInGroup(Expr j, Expr g, Expr row) const {
+  const int bytes = int(blockBytes);
+  auto byte = [&](Expr at) { return cast<int32_t>(values(at, row)); };
+  if (type == WeightType::Q6K) {
+    // Group g is values 32c + j of half h of its super-block: the low
+    // (c < 2) or high nibble of ql[64h + 32 (c % 2) + j], bits 2c .. 2c + 1
+    // of qh[32h + j] above it, times its 16-value sub-block's scale.
+    Expr base = (g / 8) * bytes, h = (g % 8) / 4, c = g % 4;
+    Expr low = byte(base + 64 * h + 32 * (c % 2) + j);
+    low = select(c >= 2, low >> 4, low & 15);
+    Expr high =
+        (byte(base + int(format::kQ6KHighBitsOffset) + 32 * h + j) >> (2 * c)) &
+        3;
+    // The sub-block of 16 is uniform across a vector of j (the schedules'
+    // vectors are at most 16 lanes and start on whole vectors).
+    Expr scale = select(j < 16, this->scale(2 * g, row), this->scale(2 * g + 1, row));
+    return strict_float(scale * cast<float>((low | (high << 4)) - 32));
+  }
+  // q4_k, q5_k: value j of sub-block s = g % 8 is the low (s even) or high
+  // nibble of qs[32 (s / 2) + j] (q5_k: bit s of qh[j] its fifth bit),
+  // times its scale, less its minimum.
+  Expr base = (g / 8) * bytes, s = g % 8;
+  const int qs = int(type == WeightType::Q4K ? format::kQ4KValuesOffset
+                                             : format::kQ5KValuesOffset);
+  Expr q = byte(base + qs + 32 * (s / 2) + j);
+  q = select(s % 2 == 1, q >> 4, q & 15);
+  if (type == WeightType::Q5K)
+    q = q + (((byte(base + int(format::kQ5KHighBitsOffset) + j) >> s) & 1) << 4);
+  return strict_float(scale(g, row) * cast<float>(q) - minimum(g, row));
+}
+
 Expr WeightInput::widened(Expr k, Expr row, Expr group) const {
-  if (type == WeightType::Int4 || type == WeightType::Int8) {
+  if (type == WeightType::Int4 || type == WeightType::Int8 || isKQuant(type)) {
     if (!group.defined())
       group = k / int(groupSize);
     return widenedInGroup(k - group * int(groupSize), group, row);

@@ -69,7 +69,8 @@ struct WeightInput {
 
   WeightType type;
   int64_t groupSize; // int8, int4: values per scale; otherwise 0
-  /// int8, int4: bytes of a block (its scale and its values); otherwise 0.
+  /// int8, int4: bytes of a block (its scale and its values); a K-quant's
+  /// super-block; otherwise 0.
   int64_t blockBytes;
   /// An f32 W in panels of `panel` rows (KernelSpec::weightPanel): `values`
   /// is (row % panel, k, row / panel). 0: (k, row).
@@ -84,6 +85,22 @@ struct WeightInput {
   /// Another Func named `name` with `scale`'s definition, for a second
   /// form in one pipeline that schedules its own.
   Halide::Func scaleFunc(const std::string &name) const;
+  /// q4_k, q5_k: f32(dmin · m) of 32-value sub-block g of `row` (undefined
+  /// otherwise); `scale` is then f32(d · sc) of sub-block g, and a q6_k's
+  /// of its 16-value sub-block g. K-quants are walked in groups of
+  /// kKQuantGroup; each value is ggml's dequantize_row_q*_K's
+  /// (support/WeightFormat.h).
+  Halide::Func minimum;
+  Halide::Func minimumFunc(const std::string &name) const;
+  static constexpr int64_t kKQuantGroup = 32;
+
+private:
+  /// The little-endian IEEE half at byte `at` of `row`, widened exactly
+  /// (scaleFunc says how).
+  Halide::Expr widenedHalf(Halide::Expr at, Halide::Expr row) const;
+  Halide::Expr kQuantScale(Halide::Expr g, Halide::Expr row, bool minimum) const;
+  Halide::Expr kQuantInGroup(Halide::Expr j, Halide::Expr g,
+                             Halide::Expr row) const;
 };
 
 // --- CPU schedules of the simple shapes ----------------------------------------

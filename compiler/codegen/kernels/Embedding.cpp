@@ -29,6 +29,9 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
 }
 
 BuiltKernel gpu(const KernelSpec &spec) {
+  if (isKQuant(spec.weightType))
+    throw CompileError("K-quant tables (q4_k, q5_k, q6_k) have no CUDA "
+                       "kernel: a CUDA program converts them to int8");
   BuiltKernel kernel = algorithm(spec);
   gridOverTokens(kernel, spec);
   return kernel;

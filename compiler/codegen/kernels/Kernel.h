@@ -20,6 +20,7 @@
 //   linear      x (K, M), w (K, N) [, bias (N)] [, residual (N, M)] -> (N, M)
 //               (int8: w i8 (K, N), scales f16 (ceil(K/G), N); bf16: w bf16;
 //               int4: w u8 (18·ceil(K/32), N), Q4_0 blocks (support/WeightFormat.h);
+//               q4_k, q5_k, q6_k: w u8 (B·K/256, N), llama.cpp's super-blocks;
 //               integerProducts: x quantised per row and group of G, int8 x int8
 //               or int4; bf16Products: x rounded to bf16, bf16 x bf16 pairs)
 //   gated_linear x (K, M), gate (K, N), up (K, N) [, bias_gate (N), bias_up (N)]
@@ -66,7 +67,13 @@ enum class ActivationFn { None, Relu, Gelu, GeluTanh, Silu, Tanh };
 
 /// How a linear's weight or an embedding's table is stored; the kernel
 /// widens it to f32 (tfm-weight-storage).
-enum class WeightType { F32, BF16, Int8, Int4 };
+enum class WeightType { F32, BF16, Int8, Int4, Q4K, Q5K, Q6K };
+
+/// Whether `type` is one of llama.cpp's K-quants (support/WeightFormat.h).
+inline bool isKQuant(WeightType type) {
+  return type == WeightType::Q4K || type == WeightType::Q5K ||
+         type == WeightType::Q6K;
+}
 
 /// Which keys a query may attend to.
 struct MaskSpec {
@@ -89,7 +96,9 @@ struct KernelSpec {
   // Embedding: rows of the table (ids are clamped into it).
   int64_t vocab = 0;
   // Linear's weight and embedding's table: their storage; int8's and int4's
-  // group of consecutive columns sharing one scale (int4: 32).
+  // group of consecutive columns sharing one scale (int4: 32); a K-quant's
+  // 32, the group of its int8 activations (a q4_k or q5_k sub-block, two of
+  // q6_k's).
   WeightType weightType = WeightType::F32;
   int64_t group = 0;
   // Linear (CPU): an f32 W stored in panels of weightPanel rows (tfm.weight's
@@ -104,6 +113,11 @@ struct KernelSpec {
   // integerMicrokernels), where the form takes one (LinearMicrokernel.cpp);
   // empty: the Halide form.
   std::string integerMicrokernel;
+  // A K-quant weight (q4_k, q5_k, q6_k) on a CPU target: the instruction
+  // set of the microkernels over its super-blocks (support/Microkernels.h;
+  // the target's integerMicrokernels), which a row per sequence runs with
+  // f32 activations and every row count with int8 ones; empty on CUDA.
+  std::string kQuantMicrokernel;
   // A packed plan with `microkernel`: the instruction set of the f32
   // microkernel that computes each task's products (support/
   // Microkernels.h; the target's floatMicrokernels); empty otherwise.

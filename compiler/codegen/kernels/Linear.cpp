@@ -115,7 +115,8 @@ DepthWalk depthWalk(const KernelSpec &spec, const CpuGemmPlan &plan) {
   // A group that is not a whole number of vectors (only tfm-opt's group
   // option makes one) is walked by vectors, reading each lane's scale.
   bool stepIsGroup = (spec.weightType == WeightType::Int8 ||
-                      spec.weightType == WeightType::Int4) &&
+                      spec.weightType == WeightType::Int4 ||
+                      isKQuant(spec.weightType)) &&
                      spec.group % lanes == 0;
   int64_t step = stepIsGroup ? spec.group : spec.bf16Pairs ? 2 * lanes : lanes;
   return {lanes, step, (spec.inWidth + step - 1) / step * step, stepIsGroup};
@@ -176,6 +177,24 @@ std::string outputName(const KernelSpec &spec) {
 
 /// The dot form: acc(n, m) = Σ_lanes partial(lane, n, m), each partial a
 /// vector lane's sum over K. Stage names start with `prefix`.
+/// W's block scales (and a K-quant's minimums) as stages `prefix`w_scale,
+/// w_min, w_up_scale, w_up_min, for the schedules to place.
+static void addScaleStages(const KernelSpec &spec, const Operands &in,
+                    const std::string &prefix,
+                    std::map<std::string, Func> &stages) {
+  if (spec.weightType != WeightType::Int8 &&
+      spec.weightType != WeightType::Int4 && !isKQuant(spec.weightType))
+    return;
+  stages.emplace(prefix + "w_scale", in.w.scale);
+  if (in.w.minimum.defined())
+    stages.emplace(prefix + "w_min", in.w.minimum);
+  if (in.gated) {
+    stages.emplace(prefix + "w_up_scale", in.up.scale);
+    if (in.up.minimum.defined())
+      stages.emplace(prefix + "w_up_min", in.up.minimum);
+  }
+}
+
 BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
                          const Operands &in, const std::string &prefix,
                          const std::string &name, Func xSource) {
@@ -254,12 +273,7 @@ BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
                                      {prefix + "w_widened", wc}};
   if (spec.bf16Products)
     stages.emplace(prefix + "x_bf16", xc);
-  if (spec.weightType == WeightType::Int8 ||
-      spec.weightType == WeightType::Int4) {
-    stages.emplace(prefix + "w_scale", in.w.scale);
-    if (gated)
-      stages.emplace(prefix + "w_up_scale", in.up.scale);
-  }
+  addScaleStages(spec, in, prefix, stages);
   return {sums.out,
           in.arguments,
           std::move(stages),
@@ -293,12 +307,7 @@ BuiltKernel packedAlgorithm(const KernelSpec &spec, const Operands &in,
       panel(withPart(gated, {n, rk}, p));
   Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
   std::map<std::string, Func> stages{{"packed_acc", acc}, {"w_packed", panel}};
-  if (spec.weightType == WeightType::Int8 ||
-      spec.weightType == WeightType::Int4) {
-    stages.emplace("packed_w_scale", in.w.scale);
-    if (gated)
-      stages.emplace("packed_w_up_scale", in.up.scale);
-  }
+  addScaleStages(spec, in, "packed_", stages);
   return {out, in.arguments, std::move(stages), {{"packed_rk", rk}}};
 }
 
@@ -573,7 +582,15 @@ void dotSchedule(BuiltKernel &kernel, const KernelSpec &spec,
       widened.unroll(j);
     if (gated)
       widened.bound(p, 0, 2).unroll(p);
-    scalesPerTile(kernel, out, {prefix + "w_scale", prefix + "w_up_scale"});
+    scalesPerTile(kernel, out,
+                  {prefix + "w_scale", prefix + "w_up_scale", prefix + "w_min",
+                   prefix + "w_up_min"});
+  } else if (isKQuant(spec.weightType)) {
+    // A K-quant's scales and minimums take a dozen integer operations
+    // each (six-bit fields, two halves): once per tile, not per vector.
+    scalesPerTile(kernel, out,
+                  {prefix + "w_scale", prefix + "w_up_scale", prefix + "w_min",
+                   prefix + "w_up_min"});
   }
   scheduleTileAccumulators(out, microTile, acc, rl, partial, lane, plan, gated);
   if (spec.bf16Products) {
@@ -706,7 +723,8 @@ void packedSchedule(BuiltKernel &kernel, const KernelSpec &spec,
   }
   // The block scales of the task's columns, widened to f32 a vector at a
   // time.
-  for (const char *name : {"packed_w_scale", "packed_w_up_scale"}) {
+  for (const char *name : {"packed_w_scale", "packed_w_up_scale",
+                           "packed_w_min", "packed_w_up_min"}) {
     auto scale = kernel.stages.find(name);
     if (scale == kernel.stages.end())
       continue;
@@ -756,6 +774,9 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
 }
 
 BuiltKernel gpu(const KernelSpec &spec) {
+  if (isKQuant(spec.weightType))
+    throw CompileError("K-quant weights (q4_k, q5_k, q6_k) have no CUDA "
+                       "kernel: a CUDA program converts them to int8");
   const bool gated = spec.kind == KernelKind::GatedLinear;
   ImageParam x(Float(32), 2, "x");
   WeightInput w(spec, "w");

@@ -65,8 +65,10 @@ struct Operands {
   /// so that each of two forms in one pipeline schedules its own.
   Operands withOwnScales(const std::string &suffix) const {
     Operands copy = *this;
-    for (WeightInput *weight : {&copy.w, &copy.up})
+    for (WeightInput *weight : {&copy.w, &copy.up}) {
       weight->scale = weight->scaleFunc(weight->scale.name() + suffix);
+      weight->minimum = weight->minimumFunc(weight->minimum.name() + suffix);
+    }
     return copy;
   }
 

@@ -91,11 +91,17 @@ void computeSumsAt(BuiltKernel &kernel, const std::string &stage, Var loop) {
 } // namespace
 
 bool usesMicrokernel(const KernelSpec &spec) {
+  // K-quants: with int8 activations every row count, with f32 ones a row
+  // per sequence (the packed plans widen W into panels for many rows).
+  if (isKQuant(spec.weightType))
+    return !spec.kQuantMicrokernel.empty() &&
+           std::holds_alternative<CpuGemmPlan>(spec.tile) &&
+           !spec.plan<CpuGemmPlan>().widenPanel;
   if (!spec.integerProducts || spec.integerMicrokernel.empty() ||
       !std::holds_alternative<CpuGemmPlan>(spec.tile) ||
       spec.plan<CpuGemmPlan>().widenPanel)
     return false;
-  return spec.weightType == WeightType::Int4 ||
+  return spec.weightType == WeightType::Int4 || isKQuant(spec.weightType) ||
          (spec.weightType == WeightType::Int8 &&
           spec.group % format::kMicrokernelGroupMultiple == 0);
 }
@@ -108,19 +114,41 @@ BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
                        "integer microkernel over panels (avx2, avx512), not '" +
                        spec.integerMicrokernel + "'");
   const bool int4 = spec.weightType == WeightType::Int4;
+  const bool kQuant = isKQuant(spec.weightType);
   const int depth = int(spec.inWidth);
+  const int ggmlType = spec.weightType == WeightType::Q4K   ? format::kGgmlQ4K
+                       : spec.weightType == WeightType::Q5K ? format::kGgmlQ5K
+                                                            : format::kGgmlQ6K;
+  Var n("n"), m("m");
+  if (kQuant && !spec.integerProducts) {
+    // f32 activations: x as it is.
+    std::map<std::string, Func> stages;
+    Func acc = externSums(
+        spec, in, format::kQuantFloatMicrokernelName(spec.kQuantMicrokernel),
+        [&](const WeightInput &w) -> std::vector<ExternFuncArgument> {
+          return {in.x, w.values, Expr(depth), Expr(int(spec.width)),
+                  Expr(ggmlType)};
+        },
+        "int_uk", stages);
+    Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
+    return {out, in.arguments, std::move(stages), {}};
+  }
   const int group = int4 ? int(format::kInt4BlockValues) : int(spec.group);
   QuantisedRows x = quantiseRows(spec, in.x, depth % group != 0, Int(8));
-  // W in block panels (tfm-weight-layout): the microkernel that reads them.
+  // W in block panels (tfm-weight-layout): the microkernel that reads them;
+  // a K-quant's super-blocks: its own.
   const std::string symbol =
-      spec.weightPanel > 0
+      kQuant ? format::kQuantMicrokernelName(spec.kQuantMicrokernel)
+      : spec.weightPanel > 0
           ? format::integerPanelMicrokernelName(spec.integerMicrokernel)
           : format::integerMicrokernelName(spec.integerMicrokernel);
-  Var n("n"), m("m");
   std::map<std::string, Func> stages = x.stages;
   Func acc = externSums(
       spec, in, symbol,
       [&](const WeightInput &w) -> std::vector<ExternFuncArgument> {
+        if (kQuant)
+          return {x.q, x.scale, w.values, Expr(depth), Expr(int(spec.width)),
+                  Expr(ggmlType)};
         return {x.q, x.scale, w.values, Expr(depth), Expr(group),
                 Expr(int(spec.width)), Expr(int4 ? 1 : 0)};
       },
@@ -143,7 +171,8 @@ void microkernelSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       .parallel(task)
       .vectorize(inner, int(plan.vector), TailStrategy::GuardWithIf);
   computeSumsAt(kernel, "int_uk", task);
-  quantiseOnce(kernel, spec, int(plan.vector));
+  if (spec.integerProducts)
+    quantiseOnce(kernel, spec, int(plan.vector));
 }
 
 BuiltKernel floatMicrokernelAlgorithm(const KernelSpec &spec,

@@ -545,6 +545,8 @@ void nibbleDotSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
 bool usesQuantizedForm(const KernelSpec &spec) {
   if (spec.integerProducts)
     return true;
+  if (isKQuant(spec.weightType))
+    return usesMicrokernel(spec);
   return std::holds_alternative<CpuGemmPlan>(spec.tile) &&
          usesNibbleDot(spec, spec.plan<CpuGemmPlan>());
 }
@@ -553,6 +555,10 @@ BuiltKernel quantizedAlgorithm(const KernelSpec &spec, const Operands &in,
                                const std::string &name) {
   if (usesMicrokernel(spec))
     return microkernelAlgorithm(spec, in, name);
+  if (isKQuant(spec.weightType))
+    throw CompileError("K-quant weights multiply int8 activations only "
+                       "through the target's integer microkernel (x86-64-avx2 "
+                       "and x86-64-avx512 have one)");
   // Only the microkernel reads block panels (tfm-weight-layout gives them
   // to no other weight).
   if (spec.weightPanel > 0)

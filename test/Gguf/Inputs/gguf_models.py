@@ -7,7 +7,11 @@
         (OUT/{arch}.inputs.safetensors: batch 2, right-padded), and converts each with bench/peers'
         writers (gguf_llama.py, gguf_gpt2.py) to OUT/{arch}_{f32,q8_0,q4_0}.gguf; and two files
         with K-quants: OUT/llama_kq.gguf (Q8_0, blk.0.ffn_down Q4_K, blk.1.ffn_down Q6_K) and
-        OUT/qwen2_kq.gguf (Q8_0, blk.0.ffn_down Q5_K, blk.1.ffn_down Q6_K).
+        OUT/qwen2_kq.gguf (Q8_0, blk.0.ffn_down Q5_K, blk.1.ffn_down Q6_K); and a sixth
+        checkpoint, OUT/llama_k/ (hidden 256, 4 heads, 2 K/V heads, intermediate 512, 2 layers,
+        vocab 160, max 48: every row whole 256-value super-blocks) as the mixes llama-quantize
+        names Q4_K_M and Q5_K_M, OUT/llama_k_{q4_k_m,q5_k_m}.gguf: token_embd and the other
+        linears Q4_K (Q5_K), attn_v, ffn_down and output.weight Q6_K, the norms F32.
           llama: hidden 64, 4 heads, 2 K/V heads (Dh 16), intermediate 256, 2 layers, vocab 160,
                  max 48, untied (output.weight; Q8_0 in the Q4_0 file: its rows of 64 are not
                  whole Q6_K blocks)
@@ -23,7 +27,7 @@
                  binding, vocab 130, max 48, tied (no output.weight; token_embd in the file's dtype);
                  test/fixtures/make_gemma2.py's weights
           gpt2:  n_embd 64, 4 heads, n_inner 256, 2 layers, vocab 100, n_positions 40
-    gguf_models.py reference HFDIR FILE.gguf INPUTS OUT.safetensors [--int8-group G]
+    gguf_models.py reference HFDIR FILE.gguf INPUTS OUT.safetensors [--int8-group G] [--int8-activations]
         The logits of the GGUF file's weights as an independent reader sees them: every tensor
         dequantized in NumPy from ggml's block definitions, a llama file's Q and K rows put back
         in Hugging Face's order (a phi3 file's are in it: llama.cpp's NEOX rope), llama.cpp's
@@ -40,7 +44,9 @@
         output.weight is refused (Gemma 2's head is token_embd). With --int8-group G every 2-D
         weight but learned positions is first rounded as tfmc's int8 stores it (per row and group
         of G, s = f16(max|w| / 127), q = rint(w / s)): the reference of a program that converts
-        the file's values to int8.
+        the file's values to int8. With --int8-activations (llama and qwen2 files) each linear's
+        input is quantised first as tfmc's --activations int8 quantises it (per row and group of
+        32, d = f32(max|x| / 127), q = rint(x / d)): the reference of an int8-activation program.
     gguf_models.py variant FILE.gguf OUT.gguf EDIT...
         A copy of FILE with its header edited (the data section as it was):
           drop-key=K            the key removed
@@ -238,6 +244,15 @@ def int8_rounded(w, group):
 LLAMA = ml._config("llama", hidden_size=64, intermediate_size=256, num_hidden_layers=2,
                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=48,
                    vocab_size=160)
+# Wide enough for K-quants everywhere (rows of whole 256-value super-blocks).
+LLAMA_K = ml._config("llama", hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=48,
+                     vocab_size=160)
+# What llama-quantize's Q4_K_M and Q5_K_M give a small model's tensors: the main type, Q6_K for
+# attn_v, ffn_down and the output head (llama-quant.cpp's "use_more_bits" layers are all of them
+# at 2 layers).
+K_MIXES = {"q4_k_m": "q4_k", "q5_k_m": "q5_k"}
+K_SIX = ("attn_v", "ffn_down")
 QWEN2 = ml._config("qwen2", hidden_size=64, intermediate_size=256, num_hidden_layers=2,
                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=48,
                    vocab_size=130, rope_theta=1000.0, tie_word_embeddings=True,
@@ -297,6 +312,17 @@ def make(out):
         convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", "q8_0",
                  "--type", "blk.0.ffn_down.weight=" + first, "--type", "blk.1.ffn_down.weight=q6_k",
                  "--output", os.path.join(out, f"{arch}_kq.gguf")])
+    directory = os.path.join(out, "llama_k")
+    write_checkpoint(directory, LLAMA_K, ml.make_weights(LLAMA_K, 3119))
+    mf.write_safetensors(os.path.join(out, "llama_k.inputs.safetensors"),
+                         inputs(LLAMA_K["vocab_size"], 3119))
+    for mix, main_type in K_MIXES.items():
+        types = ["--type", "output.weight=q6_k", "--type", "token_embd.weight=" + main_type]
+        for layer in range(LLAMA_K["num_hidden_layers"]):
+            for t in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"):
+                types += ["--type", f"blk.{layer}.{t}.weight=" + ("q6_k" if t in K_SIX else main_type)]
+        convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", "q8_0",
+                 *types, "--output", os.path.join(out, f"llama_k_{mix}.gguf")])
     directory = os.path.join(out, "gpt2")
     write_checkpoint(directory, GPT2, mf.hf_make_weights(GPT2, 3103))
     mf.write_safetensors(os.path.join(out, "gpt2.inputs.safetensors"), inputs(GPT2["vocab_size"], 3103))
@@ -323,7 +349,22 @@ GPT2_NAMES = {"attn_norm": "ln_1", "attn_qkv": "attn.c_attn", "attn_output": "at
               "ffn_norm": "ln_2", "ffn_up": "mlp.c_fc", "ffn_down": "mlp.c_proj"}
 
 
-def reference(hf_dir, path, inputs_path, out, group=None):
+class Int8Activations(np.ndarray):
+    """A linear's weight whose input is first quantised as tfmc's --activations int8 does
+    (docs/precision.md): each row of x in f32, per group of 32 values, d = f32(max|x| / 127),
+    q = rint(f32(x · f32(1 / d))) clipped to ±127, and the product taken on q · d (float64)."""
+
+    def __rmatmul__(self, x):
+        xf = np.asarray(x, dtype=np.float32)
+        groups = xf.reshape(xf.shape[:-1] + (-1, 32))
+        d = (np.abs(groups).max(axis=-1, keepdims=True) / np.float32(127)).astype(np.float32)
+        inverse = np.where(d == 0, np.float32(0), np.float32(1) / np.where(d == 0, 1, d)).astype(np.float32)
+        q = np.clip(np.rint((groups * inverse).astype(np.float32)), -127, 127)
+        values = (q.astype(np.float64) * d.astype(np.float64)).reshape(xf.shape)
+        return values @ np.asarray(self)
+
+
+def reference(hf_dir, path, inputs_path, out, group=None, int8_activations=False):
     with open(os.path.join(hf_dir, "config.json")) as f:
         config = json.load(f)
     g = Gguf(path)
@@ -367,6 +408,10 @@ def reference(hf_dir, path, inputs_path, out, group=None):
                 a = a.astype(np.float64) - 1.0
         if hf is None:
             raise SystemExit(f"gguf_models: {path}: unexpected tensor {name}")
+        if int8_activations and (hf.endswith("_proj.weight") or hf == "lm_head.weight"):
+            if arch not in ("llama", "qwen2"):
+                raise SystemExit("gguf_models: --int8-activations: llama and qwen2 files only")
+            a = np.asarray(a, dtype=np.float64).view(Int8Activations)
         W[hf] = a
     if arch == "gpt2":
         logits = mf.hf_torch_forward(config, W, feed)
@@ -464,7 +509,9 @@ def main():
             i = args.index("--int8-group")
             group = int(args[i + 1])
             args = args[:i] + args[i + 2:]
-        reference(*args, group=group)
+        int8_activations = "--int8-activations" in args
+        args = [a for a in args if a != "--int8-activations"]
+        reference(*args, group=group, int8_activations=int8_activations)
     elif command == "variant":
         variant(args[0], args[1], args[2:])
     elif command == "error":

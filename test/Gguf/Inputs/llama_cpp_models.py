@@ -9,6 +9,10 @@
         phi3 checkpoints and one more gemma2 checkpoint, converted to F32 only:
           llama: hidden 64, 4 heads, 2 K/V heads (Dh 16), intermediate 128, 2 layers, vocab 505,
                  max 64, untied (output.weight)
+          llama_k: hidden 256, 4 heads, 2 K/V heads (Dh 64), intermediate 512, 2 layers, vocab
+                 505, max 64: OUT/llama_k_{q4_k_m,q5_k_m}.gguf, the mixes llama-quantize names
+                 Q4_K_M and Q5_K_M (token_embd and the linears Q4_K or Q5_K; attn_v, ffn_down and
+                 output.weight Q6_K; bench/peers/gguf.py's K-quant writers)
           qwen2: the same shape, rope_theta 1000, q/k/v biases, tied (no output.weight)
           phi3:  the same shape as llama, qkv_proj and gate_up_proj packed, vocab 468, max 64, no
                  sliding window (the file's phi3.attention.sliding_window 0)
@@ -83,6 +87,12 @@ V = 505
 LLAMA = ml._config("llama", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                    vocab_size=V, bos_token_id=502, eos_token_id=503)
+# Rows of whole 256-value super-blocks: K-quant files (the mixes llama-quantize names Q4_K_M and
+# Q5_K_M: token_embd and the linears Q4_K or Q5_K, attn_v, ffn_down and output.weight Q6_K).
+LLAMA_K = ml._config("llama", hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                     vocab_size=V, bos_token_id=502, eos_token_id=503)
+K_MIXES = {"q4_k_m": "q4_k", "q5_k_m": "q5_k"}
 QWEN2 = ml._config("qwen2", hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                    vocab_size=V, rope_theta=1000.0, tie_word_embeddings=True,
@@ -144,6 +154,18 @@ def make(out):
         for dtype in DTYPES:
             convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", dtype,
                      "--output", os.path.join(out, f"{arch}_{dtype}.gguf")])
+    directory = os.path.join(out, "llama_k")
+    write_checkpoint(directory, LLAMA_K, ml.make_weights(LLAMA_K, 3240))
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(os.path.join(VOCAB, name), directory)
+    for mix, main_type in K_MIXES.items():
+        types = ["--type", "output.weight=q6_k", "--type", "token_embd.weight=" + main_type]
+        for layer in range(LLAMA_K["num_hidden_layers"]):
+            for t in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"):
+                six = t in ("attn_v", "ffn_down")
+                types += ["--type", f"blk.{layer}.{t}.weight=" + ("q6_k" if six else main_type)]
+        convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", "q8_0", *types,
+                 "--output", os.path.join(out, f"llama_k_{mix}.gguf")])
     # phi3_swa has phi3's weights (make_weights reads no window).
     for arch, config, seed, dtypes in (("phi3", PHI3, 3204, DTYPES), ("phi3_swa", PHI3_SWA, 3204, ("f32",)),
                                        ("phi35", PHI35, 3205, ("f32",))):
