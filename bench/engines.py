@@ -54,10 +54,13 @@ TFMC_DTYPES = [("f32", "f32"), ("bf16", "bf16"), ("bf16a16", "bf16_a16"), ("int8
 # Compile flags of a row whose dtype is not a --weight-dtype value.
 TFMC_FLAGS = {"int8a8": ["--weight-dtype", "int8", "--activations", "int8"],
               "int4a8": ["--weight-dtype", "int4", "--activations", "int8"],
-              "bf16a16": ["--weight-dtype", "bf16", "--activations", "bf16"]}
+              "bf16a16": ["--weight-dtype", "bf16", "--activations", "bf16"],
+              # bench/llama.py's K-quant rows: compiled from a Q4_K_M GGUF file, whose tensors give
+              # the weight types (q4_k, q6_k); no --weight-dtype (tfmc has no K-quant quantiser).
+              "q4_k_m": [], "q4_k_m_a8": ["--activations", "int8"]}
 # The weights file's dtype of such a row: int8a8 loads the int8 row's file, int4a8 the int4 row's,
 # bf16a16 the bf16 row's (the same convert-weights output; --activations changes no weight).
-TFMC_WEIGHTS = {"int8a8": "int8", "int4a8": "int4", "bf16a16": "bf16"}
+TFMC_WEIGHTS = {"int8a8": "int8", "int4a8": "int4", "bf16a16": "bf16", "q4_k_m_a8": "q4_k_m"}
 # The CPU flags (/proc/cpuinfo's names) --target x86-64-avx512-bf16 needs: AVX512-BF16 and the Ice
 # Lake AVX-512 set its program's CPU check asks for (docs/precision.md, "bf16 activations").
 AVX512_BF16_FLAGS = ("avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl", "avx512ifma",

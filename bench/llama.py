@@ -16,6 +16,16 @@ A tfmc that cannot import a Hugging Face Llama directory compiles the same model
 description with the same weights under a .tfm model's names (llama_checkpoint.py
 --nn-transformer), and the report says so.
 
+Issue 47 (llama.cpp's K-quants read in place): a Q4_K_M file of the same checkpoint
+(bench/peers/gguf_llama.py --dtype q4_k_m: the types llama-quantize's Q4_K_M gives, Q4_K blocks from
+gguf.py's plain quantiser), tfmc compiled from it (`tfmc NAME_q4_k_m.gguf`, each tensor in its own
+type: rows q4_k_m, f32 activations, and q4_k_m_a8, --activations int8) and llama.cpp on the same file
+(row Q4_K_M): decode tokens/s and prefill time as the other rows; then the programs' resident memory
+after load against the file + K/V cache + arena, and the load of the .gguf against tfmc's own file
+of the same blocks (`convert-weights`). No reference models K-quants (llama_check.py,
+format_check.py): these rows' ids are compared with each other and with the fp32 reference's, not
+judged.
+
 class Llama is the section's machinery for any Llama shape: bench/llama32.py runs it at Llama 3.2
 1B's shape on a subset of the rows (its own file names, its own reference), and
 bench/gguf_bench.py on TinyLlama's GGUF files.
@@ -24,8 +34,12 @@ bench/gguf_bench.py on TinyLlama's GGUF files.
 import hashlib
 import json
 import os
+import re
 import shutil
 import statistics
+import subprocess
+import tempfile
+import time
 
 from engines import (BYTES_PER_ELEMENT, HEAD_BYTES_PER_ELEMENT, INT4_FILE_GOAL, INT4_ROOF_GOAL,
                      LLAMA_DTYPES, TFMC_DTYPES, Engines, Row, _mb, _pair, against_bf16, against_q4_0,
@@ -34,8 +48,10 @@ from engines import (BYTES_PER_ELEMENT, HEAD_BYTES_PER_ELEMENT, INT4_FILE_GOAL, 
                      int4_roof, missing_dtype,
                      own_format_words, read_roof, reason, reference_ok, same_ids_cell, stamp_ok,
                      tfmc_dtypes, tfmc_flags, tfmc_form, weights_dtype, weights_words, write_stamp)
-from run import (OUT, PEERS, PYTHON, TFMC, CommandFailed, Figure, fmt_ms, json_lines, note, pause,
-                 run, table)
+from gguf_llama import use_more_bits  # bench/peers (engines put it on the path): Q4_K_M's rule
+import run as harness  # its LOG (set by main after this import)
+from run import (CACHE, OUT, PEERS, PYTHON, ROOT, TFMC, CommandFailed, Figure, fmt_ms, json_lines, note,
+                 pause, run, table)
 from serve import NOISY_CORES, QUIET_CORES
 
 # TinyLlama-1.1B's shape (issue 14).
@@ -53,6 +69,18 @@ PAIRS = [("f32", "F32"), ("bf16", "BF16"), ("bf16a16", "BF16"), ("int8", "Q8_0")
 # The issue's goals for int8 weights + int8 activations against llama.cpp Q8_0: decode tokens/s
 # >= 1.2x Q8_0's (as for every pair) and prefill time <= 0.8x Q8_0's.
 PREFILL_GOAL = {"int8a8": 0.8}
+# Issue 47: the Q4_K_M file (NAME_q4_k_m.gguf, also the rows' format) and its rows: tfmc compiled from
+# it (engines.TFMC_FLAGS: no flag; --activations int8), llama.cpp on the same file.
+KQUANT = "q4_k_m"
+KQUANT_TFMC = ["q4_k_m", "q4_k_m_a8"]
+KQUANT_PEER = "Q4_K_M"
+# Its goals: decode >= 1.2x llama.cpp's tokens/s, prefill <= 0.8x its time (best threads each);
+# resident memory after load <= (the file + the K/V cache + the arena) x 1.05; load of the .gguf
+# <= 1.2x the load of tfmc's own file of the same blocks.
+KQUANT_DECODE_GOAL, KQUANT_PREFILL_GOAL, KQUANT_MEMORY_GOAL, KQUANT_LOAD_GOAL = 1.2, 0.8, 1.05, 1.2
+KQUANT_LOAD_RUNS = 11    # `info --weights` processes per file, the order rotating, after one each
+KQUANT_RSS_RUNS = 3      # `generate` processes per program for the whole run's peak resident size
+Q4_K_BYTES, Q6_K_BYTES = 144 / 256, 210 / 256   # a super-block's bytes per value
 
 
 def shape_of(s):
@@ -68,6 +96,19 @@ def matrix_elements(s):
     return s["layers"] * per_layer + s["vocab"] * d
 
 
+def q4_k_m_bytes(s):
+    """Bytes of the Q4_K_M file's linear weights and output head (the Q4_K_M mix: Q4_K, attn_v and
+    ffn_down Q6_K in use_more_bits layers, the head Q6_K), and of one embedding row."""
+    s = shape_of(s)
+    d, L = s["d_model"], s["layers"]
+    total = 0.0
+    for i in range(L):
+        more = Q6_K_BYTES if use_more_bits(i, L) else Q4_K_BYTES
+        total += (2 * d * s["q"] + d * s["kv"] + 2 * d * s["d_ff"]) * Q4_K_BYTES + (d * s["kv"] + s["d_ff"] * d) * more
+    row = Q6_K_BYTES if s.get("tied") else Q4_K_BYTES   # a tied model's token_embd is its Q6_K head
+    return total + s["vocab"] * d * Q6_K_BYTES, d * row
+
+
 def bytes_per_token(s, fmt, kv_bytes, position):
     """What one decode step reads: every linear weight and the output head in its format, one
     embedding row, the f32 norm weights, and the K/V cache up to `position` (f32; f16 in
@@ -75,9 +116,52 @@ def bytes_per_token(s, fmt, kv_bytes, position):
     s = shape_of(s)
     vectors = (2 * s["layers"] + 1) * s["d_model"]
     kv = s["layers"] * 2 * position * s["kv"] * kv_bytes
+    if fmt == KQUANT:
+        return sum(q4_k_m_bytes(s)) + vectors * 4 + kv
     head = s["vocab"] * s["d_model"]
     return ((matrix_elements(s) - head + s["d_model"]) * BYTES_PER_ELEMENT[fmt]
             + head * HEAD_BYTES_PER_ELEMENT.get(fmt, BYTES_PER_ELEMENT[fmt]) + vectors * 4 + kv)
+
+
+def leading_equal(a, b):
+    """How many leading ids two lists share."""
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+_ARENA = re.compile(r"^arena: (\d+) bytes", re.M)
+_KV = re.compile(r"^kv cache: \S+, (\d+) bytes", re.M)
+
+
+def process_rss(cmd, timeout=900):
+    """Runs cmd as run() would (quietly): (stdout, stderr, seconds, its peak resident size in bytes:
+    wait4's ru_maxrss)."""
+    if harness.LOG:  # run()'s log, quiet on the console
+        harness.LOG.write("$ " + " ".join(cmd) + "\n")
+    env = dict(os.environ, TFMC_CACHE_DIR=CACHE)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=ROOT)
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - start > timeout:
+                proc.kill()
+                _, status, usage = os.wait4(proc.pid, 0)
+                proc.returncode = -9
+                raise CommandFailed(f"timed out after {timeout:.0f} s: {' '.join(cmd)}")
+            time.sleep(0.005)
+        seconds = time.monotonic() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    if harness.LOG:
+        harness.LOG.write(stdout + stderr)
+        harness.LOG.flush()
+    if proc.returncode != 0:
+        raise CommandFailed(f"exit {proc.returncode}: {' '.join(cmd)}\n" + (stderr or stdout)[-2000:])
+    return stdout, stderr, seconds, usage.ru_maxrss * 1024
 
 
 def prefill_flop(s, S):
@@ -335,9 +419,149 @@ class Llama(Engines):
             pause(2.0)
 
 
+    # ------------------------------------------------------------------ K-quants (issue 47)
+    def judge(self, row, ids):
+        """Engines.judge, but for the K-quant rows, which no reference bounds (llama_check.py and
+        format_check.py model no K-quant): their ids are kept, with how many leading ones equal the
+        fp32 reference's, and the report compares tfmc's with llama.cpp's on the same file."""
+        if row.fmt != KQUANT:
+            return super().judge(row, ids)
+        ids = list(ids)
+        row.check = {"ids": ids, "ok": True, "steps": 0, "kquant": True,
+                     "agree": leading_equal(ids, self.res["check"]["expected"])}
+
+    def kquant(self):
+        """Issue 47's rows: the Q4_K_M file, tfmc's programs compiled from it (KQUANT_TFMC) and
+        llama.cpp on it, timed as the other rows; then memory and load (kquant_memory_load)."""
+        check = self.res["check"]
+        prompt = ",".join(map(str, check["timing_prompt"]))
+        check_prompt = ",".join(map(str, check["prompt"]))
+        rows = [Row("tfmc", dtype, KQUANT) for dtype in KQUANT_TFMC]
+        peer = Row("llama.cpp", KQUANT_PEER, KQUANT, kv_bytes=2)
+        for row in rows + [peer]:
+            self.res["rows"].append(row)
+            row.skip = unselected(self.h, row.dtype)
+        if all(r.skip for r in rows + [peer]):
+            return
+        path, write = self.gguf_file(KQUANT)
+        try:
+            self.write_gguf(KQUANT)
+        except CommandFailed as e:
+            for r in rows + [peer]:
+                r.skip = r.skip or f"failed: the Q4_K_M file was not written ({reason(e)})"
+            self.h.notes.append(f"{self.key}: gguf_llama.py --dtype q4_k_m failed: {reason(e)}")
+            return
+        size = os.path.getsize(path)
+        self.res["kquant"] = {"file": os.path.basename(path), "bytes": size, "programs": {}}
+        exes = {}
+        for row in rows:
+            if row.skip:
+                continue
+            exe = os.path.join(OUT, f"{self.name}_{row.dtype}")
+            try:
+                run([TFMC, path, "-o", exe] + tfmc_flags(row.dtype), timeout=1800)
+            except CommandFailed as e:
+                if "tfmc_uk_qk" in str(e):
+                    row.skip = ("failed to link: this runtime lacks the int8-activation K-quant microkernel "
+                                "tfmc_uk_qk_v1_avx2 (runtime/ukernels/KQuantProductsAvx2.cpp)")
+                else:
+                    row.skip = f"failed: {reason(e)}"
+                self.h.notes.append(f"{self.key}: tfmc {row.dtype}: {row.skip}")
+                continue
+            row.file_bytes = size
+            try:
+                out, _, _ = run([exe, "generate", "--weights", path, "--prompt", check_prompt,
+                                 "--max-new-tokens", str(len(check["expected"])), "--threads",
+                                 str(self.threads[-1])], timeout=1800)
+                self.judge(row, [int(x) for x in out.split()])
+                self.measured(f"tfmc {row.dtype}", lambda: self.time_generate(row, exe, path, prompt))
+                exes[row.dtype] = exe
+            except CommandFailed as e:
+                row.skip = f"failed: {reason(e)}"
+                self.h.notes.append(f"{self.key}: tfmc {row.dtype}: {row.skip}")
+            pause(2.0)
+        if not peer.skip:
+            if not (self.npm_has("node-llama-cpp") and self.npm_has("@node-llama-cpp/linux-x64")):
+                peer.skip = "node-llama-cpp or @node-llama-cpp/linux-x64 is not installed (make bench-npm)"
+            else:
+                self.measured(f"llama.cpp {KQUANT_PEER}",
+                              lambda: self.file_peer(peer, self.weights, path, write, "llama_bench.mjs",
+                                                     "llama_check"))
+                pause(2.0)
+        if exes:
+            try:
+                self.measured("K-quant memory and load", lambda: self.kquant_memory_load(exes, path))
+            except CommandFailed as e:
+                self.h.notes.append(f"{self.key}: K-quant memory and load not measured: {reason(e)}")
+
+    def kquant_memory_load(self, exes, path):
+        """Each program's arena and K/V cache (`NAME info`); `info --weights` processes (which exit
+        once loaded) on the .gguf, and for the f32-activation program also on tfmc's own file of the
+        same blocks (`convert-weights`), alternating, each file recached and read by one process
+        first: their `load:` figures and peak resident sizes (wait4's ru_maxrss); then
+        KQUANT_RSS_RUNS `generate` processes of each program (the timing prompt, the decode steps)
+        for a whole run's peak resident size."""
+        from gguf_bench import _LOAD, Gguf  # it imports this module: here, not at the top
+        res = self.res["kquant"]
+        own = None
+        if KQUANT in exes:
+            own = os.path.join(OUT, f"{self.name}_{KQUANT}_own.safetensors")
+            if not stamp_ok(own, path):
+                run([exes[KQUANT], "convert-weights", "--weights", path, "--output", own], timeout=1800)
+                write_stamp(own, path)
+            res["own_file"], res["own_bytes"] = os.path.basename(own), os.path.getsize(own)
+        entries = [(dtype, exe, path) for dtype, exe in exes.items()]
+        if own:
+            entries.append(("own", exes[KQUANT], own))
+        fig = lambda xs: Figure(statistics.median(xs), min(xs), max(xs))
+        for dtype, exe in exes.items():
+            # `info` without weights: its plan's arena and K/V cache, and the program's own resident size.
+            info = [process_rss([exe, "info"]) for _ in range(KQUANT_RSS_RUNS)]
+            a, k = _ARENA.search(info[0][0]), _KV.search(info[0][0])
+            res["programs"][dtype] = {"arena": int(a.group(1)) if a else None, "kv": int(k.group(1)) if k else 0,
+                                      "base_rss": fig([r[3] for r in info])}
+
+        def info_once(exe, weights):
+            out, _, seconds, rss = process_rss([exe, "info", "--weights", weights])
+            m = _LOAD.search(out)
+            if not m:
+                raise CommandFailed(f"{os.path.basename(exe)} info printed no load line:\n{out[-500:]}")
+            return float(m.group(1)), float(m.group(2)), rss
+
+        for w in dict.fromkeys(w for _, _, w in entries):
+            Gguf.recache(w)
+        for _, exe, w in entries:
+            info_once(exe, w)
+        runs = {key: [] for key, _, _ in entries}
+        for i in range(KQUANT_LOAD_RUNS):
+            # Each round starts one entry later: no file always follows the same one.
+            for key, exe, w in entries[i % len(entries):] + entries[:i % len(entries)]:
+                runs[key].append(info_once(exe, w))
+        res["load"] = {key: {"load": fig([r[0] for r in rs]), "map": fig([r[1] for r in rs]),
+                             "rss": fig([r[2] for r in rs])} for key, rs in runs.items()}
+        res["load_runs"] = KQUANT_LOAD_RUNS
+        if KQUANT in runs and "own" in runs:
+            res["load_round_ratio"] = statistics.median(a[0] / b[0] for a, b in zip(runs[KQUANT], runs["own"]))
+        prompt = ",".join(map(str, self.res["check"]["timing_prompt"]))
+        by = {r.dtype: r for r in self.res["rows"] if r.engine == "tfmc"}
+        for dtype, exe in exes.items():
+            T = by[dtype].best_decode()[0] or self.threads[-1]
+            rss = [process_rss([exe, "generate", "--weights", path, "--prompt", prompt, "--max-new-tokens",
+                                str(self.new + 1), "--threads", str(T)])[3] for _ in range(KQUANT_RSS_RUNS)]
+            res["programs"][dtype].update(generate_rss=fig(rss), generate_threads=T)
+        res["rss_runs"] = KQUANT_RSS_RUNS
+        pause()
+
+
 def run_llama(h):
-    note("llama: TinyLlama-1.1B-shaped generation in tfmc (each weight dtype) and llama.cpp")
-    run_engines(Llama(h), compile_times=True)
+    note("llama: TinyLlama-1.1B-shaped generation in tfmc (each weight dtype) and llama.cpp, and "
+         "issue 47's Q4_K_M file in both")
+    e = Llama(h)
+    run_engines(e, compile_times=True)
+    try:
+        e.kquant()
+    except CommandFailed as err:
+        h.notes.append(f"llama: the K-quant rows failed: {reason(err)}")
 
 
 def run_engines(e, compile_times):
@@ -428,7 +652,8 @@ def render_section(rep, sec):
         mark = "" if row.comparable() else " †"
         pre = {T: f.median for T, f in row.prefill.items()}
         c = row.check
-        ids = "not checked" if c is None else same_ids_cell(c, len(check["expected"]))
+        ids = ("not checked" if c is None else kquant_ids_cell(row, rows, len(check["expected"]))
+               if c.get("kquant") else same_ids_cell(c, len(check["expected"])))
         out.append([row.engine, dtype_label(row.dtype), _pair(pre, lambda x: f"{x:.0f}", False) + mark,
                     _pair(of_peak, lambda x: f"{100 * x:.0f} %", True),
                     _pair(row.decode_tps, lambda x: f"{x:.2f}", True) + mark, _mb(b),
@@ -465,7 +690,8 @@ def render_section(rep, sec):
     add("Bytes read per token: every linear weight and the output head in its format (f32 4 B, bf16 and "
         "tfmc bf16a16 2 B, "
         "tfmc int8 and int8a8 1 + 2/64 B with its f16 scale per 64, Q8_0 34 B per 32, Q4_0 and tfmc int4 / "
-        "int4a8 18 B per 32, llama.cpp Q4_0's output head Q6_K 210 B per 256), one embedding row, the f32 "
+        "int4a8 18 B per 32, llama.cpp Q4_0's output head Q6_K 210 B per 256; the Q4_K_M rows their file's "
+        "mix, Q4_K 144 B and Q6_K 210 B per 256), one embedding row, the f32 "
         f"norm weights, and the K/V cache at the mean position {position:.0f} (f32; f16 in llama.cpp). "
         "Read roof: decode tokens/s × bytes per token ÷ the read bandwidth `peak` measured right before "
         "the engines ran (" + ", ".join(f"{bw[T]:.1f} GB/s at {T} t" for T in sorted(bw)) + "). "
@@ -516,6 +742,153 @@ def render_section(rep, sec):
                 "those figures are low, and their ratios hold only where both sides met a similar load.")
             add()
     goals(rep, res, sec)
+    if res.get("kquant"):
+        render_kquant(rep, res, sec)
+
+
+def kquant_ids_cell(row, rows, n):
+    """A K-quant row's "same ids" cell: not judged; its leading ids equal to the fp32 reference's
+    and to the other engine's on the same file (tfmc q4_k_m's for llama.cpp, llama.cpp's for tfmc)."""
+    other = ("tfmc", KQUANT_TFMC[0]) if row.engine == "llama.cpp" else ("llama.cpp", KQUANT_PEER)
+    o = next((r for r in rows if (r.engine, r.dtype) == other and r.check and not r.skip), None)
+    words = f"not judged (no K-quant reference): {row.check['agree']} of {n} equal to the fp32 reference's"
+    if o is not None:
+        words += f", {leading_equal(row.check['ids'], o.check['ids'])} of {n} to {o.engine} {o.dtype}'s"
+    return words
+
+
+def render_kquant(rep, res, sec):
+    """Issue 47's part of the section: the Q4_K_M file, memory and load tables, its goals."""
+    k, add = res["kquant"], rep.add
+    s = shape_of(res["shape"])
+    L = s["layers"]
+    more = [i for i in range(L) if use_more_bits(i, L)]
+    add(f"### Issue 47: llama.cpp's K-quants (a Q4_K_M file, {sec['label']})")
+    add()
+    add(f"`bench/out/{k['file']}` ({k['bytes'] / 1e6:.0f} MB), written by bench/peers/gguf_llama.py --dtype "
+        "q4_k_m from the same checkpoint: the types llama.cpp's `llama-quantize ... Q4_K_M` gives a Llama "
+        "(no importance matrix): token_embd and every linear Q4_K, attn_v and ffn_down Q6_K in the "
+        f"\"use_more_bits\" layers ({len(more)} of {L}: {', '.join(map(str, more))}), output.weight Q6_K, "
+        "norms F32. Its Q4_K blocks come from bench/peers/gguf.py's plain quantiser (per 32-value "
+        "sub-block min and scale, not ggml's make_qkx2_quants search): other values than llama-quantize's, "
+        "the same types, layout and bytes, which is what the speed depends on. tfmc q4_k_m: `tfmc "
+        f"{k['file']} -o NAME` (each tensor in its own type, read in place: q4_k, q6_k), f32 activations; "
+        "q4_k_m_a8: the same with `--activations int8` (every linear's input quantised per 32 and "
+        "multiplied as integers by the K-quant microkernel); both run with `--weights` the .gguf, timed as "
+        "the other tfmc rows. llama.cpp Q4_K_M: the same file in node-llama-cpp (which rounds every "
+        "matrix product's input to Q8_K), timed as the other llama.cpp rows. No reference models "
+        "K-quants (llama_check.py, format_check.py): the rows' ids are not judged; the table's last "
+        "column compares them with the fp32 reference's and with each other's.")
+    add()
+    programs, load = k.get("programs", {}), k.get("load", {})
+    bounds = {}
+    if programs:
+        out = []
+        for dtype, p in programs.items():
+            if p.get("arena") is None:
+                continue
+            bound = k["bytes"] + p["kv"] + p["arena"]
+            bounds[dtype] = bound
+            info, gen = load.get(dtype, {}).get("rss"), p.get("generate_rss")
+            out.append([f"tfmc {dtype}", _mib(k["bytes"]), _mib(p["kv"]), _mib(p["arena"]),
+                        f"{_mib(bound)} ({_mib(bound * KQUANT_MEMORY_GOAL)})", _rss(p.get("base_rss")),
+                        f"{_rss(info)} ({info.median / bound:.3f}×)" if info else "n/a",
+                        f"{_rss(gen)} ({gen.median / bound:.3f}×, {p['generate_threads']} t)" if gen else "n/a"])
+        add(table(["program", "file", "K/V cache", "arena", "sum (× 1.05)", "the program alone, `info`",
+                   "after load, `info --weights`", "a `generate` run"], out))
+        add()
+        add(f"Resident memory (MiB): wait4's ru_maxrss (the process's peak resident size) of each process, the "
+            f"median [min–max] of {k.get('load_runs', KQUANT_LOAD_RUNS)} `NAME info --weights {k['file']}` "
+            "processes (they exit once loaded, so their peak is the resident size after load: the file's mapped "
+            "pages, the program and its libraries; the arena and the K/V cache are allocated but not "
+            f"touched), of {k.get('rss_runs', KQUANT_RSS_RUNS)} `NAME info` processes without weights (the "
+            f"program and its libraries alone), and of {k.get('rss_runs', KQUANT_RSS_RUNS)} `generate` "
+            f"processes (the timing prompt and {res['new_tokens'] + 1} tokens: the arena and the K/V cache "
+            "touched as a run touches them); in parentheses the ratio to the sum. K/V cache and arena: `NAME "
+            "info`'s figures.")
+        add()
+    if load:
+        out = [[f"`{k['file']}` ({dtype} program)" if dtype != "own" else
+                f"`{k.get('own_file')}` (tfmc's own file, `convert-weights`; q4_k_m program)",
+                _mib(k["own_bytes"] if dtype == "own" else k["bytes"]), fmt_ms(l["load"]), fmt_ms(l["map"]),
+                _rss(l["rss"])] for dtype, l in load.items()]
+        add(table(["weights file", "MiB", "`load:` ms", "map, page-in, check ms", "peak RSS MiB"], out))
+        add()
+        add(f"Load: `NAME info --weights W`'s own `load:` figure (map with MAP_POPULATE, checks, binding: "
+            f"no conversion either way), the median [min–max] of {k.get('load_runs', KQUANT_LOAD_RUNS)} "
+            "processes per file in rounds of one each (each round starting one process later), after each "
+            "file was dropped from the page cache, read through once in order (bench/gguf_bench.py's recache: "
+            "both cached alike) and loaded by one untimed process."
+            + (f" The median of the rounds' ratios .gguf ÷ own file (q4_k_m program): "
+               f"{k['load_round_ratio']:.2f}×." if k.get("load_round_ratio") else ""))
+        add()
+    rows = {(r.engine, r.dtype): r for r in res["rows"]}
+    goal_rows = []
+
+    def goal(what, value, target, met, why=None):
+        goal_rows.append([what, value if value is not None else "n/a", target,
+                          ("met" if met else "**not met**") if value is not None else f"not measured ({why})"])
+
+    def get(engine, dtype):
+        r = rows.get((engine, dtype))
+        if r is None:
+            return None, f"no {engine} {dtype} row"
+        if r.skip or not r.decode_tps or not r.prefill:
+            return None, f"{engine} {dtype} {r.skip or 'has no figures'}"
+        return r, None
+
+    b, why_b = get("llama.cpp", KQUANT_PEER)
+    for ours in KQUANT_TFMC:
+        a, why_a = get("tfmc", ours)
+        v = a.best_decode()[1] / b.best_decode()[1] if a and b else None
+        goal(f"decode: tfmc {dtype_label(ours)} ÷ llama.cpp {KQUANT_PEER} on the same file, tokens/s (best "
+             "threads each)", f"{v:.2f}×" if v is not None else None, f"≥ {KQUANT_DECODE_GOAL:.2f}×",
+             v is not None and v >= KQUANT_DECODE_GOAL, why_a or why_b)
+        if v is not None:
+            rep.summary.append([f"{sec['label']} decode, Q4_K_M file, {weights_words(ours)}: tokens/s (best threads)",
+                                f"{a.best_decode()[1]:.2f} ({a.best_decode()[0]} t)",
+                                f"{b.best_decode()[1]:.2f} (llama.cpp {KQUANT_PEER}, {b.best_decode()[0]} t)",
+                                f"{v:.2f}×", ""])
+    for ours in KQUANT_TFMC:
+        a, why_a = get("tfmc", ours)
+        t = a.best_prefill()[1].median / b.best_prefill()[1].median if a and b else None
+        goal(f"prefill {res['prompt']}: tfmc {dtype_label(ours)} ÷ llama.cpp {KQUANT_PEER} time (best threads "
+             "each)", f"{t:.2f}×" if t is not None else None, f"≤ {KQUANT_PREFILL_GOAL:.2f}×",
+             t is not None and t <= KQUANT_PREFILL_GOAL, why_a or why_b)
+        if t is not None:
+            rep.summary.append([f"{sec['label']} prefill {res['prompt']}, Q4_K_M file, {weights_words(ours)}: ms "
+                                "(best threads)", f"{fmt_ms(a.best_prefill()[1])} ({a.best_prefill()[0]} t)",
+                                f"{fmt_ms(b.best_prefill()[1])} (llama.cpp {KQUANT_PEER}, {b.best_prefill()[0]} t)",
+                                f"{1 / t:.2f}×", ""])
+    for ours in KQUANT_TFMC:
+        info = load.get(ours, {}).get("rss")
+        v = info.median / bounds[ours] if info and ours in bounds else None
+        goal(f"resident memory after load: tfmc {ours} (`info --weights`, median peak RSS) ÷ (file + K/V "
+             "cache + arena)", f"{v:.3f}×" if v is not None else None, f"≤ {KQUANT_MEMORY_GOAL:.2f}×",
+             v is not None and v <= KQUANT_MEMORY_GOAL, f"tfmc {ours} did not run")
+    for ours in KQUANT_TFMC:
+        gen = programs.get(ours, {}).get("generate_rss")
+        if gen and ours in bounds:
+            v = gen.median / bounds[ours]
+            goal(f"(not a goal) a whole `generate` run's peak RSS: tfmc {ours} ÷ (file + K/V cache + arena)",
+                 f"{v:.3f}×", f"≤ {KQUANT_MEMORY_GOAL:.2f}×", v <= KQUANT_MEMORY_GOAL)
+    a, o = load.get(KQUANT), load.get("own")
+    v = a["load"].median / o["load"].median if a and o else None
+    goal("load: the Q4_K_M .gguf ÷ tfmc's own file of the same blocks (`convert-weights`), `load:` medians, "
+         "q4_k_m program", f"{v:.2f}×" if v is not None else None, f"≤ {KQUANT_LOAD_GOAL:.2f}×",
+         v is not None and v <= KQUANT_LOAD_GOAL, "no load figures")
+    add("#### Issue 47's goals (ratios of this run)")
+    add()
+    add(table(["goal", "this run", "target", ""], goal_rows))
+    add()
+
+
+def _mib(x):
+    return "n/a" if x is None else f"{x / 2 ** 20:.0f}"
+
+
+def _rss(fig):
+    return "n/a" if fig is None else f"{fig.median / 2 ** 20:.0f} [{fig.min / 2 ** 20:.0f}–{fig.max / 2 ** 20:.0f}]"
 
 
 def goals(rep, res, sec=SECTION):

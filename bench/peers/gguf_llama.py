@@ -3,11 +3,18 @@
 a Hugging Face Llama (or Qwen2, Phi-3, Gemma 2) checkpoint directory (what llama_checkpoint.py writes: config.json,
 model.safetensors, tokenizer.json).
 
-    /usr/bin/python3 gguf_llama.py --checkpoint DIR --dtype f32|bf16|q8_0|q4_0 --output OUT.gguf \
+    /usr/bin/python3 gguf_llama.py --checkpoint DIR --dtype f32|bf16|q8_0|q4_0|q4_k_m --output OUT.gguf \
         [--type TENSOR=q6_k ...]
 
---type gives one tensor another type (f32, bf16, q8_0, q4_0 or q6_k), as llama-quantize's
+--type gives one tensor another type (f32, bf16, q8_0, q4_0, q4_k, q5_k or q6_k), as llama-quantize's
 --tensor-type does; tfmc's tests use it to put a Q6_K tensor in a small model.
+
+--dtype q4_k_m (llama only) writes the mix llama.cpp's `llama-quantize ... Q4_K_M` gives a Llama
+without an importance matrix (llama-quant.cpp's llama_tensor_get_type): token_embd and every
+linear Q4_K, except attn_v and ffn_down in the "use_more_bits" layers (i < n/8, i >= 7n/8, or
+(i - n/8) % 3 == 2; 10 of TinyLlama's 22) and the output head (a tied model's token_embd), Q6_K;
+norms F32. The Q4_K blocks come from gguf.py's plain quantiser, not ggml's make_qkx2_quants
+search: other values than llama-quantize's, the same types, layout and bytes.
 
 Qwen2 (model_type "qwen2", llama.cpp's LLM_ARCH_QWEN2) is the same but for three things: the
 keys are under "qwen2.", the q/k/v_proj biases are written too (blk.N.attn_q/k/v.bias, F32), and
@@ -98,11 +105,18 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gguf import (DTYPES, GGML_F32, T_BOOL, T_FLOAT32, T_INT32, T_STRING, T_UINT32,  # noqa: E402
-                  TENSOR_TYPES, Writer, output_type)
+from gguf import (DTYPES, GGML_F32, GGML_Q4_K, GGML_Q6_K, T_BOOL, T_FLOAT32, T_INT32,  # noqa: E402
+                  T_STRING, T_UINT32, TENSOR_TYPES, Writer, output_type)
 from torch_bench import read_safetensors  # noqa: E402  (no torch import at load)
 
 TOKEN_NORMAL, TOKEN_UNKNOWN, TOKEN_CONTROL, TOKEN_BYTE = 1, 2, 3, 6
+# llama-quantize's K-quant mixes this writer offers as --dtype: the main type (--dtype q4_k_m).
+MIXES = {"q4_k_m": GGML_Q4_K}
+
+
+def use_more_bits(i, n):
+    """llama-quant.cpp's use_more_bits: layer i of n gets Q6_K's attn_v and ffn_down in Q4_K_M."""
+    return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
 
 
 def rotate_half_to_interleaved(w, heads):
@@ -282,7 +296,7 @@ def llama3_rope_factors(c, D):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", required=True, help="a Hugging Face Llama directory")
-    p.add_argument("--dtype", choices=sorted(DTYPES))
+    p.add_argument("--dtype", choices=sorted(DTYPES) + sorted(MIXES))
     p.add_argument("--tokenizer-only", action="store_true", help="the tokenizer's metadata alone, no tensors")
     p.add_argument("--pre", help="tokenizer.ggml.pre of a byte-level tokenizer.json (default: from its regex)")
     p.add_argument("--output", required=True)
@@ -316,6 +330,9 @@ def main():
     if arch not in ("llama", "qwen2", "phi3", "gemma2"):
         raise SystemExit(f"gguf_llama: {a.checkpoint}/config.json: model_type is "
                          f"{c.get('model_type')!r}, not 'llama', 'qwen2', 'phi3' or 'gemma2'")
+    mix = a.dtype in MIXES
+    if mix and arch != "llama":
+        raise SystemExit(f"gguf_llama: --dtype {a.dtype}: llama checkpoints only (model_type {arch!r})")
     types = {}
     for spec in a.type:
         name, _, kind = spec.partition("=")
@@ -326,7 +343,9 @@ def main():
     H, KV = c["num_attention_heads"], c.get("num_key_value_heads", c["num_attention_heads"])
     D = c.get("head_dim") or (256 if arch == "gemma2" else c["hidden_size"] // H)
     L = c["num_hidden_layers"]
-    wide = DTYPES[a.dtype]
+    wide = MIXES[a.dtype] if mix else DTYPES[a.dtype]
+    # The output head's type (a tied llama's token_embd's): Q6_K in a K-quant mix.
+    head = GGML_Q6_K if mix else output_type(a.dtype, c["hidden_size"])
 
     w = Writer("gguf_llama")
     w.add("general.architecture", T_STRING, arch)
@@ -367,7 +386,7 @@ def main():
     tied = "lm_head.weight" not in W
     # A tied llama's token_embd is its output head too: llama-quantize's head type.
     add("token_embd.weight", W["model.embed_tokens.weight"],
-        output_type(a.dtype, c["hidden_size"]) if arch == "llama" and tied else wide)
+        head if arch == "llama" and tied else wide)
     scaling = c.get("rope_scaling") or {}
     if arch == "llama" and scaling.get("rope_type", scaling.get("type")) == "linear":
         w.add("llama.rope.scaling.type", T_STRING, "linear")
@@ -406,7 +425,8 @@ def main():
             continue
         add(dst + "attn_q.weight", permute(W[src + "self_attn.q_proj.weight"], H), wide)
         add(dst + "attn_k.weight", permute(W[src + "self_attn.k_proj.weight"], KV), wide)
-        add(dst + "attn_v.weight", W[src + "self_attn.v_proj.weight"], wide)
+        more = GGML_Q6_K if mix and use_more_bits(i, L) else wide   # Q4_K_M's attn_v and ffn_down
+        add(dst + "attn_v.weight", W[src + "self_attn.v_proj.weight"], more)
         if arch == "qwen2":
             add(dst + "attn_q.bias", W[src + "self_attn.q_proj.bias"], GGML_F32)
             add(dst + "attn_k.bias", W[src + "self_attn.k_proj.bias"], GGML_F32)
@@ -414,11 +434,11 @@ def main():
         add(dst + "attn_output.weight", W[src + "self_attn.o_proj.weight"], wide)
         add(dst + "ffn_norm.weight", W[src + "post_attention_layernorm.weight"], GGML_F32)
         for ours, theirs in (("gate_proj", "ffn_gate"), ("up_proj", "ffn_up"), ("down_proj", "ffn_down")):
-            add(dst + theirs + ".weight", W[src + "mlp." + ours + ".weight"], wide)
+            add(dst + theirs + ".weight", W[src + "mlp." + ours + ".weight"], more if theirs == "ffn_down" else wide)
     if arch != "gemma2":
         add("output_norm.weight", W["model.norm.weight"], GGML_F32)
     if arch != "gemma2" and not tied:
-        add("output.weight", W["lm_head.weight"], output_type(a.dtype, c["hidden_size"]))
+        add("output.weight", W["lm_head.weight"], head)
     if types:
         raise SystemExit(f"gguf_llama: --type names no tensor of the file: {', '.join(sorted(types))}")
     w.write(a.output)
