@@ -100,7 +100,7 @@ int blockPanelProducts(halide_buffer_t *xq, halide_buffer_t *xScale,
 
   const int32_t *offsets =
       a.int4 || Form::kInt8Offsets ? groupOffsets(a, mExtent) : nullptr;
-  const int64_t live = std::max<int64_t>(0, std::min<int64_t>(nExtent, rows - nMin));
+  const int64_t live = taskRows(out, rows).live;
   Form::rows(a, panel, offsets, mExtent, live);
   zeroPastN(a, live, nExtent, mExtent);
   return 0;

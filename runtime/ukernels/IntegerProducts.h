@@ -341,11 +341,35 @@ inline IntegerArgs argumentsOf(halide_buffer_t *xq, halide_buffer_t *xScale,
 }
 
 /// Outputs [live, nExtent) of every row: past N, 0.
-inline void zeroPastN(const IntegerArgs &a, int64_t live, int64_t nExtent,
-                      int64_t mExtent) {
+inline void zeroPastN(float *out, int64_t outRowStride, int64_t live,
+                      int64_t nExtent, int64_t mExtent) {
   for (int64_t m = 0; m < mExtent; ++m)
     for (int64_t n = live; n < nExtent; ++n)
-      a.out[n + m * a.outRowStride] = 0.0f;
+      out[n + m * outRowStride] = 0.0f;
+}
+inline void zeroPastN(const IntegerArgs &a, int64_t live, int64_t nExtent,
+                      int64_t mExtent) {
+  zeroPastN(a.out, a.outRowStride, live, nExtent, mExtent);
+}
+
+/// A call's rows of W (every microkernel's): `out`'s outputs [nMin, nMin +
+/// nExtent) read rows [first, end), none past N (a task wholly past it
+/// asks for the last row: a region is never empty), and its first `live`
+/// outputs hold rows of W.
+struct TaskRows {
+  int64_t first, end, live;
+};
+inline TaskRows taskRows(const halide_buffer_t *out, int64_t rows) {
+  const int64_t nMin = out->dim[0].min, nExtent = out->dim[0].extent;
+  const int64_t first = std::min<int64_t>(nMin, rows - 1);
+  return {first,
+          std::max<int64_t>(std::min<int64_t>(nMin + nExtent, rows), first + 1),
+          std::max<int64_t>(0, std::min<int64_t>(nExtent, rows - nMin))};
+}
+
+/// The bytes of W's row `n` in a call's buffer `w` (rows of bytes).
+inline const uint8_t *rowOfW(const halide_buffer_t *w, int64_t n) {
+  return w->host + (n - w->dim[1].min) * w->dim[1].stride - w->dim[0].min;
 }
 
 /// Every row of x against outputs [0, live) through repacked panels of W
@@ -362,21 +386,18 @@ int integerProducts(halide_buffer_t *xq, halide_buffer_t *xScale,
   const int64_t groups = (int64_t(depth) + group - 1) / group;
   const int64_t nMin = out->dim[0].min, nExtent = out->dim[0].extent;
   const int64_t mMin = out->dim[1].min, mExtent = out->dim[1].extent;
-  // W's rows that the outputs need (none past N).
-  const int64_t wFirst = std::min<int64_t>(nMin, rows - 1);
-  const int64_t wEnd = std::max<int64_t>(std::min<int64_t>(nMin + nExtent, rows),
-                                         wFirst + 1);
+  const TaskRows task = taskRows(out, rows);
   const int64_t blockBytes = int4 ? 18 : 2 + group;
   if (xq->host == nullptr) {
     askForX(xq, xScale, group, groups, mMin, mExtent);
-    askForW(w, groups * blockBytes, wFirst, wEnd);
+    askForW(w, groups * blockBytes, task.first, task.end);
     return 0;
   }
   IntegerArgs a = argumentsOf(xq, xScale, out, group, groups, blockBytes, int4);
   a.wRowStride = w->dim[1].stride;
-  a.w = w->host + (nMin - w->dim[1].min) * a.wRowStride - w->dim[0].min;
+  a.w = rowOfW(w, nMin);
   // Outputs [0, live) of the task hold rows of W; the rest are past N.
-  const int64_t live = std::max<int64_t>(0, std::min<int64_t>(nExtent, rows - nMin));
+  const int64_t live = task.live;
   bool panels = false;
   if constexpr (Isa::kPanelRows > 0) {
     panels = mExtent >= Isa::kPanelRows;

@@ -194,10 +194,7 @@ int kQuantFloatProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
   const int64_t superBlocks = depth / kSuperBlockValues;
   const int64_t nMin = out->dim[0].min, nExtent = out->dim[0].extent;
   const int64_t mMin = out->dim[1].min, mExtent = out->dim[1].extent;
-  // W's rows that the outputs need (none past N).
-  const int64_t wFirst = std::min<int64_t>(nMin, rows - 1);
-  const int64_t wEnd = std::max<int64_t>(std::min<int64_t>(nMin + nExtent, rows),
-                                         wFirst + 1);
+  const TaskRows task = taskRows(out, rows);
   // A bounds query: out's host is null (x, an input of the pipeline, has
   // one even then).
   if (out->host == nullptr) {
@@ -205,7 +202,7 @@ int kQuantFloatProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
     x->dim[0].extent = depth;
     x->dim[1].min = int32_t(mMin);
     x->dim[1].extent = int32_t(mExtent);
-    askForW(w, superBlocks * blockBytes, wFirst, wEnd);
+    askForW(w, superBlocks * blockBytes, task.first, task.end);
     return 0;
   }
   FloatArgs a{};
@@ -213,12 +210,12 @@ int kQuantFloatProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
   a.x = reinterpret_cast<const float *>(x->host) - x->dim[0].min +
         (mMin - x->dim[1].min) * a.xRowStride;
   a.wRowStride = w->dim[1].stride;
-  a.w = w->host + (nMin - w->dim[1].min) * a.wRowStride - w->dim[0].min;
+  a.w = rowOfW(w, nMin);
   a.superBlocks = superBlocks;
   a.groups = superBlocks * kSuperBlockGroups;
   a.outRowStride = out->dim[1].stride;
   a.out = reinterpret_cast<float *>(out->host);
-  const int64_t live = std::max<int64_t>(0, std::min<int64_t>(nExtent, rows - nMin));
+  const int64_t live = task.live;
   if (live > 0 && mExtent > 0) {
     thread_local Scratch scratch;
     if (type != kTypeQ6K) {
@@ -233,9 +230,7 @@ int kQuantFloatProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
     else
       products<kTypeQ6K>(a, live, mExtent);
   }
-  for (int64_t m = 0; m < mExtent; ++m)
-    for (int64_t n = live; n < nExtent; ++n)
-      a.out[n + m * a.outRowStride] = 0.0f;
+  zeroPastN(a.out, a.outRowStride, live, nExtent, mExtent);
   return 0;
 }
 

@@ -542,19 +542,16 @@ int kQuantProductsAvx2(halide_buffer_t *xq, halide_buffer_t *xScale,
   const int64_t groups = superBlocks * kSuperBlockGroups;
   const int64_t nMin = out->dim[0].min, nExtent = out->dim[0].extent;
   const int64_t mMin = out->dim[1].min, mExtent = out->dim[1].extent;
-  // W's rows that the outputs need (none past N), as integerProducts.
-  const int64_t wFirst = std::min<int64_t>(nMin, rows - 1);
-  const int64_t wEnd = std::max<int64_t>(std::min<int64_t>(nMin + nExtent, rows),
-                                         wFirst + 1);
+  const TaskRows task = taskRows(out, rows);
   if (xq->host == nullptr) {
     askForX(xq, xScale, 32, groups, mMin, mExtent);
-    askForW(w, superBlocks * blockBytes, wFirst, wEnd);
+    askForW(w, superBlocks * blockBytes, task.first, task.end);
     return 0;
   }
   IntegerArgs a = argumentsOf(xq, xScale, out, 32, groups, blockBytes, 0);
   a.wRowStride = w->dim[1].stride;
-  a.w = w->host + (nMin - w->dim[1].min) * a.wRowStride - w->dim[0].min;
-  const int64_t live = std::max<int64_t>(0, std::min<int64_t>(nExtent, rows - nMin));
+  a.w = rowOfW(w, nMin);
+  const int64_t live = task.live;
   if (live > 0 && mExtent > 0) {
     // x dense in scratch: 32 bytes and two floats per group and row.
     thread_local Scratch scratch;
