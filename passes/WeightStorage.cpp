@@ -153,6 +153,18 @@ struct WeightStoragePass
         continue;
       WeightStorage kind = *it->second;
       for (WeightOp weight : entry.getValue()) {
+        // A K-quant row is whole super-blocks: said here, naming the
+        // weight, rather than by the verifier after the pass.
+        int64_t cols = weight.getType().getDimSize(1);
+        if (isKQuant(kind) && cols % tfmc::format::kKQuantBlockValues != 0) {
+          weight.emitError("weight '")
+              << weight.getName() << "' has rows of " << cols
+              << " values, but " << stringifyWeightStorage(kind)
+              << " stores whole super-blocks of "
+              << tfmc::format::kKQuantBlockValues
+              << " (int8 and int4 take any row length)";
+          return signalPassFailure();
+        }
         weight.setStorageAttr(WeightStorageAttr::get(context, kind));
         if (kind == WeightStorage::int8)
           weight.setGroupAttr(builder.getI64IntegerAttr(group));

@@ -182,18 +182,10 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
                  << " is too large (maximum " << kMaxBatch << ")\n";
     return mlir::failure();
   }
-  if (options.weightDtypeGiven &&
-      tfmc::plan::dtype::isKQuant(options.weightDtype)) {
-    llvm::errs() << "tfmc: error: --weight-dtype " << options.weightDtype
-                 << ": tfmc has no K-quant quantiser; a GGUF file's own "
-                    "Q4_K, Q5_K and Q6_K tensors keep their type when "
-                    "--weight-dtype is not given\n";
-    return mlir::failure();
-  }
   if (!llvm::is_contained(tfmc::plan::dtype::kWidestFirst,
                           options.weightDtype)) {
-    llvm::errs() << "tfmc: error: --weight-dtype must be f32, bf16, int8 or "
-                    "int4, got '"
+    llvm::errs() << "tfmc: error: --weight-dtype must be f32, bf16, int8, "
+                    "int4, q4_k, q5_k or q6_k, got '"
                  << support::escapeText(options.weightDtype, 64) << "'\n";
     return mlir::failure();
   }
@@ -208,8 +200,8 @@ checkOptions(const CompileOptions &options, const frontend::Model &model) {
       options.weightDtype != "int4" &&
       !tfmc::plan::dtype::isKQuant(options.weightDtype)) {
     llvm::errs() << "tfmc: error: --activations int8 needs --weight-dtype "
-                    "int8 or int4 (integer products multiply integer "
-                    "weights)\n";
+                    "int8, int4 or a K-quant (integer products multiply "
+                    "integer weights)\n";
     return mlir::failure();
   }
   if (options.activations == "bf16") {
@@ -481,8 +473,12 @@ mlir::LogicalResult compile(const CompileOptions &given,
                     ? " (groups of " + std::to_string(options.int8Group) + ")"
                 : options.weightDtype == "int4" ? std::string(" (Q4_0 blocks of 32)")
                 : tfmc::plan::dtype::isKQuant(options.weightDtype)
-                    ? std::string(" (llama.cpp's super-blocks of 256, as the "
-                                  "file holds them)")
+                    ? std::string(fromFile
+                                      ? " (llama.cpp's super-blocks of 256, as "
+                                        "the file holds them)"
+                                      : " (llama.cpp's super-blocks of 256, "
+                                        "quantised by ggml's reference "
+                                        "quantiser at load)")
                     : std::string())
             << " for linear and embedding weights"
             << (fromFile ? ", chosen by the file's weights" : "") << "\n"

@@ -25,10 +25,11 @@
 // square one could not tell by its shape.
 //
 // A GGUF file (GgufWeights.h) adds ggml's block types (GgmlBlocks.h): Q4_0
-// is an int4 program's weight as it is, and Q8_0 an int8 program's with
-// groups of 32 (both used in place); any other use of them, and the
-// K-quants always, is dequantized to f32 as ggml does and converted as any
-// f32 tensor is.
+// is an int4 program's weight as it is, Q8_0 an int8 program's with
+// groups of 32, and Q4_K, Q5_K, Q6_K a program's of that K-quant (all used
+// in place); any other use of them is dequantized to f32 as ggml does and
+// converted as any f32 tensor is (to a K-quant by ggml's reference
+// quantiser, WeightConvert.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,7 +133,7 @@ std::string acceptedDTypes(const PlanWeight &weight) {
   case WeightDType::Int4: return "U8 (Q4_0 blocks), F32, BF16 or F16";
   case WeightDType::Q4K:
   case WeightDType::Q5K:
-  case WeightDType::Q6K: return "U8 (its super-blocks)";
+  case WeightDType::Q6K: return "U8 (its super-blocks), F32, BF16 or F16";
   }
   return "F32, BF16 or F16";
 }
@@ -267,14 +268,6 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
         entry.stored = true;
         if (weight.panel > 0)
           entry.move = Found::Move::ToPanels;
-      } else if (isKQuant(weight.dtype)) {
-        error = fmt::format("{}: tensor {} has ggml type {}, but the program "
-                            "stores it as {} (tfmc has no K-quant quantiser: "
-                            "compile the program from this file)",
-                            path, support::quote(name),
-                            ggmlBlockName(tensor->ggmlBlocks),
-                            weightDTypeName(weight.dtype));
-        return false;
       } else if (!canDequantizeGgml(tensor->ggmlBlocks)) {
         error = fmt::format("{}: tensor {} has ggml type {}, which tfmc does "
                             "not convert (it converts F32, F16, BF16, Q8_0, "
@@ -333,17 +326,6 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       // Already in panels (convert-weights): used in place.
       entry.stored = true;
     } else {
-      if (isKQuant(weight.dtype)) {
-        error = fmt::format("{}: tensor {} has dtype {}, but the program "
-                            "stores it as {}, which only a GGUF file's own "
-                            "tensors of that type (or a file convert-weights "
-                            "wrote from one) provide: tfmc has no K-quant "
-                            "quantiser",
-                            path, support::quote(name),
-                            dtypeName(tensor->dtype),
-                            weightDTypeName(weight.dtype));
-        return false;
-      }
       if (!isFloatSource(tensor->dtype)) {
         error = fmt::format("{}: tensor {} has dtype {}, expected {}{}", path,
                             support::quote(name), dtypeName(tensor->dtype),
@@ -510,6 +492,17 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
           return refused(problem);
         if (weight.panel > 0 && !toBlockPanels(weight, blocks, threads))
           return outOfMemory("laying out in block panels", blocks.size());
+        data = keep(std::move(blocks));
+      } else if (isKQuant(weight.dtype)) {
+        AlignedBuffer blocks(static_cast<std::size_t>(weight.storedBytes()));
+        if (!blocks.data())
+          return outOfMemory("quantising", blocks.size());
+        QuantizeProblem problem;
+        if (!quantizeKQuant(source, weight.shape[0], weight.shape[1],
+                            ggmlTypeOf(weight.dtype),
+                            static_cast<uint8_t *>(blocks.data()), problem,
+                            threads))
+          return refused(problem);
         data = keep(std::move(blocks));
       } else {
         AlignedBuffer blocks(static_cast<std::size_t>(weight.storedBytes()));

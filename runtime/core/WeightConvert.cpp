@@ -175,6 +175,320 @@ bool quantizeInt4Row(const float *row, int64_t cols, int64_t r, uint8_t *out,
   return true;
 }
 
+// ---------------------------------------------------------------------------
+// K-quants, as ggml's reference quantisers make them (quantize_row_q4_K_ref,
+// quantize_row_q5_K_ref, quantize_row_q6_K_ref in ggml-quants.c). Every
+// expression keeps the reference's f32 operations and their order, so the
+// bytes are the reference's; runtime/CMakeLists.txt compiles this file
+// with -ffp-contract=off, so that no multiply-add is ever fused.
+// ---------------------------------------------------------------------------
+
+/// ggml's nearest_int: round to nearest, ties to even, by adding 1.5 · 2^23.
+/// Exact for |value| <= 2^22 - 1, which every call's value is for finite
+/// weights; beyond it (where the reference asserts) the value is clamped
+/// first, so the result is still the nearest in-range integer's clamp.
+int nearestInt(float value) {
+  value = std::min(std::max(value, -4194303.0f), 4194303.0f);
+  const uint32_t bits = bitsOf(value + 12582912.0f);
+  return static_cast<int>(bits & 0x007fffffu) - 0x00400000;
+}
+
+/// ggml's GROUP_MAX_EPS: a group whose largest |x| is below it is all zero.
+constexpr float kGroupMaxEps = 1e-15f;
+
+/// ggml's make_qkx2_quants(n = 32, nmax, x, weights, L, &the_min, Laux,
+/// rmin, rdelta, nstep, use_mad = false): levels L in [0, nmax] and the
+/// returned scale and `theMin` (the negated minimum, >= 0) with the least
+/// weighted squared error over nstep + 1 candidate scales.
+float affineLevels(const float *x, const float *weights, int nmax, float rmin,
+                   float rdelta, int nstep, uint8_t *L, float &theMin) {
+  constexpr int n = 32;
+  float min = x[0], max = x[0];
+  float sumW = weights[0];
+  float sumX = sumW * x[0];
+  for (int i = 1; i < n; ++i) {
+    if (x[i] < min)
+      min = x[i];
+    if (x[i] > max)
+      max = x[i];
+    const float w = weights[i];
+    sumW += w;
+    sumX += w * x[i];
+  }
+  if (min > 0)
+    min = 0;
+  if (max == min) {
+    std::fill(L, L + n, uint8_t(0));
+    theMin = -min;
+    return 0.0f;
+  }
+  float iscale = nmax / (max - min);
+  float scale = 1 / iscale;
+  float bestError = 0;
+  for (int i = 0; i < n; ++i) {
+    const int l = nearestInt(iscale * (x[i] - min));
+    L[i] = static_cast<uint8_t>(std::max(0, std::min(nmax, l)));
+    const float diff = scale * L[i] + min - x[i];
+    bestError += weights[i] * (diff * diff);
+  }
+  uint8_t aux[n];
+  for (int is = 0; is <= nstep; ++is) {
+    iscale = (rmin + rdelta * is + nmax) / (max - min);
+    float sumL = 0, sumL2 = 0, sumXL = 0;
+    for (int i = 0; i < n; ++i) {
+      const int l = std::max(0, std::min(nmax, nearestInt(iscale * (x[i] - min))));
+      aux[i] = static_cast<uint8_t>(l);
+      const float w = weights[i];
+      sumL += w * l;
+      sumL2 += w * l * l;
+      sumXL += w * l * x[i];
+    }
+    const float D = sumW * sumL2 - sumL * sumL;
+    if (D > 0) {
+      float thisScale = (sumW * sumXL - sumX * sumL) / D;
+      float thisMin = (sumL2 * sumX - sumL * sumXL) / D;
+      if (thisMin > 0) {
+        thisMin = 0;
+        thisScale = sumXL / sumL2;
+      }
+      float error = 0;
+      for (int i = 0; i < n; ++i) {
+        const float diff = thisScale * aux[i] + thisMin - x[i];
+        error += weights[i] * (diff * diff);
+      }
+      if (error < bestError) {
+        std::copy(aux, aux + n, L);
+        bestError = error;
+        scale = thisScale;
+        min = thisMin;
+      }
+    }
+  }
+  theMin = -min;
+  return scale;
+}
+
+/// ggml's make_qx_quants(n = 16, nmax = 32, x, L, rmse_type = 1, NULL):
+/// levels L in [0, 63] (value L - 32) and the scale with the least
+/// x²-weighted squared error over 19 candidate scales.
+float symmetricLevels(const float *x, uint8_t *L) {
+  constexpr int n = 16, nmax = 32;
+  float max = 0, amax = 0;
+  for (int i = 0; i < n; ++i) {
+    const float ax = std::fabs(x[i]);
+    if (ax > amax) {
+      amax = ax;
+      max = x[i];
+    }
+  }
+  if (amax < kGroupMaxEps) {
+    std::fill(L, L + n, uint8_t(0));
+    return 0.0f;
+  }
+  auto level = [&](float iscale, int i) {
+    return std::max(-nmax, std::min(nmax - 1, nearestInt(iscale * x[i])));
+  };
+  float iscale = -nmax / max;
+  float sumLX = 0, sumL2 = 0;
+  for (int i = 0; i < n; ++i) {
+    const int l = level(iscale, i);
+    L[i] = static_cast<uint8_t>(l + nmax);
+    const float w = x[i] * x[i];
+    sumLX += w * x[i] * l;
+    sumL2 += w * l * l;
+  }
+  float scale = sumL2 != 0 ? sumLX / sumL2 : 0.0f;
+  float best = scale * sumLX;
+  for (int is = -9; is <= 9; ++is) {
+    if (is == 0)
+      continue;
+    iscale = -(nmax + 0.1f * is) / max;
+    sumLX = sumL2 = 0;
+    for (int i = 0; i < n; ++i) {
+      const int l = level(iscale, i);
+      const float w = x[i] * x[i];
+      sumLX += w * x[i] * l;
+      sumL2 += w * l * l;
+    }
+    if (sumL2 > 0 && sumLX * sumLX > best * sumL2) {
+      for (int i = 0; i < n; ++i)
+        L[i] = static_cast<uint8_t>(level(iscale, i) + nmax);
+      scale = sumLX / sumL2;
+      best = scale * sumLX;
+    }
+  }
+  return scale;
+}
+
+void storeHalf(uint8_t *out, uint16_t half) {
+  out[0] = static_cast<uint8_t>(half & 0xffu);
+  out[1] = static_cast<uint8_t>(half >> 8);
+}
+
+/// An f16 scale that is infinite (the super-block's values too large).
+bool overflows(uint16_t half) { return (half & 0x7fffu) == 0x7c00u; }
+
+/// One q4_k (bits 4) or q5_k (bits 5) super-block of `x`'s 256 values.
+/// False where a scale overflows f16.
+bool affineSuperBlock(const float *x, int bits, uint8_t *out) {
+  constexpr int kSub = 8;
+  const int nmax = (1 << bits) - 1;
+  uint8_t L[format::kKQuantBlockValues];
+  float scales[kSub], mins[kSub], weights[32];
+  float maxScale = 0, maxMin = 0;
+  for (int j = 0; j < kSub; ++j) {
+    const float *xs = x + 32 * j;
+    float sumX2 = 0;
+    for (int l = 0; l < 32; ++l)
+      sumX2 += xs[l] * xs[l];
+    const float average = std::sqrt(sumX2 / 32);
+    for (int l = 0; l < 32; ++l)
+      weights[l] = average + std::fabs(xs[l]);
+    scales[j] = bits == 4
+                    ? affineLevels(xs, weights, nmax, -1.0f, 0.1f, 20, L + 32 * j, mins[j])
+                    : affineLevels(xs, weights, nmax, -0.5f, 0.1f, 15, L + 32 * j, mins[j]);
+    maxScale = std::max(maxScale, scales[j]);
+    maxMin = std::max(maxMin, mins[j]);
+  }
+  const float inverseScale = maxScale > 0 ? 63.0f / maxScale : 0.0f;
+  const float inverseMin = maxMin > 0 ? 63.0f / maxMin : 0.0f;
+  uint8_t *packed = out + format::kKQuantScalesOffset;
+  std::fill(packed, packed + 12, uint8_t(0));
+  for (int j = 0; j < kSub; ++j) {
+    // The reference stores nearest_int into a uint8_t before its MIN.
+    const uint8_t ls = std::min<uint8_t>(
+        63, static_cast<uint8_t>(nearestInt(inverseScale * scales[j])));
+    const uint8_t lm = std::min<uint8_t>(
+        63, static_cast<uint8_t>(nearestInt(inverseMin * mins[j])));
+    if (j < 4) {
+      packed[j] = ls;
+      packed[j + 4] = lm;
+    } else {
+      packed[j + 4] = static_cast<uint8_t>((ls & 0xF) | ((lm & 0xF) << 4));
+      packed[j - 4] |= static_cast<uint8_t>((ls >> 4) << 6);
+      packed[j] |= static_cast<uint8_t>((lm >> 4) << 6);
+    }
+  }
+  const uint16_t d = floatToF16(maxScale / 63.0f);
+  const uint16_t dmin = floatToF16(maxMin / 63.0f);
+  if (overflows(d) || overflows(dmin))
+    return false;
+  storeHalf(out, d);
+  storeHalf(out + 2, dmin);
+  for (int j = 0; j < kSub; ++j) {
+    int sc = 0, m = 0;
+    format::kQuantScaleMin(j, packed, sc, m);
+    const float step = f16ToFloat(d) * sc;
+    if (step == 0.0f)
+      continue; // the levels of make_qkx2_quants stay
+    const float dm = f16ToFloat(dmin) * m;
+    for (int i = 0; i < 32; ++i)
+      L[32 * j + i] = static_cast<uint8_t>(
+          std::max(0, std::min(nmax, nearestInt((x[32 * j + i] + dm) / step))));
+  }
+  // Sub-blocks 2k and 2k + 1 share 32 bytes: low and high nibbles; q5_k's
+  // fifth bits: bit j of qh[i] is value i of sub-block j.
+  uint8_t *qs = out + (bits == 4 ? format::kQ4KValuesOffset : format::kQ5KValuesOffset);
+  if (bits == 5)
+    std::fill(out + format::kQ5KHighBitsOffset,
+              out + format::kQ5KHighBitsOffset + 32, uint8_t(0));
+  for (int k = 0; k < kSub / 2; ++k)
+    for (int i = 0; i < 32; ++i) {
+      const uint8_t low = L[64 * k + i], high = L[64 * k + 32 + i];
+      qs[32 * k + i] = static_cast<uint8_t>((low & 0xF) | ((high & 0xF) << 4));
+      if (bits == 5)
+        out[format::kQ5KHighBitsOffset + i] |= static_cast<uint8_t>(
+            ((low >> 4) << (2 * k)) | ((high >> 4) << (2 * k + 1)));
+    }
+  return true;
+}
+
+/// One q6_k super-block of `x`'s 256 values. False where d overflows f16.
+bool symmetricSuperBlock(const float *x, uint8_t *out) {
+  constexpr int kSub = 16;
+  uint8_t L[format::kKQuantBlockValues];
+  float scales[kSub];
+  float maxScale = 0, maxAbsScale = 0;
+  for (int j = 0; j < kSub; ++j) {
+    scales[j] = symmetricLevels(x + 16 * j, L + 16 * j);
+    const float absScale = std::fabs(scales[j]);
+    if (absScale > maxAbsScale) {
+      maxAbsScale = absScale;
+      maxScale = scales[j];
+    }
+  }
+  if (maxAbsScale < kGroupMaxEps) {
+    std::fill(out, out + format::kQ6KBlockBytes, uint8_t(0));
+    return true;
+  }
+  const float iscale = -128.0f / maxScale;
+  const uint16_t d = floatToF16(1 / iscale);
+  if (overflows(d))
+    return false;
+  storeHalf(out + format::kQ6KScaleOffset, d);
+  auto *subScales = reinterpret_cast<int8_t *>(out + format::kQ6KScalesOffset);
+  for (int j = 0; j < kSub; ++j)
+    subScales[j] = static_cast<int8_t>(std::min(127, nearestInt(iscale * scales[j])));
+  for (int j = 0; j < kSub; ++j) {
+    const float step = f16ToFloat(d) * subScales[j];
+    if (step == 0.0f)
+      continue;
+    for (int i = 0; i < 16; ++i)
+      L[16 * j + i] = static_cast<uint8_t>(
+          std::max(-32, std::min(31, nearestInt(x[16 * j + i] / step))) + 32);
+  }
+  // Each half of 128 values: ql[64h + l] holds values l (low nibble) and
+  // l + 64 (high), ql[64h + 32 + l] values l + 32 and l + 96; qh[32h + l]
+  // their two high bits, in that order from bit 0.
+  uint8_t *ql = out, *qh = out + format::kQ6KHighBitsOffset;
+  for (int h = 0; h < 2; ++h, ql += 64, qh += 32)
+    for (int l = 0; l < 32; ++l) {
+      const uint8_t *q = L + 128 * h + l;
+      ql[l] = static_cast<uint8_t>((q[0] & 0xF) | ((q[64] & 0xF) << 4));
+      ql[l + 32] = static_cast<uint8_t>((q[32] & 0xF) | ((q[96] & 0xF) << 4));
+      qh[l] = static_cast<uint8_t>((q[0] >> 4) | ((q[32] >> 4) << 2) |
+                                   ((q[64] >> 4) << 4) | ((q[96] >> 4) << 6));
+    }
+  return true;
+}
+
+/// One row of quantizeKQuant. Returns false with `problem` set.
+bool quantizeKQuantRow(const float *row, int64_t cols, int ggmlType, int64_t r,
+                       uint8_t *out, QuantizeProblem &problem) {
+  for (int64_t c = 0; c < cols; ++c)
+    if (!std::isfinite(row[c])) {
+      problem.what = fmt::format("{} at [{}, {}]",
+                                 std::isnan(row[c]) ? "a NaN" : "an infinity", r, c);
+      return false;
+    }
+  constexpr int64_t kValues = format::kKQuantBlockValues;
+  // Far beyond any f16 scale's reach; refused before a difference of two
+  // such values could overflow f32 in the scale search.
+  constexpr float kBeyondF16Scales = 1e30f;
+  const int64_t blockBytes = ggmlType == format::kGgmlQ4K   ? format::kQ4KBlockBytes
+                             : ggmlType == format::kGgmlQ5K ? format::kQ5KBlockBytes
+                                                            : format::kQ6KBlockBytes;
+  for (int64_t start = 0; start < cols; start += kValues, out += blockBytes) {
+    bool fits = std::all_of(row + start, row + start + kValues, [](float w) {
+      return std::fabs(w) < kBeyondF16Scales;
+    });
+    fits = fits && (ggmlType == format::kGgmlQ6K
+                          ? symmetricSuperBlock(row + start, out)
+                          : affineSuperBlock(row + start,
+                                             ggmlType == format::kGgmlQ4K ? 4 : 5, out));
+    if (!fits) {
+      float largest = 0;
+      for (int64_t c = start; c < start + kValues; ++c)
+        largest = std::max(largest, std::fabs(row[c]));
+      problem.what = fmt::format("row {} columns {}..{}: max |w| = {} gives a "
+                                 "super-block scale beyond f16's 65504",
+                                 r, start, start + kValues - 1, largest);
+      return false;
+    }
+  }
+  return true;
+}
+
 /// Runs `row(r, problem)` over `rows` rows on up to `threads` threads;
 /// false with `problem` set to the first refusal in row order.
 template <typename RowFn>
@@ -419,6 +733,21 @@ bool quantizeInt4(const float *source, int64_t rows, int64_t cols,
                     [&](int64_t r, QuantizeProblem &rowProblem) {
                       return quantizeInt4Row(source + r * cols, cols, r,
                                              blocks + r * rowBytes, rowProblem);
+                    });
+}
+
+bool quantizeKQuant(const float *source, int64_t rows, int64_t cols,
+                    int ggmlType, uint8_t *blocks, QuantizeProblem &problem,
+                    int threads) {
+  const int64_t blockBytes = ggmlType == format::kGgmlQ4K   ? format::kQ4KBlockBytes
+                             : ggmlType == format::kGgmlQ5K ? format::kQ5KBlockBytes
+                                                            : format::kQ6KBlockBytes;
+  const int64_t rowBytes = cols / format::kKQuantBlockValues * blockBytes;
+  return forEachRow(rows, cols, threads, problem,
+                    [&](int64_t r, QuantizeProblem &rowProblem) {
+                      return quantizeKQuantRow(source + r * cols, cols, ggmlType,
+                                               r, blocks + r * rowBytes,
+                                               rowProblem);
                     });
 }
 

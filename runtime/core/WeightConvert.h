@@ -24,6 +24,13 @@
 //    (-8 · d = max), and the others round half up. Where 1 / d overflows
 //    (|max| < ~2^-125, f16(d) = 0: every value is 0) the levels are 8, as
 //    for a block of zeros. The same refusals.
+//  - q4_k, q5_k, q6_k: llama.cpp's K-quant super-blocks of 256 values
+//    (support/WeightFormat.h), made by ggml's reference quantisers
+//    (quantize_row_q4_K_ref, quantize_row_q5_K_ref, quantize_row_q6_K_ref:
+//    a search over candidate scales, and minimums for q4_k and q5_k, per
+//    sub-block), byte for byte: the same f32 operations in the same order,
+//    no fused multiply-adds. Rows are whole super-blocks. The same
+//    refusals, and a super-block whose scale overflows f16.
 //
 // Plain C++17, no allocation: callers own every buffer.
 //
@@ -103,6 +110,16 @@ bool quantizeInt8(const float *source, int64_t rows, int64_t cols,
 /// says. Refuses as quantizeInt8 does.
 bool quantizeInt4(const float *source, int64_t rows, int64_t cols,
                   uint8_t *blocks, QuantizeProblem &problem, int threads = 1);
+
+/// `rows` x `cols` f32 values (row-major, 4-byte aligned; `cols` a multiple
+/// of 256) to rows of cols / 256 K-quant super-blocks of ggml type
+/// `ggmlType` (format::kGgmlQ4K, kGgmlQ5K or kGgmlQ6K), as the file
+/// comment says. Refuses as quantizeInt8 does. About 0.1 µs a value on one
+/// thread here (the reference's scale search), so a program converts such a
+/// checkpoint once with `NAME convert-weights`.
+bool quantizeKQuant(const float *source, int64_t rows, int64_t cols,
+                    int ggmlType, uint8_t *blocks, QuantizeProblem &problem,
+                    int threads = 1);
 
 } // namespace tfmc::runtime
 

@@ -408,6 +408,106 @@ TEST(WeightConvert, Int4ThreadsChangeNothing) {
   EXPECT_EQ(one, four);
 }
 
+// K-quants (ggml's reference quantisers; test/Gguf/kquant-quantise.test
+// checks their bytes against ggml's own library). Hand-derived: a
+// super-block of 256 ones.
+//  - q4_k: each sub-block's min is 0 (clamped), max 1, so the first
+//    iscale 15 gives every level 15 and scale 1/15; every candidate scale
+//    of the search gives equal levels, whose D = Σw·Σwl² - (Σwl)² is 0
+//    (weights all 2: exact), so none replaces it. d = f16((1/15) / 63) =
+//    f16(0.0010582) = 0x1456 (2^-10 · 1110/1024), dmin = 0; each 6-bit
+//    scale nearest(63/(1/15) · 1/15) = 63, minimum 0: scale bytes 0..3
+//    63 | (63 >> 4) << 6 = 0xff, 4..7 0, 8..11 (63 & 15) = 0x0f. Levels
+//    again: 1 / (f16(d) · 63) = 14.995 -> 15: qs all 0xff.
+//  - q5_k: nmax 31, scale 1/31, d = f16((1/31) / 63) = f16(0.000512) =
+//    0x1032 (2^-11 · 1074/1024), the same scale bytes; levels 1 / (d · 63)
+//    = 30.99 -> 31: low nibbles 15 (qs 0xff) and every fifth bit (qh 0xff).
+//  - q6_k: each 16-value sub-block: iscale -32 / 1 gives level -32, scale
+//    Σx³l / Σx²l² = -512 / 16384 = -1/32, and no candidate is strictly
+//    better (a constant block fits exactly at every level); max scale
+//    -1/32, iscale -128 / (-1/32) = 4096, d = f16(1/4096) = 0x0c00, the
+//    int8 scales nearest(4096 · -1/32) = -128 (0x80), levels 1 / (2^-12 ·
+//    -128) = -32 -> stored 0: ql and qh all 0. The value 2^-12 · -128 ·
+//    (0 - 32) is 1 exactly.
+TEST(WeightConvert, KQuantHandDerived) {
+  std::vector<float> ones(256, 1.0f);
+  QuantizeProblem problem;
+  std::vector<uint8_t> q4(144), q5(176), q6(210);
+  ASSERT_TRUE(quantizeKQuant(ones.data(), 1, 256, 12, q4.data(), problem))
+      << problem.what;
+  ASSERT_TRUE(quantizeKQuant(ones.data(), 1, 256, 13, q5.data(), problem))
+      << problem.what;
+  ASSERT_TRUE(quantizeKQuant(ones.data(), 1, 256, 14, q6.data(), problem))
+      << problem.what;
+  const std::vector<uint8_t> scales = {0xff, 0xff, 0xff, 0xff, 0, 0,
+                                       0,    0,    0x0f, 0x0f, 0x0f, 0x0f};
+  // d (little-endian), dmin 0, the scales, then values all 0xff.
+  auto affine = [&](std::size_t bytes, uint8_t dLow, uint8_t dHigh) {
+    std::vector<uint8_t> block(bytes, 0xff);
+    block[0] = dLow;
+    block[1] = dHigh;
+    block[2] = block[3] = 0;
+    std::copy(scales.begin(), scales.end(), block.begin() + 4);
+    return block;
+  };
+  EXPECT_EQ(q4, affine(144, 0x56, 0x14));
+  EXPECT_EQ(q5, affine(176, 0x32, 0x10));
+  // ql, qh 0; the sixteen scales 0x80; d.
+  std::vector<uint8_t> expected6(210, 0);
+  std::fill(expected6.begin() + 192, expected6.begin() + 208, uint8_t(0x80));
+  expected6[209] = 0x0c;
+  EXPECT_EQ(q6, expected6);
+  // All zeros: every byte 0 (q4_k, q5_k: max == min, scale and minimum
+  // 0; q6_k: max |scale| below ggml's 1e-15, the block zeroed).
+  std::vector<float> zeros(256, 0.0f);
+  for (auto [type, bytes] : {std::pair{12, 144}, {13, 176}, {14, 210}}) {
+    std::vector<uint8_t> block(static_cast<std::size_t>(bytes), 0x55);
+    ASSERT_TRUE(quantizeKQuant(zeros.data(), 1, 256, type, block.data(), problem));
+    EXPECT_EQ(block, std::vector<uint8_t>(static_cast<std::size_t>(bytes), 0))
+        << "type " << type;
+  }
+}
+
+TEST(WeightConvert, KQuantRefusesWhatItCannotQuantise) {
+  std::vector<uint8_t> blocks(2 * 144);
+  QuantizeProblem problem;
+  std::vector<float> w(512, 1.0f);
+  w[256 + 5] = std::nanf("");
+  EXPECT_FALSE(quantizeKQuant(w.data(), 2, 256, 12, blocks.data(), problem));
+  EXPECT_EQ(problem.what, "a NaN at [1, 5]");
+  w[261] = 1.0f;
+  w[3] = -std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(quantizeKQuant(w.data(), 2, 256, 14, blocks.data(), problem));
+  EXPECT_EQ(problem.what, "an infinity at [0, 3]");
+  // q4_k: a sub-block of [0, 1e9] has scale 1e9 / 15, and d = that / 63 =
+  // 1.06e6 is beyond f16; 1e31 is refused before the search.
+  w[3] = 1e9f;
+  EXPECT_FALSE(quantizeKQuant(w.data(), 2, 256, 12, blocks.data(), problem));
+  EXPECT_EQ(problem.what, "row 0 columns 0..255: max |w| = 1000000000 gives a "
+                          "super-block scale beyond f16's 65504");
+  w[3] = 1e31f;
+  EXPECT_FALSE(quantizeKQuant(w.data(), 2, 256, 13, blocks.data(), problem));
+  EXPECT_EQ(problem.what, "row 0 columns 0..255: max |w| = 1e+31 gives a "
+                          "super-block scale beyond f16's 65504");
+}
+
+TEST(WeightConvert, KQuantThreadsChangeNothing) {
+  const int64_t rows = 256, cols = 1024;
+  std::vector<float> w(static_cast<std::size_t>(rows * cols));
+  std::mt19937 random(12);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  for (float &value : w)
+    value = normal(random);
+  for (auto [type, bytes] : {std::pair{12, 144}, {13, 176}, {14, 210}}) {
+    const std::size_t size = static_cast<std::size_t>(rows * cols / 256 * bytes);
+    std::vector<uint8_t> one(size), four(size);
+    QuantizeProblem problem;
+    ASSERT_TRUE(quantizeKQuant(w.data(), rows, cols, type, one.data(), problem, 1));
+    ASSERT_TRUE(quantizeKQuant(w.data(), rows, cols, type, four.data(), problem, 4));
+    EXPECT_EQ(one, four) << "type " << type;
+  }
+}
+
 // Panels of 2 rows of a 4 x 3 weight whose value is 10·row + column: panel
 // p holds, for each column k, rows 2p and 2p + 1 side by side
 // (support/WeightFormat.h): 0 10 | 1 11 | 2 12, then 20 30 | 21 31 | 22 32.

@@ -68,14 +68,16 @@ static cl::opt<std::string> weightDtype(
     cl::desc("Storage of linear and embedding weights (default: f32, or "
              "what a GGUF file's tensors are: docs/gguf.md); norms, "
              "biases, positions and activations stay f32"),
-    cl::value_desc("f32|bf16|int8|int4"), cl::init("f32"), cl::cat(tfmcCategory));
+    cl::value_desc("f32|bf16|int8|int4|q4_k|q5_k|q6_k"), cl::init("f32"),
+    cl::cat(tfmcCategory));
 
 static cl::opt<std::string> activations(
     "activations",
     cl::desc("What linear layers with narrow weights multiply (default: "
              "f32): int8 quantises each input row per group of the weight's "
              "features (int8: 64, int4: 32) and multiplies integers (needs "
-             "--weight-dtype int8 or int4); bf16 rounds each input to bf16 "
+             "--weight-dtype int8, int4 or a K-quant); bf16 rounds each "
+             "input to bf16 "
              "and multiplies bf16 values (needs --weight-dtype bf16; "
              "vdpbf16ps with --target x86-64-avx512-bf16, f32 FMAs "
              "elsewhere)"),
