@@ -24,7 +24,8 @@ constexpr uint64_t kMaxInt64 =
 // ggml-common.h's blocks: Q4_0 is a half scale and 16 bytes of nibbles,
 // Q4_1/Q5_1 two halves, Q5_0/Q5_1 4 bytes of fifth bits, Q8_1 a half scale
 // and a half sum; the K-quants' super-blocks of 256 (Q8_K: an f32 scale, 256
-// int8 and 16 int16 sums).
+// int8 and 16 int16 sums); IQ4_NL a half scale and 16 bytes of 4-bit indices
+// into kvalues_iq4nl.
 constexpr GgmlTypeInfo kGgmlTypes[] = {
     {GgmlType::F32, "F32", 1, 4},        {GgmlType::F16, "F16", 1, 2},
     {GgmlType::Q4_0, "Q4_0", 32, 18},    {GgmlType::Q4_1, "Q4_1", 32, 20},
@@ -33,6 +34,7 @@ constexpr GgmlTypeInfo kGgmlTypes[] = {
     {GgmlType::Q2_K, "Q2_K", 256, 84},   {GgmlType::Q3_K, "Q3_K", 256, 110},
     {GgmlType::Q4_K, "Q4_K", 256, 144},  {GgmlType::Q5_K, "Q5_K", 256, 176},
     {GgmlType::Q6_K, "Q6_K", 256, 210},  {GgmlType::Q8_K, "Q8_K", 256, 292},
+    {GgmlType::IQ4_NL, "IQ4_NL", 32, 18},
     {GgmlType::I8, "I8", 1, 1},          {GgmlType::I16, "I16", 1, 2},
     {GgmlType::I32, "I32", 1, 4},        {GgmlType::I64, "I64", 1, 8},
     {GgmlType::F64, "F64", 1, 8},        {GgmlType::BF16, "BF16", 1, 2},

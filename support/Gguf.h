@@ -143,8 +143,9 @@ struct GgufKeyValue {
 };
 
 /// A tensor's element type, by its number in the file (ggml.h's ggml_type).
-/// These are the types the reader knows the layout of; the IQ, TQ and MXFP4
-/// types are refused by name, others as unknown.
+/// These are the types the reader knows the layout of (of the IQ types,
+/// IQ4_NL: 32 values, an f16 scale and 16 bytes of indices into a table);
+/// the other IQ, TQ and MXFP4 types are refused by name, others as unknown.
 enum class GgmlType : uint32_t {
   F32 = 0,
   F16 = 1,
@@ -160,6 +161,7 @@ enum class GgmlType : uint32_t {
   Q5_K = 13,
   Q6_K = 14,
   Q8_K = 15,
+  IQ4_NL = 20,
   I8 = 24,
   I16 = 25,
   I32 = 26,

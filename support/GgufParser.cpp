@@ -55,7 +55,7 @@ struct UnreadType {
 };
 constexpr UnreadType kUnreadTypes[] = {
     {16, "IQ2_XXS"}, {17, "IQ2_XS"}, {18, "IQ3_XXS"}, {19, "IQ1_S"},
-    {20, "IQ4_NL"},  {21, "IQ3_S"},  {22, "IQ2_S"},   {23, "IQ4_XS"},
+    {21, "IQ3_S"},   {22, "IQ2_S"},   {23, "IQ4_XS"},
     {29, "IQ1_M"},   {34, "TQ1_0"},  {35, "TQ2_0"},   {39, "MXFP4"},
 };
 

@@ -26,6 +26,19 @@ Tensor encodings:
          (with its sign), d = max / -8, id = 1 / d (0 when d = 0), q = min(15, (int8)(x * id + 8.5))
          (f32 arithmetic, the cast truncating), then the block: d as an IEEE half (round to
          nearest even), 16 bytes, byte j = q[j] | q[j + 16] << 4. The value is (q - 8) * d.
+    Q5_0 (ggml type 6): blocks of 32 consecutive values of a row, 22 bytes each, as ggml's
+         quantize_row_q5_0_ref (ggml-quants.c) makes them: max = the first value of largest |x|
+         (with its sign), d = max / -16, id = 1 / d (0 when d = 0), q = min(31, (int8)(x * id +
+         16.5)) (f32 arithmetic, the cast truncating), then the block: d as an IEEE half, qh (a
+         little-endian u32: bit j is q_j's fifth bit), 16 bytes, byte j = (q[j] & 15) | (q[j + 16]
+         & 15) << 4. The value is (q - 16) * d.
+    IQ4_NL (ggml type 20): blocks of 32 consecutive values of a row, 18 bytes each: an IEEE half
+         d, then 16 bytes of 4-bit indices into ggml's kvalues_iq4nl (IQ4_NL_VALUES: 16 levels
+         from -127 to 113), byte j = i[j] | i[j + 16] << 4. The value is d * IQ4_NL_VALUES[i].
+         Not ggml's quantiser (quantize_iq4_nl searches 15 scales for the least x²-weighted
+         error): a plain one, for readers' tests: d = f16(max / -127) (max the first value of
+         largest |x|, with its sign, so that it is the level -127), each i the level nearest
+         x / f32(d) (the lower on a tie); d = 0 (an all-zero block) gives i = 8 (the level 1).
     Q6_K (ggml type 14): super-blocks of 256 values of a row, 210 bytes each (ql[128], qh[64],
          int8 scales[16], half d), as ggml's quantize_row_q6_K_ref makes them: each 16-value
          sub-block's scale from make_qx_quants(16, 32, x, L, rmse_type 1) (a search over 19 scales
@@ -76,18 +89,26 @@ SCALAR_DTYPE = {T_UINT8: "<u1", T_INT8: "<i1", T_UINT16: "<u2", T_INT16: "<i2", 
                 T_FLOAT64: "<f8"}
 # ggml tensor types (ggml.h's enum ggml_type)
 GGML_F32, GGML_Q4_0, GGML_Q8_0, GGML_Q4_K, GGML_Q5_K, GGML_Q6_K, GGML_BF16 = 0, 2, 8, 12, 13, 14, 30
+GGML_Q5_0, GGML_IQ4_NL = 6, 20
 DTYPES = {"f32": GGML_F32, "bf16": GGML_BF16, "q8_0": GGML_Q8_0, "q4_0": GGML_Q4_0}
-# Types a writer may give one tensor (gguf_llama.py --type): DTYPES and the K-quants.
-TENSOR_TYPES = dict(DTYPES, q6_k=GGML_Q6_K, q4_k=GGML_Q4_K, q5_k=GGML_Q5_K)
+# Types a writer may give one tensor (gguf_llama.py --type): DTYPES, the K-quants, Q5_0 and IQ4_NL.
+TENSOR_TYPES = dict(DTYPES, q6_k=GGML_Q6_K, q4_k=GGML_Q4_K, q5_k=GGML_Q5_K, q5_0=GGML_Q5_0,
+                    iq4_nl=GGML_IQ4_NL)
 Q8_0_BLOCK = 32
 Q4_0_BLOCK = 32
+Q5_0_BLOCK = 32
+IQ4_NL_BLOCK = 32
 QK_K = 256  # a Q6_K super-block
+# ggml-common.h's kvalues_iq4nl: IQ4_NL's levels.
+IQ4_NL_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113],
+                         dtype=np.int8)
 # A block's bytes and values, by type.
 BLOCK = {GGML_F32: (4, 1), GGML_BF16: (2, 1), GGML_Q8_0: (2 + Q8_0_BLOCK, Q8_0_BLOCK),
          GGML_Q4_0: (2 + Q4_0_BLOCK // 2, Q4_0_BLOCK), GGML_Q6_K: (QK_K // 2 + QK_K // 4 + QK_K // 16 + 2, QK_K),
-         GGML_Q4_K: (144, QK_K), GGML_Q5_K: (176, QK_K)}
+         GGML_Q4_K: (144, QK_K), GGML_Q5_K: (176, QK_K),
+         GGML_Q5_0: (2 + 4 + Q5_0_BLOCK // 2, Q5_0_BLOCK), GGML_IQ4_NL: (2 + IQ4_NL_BLOCK // 2, IQ4_NL_BLOCK)}
 TYPE_NAMES = {GGML_F32: "F32", GGML_BF16: "BF16", GGML_Q8_0: "Q8_0", GGML_Q4_0: "Q4_0", GGML_Q6_K: "Q6_K",
-              GGML_Q4_K: "Q4_K", GGML_Q5_K: "Q5_K"}
+              GGML_Q4_K: "Q4_K", GGML_Q5_K: "Q5_K", GGML_Q5_0: "Q5_0", GGML_IQ4_NL: "IQ4_NL"}
 GROUP_MAX_EPS = np.float32(1e-15)  # ggml-quants.c: a group whose largest |x| is below it is all zero
 # Rows encoded at a time: bounds the temporary copies of a large tensor.
 CHUNK_ELEMENTS = 1 << 24
@@ -148,6 +169,55 @@ def q4_0_round(a):
     """a through Q4_0 and back: (q - 8) * f32(d), in a's shape."""
     q, d = q4_0_parts(a)
     return ((q.astype(np.float32) - 8) * d.astype(np.float32)[:, None]).reshape(np.shape(a))
+
+
+def q5_0_parts(a):
+    """[..., cols] f32 (cols a multiple of 32) -> (q [blocks, 32] uint8 in 0..31, d [blocks]
+    float16), block by block along each row, as ggml's quantize_row_q5_0_ref."""
+    x = np.ascontiguousarray(a, dtype=np.float32).reshape(-1, Q5_0_BLOCK)
+    ax = np.abs(x)
+    first = ax.argmax(axis=1)                      # the first of the largest |x|, as `amax < |v|` keeps
+    top = x[np.arange(x.shape[0]), first]
+    top = np.where(ax.max(axis=1) > 0, top, np.float32(0))   # all zero: max stays +0, d = -0
+    d = top / np.float32(-16)
+    inv = np.divide(np.float32(1), d, out=np.zeros_like(d), where=d != 0)
+    v = (x * inv[:, None]) + np.float32(16.5)     # two f32 roundings, as in C
+    q = np.minimum(np.float32(31), np.trunc(v)).astype(np.uint8)  # (int8_t) truncates; v > -1
+    return q, d.astype(np.float16)
+
+
+def q5_0_bytes(a):
+    """[rows, cols] f32 -> Q5_0 blocks, row-major, 22 bytes per 32 values."""
+    q, d = q5_0_parts(a)
+    out = np.empty((q.shape[0], BLOCK[GGML_Q5_0][0]), dtype=np.uint8)
+    out[:, :2] = d.view(np.uint8).reshape(-1, 2)
+    bits = ((q >> 4) & 1).astype(np.uint32) << np.arange(Q5_0_BLOCK, dtype=np.uint32)
+    out[:, 2:6] = bits.sum(axis=1, dtype=np.uint32).astype("<u4").view(np.uint8).reshape(-1, 4)
+    out[:, 6:] = (q[:, :16] & 0xF) | ((q[:, 16:] & 0xF) << 4)
+    return out.tobytes()
+
+
+def iq4_nl_parts(a):
+    """[..., cols] f32 (cols a multiple of 32) -> (i [blocks, 32] uint8 in 0..15, d [blocks]
+    float16) by the plain quantiser of the module docstring."""
+    x = np.ascontiguousarray(a, dtype=np.float32).reshape(-1, IQ4_NL_BLOCK)
+    ax = np.abs(x)
+    top = x[np.arange(x.shape[0]), ax.argmax(axis=1)]
+    d = (top / np.float32(-127)).astype(np.float16)
+    df = d.astype(np.float32)
+    scaled = np.divide(x, df[:, None], out=np.zeros_like(x), where=df[:, None] != 0)
+    levels = IQ4_NL_VALUES.astype(np.float32)
+    i = np.abs(scaled[..., None] - levels).argmin(axis=-1).astype(np.uint8)   # the first on a tie
+    return i, d
+
+
+def iq4_nl_bytes(a):
+    """[rows, cols] f32 -> IQ4_NL blocks, row-major, 18 bytes per 32 values."""
+    i, d = iq4_nl_parts(a)
+    out = np.empty((i.shape[0], BLOCK[GGML_IQ4_NL][0]), dtype=np.uint8)
+    out[:, :2] = d.view(np.uint8).reshape(-1, 2)
+    out[:, 2:] = i[:, :16] | (i[:, 16:] << 4)
+    return out.tobytes()
 
 
 def make_qx_quants_rmse1(x, nmax):
@@ -300,6 +370,10 @@ def encode(a, ggml_type):
         return q4_0_bytes(a)
     if ggml_type == GGML_Q6_K:
         return q6_k_bytes(a)
+    if ggml_type == GGML_Q5_0:
+        return q5_0_bytes(a)
+    if ggml_type == GGML_IQ4_NL:
+        return iq4_nl_bytes(a)
     if ggml_type in (GGML_Q4_K, GGML_Q5_K):
         return qk_simple_bytes(a, 4 if ggml_type == GGML_Q4_K else 5)
     return q8_0_bytes(a)

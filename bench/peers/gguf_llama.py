@@ -6,7 +6,7 @@ model.safetensors, tokenizer.json).
     /usr/bin/python3 gguf_llama.py --checkpoint DIR --dtype f32|bf16|q8_0|q4_0|q4_k_m --output OUT.gguf \
         [--type TENSOR=q6_k ...]
 
---type gives one tensor another type (f32, bf16, q8_0, q4_0, q4_k, q5_k or q6_k), as llama-quantize's
+--type gives one tensor another type (f32, bf16, q8_0, q4_0, q5_0, iq4_nl, q4_k, q5_k or q6_k), as llama-quantize's
 --tensor-type does; tfmc's tests use it to put a Q6_K tensor in a small model.
 
 --dtype q4_k_m (llama only) writes the mix llama.cpp's `llama-quantize ... Q4_K_M` gives a Llama

@@ -54,6 +54,8 @@ bool converted(GgmlType type) {
   case GgmlType::BF16:
   case GgmlType::Q8_0:
   case GgmlType::Q4_0:
+  case GgmlType::Q5_0:
+  case GgmlType::IQ4_NL:
   case GgmlType::Q4_K:
   case GgmlType::Q5_K:
   case GgmlType::Q6_K:
@@ -449,12 +451,16 @@ bool Importer::longRope(Json &config, std::optional<double> attentionFactor) {
 /// The file's tensor types: each converted at load, and the dominant 2-D
 /// type chooses the weight dtype (Model::FileWeights).
 /// The dtype that holds `type`'s values exactly (Q8_0, Q4_0 and the
-/// K-quants are tfmc formats byte for byte, support/WeightFormat.h).
+/// K-quants are tfmc formats byte for byte, support/WeightFormat.h; Q5_0's
+/// and IQ4_NL's values are d times an integer in -127 .. 127, int8 blocks of
+/// 32 once transcoded at load, runtime/core/GgmlBlocks.h).
 const char *exactDtype(GgmlType type) {
   switch (type) {
   case GgmlType::BF16:
     return "bf16";
   case GgmlType::Q8_0:
+  case GgmlType::Q5_0:
+  case GgmlType::IQ4_NL:
     return "int8";
   case GgmlType::Q4_K:
     return "q4_k";
@@ -472,11 +478,22 @@ const char *exactDtype(GgmlType type) {
 bool Importer::weightTypes(Model &model) {
   std::map<GgmlType, std::pair<uint64_t, uint64_t>> byType; // tensors, values
   for (const support::GgufTensorInfo &tensor : file.tensors()) {
+    if (tensor.type == GgmlType::Q4_1 || tensor.type == GgmlType::Q5_1) {
+      // value j = d · q_j + m: no tfmc format has a per-block minimum.
+      failTensor(tensor.name,
+                 fmt::format("ggml type {} ({}) is not supported: its blocks "
+                             "add a minimum to each value (d * q + m), which "
+                             "no tfmc weight format holds exactly; "
+                             "re-quantise the model to Q4_0, Q4_K_M or Q8_0",
+                             support::ggmlTypeInfo(tensor.type).name,
+                             static_cast<uint32_t>(tensor.type)));
+      return false;
+    }
     if (!converted(tensor.type)) {
       failTensor(tensor.name,
                  fmt::format("ggml type {} ({}) is not supported: tfmc "
-                             "converts F32, F16, BF16, Q8_0, Q4_0, Q4_K, "
-                             "Q5_K and Q6_K",
+                             "converts F32, F16, BF16, Q8_0, Q4_0, Q5_0, "
+                             "IQ4_NL, Q4_K, Q5_K and Q6_K",
                              support::ggmlTypeInfo(tensor.type).name,
                              static_cast<uint32_t>(tensor.type)));
       return false;
@@ -507,7 +524,7 @@ bool Importer::weightTypes(Model &model) {
   Model::FileWeights &weights = model.fileWeights;
   weights.types = types;
   weights.dominantType = support::ggmlTypeInfo(dominant).name;
-  weights.int8Group = 32; // Q8_0's, and the K-quants' sub-blocks
+  weights.int8Group = 32; // Q8_0's, Q5_0's, IQ4_NL's, the K-quants' sub-blocks
   weights.dtype = exactDtype(dominant);
   return true;
 }

@@ -3,6 +3,8 @@
 // The blocks, as ggml-common.h declares them (little-endian, packed):
 //   block_q8_0 { f16 d; int8 qs[32]; }                       34 bytes, 32 values
 //   block_q4_0 { f16 d; uint8 qs[16]; }                      18 bytes, 32 values
+//   block_q5_0 { f16 d; uint8 qh[4], qs[16]; }               22 bytes, 32 values
+//   block_iq4_nl { f16 d; uint8 qs[16]; }                    18 bytes, 32 values
 //   block_q4_K { f16 d, dmin; uint8 scales[12], qs[128]; }   144 bytes, 256 values
 //   block_q5_K { f16 d, dmin; uint8 scales[12], qh[32], qs[128]; } 176 bytes
 //   block_q6_K { uint8 ql[128], qh[64]; int8 scales[16]; f16 d; } 210 bytes
@@ -50,6 +52,48 @@ void dequantizeQ4_0(const uint8_t *block, float *y) {
     y[j] = ((qs[j] & 0x0F) - 8) * d;
     y[j + 16] = ((qs[j] >> 4) - 8) * d;
   }
+}
+
+/// Q5_0's integers, value j = d · q_j (ggml's dequantize_row_q5_0): the
+/// low nibbles of qs are values 0 .. 15, the high ones 16 .. 31, and bit j
+/// of qh (a little-endian uint32) is value j's fifth bit; q_j is that
+/// 5-bit number less 16.
+void decodeQ5_0(const uint8_t *block, int8_t *q) {
+  const uint32_t qh = static_cast<uint32_t>(block[2]) |
+                      static_cast<uint32_t>(block[3]) << 8 |
+                      static_cast<uint32_t>(block[4]) << 16 |
+                      static_cast<uint32_t>(block[5]) << 24;
+  const uint8_t *qs = block + 6;
+  for (int j = 0; j < 16; ++j) {
+    const int low = (qs[j] & 0x0F) | ((qh >> j) & 1) << 4;
+    const int high = (qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4;
+    q[j] = static_cast<int8_t>(low - 16);
+    q[j + 16] = static_cast<int8_t>(high - 16);
+  }
+}
+
+/// ggml's kvalues_iq4nl (ggml-common.h): IQ4_NL's 16 levels.
+constexpr int8_t kIq4NlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                     1,    13,   25,  38,  53,  69,  89,  113};
+
+/// IQ4_NL's integers, value j = d · q_j (ggml's dequantize_row_iq4_nl): the
+/// level of the low nibble of qs[j] for j < 16, of the high nibble of
+/// qs[j - 16] for j >= 16.
+void decodeIq4Nl(const uint8_t *block, int8_t *q) {
+  const uint8_t *qs = block + 2;
+  for (int j = 0; j < 16; ++j) {
+    q[j] = kIq4NlValues[qs[j] & 0x0F];
+    q[j + 16] = kIq4NlValues[qs[j] >> 4];
+  }
+}
+
+template <void (*decode)(const uint8_t *, int8_t *)>
+void dequantizeInt8Like(const uint8_t *block, float *y) {
+  const float d = f16ToFloat(halfAt(block));
+  int8_t q[32];
+  decode(block, q);
+  for (int j = 0; j < 32; ++j)
+    y[j] = q[j] * d;
 }
 
 void dequantizeQ4_K(const uint8_t *block, float *y) {
@@ -118,11 +162,40 @@ BlockFunction blockFunction(int32_t type) {
   switch (static_cast<GgmlType>(type)) {
   case GgmlType::Q8_0: return dequantizeQ8_0;
   case GgmlType::Q4_0: return dequantizeQ4_0;
+  case GgmlType::Q5_0: return dequantizeInt8Like<decodeQ5_0>;
+  case GgmlType::IQ4_NL: return dequantizeInt8Like<decodeIq4Nl>;
   case GgmlType::Q4_K: return dequantizeQ4_K;
   case GgmlType::Q5_K: return dequantizeQ5_K;
   case GgmlType::Q6_K: return dequantizeQ6_K;
   default: return nullptr;
   }
+}
+
+using DecodeFunction = void (*)(const uint8_t *, int8_t *);
+
+DecodeFunction decodeFunction(int32_t type) {
+  switch (static_cast<GgmlType>(type)) {
+  case GgmlType::Q5_0: return decodeQ5_0;
+  case GgmlType::IQ4_NL: return decodeIq4Nl;
+  default: return nullptr;
+  }
+}
+
+/// run(begin, end) over [0, blocks): small tensors (`values` below 2^20) on
+/// this thread, large ones split in contiguous chunks over up to `threads`.
+template <typename Run>
+void forBlocks(int64_t blocks, int64_t values, int threads, Run run) {
+  const int64_t workers =
+      std::clamp<int64_t>(values / (1 << 20), 1, std::max(threads, 1));
+  if (workers == 1) {
+    run(int64_t(0), blocks);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int64_t w = 0; w < workers; ++w)
+    pool.emplace_back(run, blocks * w / workers, blocks * (w + 1) / workers);
+  for (std::thread &thread : pool)
+    thread.join();
 }
 
 } // namespace
@@ -135,22 +208,35 @@ void dequantizeGgml(const TensorView &tensor, float *target, int threads) {
       support::ggmlTypeInfo(static_cast<GgmlType>(tensor.ggmlBlocks));
   const int64_t blocks = tensor.numElements() / info.blockValues;
   const auto *bytes = static_cast<const uint8_t *>(tensor.data);
-  auto run = [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b)
-      convert(bytes + b * info.blockBytes, target + b * info.blockValues);
-  };
-  // Small tensors on this thread; large ones split in contiguous chunks.
-  const int64_t workers =
-      std::clamp<int64_t>(tensor.numElements() / (1 << 20), 1, std::max(threads, 1));
-  if (workers == 1) {
-    run(0, blocks);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t w = 0; w < workers; ++w)
-    pool.emplace_back(run, blocks * w / workers, blocks * (w + 1) / workers);
-  for (std::thread &thread : pool)
-    thread.join();
+  forBlocks(blocks, tensor.numElements(), threads,
+            [&](int64_t begin, int64_t end) {
+              for (int64_t b = begin; b < end; ++b)
+                convert(bytes + b * info.blockBytes,
+                        target + b * info.blockValues);
+            });
+}
+
+bool transcodesToInt8(int32_t type) { return decodeFunction(type) != nullptr; }
+
+void transcodeGgmlToInt8(const TensorView &tensor, uint8_t *target,
+                         int threads) {
+  DecodeFunction decode = decodeFunction(tensor.ggmlBlocks);
+  const support::GgmlTypeInfo &info =
+      support::ggmlTypeInfo(static_cast<GgmlType>(tensor.ggmlBlocks));
+  constexpr int64_t kGroup = 32;
+  constexpr int64_t kOut = format::int8BlockBytes(kGroup);
+  const int64_t blocks = tensor.numElements() / kGroup;
+  const auto *bytes = static_cast<const uint8_t *>(tensor.data);
+  forBlocks(blocks, tensor.numElements(), threads,
+            [&](int64_t begin, int64_t end) {
+              for (int64_t b = begin; b < end; ++b) {
+                const uint8_t *block = bytes + b * info.blockBytes;
+                uint8_t *out = target + b * kOut;
+                out[0] = block[0]; // d: the same f16, bit for bit
+                out[1] = block[1];
+                decode(block, reinterpret_cast<int8_t *>(out + 2));
+              }
+            });
 }
 
 } // namespace tfmc::runtime

@@ -27,9 +27,10 @@
 // A GGUF file (GgufWeights.h) adds ggml's block types (GgmlBlocks.h): Q4_0
 // is an int4 program's weight as it is, Q8_0 an int8 program's with
 // groups of 32, and Q4_K, Q5_K, Q6_K a program's of that K-quant (all used
-// in place); any other use of them is dequantized to f32 as ggml does and
-// converted as any f32 tensor is (to a K-quant by ggml's reference
-// quantiser, WeightConvert.h).
+// in place); Q5_0 and IQ4_NL blocks are rewritten as an int8 program's
+// blocks of 32, exactly (GgmlBlocks.h); any other use of them is
+// dequantized to f32 as ggml does and converted as any f32 tensor is (to a
+// K-quant by ggml's reference quantiser, WeightConvert.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -214,8 +215,11 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
     const TensorView *tensor = nullptr;
     bool stored = false;                // no conversion: as the plan stores it
     // Stored blocks in the other layout: laid out in block panels, or back
-    // in rows (support/WeightFormat.h).
-    enum class Move { None, ToPanels, ToRows } move = Move::None;
+    // in rows (support/WeightFormat.h); or a GGUF file's Q5_0 or IQ4_NL
+    // blocks, rewritten as the int8 blocks of 32 that hold their values
+    // exactly (GgmlBlocks.h's transcodeGgmlToInt8), in rows or in block
+    // panels as the plan stores them.
+    enum class Move { None, ToPanels, ToRows, ToInt8 } move = Move::None;
   };
   std::vector<Found> found;
   std::set<std::string> used;
@@ -268,10 +272,15 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
         entry.stored = true;
         if (weight.panel > 0)
           entry.move = Found::Move::ToPanels;
+      } else if (weight.dtype == WeightDType::Int8 && weight.group == 32 &&
+                 transcodesToInt8(tensor->ggmlBlocks)) {
+        // Q5_0, IQ4_NL: the same values as int8 blocks of 32, exactly.
+        entry.stored = true;
+        entry.move = Found::Move::ToInt8;
       } else if (!canDequantizeGgml(tensor->ggmlBlocks)) {
         error = fmt::format("{}: tensor {} has ggml type {}, which tfmc does "
                             "not convert (it converts F32, F16, BF16, Q8_0, "
-                            "Q4_0, Q4_K, Q5_K and Q6_K)",
+                            "Q4_0, Q5_0, IQ4_NL, Q4_K, Q5_K and Q6_K)",
                             path, support::quote(name),
                             ggmlBlockName(tensor->ggmlBlocks));
         return false;
@@ -410,7 +419,13 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
         return outOfMemory("laying out in block panels", moved.size());
       const auto *from = static_cast<const uint8_t *>(tensor.data);
       auto *to = static_cast<uint8_t *>(moved.data());
-      if (found[i].move == Found::Move::ToPanels)
+      if (found[i].move == Found::Move::ToInt8) {
+        // Q5_0, IQ4_NL: int8 blocks of 32 in rows, then in block panels
+        // where the plan stores them so.
+        transcodeGgmlToInt8(tensor, to, threads);
+        if (weight.panel > 0 && !toBlockPanels(weight, moved, threads))
+          return outOfMemory("laying out in block panels", moved.size());
+      } else if (found[i].move == Found::Move::ToPanels)
         layOutBlockPanels(from, weight.shape[0], weight.blockRowBytes(),
                           weight.group, weight.dtype == WeightDType::Int4, to,
                           threads);

@@ -283,6 +283,7 @@ const ExpectedBlock kExpectedBlocks[] = {
     {13, GgmlType::Q5_K, "Q5_K", 256, 2 * kHalf + 12 + 256 / 2 + 256 / 8},
     {14, GgmlType::Q6_K, "Q6_K", 256, kHalf + 256 / 16 + 3 * 256 / 4},
     {15, GgmlType::Q8_K, "Q8_K", 256, 4 + 256 + 256 / 16 * 2},
+    {20, GgmlType::IQ4_NL, "IQ4_NL", 32, kHalf + 32 / 2},
     {24, GgmlType::I8, "I8", 1, 1},
     {25, GgmlType::I16, "I16", 1, 2},
     {26, GgmlType::I32, "I32", 1, 4},
@@ -316,6 +317,7 @@ TEST(Gguf, EachTypeTakesItsBlocksBytes) {
   }
   EXPECT_FALSE(ggmlTypeFromNumber(4)); // Q4_2, long removed from ggml
   EXPECT_FALSE(ggmlTypeFromNumber(16));
+  EXPECT_FALSE(ggmlTypeFromNumber(23)); // IQ4_XS: refused by name
 }
 
 TEST(Gguf, AlignmentAndDataOffset) {

@@ -7,7 +7,11 @@
         (OUT/{arch}.inputs.safetensors: batch 2, right-padded), and converts each with bench/peers'
         writers (gguf_llama.py, gguf_gpt2.py) to OUT/{arch}_{f32,q8_0,q4_0}.gguf; and two files
         with K-quants: OUT/llama_kq.gguf (Q8_0, blk.0.ffn_down Q4_K, blk.1.ffn_down Q6_K) and
-        OUT/qwen2_kq.gguf (Q8_0, blk.0.ffn_down Q5_K, blk.1.ffn_down Q6_K); and a sixth
+        OUT/qwen2_kq.gguf (Q8_0, blk.0.ffn_down Q5_K, blk.1.ffn_down Q6_K); three llama files of
+        ggml's 32-value types that tfmc transcodes to int8: OUT/llama_{q5_0,iq4_nl}.gguf (every 2-D
+        weight Q5_0 or IQ4_NL, token_embd and output.weight included; bench/peers/gguf.py's Q5_0 is
+        ggml's quantize_row_q5_0_ref, its IQ4_NL a plain quantiser) and OUT/llama_legacy_mix.gguf
+        (Q4_0, blk.0.ffn_down Q5_0, blk.1.ffn_down IQ4_NL, output.weight Q8_0); and a sixth
         checkpoint, OUT/llama_k/ (hidden 256, 4 heads, 2 K/V heads, intermediate 512, 2 layers,
         vocab 160, max 48: every row whole 256-value super-blocks) as the mixes llama-quantize
         names Q4_K_M and Q5_K_M, OUT/llama_k_{q4_k_m,q5_k_m}.gguf: token_embd and the other
@@ -156,6 +160,30 @@ def dq_q4_0(raw):
     return _half(b, 0)[:, None] * q
 
 
+def dq_q5_0(raw):
+    """block_q5_0 {half d; u8 qh[4]; u8 qs[16]}: value j = d * (q_j - 16), q_j's low four bits the
+    low nibble of qs[j] (j < 16) or the high nibble of qs[j - 16], its fifth bit j of qh (a
+    little-endian u32)."""
+    b = raw.reshape(-1, 22)
+    qh = b[:, 2:6].copy().view("<u4")[:, 0].astype(np.int64)
+    qs = b[:, 6:22].astype(np.int64)
+    low = np.concatenate([qs & 0xF, qs >> 4], axis=1)
+    fifth = (qh[:, None] >> np.arange(32)) & 1
+    return _half(b, 0)[:, None] * ((low | (fifth << 4)) - 16).astype(np.float32)
+
+
+# ggml-common.h's kvalues_iq4nl.
+IQ4_NL_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], np.float32)
+
+
+def dq_iq4_nl(raw):
+    """block_iq4_nl {half d; u8 qs[16]}: value j = d * kvalues_iq4nl[the low nibble of qs[j] (j < 16)
+    or the high nibble of qs[j - 16]]."""
+    b = raw.reshape(-1, 18)
+    qs = b[:, 2:]
+    return _half(b, 0)[:, None] * IQ4_NL_VALUES[np.concatenate([qs & 0xF, qs >> 4], axis=1)]
+
+
 def _scale_min(scales):  # [nb, 12] -> sc, m [nb, 8] (ggml's get_scale_min_k4)
     sc = np.zeros((scales.shape[0], 8), np.float32)
     m = np.zeros_like(sc)
@@ -202,7 +230,7 @@ def dq_q6_k(raw):
 
 BYTES = {0: lambda n: 4 * n, 1: lambda n: 2 * n, 30: lambda n: 2 * n, 8: lambda n: n // 32 * 34,
          2: lambda n: n // 32 * 18, 12: lambda n: n // 256 * 144, 13: lambda n: n // 256 * 176,
-         14: lambda n: n // 256 * 210}
+         14: lambda n: n // 256 * 210, 6: lambda n: n // 32 * 22, 20: lambda n: n // 32 * 18}
 
 
 def dequantize(raw, ggml_type, n):
@@ -212,7 +240,8 @@ def dequantize(raw, ggml_type, n):
         return raw.view("<f2").astype(np.float32)
     if ggml_type == 30:
         return (raw.view("<u2").astype(np.uint32) << 16).view(np.float32)
-    f = {8: dq_q8_0, 2: dq_q4_0, 12: lambda r: dq_qk(r, 4), 13: lambda r: dq_qk(r, 5), 14: dq_q6_k}
+    f = {8: dq_q8_0, 2: dq_q4_0, 12: lambda r: dq_qk(r, 4), 13: lambda r: dq_qk(r, 5), 14: dq_q6_k,
+         6: dq_q5_0, 20: dq_iq4_nl}
     return f[ggml_type](raw).reshape(n)
 
 
@@ -253,6 +282,8 @@ LLAMA_K = ml._config("llama", hidden_size=256, intermediate_size=512, num_hidden
 # at 2 layers).
 K_MIXES = {"q4_k_m": "q4_k", "q5_k_m": "q5_k"}
 K_SIX = ("attn_v", "ffn_down")
+# ggml's types whose values are d times an integer that int8 holds (tfmc transcodes them at load).
+LEGACY = ("q5_0", "iq4_nl")
 QWEN2 = ml._config("qwen2", hidden_size=64, intermediate_size=256, num_hidden_layers=2,
                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=48,
                    vocab_size=130, rope_theta=1000.0, tie_word_embeddings=True,
@@ -306,6 +337,19 @@ def make(out):
         for dtype in ("f32", "q8_0", "q4_0"):
             convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", dtype,
                      "--output", os.path.join(out, f"{arch}_{dtype}.gguf")])
+        if arch == "llama":
+            # ggml's legacy 32-value types that are int8 exactly: every 2-D weight Q5_0 (IQ4_NL);
+            # and a Q4_0 file with one ffn_down of each.
+            linears = [f"blk.{layer}.{t}.weight" for layer in range(config["num_hidden_layers"])
+                       for t in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")]
+            for legacy in LEGACY:
+                types = [arg for name in ["token_embd.weight", "output.weight"] + linears
+                         for arg in ("--type", f"{name}={legacy}")]
+                convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", "q8_0",
+                         *types, "--output", os.path.join(out, f"llama_{legacy}.gguf")])
+            convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", "q4_0",
+                     "--type", "blk.0.ffn_down.weight=q5_0", "--type", "blk.1.ffn_down.weight=iq4_nl",
+                     "--output", os.path.join(out, "llama_legacy_mix.gguf")])
         if arch in ("phi3", "gemma2"):
             continue
         first = "q4_k" if arch == "llama" else "q5_k"

@@ -9,6 +9,8 @@
         phi3 checkpoints and one more gemma2 checkpoint, converted to F32 only:
           llama: hidden 64, 4 heads, 2 K/V heads (Dh 16), intermediate 128, 2 layers, vocab 505,
                  max 64, untied (output.weight)
+                 (also OUT/llama_{q5_0,iq4_nl}.gguf: every 2-D weight Q5_0 or IQ4_NL, bench/peers/gguf.py's
+                 writers)
           llama_k: hidden 256, 4 heads, 2 K/V heads (Dh 64), intermediate 512, 2 layers, vocab
                  505, max 64: OUT/llama_k_{q4_k_m,q5_k_m}.gguf, the mixes llama-quantize names
                  Q4_K_M and Q5_K_M (token_embd and the linears Q4_K or Q5_K; attn_v, ffn_down and
@@ -154,6 +156,14 @@ def make(out):
         for dtype in DTYPES:
             convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", directory, "--dtype", dtype,
                      "--output", os.path.join(out, f"{arch}_{dtype}.gguf")])
+    # ggml's Q5_0 and IQ4_NL (tfmc transcodes them to int8 blocks of 32): every 2-D weight of llama's.
+    names = ["token_embd.weight", "output.weight"] + [
+        f"blk.{layer}.{t}.weight" for layer in range(LLAMA["num_hidden_layers"])
+        for t in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")]
+    for legacy in ("q5_0", "iq4_nl"):
+        types = [arg for name in names for arg in ("--type", f"{name}={legacy}")]
+        convert([os.path.join(PEERS, "gguf_llama.py"), "--checkpoint", os.path.join(out, "llama"), "--dtype", "q8_0",
+                 *types, "--output", os.path.join(out, f"llama_{legacy}.gguf")])
     directory = os.path.join(out, "llama_k")
     write_checkpoint(directory, LLAMA_K, ml.make_weights(LLAMA_K, 3240))
     for name in ("tokenizer.json", "tokenizer_config.json"):
