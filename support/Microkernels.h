@@ -71,6 +71,20 @@
 // above, the f32 sums in any order and grouping (per group f32(d · sc) ·
 // Σ x · q - f32(dmin · m) · Σ x; runtime/ukernels/KQuantFloatAvx2.cpp).
 //
+// With f32 activations and many rows of x (prefill, encoders: the plans
+// that widen W into panels), x packed as the f32 microkernel's below (R =
+// kFloatTileAvx2.rows, whatever the ISA name):
+//
+//   int tfmc_uk_qkfp_<version>_<isa>(halide_buffer_t *x, halide_buffer_t *w,
+//                                int32_t depth, int32_t rows, int32_t x_rows,
+//                                int32_t type, halide_buffer_t *out)
+//
+// with out(n, m) = Σ_k x(k, m) · W(n, k), one f32 sum in k's order by
+// fused multiply-adds over W's values as ggml's dequantize_row_q*_K gives
+// them (runtime/ukernels/KQuantPanelsAvx2.cpp); rows of x at or past
+// x_rows, and outputs at or past N = rows, are 0. A task's outputs start
+// anywhere; its rows on a whole tile of R.
+//
 // f32 products (f32 activations, an f32 W in panels of 16 rows,
 // support/WeightFormat.h; a GEMM of many rows, Linear.cpp's packed plans):
 //
@@ -138,6 +152,11 @@ inline std::string kQuantFloatMicrokernelName(const std::string &isa) {
   return std::string("tfmc_uk_qkf_") + kMicrokernelVersion + "_" + isa;
 }
 
+/// The f32-activation microkernel over K-quant super-blocks for many rows
+/// of packed x, for one instruction set ("avx2", "avx512").
+inline std::string kQuantFloatPanelMicrokernelName(const std::string &isa) {
+  return std::string("tfmc_uk_qkfp_") + kMicrokernelVersion + "_" + isa;
+}
 /// Whether the runtime defines integerPanelMicrokernelName(isa).
 inline bool hasIntegerPanelMicrokernel(const std::string &isa) {
   return isa == "avx2" || isa == "avx512";

@@ -69,7 +69,8 @@ std::string kernelSymbol(mlir::Operation *op, const KernelSpec &spec,
                       : format::integerMicrokernelName(spec.integerMicrokernel));
   if (!spec.kQuantMicrokernel.empty())
     key += "|" + format::kQuantMicrokernelName(spec.kQuantMicrokernel) + "|" +
-           format::kQuantFloatMicrokernelName(spec.kQuantMicrokernel);
+           format::kQuantFloatMicrokernelName(spec.kQuantMicrokernel) + "|" +
+           format::kQuantFloatPanelMicrokernelName(spec.kQuantMicrokernel);
   if (!spec.floatMicrokernel.empty())
     key += "|" + format::floatPanelMicrokernelName(spec.floatMicrokernel);
   // A narrowed KV cache changes the types the kernel writes or reads.

@@ -108,6 +108,22 @@ extern "C" int tfmc_uk_qkf_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
                                                           type, out);
 }
 
+// ... and times many rows of packed f32 x, likewise.
+extern "C" int tfmc_uk_qkfp_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,
+                                    int32_t depth, int32_t rows, int32_t xRows,
+                                    int32_t type, halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::kQuantFloatPanelProductsAvx2(
+      x, w, depth, rows, xRows, type, out);
+}
+
+extern "C" int tfmc_uk_qkfp_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
+                                      int32_t depth, int32_t rows,
+                                      int32_t xRows, int32_t type,
+                                      halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::kQuantFloatPanelProductsAvx2(
+      x, w, depth, rows, xRows, type, out);
+}
+
 // The f32 microkernel over W in panels: the x86-64-avx2 target's kernels
 // call it (the target requires AVX2 and FMA).
 extern "C" int tfmc_uk_f32p_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,

@@ -1,9 +1,12 @@
 //===- KQuantMicrokernelsTest.cpp - The K-quant microkernel against ggml's values -===//
 //
 // support/Microkernels.h's tfmc_uk_qk microkernel (runtime/ukernels/
-// KQuantProductsAvx2.cpp) and its f32-activation twin tfmc_uk_qkf
+// KQuantProductsAvx2.cpp) and its f32-activation twins tfmc_uk_qkf
 // (KQuantFloatAvx2.cpp: the Float* tests, x = q · d_x rounded to f32 and
-// the reference Σ W · x in double), called as Halide calls them (halide_buffer_t),
+// the reference Σ W · x in double) and tfmc_uk_qkfp (KQuantPanelsAvx2.cpp:
+// the Panels* tests, x packed in tiles of 6 rows; tasks of 1 to 37
+// outputs, whole panels of 16 and parts of them, rows of x past M), called
+// as Halide calls them (halide_buffer_t),
 // against a reference written here from the layouts: each weight's value
 // as ggml's dequantize_row_q*_K computes it in f32 (runtime/core/
 // GgmlBlocks.cpp does the same), times x's q and d_x, summed in double.
@@ -52,6 +55,12 @@ extern "C" int tfmc_uk_qkf_v1_avx2(halide_buffer_t *, halide_buffer_t *, int32_t
 extern "C" int tfmc_uk_qkf_v1_avx512(halide_buffer_t *, halide_buffer_t *,
                                      int32_t, int32_t, int32_t,
                                      halide_buffer_t *);
+extern "C" int tfmc_uk_qkfp_v1_avx2(halide_buffer_t *, halide_buffer_t *,
+                                    int32_t, int32_t, int32_t, int32_t,
+                                    halide_buffer_t *);
+extern "C" int tfmc_uk_qkfp_v1_avx512(halide_buffer_t *, halide_buffer_t *,
+                                      int32_t, int32_t, int32_t, int32_t,
+                                      halide_buffer_t *);
 
 using namespace tfmc::runtime::ukernels;
 
@@ -757,6 +766,152 @@ TEST_F(KQuantMicrokernel, FloatCNames) {
       expectFloatMatches(fn, p, x, ref, 0, 6, 0, 5);
       expectFloatMatches(fn, p, x, ref, 2, 6, 4, 1);
     }
+  }
+}
+
+// --- many rows of f32 x (tfmc_uk_qkfp, runtime/ukernels/KQuantPanelsAvx2.cpp) ---
+
+constexpr int64_t kPanelTileRows = 6; // support/Microkernels.h's kFloatTileAvx2
+
+/// runFloat()'s twin for the panels form: out's rows [mMin, mMin +
+/// mExtent) (mMin a multiple of 6), x's rows [0, m) packed as Halide packs
+/// them (x_packed(i, r, c, t) = x(16c + i, 6t + r), rows past m clamped to
+/// the last), only the tiles the bounds query asks for, ending at an
+/// inaccessible page.
+std::vector<float> runPanels(KQuantFloatPanelProductsFn fn, KProblem &p,
+                             const std::vector<float> &x, int64_t nMin,
+                             int64_t nExtent, int64_t mMin, int64_t mExtent) {
+  const int64_t chunks = p.depth / 16;
+  halide_dimension_t xDims[4], wDims[2], outDims[2];
+  halide_buffer_t xBuffer{}, wBuffer{}, outBuffer{};
+  describe(xBuffer, xDims, nullptr, {halide_type_float, 32, 1}, {1, 1, 1, 1},
+           {0, 0, 0, 0}, {1, 1, 1, 1});
+  describe(wBuffer, wDims, nullptr, {halide_type_uint, 8, 1}, {1, 1}, {0, 0},
+           {1, 1});
+  describe(outBuffer, outDims, nullptr, {halide_type_float, 32, 1},
+           {nExtent, mExtent}, {nMin, mMin}, {1, nExtent});
+  EXPECT_EQ(fn(&xBuffer, &wBuffer, int32_t(p.depth), int32_t(p.rows),
+               int32_t(p.m), p.type, &outBuffer),
+            0);
+  EXPECT_EQ(xDims[0].extent, 16);
+  EXPECT_EQ(xDims[1].extent, kPanelTileRows);
+  EXPECT_EQ(xDims[2].extent, chunks);
+  const int64_t tFirst = xDims[3].min, tiles = xDims[3].extent;
+  const int64_t tileFloats = chunks * kPanelTileRows * 16;
+  GuardedBytes xBytes(size_t(tiles * tileFloats) * sizeof(float));
+  auto *xs = reinterpret_cast<float *>(xBytes.data);
+  for (int64_t t = 0; t < tiles; ++t)
+    for (int64_t c = 0; c < chunks; ++c)
+      for (int64_t r = 0; r < kPanelTileRows; ++r)
+        for (int64_t i = 0; i < 16; ++i) {
+          const int64_t row = std::min((tFirst + t) * kPanelTileRows + r, p.m - 1);
+          xs[((t * chunks + c) * kPanelTileRows + r) * 16 + i] =
+              x[size_t(16 * c + i + row * p.depth)];
+        }
+  const int64_t wFirst = wDims[1].min, wRows = wDims[1].extent;
+  EXPECT_EQ(wDims[0].extent, p.rowBytes());
+  GuardedBytes w(size_t(p.rowBytes() * wRows));
+  std::memcpy(w.data, p.block(wFirst, 0), size_t(p.rowBytes() * wRows));
+  std::vector<float> out(size_t(nExtent * mExtent), -1.0f);
+  describe(xBuffer, xDims, xs, {halide_type_float, 32, 1},
+           {16, kPanelTileRows, chunks, tiles}, {0, 0, 0, tFirst},
+           {1, 16, 16 * kPanelTileRows, tileFloats});
+  describe(wBuffer, wDims, w.data, {halide_type_uint, 8, 1},
+           {p.rowBytes(), wRows}, {0, wFirst}, {1, p.rowBytes()});
+  describe(outBuffer, outDims, out.data(), {halide_type_float, 32, 1},
+           {nExtent, mExtent}, {nMin, mMin}, {1, nExtent});
+  EXPECT_EQ(fn(&xBuffer, &wBuffer, int32_t(p.depth), int32_t(p.rows),
+               int32_t(p.m), p.type, &outBuffer),
+            0);
+  return out;
+}
+
+/// Outputs of rows past M must be 0 too.
+void expectPanelsMatch(KQuantFloatPanelProductsFn fn, KProblem &p,
+                       const std::vector<float> &x, const Reference &ref,
+                       int64_t nMin, int64_t nExtent, int64_t mMin,
+                       int64_t mExtent) {
+  const std::vector<float> out = runPanels(fn, p, x, nMin, nExtent, mMin, mExtent);
+  const int64_t live = std::clamp<int64_t>(p.m - mMin, 0, mExtent);
+  expectOutputs(std::vector<float>(out.begin(), out.begin() + live * nExtent), p,
+                ref, nMin, nExtent, mMin, live, "panels, ");
+  for (int64_t i = live * nExtent; i < nExtent * mExtent; ++i)
+    EXPECT_EQ(out[size_t(i)], 0.0f) << "a row past M, n " << nMin + i % nExtent;
+}
+
+void panelsOddShapes(int type, unsigned seed) {
+  std::mt19937 rng(seed);
+  for (int64_t depth : {256, 512, 2816})
+    for (int64_t m : {1, 2, 5, 6, 7, 13, 17}) {
+      KProblem p = randomProblem(rng, type, depth, 37, m);
+      const std::vector<float> x = floatX(p);
+      const Reference ref = floatReference(p, x);
+      for (int64_t extent : {1, 3, 15, 16, 17, 32, 33, 37})
+        expectPanelsMatch(kQuantFloatPanelProductsAvx2, p, x, ref, 0, extent, 0, m);
+      expectPanelsMatch(kQuantFloatPanelProductsAvx2, p, x, ref, 5, 20, 0, m);
+      expectPanelsMatch(kQuantFloatPanelProductsAvx2, p, x, ref, 32, 16, 0, m);
+      expectPanelsMatch(kQuantFloatPanelProductsAvx2, p, x, ref, 40, 8, 0, m);
+      if (m > 6)
+        expectPanelsMatch(kQuantFloatPanelProductsAvx2, p, x, ref, 16, 16, 6,
+                          m - 6);
+      expectPanelsMatch(kQuantFloatPanelProductsAvx2, p, x, ref, 0, 16, 0, m + 4);
+    }
+}
+
+TEST_F(KQuantMicrokernel, PanelsQ4KOddShapes) { panelsOddShapes(kQ4K, 21); }
+TEST_F(KQuantMicrokernel, PanelsQ5KOddShapes) { panelsOddShapes(kQ5K, 22); }
+TEST_F(KQuantMicrokernel, PanelsQ6KOddShapes) { panelsOddShapes(kQ6K, 23); }
+
+// The edge values of FloatEdgeValuesAndStridedX, many rows; the C names;
+// refusals.
+TEST_F(KQuantMicrokernel, PanelsEdgeValuesCNamesAndRefusals) {
+  std::mt19937 rng(24);
+  for (int type : {kQ4K, kQ5K, kQ6K}) {
+    KProblem p = randomProblem(rng, type, 512, 20, 9);
+    const uint16_t halves[] = {0x0000, 0x0001, 0x83ff, 0x7b53, 0xb800};
+    for (int64_t n = 0; n < 5; ++n)
+      for (int64_t b = 0; b < p.superBlocks(); ++b) {
+        setHalf(p.block(n, b) + dOffset(type), halves[n]);
+        if (type != kQ6K)
+          setHalf(p.block(n, b) + 2, halves[4 - n]);
+      }
+    for (int64_t b = 0; b < p.superBlocks(); ++b) {
+      std::memset(p.block(5, b), 0xff, size_t(blockBytes(type)));
+      setHalf(p.block(5, b) + dOffset(type), 0x2c00);
+      if (type != kQ6K)
+        setHalf(p.block(5, b) + 2, 0x2400);
+    }
+    std::memset(p.block(6, 1), 0, size_t(blockBytes(type)));
+    for (int64_t k = 0; k < p.depth; ++k) {
+      p.x(k, 0) = 0;
+      p.x(k, 1) = 127;
+      p.x(k, 2) = k % 2 ? 127 : -128;
+    }
+    for (int64_t g = 0; g < p.groups(); ++g)
+      for (int64_t row = 1; row < 3; ++row)
+        p.dx(g, row) = 300.0f * float(1 + (g + row) % 5);
+    const std::vector<float> x = floatX(p);
+    const Reference ref = floatReference(p, x);
+    for (KQuantFloatPanelProductsFn fn :
+         {kQuantFloatPanelProductsAvx2, tfmc_uk_qkfp_v1_avx2, tfmc_uk_qkfp_v1_avx512}) {
+      expectPanelsMatch(fn, p, x, ref, 0, 20, 0, 9);
+      expectPanelsMatch(fn, p, x, ref, 4, 16, 6, 3);
+    }
+  }
+  for (auto [type, depth] : std::vector<std::pair<int, int>>{
+           {2, 256}, {8, 256}, {11, 256}, {kQ4K, 288}, {kQ6K, 0}}) {
+    halide_dimension_t xDims[4], wDims[2], outDims[2];
+    halide_buffer_t x{}, w{}, out{};
+    float input = 0.0f, value = -1.0f;
+    uint8_t byte = 0;
+    describe(x, xDims, &input, {halide_type_float, 32, 1}, {1, 1, 1, 1},
+             {0, 0, 0, 0}, {1, 1, 1, 1});
+    describe(w, wDims, &byte, {halide_type_uint, 8, 1}, {1, 1}, {0, 0}, {1, 1});
+    describe(out, outDims, &value, {halide_type_float, 32, 1}, {1, 1}, {0, 0},
+             {1, 1});
+    EXPECT_NE(kQuantFloatPanelProductsAvx2(&x, &w, depth, 2, 1, type, &out), 0)
+        << "type " << type << " depth " << depth;
+    EXPECT_EQ(value, -1.0f);
   }
 }
 

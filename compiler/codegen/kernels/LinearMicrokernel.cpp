@@ -16,6 +16,13 @@
 // only the order of the f32 sums differs (8 lanes per output, then the
 // bias).
 //
+// K-quant weights (support/Microkernels.h): with int8 activations the
+// integer microkernel over the super-blocks (x quantised once per call, as
+// above); with f32 ones a row per sequence through tfmc_uk_qkf (x as it
+// is), and many rows (the plans that widen W into panels) through
+// tfmc_uk_qkfp, x packed once per call as for the f32 microkernel below
+// and tasks of whole 16-output panels.
+//
 // The packed plans' many-rows form over an f32 W in panels, where the plan
 // says `microkernel` (the target's floatMicrokernels), the same way: each
 // parallel task of task_m x task_n outputs calls the f32 microkernel
@@ -39,14 +46,25 @@ using namespace Halide;
 
 namespace {
 
+/// Whether a K-quant linear with f32 activations runs many rows of x (the
+/// plans that widen W into panels) through the K-quant panels microkernel.
+bool kQuantPanels(const KernelSpec &spec) {
+  return isKQuant(spec.weightType) && !spec.integerProducts &&
+         std::holds_alternative<CpuGemmPlan>(spec.tile) &&
+         spec.plan<CpuGemmPlan>().widenPanel;
+}
+
 /// Outputs per parallel task: the Halide form's (micro tile times tiles per
 /// task, which the tile pass sized for the target's cores), in whole tiles
 /// of the microkernel's 4 outputs.
 int taskOutputs(const KernelSpec &spec) {
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
   const int64_t outputs = std::max<int64_t>(16, plan.microN * plan.tilesPerTask);
-  // W in block panels: tasks start on whole panels.
-  const int64_t unit = spec.weightPanel > 0 ? spec.weightPanel : 4;
+  // W in block panels: tasks start on whole panels; the K-quant panels form
+  // widens 16 rows at a time.
+  const int64_t unit = spec.weightPanel > 0 ? spec.weightPanel
+                       : kQuantPanels(spec) ? 16
+                                            : 4;
   return int(std::min<int64_t>((outputs + unit - 1) / unit * unit,
                                (spec.width + unit - 1) / unit * unit));
 }
@@ -91,12 +109,13 @@ void computeSumsAt(BuiltKernel &kernel, const std::string &stage, Var loop) {
 } // namespace
 
 bool usesMicrokernel(const KernelSpec &spec) {
-  // K-quants: with int8 activations every row count, with f32 ones a row
-  // per sequence (the packed plans widen W into panels for many rows).
+  // K-quants: with int8 activations every row count but the plans that
+  // widen W into panels (Halide's form), with f32 ones every row count (a
+  // row per sequence, and many rows through the panels form).
   if (isKQuant(spec.weightType))
     return !spec.kQuantMicrokernel.empty() &&
            std::holds_alternative<CpuGemmPlan>(spec.tile) &&
-           !spec.plan<CpuGemmPlan>().widenPanel;
+           (!spec.plan<CpuGemmPlan>().widenPanel || !spec.integerProducts);
   if (!spec.integerProducts || spec.integerMicrokernel.empty() ||
       !std::holds_alternative<CpuGemmPlan>(spec.tile) ||
       spec.plan<CpuGemmPlan>().widenPanel)
@@ -120,6 +139,26 @@ BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
                        : spec.weightType == WeightType::Q5K ? format::kGgmlQ5K
                                                             : format::kGgmlQ6K;
   Var n("n"), m("m");
+  if (kQuantPanels(spec)) {
+    // f32 activations, many rows: x packed as the f32 microkernel packs it
+    // (support/Microkernels.h; clamped reads past K or M are never used).
+    const int rows = format::kFloatTileAvx2.rows;
+    Var i("i"), r("r"), c("c"), t("t");
+    Func packed("f32_x_packed");
+    packed(i, r, c, t) = in.x(min(c * 16 + i, depth - 1),
+                              min(t * rows + r, in.x.dim(1).extent() - 1));
+    std::map<std::string, Func> stages{{"f32_x_packed", packed}};
+    Func acc = externSums(
+        spec, in,
+        format::kQuantFloatPanelMicrokernelName(spec.kQuantMicrokernel),
+        [&](const WeightInput &w) -> std::vector<ExternFuncArgument> {
+          return {packed, w.values, Expr(depth), Expr(int(spec.width)),
+                  in.x.dim(1).extent(), Expr(ggmlType)};
+        },
+        "int_uk", stages);
+    Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
+    return {out, in.arguments, std::move(stages), {}};
+  }
   if (kQuant && !spec.integerProducts) {
     // f32 activations: x as it is.
     std::map<std::string, Func> stages;
@@ -173,6 +212,14 @@ void microkernelSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   computeSumsAt(kernel, "int_uk", task);
   if (spec.integerProducts)
     quantiseOnce(kernel, spec, int(plan.vector));
+  // The K-quant panels form's packed x: once per call, a tile of rows per
+  // parallel iteration.
+  auto packed = kernel.stages.find("f32_x_packed");
+  if (packed != kernel.stages.end()) {
+    Var i("i"), t("t");
+    packed->second.compute_root().parallel(t).vectorize(
+        i, std::min(16, int(plan.vector)));
+  }
 }
 
 BuiltKernel floatMicrokernelAlgorithm(const KernelSpec &spec,

@@ -1,0 +1,268 @@
+//===- KQuantPanelsAvx2.cpp - K-quant weights times many rows of f32 x ----===//
+//
+// support/Microkernels.h's tfmc_uk_qkfp microkernel: W in llama.cpp's
+// K-quant super-blocks (Q4_K, Q5_K, Q6_K) as the file stores them, times
+// many rows of f32 x (prefill and encoders with f32 activations, the
+// default), compiled with -mavx2 -mfma -mf16c and -ffp-contract=off
+// (runtime/CMakeLists.txt). The f32 microkernel's register tiles
+// (FloatPanels.h, FloatVecAvx2.h) over panels that this code widens from
+// the super-blocks as it goes:
+//
+//   for each super-block column (256 steps of K, the f32 tiles' depth block):
+//     for each 16 outputs of the task:
+//       widen their 16 rows' super-blocks into one f32 panel [256][16]
+//       (16 KiB: stays in L1), each value as ggml's dequantize_row_q*_K
+//       computes it: f32(d · sc) · q − f32(dmin · m) (Q6_K f32(d · sc) ·
+//       (q − 32)), a multiply and then a subtraction, never fused
+//       for each tile of 6 rows of x (packed, from L2):
+//         the 6 x 16 tile over the panel, adding to out
+//
+// So every value of W is widened once per call, and the products are one
+// f32 sum per output over k in order, by fused multiply-adds, as the f32
+// microkernel's: only the order differs from the Halide form's (which
+// widens W into panels a group at a time). The last 16 outputs of a task
+// that ends inside them accumulate in a scratch panel of out.
+//
+// Measured on an AVX2-only AMD EPYC (Zen 3, 2 cores), TinyLlama's shape
+// from a Q4_K_M file, `NAME bench --entry prefill --seq 128 --threads 2`
+// (medians of 3, two interleaved rounds): 1672-1890 ms against 2874-3174
+// for the Halide form; the linears at 68-70 % of the FMA peak that bench
+// measures (187 GFLOP/s), Q6_K's as Q4_K's. Widening a panel row by row
+// and storing its values one at a time instead of transposing eight rows
+// took 1890-2106 ms.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/ukernels/FloatPanels.h"
+#include "runtime/ukernels/FloatVecAvx2.h"
+#include "runtime/ukernels/IntegerProducts.h"
+#include "runtime/ukernels/KQuants.h"
+#include "runtime/ukernels/Microkernels.h"
+#include "runtime/ukernels/Scratch.h"
+
+#include <algorithm>
+
+namespace tfmc::runtime::ukernels {
+namespace {
+
+/// The 8 u8 quants of `q` starting at byte 8·P, as f32 (Q6_K: less 32).
+template <int32_t Type, int P> inline __m256 quantsAsFloat(__m256i q) {
+  const __m128i half = P < 2 ? _mm256_castsi256_si128(q)
+                             : _mm256_extracti128_si256(q, 1);
+  const __m128i bytes = P % 2 == 0 ? half : _mm_srli_si128(half, 8);
+  __m256i values = _mm256_cvtepu8_epi32(bytes);
+  if constexpr (Type == kTypeQ6K)
+    values = _mm256_sub_epi32(values, _mm256_set1_epi32(32));
+  return _mm256_cvtepi32_ps(values);
+}
+
+/// r[i] = column i of the 8 x 8 matrix whose rows are r[0 .. 7].
+inline void transpose8(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+
+/// A super-block of zeros: the rows of a panel past N (every value 0).
+alignas(32) constexpr uint8_t kZeroBlock[format::kQ6KBlockBytes] = {};
+
+/// Rows [n, n + live) of W's super-block column `b` widened into `panel`
+/// ([256][16]: value k of row n + j at 16k + j), each value as ggml's
+/// dequantize_row_q*_K computes it: f32(d · sc) · q − f32(dmin · m) (a
+/// multiply, then a subtraction: this file is compiled without
+/// contraction), Q6_K f32(d · sc) · (q − 32). Rows past `live` read a
+/// block of zeros. Eight rows at a time: their 8 values of each piece of
+/// a group transposed into 8 stores of the panel.
+template <int32_t Type>
+void widenPanel(const uint8_t *w, int64_t wRowStride, int64_t b, int64_t live,
+                float *panel) {
+  constexpr int64_t B = kQuantBlockBytes(Type);
+  constexpr bool kQ6 = Type == kTypeQ6K;
+  for (int j0 = 0; j0 < kFloatPanel; j0 += 8) {
+    const uint8_t *block[8];
+    // f32(d · sc) by sub-block (Q6_K: 16 of 16 values), f32(dmin · m).
+    alignas(32) float scale[8][16], minimum[8][8];
+    for (int r = 0; r < 8; ++r) {
+      block[r] = j0 + r < live ? w + (j0 + r) * wRowStride + b * B : kZeroBlock;
+      if constexpr (kQ6) {
+        uint16_t d;
+        std::memcpy(&d, block[r] + kQ6Scale, 2);
+        const __m256 dv = _mm256_set1_ps(_cvtsh_ss(d));
+        const __m128i sc = _mm_loadu_si128(
+            reinterpret_cast<const __m128i *>(block[r] + kQ6Scales));
+        _mm256_store_ps(scale[r], _mm256_mul_ps(dv, _mm256_cvtepi32_ps(
+                                                        _mm256_cvtepi8_epi32(sc))));
+        _mm256_store_ps(scale[r] + 8,
+                        _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                              _mm_srli_si128(sc, 8)))));
+      } else {
+        __m256 scales, mins;
+        scalesAndMins(block[r], scales, mins);
+        _mm256_store_ps(scale[r], scales);
+        _mm256_store_ps(minimum[r], mins);
+      }
+    }
+    eachGroup([&](auto group) {
+      constexpr int G = decltype(group)::value;
+      __m256i q[8];
+      for (int r = 0; r < 8; ++r)
+        q[r] = quants<Type, G>(block[r]);
+      auto piece = [&](auto p) {
+        constexpr int P = decltype(p)::value;
+        __m256 v[8];
+        for (int r = 0; r < 8; ++r) {
+          const __m256 values = quantsAsFloat<Type, P>(q[r]);
+          if constexpr (kQ6)
+            v[r] = _mm256_mul_ps(_mm256_set1_ps(scale[r][2 * G + P / 2]), values);
+          else
+            v[r] = _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(scale[r][G]), values),
+                                 _mm256_set1_ps(minimum[r][G]));
+        }
+        transpose8(v);
+        float *to = panel + kFloatPanel * (32 * G + 8 * P) + j0;
+        for (int i = 0; i < 8; ++i)
+          _mm256_storeu_ps(to + kFloatPanel * i, v[i]);
+      };
+      piece(std::integral_constant<int, 0>{});
+      piece(std::integral_constant<int, 1>{});
+      piece(std::integral_constant<int, 2>{});
+      piece(std::integral_constant<int, 3>{});
+    });
+  }
+}
+
+template <int32_t Type>
+void panelProducts(const FloatArgs &base, const uint8_t *w, int64_t wRowStride,
+                   int64_t superBlocks, int64_t live, int64_t mLive,
+                   float *partial) {
+  using Vec = Avx2F;
+  static_assert(Vec::kDepthBlock == kSuperBlockValues,
+                "a depth block is one super-block column");
+  static_assert(Vec::kVectors * Vec::kLanes == kFloatPanel,
+                "a tile is one panel");
+  constexpr int64_t chunkStride = Vec::kRows * kFloatChunk;
+  // 16 KiB, reused by the thread's every call (off the stack, whose size a
+  // Halide thread does not promise).
+  thread_local Scratch panelMemory;
+  panelMemory.reserve(kSuperBlockValues * kFloatPanel * sizeof(float));
+  float *panel = panelMemory.floats();
+  for (int64_t b = 0; b < superBlocks; ++b) {
+    FloatArgs a = base;
+    a.x = base.x + b * (kSuperBlockValues / kFloatChunk) * chunkStride;
+    a.w = panel;
+    for (int64_t n = 0; n < live; n += kFloatPanel) {
+      const int64_t rows = std::min<int64_t>(kFloatPanel, live - n);
+      widenPanel<Type>(w + n * wRowStride, wRowStride, b, rows, panel);
+      // A whole panel into out, the last part of one into `partial`
+      // ([m][16]).
+      if (rows == kFloatPanel) {
+        a.out = base.out + n;
+      } else {
+        a.out = partial;
+        a.outRowStride = kFloatPanel;
+      }
+      // The depth as a value GCC cannot see (a constant one made it
+      // unroll the tile's loops and warn about their never-run tails).
+      int64_t depth = kSuperBlockValues;
+      asm("" : "+r"(depth));
+      forRowTiles<Vec::kRows>(mLive, [&](auto tileRows, int64_t m) {
+        tile<Vec, decltype(tileRows)::value, Vec::kVectors>(a, 0, m, 0, depth,
+                                                            b == 0);
+      });
+      a.outRowStride = base.outRowStride;
+    }
+  }
+}
+
+} // namespace
+
+int kQuantFloatPanelProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
+                                 int32_t depth, int32_t rows, int32_t xRows,
+                                 int32_t type, halide_buffer_t *out) {
+  using Vec = Avx2F;
+  const int64_t blockBytes = kQuantBlockBytes(type);
+  if (blockBytes == 0 || depth <= 0 || depth % kSuperBlockValues != 0)
+    return -1;
+  const int64_t superBlocks = depth / kSuperBlockValues;
+  const int64_t nExtent = out->dim[0].extent;
+  const int64_t mMin = out->dim[1].min, mExtent = out->dim[1].extent;
+  const TaskRows task = taskRows(out, rows);
+  // x's tiles of rows that exist of those the outputs' rows are in (a task
+  // past M still names one, so that every region is valid).
+  constexpr int64_t R = Vec::kRows;
+  const int64_t chunks = depth / kFloatChunk;
+  const int64_t tiles = (int64_t(xRows) + R - 1) / R;
+  const int64_t tFirst = std::min<int64_t>(mMin / R, tiles - 1);
+  const int64_t tEnd = std::max<int64_t>(
+      std::min<int64_t>((mMin + mExtent + R - 1) / R, tiles), tFirst + 1);
+  // Halide's bounds query: out's host is null.
+  if (out->host == nullptr) {
+    const int32_t xExtents[4] = {kFloatChunk, int32_t(R), int32_t(chunks),
+                                 int32_t(tEnd - tFirst)};
+    for (int d = 0; d < 4; ++d) {
+      x->dim[d].min = d == 3 ? int32_t(tFirst) : 0;
+      x->dim[d].extent = xExtents[d];
+    }
+    askForW(w, superBlocks * blockBytes, task.first, task.end);
+    return 0;
+  }
+  // Whole tiles of rows of a dense packed x (LinearMicrokernel.cpp).
+  if (mMin % R != 0 || x->dim[0].min != 0 || x->dim[1].min != 0 ||
+      x->dim[2].min != 0 || x->dim[0].stride != 1 ||
+      x->dim[1].stride != kFloatChunk || x->dim[2].stride != R * kFloatChunk ||
+      out->dim[0].stride != 1)
+    return -1;
+  const int64_t mLive = std::clamp<int64_t>(xRows - mMin, 0, mExtent);
+  FloatArgs a{};
+  a.tileStride = x->dim[3].stride;
+  a.x = reinterpret_cast<const float *>(x->host) +
+        (mMin / R - x->dim[3].min) * a.tileStride;
+  a.panelStride = 0; // one panel at a time
+  a.depth = depth;
+  a.out = reinterpret_cast<float *>(out->host);
+  a.outRowStride = out->dim[1].stride;
+  const int64_t live = task.live;
+  if (live > 0 && mLive > 0) {
+    thread_local Scratch partial;
+    partial.reserve(size_t(mLive) * kFloatPanel * sizeof(float));
+    const uint8_t *first = rowOfW(w, out->dim[0].min);
+    const int64_t wRowStride = w->dim[1].stride;
+    if (type == kTypeQ4K)
+      panelProducts<kTypeQ4K>(a, first, wRowStride, superBlocks, live, mLive,
+                              partial.floats());
+    else if (type == kTypeQ5K)
+      panelProducts<kTypeQ5K>(a, first, wRowStride, superBlocks, live, mLive,
+                              partial.floats());
+    else
+      panelProducts<kTypeQ6K>(a, first, wRowStride, superBlocks, live, mLive,
+                              partial.floats());
+    // The last panel's live outputs, from `partial`.
+    const int64_t whole = live / kFloatPanel * kFloatPanel;
+    if (whole < live)
+      for (int64_t m = 0; m < mLive; ++m)
+        std::copy(partial.floats() + m * kFloatPanel,
+                  partial.floats() + m * kFloatPanel + (live - whole),
+                  a.out + m * a.outRowStride + whole);
+  }
+  // Outputs past N, rows past M: 0.
+  for (int64_t m = 0; m < mExtent; ++m) {
+    const int64_t from = m < mLive && live > 0 ? live : 0;
+    std::fill(a.out + m * a.outRowStride + from,
+              a.out + m * a.outRowStride + nExtent, 0.0f);
+  }
+  return 0;
+}
+
+} // namespace tfmc::runtime::ukernels
