@@ -81,9 +81,21 @@
 //
 // with out(n, m) = Σ_k x(k, m) · W(n, k), one f32 sum in k's order by
 // fused multiply-adds over W's values as ggml's dequantize_row_q*_K gives
-// them (runtime/ukernels/KQuantPanelsAvx2.cpp); rows of x at or past
+// them (runtime/ukernels/WidenedPanelsAvx2.cpp); rows of x at or past
 // x_rows, and outputs at or past N = rows, are 0. A task's outputs start
 // anywhere; its rows on a whole tile of R.
+//
+// Over int8 or int4 W in rows (as tfmc_uk_q8's, not in block panels),
+// with f32 activations and many rows of x, likewise:
+//
+//   int tfmc_uk_q8fp_<version>_<isa>(halide_buffer_t *x, halide_buffer_t *w,
+//                                int32_t depth, int32_t group, int32_t rows,
+//                                int32_t x_rows, int32_t int4,
+//                                halide_buffer_t *out)
+//
+// with W's values q · d (int8, `group` a multiple of 8) or (q − 8) · d
+// (int4), a scale that is an infinity or a NaN an infinity of its sign
+// (runtime/ukernels/WidenedPanelsAvx2.cpp).
 //
 // f32 products (f32 activations, an f32 W in panels of 16 rows,
 // support/WeightFormat.h; a GEMM of many rows, Linear.cpp's packed plans):
@@ -156,6 +168,11 @@ inline std::string kQuantFloatMicrokernelName(const std::string &isa) {
 /// of packed x, for one instruction set ("avx2", "avx512").
 inline std::string kQuantFloatPanelMicrokernelName(const std::string &isa) {
   return std::string("tfmc_uk_qkfp_") + kMicrokernelVersion + "_" + isa;
+}
+/// The f32-activation microkernel over int8 or int4 W in rows for many rows
+/// of packed x, for one instruction set ("avx2", "avx512").
+inline std::string blockFloatPanelMicrokernelName(const std::string &isa) {
+  return std::string("tfmc_uk_q8fp_") + kMicrokernelVersion + "_" + isa;
 }
 /// Whether the runtime defines integerPanelMicrokernelName(isa).
 inline bool hasIntegerPanelMicrokernel(const std::string &isa) {

@@ -71,6 +71,8 @@ std::string kernelSymbol(mlir::Operation *op, const KernelSpec &spec,
     key += "|" + format::kQuantMicrokernelName(spec.kQuantMicrokernel) + "|" +
            format::kQuantFloatMicrokernelName(spec.kQuantMicrokernel) + "|" +
            format::kQuantFloatPanelMicrokernelName(spec.kQuantMicrokernel);
+  if (!spec.blockFloatMicrokernel.empty())
+    key += "|" + format::blockFloatPanelMicrokernelName(spec.blockFloatMicrokernel);
   if (!spec.floatMicrokernel.empty())
     key += "|" + format::floatPanelMicrokernelName(spec.floatMicrokernel);
   // A narrowed KV cache changes the types the kernel writes or reads.

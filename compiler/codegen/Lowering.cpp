@@ -324,6 +324,8 @@ void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
   const bool int4 = *storage == tfm::WeightStorage::int4;
   spec.weightType = int4 ? WeightType::Int4 : WeightType::Int8;
   spec.group = int64_t(*weight.getGroup());
+  if (!target.isGpu())
+    spec.blockFloatMicrokernel = target.integerMicrokernels;
   int64_t rowBytes = *blockRowBytes(weight), units = rows;
   if (std::optional<uint64_t> panel = weight.getPanel()) {
     spec.weightPanel = int64_t(*panel);

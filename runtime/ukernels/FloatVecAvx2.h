@@ -4,7 +4,7 @@
 // vectors (one panel: 12 accumulators of the 16 ymm registers), depth
 // blocks of 256 steps (a tile's W block, 16 KiB, stays in L1): the f32
 // microkernel's (FloatProductsAvx2.cpp) and the K-quant panels'
-// (KQuantPanelsAvx2.cpp). Files that include it are compiled with -mavx2
+// (WidenedPanelsAvx2.cpp). Files that include it are compiled with -mavx2
 // -mfma (runtime/CMakeLists.txt); internal linkage, as the other headers.
 //
 //===----------------------------------------------------------------------===//

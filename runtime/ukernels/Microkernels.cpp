@@ -124,6 +124,23 @@ extern "C" int tfmc_uk_qkfp_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
       x, w, depth, rows, xRows, type, out);
 }
 
+// int8 or int4 W times many rows of packed f32 x, likewise.
+extern "C" int tfmc_uk_q8fp_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,
+                                    int32_t depth, int32_t group, int32_t rows,
+                                    int32_t xRows, int32_t int4,
+                                    halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::blockFloatPanelProductsAvx2(
+      x, w, depth, group, rows, xRows, int4, out);
+}
+
+extern "C" int tfmc_uk_q8fp_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
+                                      int32_t depth, int32_t group,
+                                      int32_t rows, int32_t xRows, int32_t int4,
+                                      halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::blockFloatPanelProductsAvx2(
+      x, w, depth, group, rows, xRows, int4, out);
+}
+
 // The f32 microkernel over W in panels: the x86-64-avx2 target's kernels
 // call it (the target requires AVX2 and FMA).
 extern "C" int tfmc_uk_f32p_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,

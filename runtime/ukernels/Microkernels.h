@@ -64,7 +64,7 @@ int kQuantFloatProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
                             halide_buffer_t *out);
 
 /// The same super-blocks times many rows of packed f32 x (the tfmc_uk_qkfp_
-/// names; KQuantPanelsAvx2.cpp), AVX2 + FMA + F16C.
+/// names; WidenedPanelsAvx2.cpp), AVX2 + FMA + F16C.
 using KQuantFloatPanelProductsFn = int (*)(halide_buffer_t *x,
                                            halide_buffer_t *w, int32_t depth,
                                            int32_t rows, int32_t xRows,
@@ -72,6 +72,18 @@ using KQuantFloatPanelProductsFn = int (*)(halide_buffer_t *x,
 int kQuantFloatPanelProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
                                  int32_t depth, int32_t rows, int32_t xRows,
                                  int32_t type, halide_buffer_t *out);
+
+/// int8 or int4 W in rows times many rows of packed f32 x (the tfmc_uk_q8fp_
+/// names; WidenedPanelsAvx2.cpp), AVX2 + FMA + F16C.
+using BlockFloatPanelProductsFn = int (*)(halide_buffer_t *x,
+                                          halide_buffer_t *w, int32_t depth,
+                                          int32_t group, int32_t rows,
+                                          int32_t xRows, int32_t int4,
+                                          halide_buffer_t *out);
+int blockFloatPanelProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
+                                int32_t depth, int32_t group, int32_t rows,
+                                int32_t xRows, int32_t int4,
+                                halide_buffer_t *out);
 
 /// The f32 microkernel over W in panels (FloatPanels.h; the tfmc_uk_f32p_
 /// names), AVX2 + FMA.

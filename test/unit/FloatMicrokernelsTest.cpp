@@ -7,7 +7,9 @@
 // 1 to 600 (a chunk of 16 and a depth block of 256 each with a tail), 1 to
 // 27 rows (tiles of 6 and every row count left over), tasks of one
 // to five panels that start past 0 and run past N, rows past M; NaN and
-// infinite values of x and W. A code the CPU lacks is skipped
+// infinite values of x and W. The BlockPanels tests do the same for
+// tfmc_uk_q8fp (int8 and int4 W widened into panels, WidenedPanelsAvx2.cpp)
+// against the blocks' values. A code the CPU lacks is skipped
 // (test/E2E/cpu/microkernels-qemu.test runs the AVX2 one as a Haswell).
 //
 //===----------------------------------------------------------------------===//
@@ -17,10 +19,20 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <random>
 #include <string>
 #include <vector>
+
+extern "C" int tfmc_uk_q8fp_v1_avx2(halide_buffer_t *, halide_buffer_t *,
+                                    int32_t, int32_t, int32_t, int32_t, int32_t,
+                                    halide_buffer_t *);
+extern "C" int tfmc_uk_q8fp_v1_avx512(halide_buffer_t *, halide_buffer_t *,
+                                      int32_t, int32_t, int32_t, int32_t,
+                                      int32_t, halide_buffer_t *);
 
 using namespace tfmc::runtime::ukernels;
 
@@ -85,15 +97,13 @@ void dense(halide_buffer_t &buffer, halide_dimension_t *dims, void *host,
   }
 }
 
-/// Runs `isa` for outputs [nMin, nMin + nExtent) and rows [mMin, mMin +
-/// mExtent); x's buffer holds only the tiles of rows that exist of those
-/// (as Halide passes the region the bounds query asked for), packed as the
-/// contract says, with NaNs where K or M ends (never to be read).
-std::vector<float> run(const FloatIsa &isa, const Gemm &g, int64_t nMin,
-                       int64_t nExtent, int64_t mMin, int64_t mExtent) {
-  halide_dimension_t xDims[4], wDims[3], outDims[2];
-  halide_buffer_t x{}, w{}, out{};
-  const int64_t R = isa.rows, chunks = (g.depth + 15) / 16;
+/// x's tiles of rows [mMin, mMin + mExtent) that exist, packed as the
+/// contract says, with NaNs where K or M ends (never to be read): as
+/// Halide passes the region the bounds query asked for. Sets `first` to
+/// the first tile.
+std::vector<float> packX(int64_t R, const Gemm &g, int64_t mMin,
+                         int64_t mExtent, int64_t &first) {
+  const int64_t chunks = (g.depth + 15) / 16;
   const int64_t tiles = (g.xRows + R - 1) / R;
   const int64_t tFirst = std::min(mMin / R, tiles - 1);
   const int64_t tEnd = std::max(std::min((mMin + mExtent + R - 1) / R, tiles),
@@ -108,7 +118,20 @@ std::vector<float> run(const FloatIsa &isa, const Gemm &g, int64_t nMin,
             packed[size_t(i + 16 * (r + R * (c + chunks * (t - tFirst))))] =
                 g.x[size_t(m * g.depth + k)];
         }
-  dense(x, xDims, packed.data(), {16, R, chunks, tEnd - tFirst},
+  first = tFirst;
+  return packed;
+}
+
+/// Runs `isa` for outputs [nMin, nMin + nExtent) and rows [mMin, mMin +
+/// mExtent), x packed by packX.
+std::vector<float> run(const FloatIsa &isa, const Gemm &g, int64_t nMin,
+                       int64_t nExtent, int64_t mMin, int64_t mExtent) {
+  halide_dimension_t xDims[4], wDims[3], outDims[2];
+  halide_buffer_t x{}, w{}, out{};
+  const int64_t R = isa.rows, chunks = (g.depth + 15) / 16;
+  int64_t tFirst = 0;
+  std::vector<float> packed = packX(R, g, mMin, mExtent, tFirst);
+  dense(x, xDims, packed.data(), {16, R, chunks, int64_t(packed.size()) / (16 * R * chunks)},
         {0, 0, 0, tFirst});
   std::vector<float> stored = g.panels();
   dense(w, wDims, stored.data(), {16, g.depth, g.rows / 16}, {0, 0, 0});
@@ -120,15 +143,17 @@ std::vector<float> run(const FloatIsa &isa, const Gemm &g, int64_t nMin,
   return result;
 }
 
-void expectMatches(const FloatIsa &isa, const Gemm &g, int64_t nMin,
+/// `out` of a task against sums in double with the bound of an f32 sum of
+/// K products in any order; outputs past N or M must be 0.
+void expectOutputs(const std::string &name, const Gemm &g,
+                   const std::vector<float> &out, int64_t nMin,
                    int64_t nExtent, int64_t mMin, int64_t mExtent) {
-  const std::vector<float> out = run(isa, g, nMin, nExtent, mMin, mExtent);
   const double eps = std::ldexp(1.0, -24);
   for (int64_t m = 0; m < mExtent; ++m)
     for (int64_t n = 0; n < nExtent; ++n) {
       const float got = out[size_t(n + m * nExtent)];
       const int64_t row = mMin + m, output = nMin + n;
-      const std::string where = std::string(isa.name) + " K=" +
+      const std::string where = name + " K=" +
                                 std::to_string(g.depth) + " n=" +
                                 std::to_string(output) + " m=" +
                                 std::to_string(row);
@@ -146,13 +171,24 @@ void expectMatches(const FloatIsa &isa, const Gemm &g, int64_t nMin,
         magnitude += std::fabs(product);
       }
       if (!finite || !std::isfinite(want)) {
-        EXPECT_FALSE(std::isfinite(got)) << where << ": got " << got;
+        // An infinity (no product of the other sign, no 0 · inf): that one,
+        // whatever the order; else a NaN or an infinity.
+        if (std::isinf(want))
+          EXPECT_EQ(double(got), want) << where;
+        else
+          EXPECT_FALSE(std::isfinite(got)) << where << ": got " << got;
         continue;
       }
       const double k = double(g.depth);
       EXPECT_NEAR(double(got), want, k * eps / (1 - k * eps) * magnitude + 1e-30)
           << where;
     }
+}
+
+void expectMatches(const FloatIsa &isa, const Gemm &g, int64_t nMin,
+                   int64_t nExtent, int64_t mMin, int64_t mExtent) {
+  expectOutputs(isa.name, g, run(isa, g, nMin, nExtent, mMin, mExtent), nMin,
+                nExtent, mMin, mExtent);
 }
 
 class FloatMicrokernel : public ::testing::TestWithParam<FloatIsa> {
@@ -240,5 +276,207 @@ INSTANTIATE_TEST_SUITE_P(Isas, FloatMicrokernel, ::testing::ValuesIn(kFloatIsas)
                          [](const ::testing::TestParamInfo<FloatIsa> &info) {
                            return std::string(info.param.name);
                          });
+
+// --- int8 and int4 W widened into panels (tfmc_uk_q8fp, WidenedPanelsAvx2.cpp) ---
+
+float halfToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h >> 15) << 31, exponent = (h >> 10) & 31,
+                 mantissa = h & 1023;
+  float magnitude = exponent == 0    ? std::ldexp(float(mantissa), -24)
+                    : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                                     : std::ldexp(float(mantissa | 1024), int(exponent) - 25);
+  return sign ? -magnitude : magnitude;
+}
+
+/// W as int8 blocks of `group` values or int4 (Q4_0) blocks, row-major
+/// (support/WeightFormat.h), with g.w their values: q · d, (q − 8) · d,
+/// a scale that is an infinity or a NaN an infinity of its sign.
+struct Blocks {
+  int64_t group = 32;
+  bool int4 = false;
+  std::vector<uint8_t> bytes;
+  int64_t values() const { return int4 ? 32 : group; }
+  int64_t blockBytes() const { return int4 ? 18 : 2 + group; }
+  int64_t rowBytes(int64_t depth) const {
+    return (depth + values() - 1) / values() * blockBytes();
+  }
+};
+
+/// Random blocks (scales about 2^-8 .. 2^-3 of either sign, every fifth
+/// block's scale 0) for g's rows, g.w set to their values.
+Blocks randomBlocks(std::mt19937 &rng, Gemm &g, int64_t group, bool int4) {
+  Blocks b;
+  b.group = group;
+  b.int4 = int4;
+  const int64_t perRow = b.rowBytes(g.depth) / b.blockBytes();
+  b.bytes.assign(size_t(b.rowBytes(g.depth) * g.rows), 0);
+  for (int64_t n = 0; n < g.rows; ++n)
+    for (int64_t blk = 0; blk < perRow; ++blk) {
+      uint8_t *block = &b.bytes[size_t(n * b.rowBytes(g.depth) + blk * b.blockBytes())];
+      const uint16_t d = (n + blk) % 5 == 4
+                             ? 0
+                             : uint16_t((rng() & 1) << 15 | (7 + rng() % 5) << 10 | (rng() & 1023));
+      block[0] = uint8_t(d & 0xff);
+      block[1] = uint8_t(d >> 8);
+      for (int64_t j = 0; j < b.blockBytes() - 2; ++j)
+        block[2 + j] = uint8_t(rng());
+    }
+  return b;
+}
+
+/// g.w from the blocks (values past K are padding: not in g.w).
+void valuesOf(const Blocks &b, Gemm &g) {
+  for (int64_t n = 0; n < g.rows; ++n)
+    for (int64_t k = 0; k < g.depth; ++k) {
+      const uint8_t *block = &b.bytes[size_t(n * b.rowBytes(g.depth) +
+                                             k / b.values() * b.blockBytes())];
+      uint16_t d = uint16_t(block[0] | block[1] << 8);
+      if ((d & 0x7c00) == 0x7c00)
+        d &= 0xfc00;
+      const int64_t e = k % b.values();
+      const int q = b.int4 ? ((e < 16 ? block[2 + e] : block[2 + e - 16] >> 4) & 15) - 8
+                           : int(int8_t(block[2 + e]));
+      g.at(n, k) = float(q) * halfToFloat(d);
+    }
+}
+
+/// `bytes` copied to memory that an inaccessible page follows: a read past
+/// them faults.
+class Guarded {
+public:
+  explicit Guarded(const std::vector<uint8_t> &bytes) {
+    const std::size_t page = std::size_t(sysconf(_SC_PAGESIZE));
+    size = (bytes.size() + page - 1) / page * page + page;
+    base = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(base, MAP_FAILED);
+    EXPECT_EQ(mprotect(static_cast<uint8_t *>(base) + size - page, page, PROT_NONE), 0);
+    data = static_cast<uint8_t *>(base) + (size - page - bytes.size());
+    std::copy(bytes.begin(), bytes.end(), data);
+  }
+  Guarded(const Guarded &) = delete;
+  Guarded &operator=(const Guarded &) = delete;
+  ~Guarded() { munmap(base, size); }
+  uint8_t *data = nullptr;
+
+private:
+  void *base = nullptr;
+  std::size_t size = 0;
+};
+
+/// runBlocks for outputs [nMin, nMin + nExtent) and rows [mMin, mMin +
+/// mExtent): W's rows as the bounds query asks for them, ending at an
+/// inaccessible page.
+std::vector<float> runBlocks(BlockFloatPanelProductsFn fn, const Gemm &g,
+                             const Blocks &b, int64_t nMin, int64_t nExtent,
+                             int64_t mMin, int64_t mExtent) {
+  const int64_t R = tfmc::format::kFloatTileAvx2.rows, chunks = (g.depth + 15) / 16;
+  halide_dimension_t xDims[4], wDims[2], outDims[2];
+  halide_buffer_t x{}, w{}, out{};
+  dense(x, xDims, nullptr, {1, 1, 1, 1}, {0, 0, 0, 0});
+  dense(w, wDims, nullptr, {1, 1}, {0, 0});
+  dense(out, outDims, nullptr, {nExtent, mExtent}, {nMin, mMin});
+  EXPECT_EQ(fn(&x, &w, int32_t(g.depth), int32_t(b.group), int32_t(g.rows),
+               int32_t(g.xRows), b.int4, &out),
+            0);
+  EXPECT_EQ(wDims[0].extent, b.rowBytes(g.depth));
+  int64_t tFirst = 0;
+  std::vector<float> packed = packX(R, g, mMin, mExtent, tFirst);
+  EXPECT_EQ(xDims[3].min, tFirst);
+  EXPECT_EQ(xDims[3].extent * 16 * R * chunks, int64_t(packed.size()));
+  dense(x, xDims, packed.data(),
+        {16, R, chunks, int64_t(packed.size()) / (16 * R * chunks)},
+        {0, 0, 0, tFirst});
+  const int64_t first = wDims[1].min, wRows = wDims[1].extent;
+  Guarded rows(std::vector<uint8_t>(
+      b.bytes.begin() + first * b.rowBytes(g.depth),
+      b.bytes.begin() + (first + wRows) * b.rowBytes(g.depth)));
+  w.host = rows.data;
+  w.type = {halide_type_uint, 8, 1};
+  wDims[0] = {0, int32_t(b.rowBytes(g.depth)), 1, 0};
+  wDims[1] = {int32_t(first), int32_t(wRows), int32_t(b.rowBytes(g.depth)), 0};
+  std::vector<float> result(size_t(nExtent * mExtent), -7.0f);
+  dense(out, outDims, result.data(), {nExtent, mExtent}, {nMin, mMin});
+  EXPECT_EQ(fn(&x, &w, int32_t(g.depth), int32_t(b.group), int32_t(g.rows),
+               int32_t(g.xRows), b.int4, &out),
+            0);
+  return result;
+}
+
+class BlockPanels : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!cpuRunsAvx2() || !__builtin_cpu_supports("f16c"))
+      GTEST_SKIP() << "this CPU lacks AVX2, FMA or F16C";
+  }
+};
+
+// int8 in groups of 32, 64 and 8, int4: K with a short last block and
+// depth blocks with tails; 1 to 13 rows of x; tasks of 1 to 37 outputs
+// (whole panels and parts of them), past 0, past N, from the second tile
+// of rows, past M.
+TEST_F(BlockPanels, OddShapes) {
+  std::mt19937 rng(41);
+  for (auto [group, int4] : std::vector<std::pair<int64_t, bool>>{
+           {32, false}, {64, false}, {8, false}, {32, true}})
+    for (int64_t depth : {8, 40, 256, 300, 520})
+      for (int64_t m : {1, 6, 7, 13}) {
+        Gemm g = randomGemm(rng, depth, 37, m);
+        Blocks b = randomBlocks(rng, g, group, int4);
+        valuesOf(b, g);
+        const std::string name = std::string(int4 ? "int4" : "int8 g") +
+                                 (int4 ? "" : std::to_string(group));
+        for (auto [nMin, nExtent] : std::vector<std::pair<int64_t, int64_t>>{
+                 {0, 1}, {0, 16}, {0, 17}, {0, 37}, {5, 20}, {32, 16}, {40, 8}})
+          expectOutputs(name, g,
+                        runBlocks(blockFloatPanelProductsAvx2, g, b, nMin, nExtent, 0, m),
+                        nMin, nExtent, 0, m);
+        if (m > 6)
+          expectOutputs(name, g,
+                        runBlocks(blockFloatPanelProductsAvx2, g, b, 16, 21, 6, m - 6),
+                        16, 21, 6, m - 6);
+        expectOutputs(name, g, runBlocks(blockFloatPanelProductsAvx2, g, b, 0, 16, 0, m + 5),
+                      0, 16, 0, m + 5);
+      }
+}
+
+// Scales that are infinities or NaNs (an infinity of their sign, so 0 · it
+// is a NaN only where q is 0), subnormal scales, the C names; refusals.
+TEST_F(BlockPanels, EdgeScalesCNamesAndRefusals) {
+  std::mt19937 rng(43);
+  for (bool int4 : {false, true}) {
+    Gemm g = randomGemm(rng, 96, 20, 9);
+    Blocks b = randomBlocks(rng, g, 32, int4);
+    const uint16_t scales[] = {0x7c00, 0xfc00, 0x7e01, 0x0001, 0x83ff};
+    for (int64_t n = 0; n < 5; ++n) {
+      b.bytes[size_t(n * b.rowBytes(96) + b.blockBytes())] = uint8_t(scales[n] & 0xff);
+      b.bytes[size_t(n * b.rowBytes(96) + b.blockBytes() + 1)] = uint8_t(scales[n] >> 8);
+    }
+    // Row 2's NaN-scaled block all positive levels, x's row 0 positive:
+    // output (2, 0) is +inf exactly (a NaN kept as a NaN would give NaN).
+    uint8_t *nan = &b.bytes[size_t(2 * b.rowBytes(96) + b.blockBytes() + 2)];
+    for (int64_t j = 0; j < b.blockBytes() - 2; ++j)
+      nan[j] = int4 ? 0x9a : uint8_t(1 + j);
+    for (int64_t k = 0; k < 96; ++k)
+      g.x[size_t(k)] = std::fabs(g.x[size_t(k)]) + 0.01f;
+    valuesOf(b, g);
+    for (BlockFloatPanelProductsFn fn :
+         {blockFloatPanelProductsAvx2, tfmc_uk_q8fp_v1_avx2, tfmc_uk_q8fp_v1_avx512}) {
+      expectOutputs("edge", g, runBlocks(fn, g, b, 0, 20, 0, 9), 0, 20, 0, 9);
+      expectOutputs("edge", g, runBlocks(fn, g, b, 3, 16, 6, 3), 3, 16, 6, 3);
+    }
+  }
+  for (auto [group, depth] : std::vector<std::pair<int, int>>{{12, 256}, {0, 256}, {32, 0}}) {
+    halide_dimension_t xDims[4], wDims[2], outDims[2];
+    halide_buffer_t x{}, w{}, out{};
+    float input = 0.0f, value = -1.0f;
+    dense(x, xDims, &input, {1, 1, 1, 1}, {0, 0, 0, 0});
+    dense(w, wDims, &input, {1, 1}, {0, 0});
+    dense(out, outDims, &value, {1, 1}, {0, 0});
+    EXPECT_NE(blockFloatPanelProductsAvx2(&x, &w, depth, group, 2, 1, 0, &out), 0)
+        << "group " << group << " depth " << depth;
+    EXPECT_EQ(value, -1.0f);
+  }
+}
 
 } // namespace

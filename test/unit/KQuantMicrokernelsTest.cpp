@@ -3,7 +3,7 @@
 // support/Microkernels.h's tfmc_uk_qk microkernel (runtime/ukernels/
 // KQuantProductsAvx2.cpp) and its f32-activation twins tfmc_uk_qkf
 // (KQuantFloatAvx2.cpp: the Float* tests, x = q · d_x rounded to f32 and
-// the reference Σ W · x in double) and tfmc_uk_qkfp (KQuantPanelsAvx2.cpp:
+// the reference Σ W · x in double) and tfmc_uk_qkfp (WidenedPanelsAvx2.cpp:
 // the Panels* tests, x packed in tiles of 6 rows; tasks of 1 to 37
 // outputs, whole panels of 16 and parts of them, rows of x past M), called
 // as Halide calls them (halide_buffer_t),
@@ -769,7 +769,7 @@ TEST_F(KQuantMicrokernel, FloatCNames) {
   }
 }
 
-// --- many rows of f32 x (tfmc_uk_qkfp, runtime/ukernels/KQuantPanelsAvx2.cpp) ---
+// --- many rows of f32 x (tfmc_uk_qkfp, runtime/ukernels/WidenedPanelsAvx2.cpp) ---
 
 constexpr int64_t kPanelTileRows = 6; // support/Microkernels.h's kFloatTileAvx2
 

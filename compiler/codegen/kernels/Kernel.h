@@ -118,6 +118,11 @@ struct KernelSpec {
   // the target's integerMicrokernels), which a row per sequence runs with
   // f32 activations and every row count with int8 ones; empty on CUDA.
   std::string kQuantMicrokernel;
+  // An int8 or int4 weight in rows on a CPU target: the instruction set of
+  // the microkernel that widens it into f32 panels for many rows of f32 x
+  // (support/Microkernels.h's tfmc_uk_q8fp; the target's
+  // integerMicrokernels); empty on CUDA.
+  std::string blockFloatMicrokernel;
   // A packed plan with `microkernel`: the instruction set of the f32
   // microkernel that computes each task's products (support/
   // Microkernels.h; the target's floatMicrokernels); empty otherwise.

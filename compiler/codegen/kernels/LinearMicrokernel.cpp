@@ -21,7 +21,8 @@
 // above); with f32 ones a row per sequence through tfmc_uk_qkf (x as it
 // is), and many rows (the plans that widen W into panels) through
 // tfmc_uk_qkfp, x packed once per call as for the f32 microkernel below
-// and tasks of whole 16-output panels.
+// and tasks of whole 16-output panels. int8 and int4 weights in rows with
+// f32 activations take the same many-rows form through tfmc_uk_q8fp.
 //
 // The packed plans' many-rows form over an f32 W in panels, where the plan
 // says `microkernel` (the target's floatMicrokernels), the same way: each
@@ -54,6 +55,18 @@ bool kQuantPanels(const KernelSpec &spec) {
          spec.plan<CpuGemmPlan>().widenPanel;
 }
 
+/// Whether an int8 or int4 linear (W in rows) with f32 activations runs
+/// many rows of x (the plans that widen W into panels) through the
+/// microkernel that widens its blocks into f32 panels.
+bool blockPanels(const KernelSpec &spec) {
+  return (spec.weightType == WeightType::Int4 ||
+          (spec.weightType == WeightType::Int8 && spec.group % 8 == 0)) &&
+         !spec.integerProducts && spec.weightPanel == 0 &&
+         !spec.blockFloatMicrokernel.empty() &&
+         std::holds_alternative<CpuGemmPlan>(spec.tile) &&
+         spec.plan<CpuGemmPlan>().widenPanel;
+}
+
 /// Outputs per parallel task: the Halide form's (micro tile times tiles per
 /// task, which the tile pass sized for the target's cores), in whole tiles
 /// of the microkernel's 4 outputs.
@@ -63,8 +76,8 @@ int taskOutputs(const KernelSpec &spec) {
   // W in block panels: tasks start on whole panels; the K-quant panels form
   // widens 16 rows at a time.
   const int64_t unit = spec.weightPanel > 0 ? spec.weightPanel
-                       : kQuantPanels(spec) ? 16
-                                            : 4;
+                       : kQuantPanels(spec) || blockPanels(spec) ? 16
+                                                                 : 4;
   return int(std::min<int64_t>((outputs + unit - 1) / unit * unit,
                                (spec.width + unit - 1) / unit * unit));
 }
@@ -109,6 +122,8 @@ void computeSumsAt(BuiltKernel &kernel, const std::string &stage, Var loop) {
 } // namespace
 
 bool usesMicrokernel(const KernelSpec &spec) {
+  if (blockPanels(spec))
+    return true;
   // K-quants: with int8 activations every row count but the plans that
   // widen W into panels (Halide's form), with f32 ones every row count (a
   // row per sequence, and many rows through the panels form).
@@ -139,7 +154,7 @@ BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
                        : spec.weightType == WeightType::Q5K ? format::kGgmlQ5K
                                                             : format::kGgmlQ6K;
   Var n("n"), m("m");
-  if (kQuantPanels(spec)) {
+  if (kQuantPanels(spec) || blockPanels(spec)) {
     // f32 activations, many rows: x packed as the f32 microkernel packs it
     // (support/Microkernels.h; clamped reads past K or M are never used).
     const int rows = format::kFloatTileAvx2.rows;
@@ -148,10 +163,16 @@ BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
     packed(i, r, c, t) = in.x(min(c * 16 + i, depth - 1),
                               min(t * rows + r, in.x.dim(1).extent() - 1));
     std::map<std::string, Func> stages{{"f32_x_packed", packed}};
+    const bool blocks = blockPanels(spec);
     Func acc = externSums(
         spec, in,
-        format::kQuantFloatPanelMicrokernelName(spec.kQuantMicrokernel),
+        blocks ? format::blockFloatPanelMicrokernelName(spec.blockFloatMicrokernel)
+               : format::kQuantFloatPanelMicrokernelName(spec.kQuantMicrokernel),
         [&](const WeightInput &w) -> std::vector<ExternFuncArgument> {
+          if (blocks)
+            return {packed, w.values, Expr(depth), Expr(int(spec.group)),
+                    Expr(int(spec.width)), in.x.dim(1).extent(),
+                    Expr(int4 ? 1 : 0)};
           return {packed, w.values, Expr(depth), Expr(int(spec.width)),
                   in.x.dim(1).extent(), Expr(ggmlType)};
         },

@@ -545,7 +545,7 @@ void nibbleDotSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
 bool usesQuantizedForm(const KernelSpec &spec) {
   if (spec.integerProducts)
     return true;
-  if (isKQuant(spec.weightType))
+  if (isKQuant(spec.weightType) || usesMicrokernel(spec))
     return usesMicrokernel(spec);
   return std::holds_alternative<CpuGemmPlan>(spec.tile) &&
          usesNibbleDot(spec, spec.plan<CpuGemmPlan>());
