@@ -95,7 +95,9 @@
 //
 // with W's values q · d (int8, `group` a multiple of 8) or (q − 8) · d
 // (int4), a scale that is an infinity or a NaN an infinity of its sign
-// (runtime/ukernels/WidenedPanelsAvx2.cpp).
+// (runtime/ukernels/WidenedPanelsAvx2.cpp). Both use the f32
+// microkernel's tiles, so only `avx2` has them, as below: x86-64-avx512's
+// kernels keep Halide's widening (not measured on an AVX-512 CPU).
 //
 // f32 products (f32 activations, an f32 W in panels of 16 rows,
 // support/WeightFormat.h; a GEMM of many rows, Linear.cpp's packed plans):
@@ -165,12 +167,13 @@ inline std::string kQuantFloatMicrokernelName(const std::string &isa) {
 }
 
 /// The f32-activation microkernel over K-quant super-blocks for many rows
-/// of packed x, for one instruction set ("avx2", "avx512").
+/// of packed x, for an instruction set that has floatMicrokernelTile
+/// ("avx2").
 inline std::string kQuantFloatPanelMicrokernelName(const std::string &isa) {
   return std::string("tfmc_uk_qkfp_") + kMicrokernelVersion + "_" + isa;
 }
 /// The f32-activation microkernel over int8 or int4 W in rows for many rows
-/// of packed x, for one instruction set ("avx2", "avx512").
+/// of packed x, likewise ("avx2").
 inline std::string blockFloatPanelMicrokernelName(const std::string &isa) {
   return std::string("tfmc_uk_q8fp_") + kMicrokernelVersion + "_" + isa;
 }

@@ -108,7 +108,8 @@ extern "C" int tfmc_uk_qkf_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
                                                           type, out);
 }
 
-// ... and times many rows of packed f32 x, likewise.
+// ... and times many rows of packed f32 x: the x86-64-avx2 target's kernels
+// (the f32 microkernel's tiles; support/Microkernels.h).
 extern "C" int tfmc_uk_qkfp_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,
                                     int32_t depth, int32_t rows, int32_t xRows,
                                     int32_t type, halide_buffer_t *out) {
@@ -116,27 +117,11 @@ extern "C" int tfmc_uk_qkfp_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,
       x, w, depth, rows, xRows, type, out);
 }
 
-extern "C" int tfmc_uk_qkfp_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
-                                      int32_t depth, int32_t rows,
-                                      int32_t xRows, int32_t type,
-                                      halide_buffer_t *out) {
-  return tfmc::runtime::ukernels::kQuantFloatPanelProductsAvx2(
-      x, w, depth, rows, xRows, type, out);
-}
-
-// int8 or int4 W times many rows of packed f32 x, likewise.
+// int8 or int4 W times many rows of packed f32 x, the same.
 extern "C" int tfmc_uk_q8fp_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,
                                     int32_t depth, int32_t group, int32_t rows,
                                     int32_t xRows, int32_t int4,
                                     halide_buffer_t *out) {
-  return tfmc::runtime::ukernels::blockFloatPanelProductsAvx2(
-      x, w, depth, group, rows, xRows, int4, out);
-}
-
-extern "C" int tfmc_uk_q8fp_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
-                                      int32_t depth, int32_t group,
-                                      int32_t rows, int32_t xRows, int32_t int4,
-                                      halide_buffer_t *out) {
   return tfmc::runtime::ukernels::blockFloatPanelProductsAvx2(
       x, w, depth, group, rows, xRows, int4, out);
 }

@@ -51,6 +51,7 @@ namespace {
 /// plans that widen W into panels) through the K-quant panels microkernel.
 bool kQuantPanels(const KernelSpec &spec) {
   return isKQuant(spec.weightType) && !spec.integerProducts &&
+         format::floatMicrokernelTile(spec.kQuantMicrokernel).rows != 0 &&
          std::holds_alternative<CpuGemmPlan>(spec.tile) &&
          spec.plan<CpuGemmPlan>().widenPanel;
 }
@@ -62,7 +63,7 @@ bool blockPanels(const KernelSpec &spec) {
   return (spec.weightType == WeightType::Int4 ||
           (spec.weightType == WeightType::Int8 && spec.group % 8 == 0)) &&
          !spec.integerProducts && spec.weightPanel == 0 &&
-         !spec.blockFloatMicrokernel.empty() &&
+         format::floatMicrokernelTile(spec.blockFloatMicrokernel).rows != 0 &&
          std::holds_alternative<CpuGemmPlan>(spec.tile) &&
          spec.plan<CpuGemmPlan>().widenPanel;
 }
@@ -124,13 +125,13 @@ void computeSumsAt(BuiltKernel &kernel, const std::string &stage, Var loop) {
 bool usesMicrokernel(const KernelSpec &spec) {
   if (blockPanels(spec))
     return true;
-  // K-quants: with int8 activations every row count but the plans that
-  // widen W into panels (Halide's form), with f32 ones every row count (a
-  // row per sequence, and many rows through the panels form).
+  // K-quants: a row per sequence (with int8 activations every row count
+  // but the plans that widen W into panels: Halide's form), many rows of
+  // f32 x through the panels form where the ISA has it.
   if (isKQuant(spec.weightType))
     return !spec.kQuantMicrokernel.empty() &&
            std::holds_alternative<CpuGemmPlan>(spec.tile) &&
-           (!spec.plan<CpuGemmPlan>().widenPanel || !spec.integerProducts);
+           (!spec.plan<CpuGemmPlan>().widenPanel || kQuantPanels(spec));
   if (!spec.integerProducts || spec.integerMicrokernel.empty() ||
       !std::holds_alternative<CpuGemmPlan>(spec.tile) ||
       spec.plan<CpuGemmPlan>().widenPanel)
@@ -157,13 +158,16 @@ BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
   if (kQuantPanels(spec) || blockPanels(spec)) {
     // f32 activations, many rows: x packed as the f32 microkernel packs it
     // (support/Microkernels.h; clamped reads past K or M are never used).
-    const int rows = format::kFloatTileAvx2.rows;
+    const bool blocks = blockPanels(spec);
+    const int rows =
+        format::floatMicrokernelTile(blocks ? spec.blockFloatMicrokernel
+                                            : spec.kQuantMicrokernel)
+            .rows;
     Var i("i"), r("r"), c("c"), t("t");
     Func packed("f32_x_packed");
     packed(i, r, c, t) = in.x(min(c * 16 + i, depth - 1),
                               min(t * rows + r, in.x.dim(1).extent() - 1));
     std::map<std::string, Func> stages{{"f32_x_packed", packed}};
-    const bool blocks = blockPanels(spec);
     Func acc = externSums(
         spec, in,
         blocks ? format::blockFloatPanelMicrokernelName(spec.blockFloatMicrokernel)
