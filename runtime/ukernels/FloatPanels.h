@@ -159,6 +159,29 @@ void floatPanelRows(const FloatArgs &a, int64_t nLive, int64_t mLive) {
   }
 }
 
+/// Tiles [first, end) of R rows of packed x that a task's rows [mMin, mMin
+/// + mExtent) are in and that exist of M = xRows (a task past M still
+/// names one, so that every region is valid); `askFor` sets x's region
+/// to them in a bounds query (chunks of 16 steps of `depth`).
+struct PackedTiles {
+  int64_t first, end;
+  PackedTiles(int64_t R, int64_t mMin, int64_t mExtent, int64_t xRows) {
+    const int64_t tiles = (xRows + R - 1) / R;
+    first = std::min<int64_t>(mMin / R, tiles - 1);
+    end = std::max<int64_t>(std::min<int64_t>((mMin + mExtent + R - 1) / R, tiles),
+                            first + 1);
+  }
+  void askFor(halide_buffer_t *x, int64_t R, int64_t depth) const {
+    const int32_t extents[4] = {kFloatChunk, int32_t(R),
+                                int32_t((depth + kFloatChunk - 1) / kFloatChunk),
+                                int32_t(end - first)};
+    for (int d = 0; d < 4; ++d) {
+      x->dim[d].min = d == 3 ? int32_t(first) : 0;
+      x->dim[d].extent = extents[d];
+    }
+  }
+};
+
 /// The microkernel (support/Microkernels.h's tfmc_uk_f32p_*), for one
 /// instruction set.
 template <class Vec>
@@ -173,21 +196,11 @@ int floatPanelProducts(halide_buffer_t *x, halide_buffer_t *w, int32_t depth,
   const int64_t pEnd = std::max<int64_t>(
       std::min<int64_t>((nMin + nExtent + kFloatPanel - 1) / kFloatPanel, panels),
       pFirst + 1);
-  // x's tiles of rows that exist of those the outputs' rows are in.
   constexpr int64_t R = Vec::kRows;
-  const int64_t chunks = (int64_t(depth) + kFloatChunk - 1) / kFloatChunk;
-  const int64_t tiles = (int64_t(xRows) + R - 1) / R;
-  const int64_t tFirst = std::min<int64_t>(mMin / R, tiles - 1);
-  const int64_t tEnd = std::max<int64_t>(
-      std::min<int64_t>((mMin + mExtent + R - 1) / R, tiles), tFirst + 1);
+  const PackedTiles tiles(R, mMin, mExtent, xRows);
   // Halide's bounds query: out's host is null.
   if (out->host == nullptr) {
-    const int32_t xExtents[4] = {kFloatChunk, int32_t(R), int32_t(chunks),
-                                 int32_t(tEnd - tFirst)};
-    for (int d = 0; d < 4; ++d) {
-      x->dim[d].min = d == 3 ? int32_t(tFirst) : 0;
-      x->dim[d].extent = xExtents[d];
-    }
+    tiles.askFor(x, R, depth);
     w->dim[0].min = 0;
     w->dim[0].extent = kFloatPanel;
     w->dim[1].min = 0;

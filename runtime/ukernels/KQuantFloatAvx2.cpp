@@ -59,17 +59,6 @@ constexpr int kDecodeOutputs = 4;
 constexpr int kTileOutputs = 2;
 constexpr int kTileRows = 4;
 
-/// The 8 u8 quants of `q` starting at byte 8·P, as f32 (Q6_K: less 32).
-template <int32_t Type, int P> inline __m256 piece(__m256i q) {
-  const __m128i half = P < 2 ? _mm256_castsi256_si128(q)
-                             : _mm256_extracti128_si256(q, 1);
-  const __m128i bytes = P % 2 == 0 ? half : _mm_srli_si128(half, 8);
-  __m256i values = _mm256_cvtepu8_epi32(bytes);
-  if constexpr (Type == kTypeQ6K)
-    values = _mm256_sub_epi32(values, _mm256_set1_epi32(32));
-  return _mm256_cvtepi32_ps(values);
-}
-
 /// Outputs [n, n + R) by rows [m, m + C) of x, over all of K.
 template <int32_t Type, int R, int C>
 void tile(const FloatArgs &a, int64_t n, int64_t m) {
@@ -93,17 +82,7 @@ void tile(const FloatArgs &a, int64_t n, int64_t m) {
         _mm_prefetch(next + line, _MM_HINT_T0);
       _mm_prefetch(next + B - 1, _MM_HINT_T0);
       if constexpr (kQ6) {
-        // f32(d · sc_t) for the 16 sub-blocks.
-        uint16_t d;
-        std::memcpy(&d, block[r] + kQ6Scale, 2);
-        const __m256 dv = _mm256_set1_ps(_cvtsh_ss(d));
-        const __m128i sc =
-            _mm_loadu_si128(reinterpret_cast<const __m128i *>(block[r] + kQ6Scales));
-        _mm256_store_ps(scale[r], _mm256_mul_ps(dv, _mm256_cvtepi32_ps(
-                                                        _mm256_cvtepi8_epi32(sc))));
-        _mm256_store_ps(scale[r] + 8,
-                        _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
-                                              _mm_srli_si128(sc, 8)))));
+        q6kScales(block[r], scale[r]);
       } else {
         __m256 scales, mins;
         scalesAndMins(block[r], scales, mins);
@@ -128,10 +107,10 @@ void tile(const FloatArgs &a, int64_t n, int64_t m) {
                      x2 = _mm256_loadu_ps(x[c] + k + 16),
                      x3 = _mm256_loadu_ps(x[c] + k + 24);
         for (int r = 0; r < R; ++r) {
-          __m256 first = _mm256_mul_ps(x0, piece<Type, 0>(q[r]));
-          first = _mm256_fmadd_ps(x1, piece<Type, 1>(q[r]), first);
-          __m256 second = _mm256_mul_ps(x2, piece<Type, 2>(q[r]));
-          second = _mm256_fmadd_ps(x3, piece<Type, 3>(q[r]), second);
+          __m256 first = _mm256_mul_ps(x0, quantsAsFloat<Type, 0>(q[r]));
+          first = _mm256_fmadd_ps(x1, quantsAsFloat<Type, 1>(q[r]), first);
+          __m256 second = _mm256_mul_ps(x2, quantsAsFloat<Type, 2>(q[r]));
+          second = _mm256_fmadd_ps(x3, quantsAsFloat<Type, 3>(q[r]), second);
           if constexpr (kQ6) {
             acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(scale[r][2 * G]), first,
                                         acc[r][c]);

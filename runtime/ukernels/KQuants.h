@@ -1,10 +1,11 @@
 //===- KQuants.h - llama.cpp's K-quant super-blocks, for the microkernels -*- C++ -*-===//
 //
-// What every K-quant microkernel (support/Microkernels.h's tfmc_uk_qk_*
-// and tfmc_uk_qkf_*) needs to know of ggml's super-blocks: the type
+// What every K-quant microkernel (support/Microkernels.h's tfmc_uk_qk_*,
+// tfmc_uk_qkf_* and tfmc_uk_qkfp_*) needs to know of ggml's super-blocks: the type
 // numbers, the block sizes and offsets, the 6-bit scales and mins of Q4_K
 // and Q5_K unpacked all at once (plain C++), and, with AVX2 and F16C, a
-// group's 32 quants and a super-block's f32 scales and mins in vectors.
+// group's 32 quants (and 8 of them as f32) and a super-block's f32 scales
+// and mins in vectors (Q6_K's 16 scales in memory).
 // The layouts are those that runtime/core/GgmlBlocks.cpp dequantises
 // (support/WeightFormat.h describes them); a super-block is 256 values, 8
 // groups of 32 (x's groups). A file that includes this is compiled with
@@ -141,6 +142,30 @@ inline __m256i quants(const uint8_t *block) {
       high = _mm256_srli_epi16(qh, G - 4);
     return _mm256_or_si256(low, _mm256_and_si256(high, _mm256_set1_epi8(0x10)));
   }
+}
+
+/// The 8 u8 quants of `q` starting at byte 8·P, as f32 (Q6_K: less 32).
+template <int32_t Type, int P> inline __m256 quantsAsFloat(__m256i q) {
+  const __m128i half = P < 2 ? _mm256_castsi256_si128(q)
+                             : _mm256_extracti128_si256(q, 1);
+  const __m128i bytes = P % 2 == 0 ? half : _mm_srli_si128(half, 8);
+  __m256i values = _mm256_cvtepu8_epi32(bytes);
+  if constexpr (Type == kTypeQ6K)
+    values = _mm256_sub_epi32(values, _mm256_set1_epi32(32));
+  return _mm256_cvtepi32_ps(values);
+}
+
+/// Q6_K's f32(d · sc_t) for its 16 sub-blocks of 16 values, into `scale`
+/// (32-byte aligned).
+inline void q6kScales(const uint8_t *block, float *scale) {
+  uint16_t d;
+  std::memcpy(&d, block + kQ6Scale, 2);
+  const __m256 dv = _mm256_set1_ps(_cvtsh_ss(d));
+  const __m128i sc =
+      _mm_loadu_si128(reinterpret_cast<const __m128i *>(block + kQ6Scales));
+  _mm256_store_ps(scale, _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc))));
+  _mm256_store_ps(scale + 8, _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+                                                   _mm_srli_si128(sc, 8)))));
 }
 
 /// Q4_K's or Q5_K's f32(d · sc_s) and f32(dmin · m_s), s = 0 .. 7 in lanes.

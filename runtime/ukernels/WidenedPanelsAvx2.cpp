@@ -48,17 +48,6 @@
 namespace tfmc::runtime::ukernels {
 namespace {
 
-/// The 8 u8 quants of `q` starting at byte 8·P, as f32 (Q6_K: less 32).
-template <int32_t Type, int P> inline __m256 quantsAsFloat(__m256i q) {
-  const __m128i half = P < 2 ? _mm256_castsi256_si128(q)
-                             : _mm256_extracti128_si256(q, 1);
-  const __m128i bytes = P % 2 == 0 ? half : _mm_srli_si128(half, 8);
-  __m256i values = _mm256_cvtepu8_epi32(bytes);
-  if constexpr (Type == kTypeQ6K)
-    values = _mm256_sub_epi32(values, _mm256_set1_epi32(32));
-  return _mm256_cvtepi32_ps(values);
-}
-
 /// r[i] = column i of the 8 x 8 matrix whose rows are r[0 .. 7].
 inline void transpose8(__m256 (&r)[8]) {
   __m256 t[8], u[8];
@@ -100,16 +89,7 @@ void widenPanel(const uint8_t *w, int64_t wRowStride, int64_t b, int64_t live,
     for (int r = 0; r < 8; ++r) {
       block[r] = j0 + r < live ? w + (j0 + r) * wRowStride + b * B : kZeroBlock;
       if constexpr (kQ6) {
-        uint16_t d;
-        std::memcpy(&d, block[r] + kQ6Scale, 2);
-        const __m256 dv = _mm256_set1_ps(_cvtsh_ss(d));
-        const __m128i sc = _mm_loadu_si128(
-            reinterpret_cast<const __m128i *>(block[r] + kQ6Scales));
-        _mm256_store_ps(scale[r], _mm256_mul_ps(dv, _mm256_cvtepi32_ps(
-                                                        _mm256_cvtepi8_epi32(sc))));
-        _mm256_store_ps(scale[r] + 8,
-                        _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
-                                              _mm_srli_si128(sc, 8)))));
+        q6kScales(block[r], scale[r]);
       } else {
         __m256 scales, mins;
         scalesAndMins(block[r], scales, mins);
@@ -251,22 +231,10 @@ int widenedPanelCall(halide_buffer_t *x, halide_buffer_t *w, int64_t depth,
   const int64_t nExtent = out->dim[0].extent;
   const int64_t mMin = out->dim[1].min, mExtent = out->dim[1].extent;
   const TaskRows task = taskRows(out, rows);
-  // x's tiles of rows that exist of those the outputs' rows are in (a task
-  // past M still names one, so that every region is valid).
   constexpr int64_t R = Vec::kRows;
-  const int64_t chunks = (depth + kFloatChunk - 1) / kFloatChunk;
-  const int64_t tiles = (xRows + R - 1) / R;
-  const int64_t tFirst = std::min<int64_t>(mMin / R, tiles - 1);
-  const int64_t tEnd = std::max<int64_t>(
-      std::min<int64_t>((mMin + mExtent + R - 1) / R, tiles), tFirst + 1);
   // Halide's bounds query: out's host is null.
   if (out->host == nullptr) {
-    const int32_t xExtents[4] = {kFloatChunk, int32_t(R), int32_t(chunks),
-                                 int32_t(tEnd - tFirst)};
-    for (int d = 0; d < 4; ++d) {
-      x->dim[d].min = d == 3 ? int32_t(tFirst) : 0;
-      x->dim[d].extent = xExtents[d];
-    }
+    PackedTiles(R, mMin, mExtent, xRows).askFor(x, R, depth);
     askForW(w, rowBytes, task.first, task.end);
     return 0;
   }

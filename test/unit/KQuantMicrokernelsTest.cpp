@@ -675,35 +675,43 @@ TEST_F(KQuantMicrokernel, FloatQ4KOddShapes) { floatOddShapes(kQ4K, 11); }
 TEST_F(KQuantMicrokernel, FloatQ5KOddShapes) { floatOddShapes(kQ5K, 12); }
 TEST_F(KQuantMicrokernel, FloatQ6KOddShapes) { floatOddShapes(kQ6K, 13); }
 
+/// A problem of K = 512 with d and dmin at the edges of f16 (rows 0 .. 4),
+/// blocks of 0xff (row 5), a zero super-block (row 6), and x's rows 0 .. 2
+/// zeros, 127 and ±127/-128 with large scales.
+KProblem edgeProblem(std::mt19937 &rng, int type, int64_t rows, int64_t m) {
+  KProblem p = randomProblem(rng, type, 512, rows, m);
+  const uint16_t halves[] = {0x0000, 0x0001, 0x83ff, 0x7b53, 0xb800};
+  for (int64_t n = 0; n < 5; ++n)
+    for (int64_t b = 0; b < p.superBlocks(); ++b) {
+      setHalf(p.block(n, b) + dOffset(type), halves[n]);
+      if (type != kQ6K)
+        setHalf(p.block(n, b) + 2, halves[4 - n]);
+    }
+  for (int64_t b = 0; b < p.superBlocks(); ++b) {
+    std::memset(p.block(5, b), 0xff, size_t(blockBytes(type)));
+    setHalf(p.block(5, b) + dOffset(type), 0x2c00);
+    if (type != kQ6K)
+      setHalf(p.block(5, b) + 2, 0x2400);
+  }
+  std::memset(p.block(6, 1), 0, size_t(blockBytes(type)));
+  for (int64_t k = 0; k < p.depth; ++k) {
+    p.x(k, 0) = 0;
+    p.x(k, 1) = 127;
+    p.x(k, 2) = k % 2 ? 127 : -128;
+  }
+  for (int64_t g = 0; g < p.groups(); ++g)
+    for (int64_t row = 1; row < 3; ++row)
+      p.dx(g, row) = 300.0f * float(1 + (g + row) % 5);
+  return p;
+}
+
 // d and dmin at the edges of f16, blocks of 0xff, zero super-blocks and
 // sub-blocks, x of zeros and of large values of both signs; x's rows
 // strided.
 TEST_F(KQuantMicrokernel, FloatEdgeValuesAndStridedX) {
   std::mt19937 rng(14);
   for (int type : {kQ4K, kQ5K, kQ6K}) {
-    KProblem p = randomProblem(rng, type, 512, 8, 5);
-    const uint16_t halves[] = {0x0000, 0x0001, 0x83ff, 0x7b53, 0xb800};
-    for (int64_t n = 0; n < 5; ++n)
-      for (int64_t b = 0; b < p.superBlocks(); ++b) {
-        setHalf(p.block(n, b) + dOffset(type), halves[n]);
-        if (type != kQ6K)
-          setHalf(p.block(n, b) + 2, halves[4 - n]);
-      }
-    for (int64_t b = 0; b < p.superBlocks(); ++b) {
-      std::memset(p.block(5, b), 0xff, size_t(blockBytes(type)));
-      setHalf(p.block(5, b) + dOffset(type), 0x2c00);
-      if (type != kQ6K)
-        setHalf(p.block(5, b) + 2, 0x2400);
-    }
-    std::memset(p.block(6, 1), 0, size_t(blockBytes(type)));
-    for (int64_t k = 0; k < p.depth; ++k) {
-      p.x(k, 0) = 0;
-      p.x(k, 1) = 127;
-      p.x(k, 2) = k % 2 ? 127 : -128;
-    }
-    for (int64_t g = 0; g < p.groups(); ++g)
-      for (int64_t row = 1; row < 3; ++row)
-        p.dx(g, row) = 300.0f * float(1 + (g + row) % 5);
+    KProblem p = edgeProblem(rng, type, 8, 5);
     const std::vector<float> x = floatX(p);
     const Reference ref = floatReference(p, x);
     expectFloatMatches(kQuantFloatProductsAvx2, p, x, ref, 0, 8, 0, 5);
@@ -864,29 +872,7 @@ TEST_F(KQuantMicrokernel, PanelsQ6KOddShapes) { panelsOddShapes(kQ6K, 23); }
 TEST_F(KQuantMicrokernel, PanelsEdgeValuesCNamesAndRefusals) {
   std::mt19937 rng(24);
   for (int type : {kQ4K, kQ5K, kQ6K}) {
-    KProblem p = randomProblem(rng, type, 512, 20, 9);
-    const uint16_t halves[] = {0x0000, 0x0001, 0x83ff, 0x7b53, 0xb800};
-    for (int64_t n = 0; n < 5; ++n)
-      for (int64_t b = 0; b < p.superBlocks(); ++b) {
-        setHalf(p.block(n, b) + dOffset(type), halves[n]);
-        if (type != kQ6K)
-          setHalf(p.block(n, b) + 2, halves[4 - n]);
-      }
-    for (int64_t b = 0; b < p.superBlocks(); ++b) {
-      std::memset(p.block(5, b), 0xff, size_t(blockBytes(type)));
-      setHalf(p.block(5, b) + dOffset(type), 0x2c00);
-      if (type != kQ6K)
-        setHalf(p.block(5, b) + 2, 0x2400);
-    }
-    std::memset(p.block(6, 1), 0, size_t(blockBytes(type)));
-    for (int64_t k = 0; k < p.depth; ++k) {
-      p.x(k, 0) = 0;
-      p.x(k, 1) = 127;
-      p.x(k, 2) = k % 2 ? 127 : -128;
-    }
-    for (int64_t g = 0; g < p.groups(); ++g)
-      for (int64_t row = 1; row < 3; ++row)
-        p.dx(g, row) = 300.0f * float(1 + (g + row) % 5);
+    KProblem p = edgeProblem(rng, type, 20, 9);
     const std::vector<float> x = floatX(p);
     const Reference ref = floatReference(p, x);
     for (KQuantFloatPanelProductsFn fn :
