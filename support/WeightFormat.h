@@ -121,6 +121,9 @@ constexpr int64_t kKQuantBlockValues = 256;
 constexpr int64_t kQ4KBlockBytes = 144;
 constexpr int64_t kQ5KBlockBytes = 176;
 constexpr int64_t kQ6KBlockBytes = 210;
+/// Bytes of a super-block of ggml type `ggmlType` (kGgmlQ4K, kGgmlQ5K,
+/// kGgmlQ6K, below), or 0 for another type.
+constexpr int64_t kQuantBlockBytes(int ggmlType);
 /// Where a super-block's parts start (bytes from its first).
 constexpr int64_t kKQuantScalesOffset = 4;   // q4_k, q5_k: after d, dmin
 constexpr int64_t kQ4KValuesOffset = 16;     // qs
@@ -132,6 +135,13 @@ constexpr int64_t kQ6KScaleOffset = 208;     // d
 /// ggml's type numbers of the K-quants (a GGUF tensor's type, and the
 /// microkernel's `type` argument, support/Microkernels.h).
 constexpr int kGgmlQ4K = 12, kGgmlQ5K = 13, kGgmlQ6K = 14;
+
+constexpr int64_t kQuantBlockBytes(int ggmlType) {
+  return ggmlType == kGgmlQ4K   ? kQ4KBlockBytes
+         : ggmlType == kGgmlQ5K ? kQ5KBlockBytes
+         : ggmlType == kGgmlQ6K ? kQ6KBlockBytes
+                                : 0;
+}
 
 /// Sub-block `s` (0 .. 7) of a q4_k or q5_k super-block: its 6-bit scale
 /// and minimum from the 12 bytes `scales` (ggml's get_scale_min_k4).

@@ -141,19 +141,27 @@ def q8_0_bytes(a):
     return out.tobytes()
 
 
-def q4_0_parts(a):
-    """[..., cols] f32 (cols a multiple of 32) -> (q [blocks, 32] uint8 in 0..15, d [blocks]
-    float16), block by block along each row, as ggml's quantize_row_q4_0_ref."""
-    x = np.ascontiguousarray(a, dtype=np.float32).reshape(-1, Q4_0_BLOCK)
+def _offset_levels(a, block, half):
+    """ggml's quantize_row_q4_0_ref (half 8) and quantize_row_q5_0_ref (half 16) on [..., cols]
+    f32 (cols a multiple of `block`) -> (q [blocks, block] uint8 in 0..2·half-1, d [blocks]
+    float16): max = the first value of largest |x| (with its sign), d = max / -half, id = 1 / d
+    (0 when d = 0), q = min(2·half - 1, (int8)(x · id + half + 0.5)) in f32."""
+    x = np.ascontiguousarray(a, dtype=np.float32).reshape(-1, block)
     ax = np.abs(x)
     first = ax.argmax(axis=1)                      # the first of the largest |x|, as `amax < |v|` keeps
     top = x[np.arange(x.shape[0]), first]
     top = np.where(ax.max(axis=1) > 0, top, np.float32(0))   # all zero: max stays +0, d = -0
-    d = top / np.float32(-8)
+    d = top / np.float32(-half)
     inv = np.divide(np.float32(1), d, out=np.zeros_like(d), where=d != 0)
-    v = (x * inv[:, None]) + np.float32(8.5)      # two f32 roundings, as in C
-    q = np.minimum(np.float32(15), np.trunc(v)).astype(np.uint8)   # (int8_t) truncates; v >= 0.5
+    v = (x * inv[:, None]) + np.float32(half + 0.5)   # two f32 roundings, as in C
+    q = np.minimum(np.float32(2 * half - 1), np.trunc(v)).astype(np.uint8)   # (int8_t) truncates
     return q, d.astype(np.float16)
+
+
+def q4_0_parts(a):
+    """[..., cols] f32 (cols a multiple of 32) -> (q [blocks, 32] uint8 in 0..15, d [blocks]
+    float16), block by block along each row, as ggml's quantize_row_q4_0_ref."""
+    return _offset_levels(a, Q4_0_BLOCK, 8)
 
 
 def q4_0_bytes(a):
@@ -174,16 +182,7 @@ def q4_0_round(a):
 def q5_0_parts(a):
     """[..., cols] f32 (cols a multiple of 32) -> (q [blocks, 32] uint8 in 0..31, d [blocks]
     float16), block by block along each row, as ggml's quantize_row_q5_0_ref."""
-    x = np.ascontiguousarray(a, dtype=np.float32).reshape(-1, Q5_0_BLOCK)
-    ax = np.abs(x)
-    first = ax.argmax(axis=1)                      # the first of the largest |x|, as `amax < |v|` keeps
-    top = x[np.arange(x.shape[0]), first]
-    top = np.where(ax.max(axis=1) > 0, top, np.float32(0))   # all zero: max stays +0, d = -0
-    d = top / np.float32(-16)
-    inv = np.divide(np.float32(1), d, out=np.zeros_like(d), where=d != 0)
-    v = (x * inv[:, None]) + np.float32(16.5)     # two f32 roundings, as in C
-    q = np.minimum(np.float32(31), np.trunc(v)).astype(np.uint8)  # (int8_t) truncates; v > -1
-    return q, d.astype(np.float16)
+    return _offset_levels(a, Q5_0_BLOCK, 16)
 
 
 def q5_0_bytes(a):

@@ -465,9 +465,7 @@ bool quantizeKQuantRow(const float *row, int64_t cols, int ggmlType, int64_t r,
   // Far beyond any f16 scale's reach; refused before a difference of two
   // such values could overflow f32 in the scale search.
   constexpr float kBeyondF16Scales = 1e30f;
-  const int64_t blockBytes = ggmlType == format::kGgmlQ4K   ? format::kQ4KBlockBytes
-                             : ggmlType == format::kGgmlQ5K ? format::kQ5KBlockBytes
-                                                            : format::kQ6KBlockBytes;
+  const int64_t blockBytes = format::kQuantBlockBytes(ggmlType);
   for (int64_t start = 0; start < cols; start += kValues, out += blockBytes) {
     bool fits = std::all_of(row + start, row + start + kValues, [](float w) {
       return std::fabs(w) < kBeyondF16Scales;
@@ -739,9 +737,7 @@ bool quantizeInt4(const float *source, int64_t rows, int64_t cols,
 bool quantizeKQuant(const float *source, int64_t rows, int64_t cols,
                     int ggmlType, uint8_t *blocks, QuantizeProblem &problem,
                     int threads) {
-  const int64_t blockBytes = ggmlType == format::kGgmlQ4K   ? format::kQ4KBlockBytes
-                             : ggmlType == format::kGgmlQ5K ? format::kQ5KBlockBytes
-                                                            : format::kQ6KBlockBytes;
+  const int64_t blockBytes = format::kQuantBlockBytes(ggmlType);
   const int64_t rowBytes = cols / format::kKQuantBlockValues * blockBytes;
   return forEachRow(rows, cols, threads, problem,
                     [&](int64_t r, QuantizeProblem &rowProblem) {

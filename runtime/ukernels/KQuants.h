@@ -41,12 +41,7 @@ constexpr int kSuperBlockGroups = 8;
 
 /// Bytes of a super-block of `type`, or 0 for a type that is not a
 /// K-quant the microkernel takes.
-constexpr int64_t kQuantBlockBytes(int32_t type) {
-  return type == kTypeQ4K   ? format::kQ4KBlockBytes
-         : type == kTypeQ5K ? format::kQ5KBlockBytes
-         : type == kTypeQ6K ? format::kQ6KBlockBytes
-                            : 0;
-}
+using format::kQuantBlockBytes;
 
 /// Offsets in a block: Q4_K {f16 d, dmin; scales[12]; qs[128]}, Q5_K {d,
 /// dmin; scales[12]; qh[32]; qs[128]}, Q6_K {ql[128]; qh[64]; int8
