@@ -99,11 +99,19 @@ MachineProbe measureMachine(const std::string &target, int threads, bool int8) {
   probe.roof.f32OpsPerSecond =
       peak(probe.threads, avx512 ? ukernels::f32PeakAvx512 : ukernels::f32PeakAvx2);
   if (int8) {
-    // What the integer microkernels run here (Microkernels.cpp's choice).
+    // What the integer microkernels run here (Microkernels.cpp's choice):
+    // with AMX, the block panels' form of 16 rows or more multiplies by
+    // tdpbssd, whose peak is the roof (the forms of fewer rows, vpdpbusd,
+    // reach a sixth of it at most).
+    const bool amx = avx512 && ukernels::cpuHasAmx();
     const bool vnni = avx512 && ukernels::cpuHasVnni();
-    probe.int8Probe = vnni ? "vpdpbusd zmm" : "vpmaddubsw+vpmaddwd ymm";
+    probe.int8Probe = amx    ? "tdpbssd 16x16x64"
+                      : vnni ? "vpdpbusd zmm"
+                             : "vpmaddubsw+vpmaddwd ymm";
     probe.roof.int8OpsPerSecond =
-        peak(probe.threads, vnni ? ukernels::int8PeakVnni : ukernels::int8PeakAvx2);
+        peak(probe.threads, amx    ? ukernels::int8PeakAmx
+                            : vnni ? ukernels::int8PeakVnni
+                                   : ukernels::int8PeakAvx2);
   }
   return probe;
 }

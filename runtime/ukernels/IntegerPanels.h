@@ -378,6 +378,7 @@ void splitPanelRows(const IntegerArgs &a, const PanelArgs &w,
 template <class Isa>
 struct Panels512 {
   static constexpr bool kInt8Offsets = true;
+  static constexpr bool kOwnOffsets = false;
   static void rows(const IntegerArgs &a, const PanelArgs &panel,
                    const int32_t *offsets, int64_t mExtent, int64_t live) {
     if (a.int4 && mExtent >= kSplitOnceRows)

@@ -204,6 +204,7 @@ void panelTiles(const IntegerArgs &a, const PanelArgs &w, const int32_t *offsets
 /// trick multiplies w itself).
 struct Panels256 {
   static constexpr bool kInt8Offsets = false;
+  static constexpr bool kOwnOffsets = false;
   static void rows(const IntegerArgs &a, const PanelArgs &w,
                    const int32_t *offsets, int64_t mExtent, int64_t live) {
     if (mExtent == 1)

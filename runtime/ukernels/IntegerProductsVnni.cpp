@@ -22,33 +22,9 @@
 
 #include "runtime/ukernels/IntegerPanels.h"
 #include "runtime/ukernels/Microkernels.h"
-#include "support/Microkernels.h"
+#include "runtime/ukernels/VnniDot.h"
 
 namespace tfmc::runtime::ukernels {
-namespace {
-
-struct Vnni {
-  static constexpr int kRows = 4;
-  static constexpr int kCols = 2;
-  // int4: two blocks a 512-bit vector (wideInt4Tile).
-  static constexpr bool kWide = true;
-  // Calls of this many rows of x or more run the panel form
-  // (IntegerPanels.h).
-  static constexpr int kPanelRows = format::kMicrokernelPanelRows;
-  static __m512i dot512(__m512i acc, __m512i a, __m512i b) {
-    // vpdpbusd through asm with acc tied to the result: GCC 12 copies each
-    // accumulator of _mm512_dpbusd_epi32 into a new register and back
-    // around every use (24 moves a step of the panel form's 6 x 2 tile, to
-    // 12 dot products: 1.1 of them a cycle, where the CPU runs 2).
-    __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
-    return acc;
-  }
-  static __m256i dot(__m256i acc, __m256i a, __m256i b) {
-    return _mm256_dpbusd_epi32(acc, a, b);
-  }
-};
-
-} // namespace
 
 int integerProductsVnni(halide_buffer_t *xq, halide_buffer_t *xScale,
                         halide_buffer_t *w, int32_t depth, int32_t group,

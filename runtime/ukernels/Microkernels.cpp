@@ -10,6 +10,10 @@
 
 #include "runtime/ukernels/Microkernels.h"
 
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 namespace tfmc::runtime::ukernels {
 
 bool cpuHasVnni() {
@@ -27,6 +31,21 @@ bool cpuHasAvx512() {
          __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma") &&
          __builtin_cpu_supports("avx2");
+}
+
+bool cpuHasAmx() {
+  static const bool usable = [] {
+    unsigned a, b, c, d;
+    // CPUID leaf 7: EDX bit 24 AMX-TILE, bit 25 AMX-INT8.
+    if (!cpuHasVnni() || !__get_cpuid_count(7, 0, &a, &b, &c, &d) ||
+        (d & (3u << 24)) != (3u << 24))
+      return false;
+    // Linux enables the tile data (XSAVE component 18) for a process only
+    // once it asks (arch_prctl ARCH_REQ_XCOMP_PERM, 0x1023); a kernel
+    // without AMX support refuses.
+    return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+  }();
+  return usable;
 }
 
 } // namespace tfmc::runtime::ukernels
@@ -53,7 +72,8 @@ extern "C" int tfmc_uk_q8_v1_avx512(halide_buffer_t *xq,
 }
 
 // Over W in block panels: the x86-64-avx2 target's kernels call the AVX2
-// code; the x86-64-avx512 target's vpdpbusd where the CPU has it.
+// code; the x86-64-avx512 target's AMX's tdpbssd where the CPU and the
+// kernel allow it, else vpdpbusd where the CPU has it.
 extern "C" int tfmc_uk_q8p_v1_avx2(halide_buffer_t *xq, halide_buffer_t *xScale,
                                    halide_buffer_t *w, int32_t depth,
                                    int32_t group, int32_t rows, int32_t int4,
@@ -69,7 +89,9 @@ extern "C" int tfmc_uk_q8p_v1_avx512(halide_buffer_t *xq,
                                      halide_buffer_t *out) {
   using namespace tfmc::runtime::ukernels;
   static const IntegerProductsFn chosen =
-      cpuHasVnni() ? integerPanelProductsVnni : integerPanelProductsAvx512;
+      cpuHasAmx()    ? integerPanelProductsAmx
+      : cpuHasVnni() ? integerPanelProductsVnni
+                     : integerPanelProductsAvx512;
   return chosen(xq, xScale, w, depth, group, rows, int4, out);
 }
 

@@ -39,6 +39,9 @@ int integerPanelProductsAvx2(halide_buffer_t *xq, halide_buffer_t *xScale,
 int integerPanelProductsVnni(halide_buffer_t *xq, halide_buffer_t *xScale,
                              halide_buffer_t *w, int32_t depth, int32_t group,
                              int32_t rows, int32_t int4, halide_buffer_t *out);
+int integerPanelProductsAmx(halide_buffer_t *xq, halide_buffer_t *xScale,
+                            halide_buffer_t *w, int32_t depth, int32_t group,
+                            int32_t rows, int32_t int4, halide_buffer_t *out);
 int integerPanelProductsAvx512(halide_buffer_t *xq, halide_buffer_t *xScale,
                                halide_buffer_t *w, int32_t depth, int32_t group,
                                int32_t rows, int32_t int4, halide_buffer_t *out);
@@ -98,6 +101,9 @@ int floatPanelProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
 bool cpuHasVnni();
 /// Whether it runs integerPanelProductsAvx512.
 bool cpuHasAvx512();
+/// AMX-INT8 (with AVX512-VNNI) and the kernel's leave to use the tile data,
+/// asked for once per process (Linux's ARCH_REQ_XCOMP_PERM).
+bool cpuHasAmx();
 
 } // namespace tfmc::runtime::ukernels
 

@@ -380,7 +380,8 @@ std::vector<uint8_t> blockPanels(const Problem &p) {
 
 const Isa kPanelIsas[] = {{"avx2", integerPanelProductsAvx2, cpuHasAvx2},
                           {"vnni", integerPanelProductsVnni, cpuHasVnni},
-                          {"avx512", integerPanelProductsAvx512, cpuHasAvx512}};
+                          {"avx512", integerPanelProductsAvx512, cpuHasAvx512},
+                          {"amx", integerPanelProductsAmx, cpuHasAmx}};
 
 class PanelMicrokernel : public ::testing::TestWithParam<Isa> {
 protected:
@@ -390,9 +391,11 @@ protected:
   }
 };
 
-// 1 to 19 rows of x (tiles of 6 and every leftover); tasks of one panel,
-// two, three (a pair and a single), and one past N; groups of 32, 64 and
-// 96, K not a multiple of the group, int8 weights of -128.
+// 1 to 19 rows of x (tiles of 6 and every leftover), 16 to 35 (AMX's
+// tiles of 16 and the rows left); tasks of one panel, two, three (a pair
+// and a single), and one past N; groups of 32, 64 and 96 (AMX: 1 to 3
+// chunks of 32), 1 or 3 groups (AMX: a pair and one left), K not a multiple
+// of the group, int8 weights of -128.
 TEST_P(PanelMicrokernel, OddShapes) {
   std::mt19937 rng(17);
   for (bool int4 : {false, true})
@@ -400,7 +403,7 @@ TEST_P(PanelMicrokernel, OddShapes) {
       if (int4 && group != 32)
         continue;
       for (int64_t depth : {group, 3 * group - 5})
-        for (int64_t m : {1, 2, 3, 5, 6, 7, 13, 19}) {
+        for (int64_t m : {1, 2, 3, 5, 6, 7, 13, 16, 19, 32, 35}) {
           Problem p = randomProblem(rng, depth, group, 80, m, int4);
           for (auto [nMin, nExtent] : std::vector<std::pair<int64_t, int64_t>>{
                    {0, 16}, {0, 32}, {16, 48}, {0, 80}, {64, 32}, {48, 16}})
@@ -414,7 +417,7 @@ TEST_P(PanelMicrokernel, OddShapes) {
 TEST_P(PanelMicrokernel, ScalesAtTheEdgesOfF16) {
   std::mt19937 rng(19);
   for (bool int4 : {false, true})
-    for (int64_t m : {1, 7}) {
+    for (int64_t m : {1, 7, 17}) {
       Problem p = randomProblem(rng, 128, 32, 32, m, int4);
       setScale(p, 0, 1, 0x0000);  // zero
       setScale(p, 17, 2, 0x0001); // the smallest subnormal
@@ -449,6 +452,30 @@ TEST_P(PanelMicrokernel, BoundsQuery) {
   EXPECT_EQ(b.wDims[0].extent, 16 * 4 * 66);
   EXPECT_EQ(b.wDims[1].min, 2);
   EXPECT_EQ(b.wDims[1].extent, 1);
+}
+
+// AMX's tiles add the same exact group sums by the same f32 operations in
+// the same order as the VNNI form (IntegerPanelsAmx.cpp): the same bits,
+// at every row (whole tiles of 16 and the rows left) and output.
+TEST(AmxPanelMicrokernel, SameBitsAsVnni) {
+  if (!cpuHasAmx())
+    GTEST_SKIP() << "this CPU lacks AMX-INT8 (or the kernel's leave to use it)";
+  const Isa amx{"amx", integerPanelProductsAmx, cpuHasAmx};
+  const Isa vnni{"vnni", integerPanelProductsVnni, cpuHasVnni};
+  std::mt19937 rng(29);
+  for (bool int4 : {false, true})
+    for (int64_t group : {32, 128}) {
+      if (int4 && group != 32)
+        continue;
+      Problem p = randomProblem(rng, 9 * group, group, 64, 53, int4);
+      const std::vector<float> got = run(amx, p, 16, 48, 0, 53, /*panels=*/true);
+      const std::vector<float> want = run(vnni, p, 16, 48, 0, 53, /*panels=*/true);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0)
+            << (int4 ? "int4" : "int8") << " G=" << group << " output " << i % 48
+            << " row " << i / 48 << ": " << got[i] << " against " << want[i];
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, PanelMicrokernel, ::testing::ValuesIn(kPanelIsas),
