@@ -95,9 +95,10 @@
 //
 // with W's values q · d (int8, `group` a multiple of 8) or (q − 8) · d
 // (int4), a scale that is an infinity or a NaN an infinity of its sign
-// (runtime/ukernels/WidenedPanelsAvx2.cpp). Both use the f32
-// microkernel's tiles, so only `avx2` has them, as below: x86-64-avx512's
-// kernels keep Halide's widening (not measured on an AVX-512 CPU).
+// (runtime/ukernels/WidenedPanelsAvx2.cpp). Both use the AVX2 f32
+// microkernel's tiles, so only `avx2` has them (widenedPanelTile):
+// x86-64-avx512's kernels keep Halide's widening (not measured faster on an
+// AVX-512 CPU).
 //
 // f32 products (f32 activations, an f32 W in panels of 16 rows,
 // support/WeightFormat.h; a GEMM of many rows, Linear.cpp's packed plans):
@@ -116,9 +117,9 @@
 //            by fused multiply-adds; outputs at or past N = rows, and rows
 //            at or past x_rows, are 0.
 //
-// Only `avx2` (runtime/ukernels/FloatPanels.h, FloatProductsAvx2.cpp),
-// run only by the x86-64-avx2 target's kernels: see that target's entry
-// in passes/target/Target.cpp for why x86-64-avx512 has none.
+// `avx2` (runtime/ukernels/FloatPanels.h, FloatProductsAvx2.cpp: 6 x 2
+// ymm) and `avx512` (FloatProductsAvx512.cpp: 12 x 2 zmm), each run by its
+// target's kernels (passes/target/Target.cpp).
 //
 // Called with x_q's host (f32: out's) null (Halide's bounds query), it
 // fills in the regions of its inputs that `out`'s region needs and returns
@@ -182,7 +183,8 @@ inline bool hasIntegerPanelMicrokernel(const std::string &isa) {
   return isa == "avx2" || isa == "avx512";
 }
 
-/// The f32 microkernel over W in panels, for one instruction set ("avx2").
+/// The f32 microkernel over W in panels, for one instruction set ("avx2",
+/// "avx512").
 inline std::string floatPanelMicrokernelName(const std::string &isa) {
   return std::string("tfmc_uk_f32p_") + kMicrokernelVersion + "_" + isa;
 }
@@ -206,7 +208,19 @@ struct FloatMicrokernelTile {
   int rows, vectors, depthBlock;
 };
 constexpr FloatMicrokernelTile kFloatTileAvx2{6, 2, 256};
+constexpr FloatMicrokernelTile kFloatTileAvx512{12, 2, 128};
 inline FloatMicrokernelTile floatMicrokernelTile(const std::string &isa) {
+  return isa == "avx2"     ? kFloatTileAvx2
+         : isa == "avx512" ? kFloatTileAvx512
+                           : FloatMicrokernelTile{0, 0, 0};
+}
+
+/// The tile of the microkernels that widen narrow weights into f32 panels
+/// (tfmc_uk_qkfp, tfmc_uk_q8fp: the AVX2 f32 tile, which x is packed for),
+/// for an instruction set that has them ("avx2": on an AVX-512 CPU this
+/// AVX2 code ran slower than x86-64-avx512's Halide widening,
+/// docs/performance.md); all 0 for one that has none.
+inline FloatMicrokernelTile widenedPanelTile(const std::string &isa) {
   return isa == "avx2" ? kFloatTileAvx2 : FloatMicrokernelTile{0, 0, 0};
 }
 

@@ -4,6 +4,7 @@
 
 #include "compiler/codegen/KernelKey.h"
 #include "dialects/tfm/TfmDialect.h"
+#include "support/Microkernels.h"
 #include "support/PlanFormat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -442,6 +443,18 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
       return op->emitError("tile plan asks for the f32 microkernel, which "
                            "target '")
              << target.name << "' has none of";
+    // The microkernel is compiled for one register tile and depth block;
+    // x is packed in tiles of its rows.
+    const format::FloatMicrokernelTile own =
+        format::floatMicrokernelTile(target.floatMicrokernels);
+    if (packed->microM != own.rows || packed->microN != own.vectors ||
+        packed->blockK != own.depthBlock || packed->blockM != own.rows)
+      return op->emitError("tile plan's f32 microkernel tile (micro_m ")
+             << packed->microM << ", micro_n " << packed->microN << ", block_m "
+             << packed->blockM << ", block_k " << packed->blockK
+             << ") is not the one of target '" << target.name << "' (" << own.rows
+             << ", " << own.vectors << ", " << own.rows << ", " << own.depthBlock
+             << ")";
     spec.floatMicrokernel = target.floatMicrokernels;
   }
   Value result = op->getResult(0);

@@ -8,16 +8,24 @@
 // (runtime/CMakeLists.txt).
 //
 // Per call, each of the task's panels is made into AMX's B operand once:
-// for each 32 values of a group, a tile of 8 rows of
-// [16 outputs][4 values] as signed bytes (int8: the stored w + 128 less
-// 128; int4: each nibble less 8, the low nibbles values 0 .. 15 of the
-// block, the high ones 16 .. 31), the panels' layout already. Then for each
-// panel and each 16 rows of x:
+// for each chunk of 64 values of a group (groups of a multiple of 64) or
+// 32 (the others), a tile of 16 or 8 rows of [16 outputs][4 values] as
+// signed bytes (int8: the stored w + 128 less 128; int4: each nibble less
+// 8, the low nibbles values 0 .. 15 of the block, the high ones 16 .. 31),
+// the panels' layout already. Then for each panel and each 16 rows of x:
 //
-//   per group: C = Σ over its 32-value chunks of tdpbssd(A, B), A the 16
-//   rows' 32 levels of x (read in place, a row xRowStride apart); C (16 x
-//   16 int32, exact) stored to L1; per row one f32 fused multiply-add of
-//   f32(C) by f32(d_x · d_w) into the row's 16 sums.
+//   per group: C = Σ over its chunks of tdpbssd(A, B), A the 16 rows'
+//   levels of x in the chunk (read in place, a row xRowStride apart); C
+//   (16 x 16 int32, exact) stored to L1; per row one f32 fused
+//   multiply-add of f32(C) by f32(d_x · d_w) into the row's 16 sums.
+//
+// What bounds it (this Xeon; a loop of the tile alone): a tdpbssd takes 16
+// cycles whether its chunk is 32 or 64, a tilestored about as long, and
+// while they run the vector units' adds do not overlap them (a group's
+// 48 adds and the tile's instructions cost their sum, 17 ns a group of a
+// panel and 16 rows); so about 0.5 T multiply-adds a second a core for
+// groups of 32, an eighth of tdpbssd's peak, which per-group scales
+// (f32(C) then an f32 multiply-add for every 16 sums) keep out of reach.
 //
 // The numbers are IntegerPanels.h's: the same exact int32 group sums, the
 // same f32(d_x · d_w), the groups added in order by one fused multiply-add
@@ -42,8 +50,12 @@ namespace tfmc::runtime::ukernels {
 namespace {
 
 constexpr int kAmxRows = 16;    // rows of x a tile (A's and C's rows)
-constexpr int kAmxChunk = 32;   // values of K a tdpbssd (A's 32 bytes a row)
-constexpr int kChunkBytes = kAmxChunk / 4 * 64; // B: 8 rows of 64 bytes
+// Values of K a tdpbssd: 64 (A's rows 64 bytes, B 16 rows of 64 bytes)
+// where groups are whole 64s, else 32 (a group of int4, or of 32 int8):
+// a tdpbssd takes as long for 32 as for 64 (16 cycles on this Xeon).
+inline int64_t chunkOf(int64_t group) { return group % 64 == 0 ? 64 : 32; }
+/// B's bytes of a chunk of `chunk` values: chunk / 4 rows of 64 bytes.
+inline int64_t chunkBytes(int64_t chunk) { return chunk / 4 * 64; }
 
 /// ldtilecfg's 64 bytes (palette 1).
 struct alignas(64) TileConfig {
@@ -55,25 +67,26 @@ struct alignas(64) TileConfig {
 };
 
 /// tmm0, tmm1: C (16 x 16 int32), two groups in flight; tmm2, tmm3: A (16
-/// rows x 32 levels); tmm4, tmm5: B (8 rows x 64 bytes).
-TileConfig tileConfig() {
+/// rows x `chunk` levels); tmm4, tmm5: B (chunk / 4 rows x 64 bytes).
+TileConfig tileConfig(int64_t chunk) {
   TileConfig c;
   for (int t : {0, 1}) {
     c.columnBytes[t] = 64;
     c.rows[t] = kAmxRows;
   }
   for (int t : {2, 3}) {
-    c.columnBytes[t] = kAmxChunk;
+    c.columnBytes[t] = uint16_t(chunk);
     c.rows[t] = kAmxRows;
   }
   for (int t : {4, 5}) {
     c.columnBytes[t] = 64;
-    c.rows[t] = kAmxChunk / 4;
+    c.rows[t] = uint8_t(chunk / 4);
   }
   return c;
 }
 
-/// Panel p of the task as tdpbssd's B, its chunk c at b + c · kChunkBytes,
+/// Panel p of the task as tdpbssd's B, in K's order (its chunk c at b + c ·
+/// chunkBytes),
 /// and its d_w widened, group g's at scales + 16 g.
 void prepareB(const IntegerArgs &a, const PanelArgs &w, int64_t p, int8_t *b,
               float *scales) {
@@ -86,7 +99,7 @@ void prepareB(const IntegerArgs &a, const PanelArgs &w, int64_t p, int8_t *b,
     for (int64_t g = 0; g < a.groups; ++g)
       for (int s = 0; s < 4; ++s) {
         const __m512i v = _mm512_loadu_si512(panel + g * w.groupBytes + 64 * s);
-        int8_t *chunk = b + g * kChunkBytes;
+        int8_t *chunk = b + g * chunkBytes(32);
         _mm512_store_si512(chunk + 64 * s,
                            _mm512_sub_epi8(_mm512_and_si512(v, low), eight));
         _mm512_store_si512(
@@ -118,7 +131,8 @@ inline void addGroup(__m512 (&acc)[kAmxRows], const int32_t *c, __m512 dw,
 /// stored at the task's output 16p).
 void amxTile(const IntegerArgs &a, const int8_t *b, const float *dw, int64_t p,
              int64_t m, int64_t held) {
-  const int64_t perGroup = a.group / kAmxChunk;
+  const int64_t chunk = chunkOf(a.group), bytes = chunkBytes(chunk);
+  const int64_t perGroup = a.group / chunk;
   const int8_t *x = a.xq + m * a.xRowStride;
   const float *dx = a.xScale + m * a.sRowStride;
   // Groups in pairs, software-pipelined: the tile unit multiplies pair q
@@ -136,8 +150,8 @@ void amxTile(const IntegerArgs &a, const int8_t *b, const float *dw, int64_t p,
   do {                                                                         \
     _tile_zero(C);                                                             \
     for (int64_t j = 0; j < perGroup; ++j) {                                   \
-      _tile_loadd(A, x + (g) * a.xGroupStride + j * kAmxChunk, a.xRowStride);  \
-      _tile_loadd(B, b + ((g) * perGroup + j) * kChunkBytes, 64);              \
+      _tile_loadd(A, x + (g) * a.xGroupStride + j * chunk, a.xRowStride);      \
+      _tile_loadd(B, b + ((g) * perGroup + j) * bytes, 64);                    \
       _tile_dpbssd(C, A, B);                                                   \
     }                                                                          \
   } while (0)
@@ -182,9 +196,10 @@ struct PanelsAmx {
     const int64_t tiled = mExtent / kAmxRows * kAmxRows;
     if (tiled > 0) {
       thread_local Scratch b, scales;
-      b.reserve(size_t(a.groups * a.group / kAmxChunk * kChunkBytes));
+      b.reserve(size_t(a.groups * a.group * 16));
       scales.reserve(size_t(a.groups * 16) * sizeof(float));
-      static const TileConfig config = tileConfig();
+      static const TileConfig configs[2] = {tileConfig(32), tileConfig(64)};
+      const TileConfig &config = configs[chunkOf(a.group) == 64];
       _tile_loadconfig(&config);
       for (int64_t p = 0; p * 16 < live; ++p) {
         prepareB(a, panel, p, reinterpret_cast<int8_t *>(b.bytes()), scales.floats());

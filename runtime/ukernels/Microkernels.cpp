@@ -156,3 +156,11 @@ extern "C" int tfmc_uk_f32p_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,
   return tfmc::runtime::ukernels::floatPanelProductsAvx2(x, w, depth, rows,
                                                          xRows, out);
 }
+
+// ... and x86-64-avx512's (the target requires AVX512F).
+extern "C" int tfmc_uk_f32p_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
+                                      int32_t depth, int32_t rows, int32_t xRows,
+                                      halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::floatPanelProductsAvx512(x, w, depth, rows,
+                                                           xRows, out);
+}

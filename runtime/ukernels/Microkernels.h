@@ -96,6 +96,9 @@ using FloatPanelProductsFn = int (*)(halide_buffer_t *x, halide_buffer_t *w,
 int floatPanelProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
                            int32_t depth, int32_t rows, int32_t xRows,
                            halide_buffer_t *out);
+int floatPanelProductsAvx512(halide_buffer_t *x, halide_buffer_t *w,
+                             int32_t depth, int32_t rows, int32_t xRows,
+                             halide_buffer_t *out);
 
 /// Whether this CPU (and its OS) runs integerProductsVnni.
 bool cpuHasVnni();

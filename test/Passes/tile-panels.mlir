@@ -53,12 +53,13 @@ func.func @gated(%x: tensor<?x1x32xf32>) -> tensor<?x1x64xf32> attributes {tfm.m
 // v <= 3 (12/7), 5 rows v = 2 (10/7), 6 rows v = 2 (12/8): 4 x 3.
 // On AVX2 the packed form is the f32 microkernel (TargetDescription::
 // floatMicrokernels; FloatProductsAvx2.cpp): its 6 x 2 tile and depth
-// block, tasks of whole tiles of rows (510 = 85 x 6); x86-64-avx512 has
-// none.
+// block, tasks of whole tiles of rows (510 = 85 x 6); on x86-64-avx512
+// FloatProductsAvx512.cpp's 12 x 2 tile and depth block of 128 (504 = 42 x
+// 12).
 // AVX2-LABEL: func.func @prefill
 // AVX2: tfm.linear {{.*}}block_k = 256 : i64, block_m = 6 : i64, dot_block_m = 128 : i64, dot_micro_m = 4 : i64, dot_micro_n = 24 : i64, {{.*}}kind = "packed_gemm", micro_m = 6 : i64, micro_n = 2 : i64, microkernel = true, small_rows = 32 : i64, {{.*}}task_m = 510 : i64, task_n = 32 : i64
 // AVX512-LABEL: func.func @prefill
-// AVX512: tfm.linear {{.*}}kind = "packed_gemm", micro_m = 8 : i64, micro_n = 2 : i64, microkernel = false,
+// AVX512: tfm.linear {{.*}}block_k = 128 : i64, block_m = 12 : i64, {{.*}}kind = "packed_gemm", micro_m = 12 : i64, micro_n = 2 : i64, microkernel = true, small_rows = 32 : i64, {{.*}}task_m = 504 : i64, task_n = 64 : i64
 func.func @prefill(%x: tensor<?x?x768xf32>) -> tensor<?x?x768xf32> attributes {tfm.max_len = 1024 : i64} {
   %w = tfm.weight "w" {panel = 16 : i64} : tensor<768x768xf32>
   %y = tfm.linear %x, %w : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>

@@ -48,7 +48,9 @@ bool cpuRunsAvx2() {
 }
 
 const FloatIsa kFloatIsas[] = {
-    {"avx2", floatPanelProductsAvx2, cpuRunsAvx2, tfmc::format::kFloatTileAvx2.rows}};
+    {"avx2", floatPanelProductsAvx2, cpuRunsAvx2, tfmc::format::kFloatTileAvx2.rows},
+    {"avx512", floatPanelProductsAvx512, cpuHasAvx512,
+     tfmc::format::kFloatTileAvx512.rows}};
 
 /// x (K, M) row-major by m, W (N, K) row-major by n.
 struct Gemm {

@@ -51,7 +51,7 @@ namespace {
 /// plans that widen W into panels) through the K-quant panels microkernel.
 bool kQuantPanels(const KernelSpec &spec) {
   return isKQuant(spec.weightType) && !spec.integerProducts &&
-         format::floatMicrokernelTile(spec.kQuantMicrokernel).rows != 0 &&
+         format::widenedPanelTile(spec.kQuantMicrokernel).rows != 0 &&
          std::holds_alternative<CpuGemmPlan>(spec.tile) &&
          spec.plan<CpuGemmPlan>().widenPanel;
 }
@@ -63,7 +63,7 @@ bool blockPanels(const KernelSpec &spec) {
   return (spec.weightType == WeightType::Int4 ||
           (spec.weightType == WeightType::Int8 && spec.group % 8 == 0)) &&
          !spec.integerProducts && spec.weightPanel == 0 &&
-         format::floatMicrokernelTile(spec.blockFloatMicrokernel).rows != 0 &&
+         format::widenedPanelTile(spec.blockFloatMicrokernel).rows != 0 &&
          std::holds_alternative<CpuGemmPlan>(spec.tile) &&
          spec.plan<CpuGemmPlan>().widenPanel;
 }
@@ -160,8 +160,8 @@ BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
     // (support/Microkernels.h; clamped reads past K or M are never used).
     const bool blocks = blockPanels(spec);
     const int rows =
-        format::floatMicrokernelTile(blocks ? spec.blockFloatMicrokernel
-                                            : spec.kQuantMicrokernel)
+        format::widenedPanelTile(blocks ? spec.blockFloatMicrokernel
+                                        : spec.kQuantMicrokernel)
             .rows;
     Var i("i"), r("r"), c("c"), t("t");
     Func packed("f32_x_packed");

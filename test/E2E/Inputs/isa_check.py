@@ -6,8 +6,14 @@ program's feature list (the space-separated LLVM names the glue embeds, found
 with `strings`: the line holding --containing).
 
   isa_check.py ASM STRINGS --containing FEATURE [--features "LIST"]
+               [--run-time FEATURE=REGEX]...
 
 --features replaces the embedded list (a test that the check can fail).
+--run-time FEATURE=REGEX: FEATURE's instructions inside functions whose
+(mangled) names match REGEX are the runtime's, chosen by the CPU at run
+time (runtime/ukernels/Microkernels.cpp: AMX's form only where cpuHasAmx()
+holds), not the kernels': counted apart, never a failure; anywhere else
+they are checked as every other.
 The table names each extension's mnemonics as the Intel SDM lists them; only
 extensions a compiler emits for ordinary vector code are listed (AMX and
 AVX-VNNI as well: a Halide target can enable them)."""
@@ -46,7 +52,12 @@ def main():
     ap.add_argument("strings")
     ap.add_argument("--containing", required=True)
     ap.add_argument("--features")
+    ap.add_argument("--run-time", action="append", default=[])
     args = ap.parse_args()
+    run_time = {}
+    for item in args.run_time:
+        feature, _, regex = item.partition("=")
+        run_time[feature] = re.compile(regex)
     if args.features is not None:
         features = set(args.features.split())
     else:
@@ -55,8 +66,13 @@ def main():
         if len(lists) != 1:
             sys.exit(f"isa_check.py: {len(lists)} feature lists hold {args.containing} in {args.strings}")
         features = set(lists[0])
-    used = {}
+    used, chosen = {}, {}
+    function = ""
     for line in open(args.asm, errors="replace"):
+        label = re.match(r"^[0-9a-f]+ <(.*)>:$", line.strip())
+        if label:
+            function = label.group(1)
+            continue
         fields = line.split("\t")
         if len(fields) < 2 or not fields[0].rstrip().endswith(":"):
             continue
@@ -68,13 +84,17 @@ def main():
         mnemonic = words[0]
         for feature, pattern in PATTERNS:
             if pattern.match(mnemonic):
-                used.setdefault(feature, {}).setdefault(mnemonic, 0)
-                used[feature][mnemonic] += 1
+                where = (chosen if feature in run_time and run_time[feature].search(function)
+                         else used)
+                where.setdefault(feature, {}).setdefault(mnemonic, 0)
+                where[feature][mnemonic] += 1
     missing = [(feature, sorted(used[feature])) for feature in sorted(used) if feature not in features]
     for feature, mnemonics in missing:
         print(f"FAIL: {', '.join(mnemonics)}: needs {feature}, which the program's CPU check does not ask for")
     print(f"{'ok' if not missing else 'not ok'}: extensions used past AVX-512 F/CD/BW/DQ/VL: "
           + (", ".join(f"{f} ({sum(used[f].values())})" for f in sorted(used)) or "none"))
+    if chosen:
+        print("chosen at run time: " + ", ".join(f"{f} ({sum(chosen[f].values())})" for f in sorted(chosen)))
     return 1 if missing else 0
 
 
