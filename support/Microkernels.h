@@ -72,8 +72,8 @@
 // Σ x · q - f32(dmin · m) · Σ x; runtime/ukernels/KQuantFloatAvx2.cpp).
 //
 // With f32 activations and many rows of x (prefill, encoders: the plans
-// that widen W into panels), x packed as the f32 microkernel's below (R =
-// kFloatTileAvx2.rows, whatever the ISA name):
+// that widen W into panels), x packed as the f32 microkernel's below, in
+// tiles of R = widenedPanelTile(isa).rows:
 //
 //   int tfmc_uk_qkfp_<version>_<isa>(halide_buffer_t *x, halide_buffer_t *w,
 //                                int32_t depth, int32_t rows, int32_t x_rows,
@@ -81,7 +81,7 @@
 //
 // with out(n, m) = Σ_k x(k, m) · W(n, k), one f32 sum in k's order by
 // fused multiply-adds over W's values as ggml's dequantize_row_q*_K gives
-// them (runtime/ukernels/WidenedPanelsAvx2.cpp); rows of x at or past
+// them (runtime/ukernels/WidenedPanels.h); rows of x at or past
 // x_rows, and outputs at or past N = rows, are 0. A task's outputs start
 // anywhere; its rows on a whole tile of R.
 //
@@ -95,10 +95,9 @@
 //
 // with W's values q · d (int8, `group` a multiple of 8) or (q − 8) · d
 // (int4), a scale that is an infinity or a NaN an infinity of its sign
-// (runtime/ukernels/WidenedPanelsAvx2.cpp). Both use the AVX2 f32
-// microkernel's tiles, so only `avx2` has them (widenedPanelTile):
-// x86-64-avx512's kernels keep Halide's widening (not measured faster on an
-// AVX-512 CPU).
+// (runtime/ukernels/WidenedPanels.h). `avx2` (6 x 2 ymm tiles,
+// WidenedPanelsAvx2.cpp) and `avx512` (12 x 2 zmm, WidenedPanelsAvx512.cpp)
+// have both.
 //
 // f32 products (f32 activations, an f32 W in panels of 16 rows,
 // support/WeightFormat.h; a GEMM of many rows, Linear.cpp's packed plans):
@@ -216,12 +215,15 @@ inline FloatMicrokernelTile floatMicrokernelTile(const std::string &isa) {
 }
 
 /// The tile of the microkernels that widen narrow weights into f32 panels
-/// (tfmc_uk_qkfp, tfmc_uk_q8fp: the AVX2 f32 tile, which x is packed for),
-/// for an instruction set that has them ("avx2": on an AVX-512 CPU this
-/// AVX2 code ran slower than x86-64-avx512's Halide widening,
-/// docs/performance.md); all 0 for one that has none.
+/// (tfmc_uk_qkfp, tfmc_uk_q8fp; x is packed for it), for an instruction set
+/// that has them ("avx2": the f32 microkernel's; "avx512": 12 x 2 zmm with
+/// depth blocks of 256, a K-quant's super-block column); all 0 for one that
+/// has none.
+constexpr FloatMicrokernelTile kWidenedTileAvx512{12, 2, 256};
 inline FloatMicrokernelTile widenedPanelTile(const std::string &isa) {
-  return isa == "avx2" ? kFloatTileAvx2 : FloatMicrokernelTile{0, 0, 0};
+  return isa == "avx2"     ? kFloatTileAvx2
+         : isa == "avx512" ? kWidenedTileAvx512
+                           : FloatMicrokernelTile{0, 0, 0};
 }
 
 } // namespace tfmc::format

@@ -139,12 +139,28 @@ extern "C" int tfmc_uk_qkfp_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,
       x, w, depth, rows, xRows, type, out);
 }
 
+// ... x86-64-avx512's over 512-bit tiles.
+extern "C" int tfmc_uk_qkfp_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
+                                      int32_t depth, int32_t rows, int32_t xRows,
+                                      int32_t type, halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::kQuantFloatPanelProductsAvx512(
+      x, w, depth, rows, xRows, type, out);
+}
+
 // int8 or int4 W times many rows of packed f32 x, the same.
 extern "C" int tfmc_uk_q8fp_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,
                                     int32_t depth, int32_t group, int32_t rows,
                                     int32_t xRows, int32_t int4,
                                     halide_buffer_t *out) {
   return tfmc::runtime::ukernels::blockFloatPanelProductsAvx2(
+      x, w, depth, group, rows, xRows, int4, out);
+}
+
+extern "C" int tfmc_uk_q8fp_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
+                                      int32_t depth, int32_t group, int32_t rows,
+                                      int32_t xRows, int32_t int4,
+                                      halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::blockFloatPanelProductsAvx512(
       x, w, depth, group, rows, xRows, int4, out);
 }
 

@@ -67,7 +67,7 @@ int kQuantFloatProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
                             halide_buffer_t *out);
 
 /// The same super-blocks times many rows of packed f32 x (the tfmc_uk_qkfp_
-/// names; WidenedPanelsAvx2.cpp), AVX2 + FMA + F16C.
+/// names; WidenedPanels.h): AVX2 + FMA + F16C, or with AVX512F.
 using KQuantFloatPanelProductsFn = int (*)(halide_buffer_t *x,
                                            halide_buffer_t *w, int32_t depth,
                                            int32_t rows, int32_t xRows,
@@ -77,7 +77,7 @@ int kQuantFloatPanelProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
                                  int32_t type, halide_buffer_t *out);
 
 /// int8 or int4 W in rows times many rows of packed f32 x (the tfmc_uk_q8fp_
-/// names; WidenedPanelsAvx2.cpp), AVX2 + FMA + F16C.
+/// names; WidenedPanels.h): AVX2 + FMA + F16C, or with AVX512F.
 using BlockFloatPanelProductsFn = int (*)(halide_buffer_t *x,
                                           halide_buffer_t *w, int32_t depth,
                                           int32_t group, int32_t rows,
@@ -87,6 +87,13 @@ int blockFloatPanelProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
                                 int32_t depth, int32_t group, int32_t rows,
                                 int32_t xRows, int32_t int4,
                                 halide_buffer_t *out);
+int kQuantFloatPanelProductsAvx512(halide_buffer_t *x, halide_buffer_t *w,
+                                   int32_t depth, int32_t rows, int32_t xRows,
+                                   int32_t type, halide_buffer_t *out);
+int blockFloatPanelProductsAvx512(halide_buffer_t *x, halide_buffer_t *w,
+                                  int32_t depth, int32_t group, int32_t rows,
+                                  int32_t xRows, int32_t int4,
+                                  halide_buffer_t *out);
 
 /// The f32 microkernel over W in panels (FloatPanels.h; the tfmc_uk_f32p_
 /// names), AVX2 + FMA.

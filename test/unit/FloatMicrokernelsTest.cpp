@@ -27,6 +27,9 @@
 #include <string>
 #include <vector>
 
+extern "C" int tfmc_uk_q8fp_v1_avx512(halide_buffer_t *, halide_buffer_t *,
+                                      int32_t, int32_t, int32_t, int32_t, int32_t,
+                                      halide_buffer_t *);
 extern "C" int tfmc_uk_q8fp_v1_avx2(halide_buffer_t *, halide_buffer_t *,
                                     int32_t, int32_t, int32_t, int32_t, int32_t,
                                     halide_buffer_t *);
@@ -366,10 +369,22 @@ private:
 /// runBlocks for outputs [nMin, nMin + nExtent) and rows [mMin, mMin +
 /// mExtent): W's rows as the bounds query asks for them, ending at an
 /// inaccessible page.
-std::vector<float> runBlocks(BlockFloatPanelProductsFn fn, const Gemm &g,
+/// One instruction set's form: its function and the rows of its tiles of
+/// packed x (support/Microkernels.h's widenedPanelTile).
+struct BlockForm {
+  BlockFloatPanelProductsFn fn;
+  int64_t tileRows;
+};
+const BlockForm kBlocksAvx2{blockFloatPanelProductsAvx2,
+                            tfmc::format::widenedPanelTile("avx2").rows};
+const BlockForm kBlocksAvx512{blockFloatPanelProductsAvx512,
+                              tfmc::format::widenedPanelTile("avx512").rows};
+
+std::vector<float> runBlocks(const BlockForm &form, const Gemm &g,
                              const Blocks &b, int64_t nMin, int64_t nExtent,
                              int64_t mMin, int64_t mExtent) {
-  const int64_t R = tfmc::format::kFloatTileAvx2.rows, chunks = (g.depth + 15) / 16;
+  const BlockFloatPanelProductsFn fn = form.fn;
+  const int64_t R = form.tileRows, chunks = (g.depth + 15) / 16;
   halide_dimension_t xDims[4], wDims[2], outDims[2];
   halide_buffer_t x{}, w{}, out{};
   dense(x, xDims, nullptr, {1, 1, 1, 1}, {0, 0, 0, 0});
@@ -410,34 +425,46 @@ protected:
   }
 };
 
+// x86-64-avx512's form (WidenedPanelsAvx512.cpp: 12 x 2 zmm tiles, two
+// panels a tile), where the CPU has AVX-512F.
+class BlockPanels512 : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!cpuHasAvx512())
+      GTEST_SKIP() << "this CPU lacks AVX-512";
+  }
+};
+
 // int8 in groups of 32, 64 and 8, int4: K with a short last block and
-// depth blocks with tails; 1 to 13 rows of x; tasks of 1 to 37 outputs
-// (whole panels and parts of them), past 0, past N, from the second tile
-// of rows, past M.
-TEST_F(BlockPanels, OddShapes) {
-  std::mt19937 rng(41);
+// depth blocks with tails; 1 to 25 rows of x; tasks of 1 to 37 outputs
+// (whole tiles of 16 or 32, panels and parts of them), past 0, past N,
+// from the second tile of rows, past M.
+void blockOddShapes(const BlockForm &form, unsigned seed) {
+  std::mt19937 rng(seed);
+  const int64_t R = form.tileRows;
   for (auto [group, int4] : std::vector<std::pair<int64_t, bool>>{
            {32, false}, {64, false}, {8, false}, {32, true}})
     for (int64_t depth : {8, 40, 256, 300, 520})
-      for (int64_t m : {1, 6, 7, 13}) {
+      for (int64_t m : {1, 6, 7, 13, 25}) {
         Gemm g = randomGemm(rng, depth, 37, m);
         Blocks b = randomBlocks(rng, g, group, int4);
         valuesOf(b, g);
         const std::string name = std::string(int4 ? "int4" : "int8 g") +
                                  (int4 ? "" : std::to_string(group));
         for (auto [nMin, nExtent] : std::vector<std::pair<int64_t, int64_t>>{
-                 {0, 1}, {0, 16}, {0, 17}, {0, 37}, {5, 20}, {32, 16}, {40, 8}})
-          expectOutputs(name, g,
-                        runBlocks(blockFloatPanelProductsAvx2, g, b, nMin, nExtent, 0, m),
+                 {0, 1}, {0, 16}, {0, 17}, {0, 33}, {0, 37}, {5, 20}, {32, 16}, {40, 8}})
+          expectOutputs(name, g, runBlocks(form, g, b, nMin, nExtent, 0, m),
                         nMin, nExtent, 0, m);
-        if (m > 6)
-          expectOutputs(name, g,
-                        runBlocks(blockFloatPanelProductsAvx2, g, b, 16, 21, 6, m - 6),
-                        16, 21, 6, m - 6);
-        expectOutputs(name, g, runBlocks(blockFloatPanelProductsAvx2, g, b, 0, 16, 0, m + 5),
-                      0, 16, 0, m + 5);
+        if (m > R)
+          expectOutputs(name, g, runBlocks(form, g, b, 16, 21, R, m - R), 16, 21,
+                        R, m - R);
+        expectOutputs(name, g, runBlocks(form, g, b, 0, 16, 0, m + 5), 0, 16, 0,
+                      m + 5);
       }
 }
+
+TEST_F(BlockPanels, OddShapes) { blockOddShapes(kBlocksAvx2, 41); }
+TEST_F(BlockPanels512, OddShapes) { blockOddShapes(kBlocksAvx512, 45); }
 
 // Scales that are infinities or NaNs (an infinity of their sign, so 0 · it
 // is a NaN only where q is 0), subnormal scales, the C names; refusals.
@@ -459,11 +486,17 @@ TEST_F(BlockPanels, EdgeScalesCNamesAndRefusals) {
     for (int64_t k = 0; k < 96; ++k)
       g.x[size_t(k)] = std::fabs(g.x[size_t(k)]) + 0.01f;
     valuesOf(b, g);
-    for (BlockFloatPanelProductsFn fn :
-         {blockFloatPanelProductsAvx2, tfmc_uk_q8fp_v1_avx2}) {
-      expectOutputs("edge", g, runBlocks(fn, g, b, 0, 20, 0, 9), 0, 20, 0, 9);
-      expectOutputs("edge", g, runBlocks(fn, g, b, 3, 16, 6, 3), 3, 16, 6, 3);
+    for (const BlockForm &form :
+         {kBlocksAvx2, BlockForm{tfmc_uk_q8fp_v1_avx2, kBlocksAvx2.tileRows}}) {
+      expectOutputs("edge", g, runBlocks(form, g, b, 0, 20, 0, 9), 0, 20, 0, 9);
+      expectOutputs("edge", g, runBlocks(form, g, b, 3, 16, 6, 3), 3, 16, 6, 3);
     }
+    if (cpuHasAvx512())
+      for (const BlockForm &form :
+           {kBlocksAvx512, BlockForm{tfmc_uk_q8fp_v1_avx512, kBlocksAvx512.tileRows}}) {
+        expectOutputs("edge 512", g, runBlocks(form, g, b, 0, 20, 0, 9), 0, 20, 0, 9);
+        expectOutputs("edge 512", g, runBlocks(form, g, b, 16, 4, 0, 9), 16, 4, 0, 9);
+      }
   }
   for (auto [group, depth] : std::vector<std::pair<int, int>>{{12, 256}, {0, 256}, {32, 0}}) {
     halide_dimension_t xDims[4], wDims[2], outDims[2];

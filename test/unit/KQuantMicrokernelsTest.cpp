@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/ukernels/Microkernels.h"
+#include "support/Microkernels.h"
 
 #include <gtest/gtest.h>
 
@@ -55,6 +56,9 @@ extern "C" int tfmc_uk_qkf_v1_avx2(halide_buffer_t *, halide_buffer_t *, int32_t
 extern "C" int tfmc_uk_qkf_v1_avx512(halide_buffer_t *, halide_buffer_t *,
                                      int32_t, int32_t, int32_t,
                                      halide_buffer_t *);
+extern "C" int tfmc_uk_qkfp_v1_avx512(halide_buffer_t *, halide_buffer_t *,
+                                      int32_t, int32_t, int32_t, int32_t,
+                                      halide_buffer_t *);
 extern "C" int tfmc_uk_qkfp_v1_avx2(halide_buffer_t *, halide_buffer_t *,
                                     int32_t, int32_t, int32_t, int32_t,
                                     halide_buffer_t *);
@@ -776,16 +780,27 @@ TEST_F(KQuantMicrokernel, FloatCNames) {
 
 // --- many rows of f32 x (tfmc_uk_qkfp, runtime/ukernels/WidenedPanelsAvx2.cpp) ---
 
-constexpr int64_t kPanelTileRows = 6; // support/Microkernels.h's kFloatTileAvx2
+/// One instruction set's form: its function and the rows of its tiles of
+/// packed x (support/Microkernels.h's widenedPanelTile).
+struct PanelsForm {
+  KQuantFloatPanelProductsFn fn;
+  int64_t tileRows;
+};
+const PanelsForm kPanelsAvx2{kQuantFloatPanelProductsAvx2,
+                             tfmc::format::widenedPanelTile("avx2").rows};
+const PanelsForm kPanelsAvx512{kQuantFloatPanelProductsAvx512,
+                               tfmc::format::widenedPanelTile("avx512").rows};
 
 /// runFloat()'s twin for the panels form: out's rows [mMin, mMin +
-/// mExtent) (mMin a multiple of 6), x's rows [0, m) packed as Halide packs
-/// them (x_packed(i, r, c, t) = x(16c + i, 6t + r), rows past m clamped to
+/// mExtent) (mMin a multiple of R), x's rows [0, m) packed as Halide packs
+/// them (x_packed(i, r, c, t) = x(16c + i, Rt + r), rows past m clamped to
 /// the last), only the tiles the bounds query asks for, ending at an
 /// inaccessible page.
-std::vector<float> runPanels(KQuantFloatPanelProductsFn fn, KProblem &p,
+std::vector<float> runPanels(const PanelsForm &form, KProblem &p,
                              const std::vector<float> &x, int64_t nMin,
                              int64_t nExtent, int64_t mMin, int64_t mExtent) {
+  const KQuantFloatPanelProductsFn fn = form.fn;
+  const int64_t kPanelTileRows = form.tileRows;
   const int64_t chunks = p.depth / 16;
   halide_dimension_t xDims[4], wDims[2], outDims[2];
   halide_buffer_t xBuffer{}, wBuffer{}, outBuffer{};
@@ -832,11 +847,11 @@ std::vector<float> runPanels(KQuantFloatPanelProductsFn fn, KProblem &p,
 }
 
 /// Outputs of rows past M must be 0 too.
-void expectPanelsMatch(KQuantFloatPanelProductsFn fn, KProblem &p,
+void expectPanelsMatch(const PanelsForm &form, KProblem &p,
                        const std::vector<float> &x, const Reference &ref,
                        int64_t nMin, int64_t nExtent, int64_t mMin,
                        int64_t mExtent) {
-  const std::vector<float> out = runPanels(fn, p, x, nMin, nExtent, mMin, mExtent);
+  const std::vector<float> out = runPanels(form, p, x, nMin, nExtent, mMin, mExtent);
   const int64_t live = std::clamp<int64_t>(p.m - mMin, 0, mExtent);
   expectOutputs(std::vector<float>(out.begin(), out.begin() + live * nExtent), p,
                 ref, nMin, nExtent, mMin, live, "panels, ");
@@ -844,28 +859,56 @@ void expectPanelsMatch(KQuantFloatPanelProductsFn fn, KProblem &p,
     EXPECT_EQ(out[size_t(i)], 0.0f) << "a row past M, n " << nMin + i % nExtent;
 }
 
-void panelsOddShapes(int type, unsigned seed) {
+void panelsOddShapes(const PanelsForm &form, int type, unsigned seed) {
   std::mt19937 rng(seed);
+  const int64_t R = form.tileRows;
   for (int64_t depth : {256, 512, 2816})
-    for (int64_t m : {1, 2, 5, 6, 7, 13, 17}) {
+    for (int64_t m : {1, 2, 5, 6, 7, 12, 13, 17, 25}) {
       KProblem p = randomProblem(rng, type, depth, 37, m);
       const std::vector<float> x = floatX(p);
       const Reference ref = floatReference(p, x);
+      // Tasks of whole tiles of outputs (16 or 32), a panel and part of
+      // one, parts alone.
       for (int64_t extent : {1, 3, 15, 16, 17, 32, 33, 37})
-        expectPanelsMatch(kQuantFloatPanelProductsAvx2, p, x, ref, 0, extent, 0, m);
-      expectPanelsMatch(kQuantFloatPanelProductsAvx2, p, x, ref, 5, 20, 0, m);
-      expectPanelsMatch(kQuantFloatPanelProductsAvx2, p, x, ref, 32, 16, 0, m);
-      expectPanelsMatch(kQuantFloatPanelProductsAvx2, p, x, ref, 40, 8, 0, m);
-      if (m > 6)
-        expectPanelsMatch(kQuantFloatPanelProductsAvx2, p, x, ref, 16, 16, 6,
-                          m - 6);
-      expectPanelsMatch(kQuantFloatPanelProductsAvx2, p, x, ref, 0, 16, 0, m + 4);
+        expectPanelsMatch(form, p, x, ref, 0, extent, 0, m);
+      expectPanelsMatch(form, p, x, ref, 5, 20, 0, m);
+      expectPanelsMatch(form, p, x, ref, 32, 16, 0, m);
+      expectPanelsMatch(form, p, x, ref, 40, 8, 0, m);
+      if (m > R)
+        expectPanelsMatch(form, p, x, ref, 16, 16, R, m - R);
+      expectPanelsMatch(form, p, x, ref, 0, 16, 0, m + 4);
     }
 }
 
-TEST_F(KQuantMicrokernel, PanelsQ4KOddShapes) { panelsOddShapes(kQ4K, 21); }
-TEST_F(KQuantMicrokernel, PanelsQ5KOddShapes) { panelsOddShapes(kQ5K, 22); }
-TEST_F(KQuantMicrokernel, PanelsQ6KOddShapes) { panelsOddShapes(kQ6K, 23); }
+TEST_F(KQuantMicrokernel, PanelsQ4KOddShapes) { panelsOddShapes(kPanelsAvx2, kQ4K, 21); }
+TEST_F(KQuantMicrokernel, PanelsQ5KOddShapes) { panelsOddShapes(kPanelsAvx2, kQ5K, 22); }
+TEST_F(KQuantMicrokernel, PanelsQ6KOddShapes) { panelsOddShapes(kPanelsAvx2, kQ6K, 23); }
+
+// x86-64-avx512's form (WidenedPanelsAvx512.cpp: 12 x 2 zmm tiles, two
+// panels a tile), where the CPU has AVX-512F.
+class KQuantMicrokernel512 : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!cpuHasAvx512())
+      GTEST_SKIP() << "this CPU lacks AVX-512";
+  }
+};
+TEST_F(KQuantMicrokernel512, PanelsQ4KOddShapes) { panelsOddShapes(kPanelsAvx512, kQ4K, 31); }
+TEST_F(KQuantMicrokernel512, PanelsQ5KOddShapes) { panelsOddShapes(kPanelsAvx512, kQ5K, 32); }
+TEST_F(KQuantMicrokernel512, PanelsQ6KOddShapes) { panelsOddShapes(kPanelsAvx512, kQ6K, 33); }
+TEST_F(KQuantMicrokernel512, PanelsEdgeValuesAndCName) {
+  std::mt19937 rng(34);
+  for (int type : {kQ4K, kQ5K, kQ6K}) {
+    KProblem p = edgeProblem(rng, type, 40, 15);
+    const std::vector<float> x = floatX(p);
+    const Reference ref = floatReference(p, x);
+    for (const PanelsForm &form :
+         {kPanelsAvx512, PanelsForm{tfmc_uk_qkfp_v1_avx512, kPanelsAvx512.tileRows}}) {
+      expectPanelsMatch(form, p, x, ref, 0, 40, 0, 15);
+      expectPanelsMatch(form, p, x, ref, 4, 33, 12, 3);
+    }
+  }
+}
 
 // The edge values of FloatEdgeValuesAndStridedX, many rows; the C names;
 // refusals.
@@ -875,10 +918,10 @@ TEST_F(KQuantMicrokernel, PanelsEdgeValuesCNamesAndRefusals) {
     KProblem p = edgeProblem(rng, type, 20, 9);
     const std::vector<float> x = floatX(p);
     const Reference ref = floatReference(p, x);
-    for (KQuantFloatPanelProductsFn fn :
-         {kQuantFloatPanelProductsAvx2, tfmc_uk_qkfp_v1_avx2}) {
-      expectPanelsMatch(fn, p, x, ref, 0, 20, 0, 9);
-      expectPanelsMatch(fn, p, x, ref, 4, 16, 6, 3);
+    for (const PanelsForm &form :
+         {kPanelsAvx2, PanelsForm{tfmc_uk_qkfp_v1_avx2, kPanelsAvx2.tileRows}}) {
+      expectPanelsMatch(form, p, x, ref, 0, 20, 0, 9);
+      expectPanelsMatch(form, p, x, ref, 4, 16, 6, 3);
     }
   }
   for (auto [type, depth] : std::vector<std::pair<int, int>>{
