@@ -308,10 +308,15 @@ def main():
 
         def rolling():
             for r in replicas:
+                # The count read once, right before the signal: reading it
+                # again after the wait (as this did) let a request end in
+                # between, and a replica that held 2 was logged as holding 1.
                 deadline = time.time() + 10
-                while running(r) < 2 and time.time() < deadline:
+                count = running(r)
+                while count < 2 and time.time() < deadline:
                     time.sleep(0.01)
-                held.append(running(r))
+                    count = running(r)
+                held.append(count)
                 r.proc.send_signal(signal.SIGTERM)
                 exits.append(r.proc.wait(timeout=40))
                 r.start()
