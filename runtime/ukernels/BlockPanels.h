@@ -7,9 +7,9 @@
 //   Form::rows(a, panels, offsets, mExtent, live)
 //     every row [0, mExtent) of x against outputs [0, live) of the task,
 //     whose first is on a whole panel; offsets (groupOffsets) hold c·Σq of
-//     each row and group: for int4, and for int8 where Form::kInt8Offsets
-//     (a form that multiplies w + 128 as unsigned bytes); none where
-//     Form::kOwnOffsets (a form that computes those it needs).
+//     each row and group where Form::offsets(int4) (a form that
+//     multiplies the stored nibbles or w + 128 as unsigned bytes), else
+//     null.
 //
 // The panels (support/WeightFormat.h): panel p holds W's rows 16p ..
 // 16p + 15, per group [4-byte step][16 rows][4 bytes] of values (int8:
@@ -99,9 +99,7 @@ int blockPanelProducts(halide_buffer_t *xq, halide_buffer_t *xScale,
   panel.groupBytes = 16 * (blockBytes - 2);
   panel.scalesAt = groups * panel.groupBytes;
 
-  const int32_t *offsets = !Form::kOwnOffsets && (a.int4 || Form::kInt8Offsets)
-                               ? groupOffsets(a, mExtent)
-                               : nullptr;
+  const int32_t *offsets = Form::offsets(a.int4) ? groupOffsets(a, mExtent) : nullptr;
   const int64_t live = taskRows(out, rows).live;
   Form::rows(a, panel, offsets, mExtent, live);
   zeroPastN(a, live, nExtent, mExtent);

@@ -377,8 +377,8 @@ void splitPanelRows(const IntegerArgs &a, const PanelArgs &w,
 /// int4 W's panels split once per call from kSplitOnceRows rows of x.
 template <class Isa>
 struct Panels512 {
-  static constexpr bool kInt8Offsets = true;
-  static constexpr bool kOwnOffsets = false;
+  // vpdpbusd multiplies w + 128 as unsigned bytes: int8 too.
+  static constexpr bool offsets(bool) { return true; }
   static void rows(const IntegerArgs &a, const PanelArgs &panel,
                    const int32_t *offsets, int64_t mExtent, int64_t live) {
     if (a.int4 && mExtent >= kSplitOnceRows)

@@ -203,8 +203,8 @@ void panelTiles(const IntegerArgs &a, const PanelArgs &w, const int32_t *offsets
 /// BlockPanels.h's form with 256-bit vectors (int8 needs no Σq: the sign
 /// trick multiplies w itself).
 struct Panels256 {
-  static constexpr bool kInt8Offsets = false;
-  static constexpr bool kOwnOffsets = false;
+  // int8 by llama.cpp's sign trick: none.
+  static constexpr bool offsets(bool int4) { return int4; }
   static void rows(const IntegerArgs &a, const PanelArgs &w,
                    const int32_t *offsets, int64_t mExtent, int64_t live) {
     if (mExtent == 1)

@@ -42,6 +42,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
+#include "runtime/ukernels/AmxTiles.h"
 #include "runtime/ukernels/IntegerPanels.h"
 #include "runtime/ukernels/Microkernels.h"
 #include "runtime/ukernels/VnniDot.h"
@@ -55,33 +56,18 @@ constexpr int kAmxRows = 16;    // rows of x a tile (A's and C's rows)
 // a tdpbssd takes as long for 32 as for 64 (16 cycles on this Xeon).
 inline int64_t chunkOf(int64_t group) { return group % 64 == 0 ? 64 : 32; }
 /// B's bytes of a chunk of `chunk` values: chunk / 4 rows of 64 bytes.
-inline int64_t chunkBytes(int64_t chunk) { return chunk / 4 * 64; }
-
-/// ldtilecfg's 64 bytes (palette 1).
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t startRow = 0;
-  uint8_t reserved[14] = {};
-  uint16_t columnBytes[16] = {};
-  uint8_t rows[16] = {};
-};
+constexpr int64_t chunkBytes(int64_t chunk) { return chunk / 4 * 64; }
 
 /// tmm0, tmm1: C (16 x 16 int32), two groups in flight; tmm2, tmm3: A (16
 /// rows x `chunk` levels); tmm4, tmm5: B (chunk / 4 rows x 64 bytes).
 TileConfig tileConfig(int64_t chunk) {
   TileConfig c;
-  for (int t : {0, 1}) {
-    c.columnBytes[t] = 64;
-    c.rows[t] = kAmxRows;
-  }
-  for (int t : {2, 3}) {
-    c.columnBytes[t] = uint16_t(chunk);
-    c.rows[t] = kAmxRows;
-  }
-  for (int t : {4, 5}) {
-    c.columnBytes[t] = 64;
-    c.rows[t] = uint8_t(chunk / 4);
-  }
+  for (int t : {0, 1})
+    c.set(t, kAmxRows, 64);
+  for (int t : {2, 3})
+    c.set(t, kAmxRows, int(chunk));
+  for (int t : {4, 5})
+    c.set(t, int(chunk / 4), 64);
   return c;
 }
 
@@ -128,10 +114,12 @@ inline void addGroup(__m512 (&acc)[kAmxRows], const int32_t *c, __m512 dw,
 }
 
 /// Rows [m, m + 16) of x by one prepared panel (its first `held` outputs
-/// stored at the task's output 16p).
+/// stored at the task's output 16p), in chunks of Chunk values (chunkOf: a
+/// constant, so that the chunk loop and its addresses fold).
+template <int Chunk>
 void amxTile(const IntegerArgs &a, const int8_t *b, const float *dw, int64_t p,
              int64_t m, int64_t held) {
-  const int64_t chunk = chunkOf(a.group), bytes = chunkBytes(chunk);
+  constexpr int64_t chunk = Chunk, bytes = chunkBytes(Chunk);
   const int64_t perGroup = a.group / chunk;
   const int8_t *x = a.xq + m * a.xRowStride;
   const float *dx = a.xScale + m * a.sRowStride;
@@ -189,8 +177,8 @@ void amxTile(const IntegerArgs &a, const int8_t *b, const float *dw, int64_t p,
 /// in L1 or L2 over every tile of rows), the rows left by IntegerPanels.h's
 /// VNNI form with their own c·Σq.
 struct PanelsAmx {
-  static constexpr bool kInt8Offsets = false;
-  static constexpr bool kOwnOffsets = true;
+  // The VNNI form of the rows left computes its own.
+  static constexpr bool offsets(bool) { return false; }
   static void rows(const IntegerArgs &a, const PanelArgs &panel,
                    const int32_t *, int64_t mExtent, int64_t live) {
     const int64_t tiled = mExtent / kAmxRows * kAmxRows;
@@ -198,6 +186,7 @@ struct PanelsAmx {
       thread_local Scratch b, scales;
       b.reserve(size_t(a.groups * a.group * 16));
       scales.reserve(size_t(a.groups * 16) * sizeof(float));
+      const int64_t share = (panel.panelBytes / (tiled / kAmxRows) + 63) / 64 * 64;
       static const TileConfig configs[2] = {tileConfig(32), tileConfig(64)};
       const TileConfig &config = configs[chunkOf(a.group) == 64];
       _tile_loadconfig(&config);
@@ -208,7 +197,6 @@ struct PanelsAmx {
         // The next panel's bytes, a share before each tile of rows (read
         // first by prepareB, from memory, they stalled it).
         const bool next = (p + 1) * 16 < live;
-        const int64_t share = (panel.panelBytes / (tiled / kAmxRows) + 63) / 64 * 64;
         for (int64_t m = 0; m < tiled; m += kAmxRows) {
           if (next) {
             const char *ahead = reinterpret_cast<const char *>(
@@ -216,8 +204,9 @@ struct PanelsAmx {
             for (int64_t line = 0; line < share; line += 64)
               _mm_prefetch(ahead + line, _MM_HINT_T1);
           }
-          amxTile(a, reinterpret_cast<const int8_t *>(b.bytes()), scales.floats(), p,
-                  m, std::min<int64_t>(16, live - 16 * p));
+          (chunkOf(a.group) == 64 ? amxTile<64> : amxTile<32>)(
+              a, reinterpret_cast<const int8_t *>(b.bytes()), scales.floats(), p, m,
+              std::min<int64_t>(16, live - 16 * p));
         }
       }
       // The tile registers' state is saved and restored with the thread's

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/ukernels/AmxTiles.h"
 #include "runtime/ukernels/PeakChains.h"
 #include "runtime/ukernels/Peaks.h"
 
@@ -17,11 +18,9 @@ double int8PeakAmx(int64_t iterations) {
   // Palette 1; tmm0 .. tmm3 C (16 x 16 int32), tmm4 and tmm5 A (16 x 64
   // bytes), tmm6 and tmm7 B (16 rows of 64 bytes): 16 x 16 x 64 products a
   // tdpbssd, four independent accumulators.
-  struct alignas(64) {
-    uint8_t palette = 1, startRow = 0, reserved[14] = {};
-    uint16_t columnBytes[16] = {64, 64, 64, 64, 64, 64, 64, 64};
-    uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
-  } config;
+  TileConfig config;
+  for (int t = 0; t < 8; ++t)
+    config.set(t, 16, 64);
   alignas(64) static const int8_t operand[16 * 64] = {};
   _tile_loadconfig(&config);
   _tile_loadd(4, operand, 64);
