@@ -128,7 +128,7 @@ void quantiseOnce(BuiltKernel &kernel, const KernelSpec &spec, int lanes) {
       partial.update().reorder(loops).vectorize(u);
     }
     // Parallel over rows only for many rows (a specialization).
-    f.update().specialize(many).parallel(row);
+    f.update().specialize(many).parallel(row, kQuantiseRowsPerTask);
   };
   reduction("x_amax", spec.group);
   kernel.stages.at("x_scale").compute_root();
@@ -140,7 +140,7 @@ void quantiseOnce(BuiltKernel &kernel, const KernelSpec &spec, int lanes) {
   const Var inner = values != kernel.stages.end() ? k : j;
   const int width = values != kernel.stages.end() ? lanes : 2 * lanes;
   q.compute_root().vectorize(inner, width, TailStrategy::GuardWithIf);
-  q.specialize(many).parallel(row);
+  q.specialize(many).parallel(row, kQuantiseRowsPerTask);
 }
 
 namespace {
