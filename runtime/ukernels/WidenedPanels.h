@@ -206,7 +206,8 @@ void panelProducts(const FloatArgs &base, int64_t live, int64_t mLive,
       a.w = panels;
       a.out = base.out + n;
       forRowTiles<Vec::kRows>(mLive, [&](auto tileRows, int64_t m) {
-        tile<Vec, decltype(tileRows)::value, Vec::kVectors>(a, 0, m, 0, kc, k0 == 0);
+        tile<Vec, decltype(tileRows)::value, Vec::kVectors>(a, 0, m, 0, kc, k0 == 0,
+                                                            NextBlock{});
       });
     }
     // The panels left, one at a time: a whole one into out, the last part
@@ -222,7 +223,8 @@ void panelProducts(const FloatArgs &base, int64_t live, int64_t mLive,
         a.outRowStride = kFloatPanel;
       }
       forRowTiles<Vec::kRows>(mLive, [&](auto tileRows, int64_t m) {
-        tile<Vec, decltype(tileRows)::value, perPanel>(a, 0, m, 0, kc, k0 == 0);
+        tile<Vec, decltype(tileRows)::value, perPanel>(a, 0, m, 0, kc, k0 == 0,
+                                                     NextBlock{});
       });
       a.outRowStride = base.outRowStride;
     }
