@@ -175,9 +175,10 @@ void floatPanelRows(const FloatArgs &a, int64_t nLive, int64_t mLive) {
       // next depth block), a share per tile of rows: W comes from memory
       // once per GEMM, and the first tile of rows of each block waited for
       // it (the microkernel alone, one thread, M = 128, N = K = 768 on a
-      // Sapphire Rapids: 151-154 GFLOP/s with W from memory, 172-176 with
-      // a line every 4 steps, 183-190 with W in cache; every step or 2, 8
-      // steps, or a whole block by the first tile gave less).
+      // Sapphire Rapids, aligned buffers: 158-165 GFLOP/s with W from
+      // memory, 175-187 with a line every 4 steps, 184-200 with W in cache;
+      // every step or 2, 8 steps, or a whole block by the first tile gave
+      // less).
       NextBlock next;
       int64_t nextN = n + tileOutputs, nextK = k0;
       if (nextN + tileOutputs > nLive) {
