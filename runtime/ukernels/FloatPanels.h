@@ -19,7 +19,8 @@
 //     for each kVectors vectors of outputs:     their W block (kDepthBlock
 //                                               lines a panel) stays in L1
 //       for each kRows rows:                    x's packed tile from L2
-//         the tile, adding to out (the first block starts at 0)
+//         the tile, adding to out (the first block starts at 0), and a
+//         share of the next W block's lines prefetched (NextBlock)
 //
 // x comes packed (Halide packs it once per call, LinearMicrokernel.cpp): in
 // tiles of kRows rows, each in chunks of 16 steps of K, [tile][chunk][row
@@ -34,8 +35,8 @@
 // fixes it). Outputs at or past N (`rows`) and rows at or past M
 // (`xRows`) are 0.
 //
-// Measured: FloatProductsAvx2.cpp's header and docs/performance.md, which
-// also say why x86-64-avx512 has no such microkernel.
+// Measured: FloatProductsAvx2.cpp's and FloatProductsAvx512.cpp's headers
+// and docs/performance.md ("Microkernels (f32)").
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,17 +106,17 @@ inline void tileStep(typename Vec::V (&acc)[R][V], const float *x,
 /// Steps of K between two prefetched lines of the next W block.
 constexpr int kPrefetchEvery = 4;
 
-/// The lines (one step of K of a panel, 64 bytes) of the W block that the
-/// next tile of outputs multiplies, so that a tile can ask for some of them
-/// while it computes: `panels` panels of `steps` lines each, from `w`;
-/// [first, first + count) are this tile's share.
+/// A tile's share of the lines (one step of K of a panel, 64 bytes) of the
+/// W block that the next tile of outputs multiplies, so that it can ask
+/// for them while it computes: `count` lines from `line`, the first
+/// `untilPanelEnd` in one panel, the rest `panelJump` floats further on, in
+/// the next (a block is at most 2 panels wide).
 struct NextBlock {
-  const float *w = nullptr;
-  int64_t panelStride = 0, steps = 0, first = 0, count = 0;
-  void prefetch(int64_t share) const {
-    const int64_t line = first + share;
+  const float *line = nullptr;
+  int64_t untilPanelEnd = 0, panelJump = 0, count = 0;
+  void prefetch(int64_t i) const {
     _mm_prefetch(reinterpret_cast<const char *>(
-                     w + (line / steps) * panelStride + kFloatPanel * (line % steps)),
+                     line + kFloatPanel * i + (i < untilPanelEnd ? 0 : panelJump)),
                  _MM_HINT_T0);
   }
 };
@@ -167,6 +168,7 @@ void floatPanelRows(const FloatArgs &a, int64_t nLive, int64_t mLive) {
   static_assert(Vec::kDepthBlock % kFloatChunk == 0, "blocks of whole chunks");
   constexpr int64_t tileOutputs = V * Vec::kLanes;
   constexpr int tilePanels = V / perPanel;
+  static_assert(tilePanels <= 2, "NextBlock crosses one panel at most");
   for (int64_t k0 = 0; k0 < a.depth; k0 += Vec::kDepthBlock) {
     const int64_t kc = std::min<int64_t>(Vec::kDepthBlock, a.depth - k0);
     int64_t n = 0;
@@ -179,26 +181,27 @@ void floatPanelRows(const FloatArgs &a, int64_t nLive, int64_t mLive) {
       // memory, 175-187 with a line every 4 steps, 184-200 with W in cache;
       // every step or 2, 8 steps, or a whole block by the first tile gave
       // less).
-      NextBlock next;
       int64_t nextN = n + tileOutputs, nextK = k0;
       if (nextN + tileOutputs > nLive) {
         nextN = 0;
         nextK = k0 + Vec::kDepthBlock;
       }
+      const int64_t steps = std::clamp<int64_t>(a.depth - nextK, 0, Vec::kDepthBlock);
+      const int64_t lines = tilePanels * steps;
       const int64_t share = (kc + kPrefetchEvery - 1) / kPrefetchEvery;
-      const int64_t lines =
-          nextK < a.depth
-              ? tilePanels * std::min<int64_t>(Vec::kDepthBlock, a.depth - nextK)
-              : 0;
-      if (lines > 0) {
-        next.w = a.w + (nextN / kFloatPanel) * a.panelStride + kFloatPanel * nextK;
-        next.panelStride = a.panelStride;
-        next.steps = lines / tilePanels;
-      }
+      int64_t first = 0;
       forRowTiles<Vec::kRows>(mLive, [&](auto rows, int64_t m) {
-        next.count = std::clamp<int64_t>(lines - next.first, 0, share);
+        NextBlock next;
+        next.count = std::clamp<int64_t>(lines - first, 0, share);
+        if (next.count > 0) {
+          const int64_t panel = first / steps, within = first % steps;
+          next.line = a.w + (nextN / kFloatPanel + panel) * a.panelStride +
+                      kFloatPanel * (nextK + within);
+          next.untilPanelEnd = steps - within;
+          next.panelJump = a.panelStride - kFloatPanel * steps;
+        }
         tile<Vec, decltype(rows)::value, V>(a, n, m, k0, kc, k0 == 0, next);
-        next.first += share;
+        first += share;
       });
     }
     // The panels left (fewer than a tile's), one at a time.
