@@ -136,6 +136,25 @@ def WeightLayout : Pass<"tfm-weight-layout", "::mlir::ModuleOp"> {
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];
 }
 
+def QuantiseOnce : Pass<"tfm-quantise-once", "::mlir::func::FuncOp"> {
+  let summary = "Quantises an input that several int8-activation linears read once";
+  let description = [{
+    Where two or more linears or gated linears with `tfm.activations =
+    "int8"` (tfm-weight-storage) read one f32 value in the same groups (an
+    int8 weight's group; 32 for int4 and the K-quants), inserts one
+    `tfm.quantize` of it and makes them read its bytes instead: a layer's
+    q, k and v projections quantise their shared x once instead of three
+    times, with the same levels and scales. A value with one such reader,
+    and every value on a CUDA target, is left as it is. Reasons:
+    passes/QuantiseOnce.cpp.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"host\"",
+           "A target name (`tfmc --help` lists them)">
+  ];
+  let dependentDialects = ["::tfmc::tfm::TfmDialect"];
+}
+
 def Tile : Pass<"tfm-tile", "::mlir::ModuleOp"> {
   let summary = "Chooses tile sizes, vector widths, unrolling and parallel loops per kernel";
   let description = [{

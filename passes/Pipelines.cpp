@@ -47,6 +47,8 @@ void buildDefaultPipeline(mlir::OpPassManager &pm,
   storage.group = options.int8Group;
   storage.overrides = options.weightOverrides;
   pm.addPass(createWeightStorage(storage));
+  if (options.activations == "int8")
+    pm.addNestedPass<mlir::func::FuncOp>(createQuantiseOnce({options.target}));
   if (options.weightLayout == "panels")
     pm.addPass(createWeightLayout({options.target}));
   pm.addPass(createTile({options.target, options.maxSeq, options.maxBatch}));

@@ -90,6 +90,25 @@ constexpr int64_t int4BlocksPerRow(int64_t columns) {
   return blocksPerRow(columns, kInt4BlockValues);
 }
 
+/// A row of x quantised once for every int8-activation linear that reads it
+/// (tfm.quantize, tfm-quantise-once), as bytes in chunks of G (the group):
+/// for K values in groups of G, first the levels of each group in turn
+/// (ceil(K / G) chunks of signed bytes, 0 past K), then each group's scale
+/// d (an f32, little-endian), then one byte that is 1 when the row held a
+/// NaN or an infinity (else 0), padded with zeros to a whole chunk. The
+/// levels and scales are those each linear would compute itself
+/// (docs/precision.md, "int8 activations").
+constexpr int64_t quantisedScalesOffset(int64_t columns, int64_t group) {
+  return blocksPerRow(columns, group) * group;
+}
+constexpr int64_t quantisedFlagOffset(int64_t columns, int64_t group) {
+  return quantisedScalesOffset(columns, group) +
+         4 * blocksPerRow(columns, group);
+}
+constexpr int64_t quantisedRowBytes(int64_t columns, int64_t group) {
+  return (quantisedFlagOffset(columns, group) + group) / group * group;
+}
+
 /// The safetensors metadata entry of a file whose f32 linear weights are in
 /// panels, [rows / P, cols, P] (written by `NAME convert-weights`).
 constexpr const char *kLayoutMetadataKey = "tfmc.weight_layout";

@@ -197,7 +197,7 @@ LogicalResult EntryLowering::assignShape(Operation *op) {
                       constant(type.getShape().back())};
     return success();
   }
-  if (isa<tfm::LinearOp, tfm::GatedLinearOp>(op)) {
+  if (isa<tfm::LinearOp, tfm::GatedLinearOp, tfm::QuantizeOp>(op)) {
     Shape shape = shapes.lookup(op->getOperand(0));
     shape.back() = constant(type.getShape().back());
     shapes[result] = shape;
@@ -465,6 +465,22 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   auto vector = [&](Value value) {
     return arg(value, json::array({toJson(constant(lastDim(value)))}));
   };
+  // A tfm.quantize's bytes (B, rows) as (G, B / G, rows): chunks of its
+  // group (support/WeightFormat.h, Quantize.cpp).
+  auto quantisedRows = [&](Value value, int64_t group) {
+    json chunks = matrixDims(shapes[value]);
+    chunks[0] = toJson(constant(group));
+    chunks.insert(chunks.begin() + 1, toJson(constant(lastDim(value) / group)));
+    return arg(value, std::move(chunks), tfmc::plan::type::kI8);
+  };
+  // A linear's x, or a tfm.quantize's bytes of it (tfm-quantise-once).
+  auto linearInput = [&](Value value, KernelSpec &spec) {
+    auto quantize = value.getDefiningOp<tfm::QuantizeOp>();
+    if (!quantize)
+      return matrix(value);
+    spec.quantisedInput = true;
+    return quantisedRows(value, int64_t(quantize.getGroup()));
+  };
   // A token-row view (D, S, B). In a decode step (`fromCache`) the sequence
   // dimension starts at P, the number of cached tokens: positions and rope
   // act on positions P .. P+S-1.
@@ -566,10 +582,17 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
       args.push_back(positionIdsArg(ids, rope.getFromCache()));
     }
     args.push_back(tokenRows(result, rope.getFromCache()));
+  } else if (auto quantize = dyn_cast<tfm::QuantizeOp>(op)) {
+    // x (K, R) -> its rows' bytes (B, R) in chunks of a group, viewed as
+    // (G, B / G, R) (support/WeightFormat.h, Quantize.cpp).
+    spec.inWidth = lastDim(quantize.getInput());
+    spec.group = int64_t(quantize.getGroup());
+    args.push_back(matrix(quantize.getInput()));
+    args.push_back(quantisedRows(result, spec.group));
   } else if (auto gated = dyn_cast<tfm::GatedLinearOp>(op)) {
     spec.inWidth = gated.getGate().getType().getDimSize(1);
     spec.activation = activationOf(gated.getActivation());
-    args.push_back(matrix(gated.getInput()));
+    args.push_back(linearInput(gated.getInput(), spec));
     addWeightArgs(gated.getGate(), spec, args);
     addWeightArgs(gated.getUp(), spec, args);
     if (failed(readActivations(op, spec, target)))
@@ -584,7 +607,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     auto weight = linear.getWeight().getType();
     spec.inWidth = weight.getDimSize(1);
     spec.activation = activationOf(linear.getActivation());
-    args.push_back(matrix(linear.getInput()));
+    args.push_back(linearInput(linear.getInput(), spec));
     addWeightArgs(linear.getWeight(), spec, args);
     if (failed(readActivations(op, spec, target)))
       return failure();
@@ -694,6 +717,9 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   // chose.
   if (spec.integerProducts)
     step["activations"] = "int8";
+  // Its x is a tfm.quantize's bytes: K for the report (Roofline.h).
+  if (spec.quantisedInput)
+    step["depth"] = spec.inWidth;
   else if (spec.bf16Products)
     step["activations"] = "bf16";
   stepsJson.push_back(std::move(step));

@@ -33,12 +33,13 @@ enum class KernelKind {
   Mul,
   RmsNorm,
   Rope,
-  Softcap // the last kind: kLastKernelKind
+  Softcap,
+  Quantize // the last kind: kLastKernelKind
 };
 
 /// The last kind of the enum, for code that visits every kind (the kernel
 /// registry's test).
-constexpr KernelKind kLastKernelKind = KernelKind::Softcap;
+constexpr KernelKind kLastKernelKind = KernelKind::Quantize;
 
 } // namespace tfmc::tfm
 

@@ -60,6 +60,18 @@ LogicalResult checkFinite(Operation *op, StringRef name, double value,
   return success();
 }
 
+/// Every dimension of `result` but the last agrees with `input`'s.
+LogicalResult checkLeadingDims(Operation *op, RankedTensorType input,
+                               RankedTensorType result) {
+  for (int64_t i = 0, e = input.getRank() - 1; i < e; ++i)
+    if (failed(checkDim(op, result.getDimSize(i),
+                        "result dimension " + std::to_string(i),
+                        input.getDimSize(i),
+                        "input dimension " + std::to_string(i))))
+      return failure();
+  return success();
+}
+
 /// x · Wᵀ (+ b) of a linear or a gated linear (operand 0 is x, result 0
 /// the output): x of rank >= 2, W [out, in], the result shaped like x with
 /// `out` features, and each bias [out].
@@ -74,17 +86,25 @@ LogicalResult checkProjection(Operation *op, Value weightValue,
       failed(checkRank(op, resultValue, input.getRank(), "result")))
     return failure();
   auto weight = tensorType(weightValue).getShape();
-  if (failed(checkDim(op, input.getShape().back(), "input features", weight[1],
+  // x quantised once (tfm.quantize's bytes, int8 activations): its
+  // features are the quantize's input's.
+  int64_t features = input.getShape().back();
+  if (input.getElementType().isInteger(8)) {
+    auto quantize = inputValue.getDefiningOp<QuantizeOp>();
+    if (!quantize)
+      return op->emitOpError("an i8 input must be a tfm.quantize's result");
+    if (activationsOf(op) != "int8")
+      return op->emitOpError("an i8 input (a tfm.quantize's) needs "
+                             "tfm.activations = \"int8\"");
+    features = quantize.getInput().getType().getShape().back();
+  }
+  if (failed(checkDim(op, features, "input features", weight[1],
                       "weight in-features")) ||
       failed(checkDim(op, result.getShape().back(), "result features",
                       weight[0], "weight out-features")))
     return failure();
-  for (int64_t i = 0, e = input.getRank() - 1; i < e; ++i)
-    if (failed(checkDim(op, result.getDimSize(i),
-                        "result dimension " + std::to_string(i),
-                        input.getDimSize(i),
-                        "input dimension " + std::to_string(i))))
-      return failure();
+  if (failed(checkLeadingDims(op, input, result)))
+    return failure();
   for (Value bias : biases) {
     if (!bias)
       continue;
@@ -581,6 +601,24 @@ LogicalResult LastPositionOp::verify() {
                       "input width")))
     return failure();
   return success();
+}
+
+LogicalResult QuantizeOp::verify() {
+  Operation *op = getOperation();
+  auto input = getInput().getType(), result = getResult().getType();
+  if (input.getRank() < 1)
+    return emitOpError("input must have rank >= 1");
+  if (failed(checkRank(op, getResult(), input.getRank(), "result")))
+    return failure();
+  if (failed(checkLeadingDims(op, input, result)))
+    return failure();
+  int64_t features = input.getShape().back();
+  if (ShapedType::isDynamic(features))
+    return emitOpError("input features must be static");
+  return checkDim(op, result.getShape().back(), "result bytes",
+                  tfmc::format::quantisedRowBytes(
+                      features, int64_t(getGroup())),
+                  "a row's quantised bytes");
 }
 
 LogicalResult FirstPositionOp::verify() {

@@ -21,6 +21,8 @@ def Tfm_IdTensor : RankedTensorOf<[I32, I64]>;
 // Masks as inputs: 1 = token, 0 = padding.
 def Tfm_KeyMaskTensor : RankedTensorOf<[I1, I8, I32, I64]>;
 def Tfm_BoolTensor : RankedTensorOf<[I1]>;
+// A linear's x: f32, or a tfm.quantize's bytes (int8 activations).
+def Tfm_LinearInput : RankedTensorOf<[F32, I8]>;
 // A mask applied to scores: i1 selects (false -> -inf), f32 is added.
 def Tfm_ScoreMaskTensor : RankedTensorOf<[I1, F32]>;
 
@@ -144,9 +146,11 @@ def Tfm_LinearOp : Tfm_Op<"linear", [Pure, AttrSizedOperandSegments,
   let description = [{
     The frontend writes the plain form, x · Wᵀ + b. Epilogue fusion adds an
     `activation` (applied to x · Wᵀ + b) and a `residual` (added last, after
-    the activation) so that one kernel does the work of three.
+    the activation) so that one kernel does the work of three. With int8
+    activations (`tfm.activations = "int8"`) the input may be a
+    tfm.quantize's bytes instead of x (tfm-quantise-once).
   }];
-  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$weight,
+  let arguments = (ins Tfm_LinearInput:$input, Tfm_F32Tensor:$weight,
                        Optional<Tfm_F32Tensor>:$bias,
                        Optional<Tfm_F32Tensor>:$residual,
                        OptionalAttr<Tfm_ActivationAttr>:$activation);
@@ -173,7 +177,7 @@ def Tfm_GatedLinearOp : Tfm_Op<"gated_linear",
     element and the kernel writes only their gated product. Both weights are
     [N, K] (PyTorch layout); the biases are both present or both absent.
   }];
-  let arguments = (ins Tfm_F32Tensor:$input, Tfm_F32Tensor:$gate,
+  let arguments = (ins Tfm_LinearInput:$input, Tfm_F32Tensor:$gate,
                        Tfm_F32Tensor:$up,
                        Optional<Tfm_F32Tensor>:$gate_bias,
                        Optional<Tfm_F32Tensor>:$up_bias,
@@ -555,6 +559,25 @@ def Tfm_LastPositionOp : Tfm_Op<"last_position", [Pure,
   }];
   let arguments = (ins Tfm_F32Tensor:$input);
   let results = (outs Tfm_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tfm_QuantizeOp : Tfm_Op<"quantize", [Pure, Tfm_Kernel<"Quantize">]> {
+  let summary = "x's rows quantised once for the int8-activation linears that read them";
+  let description = [{
+    Each row of the input (K values) quantised per group of `group` values
+    as an int8-activation linear quantises its input (scale max |x| / 127,
+    levels rounded to nearest even, a row holding a NaN or an infinity
+    flagged), stored as the bytes support/WeightFormat.h describes
+    (quantisedRowBytes): the result is [..., B] of i8, B that row's bytes.
+    tfm-quantise-once writes it where several such linears read one x (a
+    layer's q, k and v projections), which then read its result instead of
+    quantising x each: the same levels and scales, so the same numbers.
+  }];
+  let arguments = (ins Tfm_F32Tensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$group);
+  let results = (outs RankedTensorOf<[I8]>:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }

@@ -393,7 +393,7 @@ void addRoofline(const Plan &timed, const BenchTimes &times, int threads,
     std::vector<ArgExtents> args;
     for (const PlanArg &arg : step.args)
       args.push_back({resolveDims(timed, arg.dims, times.bound), arg.type});
-    report.work.push_back(linearWork(step.op, step.activations, args));
+    report.work.push_back(linearWork(step.op, step.activations, args, step.depth));
     any = any || report.work.back().has_value();
     int8 = int8 || (report.work.back() && report.work.back()->integer);
   }

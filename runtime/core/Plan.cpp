@@ -564,6 +564,8 @@ private:
                            activations));
         step.activations = activations;
       }
+      if (json.contains("depth"))
+        step.depth = getInteger(json, "depth", where, 1, kMaxPlanExtent);
       const Json &args =
           expectArray(member(json, "args", where), join(where, "args"));
       if (args.empty())
@@ -593,15 +595,16 @@ private:
         else if (value.kind == ValueKind::Cache &&
                  plan.cache[value.index].type != ElementType::F32)
           stored = {"a KV cache slot", plan.cache[value.index].type};
-        // The arena and an f32 KV cache hold activations and ids only.
+        // The arena holds activations, ids and quantised rows (a
+        // tfm.quantize's bytes, i8); an f32 KV cache activations and ids.
+        const bool arena = value.kind == ValueKind::Arena;
         if (!stored && arg.type != ElementType::F32 &&
-            arg.type != ElementType::I64)
-          fail(argWhere, fmt::format("value {} is in the {}, which holds f32 "
-                                     "or i64, but the arg is {}",
-                                     arg.value,
-                                     value.kind == ValueKind::Arena
-                                         ? "arena"
-                                         : "KV cache",
+            arg.type != ElementType::I64 &&
+            !(arena && arg.type == ElementType::I8))
+          fail(argWhere, fmt::format("value {} is in the {}, which holds {}, "
+                                     "but the arg is {}",
+                                     arg.value, arena ? "arena" : "KV cache",
+                                     arena ? "f32, i64 or i8" : "f32 or i64",
                                      type));
         if (stored && arg.type != stored->second)
           fail(argWhere, fmt::format("value {} is {}, which is {}, but the "

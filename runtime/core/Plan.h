@@ -289,6 +289,9 @@ struct PlanStep {
   /// "int8" (its input quantised, tfmc --activations int8) or "bf16" (its
   /// input rounded to bf16, tfmc --activations bf16); empty: f32.
   std::string activations;
+  /// A linear's K where its x is not (K, M) f32 but a tfm.quantize's bytes
+  /// (`"depth"`, optional; for reports); 0: x's first extent.
+  int64_t depth = 0;
   std::vector<PlanArg> args; // outputs last
 };
 

@@ -8,7 +8,8 @@ namespace tfmc::runtime {
 
 std::optional<KernelWork> linearWork(const std::string &op,
                                      const std::string &activations,
-                                     const std::vector<ArgExtents> &args) {
+                                     const std::vector<ArgExtents> &args,
+                                     int64_t depth) {
   const bool gated = op == "tfm.gated_linear";
   if ((op != "tfm.linear" && !gated) || activations == "bf16" ||
       args.size() < 3 || args.front().extents.empty() ||
@@ -18,13 +19,13 @@ std::optional<KernelWork> linearWork(const std::string &op,
     for (int64_t extent : arg.extents)
       if (extent < 0)
         return std::nullopt; // a symbol without a value
-  const double depth = double(args.front().extents.front());
+  const double k = double(depth > 0 ? depth : args.front().extents.front());
   const double width = double(args.back().extents.front());
   double rows = 1;
   for (std::size_t d = 1; d < args.back().extents.size(); ++d)
     rows *= double(args.back().extents[d]);
   KernelWork work;
-  work.ops = 2 * rows * width * depth * (gated ? 2 : 1);
+  work.ops = 2 * rows * width * k * (gated ? 2 : 1);
   for (const ArgExtents &arg : args) {
     double elements = 1;
     for (int64_t extent : arg.extents)

@@ -46,13 +46,15 @@ struct ArgExtents {
 /// A linear or gated linear step's work (`op` "tfm.linear" or
 /// "tfm.gated_linear", args as the plan orders them: x first, the output
 /// last): 2 · M · N · K ops (twice that gated), M the output's rows, N its
-/// width, K x's; bytes: every argument's (weights as stored, x, bias,
+/// width, K `depth` (0: x's first extent; a linear reading a tfm.quantize's
+/// bytes states it, PlanStep::depth); bytes: every argument's (weights as stored, x, bias,
 /// residual and the output). Empty for any other op, for bf16 products
 /// (`--activations bf16`: their peak, vdpbf16ps's, is not probed) and for
 /// an unknown extent (-1).
 std::optional<KernelWork> linearWork(const std::string &op,
                                      const std::string &activations,
-                                     const std::vector<ArgExtents> &args);
+                                     const std::vector<ArgExtents> &args,
+                                     int64_t depth = 0);
 
 /// Where a kernel's roof is, and the fraction of it that `seconds` reached.
 struct RoofFraction {

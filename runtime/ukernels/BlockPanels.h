@@ -83,7 +83,10 @@ int blockPanelProducts(halide_buffer_t *xq, halide_buffer_t *xScale,
   const int64_t pFirst = std::min<int64_t>(nMin / 16, panels - 1);
   const int64_t pEnd = std::max<int64_t>(
       std::min<int64_t>((nMin + nExtent + 15) / 16, panels), pFirst + 1);
-  if (xq->host == nullptr) {
+  // Halide's bounds query: out's and x's scales' hosts are null (x's
+  // levels may be a pipeline input, a tfm.quantize's bytes, whose host is
+  // not).
+  if (out->host == nullptr || xScale->host == nullptr) {
     askForX(xq, xScale, group, groups, mMin, mExtent);
     askForW(w, panelBytes, pFirst, pEnd);
     return 0;

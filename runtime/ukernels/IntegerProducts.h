@@ -288,16 +288,19 @@ void rowsOfX(const IntegerArgs &a, int64_t n0, int64_t n1, int64_t m) {
 }
 
 /// The bounds query's answer for x: all of its groups of rows [mMin, mMin +
-/// mExtent).
+/// mExtent). Levels that are a pipeline input (a tfm.quantize's bytes, with
+/// a host: Halide asks nothing of them) keep their shape.
 inline void askForX(halide_buffer_t *xq, halide_buffer_t *xScale,
                     int64_t group, int64_t groups, int64_t mMin,
                     int64_t mExtent) {
-  xq->dim[0].min = 0;
-  xq->dim[0].extent = int32_t(group);
-  xq->dim[1].min = 0;
-  xq->dim[1].extent = int32_t(groups);
-  xq->dim[2].min = int32_t(mMin);
-  xq->dim[2].extent = int32_t(mExtent);
+  if (xq->host == nullptr) {
+    xq->dim[0].min = 0;
+    xq->dim[0].extent = int32_t(group);
+    xq->dim[1].min = 0;
+    xq->dim[1].extent = int32_t(groups);
+    xq->dim[2].min = int32_t(mMin);
+    xq->dim[2].extent = int32_t(mExtent);
+  }
   xScale->dim[0].min = 0;
   xScale->dim[0].extent = int32_t(groups);
   xScale->dim[1].min = int32_t(mMin);
@@ -388,7 +391,10 @@ int integerProducts(halide_buffer_t *xq, halide_buffer_t *xScale,
   const int64_t mMin = out->dim[1].min, mExtent = out->dim[1].extent;
   const TaskRows task = taskRows(out, rows);
   const int64_t blockBytes = int4 ? 18 : 2 + group;
-  if (xq->host == nullptr) {
+  // Halide's bounds query: out's and x's scales' hosts are null (x's
+  // levels may be a pipeline input, a tfm.quantize's bytes, whose host is
+  // not).
+  if (out->host == nullptr || xScale->host == nullptr) {
     askForX(xq, xScale, group, groups, mMin, mExtent);
     askForW(w, groups * blockBytes, task.first, task.end);
     return 0;

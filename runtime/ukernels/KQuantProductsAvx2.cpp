@@ -543,7 +543,10 @@ int kQuantProductsAvx2(halide_buffer_t *xq, halide_buffer_t *xScale,
   const int64_t nMin = out->dim[0].min, nExtent = out->dim[0].extent;
   const int64_t mMin = out->dim[1].min, mExtent = out->dim[1].extent;
   const TaskRows task = taskRows(out, rows);
-  if (xq->host == nullptr) {
+  // Halide's bounds query: out's and x's scales' hosts are null (x's
+  // levels may be a pipeline input, a tfm.quantize's bytes, whose host is
+  // not).
+  if (out->host == nullptr || xScale->host == nullptr) {
     askForX(xq, xScale, 32, groups, mMin, mExtent);
     askForW(w, superBlocks * blockBytes, task.first, task.end);
     return 0;

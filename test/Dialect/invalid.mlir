@@ -157,7 +157,7 @@ func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>) {
 // -----
 
 func.func @f(%x: tensor<?x?x8xf16>, %w: tensor<16x8xf32>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values}}
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float or 8-bit signless integer values}}
   %y = tfm.linear %x, %w : (tensor<?x?x8xf16>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
   return
 }
@@ -1242,5 +1242,57 @@ func.func @f(%x: tensor<?x?x8xf32>) {
 func.func @f(%x: tensor<?x?x8xf32>) {
   // expected-error @+1 {{longrope scaling needs a factor per frequency}}
   %r = tfm.rope %x {heads = 2 : i64, scaling = #tfm.rope_scaling<longrope, attention_factor = 1.2, factors = []>, theta = 1.0e4 : f64} : tensor<?x?x8xf32>
+  return
+}
+
+// -----
+
+// x quantised once (tfm.quantize): K = 8 in groups of 4 is 8 levels, 2
+// scales and the flag, 17 bytes in 5 chunks of 4.
+func.func @f(%x: tensor<?x?x8xf32>) {
+  // expected-error @+1 {{result bytes (16) does not match a row's quantised bytes (20)}}
+  %q = tfm.quantize %x {group = 4 : i64} : tensor<?x?x8xf32> -> tensor<?x?x16xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?xf32>) {
+  // expected-error @+1 {{input features must be static}}
+  %q = tfm.quantize %x {group = 4 : i64} : tensor<?x?xf32> -> tensor<?x20xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result dimension 0 (3) does not match input dimension 0 (4)}}
+  %q = tfm.quantize %x {group = 4 : i64} : tensor<4x8xf32> -> tensor<3x20xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x20xi8>, %w: tensor<16x8xf32>) {
+  // expected-error @+1 {{an i8 input must be a tfm.quantize's result}}
+  %y = tfm.linear %x, %w {tfm.activations = "int8"} : (tensor<?x?x20xi8>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>) {
+  %q = tfm.quantize %x {group = 4 : i64} : tensor<?x?x8xf32> -> tensor<?x?x20xi8>
+  // expected-error @+1 {{an i8 input (a tfm.quantize's) needs tfm.activations = "int8"}}
+  %y = tfm.linear %q, %w : (tensor<?x?x20xi8>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<?x?x8xf32>, %w: tensor<16x4xf32>) {
+  %q = tfm.quantize %x {group = 4 : i64} : tensor<?x?x8xf32> -> tensor<?x?x20xi8>
+  // expected-error @+1 {{input features (8) does not match weight in-features (4)}}
+  %y = tfm.linear %q, %w {tfm.activations = "int8"} : (tensor<?x?x20xi8>, tensor<16x4xf32>) -> tensor<?x?x16xf32>
   return
 }

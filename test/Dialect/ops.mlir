@@ -202,3 +202,12 @@ func.func @grouped_split_layout(%q: tensor<?x4x?x4xf32>, %k: tensor<?x2x?x4xf32>
   %a = tfm.attention %q, %k, %v {from_cache, mask = #tfm.mask<causal>, scale = 0.5 : f64} : tensor<?x4x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32> -> tensor<?x4x?x4xf32>
   return %a : tensor<?x4x?x4xf32>
 }
+
+// CHECK-LABEL: func.func @quantize
+func.func @quantize(%x: tensor<?x?x8xf32>, %w: tensor<16x8xf32>) -> tensor<?x?x16xf32> {
+  // CHECK: %[[Q:.*]] = tfm.quantize %{{.*}} {group = 4 : i64} : tensor<?x?x8xf32> -> tensor<?x?x20xi8>
+  %q = tfm.quantize %x {group = 4 : i64} : tensor<?x?x8xf32> -> tensor<?x?x20xi8>
+  // CHECK: tfm.linear %[[Q]], %{{.*}} {tfm.activations = "int8"} : (tensor<?x?x20xi8>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  %y = tfm.linear %q, %w {tfm.activations = "int8"} : (tensor<?x?x20xi8>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}

@@ -61,6 +61,7 @@ const Answers kOps[] = {
     {"tfm.attention",       KernelKind::Attention,     false, false, false, false},
     {"tfm.last_position",   KernelKind::LastPosition,  false, false, false, false},
     {"tfm.first_position",  KernelKind::FirstPosition, false, false, false, false},
+    {"tfm.quantize",        KernelKind::Quantize,      false, false, false, false},
     // The step-by-step forms the fusions remove: no kernel.
     {"tfm.matmul",          kNone,                     false, false, false, false},
     {"tfm.split_heads",     kNone,                     false, false, false, false},

@@ -23,6 +23,7 @@
 #include <optional>
 #include <stdexcept>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 #include <limits>
@@ -345,12 +346,70 @@ inline Buffer<float> referenceLinear(const Buffer<float> &x,
   return out;
 }
 
-/// int8 activations (docs/precision.md, "int8 activations"), written from the
-/// contract: each row of x in groups of `group` features, d = max |x| / 127
-/// and q = clamp(rne(x · (1 / d)), ±127) in f32 (0 where d is 0); the int8
-/// or int4 weight's levels and f16 scales (narrow()'s q and scale); out(n, m) = bias +
-/// Σ_g f32(d · s) · Σ_{k∈g} q_x · q_w, then the activation and the
-/// residual. A row with a NaN or an infinity gives NaN outputs.
+/// int8 activations' quantisation of row m of x (docs/precision.md, "int8
+/// activations"), written from the contract: in groups of `group`
+/// features, d = max |x| / 127 and q = clamp(rne(x · (1 / d)), ±127) in f32
+/// (0 where d is 0, and for a NaN or an infinity); `finite` whether the row
+/// held neither.
+struct ReferenceQuantisedRow {
+  std::vector<int> q;
+  std::vector<float> d;
+  bool finite = true;
+};
+inline ReferenceQuantisedRow referenceQuantiseRow(const Buffer<float> &x,
+                                                  int m, int group) {
+  const int K = x.dim(0).extent(), groups = (K + group - 1) / group;
+  ReferenceQuantisedRow row;
+  row.q.assign(K, 0);
+  row.d.assign(groups, 0.0f);
+  for (int g = 0; g < groups; ++g) {
+    int end = std::min(K, (g + 1) * group);
+    float largest = 0;
+    for (int k = g * group; k < end; ++k) {
+      row.finite = row.finite && std::isfinite(x(k, m));
+      if (std::isfinite(x(k, m)))
+        largest = std::max(largest, std::abs(x(k, m)));
+    }
+    row.d[g] = largest / 127.0f;
+    float inverse = row.d[g] == 0.0f ? 0.0f : 1.0f / row.d[g];
+    for (int k = g * group; k < end; ++k) {
+      float value = std::isfinite(x(k, m)) ? x(k, m) * inverse : 0.0f;
+      row.q[k] = int(std::clamp(std::nearbyint(value), -127.0f, 127.0f));
+    }
+  }
+  return row;
+}
+
+/// x's rows quantised once (tfm.quantize), as support/WeightFormat.h lays
+/// them out: (B, M) bytes, B = quantisedRowBytes(K, group).
+inline Buffer<int8_t> referenceQuantisedRows(const Buffer<float> &x,
+                                             int group) {
+  const int K = x.dim(0).extent(), M = x.dim(1).extent(),
+            groups = (K + group - 1) / group;
+  const int scalesAt = groups * group, flagAt = scalesAt + 4 * groups;
+  const int bytes = (flagAt + group) / group * group;
+  Buffer<int8_t> out(bytes, M);
+  out.fill(0);
+  for (int m = 0; m < M; ++m) {
+    ReferenceQuantisedRow row = referenceQuantiseRow(x, m, group);
+    for (int k = 0; k < K; ++k)
+      out(k, m) = int8_t(row.q[k]);
+    for (int g = 0; g < groups; ++g) {
+      uint32_t bits;
+      std::memcpy(&bits, &row.d[g], 4);
+      for (int i = 0; i < 4; ++i)
+        out(scalesAt + 4 * g + i, m) = int8_t(uint8_t(bits >> (8 * i)));
+    }
+    out(flagAt, m) = row.finite ? 0 : 1;
+  }
+  return out;
+}
+
+/// int8 activations, written from the contract: each row of x quantised
+/// (referenceQuantiseRow); the int8 or int4 weight's levels and f16 scales
+/// (narrow()'s q and scale); out(n, m) = bias + Σ_g f32(d · s) · Σ_{k∈g}
+/// q_x · q_w, then the activation and the residual. A row with a NaN or an
+/// infinity gives NaN outputs.
 inline Buffer<float> referenceIntegerLinear(const Buffer<float> &x,
                                             const NarrowWeight &w, int group,
                                             const Buffer<float> &bias,
@@ -360,24 +419,9 @@ inline Buffer<float> referenceIntegerLinear(const Buffer<float> &x,
             N = w.meaning.dim(1).extent(), groups = (K + group - 1) / group;
   Buffer<float> out(N, M);
   for (int m = 0; m < M; ++m) {
-    bool finite = true;
-    std::vector<int> q(K);
-    std::vector<float> d(groups);
-    for (int g = 0; g < groups; ++g) {
-      int end = std::min(K, (g + 1) * group);
-      float largest = 0;
-      for (int k = g * group; k < end; ++k) {
-        finite = finite && std::isfinite(x(k, m));
-        if (std::isfinite(x(k, m)))
-          largest = std::max(largest, std::abs(x(k, m)));
-      }
-      d[g] = largest / 127.0f;
-      float inverse = d[g] == 0.0f ? 0.0f : 1.0f / d[g];
-      for (int k = g * group; k < end; ++k) {
-        float value = std::isfinite(x(k, m)) ? x(k, m) * inverse : 0.0f;
-        q[k] = int(std::clamp(std::nearbyint(value), -127.0f, 127.0f));
-      }
-    }
+    ReferenceQuantisedRow row = referenceQuantiseRow(x, m, group);
+    const std::vector<int> &q = row.q;
+    const std::vector<float> &d = row.d;
     for (int n = 0; n < N; ++n) {
       double acc = bias.defined() ? double(bias(n)) : 0.0;
       for (int g = 0; g < groups; ++g) {
@@ -389,7 +433,8 @@ inline Buffer<float> referenceIntegerLinear(const Buffer<float> &x,
       acc = referenceActivation(fn, acc);
       if (residual.defined())
         acc += residual(n, m);
-      out(n, m) = finite ? float(acc) : std::numeric_limits<float>::quiet_NaN();
+      out(n, m) = row.finite ? float(acc)
+                             : std::numeric_limits<float>::quiet_NaN();
     }
   }
   return out;

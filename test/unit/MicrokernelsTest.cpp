@@ -351,6 +351,20 @@ TEST_P(IntegerMicrokernel, BoundsQuery) {
   EXPECT_EQ(b.wDims[0].extent, 4 * 66);
   EXPECT_EQ(b.wDims[1].min, 6);
   EXPECT_EQ(b.wDims[1].extent, 4);
+  // Levels that are a pipeline input (a tfm.quantize's bytes) have a host
+  // in the query: it stays a query (the scales have none), their shape is
+  // left as it is, and nothing is computed.
+  std::vector<int8_t> levels(64 * 5 * 3);
+  dense(b.xq, b.xqDims, levels.data(), {halide_type_int, 8, 1}, {64, 5, 3});
+  dense(b.xScale, b.scaleDims, nullptr, {halide_type_float, 32, 1}, {1, 1});
+  std::fill(out.begin(), out.end(), 7.0f);
+  ASSERT_EQ(GetParam().fn(&b.xq, &b.xScale, &b.w, 200, 64, 10, 0, &b.out), 0);
+  EXPECT_EQ(b.xqDims[1].extent, 5);
+  EXPECT_EQ(b.xqDims[2].min, 0);
+  EXPECT_EQ(b.xqDims[2].extent, 3);
+  EXPECT_EQ(b.scaleDims[0].extent, 4);
+  EXPECT_EQ(b.scaleDims[1].min, 2);
+  EXPECT_EQ(out.front(), 7.0f);
 }
 
 // --- W in block panels (support/WeightFormat.h) --------------------------

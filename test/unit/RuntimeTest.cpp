@@ -125,8 +125,10 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        "plan: step 0 arg 2 type: 'f8' is not 'f32', 'i64', 'bf16', 'i8', "
        "'f16' or 'u8'"},
       {[](Json &j) { j["steps"][0]["args"][2]["type"] = "f16"; },
-       "plan: step 0 arg 2: value 4 is in the arena, which holds f32 or i64, "
-       "but the arg is f16"},
+       "plan: step 0 arg 2: value 4 is in the arena, which holds f32, i64 "
+       "or i8, but the arg is f16"},
+      {[](Json &j) { j["steps"][1]["depth"] = 0; },
+       "plan: step 1 depth: 0 is less than 1"},
       {[](Json &j) { j["steps"][1]["kernel"] = ""; },
        "plan: step 1 kernel: is empty"},
       {[](Json &j) { j["steps"][1]["activations"] = "int4"; },

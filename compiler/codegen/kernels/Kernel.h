@@ -34,6 +34,11 @@
 //               (k, v bf16 or f16 when read from a narrowed KV cache)
 // A linear's, gated linear's or rope's output is bf16 or f16 when it is
 // written into a narrowed KV cache slot (KernelSpec::outputType).
+//   quantize    x (K, R)                                        -> i8 (G, B/G, R):
+//               each row's levels, scales and flag in chunks of a group
+//               (support/WeightFormat.h's quantisedRowBytes B), which
+//               integerProducts linears read as x, i8 (G, B/G, M)
+//               (KernelSpec::quantisedInput)
 //   last_position  x (D, S, B)                                  -> (D, B): x(d, S-1, b)
 //   first_position x (D, S, B)                                  -> (D, B): x(d, 0, b)
 // R and M are rows: the product of the leading (batch, sequence) dims.
@@ -108,6 +113,10 @@ struct KernelSpec {
   // Linear with int8 or int4 weights: quantise each row of x per group (int8
   // activations, `tfm.activations = "int8"`) and multiply integers.
   bool integerProducts = false;
+  // Integer products whose x comes quantised (tfm.quantize's bytes, i8
+  // (G, B / G, M) chunks of a group, support/WeightFormat.h's
+  // quantisedRowBytes B) instead of f32 (K, M).
+  bool quantisedInput = false;
   // Integer products: the instruction set of the microkernel that computes
   // each task's sums (support/Microkernels.h; the target's
   // integerMicrokernels), where the form takes one (LinearMicrokernel.cpp);

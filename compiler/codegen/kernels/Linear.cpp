@@ -211,7 +211,7 @@ BuiltKernel dotAlgorithm(const KernelSpec &spec, const CpuGemmPlan &plan,
   Func xc(prefix + "x_clamped"), wc(prefix + "w_widened");
   Var k("k"), row("row"), j("j"), g("g");
   Expr kIn = clamp(k, 0, int(depth) - 1);
-  Expr rowIn = clamp(row, 0, in.x.dim(1).extent() - 1);
+  Expr rowIn = clamp(row, 0, in.rows() - 1);
   Expr xValue = xSource.defined() ? xSource(kIn, rowIn) : in.x(kIn, rowIn);
   Expr wk = g * step + j;
   auto widened = [&](const WeightInput &weight) {
@@ -445,8 +445,10 @@ void prefetchNextTile(BuiltKernel &kernel, const CpuGemmPlan &plan,
                       Func partial, RVar steps, int stepsPerRow) {
   Stage update = partial.update();
   if (plan.microM > 1)
-    update = update.specialize(kernel.arguments.front().dim(1).extent() <=
-                               int(plan.microM));
+    update = update.specialize(
+        kernel.arguments.front()
+                .dim(kernel.arguments.front().dimensions() - 1)
+                .extent() <= int(plan.microM));
   for (const ImageParam &argument : kernel.arguments)
     if (argument.name() == "w" || argument.name() == "w_up")
       update.prefetch(argument, steps, steps,
@@ -774,6 +776,10 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
 }
 
 BuiltKernel gpu(const KernelSpec &spec) {
+  if (spec.quantisedInput)
+    throw CompileError("a linear reading a tfm.quantize's bytes has no CUDA "
+                       "kernel (tfm-quantise-once leaves CUDA programs' "
+                       "linears quantising their own x)");
   if (isKQuant(spec.weightType))
     throw CompileError("K-quant weights (q4_k, q5_k, q6_k) have no CUDA "
                        "kernel: a CUDA program converts them to int8");

@@ -43,7 +43,9 @@ inline std::vector<Expr> withPart(bool gated, std::vector<Expr> args,
 /// int8's scales), the gated linear's up weight, the biases, the residual.
 struct Operands {
   explicit Operands(const KernelSpec &spec)
-      : gated(spec.kind == KernelKind::GatedLinear), x(Float(32), 2, "x"),
+      : gated(spec.kind == KernelKind::GatedLinear),
+        x(spec.quantisedInput ? Halide::Int(8) : Float(32),
+          spec.quantisedInput ? 3 : 2, "x"),
         w(spec, "w"), up(spec, "w_up"), bias(Float(32), 1, "bias"),
         upBias(Float(32), 1, "bias_up"), residual(Float(32), 2, "residual") {
     arguments.push_back(x);
@@ -60,6 +62,10 @@ struct Operands {
     if (spec.hasResidual)
       arguments.push_back(residual);
   }
+
+  /// Rows of x (M): its second dimension, or a tfm.quantize's bytes'
+  /// third ((G, B / G, M) chunks).
+  Halide::Expr rows() const { return x.dim(x.dimensions() - 1).extent(); }
 
   /// A copy whose int8 scales are a Func of its own (`suffix` names it),
   /// so that each of two forms in one pipeline schedules its own.
@@ -151,9 +157,39 @@ struct QuantisedRows {
 
 /// x's rows quantised, the levels as `levels` (i16 for pmaddwd, i8 for
 /// vpmaddubsw). `ragged`: q's j may pass the group or K (a step that does
-/// not divide the group, a short last group), where it reads 0.
+/// not divide the group, a short last group), where it reads 0. With
+/// spec.quantisedInput, x is a tfm.quantize's bytes and the Funcs read
+/// them (stages x_q, x_scale and x_nonfinite only).
 QuantisedRows quantiseRows(const KernelSpec &spec, const ImageParam &x,
                            bool ragged, Halide::Type levels);
+
+/// quantiseRows' Funcs read from x's rows quantised as bytes
+/// (support/WeightFormat.h), `bytes`(j, c, row): chunk c of G bytes of a
+/// row (a tfm.quantize's output, or quantiseToBytes'), `rows` rows: the
+/// levels as they are, each group's scale from its four bytes, the flag.
+/// Its stages are named `prefix`q, scale and nonfinite.
+QuantisedRows readQuantisedRows(const KernelSpec &spec, Func bytes,
+                                Expr rows, bool ragged, Halide::Type levels,
+                                const std::string &prefix = "x_");
+
+/// x's rows quantised (quantiseRows) and written as those bytes: `bytes`,
+/// named `name`, (G, B / G, R) chunks, and its stages (quantize_bytes and
+/// quantiseRows').
+struct QuantisedBytes {
+  Func bytes;
+  std::map<std::string, Func> stages;
+};
+QuantisedBytes quantiseToBytes(const KernelSpec &spec, const ImageParam &x,
+                               const std::string &name);
+
+/// Their schedule (the Quantize kernel's, Quantize.cpp): `bytes`, the
+/// output, in one loop over tasks of kQuantiseRowsPerTask of its `rows`
+/// rows (parallel from kParallelQuantiseRows), each task computing its
+/// rows' maxima, flags, levels and scale bytes: one parallel loop, where
+/// quantiseOnce runs one a stage. (A linear quantising its own x the same
+/// way, the microkernel reading the bytes, was slower: docs/performance.md.)
+void scheduleQuantisedBytes(const QuantisedBytes &quantised,
+                            const KernelSpec &spec, int lanes, Expr rows);
 
 /// The quantised rows as f32 values: values(k, row) = q · d, exact.
 Func dequantisedRows(const QuantisedRows &rows, int group);
@@ -175,6 +211,10 @@ Func markNonFiniteRows(const KernelSpec &spec, Func value, Func nonFinite,
 /// threads on a Sapphire Rapids: 31.7-33.0 ms with tasks of a row, 27.0-28.8
 /// with 16, 27.8-28.8 with 32, 28.1-32.5 with 64).
 void quantiseOnce(BuiltKernel &kernel, const KernelSpec &spec, int lanes);
+/// A row reduction of quantiseRows (x_amax over `extent` values a group,
+/// x_nonfinite over a row) in vectors of up to `lanes` partial results (an
+/// rfactor computed at each row of `f`), then one horizontal reduction.
+void vectorizeRowReduction(Func f, int64_t extent, int lanes);
 constexpr int kParallelQuantiseRows = 16;
 constexpr int kQuantiseRowsPerTask = 16;
 /// Whether the kernel runs one of LinearQuantized.cpp's forms: int8

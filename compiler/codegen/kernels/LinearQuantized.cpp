@@ -23,8 +23,102 @@ namespace tfmc::codegen::kernels::linear {
 
 using namespace Halide;
 
+QuantisedRows readQuantisedRows(const KernelSpec &spec, Func bytes,
+                                Expr rows, bool ragged, Type levels,
+                                const std::string &prefix) {
+  const int group = int(spec.group);
+  const int depth = int(spec.inWidth);
+  const int groups = int(format::blocksPerRow(depth, group));
+  Var j("j"), g("g"), row("row");
+  Expr rowIn = clamp(row, 0, rows - 1);
+  // j past the group (a step that does not divide it) reads 0; past K the
+  // bytes are 0.
+  Expr level = cast(levels, bytes(ragged ? min(j, group - 1) : j, g, rowIn));
+  Func q(prefix + "q");
+  q(j, g, row) = ragged ? select(j < group, level, cast(levels, 0)) : level;
+  // Byte `at` after the levels.
+  auto byte = [&](Expr at) {
+    return cast<uint32_t>(cast<uint8_t>(bytes(at % group, groups + at / group, rowIn)));
+  };
+  Expr at = 4 * g;
+  Func scale(prefix + "scale");
+  scale(g, row) = reinterpret<float>(byte(at) | (byte(at + 1) << 8) |
+                                     (byte(at + 2) << 16) | (byte(at + 3) << 24));
+  Func nonFinite(prefix + "nonfinite");
+  nonFinite(row) = cast<int32_t>(byte(4 * groups));
+  return {q,
+          scale,
+          nonFinite,
+          {{prefix + "q", q},
+           {prefix + "scale", scale},
+           {prefix + "nonfinite", nonFinite}}};
+}
+
+QuantisedBytes quantiseToBytes(const KernelSpec &spec, const ImageParam &x,
+                               const std::string &name) {
+  // The quantisation of f32 x.
+  KernelSpec own = spec;
+  own.quantisedInput = false;
+  const int group = int(spec.group), depth = int(spec.inWidth);
+  const int groups = int(format::blocksPerRow(depth, group));
+  QuantisedRows rows = quantiseRows(own, x, depth % group != 0, Int(8));
+  // Byte j of chunk c of row r: the levels of group c (0 past K), then
+  // zeros, over which go each scale's bytes (little-endian) and the flag.
+  Var j("j"), c("c"), r("r");
+  Func bytes("quantize_bytes");
+  bytes(j, c, r) = select(c < groups, rows.q(j, min(c, groups - 1), r),
+                          cast<int8_t>(0));
+  auto at = [&](Expr offset) {
+    return std::vector<Expr>{offset % group, groups + offset / group, r};
+  };
+  RDom rs(0, 4 * groups, "quantize_rs");
+  Expr bits = reinterpret<uint32_t>(rows.scale(rs / 4, r));
+  bytes(at(rs)) = cast<int8_t>(
+      cast<uint8_t>((bits >> cast<uint32_t>(8 * (rs % 4))) & 0xff));
+  bytes(at(4 * groups)) = cast<int8_t>(rows.nonFinite(r));
+  // A copy of a task's bytes, so that every stage above runs in its one
+  // parallel loop (an update's own loop could not use them).
+  Func out(name);
+  out(j, c, r) = bytes(j, c, r);
+  std::map<std::string, Func> stages = rows.stages;
+  stages.emplace("quantize_bytes", bytes);
+  return {out, std::move(stages)};
+}
+
+void scheduleQuantisedBytes(const QuantisedBytes &quantised,
+                            const KernelSpec &spec, int lanes, Expr rows) {
+  Func out = quantised.bytes,
+       bytes = quantised.stages.at("quantize_bytes");
+  Var j("j"), r("r"), task("task"), rr("rr");
+  const int group = int(spec.group);
+  // A group's bytes in vectors of the target's width (as bytes), or the
+  // largest power of two dividing the group below it.
+  int width = 1;
+  while (width < 4 * lanes && group % (2 * width) == 0)
+    width *= 2;
+  out.split(r, task, rr, kQuantiseRowsPerTask, TailStrategy::GuardWithIf)
+      .vectorize(j, width, TailStrategy::GuardWithIf);
+  out.specialize(rows >= kParallelQuantiseRows).parallel(task);
+  bytes.compute_at(out, task).vectorize(j, width, TailStrategy::GuardWithIf);
+  // Each row's scale bytes and flag: a few scalar stores.
+  bytes.update(0).unscheduled();
+  bytes.update(1).unscheduled();
+  for (const char *name : {"x_amax", "x_nonfinite"}) {
+    Func f = quantised.stages.at(name);
+    f.compute_at(out, task);
+    vectorizeRowReduction(
+        f, name == std::string("x_amax") ? spec.group : spec.inWidth, lanes);
+  }
+  for (const char *name : {"x_scale", "x_inverse"}) {
+    Func f = quantised.stages.at(name);
+    f.compute_at(out, task);
+  }
+}
+
 QuantisedRows quantiseRows(const KernelSpec &spec, const ImageParam &x,
                            bool ragged, Type levels) {
+  if (spec.quantisedInput)
+    return readQuantisedRows(spec, x, x.dim(2).extent(), ragged, levels);
   const int group = int(spec.group);
   const int depth = int(spec.inWidth);
   Var j("j"), g("g"), row("row");
@@ -91,49 +185,61 @@ Func markNonFiniteRows(const KernelSpec &spec, Func value, Func nonFinite,
   return out;
 }
 
+// The reductions (the largest |x| of a group, whether a row holds a NaN
+// or an infinity) in vectors: an rfactor into `width` partial maxima a row
+// (vectorized), then one horizontal maximum. Scalar, they took about half
+// the quantisation's time in a BERT-base int8a8 forward. (Halide's atomic()
+// vectorization instead made a compare-and-swap loop a vector inside the
+// parallel loop.)
+void vectorizeRowReduction(Func f, int64_t extent, int lanes) {
+  int width = lanes;
+  while (width > 1 && extent % width != 0)
+    width /= 2;
+  if (width < 4)
+    return;
+  Var row("row");
+  RVar outer("x_ro"), inner("x_ri");
+  Var u("x_u");
+  Func partial =
+      f.update().split(f.rvars().front(), outer, inner, width).rfactor(inner, u);
+  // rfactor puts u last: the lanes innermost in storage and loops.
+  std::vector<Var> order{u};
+  for (const Var &v : partial.args())
+    if (v.name() != u.name())
+      order.push_back(v);
+  partial.compute_at(f, row).reorder_storage(order).vectorize(u);
+  std::vector<VarOrRVar> loops{u, outer};
+  loops.insert(loops.end(), order.begin() + 1, order.end());
+  partial.reorder(std::vector<VarOrRVar>(order.begin(), order.end()));
+  partial.update().reorder(loops).vectorize(u);
+}
+
 void quantiseOnce(BuiltKernel &kernel, const KernelSpec &spec, int lanes) {
   Var j("j"), row("row"), k("k");
   // Rows of x (the kernel's first argument). A decode step's one row of
   // 512 values took ~0.2 us to quantise, and each parallel loop over it
   // (one a stage) ~3-5 us more on a 2-core VM, a third of a 512 x 512
   // int8 linear's time: few rows run serially.
+  const ImageParam &x = kernel.arguments.front();
   const Expr many =
-      kernel.arguments.front().dim(1).extent() >= kParallelQuantiseRows;
-  // The reductions (the largest |x| of a group, whether a row holds a NaN
-  // or an infinity) in vectors: an rfactor into `width` partial maxima a
-  // row (vectorized), then one horizontal maximum. Scalar, they took about
-  // half the quantisation's time in a BERT-base int8a8 forward. (Halide's
-  // atomic() vectorization instead made a compare-and-swap loop a vector
-  // inside the parallel loop.)
+      x.dim(x.dimensions() - 1).extent() >= kParallelQuantiseRows;
   auto reduction = [&](const std::string &name, int64_t extent) {
     Func f = kernel.stages.at(name);
     f.compute_root();
-    int width = lanes;
-    while (width > 1 && extent % width != 0)
-      width /= 2;
-    if (width >= 4) {
-      RVar outer("x_ro"), inner("x_ri");
-      Var u("x_u");
-      Func partial =
-          f.update().split(f.rvars().front(), outer, inner, width).rfactor(inner, u);
-      // rfactor puts u last: the lanes innermost in storage and loops.
-      std::vector<Var> order{u};
-      for (const Var &v : partial.args())
-        if (v.name() != u.name())
-          order.push_back(v);
-      partial.compute_at(f, row).reorder_storage(order).vectorize(u);
-      std::vector<VarOrRVar> loops{u, outer};
-      loops.insert(loops.end(), order.begin() + 1, order.end());
-      partial.reorder(std::vector<VarOrRVar>(order.begin(), order.end()));
-      partial.update().reorder(loops).vectorize(u);
-    }
+    vectorizeRowReduction(f, extent, lanes);
     // Parallel over rows only for many rows (a specialization).
     f.update().specialize(many).parallel(row, kQuantiseRowsPerTask);
   };
-  reduction("x_amax", spec.group);
-  kernel.stages.at("x_scale").compute_root();
-  kernel.stages.at("x_inverse").compute_root();
-  reduction("x_nonfinite", spec.inWidth);
+  if (spec.quantisedInput) {
+    // Read from a tfm.quantize's bytes: each row's scales and flag once.
+    kernel.stages.at("x_scale").compute_root();
+    kernel.stages.at("x_nonfinite").compute_root();
+  } else {
+    reduction("x_amax", spec.group);
+    kernel.stages.at("x_scale").compute_root();
+    kernel.stages.at("x_inverse").compute_root();
+    reduction("x_nonfinite", spec.inWidth);
+  }
   auto values = kernel.stages.find("x_dequantised");
   Func q = values != kernel.stages.end() ? values->second
                                          : kernel.stages.at("x_q");
@@ -294,7 +400,7 @@ BuiltKernel nibbleAlgorithm(const KernelSpec &spec, const Operands &in,
   // sign extensions and vphaddd, five instructions for one). The 1 is a
   // value the simplifier cannot fold: 1 whenever x has a row, and no output
   // is computed when it has none.
-  Expr one = cast<int16_t>(in.x.dim(1).extent() > 0);
+  Expr one = cast<int16_t>(in.rows() > 0);
   RDom rq(0, 2, "int_quad");
   Func dot("int_dot");
   dot(withPart(gated, {u, n, m, g}, p)) = 0;
