@@ -680,6 +680,20 @@ TilePlan planAttention(const TargetDescription &target, AttentionOp attention,
   // a batch of 8 sequences 27% of GPT-2 small's decode step.
   if (inDecodeStep(attention))
     plan.queryBlock = plan.pvQueries = 1;
+  // Grouped-query attention's decode step: the query heads that share a
+  // K/V head are the block (one task reads each K/V row once for them all,
+  // a vector of heads per key), instead of one task a head re-reading it.
+  // TinyLlama shape (32 heads, 4 K/V heads), int8a8 --max-batch 8, decode at
+  // batch 8 after 128 tokens, 2 threads, Sapphire Rapids: attention
+  // 6.7 ms a step with a task a head.
+  const int64_t heads = attention.getNumHeads(),
+                kvHeads = attention.getNumKvHeads();
+  if (inDecodeStep(attention) && kvHeads > 0 && kvHeads < heads &&
+      heads % kvHeads == 0) {
+    plan.headBlock = true;
+    plan.queryBlock = heads / kvHeads;
+    plan.pvQueries = std::min(tiles.pvQueries, plan.queryBlock);
+  }
   plan.scratchBytes = 2 * plan.queryBlock * maxSeq * kFloatBytes;
   plan.skipMaskedBlocks = skipBlocks;
   return plan;

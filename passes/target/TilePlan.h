@@ -140,9 +140,14 @@ struct CpuAttentionPlan {
   int64_t vector = 0, queryBlock = 0, microK = 0, pvQueries = 0, pvWidth = 0,
           scratchBytes = 0;
   bool stageKv = true, skipMaskedBlocks = false;
+  /// The query block is the query heads that share a K/V head (grouped-
+  /// query attention's group, query_block of them) at one position: each
+  /// K/V row is read once for the group (a decode step), not once a head.
+  bool headBlock = false;
   template <typename Visit> void fields(Visit &&visit) {
     visit("vector", vector);
     visit("query_block", queryBlock);
+    visit("head_block", headBlock);
     visit("micro_k", microK);
     visit("pv_queries", pvQueries);
     visit("pv_width", pvWidth);

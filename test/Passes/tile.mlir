@@ -105,8 +105,8 @@ func.func @forward(%x: tensor<?x?x768xf32>, %kp: tensor<?x?xi64>) -> (tensor<?x?
   %k = tfm.linear %x, %wk : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
   %v = tfm.linear %x, %wv : (tensor<?x?x768xf32>, tensor<768x768xf32>) -> tensor<?x?x768xf32>
 
-  // AVX2-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {kind = "attention", micro_k = 6 : i64, pv_queries = 2 : i64, pv_width = 32 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, stage_kv = true, target = "x86-64-avx2", vector = 8 : i64}
-  // AVX512-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {kind = "attention", micro_k = 16 : i64, pv_queries = 4 : i64, pv_width = 64 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, stage_kv = true, target = "x86-64-avx512", vector = 16 : i64}
+  // AVX2-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {head_block = false, kind = "attention", micro_k = 6 : i64, pv_queries = 2 : i64, pv_width = 32 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, stage_kv = true, target = "x86-64-avx2", vector = 8 : i64}
+  // AVX512-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {head_block = false, kind = "attention", micro_k = 16 : i64, pv_queries = 4 : i64, pv_width = 64 : i64, query_block = 16 : i64, scratch_bytes = 262144 : i64, skip_masked_blocks = true, stage_kv = true, target = "x86-64-avx512", vector = 16 : i64}
   // CUDA-PLAN: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}tfm.tile = {key_block = 32 : i64, kind = "attention", query_block = 32 : i64, shared_bytes = 16384 : i64, skip_masked_blocks = true, target = "cuda-sm80"}
   // SEQ1024: tfm.attention {{.*}}mask = #tfm.mask<causal, padding>{{.*}}query_block = 16 : i64, scratch_bytes = 131072 : i64, skip_masked_blocks = true
   %c = tfm.attention %q, %k, %v, key_padding %kp {heads = 12 : i64, mask = #tfm.mask<causal, padding>, scale = 0.125 : f64} : tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?x768xf32>, tensor<?x?xi64> -> tensor<?x?x768xf32>

@@ -873,6 +873,67 @@ TEST(CpuKernels, AttentionMicroTilesAndMasks) {
   }
 }
 
+// Grouped-query attention's decode plan (Tile.cpp: head_block): a task per
+// K/V head whose block is the query heads sharing it, at each position.
+// Groups of 4, 3 (a vector of 3 heads) and 8 (TinyLlama's), one query (a
+// decode step) and two (a step of two tokens), causal from the end, with
+// padding (sequence 1 wholly masked: zeros), head sizes 64 and 16, against
+// the reference.
+TEST(CpuKernels, AttentionGroupedQueryHeadsAsTheBlock) {
+  const int batch = 2, keys = 37;
+  struct Case {
+    int heads, kvHeads, dim, queries;
+    bool padding;
+  };
+  for (const Case &c : std::vector<Case>{{8, 2, 64, 1, false},
+                                         {8, 2, 64, 2, true},
+                                         {6, 2, 16, 1, true},
+                                         {32, 4, 64, 1, false}}) {
+    const int group = c.heads / c.kvHeads;
+    for (auto plan : std::vector<std::map<std::string, int64_t>>{
+             {{"vector", 16}, {"query_block", group}, {"head_block", 1},
+              {"micro_k", 16}, {"pv_queries", std::min(4, group)},
+              {"pv_width", 64}, {"stage_kv", 0}},
+             {{"vector", 8}, {"query_block", group}, {"head_block", 1},
+              {"micro_k", 6}, {"pv_queries", std::min(2, group)},
+              {"pv_width", 32}, {"stage_kv", 0}}}) {
+      SCOPED_TRACE(std::to_string(c.heads) + " heads, " +
+                   std::to_string(c.kvHeads) + " K/V heads, " +
+                   std::to_string(c.queries) + " queries, " +
+                   std::to_string(plan["vector"]) + " lanes" +
+                   (c.padding ? ", padding" : ""));
+      KernelSpec spec = cpuSpec(KernelKind::Attention, plan);
+      spec.width = c.heads * c.dim;
+      spec.heads = c.heads;
+      spec.kvHeads = c.kvHeads;
+      spec.headDim = spec.valueHeadDim = c.dim;
+      spec.attentionScale = 1.0 / std::sqrt(double(c.dim));
+      spec.mask.causal = spec.mask.queriesAtEnd = true;
+      spec.mask.padding = c.padding;
+      Buffer<float> q =
+          randomFloats({c.dim, c.heads, c.queries, batch}, 27, 2.0f);
+      Buffer<float> k =
+          randomFloats({c.dim, c.kvHeads, keys, batch}, 28, 2.0f);
+      Buffer<float> v = randomFloats({c.dim, c.kvHeads, keys, batch}, 29);
+      Buffer<int64_t> keep(keys, batch);
+      for (int j = 0; j < keys; ++j) {
+        keep(j, 0) = j < 3 ? 0 : 1;
+        keep(j, 1) = c.padding ? 0 : 1;
+      }
+      std::vector<Buffer<>> inputs{q, k, v};
+      if (c.padding)
+        inputs.push_back(keep);
+      Buffer<float> out(c.dim, c.heads, c.queries, batch);
+      run(spec, inputs, out);
+      AttentionMask mask;
+      mask.causal = mask.queriesAtEnd = true;
+      mask.padding = c.padding;
+      expectClose(out, referenceAttention(q, k, v, keep, mask,
+                                          spec.attentionScale));
+    }
+  }
+}
+
 TEST(CpuKernels, AttentionLogitSoftcap) {
   // Gemma 2's soft-capping of the scaled scores, before the masks: a cap of
   // 2 where the scores reach about 8, with masked keys that must stay

@@ -118,6 +118,7 @@ inline target::TilePlan planFromValues(codegen::KernelKind kind, bool gpu,
     plan.pvQueries = get("pv_queries", 4);
     plan.pvWidth = get("pv_width", 4 * plan.vector);
     plan.stageKv = get("stage_kv", 1) != 0;
+    plan.headBlock = get("head_block", 0) != 0;
     return plan;
   }
   target::CpuRowsPlan plan;

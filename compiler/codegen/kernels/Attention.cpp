@@ -49,8 +49,12 @@ BuiltKernel algorithm(const KernelSpec &spec) {
 
   // Queries in blocks of query_block: query qo·QB + qi. The block index is
   // a dimension of its own so that the causal bound below can name it.
-  const int queryBlock = int(spec.plan<CpuAttentionPlan>().queryBlock);
-  Expr query = qo * queryBlock + qi;
+  // With head_block (a grouped-query decode step) the block is instead the
+  // group's query heads at position qo: query head h·G + qi of K/V head h.
+  const CpuAttentionPlan &plan = spec.plan<CpuAttentionPlan>();
+  const int queryBlock = int(plan.queryBlock);
+  const bool headBlock = plan.headBlock;
+  Expr query = headBlock ? Expr(qo) : qo * queryBlock + qi;
   Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
   // Blocks and micro tiles past the ends read the last query / key row.
   Expr queryIn = clamp(query, 0, queries - 1);
@@ -59,10 +63,17 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   Expr firstPosition = spec.mask.queriesAtEnd ? keys - queries : Expr(0);
   // Query heads per K/V head (kv_heads 0: as many as query heads).
   const int group = spec.kvHeads > 0 ? int(spec.heads / spec.kvHeads) : 1;
+  if (headBlock && queryBlock != group)
+    throw CompileError("an attention plan whose block is a K/V head's query "
+                       "heads needs query_block = heads / kv_heads");
+  // The query head of block row qi, and the K/V head of block h.
+  Expr queryHead = headBlock ? h * group + qi : Expr(h);
+  Expr kvHead = headBlock ? Expr(h) : h / group;
 
   // Q of one block, transposed and pre-scaled: (qi, d).
   Func queryT("query_t");
-  queryT(qi, d, qo, h, b) = q(d, h, queryIn, b) * float(spec.attentionScale);
+  queryT(qi, d, qo, h, b) =
+      q(d, queryHead, queryIn, b) * float(spec.attentionScale);
   RDom rd(0, int(spec.headDim), "rd");
   Func dot("dot"), score("score");
   dot(qi, kk, qo, h, b) = 0.0f;
@@ -76,7 +87,7 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   keyRows(d, kk, h, b) = cast<float>(k(d, h, keyIn, b));
   valueRows(e, kk, h, b) = cast<float>(v(e, h, keyIn, b));
   dot(qi, kk, qo, h, b) +=
-      queryT(qi, rd, qo, h, b) * keyRows(rd, kk, h / group, b);
+      queryT(qi, rd, qo, h, b) * keyRows(rd, kk, kvHead, b);
   // Gemma 2's soft-capping of the scaled scores, before the masks.
   score(qi, kk, qo, h, b) =
       spec.softcap > 0 ? softcap(dot(qi, kk, qo, h, b), spec.softcap)
@@ -94,8 +105,8 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   // them at its first query's window. Within those bounds `allowed` masks
   // the rest.
   RDom rk(0, keys, "rk");
-  Expr firstQuery = firstPosition + qo * queryBlock;
-  Expr lastQuery = firstQuery + queryBlock - 1;
+  Expr firstQuery = firstPosition + (headBlock ? Expr(qo) : qo * queryBlock);
+  Expr lastQuery = headBlock ? firstQuery : firstQuery + queryBlock - 1;
   if (spec.mask.causal)
     rk.where(rk <= lastQuery);
   if (spec.mask.window > 0) {
@@ -124,12 +135,15 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   rowSum(qi, qo, h, b) += probs(qi, rk, qo, h, b);
   weighted(e, qi, qo, h, b) = 0.0f;
   weighted(e, qi, qo, h, b) +=
-      probs(qi, rk, qo, h, b) * valueRows(e, rk, h / group, b);
+      probs(qi, rk, qo, h, b) * valueRows(e, rk, kvHead, b);
   Func blockOut("block_out"), out("attention");
   Expr total = rowSum(qi, qo, h, b);
   blockOut(e, qi, qo, h, b) =
       select(total > 0.0f, weighted(e, qi, qo, h, b) / total, 0.0f);
-  out(e, h, qq, b) = blockOut(e, qq % queryBlock, qq / queryBlock, h, b);
+  if (headBlock)
+    out(e, h, qq, b) = blockOut(e, h % group, qq, h / group, b);
+  else
+    out(e, h, qq, b) = blockOut(e, qq % queryBlock, qq / queryBlock, h, b);
   return {out,
           arguments,
           {{"query_t", queryT},
@@ -176,12 +190,20 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
   while (valueDim % pvWidth != 0)
     pvWidth -= pvLanes;
   Var qiLoop("qi_loop"), qoLoop("qo_loop"), task("task"), task2("task2");
-  out.split(qq, qoLoop, qiLoop, queryBlock, TailStrategy::GuardWithIf)
-      .reorder(e, qiLoop, qoLoop, h, b)
-      .fuse(qoLoop, h, task)
-      .fuse(task, b, task2)
-      .parallel(task2)
-      .vectorize(e, pvLanes, TailStrategy::GuardWithIf);
+  if (plan.headBlock) {
+    // A task per (batch, position, K/V head): the group's query heads.
+    Var ho("h_group"), hi("h_in_group");
+    out.split(h, ho, hi, queryBlock, TailStrategy::GuardWithIf)
+        .reorder(e, hi, ho, qq, b)
+        .fuse(ho, qq, task)
+        .fuse(task, b, task2);
+  } else {
+    out.split(qq, qoLoop, qiLoop, queryBlock, TailStrategy::GuardWithIf)
+        .reorder(e, qiLoop, qoLoop, h, b)
+        .fuse(qoLoop, h, task)
+        .fuse(task, b, task2);
+  }
+  out.parallel(task2).vectorize(e, pvLanes, TailStrategy::GuardWithIf);
   // The block's output, pvWidth x pvQueries at a time.
   Var eo("eo"), ei("ei"), qio("qio"), qii("qii");
   blockOut.compute_at(out, task2)
