@@ -20,7 +20,10 @@
 // inference trim the reduction and its producers' scratch.
 //
 // Grouped-query attention: query head h reads K/V head h / (H / Hkv), so
-// the K/V heads are read (and staged) once, never repeated in memory. In a
+// the K/V heads are read (and staged) once, never repeated in memory. A
+// grouped-query decode step's plan (head_block) makes the query heads of
+// one K/V head the block instead, at one position: a task per sequence,
+// position and K/V head reads each K/V row once for its group. In a
 // decode step's self-attention the queries are the newest positions
 // (queries_at_end): query i is at position Sk - Sq + i, which the causal
 // and window masks and their block skipping compare with the keys.
