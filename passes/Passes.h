@@ -18,6 +18,19 @@ namespace tfmc {
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
+/// The registry's description of the target a pass was given, or null
+/// after an error on `op` naming what is wrong (the passes that take a
+/// `target` option).
+inline std::optional<target::TargetDescription>
+lookupTargetOrEmit(mlir::Operation *op, const std::string &name) {
+  std::string error;
+  std::optional<target::TargetDescription> description =
+      target::lookupTarget(name, error);
+  if (!description)
+    op->emitError(error);
+  return description;
+}
+
 /// Options of the default pipeline (`tfm-default-pipeline` in tfm-opt).
 struct PipelineOptions {
   std::string target = "host";

@@ -54,13 +54,10 @@ struct QuantiseOncePass : tfmc::impl::QuantiseOnceBase<QuantiseOncePass> {
   using QuantiseOnceBase::QuantiseOnceBase;
 
   void runOnOperation() override {
-    std::string error;
     std::optional<tfmc::target::TargetDescription> description =
-        tfmc::target::lookupTarget(target, error);
-    if (!description) {
-      getOperation().emitError(error);
+        tfmc::lookupTargetOrEmit(getOperation(), target);
+    if (!description)
       return signalPassFailure();
-    }
     if (description->isGpu())
       return;
     // The int8-activation linears reading each f32 value, by group, in

@@ -756,13 +756,10 @@ struct TilePass : tfmc::impl::TileBase<TilePass> {
   using TileBase::TileBase;
 
   void runOnOperation() override {
-    std::string error;
-    std::optional<TargetDescription> description =
-        lookupTarget(target, error);
-    if (!description) {
-      getOperation().emitError(error);
+    std::optional<tfmc::target::TargetDescription> description =
+        tfmc::lookupTargetOrEmit(getOperation(), target);
+    if (!description)
       return signalPassFailure();
-    }
     if (failed(tfmc::tileModule(getOperation(), *description, maxSeq,
                                 maxBatch)))
       signalPassFailure();

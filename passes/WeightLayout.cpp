@@ -84,13 +84,10 @@ struct WeightLayoutPass : tfmc::impl::WeightLayoutBase<WeightLayoutPass> {
   using WeightLayoutBase::WeightLayoutBase;
 
   void runOnOperation() override {
-    std::string error;
     std::optional<tfmc::target::TargetDescription> description =
-        tfmc::target::lookupTarget(target, error);
-    if (!description) {
-      getOperation().emitError(error);
+        tfmc::lookupTargetOrEmit(getOperation(), target);
+    if (!description)
       return signalPassFailure();
-    }
     const int64_t panel = description->weightPanel;
     if (panel <= 0)
       return;

@@ -84,8 +84,7 @@ int blockPanelProducts(halide_buffer_t *xq, halide_buffer_t *xScale,
   const int64_t pEnd = std::max<int64_t>(
       std::min<int64_t>((nMin + nExtent + 15) / 16, panels), pFirst + 1);
   // Halide's bounds query: out's and x's scales' hosts are null (x's
-  // levels may be a pipeline input, a tfm.quantize's bytes, whose host is
-  // not).
+  // levels, were they a pipeline input, would have one even then).
   if (out->host == nullptr || xScale->host == nullptr) {
     askForX(xq, xScale, group, groups, mMin, mExtent);
     askForW(w, panelBytes, pFirst, pEnd);

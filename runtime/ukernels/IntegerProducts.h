@@ -288,8 +288,8 @@ void rowsOfX(const IntegerArgs &a, int64_t n0, int64_t n1, int64_t m) {
 }
 
 /// The bounds query's answer for x: all of its groups of rows [mMin, mMin +
-/// mExtent). Levels that are a pipeline input (a tfm.quantize's bytes, with
-/// a host: Halide asks nothing of them) keep their shape.
+/// mExtent). Levels with a host (a pipeline input, of which Halide asks
+/// nothing) keep their shape.
 inline void askForX(halide_buffer_t *xq, halide_buffer_t *xScale,
                     int64_t group, int64_t groups, int64_t mMin,
                     int64_t mExtent) {
@@ -392,8 +392,7 @@ int integerProducts(halide_buffer_t *xq, halide_buffer_t *xScale,
   const TaskRows task = taskRows(out, rows);
   const int64_t blockBytes = int4 ? 18 : 2 + group;
   // Halide's bounds query: out's and x's scales' hosts are null (x's
-  // levels may be a pipeline input, a tfm.quantize's bytes, whose host is
-  // not).
+  // levels, were they a pipeline input, would have one even then).
   if (out->host == nullptr || xScale->host == nullptr) {
     askForX(xq, xScale, group, groups, mMin, mExtent);
     askForW(w, groups * blockBytes, task.first, task.end);

@@ -544,8 +544,7 @@ int kQuantProductsAvx2(halide_buffer_t *xq, halide_buffer_t *xScale,
   const int64_t mMin = out->dim[1].min, mExtent = out->dim[1].extent;
   const TaskRows task = taskRows(out, rows);
   // Halide's bounds query: out's and x's scales' hosts are null (x's
-  // levels may be a pipeline input, a tfm.quantize's bytes, whose host is
-  // not).
+  // levels, were they a pipeline input, would have one even then).
   if (out->host == nullptr || xScale->host == nullptr) {
     askForX(xq, xScale, 32, groups, mMin, mExtent);
     askForW(w, superBlocks * blockBytes, task.first, task.end);

@@ -351,8 +351,7 @@ TEST_P(IntegerMicrokernel, BoundsQuery) {
   EXPECT_EQ(b.wDims[0].extent, 4 * 66);
   EXPECT_EQ(b.wDims[1].min, 6);
   EXPECT_EQ(b.wDims[1].extent, 4);
-  // Levels that are a pipeline input (a tfm.quantize's bytes) have a host
-  // in the query: it stays a query (the scales have none), their shape is
+  // Levels that are a pipeline input have a host in the query: it stays a query (the scales have none), their shape is
   // left as it is, and nothing is computed.
   std::vector<int8_t> levels(64 * 5 * 3);
   dense(b.xq, b.xqDims, levels.data(), {halide_type_int, 8, 1}, {64, 5, 3});

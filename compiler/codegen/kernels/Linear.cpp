@@ -445,10 +445,8 @@ void prefetchNextTile(BuiltKernel &kernel, const CpuGemmPlan &plan,
                       Func partial, RVar steps, int stepsPerRow) {
   Stage update = partial.update();
   if (plan.microM > 1)
-    update = update.specialize(
-        kernel.arguments.front()
-                .dim(kernel.arguments.front().dimensions() - 1)
-                .extent() <= int(plan.microM));
+    update = update.specialize(rowsOf(kernel.arguments.front()) <=
+                               int(plan.microM));
   for (const ImageParam &argument : kernel.arguments)
     if (argument.name() == "w" || argument.name() == "w_up")
       update.prefetch(argument, steps, steps,

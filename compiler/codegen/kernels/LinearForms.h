@@ -41,6 +41,12 @@ inline std::vector<Expr> withPart(bool gated, std::vector<Expr> args,
 
 /// A CPU kernel's inputs and its arguments in order: x, W (values, then
 /// int8's scales), the gated linear's up weight, the biases, the residual.
+/// Rows of a linear's x (M): its last dimension, the second of f32 (K, M),
+/// the third of a tfm.quantize's bytes ((G, B / G, M) chunks).
+inline Halide::Expr rowsOf(const Halide::ImageParam &x) {
+  return x.dim(x.dimensions() - 1).extent();
+}
+
 struct Operands {
   explicit Operands(const KernelSpec &spec)
       : gated(spec.kind == KernelKind::GatedLinear),
@@ -63,9 +69,8 @@ struct Operands {
       arguments.push_back(residual);
   }
 
-  /// Rows of x (M): its second dimension, or a tfm.quantize's bytes'
-  /// third ((G, B / G, M) chunks).
-  Halide::Expr rows() const { return x.dim(x.dimensions() - 1).extent(); }
+  /// Rows of x (M).
+  Halide::Expr rows() const { return rowsOf(x); }
 
   /// A copy whose int8 scales are a Func of its own (`suffix` names it),
   /// so that each of two forms in one pipeline schedules its own.
@@ -162,34 +167,6 @@ struct QuantisedRows {
 /// them (stages x_q, x_scale and x_nonfinite only).
 QuantisedRows quantiseRows(const KernelSpec &spec, const ImageParam &x,
                            bool ragged, Halide::Type levels);
-
-/// quantiseRows' Funcs read from x's rows quantised as bytes
-/// (support/WeightFormat.h), `bytes`(j, c, row): chunk c of G bytes of a
-/// row (a tfm.quantize's output, or quantiseToBytes'), `rows` rows: the
-/// levels as they are, each group's scale from its four bytes, the flag.
-/// Its stages are named `prefix`q, scale and nonfinite.
-QuantisedRows readQuantisedRows(const KernelSpec &spec, Func bytes,
-                                Expr rows, bool ragged, Halide::Type levels,
-                                const std::string &prefix = "x_");
-
-/// x's rows quantised (quantiseRows) and written as those bytes: `bytes`,
-/// named `name`, (G, B / G, R) chunks, and its stages (quantize_bytes and
-/// quantiseRows').
-struct QuantisedBytes {
-  Func bytes;
-  std::map<std::string, Func> stages;
-};
-QuantisedBytes quantiseToBytes(const KernelSpec &spec, const ImageParam &x,
-                               const std::string &name);
-
-/// Their schedule (the Quantize kernel's, Quantize.cpp): `bytes`, the
-/// output, in one loop over tasks of kQuantiseRowsPerTask of its `rows`
-/// rows (parallel from kParallelQuantiseRows), each task computing its
-/// rows' maxima, flags, levels and scale bytes: one parallel loop, where
-/// quantiseOnce runs one a stage. (A linear quantising its own x the same
-/// way, the microkernel reading the bytes, was slower: docs/performance.md.)
-void scheduleQuantisedBytes(const QuantisedBytes &quantised,
-                            const KernelSpec &spec, int lanes, Expr rows);
 
 /// The quantised rows as f32 values: values(k, row) = q · d, exact.
 Func dequantisedRows(const QuantisedRows &rows, int group);

@@ -23,102 +23,46 @@ namespace tfmc::codegen::kernels::linear {
 
 using namespace Halide;
 
-QuantisedRows readQuantisedRows(const KernelSpec &spec, Func bytes,
-                                Expr rows, bool ragged, Type levels,
-                                const std::string &prefix) {
+namespace {
+
+/// quantiseRows' Funcs read from a tfm.quantize's bytes x, (G, B / G, M)
+/// chunks of a group (support/WeightFormat.h): the levels as they are,
+/// each group's scale from its four bytes, the row's flag.
+QuantisedRows readQuantisedRows(const KernelSpec &spec, const ImageParam &x,
+                                bool ragged, Type levels) {
   const int group = int(spec.group);
   const int depth = int(spec.inWidth);
   const int groups = int(format::blocksPerRow(depth, group));
   Var j("j"), g("g"), row("row");
-  Expr rowIn = clamp(row, 0, rows - 1);
+  Expr rowIn = clamp(row, 0, rowsOf(x) - 1);
   // j past the group (a step that does not divide it) reads 0; past K the
   // bytes are 0.
-  Expr level = cast(levels, bytes(ragged ? min(j, group - 1) : j, g, rowIn));
-  Func q(prefix + "q");
+  Expr level = cast(levels, x(ragged ? min(j, group - 1) : j, g, rowIn));
+  Func q("x_q");
   q(j, g, row) = ragged ? select(j < group, level, cast(levels, 0)) : level;
   // Byte `at` after the levels.
   auto byte = [&](Expr at) {
-    return cast<uint32_t>(cast<uint8_t>(bytes(at % group, groups + at / group, rowIn)));
+    return cast<uint32_t>(cast<uint8_t>(x(at % group, groups + at / group, rowIn)));
   };
   Expr at = 4 * g;
-  Func scale(prefix + "scale");
+  Func scale("x_scale");
   scale(g, row) = reinterpret<float>(byte(at) | (byte(at + 1) << 8) |
                                      (byte(at + 2) << 16) | (byte(at + 3) << 24));
-  Func nonFinite(prefix + "nonfinite");
+  Func nonFinite("x_nonfinite");
   nonFinite(row) = cast<int32_t>(byte(4 * groups));
   return {q,
           scale,
           nonFinite,
-          {{prefix + "q", q},
-           {prefix + "scale", scale},
-           {prefix + "nonfinite", nonFinite}}};
+          {{"x_q", q}, {"x_scale", scale}, {"x_nonfinite", nonFinite}}};
 }
 
-QuantisedBytes quantiseToBytes(const KernelSpec &spec, const ImageParam &x,
-                               const std::string &name) {
-  // The quantisation of f32 x.
-  KernelSpec own = spec;
-  own.quantisedInput = false;
-  const int group = int(spec.group), depth = int(spec.inWidth);
-  const int groups = int(format::blocksPerRow(depth, group));
-  QuantisedRows rows = quantiseRows(own, x, depth % group != 0, Int(8));
-  // Byte j of chunk c of row r: the levels of group c (0 past K), then
-  // zeros, over which go each scale's bytes (little-endian) and the flag.
-  Var j("j"), c("c"), r("r");
-  Func bytes("quantize_bytes");
-  bytes(j, c, r) = select(c < groups, rows.q(j, min(c, groups - 1), r),
-                          cast<int8_t>(0));
-  auto at = [&](Expr offset) {
-    return std::vector<Expr>{offset % group, groups + offset / group, r};
-  };
-  RDom rs(0, 4 * groups, "quantize_rs");
-  Expr bits = reinterpret<uint32_t>(rows.scale(rs / 4, r));
-  bytes(at(rs)) = cast<int8_t>(
-      cast<uint8_t>((bits >> cast<uint32_t>(8 * (rs % 4))) & 0xff));
-  bytes(at(4 * groups)) = cast<int8_t>(rows.nonFinite(r));
-  // A copy of a task's bytes, so that every stage above runs in its one
-  // parallel loop (an update's own loop could not use them).
-  Func out(name);
-  out(j, c, r) = bytes(j, c, r);
-  std::map<std::string, Func> stages = rows.stages;
-  stages.emplace("quantize_bytes", bytes);
-  return {out, std::move(stages)};
-}
+} // namespace
 
-void scheduleQuantisedBytes(const QuantisedBytes &quantised,
-                            const KernelSpec &spec, int lanes, Expr rows) {
-  Func out = quantised.bytes,
-       bytes = quantised.stages.at("quantize_bytes");
-  Var j("j"), r("r"), task("task"), rr("rr");
-  const int group = int(spec.group);
-  // A group's bytes in vectors of the target's width (as bytes), or the
-  // largest power of two dividing the group below it.
-  int width = 1;
-  while (width < 4 * lanes && group % (2 * width) == 0)
-    width *= 2;
-  out.split(r, task, rr, kQuantiseRowsPerTask, TailStrategy::GuardWithIf)
-      .vectorize(j, width, TailStrategy::GuardWithIf);
-  out.specialize(rows >= kParallelQuantiseRows).parallel(task);
-  bytes.compute_at(out, task).vectorize(j, width, TailStrategy::GuardWithIf);
-  // Each row's scale bytes and flag: a few scalar stores.
-  bytes.update(0).unscheduled();
-  bytes.update(1).unscheduled();
-  for (const char *name : {"x_amax", "x_nonfinite"}) {
-    Func f = quantised.stages.at(name);
-    f.compute_at(out, task);
-    vectorizeRowReduction(
-        f, name == std::string("x_amax") ? spec.group : spec.inWidth, lanes);
-  }
-  for (const char *name : {"x_scale", "x_inverse"}) {
-    Func f = quantised.stages.at(name);
-    f.compute_at(out, task);
-  }
-}
 
 QuantisedRows quantiseRows(const KernelSpec &spec, const ImageParam &x,
                            bool ragged, Type levels) {
   if (spec.quantisedInput)
-    return readQuantisedRows(spec, x, x.dim(2).extent(), ragged, levels);
+    return readQuantisedRows(spec, x, ragged, levels);
   const int group = int(spec.group);
   const int depth = int(spec.inWidth);
   Var j("j"), g("g"), row("row");
@@ -220,9 +164,7 @@ void quantiseOnce(BuiltKernel &kernel, const KernelSpec &spec, int lanes) {
   // 512 values took ~0.2 us to quantise, and each parallel loop over it
   // (one a stage) ~3-5 us more on a 2-core VM, a third of a 512 x 512
   // int8 linear's time: few rows run serially.
-  const ImageParam &x = kernel.arguments.front();
-  const Expr many =
-      x.dim(x.dimensions() - 1).extent() >= kParallelQuantiseRows;
+  const Expr many = rowsOf(kernel.arguments.front()) >= kParallelQuantiseRows;
   auto reduction = [&](const std::string &name, int64_t extent) {
     Func f = kernel.stages.at(name);
     f.compute_root();
