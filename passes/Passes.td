@@ -190,7 +190,9 @@ def PlanMemory : Pass<"tfm-plan-memory", "::mlir::func::FuncOp"> {
     schedule that computes some output elements twice, as Adams2019's
     ShiftInwards tails do, would then read an input it already overwrote),
     and packs the buffers greedily
-    by size (largest first, lowest free offset, 64-byte aligned). Records
+    by size (largest first, lowest free offset, 64-byte aligned). A kernel
+    whose result a `tfm.kv_append` takes writes straight into the runtime's
+    cache and takes no space, unless paged-cache is set. Records
     `tfm.arena = [offset, bytes]` on each kernel and `tfm.arena_size`,
     `tfm.max_batch`, `tfm.max_seq` on the function.
   }];
@@ -201,7 +203,11 @@ def PlanMemory : Pass<"tfm-plan-memory", "::mlir::func::FuncOp"> {
            "Longest sequence the arena must hold (0: the function's tfm.max_len)">,
     Option<"inPlace", "in-place", "bool", /*default=*/"true",
            "Let an elementwise kernel write over an operand that dies there "
-           "(needs schedules that write each output element once)">
+           "(needs schedules that write each output element once)">,
+    Option<"pagedCache", "paged-cache", "bool", /*default=*/"false",
+           "Rows appended to the KV cache take arena space too, live while "
+           "the append's result is (the runtime copies them into a paged "
+           "cache's blocks; a prefill's attention reads them there)">
   ];
   let dependentDialects = ["::tfmc::tfm::TfmDialect"];
 }

@@ -52,8 +52,14 @@ void buildDefaultPipeline(mlir::OpPassManager &pm,
   if (options.weightLayout == "panels")
     pm.addPass(createWeightLayout({options.target}));
   pm.addPass(createTile({options.target, options.maxSeq, options.maxBatch}));
-  pm.addNestedPass<mlir::func::FuncOp>(
-      createPlanMemory({options.maxBatch, options.maxSeq, options.inPlace}));
+  // A CPU target's KV cache is paged (compiler/codegen/Lowering.cpp); an
+  // unknown target is the tile pass's error to report.
+  std::string error;
+  std::optional<target::TargetDescription> description =
+      target::lookupTarget(options.target, error);
+  const bool pagedCache = description && !description->isGpu();
+  pm.addNestedPass<mlir::func::FuncOp>(createPlanMemory(
+      {options.maxBatch, options.maxSeq, options.inPlace, pagedCache}));
 }
 
 void registerPasses() {

@@ -119,9 +119,11 @@ struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
     llvm::DenseMap<Value, size_t> bufferOf;
     SmallVector<std::pair<Operation *, size_t>> planned;
     for (Operation &op : func.getBody().front()) {
-      // Keys and values appended to the KV cache are written straight into
-      // the runtime's cache: they take no arena space.
-      if (!computesTensor(&op) || cacheWriteOf(&op))
+      // Keys and values appended to a dense KV cache are written straight
+      // into it: they take no arena space. Appended to a paged one, they
+      // live until the append's last reader.
+      KvAppendOp append = computesTensor(&op) ? cacheWriteOf(&op) : nullptr;
+      if (!computesTensor(&op) || (append && !pagedCache))
         continue;
       Value result = op.getResult(0);
       int64_t at = position[&op];
@@ -129,6 +131,8 @@ struct PlanMemoryPass : tfmc::impl::PlanMemoryBase<PlanMemoryPass> {
       if (!bytes)
         return signalPassFailure();
       int64_t until = lastUse.count(result) ? lastUse[result] : at;
+      if (append && lastUse.count(append.getResult()))
+        until = std::max(until, lastUse[append.getResult()]);
 
       std::optional<size_t> reuse;
       if (inPlace && mayWriteInPlace(&op)) {

@@ -35,17 +35,25 @@ constexpr const char *kInput = "input";
 constexpr const char *kWeight = "weight";
 constexpr const char *kArena = "arena";
 constexpr const char *kCache = "cache";
+/// A step's pool row of each key of each sequence in a paged KV cache,
+/// which the runtime writes before the step (runtime/core/Plan.h).
+constexpr const char *kKeyRows = "key_rows";
 } // namespace kind
 
 /// An arg's element "type".
 namespace type {
 constexpr const char *kF32 = "f32";
 constexpr const char *kI64 = "i64";
+constexpr const char *kI32 = "i32";
 constexpr const char *kBF16 = "bf16";
 constexpr const char *kI8 = "i8";
 constexpr const char *kF16 = "f16";
 constexpr const char *kU8 = "u8";
 } // namespace type
+
+/// Positions in a block of a paged KV cache (the plan's "block_tokens"):
+/// PrefixCache's block, vLLM's default.
+constexpr int kBlockTokens = 16;
 
 /// A KV cache slot's "dtype" (`tfmc --kv-cache-dtype`): absent for f32.
 namespace cache_dtype {

@@ -82,6 +82,8 @@ std::string kernelSymbol(mlir::Operation *op, const KernelSpec &spec,
     if (type != Halide::Float(32))
       key += std::string("|") + role + "=" +
              Halide::type_to_c_type(type, /*include_space=*/false);
+  if (spec.pagedCache)
+    key += "|paged";
   // Adams2019 schedules for the target's cores and for its estimates: a
   // kernel scheduled for 1024 rows must not be reused for a 128-row bound
   // (its ShiftInwards splits would write before the start of the output).

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -63,8 +64,15 @@ struct ModuleTables {
   json cache = json::array();
   /// The slots' element type (tfm.kv_cache_dtype): "f32", "bf16" or "f16".
   std::string cacheType = tfmc::plan::type::kF32;
+  /// The slots a decode step appends to, on a CPU target: paged (blocks of
+  /// tfmc::plan::kBlockTokens positions in a pool the runtime hands out).
+  /// Their writers write an arena value that a store step copies into the
+  /// blocks; a decode or extend step's attention reads the pool through
+  /// key_rows. A GPU target's slots, and cross-attention's (written once
+  /// by the prefill), stay dense: [max_batch, max_len, width].
+  llvm::StringSet<> pagedSlots;
 
-  explicit ModuleTables(ModuleOp module) {
+  ModuleTables(ModuleOp module, const TargetDescription &target) {
     if (auto dtype =
             module->getAttrOfType<StringAttr>(tfm::kKvCacheDtypeAttrName))
       cacheType = dtype.getValue().str();
@@ -126,6 +134,16 @@ struct ModuleTables {
       else if (auto read = dyn_cast<tfm::KvReadOp>(op))
         addSlot(read.getSlot(), read.getResult());
     });
+    if (target.isGpu())
+      return;
+    module.walk([&](tfm::KvAppendOp append) {
+      auto func = append->getParentOfType<func::FuncOp>();
+      if (func && func.getSymName() == tfmc::plan::entry::kDecodeStep)
+        pagedSlots.insert(append.getSlot());
+    });
+    for (json &slot : cache)
+      if (pagedSlots.count(slot["slot"].get<std::string>()))
+        slot["paged"] = true;
   }
 };
 
@@ -151,6 +169,13 @@ private:
   LogicalResult lowerKernel(Operation *op);
   json arg(Value value, json dims, const char *type = tfmc::plan::type::kF32);
   bool isCacheValue(Value value) const;
+  /// Whether `value` holds rows in the cache's element type: a cache
+  /// view, a kernel's result appended to a slot, or a tfm.kv_append's
+  /// result (in a prefill: the new rows a paged slot's writer wrote).
+  bool holdsCacheRows(Value value) const;
+  bool paged(StringRef slot) const { return tables.pagedSlots.count(slot); }
+  /// The entry's key_rows value (created on first use).
+  int64_t keyRowsIndex();
   LogicalResult typeCacheAccess(Operation *op, KernelSpec &spec);
   void addWeightArgs(Value value, KernelSpec &spec, json &args);
 
@@ -164,6 +189,7 @@ private:
   llvm::DenseMap<Value, Shape> shapes;
   llvm::DenseMap<Value, int64_t> values;
   int64_t vocab = 0; // rows of the token tables, for input validation
+  int64_t keyRows = -1; // keyRowsIndex's
   json valuesJson = json::array();
   json stepsJson = json::array();
 };
@@ -235,12 +261,25 @@ FailureOr<int64_t> EntryLowering::valueIndex(Value value) {
     entry = {{"kind", tfmc::plan::kind::kWeight},
              {"index", tables.weightIndex.lookup(weight.getName())},
              {"offset", 0}};
-  } else if (tfm::KvAppendOp append = tfm::cacheWriteOf(value.getDefiningOp())) {
-    // New keys or values are written straight into the cache, after the P
-    // rows it holds (none in a prefill).
+  } else if (tfm::KvAppendOp append = tfm::cacheWriteOf(value.getDefiningOp());
+             append && !paged(append.getSlot())) {
+    // New keys or values are written straight into a dense slot, after the
+    // P rows it holds (none in a prefill).
     entry = {{"kind", tfmc::plan::kind::kCache},
              {"index", tables.slotIndex.lookup(append.getSlot())},
              {"row", decode ? json(symbolName(Symbol::Past)) : json(0)}};
+  } else if (auto append = value.getDefiningOp<tfm::KvAppendOp>();
+             append && paged(append.getSlot())) {
+    // A prefill's attention reads the new rows where their writer left
+    // them; a decode or extend step's reads the slot's whole pool.
+    if (!decode) {
+      FailureOr<int64_t> rows = valueIndex(append.getNewRows());
+      if (succeeded(rows))
+        values[value] = *rows;
+      return rows;
+    }
+    entry = {{"kind", tfmc::plan::kind::kCache},
+             {"index", tables.slotIndex.lookup(append.getSlot())}};
   } else if (isa<tfm::KvAppendOp, tfm::KvReadOp>(value.getDefiningOp())) {
     StringRef slot = isa<tfm::KvAppendOp>(value.getDefiningOp())
                          ? value.getDefiningOp<tfm::KvAppendOp>().getSlot()
@@ -342,7 +381,7 @@ void EntryLowering::addWeightArgs(Value value, KernelSpec &spec, json &args) {
 json EntryLowering::arg(Value value, json dims, const char *type) {
   // A view of a narrowed KV cache is read and written in the cache's type.
   int64_t index = values.lookup(value);
-  if (isCacheValue(value))
+  if (holdsCacheRows(value))
     return {{"value", index}, {"type", tables.cacheType},
             {"dims", std::move(dims)}};
   return {{"value", index}, {"type", type}, {"dims", std::move(dims)}};
@@ -352,6 +391,22 @@ bool EntryLowering::isCacheValue(Value value) const {
   auto it = values.find(value);
   return it != values.end() &&
          valuesJson[it->second]["kind"] == tfmc::plan::kind::kCache;
+}
+
+bool EntryLowering::holdsCacheRows(Value value) const {
+  if (isCacheValue(value))
+    return true;
+  Operation *producer = value.getDefiningOp();
+  return producer && (isa<tfm::KvAppendOp>(producer) ||
+                      tfm::cacheWriteOf(producer) != nullptr);
+}
+
+int64_t EntryLowering::keyRowsIndex() {
+  if (keyRows < 0) {
+    keyRows = valuesJson.size();
+    valuesJson.push_back({{"kind", tfmc::plan::kind::kKeyRows}});
+  }
+  return keyRows;
 }
 
 /// A narrowed KV cache (tfm.kv_cache_dtype) is written by the linear,
@@ -371,14 +426,14 @@ LogicalResult EntryLowering::typeCacheAccess(Operation *op, KernelSpec &spec) {
            << "' kernel (--kv-cache-dtype narrows caches that linear, rope "
               "and attention kernels write and read)";
   };
-  if (isCacheValue(op->getResult(0))) {
+  if (holdsCacheRows(op->getResult(0))) {
     if (!isa<tfm::LinearOp, tfm::GatedLinearOp, tfm::RopeOp>(op))
       return refuse("write");
     spec.outputType = narrow;
   }
   auto attention = dyn_cast<tfm::AttentionOp>(op);
   for (Value operand : op->getOperands()) {
-    if (!isCacheValue(operand))
+    if (!holdsCacheRows(operand))
       continue;
     if (!attention || operand == attention.getQuery())
       return refuse("read");
@@ -658,9 +713,32 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
                                      toJson(shape[1]), toJson(shape[0])}));
     };
     args.push_back(heads(attention.getQuery(), spec.headDim, spec.heads));
-    args.push_back(heads(attention.getKey(), spec.headDim, spec.kvHeads));
-    args.push_back(
-        heads(attention.getValue(), spec.valueHeadDim, spec.kvHeads));
+    auto pagedRead = [&](Value value) {
+      auto append = value.getDefiningOp<tfm::KvAppendOp>();
+      return decode && append && paged(append.getSlot());
+    };
+    if (pagedRead(attention.getKey()) != pagedRead(attention.getValue()))
+      return op->emitError("attention reads keys and values from one paged "
+                           "KV cache, or neither");
+    if (pagedRead(attention.getKey())) {
+      // The block pools, (head dim, head, R pool rows), and each key's row.
+      spec.pagedCache = true;
+      auto pool = [&](Value value, int64_t headWidth) {
+        return arg(value, json::array({toJson(constant(headWidth)),
+                                       toJson(constant(spec.kvHeads)),
+                                       toJson(symbol(Symbol::PoolRows))}));
+      };
+      args.push_back(pool(attention.getKey(), spec.headDim));
+      args.push_back(pool(attention.getValue(), spec.valueHeadDim));
+      const Shape &keys = shapes[attention.getKey()];
+      args.push_back({{"value", keyRowsIndex()},
+                      {"type", tfmc::plan::type::kI32},
+                      {"dims", json::array({toJson(keys[1]), toJson(keys[0])})}});
+    } else {
+      args.push_back(heads(attention.getKey(), spec.headDim, spec.kvHeads));
+      args.push_back(
+          heads(attention.getValue(), spec.valueHeadDim, spec.kvHeads));
+    }
     if (Value keyPadding = attention.getKeyPadding())
       args.push_back(arg(keyPadding, halideDims(shapes[keyPadding]), tfmc::plan::type::kI64));
     args.push_back(heads(result, spec.valueHeadDim, spec.heads));
@@ -723,6 +801,13 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   else if (spec.bf16Products)
     step["activations"] = "bf16";
   stepsJson.push_back(std::move(step));
+  // Rows appended to a paged slot: the runtime copies them into their
+  // sequences' blocks (the P cached positions on).
+  if (tfm::KvAppendOp append = tfm::cacheWriteOf(op);
+      append && paged(append.getSlot()))
+    stepsJson.push_back(
+        {{"store", tables.slotIndex.lookup(append.getSlot())},
+         {"args", json::array({arg(result, halideDims(out))})}});
   return success();
 }
 
@@ -860,6 +945,8 @@ LogicalResult EntryLowering::run() {
   parts.inputs = std::move(inputs);
   parts.weights = tables.weights;
   parts.cache = tables.cache;
+  if (!tables.pagedSlots.empty())
+    parts.blockTokens = tfmc::plan::kBlockTokens;
   parts.values = valuesJson;
   parts.steps = stepsJson;
   parts.outputs = std::move(outputs);
@@ -872,7 +959,7 @@ LogicalResult EntryLowering::run() {
 FailureOr<LoweredModule> lowerModule(ModuleOp module,
                                      const TargetDescription &target,
                                      bool autoschedule) {
-  ModuleTables tables(module);
+  ModuleTables tables(module, target);
   LoweredModule lowered;
   for (func::FuncOp func : module.getOps<func::FuncOp>()) {
     EntryLowering lowering(func, target, tables, autoschedule);

@@ -12,7 +12,8 @@ namespace tfmc::codegen {
 
 namespace {
 constexpr Symbol kAllSymbols[] = {Symbol::Batch, Symbol::Source, Symbol::Target,
-                                  Symbol::Past, Symbol::Length};
+                                  Symbol::Past, Symbol::Length,
+                                  Symbol::PoolRows};
 } // namespace
 
 const char *symbolName(Symbol symbol) {
@@ -27,6 +28,8 @@ const char *symbolName(Symbol symbol) {
     return "P";
   case Symbol::Length:
     return "L";
+  case Symbol::PoolRows:
+    return "R";
   }
   return "?";
 }
@@ -108,6 +111,8 @@ json writeEntryPlan(const EntryPlanParts &parts) {
           {"cache", parts.cache},
           {"values", parts.values},
           {"output", outputJson(parts.outputs.front())}};
+  if (parts.blockTokens > 0)
+    plan["block_tokens"] = parts.blockTokens;
   if (parts.outputs.size() > 1) {
     json more = json::array();
     for (std::size_t i = 1; i < parts.outputs.size(); ++i)

@@ -25,8 +25,9 @@ namespace tfmc::codegen {
 using json = nlohmann::json;
 
 /// The symbols of a plan's dimensions.
-enum class Symbol { Batch, Source, Target, Past, Length };
-/// The symbol's name in the plan ("B", "S", "T", "P", "L").
+/// PoolRows: the rows of a paged KV cache's block pool (the runtime's).
+enum class Symbol { Batch, Source, Target, Past, Length, PoolRows };
+/// The symbol's name in the plan ("B", "S", "T", "P", "L", "R").
 const char *symbolName(Symbol symbol);
 
 /// A factor of an extent: a constant or a symbol.
@@ -54,6 +55,8 @@ struct EntryPlanParts {
   std::string target;
   bool gpu = false;
   int64_t vocab = 0, maxLen = 0, maxBatch = 0, maxSeq = 0, arenaBytes = 0;
+  /// Positions a block of a paged KV cache holds (0: no slot is paged).
+  int64_t blockTokens = 0;
   json inputs, weights, cache, values, steps;
   /// What the entry point returns, in order: the plan's "output", then
   /// its "more_outputs".

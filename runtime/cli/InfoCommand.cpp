@@ -171,16 +171,32 @@ int infoCommand(int argc, char **argv) {
               static_cast<long long>(plan.arenaBytes),
               static_cast<double>(plan.arenaBytes) / (1 << 20));
   // What each handle (Model::share, tfmc_share) has of its own beside the
-  // arena: max_batch sequences of max_len rows per slot.
+  // arena: max_batch sequences of max_len rows per dense slot, or a pool of
+  // blocks for the paged slots (KvBlocks.h).
   if (!plan.cache.empty()) {
     // The compiler gives every slot one type (`tfmc --kv-cache-dtype`).
-    int64_t cacheBytes = 0;
+    int64_t cacheBytes = 0, blockBytes = 0;
     for (const PlanCacheSlot &slot : plan.cache)
-      cacheBytes += plan.cacheSlotBytes(slot);
-    std::printf("kv cache: %s, %lld bytes (%.1f MiB)\n",
-                elementTypeName(plan.cache.front().type),
-                static_cast<long long>(cacheBytes),
-                static_cast<double>(cacheBytes) / (1 << 20));
+      if (slot.paged)
+        blockBytes += plan.blockTokens * slot.rowBytes();
+      else
+        cacheBytes += plan.cacheSlotBytes(slot);
+    if (cacheBytes > 0 || blockBytes == 0)
+      std::printf("kv cache: %s, %lld bytes (%.1f MiB)\n",
+                  elementTypeName(plan.cache.front().type),
+                  static_cast<long long>(cacheBytes),
+                  static_cast<double>(cacheBytes) / (1 << 20));
+    if (blockBytes > 0) {
+      const int64_t blocks = KvBlockPool::blocksFor(plan);
+      std::printf("kv cache blocks: %s, %lld blocks of %lld positions, %lld "
+                  "bytes each (%.1f MiB; sequences hold them as they "
+                  "grow)\n",
+                  elementTypeName(plan.cache.front().type),
+                  static_cast<long long>(blocks),
+                  static_cast<long long>(plan.blockTokens),
+                  static_cast<long long>(blockBytes),
+                  static_cast<double>(blocks * blockBytes) / (1 << 20));
+    }
   }
   std::printf(
       "limits: vocab %lld, max_len %lld, max batch %lld, max seq %lld\n",

@@ -50,7 +50,8 @@ bool Model::Weights::moveToDevice(const Plan &plan, std::string &error) {
 }
 
 bool Model::Impl::allocate(const std::vector<Plan> &entries,
-                           std::string &error) {
+                           std::string &error,
+                           std::shared_ptr<KvBlockPool> sharedPool) {
   const Plan &plan = entries.front();
   poison = poisonArenaRequested();
   onDevice = plan.device == "cuda";
@@ -71,7 +72,19 @@ bool Model::Impl::allocate(const std::vector<Plan> &entries,
   // Not initialised either: attention reads only the rows a prefill or
   // decode step wrote (below L); TFMC_POISON_ARENA=1 fills it with NaN
   // (all ones: a NaN in f32, bf16 and f16 alike).
+  // Paged slots are the pool's (KvBlocks.h), which Models made by share()
+  // take from their source.
   for (const PlanCacheSlot &slot : plan.cache) {
+    if (slot.paged && onDevice) {
+      error = fmt::format("plan: the KV cache slot {} is paged, which the "
+                          "GPU runtime does not read",
+                          support::quote(slot.slot));
+      return false;
+    }
+    if (slot.paged) {
+      cache.emplace_back();
+      continue;
+    }
     std::size_t bytes = static_cast<std::size_t>(plan.cacheSlotBytes(slot));
     AlignedBuffer buffer(bytes);
     if (!buffer.data()) {
@@ -84,8 +97,14 @@ bool Model::Impl::allocate(const std::vector<Plan> &entries,
       std::memset(buffer.data(), 0xff, bytes);
     cache.push_back(std::move(buffer));
   }
+  pool = sharedPool ? std::move(sharedPool)
+                    : KvBlockPool::create(plan, poison, error);
+  if (!pool && !error.empty())
+    return false;
   slotRows.assign(plan.cache.size(), 0);
   appendedByDecode.assign(plan.cache.size(), false);
+  for (std::size_t s = 0; s < plan.cache.size(); ++s)
+    appendedByDecode[s] = plan.cache[s].paged;
   for (const Plan &entry : entries)
     if (entry.entry == "decode_step")
       for (const PlanValue &value : entry.values)
@@ -227,6 +246,11 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
       std::vector<tfmc_kernel_fn> &stepKernels =
           weights->entryKernels.emplace_back();
       for (std::size_t i = 0; i < entry.steps.size(); ++i) {
+        // A store step is the runtime's own.
+        if (entry.steps[i].storeSlot >= 0) {
+          stepKernels.push_back(nullptr);
+          continue;
+        }
         auto it = table.find(entry.steps[i].kernel);
         if (it == table.end()) {
           error = fmt::format("plan: step {} calls kernel {}, which is not "
@@ -271,14 +295,15 @@ std::unique_ptr<Model> Model::create(const std::vector<Plan> &entries,
   return nullptr;
 }
 
-std::unique_ptr<Model> Model::share(std::string &error) const {
+std::unique_ptr<Model> Model::share(std::string &error, bool kvBlocks) const {
   try {
     std::unique_ptr<Model> model(new Model());
     model->plan_ = plan_;
     model->entries_ = entries_;
     model->impl_ = std::make_unique<Impl>();
     model->impl_->weights = impl_->weights;
-    if (!model->impl_->allocate(model->entries_, error))
+    if (!model->impl_->allocate(model->entries_, error,
+                                kvBlocks ? impl_->pool : nullptr))
       return nullptr;
     return model;
   } catch (const std::bad_alloc &) {
@@ -337,9 +362,12 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
                     impl.symbolValues);
     if (!impl.bindInputs(call, inputs, error) ||
         !impl.bindCacheSymbols(call, error) || !impl.checkInputs(call, error) ||
-        !impl.bindOutputs(call, error) || !impl.checkSteps(call, error) ||
-        (impl.onDevice && !impl.uploadInputs(call, error)))
+        !impl.preparePaged(call, error) || !impl.bindOutputs(call, error) ||
+        !impl.checkSteps(call, error) ||
+        (impl.onDevice && !impl.uploadInputs(call, error))) {
+      impl.releasePending();
       return std::nullopt;
+    }
     // From here on a failure leaves the KV cache half-written.
     if (!impl.executeSteps(call, error)) {
       impl.dropCache(call);

@@ -24,6 +24,7 @@
 #ifndef TFMC_RUNTIME_MODEL_H
 #define TFMC_RUNTIME_MODEL_H
 
+#include "runtime/core/KvBlocks.h"
 #include "runtime/core/Plan.h"
 #include "runtime/core/Safetensors.h"
 
@@ -128,7 +129,13 @@ public:
   /// arena, KV cache (empty) and call state. Safe to call while this Model
   /// runs on another thread. On failure (memory) returns null and sets
   /// `error`.
-  std::unique_ptr<Model> share(std::string &error) const;
+  /// With `kvBlocks`, the new Model takes the blocks of its paged KV cache
+  /// from this one's pool (KvBlocks.h) instead of a pool of its own, so
+  /// that a sequence one of them prefilled can join the other's batch
+  /// without a copy (insertSequence); the two must then run on one thread
+  /// at a time, as a ContinuousBatcher runs its two.
+  std::unique_ptr<Model> share(std::string &error,
+                               bool kvBlocks = false) const;
 
   ~Model();
   Model(const Model &) = delete;
@@ -193,6 +200,9 @@ public:
   /// Empties the KV cache (the next decode step needs a prefill or an
   /// insertSequence first).
   void clearCache();
+  /// The paged KV cache's blocks (KvBlocks.h), shared with the Models
+  /// share(kvBlocks) made: all zero when the program has no paged slot.
+  KvBlockStats kvBlocks() const;
 
   /// Prefix caching (`NAME serve`), for decoder-only models on the CPU:
   /// the bytes one position of one sequence takes in the KV cache, over

@@ -51,6 +51,8 @@ bool Model::Impl::bindCacheSymbols(Call &call, std::string &error) {
       symbols[s] = call.past;
     } else if (name == "L") {
       symbols[s] = call.past + call.added;
+    } else if (name == "R") {
+      symbols[s] = pool ? pool->rows() : 0;
     } else if (call.usesCache && !call.prefill &&
                stored != prefillSymbols.end()) {
       symbols[s] = stored->second;
@@ -102,9 +104,124 @@ bool Model::Impl::bindCacheSymbols(Call &call, std::string &error) {
   return true;
 }
 
+namespace {
+/// Positions a prefill's call gives each sequence: the decoder's length,
+/// T for an encoder-decoder, S for a decoder-only model.
+int64_t prefillLength(const Plan &plan, const std::vector<int64_t> &symbols) {
+  int64_t length = 0;
+  for (std::size_t s = 0; s < plan.symbols.size(); ++s)
+    if (plan.symbols[s] == "T")
+      return symbols[s];
+    else if (plan.symbols[s] == "S")
+      length = symbols[s];
+  return length;
+}
+} // namespace
+
+void Model::Impl::releaseSequences(std::vector<PagedSequence> &rows) {
+  if (pool)
+    for (PagedSequence &row : rows)
+      for (int32_t block : row.blocks)
+        pool->release(block);
+  rows.clear();
+}
+
+void Model::Impl::releasePending() { releaseSequences(pendingSequences); }
+
+bool Model::Impl::makeRoom(PagedSequence &row, int64_t added,
+                           std::string &error) {
+  const int64_t tokens = pool->blockTokens();
+  auto full = [&] {
+    KvBlockStats stats = pool->stats();
+    error = fmt::format("the KV cache is full: its {} blocks of {} positions "
+                        "are all in use",
+                        stats.blocks, stats.blockTokens);
+    return false;
+  };
+  // Positions are written from row.tokens on: a block there that another
+  // sequence holds too is copied first (blocks after it are this
+  // sequence's own).
+  const std::size_t first = static_cast<std::size_t>(row.tokens / tokens);
+  if (first < row.blocks.size() && pool->shared(row.blocks[first])) {
+    int32_t copy = pool->take();
+    if (copy < 0)
+      return full();
+    pool->copy(row.blocks[first], copy);
+    pool->release(row.blocks[first]);
+    row.blocks[first] = copy;
+  }
+  const std::size_t needed =
+      static_cast<std::size_t>((row.tokens + added + tokens - 1) / tokens);
+  while (row.blocks.size() < needed) {
+    int32_t block = pool->take();
+    if (block < 0)
+      return full();
+    row.blocks.push_back(block);
+  }
+  return true;
+}
+
+bool Model::Impl::preparePaged(Call &call, std::string &error) {
+  if (!pool || !call.usesCache)
+    return true;
+  const int64_t batch = call.symbols[0];
+  const int64_t added =
+      call.prefill ? prefillLength(call.plan, call.symbols) : call.added;
+  const int64_t length = call.past + added;
+  std::vector<PagedSequence> &rows =
+      call.prefill ? pendingSequences : sequences;
+  if (call.prefill)
+    rows.assign(static_cast<std::size_t>(batch), PagedSequence());
+  for (int64_t b = 0; b < batch; ++b)
+    if (!makeRoom(rows[b], added, error))
+      return false;
+  const int64_t tokens = pool->blockTokens();
+  // key_rows: each sequence right-aligned in the call's `length` positions.
+  keyRowsLength = length;
+  keyRows.resize(static_cast<std::size_t>(batch * length));
+  for (int64_t b = 0; b < batch; ++b) {
+    const PagedSequence &row = rows[b];
+    const int64_t offset = length - (row.tokens + added);
+    int32_t *out = keyRows.data() + b * length;
+    for (int64_t j = 0; j < length; ++j) {
+      const int64_t t = j - offset;
+      out[j] = t < 0 ? -1
+                     : static_cast<int32_t>(row.blocks[t / tokens] * tokens +
+                                            t % tokens);
+    }
+  }
+  return true;
+}
+
+void Model::Impl::storeRows(const Call &call, std::size_t stepIndex) {
+  const PlanStep &step = call.plan.steps[stepIndex];
+  const halide_buffer_t &rows = buffers[0];
+  const int64_t count = rows.dim[1].extent, batch = rows.dim[2].extent;
+  const int64_t rowBytes = pool->rowBytes(step.storeSlot);
+  uint8_t *slot = pool->slotData(step.storeSlot);
+  for (int64_t b = 0; b < batch; ++b) {
+    const int32_t *positions =
+        keyRows.data() + b * keyRowsLength + keyRowsLength - count;
+    for (int64_t s = 0; s < count; ++s)
+      std::memcpy(slot + positions[s] * rowBytes,
+                  rows.host + (b * count + s) * rowBytes,
+                  static_cast<std::size_t>(rowBytes));
+  }
+}
+
 void Model::Impl::updateCache(const Call &call) {
   if (!call.usesCache)
     return;
+  if (pool) {
+    const int64_t added =
+        call.prefill ? prefillLength(call.plan, call.symbols) : call.added;
+    if (call.prefill) {
+      releaseSequences(sequences);
+      sequences.swap(pendingSequences);
+    }
+    for (int64_t b = 0; b < call.symbols[0]; ++b)
+      sequences[b].tokens += added;
+  }
   if (!call.prefill) {
     cachedRows = call.past + call.added;
     return;
@@ -124,6 +241,8 @@ void Model::Impl::updateCache(const Call &call) {
   // slot's start); each moves to its own max_len rows, the last first so
   // that no sequence is overwritten before it moves.
   for (std::size_t s = 0; s < plan.cache.size(); ++s) {
+    if (plan.cache[s].paged)
+      continue;
     const int64_t width = plan.cache[s].width;
     const int64_t rowBytes = plan.cache[s].rowBytes();
     slotRows[s] = call.cacheElements[s] / (width * cachedBatch);
@@ -137,8 +256,11 @@ void Model::Impl::updateCache(const Call &call) {
 }
 
 void Model::Impl::dropCache(const Call &call) {
-  if (call.usesCache)
-    cachedRows = cachedBatch = 0;
+  if (!call.usesCache)
+    return;
+  cachedRows = cachedBatch = 0;
+  releaseSequences(sequences);
+  releasePending();
 }
 
 bool Model::reorderCache(const std::vector<int64_t> &sources,
@@ -187,9 +309,21 @@ bool Model::reorderCache(const std::vector<int64_t> &sources,
   for (int64_t r = 0; r < rows; ++r)
     if (sources[r] != r)
       changed.push_back(r);
+  // Paged sequences are lists of blocks: row r holds sources[r]'s (a
+  // block two rows then hold is copied before either writes into it).
+  if (impl.pool) {
+    std::vector<PagedSequence> next;
+    for (int64_t source : sources) {
+      next.push_back(impl.sequences[source]);
+      for (int32_t block : next.back().blocks)
+        impl.pool->retain(block);
+    }
+    impl.releaseSequences(impl.sequences);
+    impl.sequences = std::move(next);
+  }
   for (std::size_t s = 0; s < plan_.cache.size() && !changed.empty(); ++s) {
     const bool self = impl.appendedByDecode[s];
-    if (!self && (!crossToo || impl.crossShared))
+    if (plan_.cache[s].paged || (!self && (!crossToo || impl.crossShared)))
       continue;
     const int64_t rowBytes = plan_.cache[s].rowBytes();
     const int64_t first = self ? firstPosition : 0;
@@ -251,8 +385,28 @@ bool Model::insertSequence(const Model &donor, int64_t sourceRow, int64_t row,
                         from.cachedRows, length);
     return false;
   }
+  if (impl.pool != from.pool) {
+    error = "insertSequence: the donor does not share this Model's KV cache "
+            "blocks (make it with share(error, true))";
+    return false;
+  }
+  if (impl.pool) {
+    // The donor's blocks, held by both until the donor lets go: no copy.
+    PagedSequence joining = from.sequences[sourceRow];
+    for (int32_t block : joining.blocks)
+      impl.pool->retain(block);
+    if (row < static_cast<int64_t>(impl.sequences.size())) {
+      std::vector<PagedSequence> old{std::move(impl.sequences[row])};
+      impl.releaseSequences(old);
+      impl.sequences[row] = std::move(joining);
+    } else {
+      impl.sequences.push_back(std::move(joining));
+    }
+  }
   const int64_t pad = length - from.cachedRows;
   for (std::size_t s = 0; s < plan_.cache.size(); ++s) {
+    if (plan_.cache[s].paged)
+      continue;
     const int64_t rowBytes = plan_.cache[s].rowBytes();
     const auto *source = static_cast<const uint8_t *>(from.cache[s].data()) +
                          sourceRow * plan_.maxLen * rowBytes;
@@ -285,8 +439,18 @@ bool Model::shiftCache(int64_t shift, std::string &error) {
                         impl.cachedRows, shift, length, plan_.maxLen);
     return false;
   }
+  // Paged sequences are right-aligned in the frame: it only grows or
+  // shrinks, as long as no sequence's tokens fall out of it.
+  if (impl.pool)
+    for (int64_t b = 0; b < impl.cachedBatch; ++b)
+      if (impl.sequences[b].tokens > length) {
+        error = fmt::format("shiftCache: sequence {} has {} positions, more "
+                            "than the {} left",
+                            b, impl.sequences[b].tokens, length);
+        return false;
+      }
   for (std::size_t s = 0; s < plan_.cache.size(); ++s) {
-    if (!impl.appendedByDecode[s])
+    if (!impl.appendedByDecode[s] || plan_.cache[s].paged)
       continue;
     const int64_t rowBytes = plan_.cache[s].rowBytes();
     auto *data = static_cast<uint8_t *>(impl.cache[s].data());
@@ -306,7 +470,14 @@ bool Model::shiftCache(int64_t shift, std::string &error) {
   return true;
 }
 
-void Model::clearCache() { impl_->cachedRows = impl_->cachedBatch = 0; }
+void Model::clearCache() {
+  impl_->cachedRows = impl_->cachedBatch = 0;
+  impl_->releaseSequences(impl_->sequences);
+}
+
+KvBlockStats Model::kvBlocks() const {
+  return impl_->pool ? impl_->pool->stats() : KvBlockStats();
+}
 
 int64_t Model::cachePositionBytes() const {
   const Impl &impl = *impl_;
@@ -338,6 +509,25 @@ bool Model::saveCachePositions(int64_t row, int64_t first, int64_t count,
   }
   for (std::size_t s = 0; s < plan_.cache.size(); ++s) {
     const int64_t rowBytes = plan_.cache[s].rowBytes();
+    if (plan_.cache[s].paged) {
+      // Position j of the frame; zeros left of the sequence's tokens.
+      const PagedSequence &sequence = impl.sequences[row];
+      const int64_t offset = impl.cachedRows - sequence.tokens,
+                    tokens = impl.pool->blockTokens();
+      const uint8_t *data = impl.pool->slotData(s);
+      for (int64_t j = first; j < first + count; ++j, out += rowBytes) {
+        const int64_t t = j - offset;
+        if (t < 0)
+          std::memset(out, 0, static_cast<std::size_t>(rowBytes));
+        else
+          std::memcpy(out,
+                      data + (sequence.blocks[t / tokens] * tokens +
+                              t % tokens) *
+                                 rowBytes,
+                      static_cast<std::size_t>(rowBytes));
+      }
+      continue;
+    }
     const auto *data = static_cast<const uint8_t *>(impl.cache[s].data());
     const std::size_t span = static_cast<std::size_t>(count * rowBytes);
     std::memcpy(out, data + (row * plan_.maxLen + first) * rowBytes, span);
@@ -363,8 +553,40 @@ bool Model::restoreCachePositions(int64_t first, int64_t count,
                         impl.cachedRows, plan_.maxLen);
     return false;
   }
+  if (impl.pool) {
+    // One sequence whose tokens are the frame's (a continued one is such:
+    // it was restored or prefilled alone), with blocks for the new ones.
+    if (first == 0) {
+      impl.releaseSequences(impl.sequences);
+      impl.sequences.resize(1);
+    }
+    PagedSequence &sequence = impl.sequences[0];
+    if (sequence.tokens != first) {
+      error = fmt::format("restoreCachePositions: the sequence holds {} "
+                          "positions of a frame of {}",
+                          sequence.tokens, first);
+      return false;
+    }
+    if (!impl.makeRoom(sequence, count, error)) {
+      error = "restoreCachePositions: " + error;
+      return false;
+    }
+    sequence.tokens = first + count;
+  }
   for (std::size_t s = 0; s < plan_.cache.size(); ++s) {
     const int64_t rowBytes = plan_.cache[s].rowBytes();
+    if (plan_.cache[s].paged) {
+      const PagedSequence &sequence = impl.sequences[0];
+      const int64_t tokens = impl.pool->blockTokens();
+      uint8_t *data = impl.pool->slotData(s);
+      for (int64_t t = first; t < first + count; ++t, in += rowBytes)
+        std::memcpy(data + (sequence.blocks[t / tokens] * tokens +
+                            t % tokens) *
+                               rowBytes,
+                    in, static_cast<std::size_t>(rowBytes));
+      impl.slotRows[s] = first + count;
+      continue;
+    }
     auto *data = static_cast<uint8_t *>(impl.cache[s].data());
     const std::size_t span = static_cast<std::size_t>(count * rowBytes);
     std::memcpy(data + first * rowBytes, in, span);

@@ -58,6 +58,7 @@ halide_type_t halideType(ElementType type) {
   case ElementType::I8: return halide_type_t(halide_type_int, 8);
   case ElementType::U8: return halide_type_t(halide_type_uint, 8);
   case ElementType::F16: return halide_type_t(halide_type_float, 16);
+  case ElementType::I32: return halide_type_t(halide_type_int, 32);
   }
   return halide_type_t(halide_type_float, 32);
 }
@@ -167,8 +168,33 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
         argDevice[a] = arenaDevice + value.offset;
       break;
     }
+    case ValueKind::KeyRows: {
+      // preparePaged's, [B, L] for this call.
+      if (elements > static_cast<int64_t>(keyRows.size())) {
+        error = fmt::format("{}: dims {} view {} key rows, but the call "
+                            "has {}",
+                            where(), formatDims(plan, arg.dims), elements,
+                            keyRows.size());
+        return false;
+      }
+      buffer.host = reinterpret_cast<uint8_t *>(keyRows.data());
+      break;
+    }
     case ValueKind::Cache: {
       const PlanCacheSlot &slot = plan.cache[value.index];
+      if (slot.paged) {
+        // The whole pool, whatever the step reads of it.
+        if (!pool || elements > pool->rows() * slot.width) {
+          error = fmt::format("{}: dims {} view {} elements of the paged KV "
+                              "cache slot {}, which has {}",
+                              where(), formatDims(plan, arg.dims), elements,
+                              support::quote(slot.slot),
+                              pool ? pool->rows() * slot.width : 0);
+          return false;
+        }
+        buffer.host = pool->slotData(value.index);
+        break;
+      }
       int64_t row = value.rowSymbol < 0 ? 0 : call.symbols[value.rowSymbol];
       int64_t sharedBase = 0; // elements: a shared source's block
       // One sequence's rows of the slot.
@@ -243,6 +269,15 @@ bool Model::Impl::executeSteps(Call &call, std::string &error) {
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
     // checkSteps built every step once: this cannot fail.
     buildStep(call, s, error);
+    if (plan.steps[s].storeSlot >= 0) {
+      auto start = std::chrono::steady_clock::now();
+      storeRows(call, s);
+      if (stepSeconds)
+        (*stepSeconds)[s] = std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
+      continue;
+    }
     const std::size_t args = plan.steps[s].args.size();
     if (onDevice)
       for (std::size_t a = 0; a < args; ++a) {

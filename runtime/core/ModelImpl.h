@@ -16,6 +16,7 @@
 #define TFMC_RUNTIME_MODELIMPL_H
 
 #include "runtime/core/HalideHooks.h"
+#include "runtime/core/KvBlocks.h"
 #include "runtime/core/Model.h"
 #include "support/Text.h"
 #include "runtime/core/WeightFiles.h"
@@ -126,6 +127,20 @@ struct Model::Impl {
   /// reorderCache's staging rows (reused).
   std::vector<uint8_t> reorderScratch;
 
+  /// The paged slots' blocks (KvBlocks.h; null when no slot is paged),
+  /// shared with the Models share(kvBlocks) makes. The cache's cachedRows
+  /// positions are a frame every sequence is right-aligned in: sequence
+  /// b's tokens are its last sequences[b].tokens positions (the ones
+  /// before are the padding of a shorter sequence that joined the batch).
+  std::shared_ptr<KvBlockPool> pool;
+  std::vector<PagedSequence> sequences;
+  /// A prefill's new sequences, until it succeeds.
+  std::vector<PagedSequence> pendingSequences;
+  /// The call's key_rows, [B, keyRowsLength]: the pool row of each
+  /// position of each sequence after the call, -1 left of its tokens.
+  std::vector<int32_t> keyRows;
+  int64_t keyRowsLength = 0;
+
   // Reused by every forward() so that a call allocates nothing in the common
   // case.
   std::vector<int64_t> symbolValues;
@@ -157,6 +172,9 @@ struct Model::Impl {
   Impl(const Impl &) = delete;
   Impl &operator=(const Impl &) = delete;
   ~Impl() {
+    // Blocks of a shared pool go back to it.
+    releaseSequences(sequences);
+    releaseSequences(pendingSequences);
     for (std::uint64_t address : inputDevice)
       deviceFree(address);
     for (std::uint64_t address : cacheDevice)
@@ -168,7 +186,10 @@ struct Model::Impl {
   /// Everything a Model has of its own, for `entries` (the arena as large
   /// as the largest entry's, the KV cache, the call scratch; a CUDA plan's
   /// device arena, cache and input staging): at create and at share.
-  bool allocate(const std::vector<Plan> &entries, std::string &error);
+  /// A Model made by share(kvBlocks) takes `sharedPool`, its source's
+  /// blocks.
+  bool allocate(const std::vector<Plan> &entries, std::string &error,
+                std::shared_ptr<KvBlockPool> sharedPool = nullptr);
 
   struct Call;
 
@@ -193,6 +214,23 @@ struct Model::Impl {
   void updateCache(const Call &call);
   /// After a failed call: a half-written cache is no cache.
   void dropCache(const Call &call);
+  /// Before the steps are built: blocks for the call's new positions in
+  /// every sequence (copying a block shared with another sequence before
+  /// it is written) and the call's key_rows. False with `error` when the
+  /// pool has no free block left.
+  bool preparePaged(Call &call, std::string &error);
+  /// Blocks for `added` more positions of `row` (the one they start in
+  /// copied first if another sequence holds it too); false with `error`
+  /// when the pool has no free block left.
+  bool makeRoom(PagedSequence &row, int64_t added, std::string &error);
+  /// After a call that failed before its kernels ran: a prefill's new
+  /// sequences give their blocks back (the cache is as it was).
+  void releasePending();
+  /// Gives every block of `rows` back, and empties it.
+  void releaseSequences(std::vector<PagedSequence> &rows);
+  /// The store step `stepIndex` (its buffers built): each new row into its
+  /// sequence's block.
+  void storeRows(const Call &call, std::size_t stepIndex);
 
   // Plan execution (ModelExecute.cpp).
   /// Builds (and so checks) every step's buffers before any kernel runs.

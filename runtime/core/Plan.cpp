@@ -126,7 +126,8 @@ int64_t getInteger(const Json &object, const char *key,
 std::optional<ElementType> parseElementType(const std::string &name) {
   for (ElementType type : {ElementType::F32, ElementType::I64,
                            ElementType::BF16, ElementType::I8,
-                           ElementType::F16, ElementType::U8})
+                           ElementType::F16, ElementType::U8,
+                           ElementType::I32})
     if (name == elementTypeName(type))
       return type;
   return std::nullopt;
@@ -161,6 +162,13 @@ public:
     parseWeights(member(root, "weights", ""));
     if (root.contains("cache"))
       parseCache(member(root, "cache", ""));
+    if (root.contains("block_tokens"))
+      plan.blockTokens =
+          getInteger(root, "block_tokens", "", 1, 1 << 16);
+    for (std::size_t s = 0; s < plan.cache.size(); ++s)
+      if (plan.cache[s].paged && plan.blockTokens == 0)
+        fail(fmt::format("cache {}", s),
+             "is paged, but the plan has no block_tokens");
     parseValues(member(root, "values", ""));
     plan.outputs.push_back(parseOutput(member(root, "output", ""), "output"));
     if (root.contains("more_outputs")) {
@@ -450,6 +458,12 @@ private:
                            support::escapeText(dtype, 32)));
         slot.type = *type;
       }
+      if (json.contains("paged")) {
+        if (!json["paged"].is_boolean())
+          fail(join(where, "paged"),
+               "expected a boolean, found " + kindOf(json["paged"]));
+        slot.paged = json["paged"].get<bool>();
+      }
       // max_batch sequences of max_len rows.
       const int64_t size = elementTypeSize(slot.type);
       if (slot.width > kMaxPlanBytes / size / plan.maxLen / plan.maxBatch)
@@ -517,9 +531,12 @@ private:
                    getInteger(json, "row", where) != 0) {
           fail(join(where, "row"), "a constant row must be 0");
         }
+      } else if (kind == tfmc::plan::kind::kKeyRows) {
+        value.kind = ValueKind::KeyRows;
       } else {
         fail(join(where, "kind"),
-             fmt::format("'{}' is not 'input', 'weight', 'arena' or 'cache'",
+             fmt::format("'{}' is not 'input', 'weight', 'arena', 'cache' "
+                         "or 'key_rows'",
                          kind));
       }
       plan.values.push_back(value);
@@ -551,7 +568,16 @@ private:
       std::string where = fmt::format("step {}", i);
       const Json &json = expectObject(steps[i], where);
       PlanStep step;
-      step.kernel = getString(json, "kernel", where);
+      if (json.contains("store")) {
+        step.storeSlot = getInteger(json, "store", where);
+        if (step.storeSlot >= static_cast<int64_t>(plan.cache.size()) ||
+            !plan.cache[step.storeSlot].paged)
+          fail(join(where, "store"),
+               fmt::format("cache slot {} is not a paged slot of the {}",
+                           step.storeSlot, plan.cache.size()));
+      } else {
+        step.kernel = getString(json, "kernel", where);
+      }
       if (json.contains("op"))
         step.op = getString(json, "op", where);
       if (json.contains("loc"))
@@ -579,8 +605,8 @@ private:
         std::optional<ElementType> parsed = parseElementType(type);
         if (!parsed)
           fail(join(argWhere, "type"),
-               fmt::format("{} is not 'f32', 'i64', 'bf16', 'i8', 'f16' or "
-                           "'u8'",
+               fmt::format("{} is not 'f32', 'i64', 'bf16', 'i8', 'f16', "
+                           "'u8' or 'i32'",
                            support::quote(type)));
         arg.type = *parsed;
         // Inputs and weights have one type each: the kernel must
@@ -595,16 +621,22 @@ private:
         else if (value.kind == ValueKind::Cache &&
                  plan.cache[value.index].type != ElementType::F32)
           stored = {"a KV cache slot", plan.cache[value.index].type};
-        // The arena holds activations, ids and quantised rows (a
-        // tfm.quantize's bytes, i8); an f32 KV cache activations and ids.
+        else if (value.kind == ValueKind::KeyRows)
+          stored = {"the key rows", ElementType::I32};
+        // The arena holds activations, ids, quantised rows (a
+        // tfm.quantize's bytes, i8) and rows for a paged bf16 or f16 KV
+        // cache; an f32 KV cache activations and ids.
         const bool arena = value.kind == ValueKind::Arena;
         if (!stored && arg.type != ElementType::F32 &&
             arg.type != ElementType::I64 &&
-            !(arena && arg.type == ElementType::I8))
+            !(arena && (arg.type == ElementType::I8 ||
+                        arg.type == ElementType::BF16 ||
+                        arg.type == ElementType::F16)))
           fail(argWhere, fmt::format("value {} is in the {}, which holds {}, "
                                      "but the arg is {}",
                                      arg.value, arena ? "arena" : "KV cache",
-                                     arena ? "f32, i64 or i8" : "f32 or i64",
+                                     arena ? "f32, i64, i8, bf16 or f16"
+                                           : "f32 or i64",
                                      type));
         if (stored && arg.type != stored->second)
           fail(argWhere, fmt::format("value {} is {}, which is {}, but the "
@@ -625,6 +657,12 @@ private:
         }
         step.args.push_back(std::move(arg));
       }
+      if (step.storeSlot >= 0 &&
+          (step.args.size() != 1 || step.args[0].dims.size() != 3 ||
+           plan.values[step.args[0].value].kind != ValueKind::Arena ||
+           step.args[0].type != plan.cache[step.storeSlot].type))
+        fail(where, "a store step has one arg: rows (width, S, B) in the "
+                    "arena, of its slot's type");
       plan.steps.push_back(std::move(step));
     }
   }
@@ -743,6 +781,7 @@ const char *elementTypeName(ElementType type) {
   case ElementType::I8: return tfmc::plan::type::kI8;
   case ElementType::F16: return tfmc::plan::type::kF16;
   case ElementType::U8: return tfmc::plan::type::kU8;
+  case ElementType::I32: return tfmc::plan::type::kI32;
   }
   return "?";
 }

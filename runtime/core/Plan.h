@@ -35,15 +35,20 @@
 //     {"kind": "input",  "index": 0},
 //     {"kind": "weight", "index": 3, "offset": 589824},  // element offset (a tfm.split view)
 //     {"kind": "arena",  "offset": 3145728},              // byte offset in the arena
-//     {"kind": "cache",  "index": 0, "row": "P"}          // KV cache slot, from row P
+//     {"kind": "cache",  "index": 0, "row": "P"},         // KV cache slot, from row P
+//     {"kind": "cache",  "index": 1},                     // a paged slot's block pool
+//     {"kind": "key_rows"}                                // its pool row of each key
 //   ],
+//   "block_tokens": 16,                  // rows of a paged slot's block (optional)
 //   "output": {"name": "logits", "value": 57, "dims": ["B", "S", 50257]},
 //   "more_outputs": [...],               // optional: further outputs, as "output"
 //   "steps": [
 //     {"kernel": "tfmc_k3f9a...", "args": [
 //        {"value": 0, "type": "i64", "dims": [["S"], ["B"]]},
 //        {"value": 1, "type": "f32", "dims": [[768], [50257]]},
-//        {"value": 2, "type": "f32", "dims": [[768], ["S"], ["B"]]}]}
+//        {"value": 2, "type": "f32", "dims": [[768], ["S"], ["B"]]}]},
+//     {"store": 1, "args": [                // rows into a paged slot's blocks
+//        {"value": 5, "type": "f32", "dims": [[768], ["S"], ["B"]]}]}
 //   ]
 // }
 //
@@ -115,16 +120,16 @@ struct PlanInput {
   bool causal = false;
 };
 
-enum class ElementType { F32, I64, BF16, I8, F16, U8 };
+enum class ElementType { F32, I64, BF16, I8, F16, U8, I32 };
 
-/// "f32", "i64", "bf16", "i8", "f16", "u8": the plan's spelling.
+/// "f32", "i64", "bf16", "i8", "f16", "u8", "i32": the plan's spelling.
 const char *elementTypeName(ElementType type);
 
 /// Bytes per element of an argument's type.
 inline int64_t elementTypeSize(ElementType type) {
   switch (type) {
   case ElementType::I64: return 8;
-  case ElementType::F32: return 4;
+  case ElementType::F32: case ElementType::I32: return 4;
   case ElementType::BF16: case ElementType::F16: return 2;
   case ElementType::I8: case ElementType::U8: return 1;
   }
@@ -249,7 +254,9 @@ struct PlanWeight {
   }
 };
 
-enum class ValueKind { Input, Weight, Arena, Cache };
+/// KeyRows: the step's key_rows (a paged cache's pool row of each key of
+/// each sequence, i32 [B, L]; -1 for none), which the runtime writes.
+enum class ValueKind { Input, Weight, Arena, Cache, KeyRows };
 
 struct PlanValue {
   ValueKind kind = ValueKind::Arena;
@@ -264,10 +271,19 @@ struct PlanValue {
 /// runtime keeps across the prefill and decode steps of one sequence. The
 /// plan's optional "dtype" ("bf16" or "f16", `tfmc --kv-cache-dtype`;
 /// absent: f32) is the type of every arg over the slot.
+///
+/// A paged slot (`"paged": true`: a CPU plan's slots that a decode step
+/// appends to) is instead a pool of blocks of the plan's block_tokens rows
+/// each, which the runtime hands to sequences as they grow (ModelCache.cpp).
+/// Its writers write their rows to the arena and a store step copies them
+/// into their sequences' blocks; a decode or extend step's attention reads
+/// the whole pool (dims (head dim, heads, R): R, the pool's rows, a symbol
+/// the runtime binds) with the step's key_rows value.
 struct PlanCacheSlot {
   std::string slot; // e.g. "decoder.layers.0.self_attn.k"
   int64_t width = 0;
   ElementType type = ElementType::F32;
+  bool paged = false;
   /// Bytes of one row.
   int64_t rowBytes() const { return width * elementTypeSize(type); }
 };
@@ -281,8 +297,14 @@ struct PlanArg {
   std::vector<DimExpr> mins;
 };
 
+/// A step is a kernel call, or (`"store": slot`, no kernel) the runtime's
+/// copy of the one arg's new rows [B, S, width] into the paged slot's
+/// blocks: row (b, s) to key_rows' row of position L - S + s (the P
+/// cached positions on; positions 0 .. S - 1 in a prefill).
 struct PlanStep {
   std::string kernel;
+  /// A store step's slot (-1: a kernel call).
+  int64_t storeSlot = -1;
   std::string op;  // e.g. "tfm.attention" (optional: for reports)
   std::string loc; // the .tfm line that produced it (optional)
   /// What a linear multiplies, where not f32 (`"activations"`, optional):
@@ -323,6 +345,8 @@ struct Plan {
   std::vector<PlanInput> inputs;
   std::vector<PlanWeight> weights;
   std::vector<PlanCacheSlot> cache;
+  /// Rows of a block of the paged slots (`"block_tokens"`; 0: none paged).
+  int64_t blockTokens = 0;
   std::vector<PlanValue> values;
   /// What the entry point returns, in order (never empty): the plan's
   /// "output", then its "more_outputs" (BERT's pooler_output after
@@ -370,8 +394,9 @@ std::string formatDims(const Plan &plan, const std::vector<DimExpr> &dims);
 
 /// The symbols the runtime binds itself instead of reading them off an
 /// input: P, the rows already in the KV cache, and L = P + the new rows.
+/// R: the rows of a paged cache's block pool.
 inline bool isCacheSymbol(const std::string &name) {
-  return name == "P" || name == "L";
+  return name == "P" || name == "L" || name == "R";
 }
 
 } // namespace tfmc::runtime

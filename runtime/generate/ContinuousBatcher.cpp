@@ -53,7 +53,7 @@ std::unique_ptr<ContinuousBatcher> ContinuousBatcher::create(Model &model, int64
   }
   std::unique_ptr<Model> donor;
   if (canJoin(model)) {
-    donor = model.share(error);
+    donor = model.share(error, /*kvBlocks=*/true);
     if (!donor)
       return nullptr;
   }
@@ -129,6 +129,7 @@ BatcherState ContinuousBatcher::state() const {
   state.promptChunks = promptChunks;
   state.prefix = prefixStats;
   state.prefixBudget = prefixBudget;
+  state.kvBlocks = model.kvBlocks();
   return state;
 }
 
@@ -352,6 +353,12 @@ void ContinuousBatcher::admit(std::vector<Row> &rows) {
   // running batch.
   const int64_t chunk = canExtend ? prefillChunk.load() : 0;
   const bool startedEmpty = rows.empty();
+  // The second Model's blocks of a paged cache go back to the pool (or
+  // stay the row's, when it joined) as soon as a newcomer is done with.
+  auto endJoining = [&] {
+    joining.reset();
+    donor->clearCache();
+  };
   int64_t budget = chunk;
   for (;;) {
     const bool waiting = chunk > 0 && !rows.empty();
@@ -378,25 +385,25 @@ void ContinuousBatcher::admit(std::vector<Row> &rows) {
         ++promptChunks;
       }
       if (state == JoinState::Ended) {
-        joining.reset();
+        endJoining();
         continue;
       }
       if (state == JoinState::Prefilling)
         return; // the next chunk after the next step
     } else if (joining->row.job->cancelled || cancelAll) {
       finishRow(joining->row, FinishReason::Cancelled, "");
-      joining.reset();
+      endJoining();
       continue;
     }
     bool joined = false;
     if (!insert(*joining, rows, joined)) {
-      joining.reset();
+      endJoining();
       broken();
       return;
     }
     if (!joined)
       return; // it waits for room
-    joining.reset();
+    endJoining();
     if (chunk == 0 && !startedEmpty)
       return; // whole prompts: one per step into a running batch
   }
@@ -528,17 +535,19 @@ void ContinuousBatcher::dropPadding(std::vector<Row> &rows) {
   if (rows.empty())
     return;
   // Columns that are padding in every row still cost every step's
-  // attention; dropping them copies the rest of the cache once. Worth it
-  // when the steps left save more than the copy: as memory traffic, a
-  // step reads each dropped column once, the copy reads and writes each
-  // kept one.
+  // attention. A paged cache drops them for free (its rows are
+  // right-aligned in a frame that just shrinks); a dense one copies the
+  // rest of the cache once, worth it when the steps left save more than
+  // the copy: as memory traffic, a step reads each dropped column once,
+  // the copy reads and writes each kept one.
   const int64_t length = model.cachedTokens();
   int64_t minPad = length, remaining = 0;
   for (const Row &row : rows) {
     minPad = std::min(minPad, row.pad);
     remaining = std::max(remaining, row.remaining());
   }
-  if (minPad == 0 || minPad * remaining < 2 * (length - minPad))
+  const bool paged = model.kvBlocks().blockTokens > 0;
+  if (minPad == 0 || (!paged && minPad * remaining < 2 * (length - minPad)))
     return;
   std::string error;
   if (!model.shiftCache(-minPad, error)) {

@@ -102,6 +102,9 @@ struct BatcherState {
   /// The prefix cache's (all zero without one).
   PrefixCacheStats prefix;
   int64_t prefixBudget = 0;
+  /// The paged KV cache's blocks (all zero without one): the batch's rows
+  /// and the newcomer being prefilled hold what is used.
+  KvBlockStats kvBlocks;
 };
 
 class ContinuousBatcher {

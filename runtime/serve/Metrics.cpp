@@ -107,6 +107,20 @@ std::string Metrics::text(const BatcherState &state) const {
       "tfmc_prefix_cache_evicted_blocks_total {}\n",
       prefix.promptTokens, prefix.reusedTokens, prefix.blocks, prefix.bytes,
       state.prefixBudget, prefix.evictedBlocks);
+  if (state.kvBlocks.blockTokens > 0)
+    out += fmt::format(
+        "# HELP tfmc_kv_cache_blocks_used Blocks of the paged KV cache that "
+        "sequences hold.\n"
+        "# TYPE tfmc_kv_cache_blocks_used gauge\n"
+        "tfmc_kv_cache_blocks_used {}\n"
+        "# HELP tfmc_kv_cache_blocks_free Blocks free for new positions.\n"
+        "# TYPE tfmc_kv_cache_blocks_free gauge\n"
+        "tfmc_kv_cache_blocks_free {}\n"
+        "# HELP tfmc_kv_cache_block_tokens Positions a block holds.\n"
+        "# TYPE tfmc_kv_cache_block_tokens gauge\n"
+        "tfmc_kv_cache_block_tokens {}\n",
+        state.kvBlocks.used, state.kvBlocks.blocks - state.kvBlocks.used,
+        state.kvBlocks.blockTokens);
   out += "# HELP tfmc_time_to_first_token_seconds From the request's arrival "
          "to its first token.\n# TYPE tfmc_time_to_first_token_seconds "
          "histogram\n";

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -311,6 +312,121 @@ TEST(KvCacheKernels, AttentionReadsTheCacheWidened) {
       keep.fill(1);
       AttentionMask mask;
       mask.causal = mask.queriesAtEnd = true;
+      expectClose(out, referenceAttention(q, k, v, keep, mask,
+                                          spec.attentionScale));
+    }
+}
+
+// A paged cache (KernelSpec::pagedCache): K and V are a pool of rows in
+// blocks, and key_rows gives each sequence's key's pool row (-1: none).
+// The pool holds the keys and values of a dense cache in blocks of 4
+// positions, the blocks shuffled and interleaved between the sequences;
+// sequence 1 has its first 6 keys absent (a newcomer shorter than the
+// batch, left of its tokens), which the kernel must mask as the reference
+// masks padding. Decode (one query, in place), the grouped-query head
+// block, several queries (an extend step: rows staged), with padding and
+// a window, f32 and bf16 pools, against the dense reference.
+TEST(KvCacheKernels, AttentionReadsThePagedCache) {
+  const int batch = 2, keys = 23, blockTokens = 4, absent = 6;
+  struct Case {
+    const char *name;
+    int heads, kvHeads, dim, queries;
+    bool padding;
+    int window;
+    std::map<std::string, int64_t> plan;
+  };
+  const std::vector<Case> cases{
+      {"decode", 3, 3, 16, 1, false, 0,
+       {{"vector", 8}, {"query_block", 1}, {"micro_k", 6}, {"pv_queries", 1},
+        {"pv_width", 32}, {"stage_kv", 0}}},
+      {"decode, padding, window", 3, 3, 16, 1, true, 9,
+       {{"vector", 16}, {"query_block", 1}, {"micro_k", 16},
+        {"pv_queries", 1}, {"pv_width", 64}, {"stage_kv", 0}}},
+      {"grouped heads", 8, 2, 16, 1, false, 0,
+       {{"vector", 8}, {"query_block", 4}, {"head_block", 1},
+        {"micro_k", 6}, {"pv_queries", 2}, {"pv_width", 32},
+        {"stage_kv", 0}}},
+      {"extend, staged", 2, 2, 8, 5, true, 0,
+       {{"vector", 8}, {"query_block", 16}, {"micro_k", 6},
+        {"pv_queries", 2}, {"pv_width", 32}}},
+  };
+  const Halide::Type types[] = {Halide::Float(32), Halide::BFloat(16)};
+  for (const Case &c : cases)
+    for (Halide::Type type : types) {
+      SCOPED_TRACE(std::string(c.name) + ", " +
+                   (type == Halide::Float(32) ? "f32" : typeName(type)));
+      KernelSpec spec = cpuSpec(KernelKind::Attention, c.plan);
+      spec.width = c.heads * c.dim;
+      spec.heads = c.heads;
+      spec.kvHeads = c.kvHeads;
+      spec.headDim = spec.valueHeadDim = c.dim;
+      spec.attentionScale = 1.0 / std::sqrt(double(c.dim));
+      spec.mask.causal = spec.mask.queriesAtEnd = true;
+      spec.mask.padding = c.padding;
+      spec.mask.window = c.window;
+      spec.keyType = spec.valueType = type;
+      spec.pagedCache = true;
+      Buffer<float> q =
+          randomFloats({c.dim, c.heads, c.queries, batch}, 41, 2.0f);
+      Buffer<float> k =
+          randomFloats({c.dim, c.kvHeads, keys, batch}, 42, 2.0f);
+      Buffer<float> v = randomFloats({c.dim, c.kvHeads, keys, batch}, 43);
+      if (type != Halide::Float(32)) {
+        k = roundedLike(type, k);
+        v = roundedLike(type, v);
+      }
+      // Sequence b's tokens: keys [first_b, keys); token t of it is in its
+      // block t / 4, row t % 4. Blocks are numbered so that the two
+      // sequences' blocks interleave in reverse order, and the pool has
+      // spare blocks (rows no key names hold garbage).
+      const int first[] = {0, absent};
+      const int blocksPerSequence = (keys + blockTokens - 1) / blockTokens;
+      const int poolBlocks = 2 * blocksPerSequence + 3;
+      Buffer<float> kPool =
+          randomFloats({c.dim, c.kvHeads, poolBlocks * blockTokens}, 44, 50.f);
+      Buffer<float> vPool =
+          randomFloats({c.dim, c.kvHeads, poolBlocks * blockTokens}, 45, 50.f);
+      Buffer<int32_t> keyRows(keys, batch);
+      Buffer<int64_t> keep(keys, batch);
+      for (int b = 0; b < batch; ++b)
+        for (int j = 0; j < keys; ++j) {
+          const int t = j - first[b];
+          keep(j, b) = t >= 0 && !(c.padding && b == 0 && j % 5 == 2);
+          if (t < 0) {
+            keyRows(j, b) = -1;
+            continue;
+          }
+          const int block = poolBlocks - 1 - (2 * (t / blockTokens) + b);
+          const int row = block * blockTokens + t % blockTokens;
+          keyRows(j, b) = row;
+          for (int h = 0; h < c.kvHeads; ++h)
+            for (int d = 0; d < c.dim; ++d) {
+              kPool(d, h, row) = k(d, h, j, b);
+              vPool(d, h, row) = v(d, h, j, b);
+            }
+        }
+      std::vector<Buffer<>> inputs;
+      inputs.push_back(q);
+      if (type == Halide::Float(32)) {
+        inputs.push_back(kPool);
+        inputs.push_back(vPool);
+      } else {
+        inputs.push_back(narrowBuffer(type, roundedLike(type, kPool)));
+        inputs.push_back(narrowBuffer(type, roundedLike(type, vPool)));
+      }
+      inputs.push_back(keyRows);
+      // The caller's padding mask says nothing of the absent keys: the
+      // kernel masks them from key_rows alone.
+      Buffer<int64_t> callerMask(keys, batch);
+      callerMask.for_each_element(
+          [&](int j, int b) { callerMask(j, b) = !(c.padding && b == 0 && j % 5 == 2); });
+      if (c.padding)
+        inputs.push_back(callerMask);
+      Buffer<float> out(c.dim, c.heads, c.queries, batch);
+      realizeKernel(buildKernel(spec), inputs, out);
+      AttentionMask mask;
+      mask.causal = mask.queriesAtEnd = mask.padding = true;
+      mask.window = c.window;
       expectClose(out, referenceAttention(q, k, v, keep, mask,
                                           spec.attentionScale));
     }

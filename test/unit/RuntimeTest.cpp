@@ -123,10 +123,10 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        "plan: output dim 0: unknown symbol 'T'"},
       {[](Json &j) { j["steps"][0]["args"][2]["type"] = "f8"; },
        "plan: step 0 arg 2 type: 'f8' is not 'f32', 'i64', 'bf16', 'i8', "
-       "'f16' or 'u8'"},
-      {[](Json &j) { j["steps"][0]["args"][2]["type"] = "f16"; },
-       "plan: step 0 arg 2: value 4 is in the arena, which holds f32, i64 "
-       "or i8, but the arg is f16"},
+       "'f16', 'u8' or 'i32'"},
+      {[](Json &j) { j["steps"][0]["args"][2]["type"] = "u8"; },
+       "plan: step 0 arg 2: value 4 is in the arena, which holds f32, i64, "
+       "i8, bf16 or f16, but the arg is u8"},
       {[](Json &j) { j["steps"][1]["depth"] = 0; },
        "plan: step 1 depth: 0 is less than 1"},
       {[](Json &j) { j["steps"][1]["kernel"] = ""; },
@@ -151,8 +151,8 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
       {[](Json &j) { j["values"][4]["offset"] = 1000; },
        "plan: value 4 offset: 1000 is past the end of the arena (528 bytes)"},
       {[](Json &j) { j["values"][4]["kind"] = "stack"; },
-       "plan: value 4 kind: 'stack' is not 'input', 'weight', 'arena' or "
-       "'cache'"},
+       "plan: value 4 kind: 'stack' is not 'input', 'weight', 'arena', "
+       "'cache' or 'key_rows'"},
       // Low-precision weights (Plan.h).
       {[](Json &j) { j["weights"][0]["dtype"] = "int2"; },
        "plan: weight 0 dtype: 'int2' is not 'f32', 'bf16', 'int8', 'int4', "
@@ -195,8 +195,8 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
       // int8's scales are in its blocks: a plan of the older layout, whose
       // scales were values of their own, is refused.
       {[](Json &j) { j["values"][2]["kind"] = "scales"; },
-       "plan: value 2 kind: 'scales' is not 'input', 'weight', 'arena' or "
-       "'cache'"},
+       "plan: value 2 kind: 'scales' is not 'input', 'weight', 'arena', "
+       "'cache' or 'key_rows'"},
       // An int8 weight's offsets count bytes of blocks: [10, 4] in groups
       // of 3 is 10 rows of 2 blocks of 5 bytes.
       {[](Json &j) {
@@ -308,6 +308,34 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        },
        "plan: cache 0 width: 2 x 1048576 rows of 33554432 floats are more than "
        "the limit of 70368744177664 bytes"},
+      // A paged KV cache (Plan.h): its block size, its store steps, the
+      // key rows' type.
+      {[](Json &j) {
+         j["cache"] = {{{"slot", "k"}, {"width", 4}, {"paged", true}}};
+       },
+       "plan: cache 0: is paged, but the plan has no block_tokens"},
+      {[](Json &j) {
+         j["cache"] = {{{"slot", "k"}, {"width", 4}, {"paged", "yes"}}};
+       },
+       "plan: cache 0 paged: expected a boolean, found a string"},
+      {[](Json &j) {
+         j["cache"] = {{{"slot", "k"}, {"width", 4}}};
+         j["steps"][0]["store"] = 0;
+       },
+       "plan: step 0 store: cache slot 0 is not a paged slot of the 1"},
+      {[](Json &j) {
+         j["cache"] = {{{"slot", "k"}, {"width", 4}, {"paged", true}}};
+         j["block_tokens"] = 16;
+         j["steps"][0]["store"] = 0;
+       },
+       "plan: step 0: a store step has one arg: rows (width, S, B) in the "
+       "arena, of its slot's type"},
+      {[](Json &j) {
+         j["values"].push_back({{"kind", "key_rows"}});
+         j["steps"][0]["args"][0]["value"] = j["values"].size() - 1;
+       },
+       "plan: step 0 arg 0: value 7 is the key rows, which is i32, but the "
+       "arg is i64"},
   };
   for (const Case &test : cases) {
     Json json = Json::parse(tfmc_plan_json);
@@ -852,6 +880,180 @@ TEST_F(RuntimeTest, ACudaPlanKeepsTheKvCacheInDeviceMemory) {
     EXPECT_EQ(step("decode_step", {0}), sumOf({7, 0}));
   }
   EXPECT_TRUE(fakeDeviceMemory.empty());
+}
+
+/// cachePlans over a paged cache (Plan.h): blocks of 2 positions, 2
+/// sequences of at most 8. The prefill embeds its tokens, stores them into
+/// their sequences' blocks and sums its own rows; each decode step stores
+/// its token and sums every pool row key_rows names for its sequence.
+/// Output: the sum of the embeddings of the sequence's tokens.
+std::vector<Plan> pagedPlans() {
+  auto entry = [&](const char *name, bool cached, bool decode) {
+    Json steps = Json::array(
+        {{{"kernel", "tfmc_test_embed"},
+          {"args",
+           {{{"value", 0}, {"type", "i64"}, {"dims", {{"S"}, {"B"}}}},
+            {{"value", 1}, {"type", "f32"}, {"dims", {{4}, {10}}}},
+            {{"value", 2}, {"type", "f32"}, {"dims", {{4}, {"S"}, {"B"}}}}}}}});
+    if (cached)
+      steps.push_back(
+          {{"store", 0},
+           {"args",
+            {{{"value", 2}, {"type", "f32"}, {"dims", {{4}, {"S"}, {"B"}}}}}}});
+    if (decode)
+      steps.push_back(
+          {{"kernel", "tfmc_test_sum_paged"},
+           {"args",
+            {{{"value", 3}, {"type", "f32"}, {"dims", {{4}, {"R"}}}},
+             {{"value", 4}, {"type", "i32"}, {"dims", {{"L"}, {"B"}}}},
+             {{"value", 5}, {"type", "f32"}, {"dims", {{4}, {1}, {"B"}}}}}}});
+    else
+      steps.push_back(
+          {{"kernel", "tfmc_test_sum_rows"},
+           {"args",
+            {{{"value", 2}, {"type", "f32"}, {"dims", {{4}, {"S"}, {"B"}}}},
+             {{"value", 5}, {"type", "f32"}, {"dims", {{4}, {1}, {"B"}}}}}}});
+    return Json{
+        {"format", 1}, {"model", "paged"}, {"entry", name},
+        {"target", "test"}, {"device", "host"}, {"vocab", 10},
+        {"max_len", 8}, {"max_batch", 2}, {"max_seq", 8},
+        {"arena_bytes", 256},
+        {"symbols",
+         decode ? Json({"B", "S", "P", "L", "R"}) : Json({"B", "S"})},
+        {"inputs", {{{"name", "input_ids"}, {"kind", "ids"}, {"dims", {"B", "S"}}}}},
+        {"weights", {{{"name", "embed.weight"}, {"shape", {10, 4}}},
+                     {{"name", "proj.weight"}, {"shape", {2, 3, 4}}},
+                     {{"name", "final.norm.weight"}, {"shape", {4}}},
+                     {{"name", "final.norm.bias"}, {"shape", {4}}}}},
+        {"cache", {{{"slot", "k"}, {"width", 4}, {"paged", true}}}},
+        {"block_tokens", 2},
+        {"values",
+         {{{"kind", "input"}, {"index", 0}},
+          {{"kind", "weight"}, {"index", 0}, {"offset", 0}},
+          {{"kind", "arena"}, {"offset", 0}},
+          {{"kind", "cache"}, {"index", 0}},
+          {{"kind", "key_rows"}},
+          {{"kind", "arena"}, {"offset", 128}}}},
+        {"output", {{"name", "logits"}, {"value", 5}, {"dims", {"B", 1, 4}}}},
+        {"steps", steps}};
+  };
+  std::string error;
+  std::optional<std::vector<Plan>> plans = parsePlans(
+      Json::array({entry("forward", false, false),
+                   entry("prefill", true, false),
+                   entry("decode_step", true, true)})
+          .dump(),
+      error);
+  EXPECT_TRUE(plans) << error;
+  return plans ? *plans : std::vector<Plan>();
+}
+
+// The paged KV cache (KvBlocks.h, ModelCache.cpp): a sequence holds the
+// blocks its tokens need and no more; beams that continue one sequence
+// share its blocks and copy the one they write into; a sequence another
+// Model of the load prefilled joins by handing over its blocks (no rows
+// copied), right-aligned in the batch's frame; the frame shrinks over
+// padding without a copy; every block goes back when its holders let go.
+// Each step's sums check that the rows read are the sequence's own.
+TEST_F(RuntimeTest, APagedCacheHoldsBlocksForItsTokens) {
+  const tfmc_kernel_entry kernels[] = {
+      {"tfmc_test_embed", tfmc_test_embed},
+      {"tfmc_test_sum_rows", tfmc_test_sum_rows},
+      {"tfmc_test_sum_paged", tfmc_test_sum_paged}};
+  std::string error;
+  std::unique_ptr<Model> model =
+      Model::create(pagedPlans(), kernels, 3, weights, error);
+  ASSERT_TRUE(model) << error;
+  // (2 sequences + 1) x 8 / 2 + 2 copies.
+  EXPECT_EQ(model->kvBlocks().blocks, 14);
+  EXPECT_EQ(model->kvBlocks().blockTokens, 2);
+  auto run = [&](Model &on, const char *entry,
+                 std::vector<std::vector<int64_t>> rows) {
+    std::vector<int64_t> ids;
+    for (const auto &row : rows)
+      ids.insert(ids.end(), row.begin(), row.end());
+    InputView input{"input_ids",
+                    {int64_t(rows.size()), int64_t(rows[0].size())},
+                    ids.data()};
+    std::optional<OutputView> output = on.run(entry, {input}, error);
+    EXPECT_TRUE(output) << error;
+    std::vector<std::vector<float>> sums;
+    for (std::size_t b = 0; output && b < rows.size(); ++b)
+      sums.emplace_back(output->data + b * kWidth,
+                        output->data + (b + 1) * kWidth);
+    return sums;
+  };
+  using Sums = std::vector<std::vector<float>>;
+  auto used = [&] { return model->kvBlocks().used; };
+
+  EXPECT_EQ(run(*model, "prefill", {{1, 2, 3}, {4, 5, 6}}),
+            (Sums{sumOf({1, 2, 3}), sumOf({4, 5, 6})}));
+  EXPECT_EQ(used(), 4); // 2 x ceil(3 / 2)
+  EXPECT_EQ(run(*model, "decode_step", {{7}, {8}}),
+            (Sums{sumOf({1, 2, 3, 7}), sumOf({4, 5, 6, 8})}));
+  EXPECT_EQ(used(), 4);
+  EXPECT_EQ(run(*model, "decode_step", {{9}, {0}}),
+            (Sums{sumOf({1, 2, 3, 7, 9}), sumOf({4, 5, 6, 8, 0})}));
+  EXPECT_EQ(used(), 6);
+
+  // Two beams of sequence 0: its 3 blocks, shared; sequence 1's are free.
+  ASSERT_TRUE(model->reorderCache({0, 0}, 0, false, error)) << error;
+  EXPECT_EQ(used(), 3);
+  // Position 5 is in the shared third block: the first beam copies it.
+  EXPECT_EQ(run(*model, "decode_step", {{1}, {2}}),
+            (Sums{sumOf({1, 2, 3, 7, 9, 1}), sumOf({1, 2, 3, 7, 9, 2})}));
+  EXPECT_EQ(used(), 4);
+
+  // A sequence a second Model prefilled joins as row 1 (replacing it) by
+  // handing over its block: the pool is one, nothing is copied. (A Model
+  // shared without kvBlocks has a pool of its own, and cannot hand over.)
+  std::unique_ptr<Model> own = model->share(error);
+  ASSERT_TRUE(own) << error;
+  EXPECT_EQ(run(*own, "prefill", {{3, 3}}), (Sums{sumOf({3, 3})}));
+  EXPECT_EQ(used(), 4);
+  EXPECT_EQ(own->kvBlocks().used, 1);
+  EXPECT_FALSE(model->insertSequence(*own, 0, 1, error));
+  EXPECT_EQ(error, "insertSequence: the donor does not share this Model's "
+                   "KV cache blocks (make it with share(error, true))");
+  own.reset();
+  std::unique_ptr<Model> donor = model->share(error, /*kvBlocks=*/true);
+  ASSERT_TRUE(donor) << error;
+  EXPECT_EQ(run(*donor, "prefill", {{3, 3}}), (Sums{sumOf({3, 3})}));
+  EXPECT_EQ(used(), 5);
+  ASSERT_TRUE(model->insertSequence(*donor, 0, 1, error)) << error;
+  EXPECT_EQ(used(), 4); // row 1's old blocks went back but the shared two
+  donor->clearCache();
+  EXPECT_EQ(used(), 4); // the joined block stays the row's
+  EXPECT_EQ(model->cachedTokens(), 6);
+  EXPECT_EQ(run(*model, "decode_step", {{4}, {5}}),
+            (Sums{sumOf({1, 2, 3, 7, 9, 1, 4}), sumOf({3, 3, 5})}));
+  EXPECT_EQ(used(), 6); // 4 + 2
+
+  // The frame cannot drop positions a sequence holds...
+  EXPECT_FALSE(model->shiftCache(-4, error));
+  EXPECT_EQ(error, "shiftCache: sequence 0 has 7 positions, more than the "
+                   "3 left");
+  // ...but once the long one has left, it drops the padding: no copy.
+  ASSERT_TRUE(model->reorderCache({1}, 0, false, error)) << error;
+  EXPECT_EQ(used(), 2);
+  ASSERT_TRUE(model->shiftCache(-4, error)) << error;
+  EXPECT_EQ(model->cachedTokens(), 3);
+  EXPECT_EQ(run(*model, "decode_step", {{6}}), (Sums{sumOf({3, 3, 5, 6})}));
+  EXPECT_EQ(used(), 2);
+
+  // Saved and restored positions read the sequence's own rows.
+  std::vector<uint8_t> saved(4 * model->cachePositionBytes());
+  ASSERT_TRUE(model->saveCachePositions(0, 0, 4, saved.data(), error))
+      << error;
+  ASSERT_TRUE(donor->restoreCachePositions(0, 4, saved.data(), error))
+      << error;
+  EXPECT_EQ(used(), 4);
+  EXPECT_EQ(run(*donor, "decode_step", {{2}}),
+            (Sums{sumOf({3, 3, 5, 6, 2})}));
+
+  model->clearCache();
+  donor.reset();
+  EXPECT_EQ(used(), 0);
 }
 
 // Models made by share() run on different threads at once: each has its

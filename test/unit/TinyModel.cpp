@@ -169,6 +169,35 @@ int tfmc_test_sum_rows(void **args) {
   return 0;
 }
 
+int tfmc_test_sum_paged(void **args) {
+  halide_buffer_t *pool = arg(args, 0), *rows = arg(args, 1),
+                  *out = arg(args, 2);
+  if (!checkBuffer(pool, "pool", 2, halide_type_float, 32) ||
+      !checkBuffer(rows, "key_rows", 2, halide_type_int, 32) ||
+      !checkBuffer(out, "out", 3, halide_type_float, 32))
+    return -1;
+  const int32_t width = pool->dim[0].extent, poolRows = pool->dim[1].extent,
+                keys = rows->dim[0].extent, batch = rows->dim[1].extent;
+  const auto *poolData = reinterpret_cast<const float *>(dataOf(pool));
+  const auto *rowData = reinterpret_cast<const int32_t *>(dataOf(rows));
+  auto *outData = reinterpret_cast<float *>(dataOf(out));
+  for (int32_t b = 0; b < batch; ++b)
+    for (int32_t d = 0; d < width; ++d) {
+      float sum = 0;
+      for (int32_t j = 0; j < keys; ++j) {
+        const int32_t row = rowData[b * keys + j];
+        if (row >= poolRows) {
+          fakeHalideError = "key_rows names a row past the pool";
+          return -1;
+        }
+        if (row >= 0)
+          sum += poolData[row * width + d];
+      }
+      outData[b * width + d] = sum;
+    }
+  return 0;
+}
+
 /// Fails like a Halide pipeline whose bounds check trips.
 int tfmc_test_fail(void **) {
   fakeHalideError = "Input buffer b0 is accessed at 10, which is beyond the "

@@ -21,10 +21,14 @@ extern const char tfmc_plan_json[];
 
 /// Kernels beyond the plan's, for plans the tests write: out = in over
 /// (W, R) views (a KV cache write), and out[b, 0, :] = the sum of in's rows
-/// (a KV cache read); an embedding lookup is the plan's tfmc_test_embed.
+/// (a KV cache read), or of a paged cache's rows; an embedding lookup is
+/// the plan's tfmc_test_embed.
 int tfmc_test_embed(void **args);
 int tfmc_test_copy(void **args);
 int tfmc_test_sum_rows(void **args);
+/// out[b, 0, :] = the sum of a paged cache's pool rows that key_rows names
+/// for sequence b (-1: none): args pool (W, R) f32, key_rows (L, B) i32.
+int tfmc_test_sum_paged(void **args);
 }
 
 namespace tfmc::test {

@@ -44,10 +44,17 @@ using target::GpuAttentionPlan;
 BuiltKernel algorithm(const KernelSpec &spec) {
   ImageParam q(Float(32), 4, "q");
   // bf16 or f16 when read from a narrowed KV cache: widened as copied.
-  ImageParam k(spec.keyType, 4, "k");
-  ImageParam v(spec.valueType, 4, "v");
+  // A paged cache's keys and values are the whole block pool, (d, head,
+  // pool row), and key_rows (key, b) says which pool row holds each
+  // sequence's key (-1: none, a position left of its tokens).
+  const int kvDims = spec.pagedCache ? 3 : 4;
+  ImageParam k(spec.keyType, kvDims, "k");
+  ImageParam v(spec.valueType, kvDims, "v");
+  ImageParam keyRowsOf(Int(32), 2, "key_rows");
   ImageParam keyPadding(Int(64), 2, "key_padding");
   std::vector<ImageParam> arguments{q, k, v};
+  if (spec.pagedCache)
+    arguments.push_back(keyRowsOf);
   Var e("e"), h("h"), qq("qq"), b("b"), kk("kk"), qi("qi"), qo("qo"), d("d");
 
   // Queries in blocks of query_block: query qo·QB + qi. The block index is
@@ -58,7 +65,8 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   const int queryBlock = int(plan.queryBlock);
   const bool headBlock = plan.headBlock;
   Expr query = headBlock ? Expr(qo) : qo * queryBlock + qi;
-  Expr queries = q.dim(2).extent(), keys = k.dim(2).extent();
+  Expr queries = q.dim(2).extent(),
+       keys = spec.pagedCache ? keyRowsOf.dim(0).extent() : k.dim(2).extent();
   // Blocks and micro tiles past the ends read the last query / key row.
   Expr queryIn = clamp(query, 0, queries - 1);
   Expr keyIn = clamp(kk, 0, keys - 1);
@@ -87,8 +95,18 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   // key row at a fixed offset, without a clamped index per load.
   Func keyRows("key_rows"), valueRows("value_rows");
   // Indexed by K/V head.
-  keyRows(d, kk, h, b) = cast<float>(k(d, h, keyIn, b));
-  valueRows(e, kk, h, b) = cast<float>(v(e, h, keyIn, b));
+  // A paged cache's rows: each key's pool row, read once per task (the
+  // micro-kernels then index a small scratch row, not key_rows).
+  Func keyRow("key_row");
+  keyRow(kk, b) = keyRowsOf(keyIn, b);
+  if (spec.pagedCache) {
+    Expr poolRow = clamp(keyRow(kk, b), 0, k.dim(2).extent() - 1);
+    keyRows(d, kk, h, b) = cast<float>(k(d, h, poolRow));
+    valueRows(e, kk, h, b) = cast<float>(v(e, h, poolRow));
+  } else {
+    keyRows(d, kk, h, b) = cast<float>(k(d, h, keyIn, b));
+    valueRows(e, kk, h, b) = cast<float>(v(e, h, keyIn, b));
+  }
   dot(qi, kk, qo, h, b) +=
       queryT(qi, rd, qo, h, b) * keyRows(rd, kk, kvHead, b);
   // Gemma 2's soft-capping of the scaled scores, before the masks.
@@ -99,8 +117,11 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   if (spec.mask.padding)
     arguments.push_back(keyPadding);
   auto allowedAt = [&](Expr key) {
-    return keyAllowed(spec.mask, firstPosition + query, key, keys, keyPadding,
-                      b, /*keyMayPassEnd=*/false);
+    Expr allowed = keyAllowed(spec.mask, firstPosition + query, key, keys,
+                              keyPadding, b, /*keyMayPassEnd=*/false);
+    if (spec.pagedCache)
+      allowed = allowed && keyRow(key, b) >= 0;
+    return allowed;
   };
 
   // With a causal mask the keys of block qo stop at its last query: key
@@ -158,7 +179,8 @@ BuiltKernel algorithm(const KernelSpec &spec) {
            {"probs", probs},
            {"row_sum", rowSum},
            {"weighted", weighted},
-           {"block_out", blockOut}},
+           {"block_out", blockOut},
+           {"key_row", keyRow}},
           {{"rd", rd}, {"rk", rk}}};
 }
 
@@ -217,6 +239,11 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
       .unroll(ei)
       .unroll(qii);
   queryT.compute_at(out, task2).vectorize(qi, queryLanes);
+  // (Staged keys and values are copied at the root: their rows too.)
+  if (spec.pagedCache && plan.stageKv)
+    stage("key_row").compute_root();
+  else if (spec.pagedCache)
+    stage("key_row").compute_at(out, task2);
   // A decode step's one query reads each key once: a copy would only add
   // traffic (stage_kv false in its plan; the rows are then read in place).
   Var headTask("head_task");
@@ -270,7 +297,10 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
     // threads, Sapphire Rapids: attention 1.24-1.26 -> 0.97-1.04 ms a
     // layer (batch 1 unchanged). f32 rows already stream at the read
     // bandwidth: there the prefetches cost 8-28 %, so they have none.
-    if (spec.keyType != Float(32) || spec.valueType != Float(32))
+    // (A paged cache's rows are found through key_rows: Halide cannot
+    // bound what a tile reads, so there is no prefetch.)
+    if ((spec.keyType != Float(32) || spec.valueType != Float(32)) &&
+        !spec.pagedCache)
       for (const ImageParam &argument : kernel.arguments) {
         if (argument.name() == "k")
           score.prefetch(argument, ko, ko, 1, PrefetchBoundStrategy::NonFaulting);
@@ -315,6 +345,9 @@ void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
 }
 
 BuiltKernel gpu(const KernelSpec &spec) {
+  if (spec.pagedCache)
+    throw CompileError("the GPU attention kernel reads a dense KV cache, "
+                       "not a paged one");
   ImageParam q(Float(32), 4, "q");
   ImageParam k(Float(32), 4, "k");
   ImageParam v(Float(32), 4, "v");

@@ -184,6 +184,11 @@ struct KernelSpec {
   // widens keys and values it reads from the cache. Float(32) by default.
   Halide::Type outputType = Halide::Float(32);
   Halide::Type keyType = Halide::Float(32), valueType = Halide::Float(32);
+  /// Attention reads K and V from the runtime's paged KV cache: each is the
+  /// whole block pool (head dim, head, pool row), and a `key_rows` input
+  /// (key, sequence) gives the pool row of each key, -1 for none (CPU
+  /// only; runtime/core/Plan.h).
+  bool pagedCache = false;
 
   /// Leave the algorithm to Halide's Adams2019 autoscheduler instead of the
   /// tile plan (a benchmark peer for the tile pass).

@@ -55,12 +55,12 @@ def main(path, dtype):
             # Weight arguments: linear's (x, w), embedding's (ids, table),
             # gated_linear's (x, gate, up).
             weight_args = {"tfm.linear": 1, "tfm.embedding": 1,
-                           "tfm.gated_linear": 2}.get(step["op"], 0)
+                           "tfm.gated_linear": 2}.get(step.get("op"), 0)
             if weight_args == 0:
                 for arg in args:
                     value = values[arg["value"]]
                     if value["kind"] == "weight" and "dtype" in weights[value["index"]]:
-                        fail(f"{step['op']} reads narrow weight {weights[value['index']]['name']}")
+                        fail(f"{step.get('op', 'a store step')} reads narrow weight {weights[value['index']]['name']}")
                 continue
             position = 1
             for _ in range(weight_args):

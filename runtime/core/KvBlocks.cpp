@@ -1,0 +1,108 @@
+//===- KvBlocks.cpp - The blocks of a paged KV cache ----------------------===//
+
+#include "runtime/core/KvBlocks.h"
+#include "support/Text.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace tfmc::runtime {
+
+std::shared_ptr<KvBlockPool> KvBlockPool::create(const Plan &plan, bool poison,
+                                                 std::string &error) {
+  if (plan.blockTokens <= 0)
+    return nullptr;
+  std::shared_ptr<KvBlockPool> pool(new KvBlockPool());
+  pool->blockTokens_ = plan.blockTokens;
+  const int64_t blocks = blocksFor(plan);
+  if (blocks * plan.blockTokens > std::numeric_limits<int32_t>::max()) {
+    error = fmt::format("the KV cache's {} blocks of {} positions are more "
+                        "rows than a kernel indexes",
+                        blocks, plan.blockTokens);
+    return nullptr;
+  }
+  pool->slots_.resize(plan.cache.size());
+  pool->rowBytes_.assign(plan.cache.size(), 0);
+  for (std::size_t s = 0; s < plan.cache.size(); ++s) {
+    const PlanCacheSlot &slot = plan.cache[s];
+    if (!slot.paged)
+      continue;
+    // Not initialised: attention reads only rows a store wrote (key_rows
+    // names no other); TFMC_POISON_ARENA=1 fills them with NaN (all ones:
+    // NaN in f32, bf16 and f16 alike).
+    const std::size_t bytes =
+        static_cast<std::size_t>(blocks * plan.blockTokens * slot.rowBytes());
+    AlignedBuffer buffer(bytes);
+    if (!buffer.data()) {
+      error = fmt::format("out of memory: the KV cache slot {} needs {} "
+                          "bytes",
+                          support::quote(slot.slot), bytes);
+      return nullptr;
+    }
+    if (poison)
+      std::memset(buffer.data(), 0xff, bytes);
+    pool->slots_[s] = std::move(buffer);
+    pool->rowBytes_[s] = slot.rowBytes();
+  }
+  pool->references_.assign(static_cast<std::size_t>(blocks), 0);
+  // Block 0 first: a fresh sequence's blocks are in order.
+  for (int64_t b = blocks - 1; b >= 0; --b)
+    pool->free_.push_back(static_cast<int32_t>(b));
+  return pool;
+}
+
+int64_t KvBlockPool::blocksFor(const Plan &plan) {
+  if (plan.blockTokens <= 0)
+    return 0;
+  const int64_t perSequence =
+      (plan.maxLen + plan.blockTokens - 1) / plan.blockTokens;
+  return (plan.maxBatch + 1) * perSequence + plan.maxBatch;
+}
+
+int32_t KvBlockPool::take() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (free_.empty())
+    return -1;
+  int32_t block = free_.back();
+  free_.pop_back();
+  references_[block] = 1;
+  return block;
+}
+
+void KvBlockPool::retain(int32_t block) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++references_[block];
+}
+
+void KvBlockPool::release(int32_t block) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (--references_[block] == 0)
+    free_.push_back(block);
+}
+
+bool KvBlockPool::shared(int32_t block) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return references_[block] > 1;
+}
+
+void KvBlockPool::copy(int32_t from, int32_t to) {
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (!paged(s))
+      continue;
+    const std::size_t bytes =
+        static_cast<std::size_t>(blockTokens_ * rowBytes_[s]);
+    std::memcpy(slotData(s) + to * bytes, slotData(s) + from * bytes, bytes);
+  }
+}
+
+KvBlockStats KvBlockPool::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  KvBlockStats stats;
+  stats.blockTokens = blockTokens_;
+  stats.blocks = static_cast<int64_t>(references_.size());
+  stats.used = stats.blocks - static_cast<int64_t>(free_.size());
+  return stats;
+}
+
+} // namespace tfmc::runtime

@@ -1,0 +1,98 @@
+//===- KvBlocks.h - The blocks of a paged KV cache --------------*- C++ -*-===//
+//
+// A CPU program's KV cache slots that decode steps append to are paged
+// (Plan.h's PlanCacheSlot::paged): each is a pool of blocks of the plan's
+// block_tokens rows, and block i is rows [i·T, (i + 1)·T) of every paged
+// slot at once. A sequence holds a list of blocks and a token count; its
+// token t lives in pool row blocks[t / T]·T + t % T.
+//
+// Each Model has its own KvBlockPool, but a ContinuousBatcher's second
+// Model (Model::share with kvBlocks) takes its blocks from the first's, so
+// that a sequence it prefilled can join the batch by handing over its block
+// list (no rows are copied), and a finished sequence's blocks are free for
+// either at once. A block two
+// sequences hold (beams that continue one prompt) is counted; whoever
+// writes into it first copies it (ModelCache.cpp).
+//
+// The counts are thread-safe; the rows are written by the calls of the
+// Models that hold them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFMC_RUNTIME_KVBLOCKS_H
+#define TFMC_RUNTIME_KVBLOCKS_H
+
+#include "runtime/core/Plan.h"
+#include "runtime/core/Safetensors.h"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace tfmc::runtime {
+
+/// How many blocks a pool holds and how many are in use.
+struct KvBlockStats {
+  int64_t blockTokens = 0; ///< positions a block holds (0: no paged cache)
+  int64_t blocks = 0;
+  int64_t used = 0;
+};
+
+class KvBlockPool {
+public:
+  /// The pool for `plan`'s paged slots: enough blocks for max_batch
+  /// sequences of max_len positions, one more such sequence (a batcher's
+  /// newcomer being prefilled on a second Model), and one copied block per
+  /// sequence. Null with `error` when the memory cannot be had (or the
+  /// plan has no paged slot: null, no error). `poison` fills the rows with
+  /// NaN (TFMC_POISON_ARENA).
+  static std::shared_ptr<KvBlockPool> create(const Plan &plan, bool poison,
+                                             std::string &error);
+  /// The blocks create() makes for `plan`.
+  static int64_t blocksFor(const Plan &plan);
+
+  int64_t blockTokens() const { return blockTokens_; }
+  int64_t blocks() const { return static_cast<int64_t>(references_.size()); }
+  int64_t rows() const { return blocks() * blockTokens_; }
+  /// The rows of plan slot `slot` (a paged one).
+  uint8_t *slotData(std::size_t slot) {
+    return static_cast<uint8_t *>(slots_[slot].data());
+  }
+  int64_t rowBytes(std::size_t slot) const { return rowBytes_[slot]; }
+  /// Whether plan slot `slot` is paged.
+  bool paged(std::size_t slot) const { return rowBytes_[slot] > 0; }
+
+  /// A free block, held once; -1 when every block is in use.
+  int32_t take();
+  /// One more holder of `block`.
+  void retain(int32_t block);
+  /// One holder fewer; the block is free when none is left.
+  void release(int32_t block);
+  /// Whether more than one sequence holds `block`.
+  bool shared(int32_t block) const;
+  /// Copies block `from`'s rows over block `to`'s, in every paged slot.
+  void copy(int32_t from, int32_t to);
+  KvBlockStats stats() const;
+
+private:
+  KvBlockPool() = default;
+  int64_t blockTokens_ = 0;
+  std::vector<AlignedBuffer> slots_; ///< per plan slot (empty: a dense one)
+  std::vector<int64_t> rowBytes_;    ///< per plan slot (0: a dense one)
+  mutable std::mutex mutex_;
+  std::vector<int32_t> references_; ///< per block
+  std::vector<int32_t> free_;       ///< free blocks, the next on top
+};
+
+/// One sequence of a paged cache: its blocks, in position order, and the
+/// tokens they hold (blocks past them may be held ahead of use).
+struct PagedSequence {
+  std::vector<int32_t> blocks;
+  int64_t tokens = 0;
+};
+
+} // namespace tfmc::runtime
+
+#endif // TFMC_RUNTIME_KVBLOCKS_H
