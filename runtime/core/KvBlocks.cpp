@@ -96,6 +96,52 @@ void KvBlockPool::copy(int32_t from, int32_t to) {
   }
 }
 
+bool KvBlockPool::reserve(int64_t blocks, std::string &error) {
+  const int64_t before = this->blocks();
+  if (blocks <= before)
+    return true;
+  if (blocks * blockTokens_ > std::numeric_limits<int32_t>::max()) {
+    error = fmt::format("the KV cache's {} blocks of {} positions are more "
+                        "rows than a kernel indexes",
+                        blocks, blockTokens_);
+    return false;
+  }
+  std::vector<AlignedBuffer> grown(slots_.size());
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (!paged(s))
+      continue;
+    const std::size_t blockBytes =
+        static_cast<std::size_t>(blockTokens_ * rowBytes_[s]);
+    grown[s] = AlignedBuffer(static_cast<std::size_t>(blocks) * blockBytes);
+    if (!grown[s].data()) {
+      error = fmt::format("out of memory: the KV cache's {} blocks need {} "
+                          "bytes a slot",
+                          blocks, static_cast<std::size_t>(blocks) * blockBytes);
+      return false;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Only the blocks in use are copied: untouched pages stay untouched.
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    if (!paged(s))
+      continue;
+    const std::size_t blockBytes =
+        static_cast<std::size_t>(blockTokens_ * rowBytes_[s]);
+    for (int64_t b = 0; b < before; ++b)
+      if (references_[b] > 0)
+        std::memcpy(static_cast<uint8_t *>(grown[s].data()) + b * blockBytes,
+                    slotData(s) + b * blockBytes, blockBytes);
+    slots_[s] = std::move(grown[s]);
+  }
+  references_.resize(static_cast<std::size_t>(blocks), 0);
+  // The new blocks are taken after the free ones.
+  std::vector<int32_t> added;
+  for (int64_t b = blocks - 1; b >= before; --b)
+    added.push_back(static_cast<int32_t>(b));
+  free_.insert(free_.begin(), added.begin(), added.end());
+  return true;
+}
+
 KvBlockStats KvBlockPool::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   KvBlockStats stats;

@@ -74,6 +74,11 @@ public:
   bool shared(int32_t block) const;
   /// Copies block `from`'s rows over block `to`'s, in every paged slot.
   void copy(int32_t from, int32_t to);
+  /// At least `blocks` blocks in all (the blocks held keep their rows);
+  /// false with `error` when the memory cannot be had. Only while no call
+  /// of a Model over the pool runs (a ContinuousBatcher grows its own
+  /// between steps, for its prefix cache).
+  bool reserve(int64_t blocks, std::string &error);
   KvBlockStats stats() const;
 
 private:

@@ -203,6 +203,19 @@ public:
   /// The paged KV cache's blocks (KvBlocks.h), shared with the Models
   /// share(kvBlocks) made: all zero when the program has no paged slot.
   KvBlockStats kvBlocks() const;
+  /// The pool of the paged KV cache's blocks (null when none is paged).
+  std::shared_ptr<KvBlockPool> kvBlockPool() const;
+  /// The pool block that holds positions [index·T, (index + 1)·T) of
+  /// sequence `row` (T: the pool's block tokens), a sequence whose tokens
+  /// are the cache's whole frame (one prefilled alone). False with a
+  /// message when it holds no such whole block.
+  bool cacheBlock(int64_t row, int64_t index, int32_t &block,
+                  std::string &error) const;
+  /// Empties the KV cache, which then holds one sequence of these whole
+  /// blocks of the pool (each then held once more), as a prefill of its
+  /// blocks.size()·T tokens leaves it.
+  bool adoptCacheBlocks(const std::vector<int32_t> &blocks,
+                        std::string &error);
 
   /// Prefix caching (`NAME serve`), for decoder-only models on the CPU:
   /// the bytes one position of one sequence takes in the KV cache, over

@@ -479,6 +479,56 @@ KvBlockStats Model::kvBlocks() const {
   return impl_->pool ? impl_->pool->stats() : KvBlockStats();
 }
 
+std::shared_ptr<KvBlockPool> Model::kvBlockPool() const { return impl_->pool; }
+
+bool Model::cacheBlock(int64_t row, int64_t index, int32_t &block,
+                       std::string &error) const {
+  const Impl &impl = *impl_;
+  if (!impl.pool || row < 0 || row >= impl.cachedBatch ||
+      impl.sequences[row].tokens != impl.cachedRows || index < 0 ||
+      (index + 1) * impl.pool->blockTokens() > impl.cachedRows) {
+    error = fmt::format("cacheBlock: sequence {} holds no whole block {} of "
+                        "a paged cache",
+                        row, index);
+    return false;
+  }
+  block = impl.sequences[row].blocks[index];
+  return true;
+}
+
+bool Model::adoptCacheBlocks(const std::vector<int32_t> &blocks,
+                             std::string &error) {
+  Impl &impl = *impl_;
+  const int64_t tokens =
+      impl.pool ? static_cast<int64_t>(blocks.size()) * impl.pool->blockTokens()
+                : 0;
+  if (!impl.pool || blocks.empty() || tokens > plan_.maxLen) {
+    error = fmt::format("adoptCacheBlocks: {} blocks do not make a sequence "
+                        "of a paged cache (max_len {})",
+                        blocks.size(), plan_.maxLen);
+    return false;
+  }
+  for (int32_t block : blocks)
+    if (block < 0 || block >= impl.pool->blocks()) {
+      error = fmt::format("adoptCacheBlocks: block {} is not in the pool "
+                          "({} blocks)",
+                          block, impl.pool->blocks());
+      return false;
+    }
+  impl.releaseSequences(impl.sequences);
+  impl.sequences.resize(1);
+  impl.sequences[0].blocks = blocks;
+  impl.sequences[0].tokens = tokens;
+  for (int32_t block : blocks)
+    impl.pool->retain(block);
+  // What a prefill of one sequence of `tokens` tokens leaves.
+  impl.prefillSymbols = {{"B", 1}, {"S", tokens}};
+  impl.crossShared = false;
+  impl.cachedRows = tokens;
+  impl.cachedBatch = 1;
+  return true;
+}
+
 int64_t Model::cachePositionBytes() const {
   const Impl &impl = *impl_;
   if (impl.onDevice || plan_.cache.empty())

@@ -151,9 +151,20 @@ void ContinuousBatcher::restorePrefix(Joining &joining) {
   const int64_t budget = prefixBudget;
   if (budget != prefixMadeFor) {
     prefix.reset();
-    if (budget > 0)
+    if (budget > 0) {
+      // Over a paged cache the prefixes are blocks of the pool, which
+      // grows by the budget's blocks (beyond what the batch's rows and the
+      // newcomer may hold); where it cannot, the prefixes keep copies.
+      std::shared_ptr<KvBlockPool> pool = donor->kvBlockPool();
       prefix = std::make_unique<PrefixCache>(donor->cachePositionBytes(),
-                                             budget);
+                                             budget, pool);
+      std::string error;
+      if (pool && !pool->reserve(KvBlockPool::blocksFor(model.plan()) +
+                                     prefix->budgetBlocks(),
+                                 error))
+        prefix = std::make_unique<PrefixCache>(donor->cachePositionBytes(),
+                                               budget);
+    }
     prefixMadeFor = budget;
   }
   if (!prefix)

@@ -7,10 +7,19 @@
 
 namespace tfmc::runtime {
 
-PrefixCache::PrefixCache(int64_t positionBytes, int64_t budgetBytes)
+PrefixCache::PrefixCache(int64_t positionBytes, int64_t budgetBytes,
+                         std::shared_ptr<KvBlockPool> pool)
     : positionBytes_(positionBytes),
       blockBytes_(positionBytes * kBlockTokens),
-      budgetBytes_(std::max(budgetBytes, positionBytes * kBlockTokens)) {}
+      budgetBytes_(std::max(budgetBytes, positionBytes * kBlockTokens)),
+      pool_(pool && pool->blockTokens() == kBlockTokens ? std::move(pool)
+                                                         : nullptr) {}
+
+PrefixCache::~PrefixCache() {
+  if (pool_)
+    for (const auto &entry : blocks_)
+      pool_->release(entry.second->poolBlock);
+}
 
 uint64_t PrefixCache::keyOf(const Block *parent, const int64_t *tokens) {
   // FNV-1a over the parent's key and the tokens' bytes.
@@ -57,11 +66,19 @@ int64_t PrefixCache::restore(const std::vector<int64_t> &prompt, Model &model,
   }
   if (chain.empty())
     return 0;
-  for (std::size_t j = 0; j < chain.size(); ++j)
-    if (!model.restoreCachePositions(static_cast<int64_t>(j) * kBlockTokens,
-                                     kBlockTokens, chain[j]->positions.data(),
-                                     error))
+  if (pool_) {
+    std::vector<int32_t> blocks;
+    for (const Block *block : chain)
+      blocks.push_back(block->poolBlock);
+    if (!model.adoptCacheBlocks(blocks, error))
       return -1;
+  } else {
+    for (std::size_t j = 0; j < chain.size(); ++j)
+      if (!model.restoreCachePositions(static_cast<int64_t>(j) * kBlockTokens,
+                                       kBlockTokens,
+                                       chain[j]->positions.data(), error))
+        return -1;
+  }
   // Used last to first: the first blocks end up the most recent.
   for (auto it = chain.rbegin(); it != chain.rend(); ++it)
     lru_.splice(lru_.begin(), lru_, (*it)->lru);
@@ -105,10 +122,16 @@ bool PrefixCache::save(const std::vector<int64_t> &prompt, const Model &model,
     block->key = keyOf(parent, tokens);
     block->parent = parent;
     block->tokens.assign(tokens, tokens + kBlockTokens);
-    block->positions.resize(static_cast<std::size_t>(blockBytes_));
-    if (!model.saveCachePositions(0, j * kBlockTokens, kBlockTokens,
-                                  block->positions.data(), error))
-      return false;
+    if (pool_) {
+      if (!model.cacheBlock(0, j, block->poolBlock, error))
+        return false;
+      pool_->retain(block->poolBlock);
+    } else {
+      block->positions.resize(static_cast<std::size_t>(blockBytes_));
+      if (!model.saveCachePositions(0, j * kBlockTokens, kBlockTokens,
+                                    block->positions.data(), error))
+        return false;
+    }
     // After the prefix's earlier blocks in recency: the last ones go first.
     block->lru = lru_.insert(after, block);
     after = std::next(block->lru);
@@ -140,6 +163,8 @@ void PrefixCache::erase(Block *block) {
     siblings.erase(std::find(siblings.begin(), siblings.end(), block));
   }
   lru_.erase(block->lru);
+  if (pool_)
+    pool_->release(block->poolBlock);
   --stats_.blocks;
   stats_.bytes -= blockBytes_;
   auto range = blocks_.equal_range(block->key);

@@ -13,6 +13,11 @@
 //   - a prompt reuses its longest run of cached blocks from its start, but
 //     always runs its last token itself (its logits choose the first new
 //     token);
+//   - over a paged KV cache (runtime/core/KvBlocks.h) a cached block is a
+//     block of the pool, held by the cache as a sequence holds it: saving
+//     and restoring copy nothing, and a prefix that running sequences
+//     hold takes its memory once. Otherwise the cache keeps its own copy
+//     of the positions;
 //   - blocks are evicted least recently used first, beyond a byte budget.
 //     A lookup marks a prefix's blocks used from last to first, so that a
 //     prefix loses its last blocks before its first ones (an evicted block
@@ -55,8 +60,16 @@ public:
   static constexpr int64_t kBlockTokens = 16;
 
   /// Over positions of `positionBytes` bytes (Model::cachePositionBytes),
-  /// holding at most `budgetBytes` (at least one block's worth).
-  PrefixCache(int64_t positionBytes, int64_t budgetBytes);
+  /// holding at most `budgetBytes` (at least one block's worth); with
+  /// `pool` (whose blocks hold kBlockTokens positions), blocks of the pool
+  /// that the Models given to restore and save use.
+  PrefixCache(int64_t positionBytes, int64_t budgetBytes,
+              std::shared_ptr<KvBlockPool> pool = nullptr);
+  ~PrefixCache();
+  PrefixCache(const PrefixCache &) = delete;
+  PrefixCache &operator=(const PrefixCache &) = delete;
+  /// The blocks a pool needs beyond its sequences' for the budget.
+  int64_t budgetBlocks() const { return budgetBytes_ / blockBytes_; }
 
   /// Restores into `model`'s cache the longest cached prefix of `prompt`
   /// that leaves its last token to run; returns its length (0: nothing
@@ -79,7 +92,8 @@ private:
     Block *parent;
     std::vector<Block *> children;
     std::vector<int64_t> tokens;
-    std::vector<uint8_t> positions;
+    std::vector<uint8_t> positions; ///< without a pool
+    int32_t poolBlock = -1;         ///< with one
     std::list<Block *>::iterator lru;
   };
   static uint64_t keyOf(const Block *parent, const int64_t *tokens);
@@ -92,6 +106,7 @@ private:
   const int64_t positionBytes_;
   const int64_t blockBytes_;
   const int64_t budgetBytes_;
+  std::shared_ptr<KvBlockPool> pool_;
   std::unordered_multimap<uint64_t, std::unique_ptr<Block>> blocks_;
   /// Most recently used first.
   std::list<Block *> lru_;
