@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace tfmc::runtime {
 
@@ -15,13 +17,14 @@ std::shared_ptr<KvBlockPool> KvBlockPool::create(const Plan &plan, bool poison,
     return nullptr;
   std::shared_ptr<KvBlockPool> pool(new KvBlockPool());
   pool->blockTokens_ = plan.blockTokens;
-  const int64_t blocks = blocksFor(plan);
-  if (blocks * plan.blockTokens > std::numeric_limits<int32_t>::max()) {
-    error = fmt::format("the KV cache's {} blocks of {} positions are more "
-                        "rows than a kernel indexes",
-                        blocks, plan.blockTokens);
+  // Block 0 is the zero block: never handed out, all zeros, the row that
+  // attention reads (and weighs 0) for a position key_rows names none for.
+  const int64_t blocks = blocksFor(plan) + 1;
+  for (const PlanCacheSlot &slot : plan.cache)
+    if (slot.paged)
+      pool->widest_ = std::max(pool->widest_, slot.width);
+  if (!pool->indexable(blocks, error))
     return nullptr;
-  }
   pool->slots_.resize(plan.cache.size());
   pool->rowBytes_.assign(plan.cache.size(), 0);
   for (std::size_t s = 0; s < plan.cache.size(); ++s) {
@@ -42,14 +45,29 @@ std::shared_ptr<KvBlockPool> KvBlockPool::create(const Plan &plan, bool poison,
     }
     if (poison)
       std::memset(buffer.data(), 0xff, bytes);
+    std::memset(buffer.data(), 0,
+                static_cast<std::size_t>(plan.blockTokens * slot.rowBytes()));
     pool->slots_[s] = std::move(buffer);
     pool->rowBytes_[s] = slot.rowBytes();
   }
   pool->references_.assign(static_cast<std::size_t>(blocks), 0);
-  // Block 0 first: a fresh sequence's blocks are in order.
-  for (int64_t b = blocks - 1; b >= 0; --b)
+  pool->references_[0] = 1;
+  // Block 1 first: a fresh sequence's blocks are in order.
+  for (int64_t b = blocks - 1; b >= 1; --b)
     pool->free_.push_back(static_cast<int32_t>(b));
   return pool;
+}
+
+bool KvBlockPool::indexable(int64_t blocks, std::string &error) const {
+  // Kernels index a pool's (head dim, heads, rows) elements in 32 bits.
+  if (blocks * blockTokens_ * widest_ > std::numeric_limits<int32_t>::max()) {
+    error = fmt::format("the KV cache's {} blocks of {} positions of {} "
+                        "values are more elements than a kernel indexes "
+                        "(2^31 - 1); lower --max-batch or max_len",
+                        blocks - 1, blockTokens_, widest_);
+    return false;
+  }
+  return true;
 }
 
 int64_t KvBlockPool::blocksFor(const Plan &plan) {
@@ -96,16 +114,14 @@ void KvBlockPool::copy(int32_t from, int32_t to) {
   }
 }
 
-bool KvBlockPool::reserve(int64_t blocks, std::string &error) {
-  const int64_t before = this->blocks();
+bool KvBlockPool::reserve(int64_t usable, std::string &error) {
+  // With the zero block.
+  const int64_t before = static_cast<int64_t>(references_.size()),
+                blocks = usable + 1;
   if (blocks <= before)
     return true;
-  if (blocks * blockTokens_ > std::numeric_limits<int32_t>::max()) {
-    error = fmt::format("the KV cache's {} blocks of {} positions are more "
-                        "rows than a kernel indexes",
-                        blocks, blockTokens_);
+  if (!indexable(blocks, error))
     return false;
-  }
   std::vector<AlignedBuffer> grown(slots_.size());
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     if (!paged(s))
@@ -146,7 +162,7 @@ KvBlockStats KvBlockPool::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   KvBlockStats stats;
   stats.blockTokens = blockTokens_;
-  stats.blocks = static_cast<int64_t>(references_.size());
+  stats.blocks = static_cast<int64_t>(references_.size()) - 1;
   stats.used = stats.blocks - static_cast<int64_t>(free_.size());
   return stats;
 }

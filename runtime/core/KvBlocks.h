@@ -4,7 +4,9 @@
 // (Plan.h's PlanCacheSlot::paged): each is a pool of blocks of the plan's
 // block_tokens rows, and block i is rows [i·T, (i + 1)·T) of every paged
 // slot at once. A sequence holds a list of blocks and a token count; its
-// token t lives in pool row blocks[t / T]·T + t % T.
+// token t lives in pool row blocks[t / T]·T + t % T. Block 0 holds zeros
+// and no sequence's tokens: attention reads it for positions key_rows
+// names no row for (-1), so that what it weighs 0 is never a NaN.
 //
 // Each Model has its own KvBlockPool, but a ContinuousBatcher's second
 // Model (Model::share with kvBlocks) takes its blocks from the first's, so
@@ -54,8 +56,14 @@ public:
   static int64_t blocksFor(const Plan &plan);
 
   int64_t blockTokens() const { return blockTokens_; }
-  int64_t blocks() const { return static_cast<int64_t>(references_.size()); }
-  int64_t rows() const { return blocks() * blockTokens_; }
+  /// The blocks sequences may hold (beside the zero block, block 0).
+  int64_t blocks() const {
+    return static_cast<int64_t>(references_.size()) - 1;
+  }
+  /// The rows kernels see, the zero block's included.
+  int64_t rows() const {
+    return static_cast<int64_t>(references_.size()) * blockTokens_;
+  }
   /// The rows of plan slot `slot` (a paged one).
   uint8_t *slotData(std::size_t slot) {
     return static_cast<uint8_t *>(slots_[slot].data());
@@ -74,7 +82,8 @@ public:
   bool shared(int32_t block) const;
   /// Copies block `from`'s rows over block `to`'s, in every paged slot.
   void copy(int32_t from, int32_t to);
-  /// At least `blocks` blocks in all (the blocks held keep their rows);
+  /// At least `blocks` blocks sequences may hold (the blocks held keep
+  /// their rows);
   /// false with `error` when the memory cannot be had. Only while no call
   /// of a Model over the pool runs (a ContinuousBatcher grows its own
   /// between steps, for its prefix cache).
@@ -83,7 +92,11 @@ public:
 
 private:
   KvBlockPool() = default;
+  /// Whether `blocks` blocks (the zero block's included) keep the widest
+  /// slot's elements indexable in 32 bits; else `error`.
+  bool indexable(int64_t blocks, std::string &error) const;
   int64_t blockTokens_ = 0;
+  int64_t widest_ = 0; ///< the widest paged slot's values a position
   std::vector<AlignedBuffer> slots_; ///< per plan slot (empty: a dense one)
   std::vector<int64_t> rowBytes_;    ///< per plan slot (0: a dense one)
   mutable std::mutex mutex_;

@@ -381,6 +381,7 @@ Model::runEntry(std::size_t entryIndex, const std::vector<InputView> &inputs,
   } catch (const std::exception &e) {
     error = e.what();
   }
+  impl_->releasePending();
   return std::nullopt;
 }
 

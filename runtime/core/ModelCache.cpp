@@ -170,9 +170,20 @@ bool Model::Impl::preparePaged(Call &call, std::string &error) {
   const int64_t length = call.past + added;
   std::vector<PagedSequence> &rows =
       call.prefill ? pendingSequences : sequences;
-  if (call.prefill)
+  if (call.prefill) {
+    // A prefill empties the cache: its blocks go back before the new
+    // sequences take theirs (a call that threw after its preparation left
+    // pending blocks too).
+    releaseSequences(sequences);
+    cachedRows = cachedBatch = 0;
+    releasePending();
     rows.assign(static_cast<std::size_t>(batch), PagedSequence());
-  for (int64_t b = 0; b < batch; ++b)
+  }
+  // A decode step of the first B' sequences of more: the others get the
+  // step's position too, unwritten (the caller masks it), as they would
+  // in a dense cache.
+  const int64_t held = call.prefill ? batch : cachedBatch;
+  for (int64_t b = 0; b < held; ++b)
     if (!makeRoom(rows[b], added, error))
       return false;
   const int64_t tokens = pool->blockTokens();
@@ -219,8 +230,8 @@ void Model::Impl::updateCache(const Call &call) {
       releaseSequences(sequences);
       sequences.swap(pendingSequences);
     }
-    for (int64_t b = 0; b < call.symbols[0]; ++b)
-      sequences[b].tokens += added;
+    for (PagedSequence &sequence : sequences)
+      sequence.tokens += added;
   }
   if (!call.prefill) {
     cachedRows = call.past + call.added;
@@ -515,12 +526,13 @@ bool Model::adoptCacheBlocks(const std::vector<int32_t> &blocks,
                           block, impl.pool->blocks());
       return false;
     }
+  // Held first: a block this cache's own sequence holds stays held.
+  for (int32_t block : blocks)
+    impl.pool->retain(block);
   impl.releaseSequences(impl.sequences);
   impl.sequences.resize(1);
   impl.sequences[0].blocks = blocks;
   impl.sequences[0].tokens = tokens;
-  for (int32_t block : blocks)
-    impl.pool->retain(block);
   // What a prefill of one sequence of `tokens` tokens leaves.
   impl.prefillSymbols = {{"B", 1}, {"S", tokens}};
   impl.crossShared = false;
@@ -618,6 +630,9 @@ bool Model::restoreCachePositions(int64_t first, int64_t count,
       return false;
     }
     if (!impl.makeRoom(sequence, count, error)) {
+      // An empty cache, not a half-restored one.
+      impl.releaseSequences(impl.sequences);
+      impl.cachedRows = impl.cachedBatch = 0;
       error = "restoreCachePositions: " + error;
       return false;
     }

@@ -246,6 +246,25 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
       buffer.host = nullptr;
     argPointers[a] = &buffer;
   }
+  // A store step copies (width, S, B) rows into the blocks of the call's
+  // last S positions of B sequences (key_rows).
+  if (step.storeSlot >= 0) {
+    const halide_buffer_t &rows = buffers[0];
+    const int64_t width = plan.cache[step.storeSlot].width;
+    if (!pool || !call.usesCache || rows.dim[0].extent != width ||
+        rows.dim[1].extent > keyRowsLength ||
+        int64_t(rows.dim[2].extent) * keyRowsLength >
+            static_cast<int64_t>(keyRows.size())) {
+      error = fmt::format("plan: step {} stores rows {} into the paged KV "
+                          "cache slot {} (rows of {}), but the call has {} "
+                          "positions of {} sequences",
+                          stepIndex, formatDims(plan, step.args[0].dims),
+                          support::quote(plan.cache[step.storeSlot].slot),
+                          width, keyRowsLength,
+                          keyRowsLength ? keyRows.size() / keyRowsLength : 0);
+      return false;
+    }
+  }
   return true;
 }
 

@@ -917,7 +917,7 @@ std::vector<Plan> pagedPlans() {
         {"format", 1}, {"model", "paged"}, {"entry", name},
         {"target", "test"}, {"device", "host"}, {"vocab", 10},
         {"max_len", 8}, {"max_batch", 2}, {"max_seq", 8},
-        {"arena_bytes", 256},
+        {"arena_bytes", 1024},
         {"symbols",
          decode ? Json({"B", "S", "P", "L", "R"}) : Json({"B", "S"})},
         {"inputs", {{{"name", "input_ids"}, {"kind", "ids"}, {"dims", {"B", "S"}}}}},
@@ -933,7 +933,7 @@ std::vector<Plan> pagedPlans() {
           {{"kind", "arena"}, {"offset", 0}},
           {{"kind", "cache"}, {"index", 0}},
           {{"kind", "key_rows"}},
-          {{"kind", "arena"}, {"offset", 128}}}},
+          {{"kind", "arena"}, {"offset", 512}}}},
         {"output", {{"name", "logits"}, {"value", 5}, {"dims", {"B", 1, 4}}}},
         {"steps", steps}};
   };
@@ -1053,6 +1053,18 @@ TEST_F(RuntimeTest, APagedCacheHoldsBlocksForItsTokens) {
 
   model->clearCache();
   donor.reset();
+  EXPECT_EQ(used(), 0);
+
+  // A prefill empties the cache before it takes blocks: two full batches
+  // in a row fit (8 blocks each of the 14), not 16 at once.
+  const std::vector<int64_t> eight = {1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_EQ(run(*model, "prefill", {eight, eight}),
+            (Sums{sumOf(eight), sumOf(eight)}));
+  EXPECT_EQ(used(), 8);
+  EXPECT_EQ(run(*model, "prefill", {eight, eight}),
+            (Sums{sumOf(eight), sumOf(eight)}));
+  EXPECT_EQ(used(), 8);
+  model->clearCache();
   EXPECT_EQ(used(), 0);
 }
 
