@@ -19,36 +19,33 @@ std::shared_ptr<KvBlockPool> KvBlockPool::create(const Plan &plan, bool poison,
   pool->blockTokens_ = plan.blockTokens;
   // Block 0 is the zero block: never handed out, all zeros, the row that
   // attention reads (and weighs 0) for a position key_rows names none for.
-  const int64_t blocks = blocksFor(plan) + 1;
+  pool->sequenceBlocks_ = blocksFor(plan);
+  const int64_t blocks = pool->sequenceBlocks_ + 1;
   for (const PlanCacheSlot &slot : plan.cache)
     if (slot.paged)
       pool->widest_ = std::max(pool->widest_, slot.width);
   if (!pool->indexable(blocks, error))
     return nullptr;
-  pool->slots_.resize(plan.cache.size());
   pool->rowBytes_.assign(plan.cache.size(), 0);
-  for (std::size_t s = 0; s < plan.cache.size(); ++s) {
-    const PlanCacheSlot &slot = plan.cache[s];
-    if (!slot.paged)
-      continue;
-    // Not initialised: attention reads only rows a store wrote (key_rows
-    // names no other); TFMC_POISON_ARENA=1 fills them with NaN (all ones:
-    // NaN in f32, bf16 and f16 alike).
-    const std::size_t bytes =
-        static_cast<std::size_t>(blocks * plan.blockTokens * slot.rowBytes());
-    AlignedBuffer buffer(bytes);
-    if (!buffer.data()) {
-      error = fmt::format("out of memory: the KV cache slot {} needs {} "
-                          "bytes",
-                          support::quote(slot.slot), bytes);
-      return nullptr;
+  pool->names_.resize(plan.cache.size());
+  for (std::size_t s = 0; s < plan.cache.size(); ++s)
+    if (plan.cache[s].paged) {
+      pool->rowBytes_[s] = plan.cache[s].rowBytes();
+      pool->names_[s] = plan.cache[s].slot;
     }
+  if (!pool->allocateSlots(blocks, pool->slots_, error))
+    return nullptr;
+  // Not initialised: attention reads only rows a store wrote (key_rows
+  // names no other) and the zero block; TFMC_POISON_ARENA=1 fills the
+  // rest with NaN (all ones: NaN in f32, bf16 and f16 alike).
+  for (std::size_t s = 0; s < plan.cache.size(); ++s) {
+    if (!pool->paged(s))
+      continue;
     if (poison)
-      std::memset(buffer.data(), 0xff, bytes);
-    std::memset(buffer.data(), 0,
-                static_cast<std::size_t>(plan.blockTokens * slot.rowBytes()));
-    pool->slots_[s] = std::move(buffer);
-    pool->rowBytes_[s] = slot.rowBytes();
+      std::memset(pool->slotData(s), 0xff, pool->slots_[s].size());
+    std::memset(pool->slotData(s), 0,
+                static_cast<std::size_t>(pool->blockTokens_ *
+                                         pool->rowBytes_[s]));
   }
   pool->references_.assign(static_cast<std::size_t>(blocks), 0);
   pool->references_[0] = 1;
@@ -56,6 +53,27 @@ std::shared_ptr<KvBlockPool> KvBlockPool::create(const Plan &plan, bool poison,
   for (int64_t b = blocks - 1; b >= 1; --b)
     pool->free_.push_back(static_cast<int32_t>(b));
   return pool;
+}
+
+bool KvBlockPool::allocateSlots(int64_t blocks,
+                                std::vector<AlignedBuffer> &slots,
+                                std::string &error) const {
+  slots.clear();
+  slots.resize(rowBytes_.size());
+  for (std::size_t s = 0; s < rowBytes_.size(); ++s) {
+    if (!paged(s))
+      continue;
+    const std::size_t bytes =
+        static_cast<std::size_t>(blocks * blockTokens_ * rowBytes_[s]);
+    slots[s] = AlignedBuffer(bytes);
+    if (!slots[s].data()) {
+      error = fmt::format("out of memory: the KV cache slot {} needs {} "
+                          "bytes for {} blocks",
+                          support::quote(names_[s]), bytes, blocks - 1);
+      return false;
+    }
+  }
+  return true;
 }
 
 bool KvBlockPool::indexable(int64_t blocks, std::string &error) const {
@@ -114,28 +132,17 @@ void KvBlockPool::copy(int32_t from, int32_t to) {
   }
 }
 
-bool KvBlockPool::reserve(int64_t usable, std::string &error) {
+bool KvBlockPool::reserveExtra(int64_t extra, std::string &error) {
   // With the zero block.
   const int64_t before = static_cast<int64_t>(references_.size()),
-                blocks = usable + 1;
+                blocks = sequenceBlocks_ + extra + 1;
   if (blocks <= before)
     return true;
   if (!indexable(blocks, error))
     return false;
-  std::vector<AlignedBuffer> grown(slots_.size());
-  for (std::size_t s = 0; s < slots_.size(); ++s) {
-    if (!paged(s))
-      continue;
-    const std::size_t blockBytes =
-        static_cast<std::size_t>(blockTokens_ * rowBytes_[s]);
-    grown[s] = AlignedBuffer(static_cast<std::size_t>(blocks) * blockBytes);
-    if (!grown[s].data()) {
-      error = fmt::format("out of memory: the KV cache's {} blocks need {} "
-                          "bytes a slot",
-                          blocks, static_cast<std::size_t>(blocks) * blockBytes);
-      return false;
-    }
-  }
+  std::vector<AlignedBuffer> grown;
+  if (!allocateSlots(blocks, grown, error))
+    return false;
   std::lock_guard<std::mutex> lock(mutex_);
   // Only the blocks in use are copied: untouched pages stay untouched.
   for (std::size_t s = 0; s < slots_.size(); ++s) {

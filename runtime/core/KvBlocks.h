@@ -42,6 +42,13 @@ struct KvBlockStats {
   int64_t used = 0;
 };
 
+/// One sequence of a paged cache: its blocks, in position order, and the
+/// tokens they hold (blocks past them may be held ahead of use).
+struct PagedSequence {
+  std::vector<int32_t> blocks;
+  int64_t tokens = 0;
+};
+
 class KvBlockPool {
 public:
   /// The pool for `plan`'s paged slots: enough blocks for max_batch
@@ -69,6 +76,10 @@ public:
     return static_cast<uint8_t *>(slots_[slot].data());
   }
   int64_t rowBytes(std::size_t slot) const { return rowBytes_[slot]; }
+  /// The pool row that holds token `t` of `sequence`.
+  int64_t row(const PagedSequence &sequence, int64_t t) const {
+    return sequence.blocks[t / blockTokens_] * blockTokens_ + t % blockTokens_;
+  }
   /// Whether plan slot `slot` is paged.
   bool paged(std::size_t slot) const { return rowBytes_[slot] > 0; }
 
@@ -82,12 +93,12 @@ public:
   bool shared(int32_t block) const;
   /// Copies block `from`'s rows over block `to`'s, in every paged slot.
   void copy(int32_t from, int32_t to);
-  /// At least `blocks` blocks sequences may hold (the blocks held keep
-  /// their rows);
+  /// Room for `blocks` blocks beyond what create() made for the plan's
+  /// sequences (a prefix cache's; the blocks held keep their rows);
   /// false with `error` when the memory cannot be had. Only while no call
   /// of a Model over the pool runs (a ContinuousBatcher grows its own
   /// between steps, for its prefix cache).
-  bool reserve(int64_t blocks, std::string &error);
+  bool reserveExtra(int64_t blocks, std::string &error);
   KvBlockStats stats() const;
 
 private:
@@ -95,21 +106,21 @@ private:
   /// Whether `blocks` blocks (the zero block's included) keep the widest
   /// slot's elements indexable in 32 bits; else `error`.
   bool indexable(int64_t blocks, std::string &error) const;
+  /// Each paged slot's rows for `blocks` blocks (the zero block's
+  /// included), uninitialised; false with `error` when memory is short.
+  bool allocateSlots(int64_t blocks, std::vector<AlignedBuffer> &slots,
+                     std::string &error) const;
   int64_t blockTokens_ = 0;
+  int64_t sequenceBlocks_ = 0; ///< create()'s, for the plan's sequences
   int64_t widest_ = 0; ///< the widest paged slot's values a position
   std::vector<AlignedBuffer> slots_; ///< per plan slot (empty: a dense one)
   std::vector<int64_t> rowBytes_;    ///< per plan slot (0: a dense one)
+  std::vector<std::string> names_;   ///< per plan slot, for messages
   mutable std::mutex mutex_;
   std::vector<int32_t> references_; ///< per block
   std::vector<int32_t> free_;       ///< free blocks, the next on top
 };
 
-/// One sequence of a paged cache: its blocks, in position order, and the
-/// tokens they hold (blocks past them may be held ahead of use).
-struct PagedSequence {
-  std::vector<int32_t> blocks;
-  int64_t tokens = 0;
-};
 
 } // namespace tfmc::runtime
 

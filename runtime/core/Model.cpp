@@ -72,8 +72,8 @@ bool Model::Impl::allocate(const std::vector<Plan> &entries,
   // Not initialised either: attention reads only the rows a prefill or
   // decode step wrote (below L); TFMC_POISON_ARENA=1 fills it with NaN
   // (all ones: a NaN in f32, bf16 and f16 alike).
-  // Paged slots are the pool's (KvBlocks.h), which Models made by share()
-  // take from their source.
+  // Paged slots are the pool's (KvBlocks.h), which Models made by
+  // share(kvBlocks) take from their source.
   for (const PlanCacheSlot &slot : plan.cache) {
     if (slot.paged && onDevice) {
       error = fmt::format("plan: the KV cache slot {} is paged, which the "

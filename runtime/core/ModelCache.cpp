@@ -23,13 +23,18 @@ bool Model::Impl::bindCacheSymbols(Call &call, std::string &error) {
   const Plan &plan = call.plan;
   std::vector<int64_t> &symbols = call.symbols;
   // P rows already cached (none before a prefill), L = P + 1 in a decode
-  // step, P + S in an extend step (S: input_ids' columns).
+  // step, P + S in an extend step (S: input_ids' columns); a prefill gives
+  // each sequence its decoder's length, T for an encoder-decoder, else S.
   call.past = call.prefill ? 0 : cachedRows;
   call.added = 1;
-  if (call.extend)
+  if (call.extend || call.prefill) {
     for (std::size_t s = 0; s < plan.symbols.size(); ++s)
       if (plan.symbols[s] == "S" && call.boundBy[s] >= 0)
         call.added = symbols[s];
+    for (std::size_t s = 0; s < plan.symbols.size() && call.prefill; ++s)
+      if (plan.symbols[s] == "T" && call.boundBy[s] >= 0)
+        call.added = symbols[s];
+  }
   for (std::size_t s = 0; s < plan.symbols.size(); ++s) {
     if (call.boundBy[s] >= 0) {
       // A decode (extend) step's attention_mask [B, L] covers the cached
@@ -104,20 +109,6 @@ bool Model::Impl::bindCacheSymbols(Call &call, std::string &error) {
   return true;
 }
 
-namespace {
-/// Positions a prefill's call gives each sequence: the decoder's length,
-/// T for an encoder-decoder, S for a decoder-only model.
-int64_t prefillLength(const Plan &plan, const std::vector<int64_t> &symbols) {
-  int64_t length = 0;
-  for (std::size_t s = 0; s < plan.symbols.size(); ++s)
-    if (plan.symbols[s] == "T")
-      return symbols[s];
-    else if (plan.symbols[s] == "S")
-      length = symbols[s];
-  return length;
-}
-} // namespace
-
 void Model::Impl::releaseSequences(std::vector<PagedSequence> &rows) {
   if (pool)
     for (PagedSequence &row : rows)
@@ -164,10 +155,8 @@ bool Model::Impl::makeRoom(PagedSequence &row, int64_t added,
 bool Model::Impl::preparePaged(Call &call, std::string &error) {
   if (!pool || !call.usesCache)
     return true;
-  const int64_t batch = call.symbols[0];
-  const int64_t added =
-      call.prefill ? prefillLength(call.plan, call.symbols) : call.added;
-  const int64_t length = call.past + added;
+  const int64_t batch = call.symbols[0], added = call.added,
+                length = call.length();
   std::vector<PagedSequence> &rows =
       call.prefill ? pendingSequences : sequences;
   if (call.prefill) {
@@ -186,66 +175,52 @@ bool Model::Impl::preparePaged(Call &call, std::string &error) {
   for (int64_t b = 0; b < held; ++b)
     if (!makeRoom(rows[b], added, error))
       return false;
-  const int64_t tokens = pool->blockTokens();
   // key_rows: each sequence right-aligned in the call's `length` positions.
-  keyRowsLength = length;
   keyRows.resize(static_cast<std::size_t>(batch * length));
   for (int64_t b = 0; b < batch; ++b) {
     const PagedSequence &row = rows[b];
     const int64_t offset = length - (row.tokens + added);
     int32_t *out = keyRows.data() + b * length;
-    for (int64_t j = 0; j < length; ++j) {
-      const int64_t t = j - offset;
-      out[j] = t < 0 ? -1
-                     : static_cast<int32_t>(row.blocks[t / tokens] * tokens +
-                                            t % tokens);
-    }
+    for (int64_t j = 0; j < length; ++j)
+      out[j] = j < offset ? -1
+                          : static_cast<int32_t>(pool->row(row, j - offset));
   }
   return true;
 }
 
-void Model::Impl::storeRows(const Call &call, std::size_t stepIndex) {
+int Model::Impl::storeRows(const Call &call, std::size_t stepIndex) {
   const PlanStep &step = call.plan.steps[stepIndex];
   const halide_buffer_t &rows = buffers[0];
   const int64_t count = rows.dim[1].extent, batch = rows.dim[2].extent;
-  const int64_t rowBytes = pool->rowBytes(step.storeSlot);
+  const int64_t rowBytes = pool->rowBytes(step.storeSlot), length = call.length();
   uint8_t *slot = pool->slotData(step.storeSlot);
   for (int64_t b = 0; b < batch; ++b) {
-    const int32_t *positions =
-        keyRows.data() + b * keyRowsLength + keyRowsLength - count;
+    const int32_t *positions = keyRows.data() + b * length + length - count;
     for (int64_t s = 0; s < count; ++s)
       std::memcpy(slot + positions[s] * rowBytes,
                   rows.host + (b * count + s) * rowBytes,
                   static_cast<std::size_t>(rowBytes));
   }
+  return 0;
 }
 
 void Model::Impl::updateCache(const Call &call) {
   if (!call.usesCache)
     return;
   if (pool) {
-    const int64_t added =
-        call.prefill ? prefillLength(call.plan, call.symbols) : call.added;
-    if (call.prefill) {
-      releaseSequences(sequences);
+    // (preparePaged emptied the cache for a prefill.)
+    if (call.prefill)
       sequences.swap(pendingSequences);
-    }
     for (PagedSequence &sequence : sequences)
-      sequence.tokens += added;
+      sequence.tokens += call.added;
   }
-  if (!call.prefill) {
-    cachedRows = call.past + call.added;
+  cachedRows = call.length();
+  if (!call.prefill)
     return;
-  }
-  // The decoder's sequence: its length symbol is T for an encoder-decoder,
-  // S for a decoder-only model.
   const Plan &plan = call.plan;
   prefillSymbols.clear();
   for (std::size_t s = 0; s < plan.symbols.size(); ++s)
     prefillSymbols[plan.symbols[s]] = call.symbols[s];
-  auto target = prefillSymbols.find("T");
-  cachedRows = target != prefillSymbols.end() ? target->second
-                                              : prefillSymbols["S"];
   cachedBatch = call.symbols[0];
   crossShared = false;
   // The prefill wrote its sequences densely ([B, rows, width] from the
@@ -574,18 +549,14 @@ bool Model::saveCachePositions(int64_t row, int64_t first, int64_t count,
     if (plan_.cache[s].paged) {
       // Position j of the frame; zeros left of the sequence's tokens.
       const PagedSequence &sequence = impl.sequences[row];
-      const int64_t offset = impl.cachedRows - sequence.tokens,
-                    tokens = impl.pool->blockTokens();
+      const int64_t offset = impl.cachedRows - sequence.tokens;
       const uint8_t *data = impl.pool->slotData(s);
       for (int64_t j = first; j < first + count; ++j, out += rowBytes) {
-        const int64_t t = j - offset;
-        if (t < 0)
+        if (j < offset)
           std::memset(out, 0, static_cast<std::size_t>(rowBytes));
         else
           std::memcpy(out,
-                      data + (sequence.blocks[t / tokens] * tokens +
-                              t % tokens) *
-                                 rowBytes,
+                      data + impl.pool->row(sequence, j - offset) * rowBytes,
                       static_cast<std::size_t>(rowBytes));
       }
       continue;
@@ -642,14 +613,10 @@ bool Model::restoreCachePositions(int64_t first, int64_t count,
     const int64_t rowBytes = plan_.cache[s].rowBytes();
     if (plan_.cache[s].paged) {
       const PagedSequence &sequence = impl.sequences[0];
-      const int64_t tokens = impl.pool->blockTokens();
       uint8_t *data = impl.pool->slotData(s);
       for (int64_t t = first; t < first + count; ++t, in += rowBytes)
-        std::memcpy(data + (sequence.blocks[t / tokens] * tokens +
-                            t % tokens) *
-                               rowBytes,
-                    in, static_cast<std::size_t>(rowBytes));
-      impl.slotRows[s] = first + count;
+        std::memcpy(data + impl.pool->row(sequence, t) * rowBytes, in,
+                    static_cast<std::size_t>(rowBytes));
       continue;
     }
     auto *data = static_cast<uint8_t *>(impl.cache[s].data());

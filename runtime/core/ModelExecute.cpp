@@ -250,18 +250,19 @@ bool Model::Impl::buildStep(Call &call, std::size_t stepIndex,
   // last S positions of B sequences (key_rows).
   if (step.storeSlot >= 0) {
     const halide_buffer_t &rows = buffers[0];
-    const int64_t width = plan.cache[step.storeSlot].width;
+    const int64_t width = plan.cache[step.storeSlot].width,
+                  length = call.length();
     if (!pool || !call.usesCache || rows.dim[0].extent != width ||
-        rows.dim[1].extent > keyRowsLength ||
-        int64_t(rows.dim[2].extent) * keyRowsLength >
+        rows.dim[1].extent > length ||
+        int64_t(rows.dim[2].extent) * length >
             static_cast<int64_t>(keyRows.size())) {
       error = fmt::format("plan: step {} stores rows {} into the paged KV "
                           "cache slot {} (rows of {}), but the call has {} "
                           "positions of {} sequences",
                           stepIndex, formatDims(plan, step.args[0].dims),
                           support::quote(plan.cache[step.storeSlot].slot),
-                          width, keyRowsLength,
-                          keyRowsLength ? keyRows.size() / keyRowsLength : 0);
+                          width, length,
+                          length ? keyRows.size() / length : 0);
       return false;
     }
   }
@@ -288,15 +289,6 @@ bool Model::Impl::executeSteps(Call &call, std::string &error) {
   for (std::size_t s = 0; s < plan.steps.size(); ++s) {
     // checkSteps built every step once: this cannot fail.
     buildStep(call, s, error);
-    if (plan.steps[s].storeSlot >= 0) {
-      auto start = std::chrono::steady_clock::now();
-      storeRows(call, s);
-      if (stepSeconds)
-        (*stepSeconds)[s] = std::chrono::duration<double>(
-                                std::chrono::steady_clock::now() - start)
-                                .count();
-      continue;
-    }
     const std::size_t args = plan.steps[s].args.size();
     if (onDevice)
       for (std::size_t a = 0; a < args; ++a) {
@@ -311,7 +303,10 @@ bool Model::Impl::executeSteps(Call &call, std::string &error) {
     std::chrono::steady_clock::time_point start;
     if (stepSeconds)
       start = std::chrono::steady_clock::now();
-    int result = stepKernels[s](argPointers.data());
+    // (A store step is the runtime's own; there is none on the GPU.)
+    int result = plan.steps[s].storeSlot >= 0
+                     ? storeRows(call, s)
+                     : stepKernels[s](argPointers.data());
     std::string syncError;
     // GPU kernels run asynchronously: a timed step waits for its own.
     if (result == 0 && stepSeconds && onDevice &&

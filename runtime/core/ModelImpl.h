@@ -136,10 +136,9 @@ struct Model::Impl {
   std::vector<PagedSequence> sequences;
   /// A prefill's new sequences, until it succeeds.
   std::vector<PagedSequence> pendingSequences;
-  /// The call's key_rows, [B, keyRowsLength]: the pool row of each
-  /// position of each sequence after the call, -1 left of its tokens.
+  /// The call's key_rows, [B, L]: the pool row of each position of each
+  /// sequence after the call, -1 left of its tokens.
   std::vector<int32_t> keyRows;
-  int64_t keyRowsLength = 0;
 
   // Reused by every forward() so that a call allocates nothing in the common
   // case.
@@ -224,13 +223,13 @@ struct Model::Impl {
   /// when the pool has no free block left.
   bool makeRoom(PagedSequence &row, int64_t added, std::string &error);
   /// After a call that failed before its kernels ran: a prefill's new
-  /// sequences give their blocks back (the cache is as it was).
+  /// sequences give their blocks back (its preparation emptied the cache).
   void releasePending();
   /// Gives every block of `rows` back, and empties it.
   void releaseSequences(std::vector<PagedSequence> &rows);
   /// The store step `stepIndex` (its buffers built): each new row into its
-  /// sequence's block.
-  void storeRows(const Call &call, std::size_t stepIndex);
+  /// sequence's block. Returns 0, as a kernel that succeeded.
+  int storeRows(const Call &call, std::size_t stepIndex);
 
   // Plan execution (ModelExecute.cpp).
   /// Builds (and so checks) every step's buffers before any kernel runs.
@@ -267,9 +266,12 @@ struct Model::Impl::Call {
   /// The plan input each given tensor is (null: absent).
   std::vector<const InputView *> given;
   /// Rows already in the KV cache (0 for a prefill), and the rows this call
-  /// appends after them (a decode step 1, an extend S; unused in a prefill).
+  /// gives each sequence after them (a decode step 1, an extend S, a
+  /// prefill the decoder's length: T, else S).
   int64_t past = 0;
   int64_t added = 1;
+  /// The positions the cache holds after the call (its L).
+  int64_t length() const { return past + added; }
   /// A prefill's elements written per cache slot (for updateCache).
   std::vector<int64_t> cacheElements;
   /// Where each input's values live and how many there are.

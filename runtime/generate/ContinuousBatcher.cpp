@@ -156,14 +156,12 @@ void ContinuousBatcher::restorePrefix(Joining &joining) {
       // grows by the budget's blocks (beyond what the batch's rows and the
       // newcomer may hold); where it cannot, the prefixes keep copies.
       std::shared_ptr<KvBlockPool> pool = donor->kvBlockPool();
-      prefix = std::make_unique<PrefixCache>(donor->cachePositionBytes(),
-                                             budget, pool);
+      const int64_t positionBytes = donor->cachePositionBytes();
       std::string error;
-      if (pool && !pool->reserve(KvBlockPool::blocksFor(model.plan()) +
-                                     prefix->budgetBlocks(),
-                                 error))
-        prefix = std::make_unique<PrefixCache>(donor->cachePositionBytes(),
-                                               budget);
+      if (pool && !pool->reserveExtra(
+                      PrefixCache::budgetBlocks(positionBytes, budget), error))
+        pool = nullptr;
+      prefix = std::make_unique<PrefixCache>(positionBytes, budget, pool);
     }
     prefixMadeFor = budget;
   }

@@ -36,7 +36,9 @@
 #define TFMC_RUNTIME_GENERATE_PREFIXCACHE_H
 
 #include "runtime/core/Model.h"
+#include "support/PlanFormat.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -57,7 +59,9 @@ struct PrefixCacheStats {
 
 class PrefixCache {
 public:
-  static constexpr int64_t kBlockTokens = 16;
+  /// The paged KV cache's block (support/PlanFormat.h), so that a cached
+  /// block can be one of its pool's.
+  static constexpr int64_t kBlockTokens = tfmc::plan::kBlockTokens;
 
   /// Over positions of `positionBytes` bytes (Model::cachePositionBytes),
   /// holding at most `budgetBytes` (at least one block's worth); with
@@ -68,8 +72,11 @@ public:
   ~PrefixCache();
   PrefixCache(const PrefixCache &) = delete;
   PrefixCache &operator=(const PrefixCache &) = delete;
-  /// The blocks a pool needs beyond its sequences' for the budget.
-  int64_t budgetBlocks() const { return budgetBytes_ / blockBytes_; }
+  /// The blocks a pool needs beyond its sequences' for a cache over
+  /// positions of `positionBytes` bytes within `budgetBytes`.
+  static int64_t budgetBlocks(int64_t positionBytes, int64_t budgetBytes) {
+    return std::max<int64_t>(budgetBytes / (positionBytes * kBlockTokens), 1);
+  }
 
   /// Restores into `model`'s cache the longest cached prefix of `prompt`
   /// that leaves its last token to run; returns its length (0: nothing

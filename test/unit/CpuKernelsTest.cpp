@@ -845,11 +845,7 @@ TEST(CpuKernels, AttentionMicroTilesAndMasks) {
                    std::to_string(plan["vector"]) + " lanes, " +
                    std::to_string(plan["query_block"]) + " queries a block" +
                    (plan.count("stage_kv") ? ", read in place" : ""));
-      KernelSpec spec = cpuSpec(KernelKind::Attention, plan);
-      spec.width = heads * c.dim;
-      spec.heads = heads;
-      spec.headDim = spec.valueHeadDim = c.dim;
-      spec.attentionScale = 1.0 / std::sqrt(double(c.dim));
+      KernelSpec spec = cpuAttentionSpec(plan, heads, 0, c.dim);
       spec.mask.causal = c.mask.causal;
       spec.mask.padding = c.mask.padding;
       spec.mask.window = c.mask.window;
@@ -902,12 +898,7 @@ TEST(CpuKernels, AttentionGroupedQueryHeadsAsTheBlock) {
                    std::to_string(c.queries) + " queries, " +
                    std::to_string(plan["vector"]) + " lanes" +
                    (c.padding ? ", padding" : ""));
-      KernelSpec spec = cpuSpec(KernelKind::Attention, plan);
-      spec.width = c.heads * c.dim;
-      spec.heads = c.heads;
-      spec.kvHeads = c.kvHeads;
-      spec.headDim = spec.valueHeadDim = c.dim;
-      spec.attentionScale = 1.0 / std::sqrt(double(c.dim));
+      KernelSpec spec = cpuAttentionSpec(plan, c.heads, c.kvHeads, c.dim);
       spec.mask.causal = spec.mask.queriesAtEnd = true;
       spec.mask.padding = c.padding;
       Buffer<float> q =

@@ -137,6 +137,20 @@ inline codegen::KernelSpec cpuSpec(codegen::KernelKind kind,
   return spec;
 }
 
+/// An attention kernel's spec under `plan`: `heads` query heads (`kvHeads`
+/// K/V heads; 0: as many) of `dim` values, scaled by 1 / sqrt(dim).
+inline codegen::KernelSpec cpuAttentionSpec(std::map<std::string, int64_t> plan,
+                                            int heads, int kvHeads, int dim) {
+  codegen::KernelSpec spec =
+      cpuSpec(codegen::KernelKind::Attention, std::move(plan));
+  spec.width = heads * dim;
+  spec.heads = heads;
+  spec.kvHeads = kvHeads;
+  spec.headDim = spec.valueHeadDim = dim;
+  spec.attentionScale = 1.0 / std::sqrt(double(dim));
+  return spec;
+}
+
 /// The target the kernel tests JIT-compile for: HL_JIT_TARGET if set, else
 /// the registry's Halide string for this CPU (what `tfmc --target host`
 /// ships), never Halide 14's own host detection. That one enables features

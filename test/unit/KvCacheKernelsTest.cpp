@@ -289,14 +289,10 @@ TEST(KvCacheKernels, AttentionReadsTheCacheWidened) {
     for (Halide::Type type : kNarrow) {
       SCOPED_TRACE(std::to_string(queries) + " queries, " + typeName(type));
       const int keys = 37;
-      KernelSpec spec = cpuSpec(
-          KernelKind::Attention, {{"vector", 8}, {"query_block", 16},
-                                  {"micro_k", 6}, {"pv_queries", 2},
-                                  {"pv_width", 32}});
-      spec.width = heads * dim;
-      spec.heads = heads;
-      spec.headDim = spec.valueHeadDim = dim;
-      spec.attentionScale = 1.0 / std::sqrt(double(dim));
+      KernelSpec spec = cpuAttentionSpec(
+          {{"vector", 8}, {"query_block", 16}, {"micro_k", 6},
+           {"pv_queries", 2}, {"pv_width", 32}},
+          heads, 0, dim);
       spec.mask.causal = true;
       spec.mask.queriesAtEnd = true;
       spec.keyType = spec.valueType = type;
@@ -355,12 +351,7 @@ TEST(KvCacheKernels, AttentionReadsThePagedCache) {
     for (Halide::Type type : types) {
       SCOPED_TRACE(std::string(c.name) + ", " +
                    (type == Halide::Float(32) ? "f32" : typeName(type)));
-      KernelSpec spec = cpuSpec(KernelKind::Attention, c.plan);
-      spec.width = c.heads * c.dim;
-      spec.heads = c.heads;
-      spec.kvHeads = c.kvHeads;
-      spec.headDim = spec.valueHeadDim = c.dim;
-      spec.attentionScale = 1.0 / std::sqrt(double(c.dim));
+      KernelSpec spec = cpuAttentionSpec(c.plan, c.heads, c.kvHeads, c.dim);
       spec.mask.causal = spec.mask.queriesAtEnd = true;
       spec.mask.padding = c.padding;
       spec.mask.window = c.window;

@@ -98,8 +98,8 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   // A paged cache's rows: each key's pool row, read once per task (the
   // micro-kernels then index a small scratch row, not key_rows).
   Func keyRow("key_row");
-  keyRow(kk, b) = keyRowsOf(keyIn, b);
   if (spec.pagedCache) {
+    keyRow(kk, b) = keyRowsOf(keyIn, b);
     Expr poolRow = clamp(keyRow(kk, b), 0, k.dim(2).extent() - 1);
     keyRows(d, kk, h, b) = cast<float>(k(d, h, poolRow));
     valueRows(e, kk, h, b) = cast<float>(v(e, h, poolRow));
@@ -168,20 +168,22 @@ BuiltKernel algorithm(const KernelSpec &spec) {
     out(e, h, qq, b) = blockOut(e, h % group, qq, h / group, b);
   else
     out(e, h, qq, b) = blockOut(e, qq % queryBlock, qq / queryBlock, h, b);
-  return {out,
-          arguments,
-          {{"query_t", queryT},
-           {"dot", dot},
-           {"score", score},
-           {"key_rows", keyRows},
-           {"value_rows", valueRows},
-           {"row_max", rowMax},
-           {"probs", probs},
-           {"row_sum", rowSum},
-           {"weighted", weighted},
-           {"block_out", blockOut},
-           {"key_row", keyRow}},
-          {{"rd", rd}, {"rk", rk}}};
+  BuiltKernel kernel{out,
+                     arguments,
+                     {{"query_t", queryT},
+                      {"dot", dot},
+                      {"score", score},
+                      {"key_rows", keyRows},
+                      {"value_rows", valueRows},
+                      {"row_max", rowMax},
+                      {"probs", probs},
+                      {"row_sum", rowSum},
+                      {"weighted", weighted},
+                      {"block_out", blockOut}},
+                     {{"rd", rd}, {"rk", rk}}};
+  if (spec.pagedCache)
+    kernel.stages.emplace("key_row", keyRow);
+  return kernel;
 }
 
 void cpuSchedule(BuiltKernel &kernel, const KernelSpec &spec) {
