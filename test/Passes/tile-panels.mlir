@@ -7,21 +7,23 @@
 // v vectors of columns, v·lanes dividing N, with r·v accumulators + v W
 // vectors + 1 broadcast <= the registers, chosen for the most FMAs per
 // load r·v / (r + v); a decode step's r divides its rows (up to max-batch,
-// at most 8). Derived by hand, N = K = 768:
+// at most 8), and its tile takes all of them where that tile's FMAs per
+// load are at least 0.75 of the best's. Derived by hand, N = K = 768:
 //  - AVX2 (8 lanes, 16 registers; v divides 96): 1 row: v <= 7 -> 6 (6/7);
 //    2 rows: v <= 5 -> 4 (8/6); 4 rows: v <= 3 -> 3 (12/7 = 1.71); 8 rows:
-//    v = 1 (8/9). 4 x 3: micro_m 4, micro_n 24; 32 tiles / (4 x 8 cores)
+//    v = 1 (8/9 < 0.75 x 12/7). 4 x 3: micro_m 4, micro_n 24; 32 tiles / (4 x 8 cores)
 //    -> 1 per task. One-row tile 1 x 6: 48 columns, 16 tiles -> 1 per task.
 //    block_m: 3/4 of L2 in rows of 768 floats, a multiple of 4: 128.
 //  - AVX-512 (16 lanes, 32 registers; v divides 48, at most 8): 1 row 1 x
 //    8 (8/9); 2 rows v <= 10 -> 8 (16/10); 4 rows v <= 6 -> 6 (24/10 =
-//    2.4); 8 rows v <= 3 -> 3 (24/11). 4 x 6: micro_n 96, 8 tiles -> 1 per
-//    task; one-row 1 x 8: 128 columns. block_m 3·1310720/4/3072 = 320.
+//    2.4); 8 rows v <= 3 -> 3 (24/11 >= 0.75 x 2.4). 8 x 3: micro_n 48, 16
+//    tiles -> 1 per task; one-row 1 x 8: 128 columns. block_m
+//    3·1310720/4/3072 = 320.
 //  - max-batch 1: the one-row tile, without one-row keys.
 // AVX2-LABEL: func.func @decode
 // AVX2: tfm.linear {{.*}}tfm.tile = {block_m = 128 : i64, kind = "gemm", micro_m = 4 : i64, micro_n = 24 : i64, one_row_micro_n = 48 : i64, one_row_tiles_per_task = 1 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 8 : i64, widen_panel = false}
 // AVX512-LABEL: func.func @decode
-// AVX512: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 4 : i64, micro_n = 96 : i64, one_row_micro_n = 128 : i64, one_row_tiles_per_task = 1 : i64, target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64, widen_panel = false}
+// AVX512: tfm.linear {{.*}}tfm.tile = {block_m = 320 : i64, kind = "gemm", micro_m = 8 : i64, micro_n = 48 : i64, one_row_micro_n = 128 : i64, one_row_tiles_per_task = 1 : i64, target = "x86-64-avx512", tiles_per_task = 1 : i64, vector = 16 : i64, widen_panel = false}
 // ONE-LABEL: func.func @decode
 // ONE: tfm.linear {{.*}}tfm.tile = {block_m = 128 : i64, kind = "gemm", micro_m = 1 : i64, micro_n = 48 : i64, target = "x86-64-avx2", tiles_per_task = 1 : i64, vector = 8 : i64, widen_panel = false}
 func.func @decode(%x: tensor<?x1x768xf32>) -> tensor<?x1x768xf32> attributes {tfm.max_len = 1024 : i64, tfm.decode_step} {

@@ -200,8 +200,10 @@ TEST(CpuKernels, LinearWeightsInPanels) {
             {{"vector", 16}, {"micro_m", 3}, {"micro_n", 32}, {"block_m", 6},
              {"tiles_per_task", 1}}},
            // A --max-batch plan: 6 rows run the 4 x 3 tiles (a partial
-           // row tile), one row the one-row tile of 6 vectors.
+           // row tile), 3 rows (fewer than a tile) the tile with an idle
+           // row, one row the one-row tile of 6 vectors.
            {"decode plan, rows", 6, 96, 37, decode},
+           {"decode plan, fewer rows than a tile", 3, 96, 37, decode},
            {"decode plan, one row", 1, 96, 37, decode},
            // A packed plan: 13 < small_rows rows run the panel form, 45 the
            // packed one reading the panels (N = 48: a task of 16 columns
