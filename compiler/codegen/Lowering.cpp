@@ -69,7 +69,9 @@ struct ModuleTables {
   /// Their writers write an arena value that a store step copies into the
   /// blocks; a decode or extend step's attention reads the pool through
   /// key_rows. A GPU target's slots, and cross-attention's (written once
-  /// by the prefill), stay dense: [max_batch, max_len, width].
+  /// by the prefill), stay dense: [max_batch, max_len, width]. A block is
+  /// head-major (the plan slot's "heads": the K/V heads of the attention
+  /// that reads it), so that a head's keys of a block are one run.
   llvm::StringSet<> pagedSlots;
 
   ModuleTables(ModuleOp module, const TargetDescription &target) {
@@ -141,9 +143,20 @@ struct ModuleTables {
       if (func && func.getSymName() == tfmc::plan::entry::kDecodeStep)
         pagedSlots.insert(append.getSlot());
     });
-    for (json &slot : cache)
-      if (pagedSlots.count(slot["slot"].get<std::string>()))
-        slot["paged"] = true;
+    // Each paged slot's heads: the K/V heads of an attention reading it.
+    llvm::StringMap<int64_t> heads;
+    module.walk([&](tfm::AttentionOp attention) {
+      for (Value value : {attention.getKey(), attention.getValue()})
+        if (auto append = value.getDefiningOp<tfm::KvAppendOp>())
+          heads[append.getSlot()] = attention.getNumKvHeads();
+    });
+    for (json &slot : cache) {
+      const std::string name = slot["slot"].get<std::string>();
+      if (!pagedSlots.count(name))
+        continue;
+      slot["paged"] = true;
+      slot["heads"] = heads.lookup(name) > 0 ? heads.lookup(name) : 1;
+    }
   }
 };
 
@@ -721,12 +734,15 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
       return op->emitError("attention reads keys and values from one paged "
                            "KV cache, or neither");
     if (pagedRead(attention.getKey())) {
-      // The block pools, (head dim, head, R pool rows), and each key's row.
+      // The block pools, (head dim, block position, head, N pool blocks:
+      // head-major blocks), and each key's pool row.
       spec.pagedCache = true;
       auto pool = [&](Value value, int64_t headWidth) {
-        return arg(value, json::array({toJson(constant(headWidth)),
-                                       toJson(constant(spec.kvHeads)),
-                                       toJson(symbol(Symbol::PoolRows))}));
+        return arg(value,
+                   json::array({toJson(constant(headWidth)),
+                                toJson(constant(tfmc::plan::kBlockTokens)),
+                                toJson(constant(spec.kvHeads)),
+                                toJson(symbol(Symbol::PoolBlocks))}));
       };
       args.push_back(pool(attention.getKey(), spec.headDim));
       args.push_back(pool(attention.getValue(), spec.valueHeadDim));

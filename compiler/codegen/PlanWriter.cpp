@@ -13,7 +13,7 @@ namespace tfmc::codegen {
 namespace {
 constexpr Symbol kAllSymbols[] = {Symbol::Batch, Symbol::Source, Symbol::Target,
                                   Symbol::Past, Symbol::Length,
-                                  Symbol::PoolRows};
+                                  Symbol::PoolBlocks};
 } // namespace
 
 const char *symbolName(Symbol symbol) {
@@ -28,8 +28,8 @@ const char *symbolName(Symbol symbol) {
     return "P";
   case Symbol::Length:
     return "L";
-  case Symbol::PoolRows:
-    return "R";
+  case Symbol::PoolBlocks:
+    return "N";
   }
   return "?";
 }

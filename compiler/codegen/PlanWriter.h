@@ -25,9 +25,9 @@ namespace tfmc::codegen {
 using json = nlohmann::json;
 
 /// The symbols of a plan's dimensions.
-/// PoolRows: the rows of a paged KV cache's block pool (the runtime's).
-enum class Symbol { Batch, Source, Target, Past, Length, PoolRows };
-/// The symbol's name in the plan ("B", "S", "T", "P", "L", "R").
+/// PoolBlocks: the blocks of a paged KV cache's pool (the runtime's).
+enum class Symbol { Batch, Source, Target, Past, Length, PoolBlocks };
+/// The symbol's name in the plan ("B", "S", "T", "P", "L", "N").
 const char *symbolName(Symbol symbol);
 
 /// A factor of an extent: a constant or a symbol.

@@ -27,10 +27,12 @@ std::shared_ptr<KvBlockPool> KvBlockPool::create(const Plan &plan, bool poison,
   if (!pool->indexable(blocks, error))
     return nullptr;
   pool->rowBytes_.assign(plan.cache.size(), 0);
+  pool->heads_.assign(plan.cache.size(), 1);
   pool->names_.resize(plan.cache.size());
   for (std::size_t s = 0; s < plan.cache.size(); ++s)
     if (plan.cache[s].paged) {
       pool->rowBytes_[s] = plan.cache[s].rowBytes();
+      pool->heads_[s] = plan.cache[s].heads;
       pool->names_[s] = plan.cache[s].slot;
     }
   if (!pool->allocateSlots(blocks, pool->slots_, error))
@@ -115,6 +117,26 @@ void KvBlockPool::release(int32_t block) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (--references_[block] == 0)
     free_.push_back(block);
+}
+
+void KvBlockPool::writeRow(std::size_t slot, int64_t row,
+                           const uint8_t *from) {
+  const int64_t heads = heads_[slot], runBytes = rowBytes_[slot] / heads;
+  uint8_t *run = slotData(slot) + ((row / blockTokens_) * heads * blockTokens_ +
+                                   row % blockTokens_) *
+                                      runBytes;
+  for (int64_t h = 0; h < heads; ++h, run += blockTokens_ * runBytes)
+    std::memcpy(run, from + h * runBytes, static_cast<std::size_t>(runBytes));
+}
+
+void KvBlockPool::readRow(std::size_t slot, int64_t row, uint8_t *to) const {
+  const int64_t heads = heads_[slot], runBytes = rowBytes_[slot] / heads;
+  const uint8_t *run =
+      static_cast<const uint8_t *>(slots_[slot].data()) +
+      ((row / blockTokens_) * heads * blockTokens_ + row % blockTokens_) *
+          runBytes;
+  for (int64_t h = 0; h < heads; ++h, run += blockTokens_ * runBytes)
+    std::memcpy(to + h * runBytes, run, static_cast<std::size_t>(runBytes));
 }
 
 bool KvBlockPool::shared(int32_t block) const {

@@ -4,7 +4,12 @@
 // (Plan.h's PlanCacheSlot::paged): each is a pool of blocks of the plan's
 // block_tokens rows, and block i is rows [i·T, (i + 1)·T) of every paged
 // slot at once. A sequence holds a list of blocks and a token count; its
-// token t lives in pool row blocks[t / T]·T + t % T. Block 0 holds zeros
+// token t lives in pool row blocks[t / T]·T + t % T. Inside a block a
+// slot's rows are head-major: the slot's H heads split each row into runs
+// of width / H values, and head h's T runs of block i are one, so that
+// row r's head h is run ((r / T)·H + h)·T + r % T (decode attention reads
+// a head's keys of a block in one run; position-major rows were 3 KiB
+// apart for GPT-2 small, which the prefetchers did not follow). Block 0 holds zeros
 // and no sequence's tokens: attention reads it for positions key_rows
 // names no row for (-1), so that what it weighs 0 is never a NaN.
 //
@@ -67,15 +72,22 @@ public:
   int64_t blocks() const {
     return static_cast<int64_t>(references_.size()) - 1;
   }
-  /// The rows kernels see, the zero block's included.
-  int64_t rows() const {
-    return static_cast<int64_t>(references_.size()) * blockTokens_;
+  /// The blocks kernels see, the zero block's included.
+  int64_t poolBlocks() const {
+    return static_cast<int64_t>(references_.size());
   }
-  /// The rows of plan slot `slot` (a paged one).
+  /// The rows kernels see, the zero block's included.
+  int64_t rows() const { return poolBlocks() * blockTokens_; }
+  /// The blocks of plan slot `slot` (a paged one).
   uint8_t *slotData(std::size_t slot) {
     return static_cast<uint8_t *>(slots_[slot].data());
   }
   int64_t rowBytes(std::size_t slot) const { return rowBytes_[slot]; }
+  /// Writes pool row `row` of paged slot `slot` from `from` (a row as the
+  /// plan's values hold it: its heads one after another).
+  void writeRow(std::size_t slot, int64_t row, const uint8_t *from);
+  /// Reads pool row `row` of paged slot `slot` into `to` (as writeRow's).
+  void readRow(std::size_t slot, int64_t row, uint8_t *to) const;
   /// The pool row that holds token `t` of `sequence`.
   int64_t row(const PagedSequence &sequence, int64_t t) const {
     return sequence.blocks[t / blockTokens_] * blockTokens_ + t % blockTokens_;
@@ -115,6 +127,7 @@ private:
   int64_t widest_ = 0; ///< the widest paged slot's values a position
   std::vector<AlignedBuffer> slots_; ///< per plan slot (empty: a dense one)
   std::vector<int64_t> rowBytes_;    ///< per plan slot (0: a dense one)
+  std::vector<int64_t> heads_;       ///< per plan slot (its blocks' layout)
   std::vector<std::string> names_;   ///< per plan slot, for messages
   mutable std::mutex mutex_;
   std::vector<int32_t> references_; ///< per block

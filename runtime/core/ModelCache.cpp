@@ -56,8 +56,8 @@ bool Model::Impl::bindCacheSymbols(Call &call, std::string &error) {
       symbols[s] = call.past;
     } else if (name == "L") {
       symbols[s] = call.past + call.added;
-    } else if (name == "R") {
-      symbols[s] = pool ? pool->rows() : 0;
+    } else if (name == "N") {
+      symbols[s] = pool ? pool->poolBlocks() : 0;
     } else if (call.usesCache && !call.prefill &&
                stored != prefillSymbols.end()) {
       symbols[s] = stored->second;
@@ -193,13 +193,11 @@ int Model::Impl::storeRows(const Call &call, std::size_t stepIndex) {
   const halide_buffer_t &rows = buffers[0];
   const int64_t count = rows.dim[1].extent, batch = rows.dim[2].extent;
   const int64_t rowBytes = pool->rowBytes(step.storeSlot), length = call.length();
-  uint8_t *slot = pool->slotData(step.storeSlot);
   for (int64_t b = 0; b < batch; ++b) {
     const int32_t *positions = keyRows.data() + b * length + length - count;
     for (int64_t s = 0; s < count; ++s)
-      std::memcpy(slot + positions[s] * rowBytes,
-                  rows.host + (b * count + s) * rowBytes,
-                  static_cast<std::size_t>(rowBytes));
+      pool->writeRow(static_cast<std::size_t>(step.storeSlot), positions[s],
+                     rows.host + (b * count + s) * rowBytes);
   }
   return 0;
 }
@@ -550,14 +548,11 @@ bool Model::saveCachePositions(int64_t row, int64_t first, int64_t count,
       // Position j of the frame; zeros left of the sequence's tokens.
       const PagedSequence &sequence = impl.sequences[row];
       const int64_t offset = impl.cachedRows - sequence.tokens;
-      const uint8_t *data = impl.pool->slotData(s);
       for (int64_t j = first; j < first + count; ++j, out += rowBytes) {
         if (j < offset)
           std::memset(out, 0, static_cast<std::size_t>(rowBytes));
         else
-          std::memcpy(out,
-                      data + impl.pool->row(sequence, j - offset) * rowBytes,
-                      static_cast<std::size_t>(rowBytes));
+          impl.pool->readRow(s, impl.pool->row(sequence, j - offset), out);
       }
       continue;
     }
@@ -613,10 +608,8 @@ bool Model::restoreCachePositions(int64_t first, int64_t count,
     const int64_t rowBytes = plan_.cache[s].rowBytes();
     if (plan_.cache[s].paged) {
       const PagedSequence &sequence = impl.sequences[0];
-      uint8_t *data = impl.pool->slotData(s);
       for (int64_t t = first; t < first + count; ++t, in += rowBytes)
-        std::memcpy(data + impl.pool->row(sequence, t) * rowBytes, in,
-                    static_cast<std::size_t>(rowBytes));
+        impl.pool->writeRow(s, impl.pool->row(sequence, t), in);
       continue;
     }
     auto *data = static_cast<uint8_t *>(impl.cache[s].data());

@@ -464,6 +464,15 @@ private:
                "expected a boolean, found " + kindOf(json["paged"]));
         slot.paged = json["paged"].get<bool>();
       }
+      if (json.contains("heads")) {
+        slot.heads = getInteger(json, "heads", where, 1, kMaxPlanExtent);
+        if (!slot.paged)
+          fail(join(where, "heads"), "is only for a paged slot");
+        if (slot.width % slot.heads != 0)
+          fail(join(where, "heads"),
+               fmt::format("{} heads do not divide the width {}", slot.heads,
+                           slot.width));
+      }
       // max_batch sequences of max_len rows.
       const int64_t size = elementTypeSize(slot.type);
       if (slot.width > kMaxPlanBytes / size / plan.maxLen / plan.maxBatch)

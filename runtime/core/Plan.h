@@ -277,13 +277,18 @@ struct PlanValue {
 /// each, which the runtime hands to sequences as they grow (ModelCache.cpp).
 /// Its writers write their rows to the arena and a store step copies them
 /// into their sequences' blocks; a decode or extend step's attention reads
-/// the whole pool (dims (head dim, heads, R): R, the pool's rows, a symbol
-/// the runtime binds) with the step's key_rows value.
+/// the whole pool (dims (head dim, block_tokens, heads, N): N, the pool's
+/// blocks, a symbol the runtime binds) with the step's key_rows value. A
+/// block is head-major: the slot's `"heads"` (absent: 1) split a row into
+/// runs of width / heads values, and head h's block_tokens runs of a
+/// block are one (KvBlocks.h).
 struct PlanCacheSlot {
   std::string slot; // e.g. "decoder.layers.0.self_attn.k"
   int64_t width = 0;
   ElementType type = ElementType::F32;
   bool paged = false;
+  /// A paged slot's heads (its blocks' layout); width is a multiple.
+  int64_t heads = 1;
   /// Bytes of one row.
   int64_t rowBytes() const { return width * elementTypeSize(type); }
 };
@@ -394,9 +399,9 @@ std::string formatDims(const Plan &plan, const std::vector<DimExpr> &dims);
 
 /// The symbols the runtime binds itself instead of reading them off an
 /// input: P, the rows already in the KV cache, and L = P + the new rows.
-/// R: the rows of a paged cache's block pool.
+/// N: the blocks of a paged cache's pool (its zero block included).
 inline bool isCacheSymbol(const std::string &name) {
-  return name == "P" || name == "L" || name == "R";
+  return name == "P" || name == "L" || name == "N";
 }
 
 } // namespace tfmc::runtime

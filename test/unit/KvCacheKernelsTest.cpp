@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/kernels/Common.h"
+#include "support/PlanFormat.h"
 #include "test/unit/KernelReference.h"
 
 #include <gtest/gtest.h>
@@ -313,17 +314,19 @@ TEST(KvCacheKernels, AttentionReadsTheCacheWidened) {
     }
 }
 
-// A paged cache (KernelSpec::pagedCache): K and V are a pool of rows in
-// blocks, and key_rows gives each sequence's key's pool row (-1: none).
-// The pool holds the keys and values of a dense cache in blocks of 4
-// positions, the blocks shuffled and interleaved between the sequences;
+// A paged cache (KernelSpec::pagedCache): K and V are a pool of head-major
+// blocks (head dim, block position, head, block; KvBlocks.h), and key_rows
+// gives each sequence's key's pool row (-1: none). The pool holds the keys
+// and values of a dense cache in blocks of kBlockTokens positions, the
+// blocks shuffled and interleaved between the sequences;
 // sequence 1 has its first 6 keys absent (a newcomer shorter than the
 // batch, left of its tokens), which the kernel must mask as the reference
 // masks padding. Decode (one query, in place), the grouped-query head
 // block, several queries (an extend step: rows staged), with padding and
 // a window, f32 and bf16 pools, against the dense reference.
 TEST(KvCacheKernels, AttentionReadsThePagedCache) {
-  const int batch = 2, keys = 23, blockTokens = 4, absent = 6;
+  const int batch = 2, keys = 37, blockTokens = tfmc::plan::kBlockTokens,
+            absent = 6;
   struct Case {
     const char *name;
     int heads, kvHeads, dim, queries;
@@ -367,16 +370,16 @@ TEST(KvCacheKernels, AttentionReadsThePagedCache) {
         v = roundedLike(type, v);
       }
       // Sequence b's tokens: keys [first_b, keys); token t of it is in its
-      // block t / 4, row t % 4. Blocks are numbered so that the two
+      // block t / 16, position t % 16. Blocks are numbered so that the two
       // sequences' blocks interleave in reverse order, and the pool has
       // spare blocks (rows no key names hold garbage).
       const int first[] = {0, absent};
       const int blocksPerSequence = (keys + blockTokens - 1) / blockTokens;
       const int poolBlocks = 2 * blocksPerSequence + 3;
-      Buffer<float> kPool =
-          randomFloats({c.dim, c.kvHeads, poolBlocks * blockTokens}, 44, 50.f);
-      Buffer<float> vPool =
-          randomFloats({c.dim, c.kvHeads, poolBlocks * blockTokens}, 45, 50.f);
+      Buffer<float> kPool = randomFloats(
+          {c.dim, blockTokens, c.kvHeads, poolBlocks}, 44, 50.f);
+      Buffer<float> vPool = randomFloats(
+          {c.dim, blockTokens, c.kvHeads, poolBlocks}, 45, 50.f);
       Buffer<int32_t> keyRows(keys, batch);
       Buffer<int64_t> keep(keys, batch);
       for (int b = 0; b < batch; ++b)
@@ -392,8 +395,8 @@ TEST(KvCacheKernels, AttentionReadsThePagedCache) {
           keyRows(j, b) = row;
           for (int h = 0; h < c.kvHeads; ++h)
             for (int d = 0; d < c.dim; ++d) {
-              kPool(d, h, row) = k(d, h, j, b);
-              vPool(d, h, row) = v(d, h, j, b);
+              kPool(d, t % blockTokens, h, block) = k(d, h, j, b);
+              vPool(d, t % blockTokens, h, block) = v(d, h, j, b);
             }
         }
       std::vector<Buffer<>> inputs;

@@ -120,7 +120,8 @@ TEST_F(RuntimeTest, ACudaPlanKeepsTheKvCacheInDeviceMemory) {
 }
 
 /// cachePlans over a paged cache (Plan.h): blocks of 2 positions, 2
-/// sequences of at most 8. The prefill embeds its tokens, stores them into
+/// sequences of at most 8, rows of 2 heads (head-major blocks: the kernel
+/// reads head h of pool row r at run ((r / 2)·2 + h)·2 + r % 2). The prefill embeds its tokens, stores them into
 /// their sequences' blocks and sums its own rows; each decode step stores
 /// its token and sums every pool row key_rows names for its sequence.
 /// Output: the sum of the embeddings of the sequence's tokens.
@@ -141,7 +142,7 @@ std::vector<Plan> pagedPlans() {
       steps.push_back(
           {{"kernel", "tfmc_test_sum_paged"},
            {"args",
-            {{{"value", 3}, {"type", "f32"}, {"dims", {{4}, {"R"}}}},
+            {{{"value", 3}, {"type", "f32"}, {"dims", {{2}, {2}, {2}, {"N"}}}},
              {{"value", 4}, {"type", "i32"}, {"dims", {{"L"}, {"B"}}}},
              {{"value", 5}, {"type", "f32"}, {"dims", {{4}, {1}, {"B"}}}}}}});
     else
@@ -156,13 +157,13 @@ std::vector<Plan> pagedPlans() {
         {"max_len", 8}, {"max_batch", 2}, {"max_seq", 8},
         {"arena_bytes", 1024},
         {"symbols",
-         decode ? Json({"B", "S", "P", "L", "R"}) : Json({"B", "S"})},
+         decode ? Json({"B", "S", "P", "L", "N"}) : Json({"B", "S"})},
         {"inputs", {{{"name", "input_ids"}, {"kind", "ids"}, {"dims", {"B", "S"}}}}},
         {"weights", {{{"name", "embed.weight"}, {"shape", {10, 4}}},
                      {{"name", "proj.weight"}, {"shape", {2, 3, 4}}},
                      {{"name", "final.norm.weight"}, {"shape", {4}}},
                      {{"name", "final.norm.bias"}, {"shape", {4}}}}},
-        {"cache", {{{"slot", "k"}, {"width", 4}, {"paged", true}}}},
+        {"cache", {{{"slot", "k"}, {"width", 4}, {"paged", true}, {"heads", 2}}}},
         {"block_tokens", 2},
         {"values",
          {{{"kind", "input"}, {"index", 0}},

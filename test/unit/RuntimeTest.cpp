@@ -319,6 +319,16 @@ TEST_F(RuntimeTest, PlanErrorsAreOneLineNamingThePlace) {
        },
        "plan: cache 0 paged: expected a boolean, found a string"},
       {[](Json &j) {
+         j["cache"] = {{{"slot", "k"}, {"width", 4}, {"heads", 2}}};
+       },
+       "plan: cache 0 heads: is only for a paged slot"},
+      {[](Json &j) {
+         j["cache"] = {
+             {{"slot", "k"}, {"width", 4}, {"paged", true}, {"heads", 3}}};
+         j["block_tokens"] = 16;
+       },
+       "plan: cache 0 heads: 3 heads do not divide the width 4"},
+      {[](Json &j) {
          j["cache"] = {{{"slot", "k"}, {"width", 4}}};
          j["steps"][0]["store"] = 0;
        },

@@ -172,11 +172,16 @@ int tfmc_test_sum_rows(void **args) {
 int tfmc_test_sum_paged(void **args) {
   halide_buffer_t *pool = arg(args, 0), *rows = arg(args, 1),
                   *out = arg(args, 2);
-  if (!checkBuffer(pool, "pool", 2, halide_type_float, 32) ||
+  // The pool as attention reads it: (head width, block position, head,
+  // block), head-major blocks.
+  if (!checkBuffer(pool, "pool", 4, halide_type_float, 32) ||
       !checkBuffer(rows, "key_rows", 2, halide_type_int, 32) ||
       !checkBuffer(out, "out", 3, halide_type_float, 32))
     return -1;
-  const int32_t width = pool->dim[0].extent, poolRows = pool->dim[1].extent,
+  const int32_t headWidth = pool->dim[0].extent,
+                blockTokens = pool->dim[1].extent, heads = pool->dim[2].extent,
+                width = headWidth * heads,
+                poolRows = pool->dim[3].extent * blockTokens,
                 keys = rows->dim[0].extent, batch = rows->dim[1].extent;
   const auto *poolData = reinterpret_cast<const float *>(dataOf(pool));
   const auto *rowData = reinterpret_cast<const int32_t *>(dataOf(rows));
@@ -191,7 +196,11 @@ int tfmc_test_sum_paged(void **args) {
           return -1;
         }
         if (row >= 0)
-          sum += poolData[row * width + d];
+          sum += poolData[(((row / blockTokens) * heads + d / headWidth) *
+                               blockTokens +
+                           row % blockTokens) *
+                              headWidth +
+                          d % headWidth];
       }
       outData[b * width + d] = sum;
     }

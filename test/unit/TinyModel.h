@@ -27,7 +27,8 @@ int tfmc_test_embed(void **args);
 int tfmc_test_copy(void **args);
 int tfmc_test_sum_rows(void **args);
 /// out[b, 0, :] = the sum of a paged cache's pool rows that key_rows names
-/// for sequence b (-1: none): args pool (W, R) f32, key_rows (L, B) i32.
+/// for sequence b (-1: none): args pool (head width, block position, head,
+/// block) f32 (head-major blocks, KvBlocks.h), key_rows (L, B) i32.
 int tfmc_test_sum_paged(void **args);
 }
 

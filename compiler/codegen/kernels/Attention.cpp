@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/kernels/Common.h"
+#include "support/PlanFormat.h"
 
 #include <algorithm>
 
@@ -44,10 +45,12 @@ using target::GpuAttentionPlan;
 BuiltKernel algorithm(const KernelSpec &spec) {
   ImageParam q(Float(32), 4, "q");
   // bf16 or f16 when read from a narrowed KV cache: widened as copied.
-  // A paged cache's keys and values are the whole block pool, (d, head,
-  // pool row), and key_rows (key, b) says which pool row holds each
-  // sequence's key (-1: none, a position left of its tokens).
-  const int kvDims = spec.pagedCache ? 3 : 4;
+  // A paged cache's keys and values are the whole block pool, (d, block
+  // position, head, block): head-major blocks, a head's kBlockTokens rows
+  // of a block in one run; key_rows (key, b) says which pool row (block ·
+  // kBlockTokens + position) holds each sequence's key (-1: none, a
+  // position left of its tokens).
+  const int kvDims = 4;
   ImageParam k(spec.keyType, kvDims, "k");
   ImageParam v(spec.valueType, kvDims, "v");
   ImageParam keyRowsOf(Int(32), 2, "key_rows");
@@ -100,9 +103,12 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   Func keyRow("key_row");
   if (spec.pagedCache) {
     keyRow(kk, b) = keyRowsOf(keyIn, b);
-    Expr poolRow = clamp(keyRow(kk, b), 0, k.dim(2).extent() - 1);
-    keyRows(d, kk, h, b) = cast<float>(k(d, h, poolRow));
-    valueRows(e, kk, h, b) = cast<float>(v(e, h, poolRow));
+    constexpr int blockTokens = tfmc::plan::kBlockTokens;
+    Expr poolRow =
+        clamp(keyRow(kk, b), 0, k.dim(3).extent() * blockTokens - 1);
+    Expr block = poolRow / blockTokens, position = poolRow % blockTokens;
+    keyRows(d, kk, h, b) = cast<float>(k(d, position, h, block));
+    valueRows(e, kk, h, b) = cast<float>(v(e, position, h, block));
   } else {
     keyRows(d, kk, h, b) = cast<float>(k(d, h, keyIn, b));
     valueRows(e, kk, h, b) = cast<float>(v(e, h, keyIn, b));
