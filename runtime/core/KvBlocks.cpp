@@ -119,23 +119,23 @@ void KvBlockPool::release(int32_t block) {
     free_.push_back(block);
 }
 
+int64_t KvBlockPool::firstRun(std::size_t slot, int64_t row) const {
+  return (row / blockTokens_) * heads_[slot] * blockTokens_ + row % blockTokens_;
+}
+
 void KvBlockPool::writeRow(std::size_t slot, int64_t row,
                            const uint8_t *from) {
-  const int64_t heads = heads_[slot], runBytes = rowBytes_[slot] / heads;
-  uint8_t *run = slotData(slot) + ((row / blockTokens_) * heads * blockTokens_ +
-                                   row % blockTokens_) *
-                                      runBytes;
-  for (int64_t h = 0; h < heads; ++h, run += blockTokens_ * runBytes)
+  const int64_t runBytes = rowBytes_[slot] / heads_[slot];
+  uint8_t *run = slotData(slot) + firstRun(slot, row) * runBytes;
+  for (int64_t h = 0; h < heads_[slot]; ++h, run += blockTokens_ * runBytes)
     std::memcpy(run, from + h * runBytes, static_cast<std::size_t>(runBytes));
 }
 
 void KvBlockPool::readRow(std::size_t slot, int64_t row, uint8_t *to) const {
-  const int64_t heads = heads_[slot], runBytes = rowBytes_[slot] / heads;
-  const uint8_t *run =
-      static_cast<const uint8_t *>(slots_[slot].data()) +
-      ((row / blockTokens_) * heads * blockTokens_ + row % blockTokens_) *
-          runBytes;
-  for (int64_t h = 0; h < heads; ++h, run += blockTokens_ * runBytes)
+  const int64_t runBytes = rowBytes_[slot] / heads_[slot];
+  const uint8_t *run = static_cast<const uint8_t *>(slots_[slot].data()) +
+                       firstRun(slot, row) * runBytes;
+  for (int64_t h = 0; h < heads_[slot]; ++h, run += blockTokens_ * runBytes)
     std::memcpy(to + h * runBytes, run, static_cast<std::size_t>(runBytes));
 }
 

@@ -8,8 +8,8 @@
 // slot's rows are head-major: the slot's H heads split each row into runs
 // of width / H values, and head h's T runs of block i are one, so that
 // row r's head h is run ((r / T)·H + h)·T + r % T (decode attention reads
-// a head's keys of a block in one run; position-major rows were 3 KiB
-// apart for GPT-2 small, which the prefetchers did not follow). Block 0 holds zeros
+// a head's keys of a block in one run, where position-major rows lay a
+// row apart: 3 KiB for GPT-2 small). Block 0 holds zeros
 // and no sequence's tokens: attention reads it for positions key_rows
 // names no row for (-1), so that what it weighs 0 is never a NaN.
 //
@@ -118,6 +118,9 @@ private:
   /// Whether `blocks` blocks (the zero block's included) keep the widest
   /// slot's elements indexable in 32 bits; else `error`.
   bool indexable(int64_t blocks, std::string &error) const;
+  /// The run (width / heads values) that holds head 0 of pool row `row`
+  /// of paged slot `slot`; head h's is T runs on.
+  int64_t firstRun(std::size_t slot, int64_t row) const;
   /// Each paged slot's rows for `blocks` blocks (the zero block's
   /// included), uninitialised; false with `error` when memory is short.
   bool allocateSlots(int64_t blocks, std::vector<AlignedBuffer> &slots,
