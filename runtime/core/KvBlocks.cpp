@@ -133,8 +133,7 @@ void KvBlockPool::writeRow(std::size_t slot, int64_t row,
 
 void KvBlockPool::readRow(std::size_t slot, int64_t row, uint8_t *to) const {
   const int64_t runBytes = rowBytes_[slot] / heads_[slot];
-  const uint8_t *run = static_cast<const uint8_t *>(slots_[slot].data()) +
-                       firstRun(slot, row) * runBytes;
+  const uint8_t *run = slotData(slot) + firstRun(slot, row) * runBytes;
   for (int64_t h = 0; h < heads_[slot]; ++h, run += blockTokens_ * runBytes)
     std::memcpy(to + h * runBytes, run, static_cast<std::size_t>(runBytes));
 }

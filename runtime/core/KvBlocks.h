@@ -82,6 +82,9 @@ public:
   uint8_t *slotData(std::size_t slot) {
     return static_cast<uint8_t *>(slots_[slot].data());
   }
+  const uint8_t *slotData(std::size_t slot) const {
+    return static_cast<const uint8_t *>(slots_[slot].data());
+  }
   int64_t rowBytes(std::size_t slot) const { return rowBytes_[slot]; }
   /// Writes pool row `row` of paged slot `slot` from `from` (a row as the
   /// plan's values hold it: its heads one after another).

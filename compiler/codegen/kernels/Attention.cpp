@@ -50,9 +50,8 @@ BuiltKernel algorithm(const KernelSpec &spec) {
   // of a block in one run; key_rows (key, b) says which pool row (block ·
   // kBlockTokens + position) holds each sequence's key (-1: none, a
   // position left of its tokens).
-  const int kvDims = 4;
-  ImageParam k(spec.keyType, kvDims, "k");
-  ImageParam v(spec.valueType, kvDims, "v");
+  ImageParam k(spec.keyType, 4, "k");
+  ImageParam v(spec.valueType, 4, "v");
   ImageParam keyRowsOf(Int(32), 2, "key_rows");
   ImageParam keyPadding(Int(64), 2, "key_padding");
   std::vector<ImageParam> arguments{q, k, v};
