@@ -120,6 +120,23 @@
 // ymm) and `avx512` (FloatProductsAvx512.cpp: 12 x 2 zmm), each run by its
 // target's kernels (passes/target/Target.cpp).
 //
+// f32 products over an f32 W in rows ([N, K] row-major: a tied
+// embedding that is also the output head, or a weight the panel layout
+// does not take), for a decode step's rows of x (Linear.cpp's dot plans):
+//
+//   int tfmc_uk_f32r_<version>_<isa>(halide_buffer_t *x, halide_buffer_t *w,
+//                                int32_t depth, int32_t rows,
+//                                halide_buffer_t *out)
+//
+//   x        f32 (K, M) as it is;
+//   w        f32 (K, N): W's rows;
+//   out      f32 (n, m): a task's outputs (starting anywhere),
+//              out(n, m) = Σ_k x(k, m) · W(n, k), f32 sums in any order;
+//            outputs at or past N = rows are 0.
+//
+// `avx2` (FloatProductsAvx2.cpp) and `avx512` (FloatProductsAvx512.cpp),
+// both runtime/ukernels/FloatRows.h.
+//
 // Called with x_q's host (f32: out's) null (Halide's bounds query), it
 // fills in the regions of its inputs that `out`'s region needs and returns
 // 0.
@@ -186,6 +203,12 @@ inline bool hasIntegerPanelMicrokernel(const std::string &isa) {
 /// "avx512").
 inline std::string floatPanelMicrokernelName(const std::string &isa) {
   return std::string("tfmc_uk_f32p_") + kMicrokernelVersion + "_" + isa;
+}
+
+/// The f32 microkernel over W in rows, for one instruction set ("avx2",
+/// "avx512").
+inline std::string floatRowMicrokernelName(const std::string &isa) {
+  return std::string("tfmc_uk_f32r_") + kMicrokernelVersion + "_" + isa;
 }
 
 /// The group sizes of int8 weights the microkernel takes: whole 32-byte

@@ -75,6 +75,8 @@ std::string kernelSymbol(mlir::Operation *op, const KernelSpec &spec,
     key += "|" + format::blockFloatPanelMicrokernelName(spec.blockFloatMicrokernel);
   if (!spec.floatMicrokernel.empty())
     key += "|" + format::floatPanelMicrokernelName(spec.floatMicrokernel);
+  if (!spec.floatRowMicrokernel.empty())
+    key += "|" + format::floatRowMicrokernelName(spec.floatRowMicrokernel);
   // A narrowed KV cache changes the types the kernel writes or reads.
   const std::pair<const char *, Halide::Type> types[] = {
       {"out", spec.outputType}, {"k", spec.keyType}, {"v", spec.valueType}};

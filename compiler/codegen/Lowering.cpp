@@ -528,6 +528,14 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   Value result = op->getResult(0);
   const Shape &out = shapes[result];
   spec.width = lastDim(result);
+  // An f32 W in rows (no panels) times f32 x in a dot plan (a row per
+  // sequence): the target's f32 microkernel over rows, where it has one.
+  auto chooseFloatRowMicrokernel = [&](KernelSpec &spec) {
+    if (!target.isGpu() && spec.weightType == WeightType::F32 &&
+        spec.weightPanel == 0 && !spec.bf16Products && !spec.integerProducts &&
+        std::holds_alternative<target::CpuGemmPlan>(spec.tile))
+      spec.floatRowMicrokernel = target.floatMicrokernels;
+  };
   json args = json::array();
   auto matrix = [&](Value value) { return arg(value, matrixDims(shapes[value])); };
   auto vector = [&](Value value) {
@@ -665,6 +673,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     addWeightArgs(gated.getUp(), spec, args);
     if (failed(readActivations(op, spec, target)))
       return failure();
+    chooseFloatRowMicrokernel(spec);
     if (gated.getGateBias()) {
       spec.hasBias = true;
       args.push_back(vector(gated.getGateBias()));
@@ -679,6 +688,7 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
     addWeightArgs(linear.getWeight(), spec, args);
     if (failed(readActivations(op, spec, target)))
       return failure();
+    chooseFloatRowMicrokernel(spec);
     if (Value bias = linear.getBias()) {
       spec.hasBias = true;
       args.push_back(vector(bias));

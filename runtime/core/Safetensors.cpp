@@ -443,6 +443,18 @@ void AlignedBuffer::Free::operator()(void *pointer) const {
     std::free(pointer);
 }
 
+bool hugePageBuffers() {
+#if defined(__SANITIZE_ADDRESS__)
+  return false;
+#else
+  static const bool hugePages = [] {
+    const char *value = std::getenv("TFMC_HUGE_PAGES");
+    return !value || std::string_view(value) != "0";
+  }();
+  return hugePages;
+#endif
+}
+
 AlignedBuffer::AlignedBuffer(std::size_t bytes) {
   constexpr std::size_t alignment = 64;
 #if !defined(__SANITIZE_ADDRESS__)
@@ -455,12 +467,8 @@ AlignedBuffer::AlignedBuffer(std::size_t bytes) {
   // AddressSanitizer builds keep malloc, whose bounds it checks;
   // TFMC_HUGE_PAGES=0 keeps it too (where the kernel's THP `defrag` setting
   // makes such faults stall in compaction).
-  constexpr std::size_t hugePage = std::size_t(2) << 20;
-  static const bool hugePages = [] {
-    const char *value = std::getenv("TFMC_HUGE_PAGES");
-    return !value || std::string_view(value) != "0";
-  }();
-  if (hugePages && bytes >= hugePage && bytes <= SIZE_MAX - 2 * hugePage) {
+  constexpr std::size_t hugePage = kHugePageBytes;
+  if (hugePageBuffers() && bytes >= hugePage && bytes <= SIZE_MAX - 2 * hugePage) {
     const std::size_t rounded = (bytes + hugePage - 1) / hugePage * hugePage;
     // Map one huge page more, then unmap the ends around an aligned start.
     void *mapped = ::mmap(nullptr, rounded + hugePage, PROT_READ | PROT_WRITE,

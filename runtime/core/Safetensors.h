@@ -75,6 +75,12 @@ private:
   std::map<std::string, std::string> metadata_;
 };
 
+/// Whether AlignedBuffer puts buffers of kHugePageBytes or more in
+/// transparent huge pages (not under AddressSanitizer, nor with
+/// TFMC_HUGE_PAGES=0).
+bool hugePageBuffers();
+inline constexpr std::size_t kHugePageBytes = std::size_t(2) << 20;
+
 /// An owned copy of a tensor's bytes at a 64-byte aligned address (enough
 /// for any element type and for AVX-512 loads); from 2 MiB on, huge-page
 /// aligned and advised to use transparent huge pages. `data()` is non-null

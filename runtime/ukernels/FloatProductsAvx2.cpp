@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/ukernels/FloatPanels.h"
+#include "runtime/ukernels/FloatRows.h"
 #include "runtime/ukernels/FloatVecAvx2.h"
 #include "runtime/ukernels/Microkernels.h"
 
@@ -21,6 +22,11 @@ int floatPanelProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
                            int32_t depth, int32_t rows, int32_t xRows,
                            halide_buffer_t *out) {
   return floatPanelProducts<Avx2F>(x, w, depth, rows, xRows, out);
+}
+
+int floatRowProductsAvx2(halide_buffer_t *x, halide_buffer_t *w, int32_t depth,
+                          int32_t rows, halide_buffer_t *out) {
+  return floatRowProducts<Avx2F>(x, w, depth, rows, out);
 }
 
 } // namespace tfmc::runtime::ukernels

@@ -14,6 +14,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "runtime/ukernels/FloatPanels.h"
+#include "runtime/ukernels/FloatRows.h"
 #include "runtime/ukernels/FloatVecAvx512.h"
 #include "runtime/ukernels/Microkernels.h"
 
@@ -23,6 +24,11 @@ int floatPanelProductsAvx512(halide_buffer_t *x, halide_buffer_t *w,
                              int32_t depth, int32_t rows, int32_t xRows,
                              halide_buffer_t *out) {
   return floatPanelProducts<Avx512F>(x, w, depth, rows, xRows, out);
+}
+
+int floatRowProductsAvx512(halide_buffer_t *x, halide_buffer_t *w, int32_t depth,
+                          int32_t rows, halide_buffer_t *out) {
+  return floatRowProducts<Avx512F>(x, w, depth, rows, out);
 }
 
 } // namespace tfmc::runtime::ukernels

@@ -33,6 +33,11 @@ struct Avx2F {
   static V broadcast(const float *p) { return _mm256_broadcast_ss(p); }
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static void storeu(float *p, V v) { _mm256_storeu_ps(p, v); }
+  static float sum(V v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+  }
 };
 
 } // namespace

@@ -34,6 +34,7 @@ struct Avx512F {
   static V broadcast(const float *p) { return _mm512_set1_ps(*p); }
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static void storeu(float *p, V v) { _mm512_storeu_ps(p, v); }
+  static float sum(V v) { return _mm512_reduce_add_ps(v); }
 };
 
 } // namespace

@@ -180,3 +180,19 @@ extern "C" int tfmc_uk_f32p_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
   return tfmc::runtime::ukernels::floatPanelProductsAvx512(x, w, depth, rows,
                                                            xRows, out);
 }
+
+// The f32 microkernel over W in rows (a decode step's rows of x): the
+// x86-64-avx2 target's kernels call it ...
+extern "C" int tfmc_uk_f32r_v1_avx2(halide_buffer_t *x, halide_buffer_t *w,
+                                    int32_t depth, int32_t rows,
+                                    halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::floatRowProductsAvx2(x, w, depth, rows, out);
+}
+
+// ... and x86-64-avx512's.
+extern "C" int tfmc_uk_f32r_v1_avx512(halide_buffer_t *x, halide_buffer_t *w,
+                                      int32_t depth, int32_t rows,
+                                      halide_buffer_t *out) {
+  return tfmc::runtime::ukernels::floatRowProductsAvx512(x, w, depth, rows,
+                                                         out);
+}

@@ -107,6 +107,16 @@ int floatPanelProductsAvx512(halide_buffer_t *x, halide_buffer_t *w,
                              int32_t depth, int32_t rows, int32_t xRows,
                              halide_buffer_t *out);
 
+/// The f32 microkernel over W in rows (FloatRows.h; the tfmc_uk_f32r_
+/// names), AVX2 + FMA and AVX-512.
+using FloatRowProductsFn = int (*)(halide_buffer_t *x, halide_buffer_t *w,
+                                   int32_t depth, int32_t rows,
+                                   halide_buffer_t *out);
+int floatRowProductsAvx2(halide_buffer_t *x, halide_buffer_t *w, int32_t depth,
+                         int32_t rows, halide_buffer_t *out);
+int floatRowProductsAvx512(halide_buffer_t *x, halide_buffer_t *w,
+                           int32_t depth, int32_t rows, halide_buffer_t *out);
+
 /// Whether this CPU (and its OS) runs integerProductsVnni.
 bool cpuHasVnni();
 /// Whether it runs integerPanelProductsAvx512.

@@ -84,9 +84,11 @@ struct LinearCase {
 /// `panel` rows when not 0), and with an activation also a bias and a
 /// residual.
 void checkLinear(const LinearCase &c, ActivationFn fn, int64_t panel = 0,
-                 const std::string &floatMicrokernel = "") {
+                 const std::string &floatMicrokernel = "",
+                 const std::string &floatRowMicrokernel = "") {
   KernelSpec spec = cpuSpec(KernelKind::Linear, c.plan);
   spec.floatMicrokernel = floatMicrokernel;
+  spec.floatRowMicrokernel = floatRowMicrokernel;
   spec.width = c.N;
   spec.inWidth = c.K;
   spec.weightPanel = panel;
@@ -272,6 +274,42 @@ TEST(CpuKernels, LinearF32Microkernel) {
     spec.hasBias = withBias;
     KernelCase in = gatedInputs(spec, 33, 48, 37);
     Buffer<float> out(48, 33);
+    run(spec, in.inputs, out);
+    expectClose(out, in.expected);
+  }
+}
+
+// The f32 microkernels over W in rows (tfmc_uk_f32r) in a decode step's
+// plan: one row (tiles of 4 outputs), a batch of 8 (one tile of rows with
+// 8 lanes' registers, two with 4), 3 and 11 rows (tiles and a rest); N and
+// K not multiples of a tile or a vector, tasks that end past N; a gated
+// linear (one call per weight).
+TEST(CpuKernels, LinearF32RowMicrokernel) {
+  __builtin_cpu_init();
+  const std::map<std::string, int64_t> decode{
+      {"vector", 8}, {"micro_m", 2}, {"micro_n", 4}, {"block_m", 128},
+      {"tiles_per_task", 3}, {"one_row_micro_n", 7},
+      {"one_row_tiles_per_task", 2}};
+  for (const std::string isa : {"avx2", "avx512"}) {
+    if (isa == "avx512" && !__builtin_cpu_supports("avx512f"))
+      continue;
+    for (const LinearCase &c : std::vector<LinearCase>{
+             {"one row", 1, 70, 37, decode},
+             {"eight rows", 8, 301, 100, decode},
+             {"three rows", 3, 45, 16, decode},
+             {"eleven rows", 11, 29, 9, decode}})
+      for (ActivationFn fn : {ActivationFn::None, ActivationFn::GeluTanh}) {
+        SCOPED_TRACE(isa + ", " + c.name + ", activation " +
+                     std::to_string(int(fn)));
+        checkLinear(c, fn, /*panel=*/0, /*floatMicrokernel=*/"", isa);
+      }
+    SCOPED_TRACE(isa + ", gated");
+    KernelSpec spec = cpuSpec(KernelKind::GatedLinear, decode);
+    spec.floatRowMicrokernel = isa;
+    spec.activation = ActivationFn::Silu;
+    spec.hasBias = true;
+    KernelCase in = gatedInputs(spec, 6, 37, 41);
+    Buffer<float> out(37, 6);
     run(spec, in.inputs, out);
     expectClose(out, in.expected);
   }

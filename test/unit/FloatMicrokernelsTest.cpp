@@ -7,7 +7,8 @@
 // 1 to 600 (a chunk of 16 and a depth block of 256 each with a tail), 1 to
 // 27 rows (tiles of 6 and every row count left over), tasks of one
 // to five panels that start past 0 and run past N, rows past M; NaN and
-// infinite values of x and W. The BlockPanels tests do the same for
+// infinite values of x and W. The FloatRowMicrokernel tests do the same
+// for tfmc_uk_f32r (W in rows, runtime/ukernels/FloatRows.h). The BlockPanels tests do the same for
 // tfmc_uk_q8fp (int8 and int4 W widened into panels, WidenedPanelsAvx2.cpp)
 // against the blocks' values. A code the CPU lacks is skipped
 // (test/E2E/cpu/microkernels-qemu.test runs the AVX2 one as a Haswell).
@@ -276,6 +277,113 @@ TEST_P(FloatMicrokernel, BoundsQuery) {
 
 INSTANTIATE_TEST_SUITE_P(Isas, FloatMicrokernel, ::testing::ValuesIn(kFloatIsas),
                          [](const ::testing::TestParamInfo<FloatIsa> &info) {
+                           return std::string(info.param.name);
+                         });
+
+// The f32 microkernels over W in rows (runtime/ukernels/FloatRows.h,
+// tfmc_uk_f32r_*): x (K, M) and W (K, N) as they are.
+
+struct FloatRowIsa {
+  const char *name;
+  FloatRowProductsFn fn;
+  bool (*runs)();
+};
+
+const FloatRowIsa kFloatRowIsas[] = {
+    {"avx2", floatRowProductsAvx2, cpuRunsAvx2},
+    {"avx512", floatRowProductsAvx512, cpuHasAvx512}};
+
+/// Runs `isa` for outputs [nMin, nMin + nExtent) and rows [mMin, mMin +
+/// mExtent) of x, whose buffer holds rows [mMin, M) only (as Halide
+/// passes the region the bounds query asked for).
+std::vector<float> runRows(const FloatRowIsa &isa, const Gemm &g, int64_t nMin,
+                           int64_t nExtent, int64_t mMin, int64_t mExtent) {
+  halide_dimension_t xDims[2], wDims[2], outDims[2];
+  halide_buffer_t x{}, w{}, out{};
+  std::vector<float> rows(g.x.begin() + mMin * g.depth, g.x.end());
+  dense(x, xDims, rows.data(), {g.depth, g.xRows - mMin}, {0, mMin});
+  std::vector<float> stored = g.w;
+  dense(w, wDims, stored.data(), {g.depth, g.rows}, {0, 0});
+  std::vector<float> result(size_t(nExtent * mExtent), -7.0f);
+  dense(out, outDims, result.data(), {nExtent, mExtent}, {nMin, mMin});
+  EXPECT_EQ(isa.fn(&x, &w, int32_t(g.depth), int32_t(g.rows), &out), 0);
+  return result;
+}
+
+class FloatRowMicrokernel : public ::testing::TestWithParam<FloatRowIsa> {
+protected:
+  void SetUp() override {
+    if (!GetParam().runs())
+      GTEST_SKIP() << "this CPU lacks " << GetParam().name;
+  }
+  void expectMatches(const Gemm &g, int64_t nMin, int64_t nExtent,
+                     int64_t mMin, int64_t mExtent) {
+    expectOutputs(GetParam().name, g,
+                  runRows(GetParam(), g, nMin, nExtent, mMin, mExtent), nMin,
+                  nExtent, mMin, mExtent);
+  }
+};
+
+// K: 1, below, at and past a vector of 8 or 16 lanes, and longer ones with
+// tails; rows of x 1 to 17 (tiles of 8 or 4 rows and every count left;
+// one row runs tiles of 4 outputs); tasks starting anywhere, of one output
+// to all 37, odd and even counts (tiles of 2 outputs and the one left),
+// one running past N; a task of rows from row 3 on.
+TEST_P(FloatRowMicrokernel, OddShapes) {
+  std::mt19937 rng(41);
+  for (int64_t depth : {1, 7, 8, 9, 15, 16, 17, 100, 257})
+    for (int64_t m = 1; m <= 17; ++m) {
+      Gemm g = randomGemm(rng, depth, 37, m);
+      for (auto [nMin, nExtent] : std::vector<std::pair<int64_t, int64_t>>{
+               {0, 37}, {0, 4}, {5, 13}, {3, 3}, {36, 1}, {30, 12}})
+        expectMatches(g, nMin, nExtent, 0, m);
+      if (m > 3)
+        expectMatches(g, 1, 36, 3, m - 3);
+    }
+}
+
+// A NaN or an infinity in x or W makes the outputs it meets non-finite, and
+// only those.
+TEST_P(FloatRowMicrokernel, NonFiniteValues) {
+  std::mt19937 rng(43);
+  Gemm g = randomGemm(rng, 70, 21, 9);
+  g.x[size_t(3 * 70 + 7)] = NAN;        // row 3
+  g.x[size_t(8 * 70 + 69)] = INFINITY;  // row 8, K's tail
+  g.at(20, 0) = -INFINITY;              // output 20 (the odd one left)
+  g.at(11, 35) = NAN;                   // output 11
+  for (int64_t m = 0; m < 9; ++m)
+    g.x[size_t(m * 70 + 10)] = 0.0f; // 0 · x = 0 where x is finite
+  g.at(5, 10) = INFINITY;            // ... but 0 · inf is a NaN
+  expectMatches(g, 0, 21, 0, 9);
+  Gemm one = g;
+  one.xRows = 1;
+  one.x.resize(70);
+  one.x[7] = NAN; // the one-row tiles
+  expectMatches(one, 0, 21, 0, 1);
+}
+
+// As Halide asks: out's host null. Outputs 30 .. 41 of N = 37 need W's rows
+// 30 .. 36; rows 2 .. 6 of x all of K.
+TEST_P(FloatRowMicrokernel, BoundsQuery) {
+  halide_dimension_t xDims[2], wDims[2], outDims[2];
+  halide_buffer_t x{}, w{}, out{};
+  dense(x, xDims, nullptr, {1, 1}, {0, 0});
+  dense(w, wDims, nullptr, {1, 1}, {0, 0});
+  dense(out, outDims, nullptr, {12, 5}, {30, 2});
+  ASSERT_EQ(GetParam().fn(&x, &w, 100, 37, &out), 0);
+  EXPECT_EQ(xDims[0].min, 0);
+  EXPECT_EQ(xDims[0].extent, 100);
+  EXPECT_EQ(xDims[1].min, 2);
+  EXPECT_EQ(xDims[1].extent, 5);
+  EXPECT_EQ(wDims[0].min, 0);
+  EXPECT_EQ(wDims[0].extent, 100);
+  EXPECT_EQ(wDims[1].min, 30);
+  EXPECT_EQ(wDims[1].extent, 7);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, FloatRowMicrokernel,
+                         ::testing::ValuesIn(kFloatRowIsas),
+                         [](const ::testing::TestParamInfo<FloatRowIsa> &info) {
                            return std::string(info.param.name);
                          });
 

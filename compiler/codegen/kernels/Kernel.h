@@ -136,6 +136,11 @@ struct KernelSpec {
   // microkernel that computes each task's products (support/
   // Microkernels.h; the target's floatMicrokernels); empty otherwise.
   std::string floatMicrokernel;
+  // An f32 weight in rows (no panels) on a CPU target: the instruction set
+  // of the f32 microkernel that a dot plan's tasks (a row per sequence)
+  // call for their products (support/Microkernels.h's tfmc_uk_f32r; the
+  // target's floatMicrokernels); empty: Halide's dot form.
+  std::string floatRowMicrokernel;
   // Linear with bf16 weights (CPU): round each input to bf16 (nearest even;
   // `tfm.activations = "bf16"`) and sum the exact products in f32; in pairs
   // (bf16Pairs: vdpbf16ps, on a target with the bf16 dot product, compiled

@@ -16,6 +16,12 @@
 // only the order of the f32 sums differs (8 lanes per output, then the
 // bias).
 //
+// An f32 W in rows (a tied embedding that is also the head, or a weight
+// the panel layout does not take) with a row per sequence (the dot plans
+// of decode steps) goes through tfmc_uk_f32r, x as it is: each task's rows
+// of W meet every row of x in one pass, prefetched far ahead
+// (runtime/ukernels/FloatRows.h).
+//
 // K-quant weights (support/Microkernels.h): with int8 activations the
 // integer microkernel over the super-blocks (x quantised once per call, as
 // above); with f32 ones a row per sequence through tfmc_uk_qkf (x as it
@@ -68,12 +74,29 @@ bool blockPanels(const KernelSpec &spec) {
          spec.plan<CpuGemmPlan>().widenPanel;
 }
 
+/// The least bytes of W a task of the f32 microkernel over rows reads.
+constexpr int64_t kRowTaskBytes = int64_t(1) << 20;
+
+/// Whether an f32 linear over W in rows runs a dot plan (a row per
+/// sequence) through the f32 microkernel over rows.
+bool floatRows(const KernelSpec &spec) {
+  return !spec.floatRowMicrokernel.empty() &&
+         spec.weightType == WeightType::F32 && spec.weightPanel == 0 &&
+         !spec.integerProducts && !spec.bf16Products &&
+         std::holds_alternative<CpuGemmPlan>(spec.tile);
+}
+
 /// Outputs per parallel task: the Halide form's (micro tile times tiles per
 /// task, which the tile pass sized for the target's cores), in whole tiles
 /// of the microkernel's 4 outputs.
 int taskOutputs(const KernelSpec &spec) {
   const CpuGemmPlan &plan = spec.plan<CpuGemmPlan>();
-  const int64_t outputs = std::max<int64_t>(16, plan.microN * plan.tilesPerTask);
+  int64_t outputs = std::max<int64_t>(16, plan.microN * plan.tilesPerTask);
+  // W in rows: tasks of at least kRowTaskBytes of W, so that a task's
+  // prefetches ahead (runtime/ukernels/FloatRows.h) mostly fall on its own
+  // rows.
+  if (floatRows(spec))
+    outputs = std::max<int64_t>(outputs, kRowTaskBytes / (4 * spec.inWidth));
   // W in block panels: tasks start on whole panels; the K-quant panels form
   // widens 16 rows at a time.
   const int64_t unit = spec.weightPanel > 0 ? spec.weightPanel
@@ -123,7 +146,7 @@ void computeSumsAt(BuiltKernel &kernel, const std::string &stage, Var loop) {
 } // namespace
 
 bool usesMicrokernel(const KernelSpec &spec) {
-  if (blockPanels(spec))
+  if (blockPanels(spec) || floatRows(spec))
     return true;
   // K-quants: a row per sequence (with int8 activations every row count
   // but the plans that widen W into panels: Halide's form), many rows of
@@ -179,6 +202,17 @@ BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
                     Expr(int4 ? 1 : 0)};
           return {packed, w.values, Expr(depth), Expr(int(spec.width)),
                   in.x.dim(1).extent(), Expr(ggmlType)};
+        },
+        "int_uk", stages);
+    Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
+    return {out, in.arguments, std::move(stages), {}};
+  }
+  if (floatRows(spec)) {
+    std::map<std::string, Func> stages;
+    Func acc = externSums(
+        spec, in, format::floatRowMicrokernelName(spec.floatRowMicrokernel),
+        [&](const WeightInput &w) -> std::vector<ExternFuncArgument> {
+          return {in.x, w.values, Expr(depth), Expr(int(spec.width))};
         },
         "int_uk", stages);
     Func out = cpuEpilogue(spec, in, acc, {n, m}, n, m, name);
