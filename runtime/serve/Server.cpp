@@ -261,9 +261,9 @@ bool Server::run(const std::function<std::unique_ptr<Model>()> &load,
   http.set_write_timeout(static_cast<time_t>(settings.readTimeout), 0);
   http.set_keep_alive_timeout(kIdleSeconds);
   http.set_keep_alive_max_count(100);
-  // Each streamed token is a small write: with Nagle's algorithm it waited
-  // for the client's (delayed) ACK of the one before, up to 40 ms on
-  // Linux (docs/serving.md, "Token latency").
+  // Each streamed token is a small write, sent at once: with Nagle's
+  // algorithm it could wait for the client's delayed ACK of the one
+  // before, up to 40 ms on Linux (docs/serving.md, "Token latency").
   http.set_tcp_nodelay(true);
   http.setLimits(connectionLimits(plan.maxBatch, settings.maxQueue,
                                   settings.readTimeout,

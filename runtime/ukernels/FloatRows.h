@@ -144,23 +144,15 @@ int floatRowProducts(halide_buffer_t *x, halide_buffer_t *w, int32_t depth,
   const TaskRows task = taskRows(out, rows);
   // A bounds query: out's host is null.
   if (out->host == nullptr) {
-    x->dim[0].min = 0;
-    x->dim[0].extent = depth;
-    x->dim[1].min = int32_t(mMin);
-    x->dim[1].extent = int32_t(mExtent);
-    w->dim[0].min = 0;
-    w->dim[0].extent = depth;
-    w->dim[1].min = int32_t(task.first);
-    w->dim[1].extent = int32_t(task.end - task.first);
+    askForFloatRows(x, depth, mMin, mExtent);
+    askForFloatRows(w, depth, task.first, task.end - task.first);
     return 0;
   }
   FloatRowArgs a{};
   a.xRowStride = x->dim[1].stride;
-  a.x = reinterpret_cast<const float *>(x->host) - x->dim[0].min +
-        (mMin - x->dim[1].min) * a.xRowStride;
+  a.x = floatRow(x, mMin);
   a.wRowStride = w->dim[1].stride;
-  a.w = reinterpret_cast<const float *>(w->host) - w->dim[0].min +
-        (nMin - w->dim[1].min) * a.wRowStride;
+  a.w = floatRow(w, nMin);
   a.depth = depth;
   a.outRowStride = out->dim[1].stride;
   a.out = reinterpret_cast<float *>(out->host);

@@ -316,6 +316,23 @@ inline void askForW(halide_buffer_t *w, int64_t bytes, int64_t first,
   w->dim[1].extent = int32_t(end - first);
 }
 
+/// The bounds query's answer for an f32 x (K, M) read as it is: all of K
+/// for rows [mMin, mMin + mExtent).
+inline void askForFloatRows(halide_buffer_t *x, int64_t depth, int64_t mMin,
+                            int64_t mExtent) {
+  x->dim[0].min = 0;
+  x->dim[0].extent = int32_t(depth);
+  x->dim[1].min = int32_t(mMin);
+  x->dim[1].extent = int32_t(mExtent);
+}
+
+/// Element (0, m) of an f32 (K, M) buffer as Halide passes it (its region
+/// starting anywhere).
+inline const float *floatRow(const halide_buffer_t *buffer, int64_t m) {
+  return reinterpret_cast<const float *>(buffer->host) - buffer->dim[0].min +
+         (m - buffer->dim[1].min) * buffer->dim[1].stride;
+}
+
 /// A call's arguments but W's, from Halide's buffers: x from the first
 /// row of `out`'s region, out's outputs from its first.
 inline IntegerArgs argumentsOf(halide_buffer_t *xq, halide_buffer_t *xScale,

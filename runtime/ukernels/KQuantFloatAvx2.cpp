@@ -177,17 +177,13 @@ int kQuantFloatProductsAvx2(halide_buffer_t *x, halide_buffer_t *w,
   // A bounds query: out's host is null (x, an input of the pipeline, has
   // one even then).
   if (out->host == nullptr) {
-    x->dim[0].min = 0;
-    x->dim[0].extent = depth;
-    x->dim[1].min = int32_t(mMin);
-    x->dim[1].extent = int32_t(mExtent);
+    askForFloatRows(x, depth, mMin, mExtent);
     askForW(w, superBlocks * blockBytes, task.first, task.end);
     return 0;
   }
   FloatArgs a{};
   a.xRowStride = x->dim[1].stride;
-  a.x = reinterpret_cast<const float *>(x->host) - x->dim[0].min +
-        (mMin - x->dim[1].min) * a.xRowStride;
+  a.x = floatRow(x, mMin);
   a.wRowStride = w->dim[1].stride;
   a.w = rowOfW(w, nMin);
   a.superBlocks = superBlocks;
