@@ -155,7 +155,7 @@ struct ModuleTables {
       if (!pagedSlots.count(name))
         continue;
       slot["paged"] = true;
-      slot["heads"] = heads.lookup(name) > 0 ? heads.lookup(name) : 1;
+      slot["heads"] = std::max<int64_t>(heads.lookup(name), 1);
     }
   }
 };
@@ -528,11 +528,12 @@ LogicalResult EntryLowering::lowerKernel(Operation *op) {
   Value result = op->getResult(0);
   const Shape &out = shapes[result];
   spec.width = lastDim(result);
-  // An f32 W in rows (no panels) times f32 x in a dot plan (a row per
+  // An f32 W in rows (no panels; so f32 x too) in a dot plan (a row per
   // sequence): the target's f32 microkernel over rows, where it has one.
+  // The one place that decides it (LinearMicrokernel.cpp's floatRows).
   auto chooseFloatRowMicrokernel = [&](KernelSpec &spec) {
     if (!target.isGpu() && spec.weightType == WeightType::F32 &&
-        spec.weightPanel == 0 && !spec.bf16Products && !spec.integerProducts &&
+        spec.weightPanel == 0 &&
         std::holds_alternative<target::CpuGemmPlan>(spec.tile))
       spec.floatRowMicrokernel = target.floatMicrokernels;
   };

@@ -417,18 +417,23 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
                           problem.what);
       return false;
     };
+    // One aligned copy (in huge pages from kHugePageBytes on).
+    auto copy = [&](const TensorView &view, const char *doing,
+                    const uint8_t *&data) {
+      AlignedBuffer buffer = copyToAligned(view);
+      if (!buffer.data())
+        return outOfMemory(doing, view.bytes);
+      copiedBytes += view.bytes;
+      data = keep(std::move(buffer));
+      return true;
+    };
     // In place where aligned, else one aligned copy.
     auto inPlace = [&](const TensorView &view, const uint8_t *&data) {
       if (view.isNaturallyAligned()) {
         data = static_cast<const uint8_t *>(view.data);
         return true;
       }
-      AlignedBuffer copy = copyToAligned(view);
-      if (!copy.data())
-        return outOfMemory("copying to aligned memory", view.bytes);
-      copiedBytes += view.bytes;
-      data = keep(std::move(copy));
-      return true;
+      return copy(view, "copying to aligned memory", data);
     };
 
     const uint8_t *data = nullptr;
@@ -463,12 +468,9 @@ bool Model::Weights::load(const Plan &plan, const std::string &weightsPath,
       // An f32 weight in rows that a linear streams (a tied embedding's
       // head): copied into huge pages, the file's pages released.
       auto convertStart = std::chrono::steady_clock::now();
-      AlignedBuffer copy = copyToAligned(tensor);
-      if (!copy.data())
-        return outOfMemory("copying to huge pages", tensor.bytes);
+      if (!copy(tensor, "copying to huge pages", data))
+        return false;
       releasePages(tensor.data, tensor.bytes);
-      copiedBytes += tensor.bytes;
-      data = keep(std::move(copy));
       loadStats.convertSeconds += secondsSince(convertStart);
       ++loadStats.convertedTensors;
     } else if (found[i].stored) {

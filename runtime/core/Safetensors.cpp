@@ -457,7 +457,6 @@ bool hugePageBuffers() {
 
 AlignedBuffer::AlignedBuffer(std::size_t bytes) {
   constexpr std::size_t alignment = 64;
-#if !defined(__SANITIZE_ADDRESS__)
   // Buffers of a huge page or more (the arena, the KV cache, converted
   // weights) in transparent huge pages where the kernel offers them
   // (madvise mode included): a page touched for the first time costs a
@@ -466,7 +465,7 @@ AlignedBuffer::AlignedBuffer(std::size_t bytes) {
   // step of GPT-2 small took some 210 of them (docs/performance.md).
   // AddressSanitizer builds keep malloc, whose bounds it checks;
   // TFMC_HUGE_PAGES=0 keeps it too (where the kernel's THP `defrag` setting
-  // makes such faults stall in compaction).
+  // makes such faults stall in compaction): hugePageBuffers().
   constexpr std::size_t hugePage = kHugePageBytes;
   if (hugePageBuffers() && bytes >= hugePage && bytes <= SIZE_MAX - 2 * hugePage) {
     const std::size_t rounded = (bytes + hugePage - 1) / hugePage * hugePage;
@@ -487,7 +486,6 @@ AlignedBuffer::AlignedBuffer(std::size_t bytes) {
     bytes_ = bytes;
     return;
   }
-#endif
   // aligned_alloc wants a size that is a multiple of the alignment.
   std::size_t rounded = (std::max<std::size_t>(bytes, 1) + alignment - 1) /
                         alignment * alignment;

@@ -48,7 +48,6 @@
 #include <HalideRuntime.h>
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 
 namespace tfmc::runtime::ukernels {

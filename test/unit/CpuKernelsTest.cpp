@@ -108,6 +108,15 @@ void checkLinear(const LinearCase &c, ActivationFn fn, int64_t panel = 0,
   expectClose(out, referenceLinear(x, w, bias, residual, fn));
 }
 
+/// A gated linear of `spec` against its reference (KernelReference.h's
+/// gatedInputs: M rows, N outputs, depth K).
+void checkGated(KernelSpec &spec, int M, int N, int K) {
+  KernelCase in = gatedInputs(spec, M, N, K);
+  Buffer<float> out(N, M);
+  run(spec, in.inputs, out);
+  expectClose(out, in.expected);
+}
+
 TEST(CpuKernels, LinearBlocksTilesAndTails) {
   for (const LinearCase &c : std::vector<LinearCase>{
            // Row blocks of 6 rows (2 tiles of 3): 45 rows = 7.5 blocks; N and
@@ -232,10 +241,7 @@ TEST(CpuKernels, LinearWeightsInPanels) {
       spec.weightPanel = 16;
       spec.activation = ActivationFn::Silu;
       spec.hasBias = withBias;
-      KernelCase in = gatedInputs(spec, c.M, c.N, c.K);
-      Buffer<float> out(c.N, c.M);
-      run(spec, in.inputs, out);
-      expectClose(out, in.expected);
+      checkGated(spec, c.M, c.N, c.K);
     }
   }
 }
@@ -272,10 +278,7 @@ TEST(CpuKernels, LinearF32Microkernel) {
     spec.weightPanel = 16;
     spec.activation = ActivationFn::Silu;
     spec.hasBias = withBias;
-    KernelCase in = gatedInputs(spec, 33, 48, 37);
-    Buffer<float> out(48, 33);
-    run(spec, in.inputs, out);
-    expectClose(out, in.expected);
+    checkGated(spec, 33, 48, 37);
   }
 }
 
@@ -308,10 +311,7 @@ TEST(CpuKernels, LinearF32RowMicrokernel) {
     spec.floatRowMicrokernel = isa;
     spec.activation = ActivationFn::Silu;
     spec.hasBias = true;
-    KernelCase in = gatedInputs(spec, 6, 37, 41);
-    Buffer<float> out(37, 6);
-    run(spec, in.inputs, out);
-    expectClose(out, in.expected);
+    checkGated(spec, 6, 37, 41);
   }
 }
 
@@ -1067,10 +1067,7 @@ TEST(CpuKernels, GatedLinearBothWeightsOneTile) {
         spec.group = group;
         spec.activation = ActivationFn::Silu;
         spec.hasBias = withBias;
-        KernelCase in = gatedInputs(spec, c.M, c.N, c.K);
-        Buffer<float> out(c.N, c.M);
-        run(spec, in.inputs, out);
-        expectClose(out, in.expected);
+        checkGated(spec, c.M, c.N, c.K);
       }
     }
   }
@@ -1084,10 +1081,7 @@ TEST(CpuKernels, GatedLinearOtherActivations) {
     KernelSpec spec = cpuSpec(KernelKind::GatedLinear,
                               {{"vector", 8}, {"micro_m", 3}, {"micro_n", 2}});
     spec.activation = fn;
-    KernelCase in = gatedInputs(spec, M, N, K);
-    Buffer<float> out(N, M);
-    run(spec, in.inputs, out);
-    expectClose(out, in.expected);
+    checkGated(spec, M, N, K);
   }
 }
 

@@ -78,12 +78,9 @@ bool blockPanels(const KernelSpec &spec) {
 constexpr int64_t kRowTaskBytes = int64_t(1) << 20;
 
 /// Whether an f32 linear over W in rows runs a dot plan (a row per
-/// sequence) through the f32 microkernel over rows.
+/// sequence) through the f32 microkernel over rows (Lowering decides).
 bool floatRows(const KernelSpec &spec) {
-  return !spec.floatRowMicrokernel.empty() &&
-         spec.weightType == WeightType::F32 && spec.weightPanel == 0 &&
-         !spec.integerProducts && !spec.bf16Products &&
-         std::holds_alternative<CpuGemmPlan>(spec.tile);
+  return !spec.floatRowMicrokernel.empty();
 }
 
 /// Outputs per parallel task: the Halide form's (micro tile times tiles per
@@ -208,6 +205,10 @@ BuiltKernel microkernelAlgorithm(const KernelSpec &spec, const Operands &in,
     return {out, in.arguments, std::move(stages), {}};
   }
   if (floatRows(spec)) {
+    if (spec.weightType != WeightType::F32 || spec.weightPanel != 0 ||
+        !std::holds_alternative<CpuGemmPlan>(spec.tile))
+      throw CompileError("the f32 microkernel over rows needs an f32 weight "
+                         "in rows and a plan of a row per sequence");
     std::map<std::string, Func> stages;
     Func acc = externSums(
         spec, in, format::floatRowMicrokernelName(spec.floatRowMicrokernel),
